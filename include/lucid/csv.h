@@ -1,0 +1,51 @@
+/* csv.h — a small, strict CSV reader shared by every input format.
+ *
+ * The whole input is held in memory; rows are handed out one at a time with
+ * fields addressed by column index (look columns up by header name once).
+ * Quoted fields ("a,b", "say ""hi""") and CRLF line ends are understood.
+ * Blank lines are skipped.  A row with a different number of fields than the
+ * header is an error naming the file and line.  Numeric helpers produce
+ * "file:line: field: reason" errors. */
+#ifndef LUCID_CSV_H
+#define LUCID_CSV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lucid/error.h"
+
+typedef struct lucid_csv lucid_csv;
+
+/* Opens a file and reads its header row. */
+lucid_csv *lucid_csv_open(const char *path, lucid_error *err);
+/* Same over a caller buffer (copied); `name` is used in messages. */
+lucid_csv *lucid_csv_open_mem(const char *name, const char *data, size_t len, lucid_error *err);
+void lucid_csv_close(lucid_csv *csv);
+
+/* Index of the header column called `name` (exact match after trimming
+ * spaces), or -1. */
+int lucid_csv_col(const lucid_csv *csv, const char *name);
+int lucid_csv_ncols(const lucid_csv *csv);
+const char *lucid_csv_header(const lucid_csv *csv, int col);
+
+/* Advances to the next data row: 1 = a row, 0 = end of input, -1 = error. */
+int lucid_csv_next(lucid_csv *csv, lucid_error *err);
+
+/* Field `col` of the current row, NUL-terminated, surrounding spaces removed
+ * ("" for col < 0). */
+const char *lucid_csv_field(const lucid_csv *csv, int col);
+long lucid_csv_line(const lucid_csv *csv);
+const char *lucid_csv_name(const lucid_csv *csv);
+
+/* Typed accessors for the current row.  Return 0 on success, -1 with a
+ * "file:line: column: reason" error.  An empty field is an error for these;
+ * test with lucid_csv_field(...)[0] first where a value may be missing. */
+int lucid_csv_i64(const lucid_csv *csv, int col, int64_t *out, lucid_error *err);
+int lucid_csv_f64(const lucid_csv *csv, int col, double *out, lucid_error *err);
+
+/* Plain parsers (no location): 0 on success, -1 if `s` is not a number.
+ * lucid_parse_i64 also accepts an integral float such as "8.0". */
+int lucid_parse_i64(const char *s, int64_t *out);
+int lucid_parse_f64(const char *s, double *out);
+
+#endif

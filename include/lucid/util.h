@@ -1,0 +1,56 @@
+/* util.h — small shared pieces: seeded random numbers, calendar time,
+ * string interning and growable arrays.  No global state anywhere. */
+#ifndef LUCID_UTIL_H
+#define LUCID_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lucid/error.h"
+
+/* ---- seeded randomness (xoshiro256**, seeded by splitmix64) ----
+ * The same seed gives the same stream on every machine. */
+typedef struct lucid_rng {
+    uint64_t s[4];
+} lucid_rng;
+
+void lucid_rng_seed(lucid_rng *rng, uint64_t seed);
+uint64_t lucid_rng_next(lucid_rng *rng);
+/* Uniform integer in [0, n) without modulo bias; n > 0. */
+uint64_t lucid_rng_below(lucid_rng *rng, uint64_t n);
+/* Uniform double in [0, 1) with 53 random bits. */
+double lucid_rng_unit(lucid_rng *rng);
+
+/* ---- calendar time (UTC, proleptic Gregorian) ---- */
+/* Parses "YYYY-MM-DD HH:MM:SS" (or "YYYY-MM-DDTHH:MM:SS", or "YYYY-MM-DD")
+ * into seconds since 1970-01-01 00:00:00.  0 on success, -1 if malformed. */
+int lucid_time_parse(const char *s, int64_t *out);
+/* Formats as "YYYY-MM-DD HH:MM:SS" into buf (>= 20 bytes). */
+void lucid_time_format(int64_t t, char *buf, size_t size);
+/* Broken-down fields of a UTC instant. */
+typedef struct lucid_tm {
+    int year, month, day, hour, minute, second;
+    int dayofweek; /* Monday = 0 .. Sunday = 6 (pandas' convention) */
+    int dayofyear; /* 1 .. 366 */
+    int isoweek;   /* 1 .. 53 */
+} lucid_tm;
+void lucid_time_split(int64_t t, lucid_tm *tm);
+
+/* ---- string interning: equal strings get equal small ids ---- */
+typedef struct lucid_strtab lucid_strtab;
+lucid_strtab *lucid_strtab_new(void);
+void lucid_strtab_free(lucid_strtab *tab);
+/* Id of `s` (added if new), or -1 if out of memory. */
+int32_t lucid_strtab_intern(lucid_strtab *tab, const char *s);
+/* Id of `s` or -1 if absent. */
+int32_t lucid_strtab_find(const lucid_strtab *tab, const char *s);
+const char *lucid_strtab_get(const lucid_strtab *tab, int32_t id);
+int32_t lucid_strtab_count(const lucid_strtab *tab);
+
+/* ---- growable arrays ----
+ * Grows *items (element size `size`) to hold at least `need` elements.
+ * 0 on success, -1 if out of memory (the array is unchanged). */
+int lucid_grow(void **items, size_t *cap, size_t need, size_t size);
+#define LUCID_GROW(arr, cap, need) lucid_grow((void **)&(arr), &(cap), (need), sizeof *(arr))
+
+#endif

@@ -1,0 +1,259 @@
+/* util.c — seeded randomness, UTC calendar arithmetic, string interning and
+ * array growth (util.h).  Calendar code is our own so results never depend on
+ * the host's time zone or C library. */
+#include "lucid/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------- randomness ---------- */
+
+static uint64_t splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+void lucid_rng_seed(lucid_rng *rng, uint64_t seed)
+{
+    uint64_t x = seed;
+    for (int i = 0; i < 4; i++)
+        rng->s[i] = splitmix64(&x);
+}
+
+static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+uint64_t lucid_rng_next(lucid_rng *rng)
+{
+    uint64_t *s = rng->s;
+    uint64_t result = rotl(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+}
+
+uint64_t lucid_rng_below(lucid_rng *rng, uint64_t n)
+{
+    uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+    uint64_t x;
+    do
+        x = lucid_rng_next(rng);
+    while (x >= limit);
+    return x % n;
+}
+
+double lucid_rng_unit(lucid_rng *rng) { return (double)(lucid_rng_next(rng) >> 11) * 0x1.0p-53; }
+
+/* ---------- calendar ---------- */
+
+/* Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm). */
+static int64_t days_from_civil(int64_t y, int m, int d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+static void civil_from_days(int64_t z, int *year, int *month, int *day)
+{
+    z += 719468;
+    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    int64_t doe = z - era * 146097;
+    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    int64_t y = yoe + era * 400;
+    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    int64_t mp = (5 * doy + 2) / 153;
+    int d = (int)(doy - (153 * mp + 2) / 5 + 1);
+    int m = (int)(mp < 10 ? mp + 3 : mp - 9);
+    *year = (int)(y + (m <= 2));
+    *month = m;
+    *day = d;
+}
+
+static int is_leap(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+
+static int days_in_month(int y, int m)
+{
+    static const int days[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    return m == 2 && is_leap(y) ? 29 : days[m - 1];
+}
+
+static int read_digits(const char *s, int n, int *out)
+{
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+        v = v * 10 + (s[i] - '0');
+    }
+    *out = v;
+    return 0;
+}
+
+int lucid_time_parse(const char *s, int64_t *out)
+{
+    int y, mo, d, h = 0, mi = 0, se = 0;
+    size_t n = strlen(s);
+    if (n != 10 && n != 19)
+        return -1;
+    if (read_digits(s, 4, &y) || s[4] != '-' || read_digits(s + 5, 2, &mo) || s[7] != '-' ||
+        read_digits(s + 8, 2, &d))
+        return -1;
+    if (n == 19 && ((s[10] != ' ' && s[10] != 'T') || read_digits(s + 11, 2, &h) || s[13] != ':' ||
+                    read_digits(s + 14, 2, &mi) || s[16] != ':' || read_digits(s + 17, 2, &se)))
+        return -1;
+    if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 || se > 59)
+        return -1;
+    *out = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se;
+    return 0;
+}
+
+void lucid_time_split(int64_t t, lucid_tm *tm)
+{
+    int64_t days = t >= 0 ? t / 86400 : -((-t + 86399) / 86400);
+    int64_t secs = t - days * 86400;
+    civil_from_days(days, &tm->year, &tm->month, &tm->day);
+    tm->hour = (int)(secs / 3600);
+    tm->minute = (int)(secs / 60 % 60);
+    tm->second = (int)(secs % 60);
+    /* 1970-01-01 was a Thursday (Monday = 0 -> 3). */
+    tm->dayofweek = (int)(((days % 7) + 7 + 3) % 7);
+    tm->dayofyear = (int)(days - days_from_civil(tm->year, 1, 1)) + 1;
+    /* ISO week: the week with the year's first Thursday is week 1. */
+    int64_t thursday = days - tm->dayofweek + 3;
+    int ty, tmo, td;
+    civil_from_days(thursday, &ty, &tmo, &td);
+    tm->isoweek = (int)((thursday - days_from_civil(ty, 1, 1)) / 7) + 1;
+}
+
+void lucid_time_format(int64_t t, char *buf, size_t size)
+{
+    lucid_tm tm;
+    lucid_time_split(t, &tm);
+    snprintf(buf, size, "%04d-%02d-%02d %02d:%02d:%02d", tm.year, tm.month, tm.day, tm.hour,
+             tm.minute, tm.second);
+}
+
+/* ---------- string interning (open addressing on FNV-1a) ---------- */
+
+struct lucid_strtab {
+    char **strings;
+    size_t count, cap;
+    int32_t *slots; /* -1 = empty */
+    size_t nslots;
+};
+
+static uint64_t fnv1a(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+lucid_strtab *lucid_strtab_new(void)
+{
+    lucid_strtab *tab = calloc(1, sizeof *tab);
+    if (!tab)
+        return NULL;
+    tab->nslots = 64;
+    tab->slots = malloc(tab->nslots * sizeof *tab->slots);
+    if (!tab->slots) {
+        free(tab);
+        return NULL;
+    }
+    memset(tab->slots, 0xff, tab->nslots * sizeof *tab->slots);
+    return tab;
+}
+
+void lucid_strtab_free(lucid_strtab *tab)
+{
+    if (!tab)
+        return;
+    for (size_t i = 0; i < tab->count; i++)
+        free(tab->strings[i]);
+    free(tab->strings);
+    free(tab->slots);
+    free(tab);
+}
+
+static size_t find_slot(const lucid_strtab *tab, const char *s)
+{
+    size_t mask = tab->nslots - 1, i = (size_t)fnv1a(s) & mask;
+    while (tab->slots[i] >= 0 && strcmp(tab->strings[tab->slots[i]], s) != 0)
+        i = (i + 1) & mask;
+    return i;
+}
+
+int32_t lucid_strtab_find(const lucid_strtab *tab, const char *s)
+{
+    return tab->slots[find_slot(tab, s)];
+}
+
+static int rehash(lucid_strtab *tab)
+{
+    size_t nslots = tab->nslots * 2;
+    int32_t *slots = malloc(nslots * sizeof *slots);
+    if (!slots)
+        return -1;
+    memset(slots, 0xff, nslots * sizeof *slots);
+    free(tab->slots);
+    tab->slots = slots;
+    tab->nslots = nslots;
+    for (size_t id = 0; id < tab->count; id++)
+        slots[find_slot(tab, tab->strings[id])] = (int32_t)id;
+    return 0;
+}
+
+int32_t lucid_strtab_intern(lucid_strtab *tab, const char *s)
+{
+    size_t slot = find_slot(tab, s);
+    if (tab->slots[slot] >= 0)
+        return tab->slots[slot];
+    if (LUCID_GROW(tab->strings, tab->cap, tab->count + 1) < 0)
+        return -1;
+    size_t n = strlen(s) + 1;
+    char *copy = malloc(n);
+    if (!copy)
+        return -1;
+    memcpy(copy, s, n);
+    int32_t id = (int32_t)tab->count;
+    tab->strings[tab->count++] = copy;
+    tab->slots[slot] = id;
+    if (tab->count * 2 > tab->nslots && rehash(tab) < 0)
+        return -1;
+    return id;
+}
+
+const char *lucid_strtab_get(const lucid_strtab *tab, int32_t id)
+{
+    return id >= 0 && (size_t)id < tab->count ? tab->strings[id] : "";
+}
+
+int32_t lucid_strtab_count(const lucid_strtab *tab) { return (int32_t)tab->count; }
+
+int lucid_grow(void **items, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap : 16;
+    while (n < need)
+        n *= 2;
+    void *grown = realloc(*items, n * size);
+    if (!grown)
+        return -1;
+    *items = grown;
+    *cap = n;
+    return 0;
+}

@@ -1,0 +1,138 @@
+/* test_csv_util.c — the CSV reader, number parsing, calendar and interning. */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "lucid/csv.h"
+#include "lucid/util.h"
+
+static void csv_reads_quotes_crlf_and_blank_lines(void **state)
+{
+    (void)state;
+    const char *text = "a, b ,c\r\n1,\"x,y\",\"say \"\"hi\"\"\"\r\n\r\n2,,3\n";
+    lucid_error err = {{0}};
+    lucid_csv *csv = lucid_csv_open_mem("t.csv", text, strlen(text), &err);
+    assert_non_null(csv);
+    assert_int_equal(lucid_csv_ncols(csv), 3);
+    assert_int_equal(lucid_csv_col(csv, "b"), 1);
+    assert_int_equal(lucid_csv_col(csv, "zz"), -1);
+    assert_int_equal(lucid_csv_next(csv, &err), 1);
+    assert_string_equal(lucid_csv_field(csv, 1), "x,y");
+    assert_string_equal(lucid_csv_field(csv, 2), "say \"hi\"");
+    assert_int_equal(lucid_csv_line(csv), 2);
+    assert_int_equal(lucid_csv_next(csv, &err), 1);
+    assert_int_equal(lucid_csv_line(csv), 4);
+    assert_string_equal(lucid_csv_field(csv, 1), "");
+    int64_t v;
+    assert_int_equal(lucid_csv_i64(csv, 2, &v, &err), 0);
+    assert_int_equal(v, 3);
+    assert_int_equal(lucid_csv_i64(csv, 1, &v, &err), -1);
+    assert_string_equal(err.msg, "t.csv:4: b: missing value");
+    assert_int_equal(lucid_csv_next(csv, &err), 0);
+    lucid_csv_close(csv);
+}
+
+static void csv_rejects_ragged_rows_and_bad_quotes(void **state)
+{
+    (void)state;
+    lucid_error err = {{0}};
+    const char *ragged = "a,b\n1,2\n3\n";
+    lucid_csv *csv = lucid_csv_open_mem("r.csv", ragged, strlen(ragged), &err);
+    assert_non_null(csv);
+    assert_int_equal(lucid_csv_next(csv, &err), 1);
+    assert_int_equal(lucid_csv_next(csv, &err), -1);
+    assert_string_equal(err.msg, "r.csv:3: expected 2 fields as in the header, found 1");
+    lucid_csv_close(csv);
+    const char *open_quote = "a\n\"abc\n";
+    csv = lucid_csv_open_mem("q.csv", open_quote, strlen(open_quote), &err);
+    assert_non_null(csv);
+    assert_int_equal(lucid_csv_next(csv, &err), -1);
+    assert_string_equal(err.msg, "q.csv:2: unterminated quoted field");
+    lucid_csv_close(csv);
+    assert_null(lucid_csv_open_mem("e.csv", "", 0, &err));
+    assert_string_equal(err.msg, "e.csv:1: empty file: expected a header row");
+}
+
+static void numbers_parse_strictly(void **state)
+{
+    (void)state;
+    int64_t i;
+    double d;
+    assert_int_equal(lucid_parse_i64("42", &i), 0);
+    assert_int_equal(i, 42);
+    assert_int_equal(lucid_parse_i64("8.0", &i), 0);
+    assert_int_equal(i, 8);
+    assert_int_equal(lucid_parse_i64("8.5", &i), -1);
+    assert_int_equal(lucid_parse_i64("12x", &i), -1);
+    assert_int_equal(lucid_parse_i64("", &i), -1);
+    assert_int_equal(lucid_parse_f64("1e3", &d), 0);
+    assert_true(d == 1000.0);
+    assert_int_equal(lucid_parse_f64("nan", &d), -1);
+    assert_int_equal(lucid_parse_f64("inf", &d), -1);
+}
+
+static void calendar_matches_known_dates(void **state)
+{
+    (void)state;
+    int64_t t;
+    assert_int_equal(lucid_time_parse("1970-01-01 00:00:00", &t), 0);
+    assert_int_equal(t, 0);
+    /* 2020-04-01 00:02:31 UTC = 1585699351 (date -u -d ... +%s). */
+    assert_int_equal(lucid_time_parse("2020-04-01 00:02:31", &t), 0);
+    assert_int_equal(t, 1585699351);
+    assert_int_equal(lucid_time_parse("2020-02-30 00:00:00", &t), -1);
+    assert_int_equal(lucid_time_parse("2020-09-01 24:00:00", &t), -1);
+    lucid_tm tm;
+    /* 2020-09-01 was a Tuesday (dayofweek 1), day 245 of a leap year, ISO week 36. */
+    assert_int_equal(lucid_time_parse("2020-09-01 13:45:07", &t), 0);
+    lucid_time_split(t, &tm);
+    assert_int_equal(tm.dayofweek, 1);
+    assert_int_equal(tm.dayofyear, 245);
+    assert_int_equal(tm.isoweek, 36);
+    assert_int_equal(tm.hour, 13);
+    assert_int_equal(tm.minute, 45);
+    /* 2021-01-01 (Friday) belongs to ISO week 53 of 2020. */
+    assert_int_equal(lucid_time_parse("2021-01-01", &t), 0);
+    lucid_time_split(t, &tm);
+    assert_int_equal(tm.isoweek, 53);
+    assert_int_equal(tm.dayofweek, 4);
+    char buf[32];
+    lucid_time_format(1585699351, buf, sizeof buf);
+    assert_string_equal(buf, "2020-04-01 00:02:31");
+}
+
+static void interning_and_rng(void **state)
+{
+    (void)state;
+    lucid_strtab *tab = lucid_strtab_new();
+    char name[32];
+    for (int k = 0; k < 1000; k++) {
+        snprintf(name, sizeof name, "vc%d", k);
+        assert_int_equal(lucid_strtab_intern(tab, name), k);
+    }
+    assert_int_equal(lucid_strtab_intern(tab, "vc7"), 7);
+    assert_int_equal(lucid_strtab_find(tab, "nope"), -1);
+    assert_string_equal(lucid_strtab_get(tab, 999), "vc999");
+    lucid_strtab_free(tab);
+    lucid_rng a, b;
+    lucid_rng_seed(&a, 7);
+    lucid_rng_seed(&b, 7);
+    for (int k = 0; k < 100; k++) {
+        uint64_t x = lucid_rng_below(&a, 10);
+        assert_true(x < 10);
+        assert_int_equal(x, lucid_rng_below(&b, 10));
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(csv_reads_quotes_crlf_and_blank_lines),
+        cmocka_unit_test(csv_rejects_ragged_rows_and_bad_quotes),
+        cmocka_unit_test(numbers_parse_strictly),
+        cmocka_unit_test(calendar_matches_known_dates),
+        cmocka_unit_test(interning_and_rng),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
