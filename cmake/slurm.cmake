@@ -1,0 +1,37 @@
+# slurm.cmake — everything that needs Slurm: lucid's Slurm plugins and the
+# integration tests that run a real lab cluster on loopback
+# (scripts/lab-cluster.sh).  Without libslurm's headers and library, or
+# without the Slurm daemons and munged, these parts are skipped with a message.
+find_path(LUCID_SLURM_INCLUDE_DIR slurm/slurm.h)
+find_library(LUCID_SLURM_LIBRARY slurm)
+find_program(LUCID_SLURMCTLD slurmctld PATHS /usr/sbin)
+find_program(LUCID_SLURMD slurmd PATHS /usr/sbin)
+find_program(LUCID_SBATCH sbatch)
+find_program(LUCID_MUNGED munged PATHS /usr/sbin)
+
+if(LUCID_SLURM_INCLUDE_DIR AND LUCID_SLURM_LIBRARY)
+  set(LUCID_HAVE_SLURM ON)
+  message(STATUS "lucid: libslurm found (${LUCID_SLURM_LIBRARY}): building the Slurm plugins")
+else()
+  set(LUCID_HAVE_SLURM OFF)
+  message(STATUS "lucid: libslurm or slurm/slurm.h not found: Slurm plugins skipped "
+                 "(apt-get install libslurm-dev slurm-wlm-basic-plugins-dev)")
+endif()
+
+# The lab cluster needs the daemons, munged, and root (mknod for fake GPUs).
+execute_process(COMMAND id -u OUTPUT_VARIABLE LUCID_UID OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(LUCID_SLURMCTLD AND LUCID_SLURMD AND LUCID_SBATCH AND LUCID_MUNGED AND LUCID_UID STREQUAL "0")
+  set(LUCID_HAVE_LAB ON)
+  message(STATUS "lucid: Slurm daemons found: lab-cluster integration tests enabled")
+else()
+  set(LUCID_HAVE_LAB OFF)
+  message(STATUS "lucid: Slurm daemons, munged or root missing: lab-cluster integration tests skipped")
+endif()
+
+# Each integration test brings up its own cluster under the build tree on its
+# own port range (given inside the script), so they may run in parallel.
+if(LUCID_HAVE_LAB)
+  add_test(NAME slurm_lab_smoke
+           COMMAND bash ${CMAKE_SOURCE_DIR}/tests/slurm/lab_smoke.sh ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
+  set_tests_properties(slurm_lab_smoke PROPERTIES TIMEOUT 120 LABELS slurm)
+endif()
