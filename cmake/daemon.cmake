@@ -7,3 +7,18 @@
 add_library(fake_nvml MODULE ${CMAKE_SOURCE_DIR}/tests/fakes/fake_nvml.c)
 set_target_properties(fake_nvml PROPERTIES PREFIX "lib"
                       LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+
+# The state store (src/daemon/state.c, include/lucid/state.h) needs SQLite;
+# it joins liblucid only where SQLite is found, and tests/test_state*.c skip
+# themselves otherwise (LUCID_HAVE_STATE).
+find_package(SQLite3)
+if(SQLite3_FOUND)
+  target_sources(lucid PRIVATE ${CMAKE_SOURCE_DIR}/src/daemon/state.c)
+  target_link_libraries(lucid PUBLIC SQLite::SQLite3)
+  target_compile_definitions(lucid PUBLIC LUCID_HAVE_STATE=1)
+  set(LUCID_HAVE_STATE ON)
+  message(STATUS "lucid: SQLite ${SQLite3_VERSION} found: state store built")
+else()
+  set(LUCID_HAVE_STATE OFF)
+  message(STATUS "lucid: SQLite not found: state store and lucidd skipped (apt-get install libsqlite3-dev)")
+endif()
