@@ -1,0 +1,101 @@
+/* ebm.h — Explainable Boosting Machine (GA2M): training, prediction, files.
+ *
+ * A model predicts intercept + sum over terms of a table lookup, one table
+ * per feature (main terms) and per selected feature pair (interaction
+ * terms).  Training follows spec models.md §1: outer bags of cyclic
+ * boosting with early stopping, FAST pair detection, pair boosting, bag
+ * averaging, centring.  Bags run on up to `threads` threads; the result does
+ * not depend on the thread count. */
+#ifndef LUCID_EBM_H
+#define LUCID_EBM_H
+
+#include <stdint.h>
+
+#include "lucid/dataset.h"
+#include "lucid/error.h"
+
+typedef enum lucid_task {
+    LUCID_REGRESSION = 0,
+    LUCID_CLASSIFICATION = 1, /* binary: targets 0/1, predictions are P(y = 1) */
+} lucid_task;
+
+typedef struct lucid_ebm_params {
+    lucid_task task;
+    int max_bins;             /* main terms, missing bin included (256) */
+    int max_interaction_bins; /* 32 */
+    int outer_bags;           /* 8 */
+    double learning_rate;     /* 0.01 */
+    double validation_size;   /* 0.15 */
+    int early_stopping_rounds;       /* 50 */
+    double early_stopping_tolerance; /* 1e-4 */
+    int max_rounds;                  /* 5000 */
+    int min_samples_leaf;            /* 2 */
+    int max_leaves;                  /* 3 */
+    int interactions;                /* 10 */
+    lucid_binning binning;           /* quantile */
+    uint64_t seed;                   /* 42 */
+    int threads;                     /* 2 */
+} lucid_ebm_params;
+
+#define LUCID_EBM_MAX_META 16
+
+typedef struct lucid_ebm_term {
+    int nfeat;      /* 1 or 2 */
+    int feat[2];    /* feature indices */
+    int nbins[2];   /* main binning for 1 feature, pair binning for 2 */
+    int ncells;     /* nbins[0] (* nbins[1]) */
+    double *scores; /* row-major: cell = b0 * nbins[1] + b1 */
+    double *spread; /* standard deviation over the bags, per cell */
+    double importance;
+} lucid_ebm_term;
+
+typedef struct lucid_ebm {
+    lucid_task task;
+    int nfeat;
+    char **names;
+    lucid_bins *main_bins;
+    lucid_bins *pair_bins;
+    double intercept;
+    int nterms;
+    lucid_ebm_term *terms;
+    lucid_ebm_params params;
+    size_t train_rows;
+    int *bag_rounds;      /* per bag: main rounds, then pair rounds (2 x outer_bags) */
+    double *bag_metric;   /* per bag: best validation metric after mains, after pairs */
+    int nmeta;            /* free-form key/value pairs kept in the file */
+    char *meta_key[LUCID_EBM_MAX_META];
+    char *meta_value[LUCID_EBM_MAX_META];
+} lucid_ebm;
+
+void lucid_ebm_default_params(lucid_ebm_params *p);
+
+/* Trains on every column of `ds` (all are features) against ds->target. */
+lucid_ebm *lucid_ebm_train(const lucid_dataset *ds, const lucid_ebm_params *p, lucid_error *err);
+void lucid_ebm_free(lucid_ebm *m);
+
+/* Predictions for every row of `ds`; columns are matched by feature name
+ * (extra columns are ignored). */
+int lucid_ebm_predict(const lucid_ebm *m, const lucid_dataset *ds, double *out, lucid_error *err);
+/* Per-row term contributions: contrib[row * nterms + term]. */
+int lucid_ebm_contributions(const lucid_ebm *m, const lucid_dataset *ds, double *contrib,
+                            lucid_error *err);
+/* "hour" or "hour x dayofweek" into buf. */
+const char *lucid_ebm_term_name(const lucid_ebm *m, int term, char *buf, size_t size);
+
+int lucid_ebm_set_meta(lucid_ebm *m, const char *key, const char *value, lucid_error *err);
+const char *lucid_ebm_get_meta(const lucid_ebm *m, const char *key);
+
+/* Model file (JSON, "format": "lucid-model", "kind": "ebm", "version": 1).
+ * The text is byte-identical for identical models. */
+char *lucid_ebm_to_json(const lucid_ebm *m, lucid_error *err);
+int lucid_ebm_save(const lucid_ebm *m, const char *path, lucid_error *err);
+lucid_ebm *lucid_ebm_from_json(const char *text, const char *name, lucid_error *err);
+lucid_ebm *lucid_ebm_load(const char *path, lucid_error *err);
+
+/* FAST pair scores on fixed residuals (exposed for tests): for every pair
+ * (i < j) of `nfeat` binned features over `n` rows, the best 2x2 cut's
+ * sum of G^2/H; scores[k] for the k-th pair in (0,1), (0,2), .. order. */
+void lucid_ebm_fast_scores(uint32_t *const *bins, const int *nbins, int nfeat, size_t n,
+                           const double *gradient, int min_samples_leaf, double *scores);
+
+#endif

@@ -1,0 +1,1203 @@
+/* ebm.c — training and applying an Explainable Boosting Machine (ebm.h).
+ *
+ * Training (spec models.md §1): every feature is binned twice (main and
+ * pair binning); each outer bag splits the rows into train / validation,
+ * boosts the main terms cyclically with early stopping and keeps the best
+ * snapshot, then scores every feature pair with FAST on its residuals.
+ * Pairs are chosen by mean rank over the bags and boosted per bag from that
+ * bag's best main-term scores.  Tables are averaged over the bags, centred
+ * on the training rows, and their importances measured.
+ *
+ * Each bag owns its random stream (seeded from the model seed and the bag
+ * number) and its arrays, so bags can run on any number of threads and are
+ * combined in bag order: the model does not depend on the thread count. */
+#include "lucid/ebm.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void lucid_ebm_default_params(lucid_ebm_params *p)
+{
+    memset(p, 0, sizeof *p);
+    p->task = LUCID_REGRESSION;
+    p->max_bins = 256;
+    p->max_interaction_bins = 32;
+    p->outer_bags = 8;
+    p->learning_rate = 0.01;
+    p->validation_size = 0.15;
+    p->early_stopping_rounds = 50;
+    p->early_stopping_tolerance = 1e-4;
+    p->max_rounds = 5000;
+    p->min_samples_leaf = 2;
+    p->max_leaves = 3;
+    p->interactions = 10;
+    p->binning = LUCID_BIN_QUANTILE;
+    p->seed = 42;
+    p->threads = 2;
+}
+
+/* ------------------------------------------------------------------ */
+/* Histograms and the per-term trees                                    */
+
+typedef struct histogram {
+    double *g;   /* sum of gradients per cell */
+    double *h;   /* sum of hessians per cell */
+    uint32_t *c; /* rows per cell */
+} histogram;
+
+static int hist_alloc(histogram *hs, size_t cells)
+{
+    hs->g = malloc(cells * sizeof *hs->g);
+    hs->h = malloc(cells * sizeof *hs->h);
+    hs->c = malloc(cells * sizeof *hs->c);
+    return hs->g && hs->h && hs->c ? 0 : -1;
+}
+
+static void hist_free(histogram *hs)
+{
+    free(hs->g);
+    free(hs->h);
+    free(hs->c);
+}
+
+/* Sums over `n` rows into cells; `hess` NULL means every hessian is 1. */
+static void hist_build(histogram *hs, int ncells, const uint32_t *cells, const double *grad,
+                       const double *hess, size_t n)
+{
+    memset(hs->g, 0, (size_t)ncells * sizeof *hs->g);
+    memset(hs->c, 0, (size_t)ncells * sizeof *hs->c);
+    if (hess) {
+        memset(hs->h, 0, (size_t)ncells * sizeof *hs->h);
+        for (size_t r = 0; r < n; r++) {
+            uint32_t cell = cells[r];
+            hs->g[cell] += grad[r];
+            hs->h[cell] += hess[r];
+            hs->c[cell]++;
+        }
+    } else {
+        for (size_t r = 0; r < n; r++) {
+            hs->g[cells[r]] += grad[r];
+            hs->c[cells[r]]++;
+        }
+        for (int k = 0; k < ncells; k++)
+            hs->h[k] = hs->c[k];
+    }
+}
+
+static double leaf_value(double g, double h) { return h > 0 ? -g / h : 0.0; }
+
+/* Best cut of cells [lo, hi) of a 1-D histogram: position `pos` means
+ * [lo, pos) | [pos, hi).  Ties between equal scores are broken uniformly at
+ * random (reservoir sampling).  Returns 1 and the gain over not splitting. */
+static int best_cut_1d(const histogram *hs, int lo, int hi, int min_leaf, lucid_rng *rng,
+                       int *pos, double *gain)
+{
+    double gt = 0, ht = 0;
+    uint64_t ct = 0;
+    for (int k = lo; k < hi; k++) {
+        gt += hs->g[k];
+        ht += hs->h[k];
+        ct += hs->c[k];
+    }
+    double gl = 0, hl = 0, best = -INFINITY;
+    uint64_t cl = 0, ties = 0;
+    for (int k = lo + 1; k < hi; k++) {
+        gl += hs->g[k - 1];
+        hl += hs->h[k - 1];
+        cl += hs->c[k - 1];
+        double hr = ht - hl;
+        if (cl < (uint64_t)min_leaf || ct - cl < (uint64_t)min_leaf || hl <= 0 || hr <= 0)
+            continue;
+        double gr = gt - gl;
+        double s = gl * gl / hl + gr * gr / hr;
+        if (s > best) {
+            best = s;
+            *pos = k;
+            ties = 1;
+        } else if (s == best && lucid_rng_below(rng, ++ties) == 0) {
+            *pos = k;
+        }
+    }
+    if (ties == 0)
+        return 0;
+    *gain = best - (ht > 0 ? gt * gt / ht : 0);
+    return 1;
+}
+
+/* Grows a best-first tree of at most `max_leaves` contiguous ranges and
+ * writes each cell's update (leaf value x learning rate).  Returns 0 if no
+ * valid cut exists (no update). */
+static int tree_1d(const histogram *hs, int ncells, const lucid_ebm_params *p, lucid_rng *rng,
+                   double *update)
+{
+    enum { MAX_LEAVES = 64 };
+    int lo[MAX_LEAVES], hi[MAX_LEAVES], cut[MAX_LEAVES], can[MAX_LEAVES];
+    double gain[MAX_LEAVES];
+    int max_leaves = p->max_leaves < MAX_LEAVES ? p->max_leaves : MAX_LEAVES;
+    int n = 1;
+    lo[0] = 0;
+    hi[0] = ncells;
+    can[0] = best_cut_1d(hs, 0, ncells, p->min_samples_leaf, rng, &cut[0], &gain[0]);
+    if (!can[0])
+        return 0;
+    while (n < max_leaves) {
+        int pick = -1;
+        for (int i = 0; i < n; i++)
+            if (can[i] && (pick < 0 || gain[i] > gain[pick]))
+                pick = i;
+        if (pick < 0)
+            break;
+        lo[n] = cut[pick];
+        hi[n] = hi[pick];
+        hi[pick] = cut[pick];
+        can[pick] = best_cut_1d(hs, lo[pick], hi[pick], p->min_samples_leaf, rng, &cut[pick],
+                                &gain[pick]);
+        can[n] = best_cut_1d(hs, lo[n], hi[n], p->min_samples_leaf, rng, &cut[n], &gain[n]);
+        n++;
+    }
+    for (int i = 0; i < n; i++) {
+        double g = 0, h = 0;
+        for (int k = lo[i]; k < hi[i]; k++) {
+            g += hs->g[k];
+            h += hs->h[k];
+        }
+        double v = leaf_value(g, h) * p->learning_rate;
+        for (int k = lo[i]; k < hi[i]; k++)
+            update[k] = v;
+    }
+    return 1;
+}
+
+/* Sums of a group of cells. */
+typedef struct sums {
+    double g, h;
+    uint64_t c;
+} sums;
+
+static void sums_add(sums *s, double g, double h, uint64_t c)
+{
+    s->g += g;
+    s->h += h;
+    s->c += c;
+}
+
+static int sums_ok(const sums *s, int min_leaf) { return s->c >= (uint64_t)min_leaf && s->h > 0; }
+
+static double sums_score(const sums *s) { return s->g * s->g / s->h; }
+
+/* Best cut of a column-indexed side (per-column sums `col`, n2 columns):
+ * first best wins.  Returns 1 with the score and the cut. */
+static int best_side_cut(const sums *col, int n2, int min_leaf, double *score, int *cut)
+{
+    sums tot = {0, 0, 0}, left = {0, 0, 0};
+    for (int j = 0; j < n2; j++)
+        sums_add(&tot, col[j].g, col[j].h, col[j].c);
+    int found = 0;
+    for (int j = 1; j < n2; j++) {
+        sums_add(&left, col[j - 1].g, col[j - 1].h, col[j - 1].c);
+        sums right = {tot.g - left.g, tot.h - left.h, tot.c - left.c};
+        if (!sums_ok(&left, min_leaf) || !sums_ok(&right, min_leaf))
+            continue;
+        double s = sums_score(&left) + sums_score(&right);
+        if (!found || s > *score) {
+            *score = s;
+            *cut = j;
+            found = 1;
+        }
+    }
+    return found;
+}
+
+typedef struct pair_cut {
+    double score;
+    int a, b_left, b_right; /* cut on the first axis, then on the second per side */
+} pair_cut;
+
+/* Best two-level tree cutting axis 0 first of an n1 x n2 histogram given as
+ * accessor strides (so the transposed orientation reuses the code). */
+static int best_pair_cut(const histogram *hs, int n1, int n2, int s1, int s2, int min_leaf,
+                         lucid_rng *rng, sums *scratch, pair_cut *out)
+{
+    sums *left = scratch, *right = scratch + n2, *tot = scratch + 2 * n2;
+    for (int j = 0; j < n2; j++) {
+        left[j] = tot[j] = (sums){0, 0, 0};
+        for (int i = 0; i < n1; i++) {
+            size_t k = (size_t)i * (size_t)s1 + (size_t)j * (size_t)s2;
+            sums_add(&tot[j], hs->g[k], hs->h[k], hs->c[k]);
+        }
+    }
+    uint64_t ties = 0;
+    for (int a = 1; a < n1; a++) {
+        for (int j = 0; j < n2; j++) {
+            size_t k = (size_t)(a - 1) * (size_t)s1 + (size_t)j * (size_t)s2;
+            sums_add(&left[j], hs->g[k], hs->h[k], hs->c[k]);
+            right[j] = (sums){tot[j].g - left[j].g, tot[j].h - left[j].h, tot[j].c - left[j].c};
+        }
+        double sl, sr;
+        int bl, br;
+        if (!best_side_cut(left, n2, min_leaf, &sl, &bl) ||
+            !best_side_cut(right, n2, min_leaf, &sr, &br))
+            continue;
+        double s = sl + sr;
+        if (ties == 0 || s > out->score) {
+            *out = (pair_cut){s, a, bl, br};
+            ties = 1;
+        } else if (s == out->score && lucid_rng_below(rng, ++ties) == 0) {
+            *out = (pair_cut){s, a, bl, br};
+        }
+    }
+    return ties > 0;
+}
+
+/* The pair update: one cut on one feature, an independent cut on the other
+ * on each side, four rectangles each given -G/H x learning rate; the better
+ * of the two orientations.  Returns 0 if no valid tree exists. */
+static int tree_2d(const histogram *hs, int n1, int n2, const lucid_ebm_params *p,
+                   lucid_rng *rng, sums *scratch, double *update)
+{
+    pair_cut rows = {0, 0, 0, 0}, cols = {0, 0, 0, 0};
+    int ok_rows = best_pair_cut(hs, n1, n2, n2, 1, p->min_samples_leaf, rng, scratch, &rows);
+    int ok_cols = best_pair_cut(hs, n2, n1, 1, n2, p->min_samples_leaf, rng, scratch, &cols);
+    if (!ok_rows && !ok_cols)
+        return 0;
+    int by_rows = ok_rows && (!ok_cols || rows.score >= cols.score);
+    pair_cut c = by_rows ? rows : cols;
+    sums quad[4] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+    int *which = malloc((size_t)n1 * (size_t)n2 * sizeof *which);
+    if (!which)
+        return 0;
+    for (int i = 0; i < n1; i++)
+        for (int j = 0; j < n2; j++) {
+            int first = by_rows ? i : j, second = by_rows ? j : i;
+            int side = first >= c.a;
+            int sub = second >= (side ? c.b_right : c.b_left);
+            size_t k = (size_t)i * (size_t)n2 + (size_t)j;
+            which[k] = side * 2 + sub;
+            sums_add(&quad[which[k]], hs->g[k], hs->h[k], hs->c[k]);
+        }
+    double v[4];
+    for (int q = 0; q < 4; q++)
+        v[q] = leaf_value(quad[q].g, quad[q].h) * p->learning_rate;
+    for (size_t k = 0; k < (size_t)n1 * (size_t)n2; k++)
+        update[k] = v[which[k]];
+    free(which);
+    return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* FAST: the best single 2x2 cut of each pair's histogram                */
+
+static double fast_pair_score(const histogram *hs, int n1, int n2, int min_leaf, sums *prefix)
+{
+    /* prefix[(i)(n2+1) + j] = sums over cells [0,i) x [0,j). */
+    size_t w = (size_t)n2 + 1;
+    for (int j = 0; j <= n2; j++)
+        prefix[j] = (sums){0, 0, 0};
+    for (int i = 1; i <= n1; i++) {
+        sums row = {0, 0, 0};
+        prefix[(size_t)i * w] = (sums){0, 0, 0};
+        for (int j = 1; j <= n2; j++) {
+            size_t k = (size_t)(i - 1) * (size_t)n2 + (size_t)(j - 1);
+            sums_add(&row, hs->g[k], hs->h[k], hs->c[k]);
+            const sums *up = &prefix[(size_t)(i - 1) * w + (size_t)j];
+            prefix[(size_t)i * w + (size_t)j] = (sums){up->g + row.g, up->h + row.h, up->c + row.c};
+        }
+    }
+    const sums *all = &prefix[(size_t)n1 * w + (size_t)n2];
+    double best = 0;
+    for (int a = 1; a < n1; a++) {
+        const sums *top_col = &prefix[(size_t)a * w + (size_t)n2];
+        for (int b = 1; b < n2; b++) {
+            const sums *tl = &prefix[(size_t)a * w + (size_t)b];
+            const sums *left_col = &prefix[(size_t)n1 * w + (size_t)b];
+            sums q[4];
+            q[0] = *tl;
+            q[1] = (sums){top_col->g - tl->g, top_col->h - tl->h, top_col->c - tl->c};
+            q[2] = (sums){left_col->g - tl->g, left_col->h - tl->h, left_col->c - tl->c};
+            q[3] = (sums){all->g - q[0].g - q[1].g - q[2].g, all->h - q[0].h - q[1].h - q[2].h,
+                          all->c - q[0].c - q[1].c - q[2].c};
+            int ok = 1;
+            double s = 0;
+            for (int k = 0; k < 4 && ok; k++) {
+                ok = sums_ok(&q[k], min_leaf);
+                if (ok)
+                    s += sums_score(&q[k]);
+            }
+            if (ok && s > best)
+                best = s;
+        }
+    }
+    return best;
+}
+
+/* Scores all pairs; `hess` NULL means unit hessians.  0 or -1 (memory). */
+static int fast_scores(uint32_t *const *bins, const int *nbins, int nfeat, size_t n,
+                       const double *grad, const double *hess, int min_leaf, double *scores)
+{
+    int maxb = 1;
+    for (int f = 0; f < nfeat; f++)
+        if (nbins[f] > maxb)
+            maxb = nbins[f];
+    size_t maxcells = (size_t)maxb * (size_t)maxb;
+    histogram hs;
+    uint32_t *cells = malloc((n ? n : 1) * sizeof *cells);
+    sums *prefix = malloc(((size_t)maxb + 1) * ((size_t)maxb + 1) * sizeof *prefix);
+    int rc = hist_alloc(&hs, maxcells);
+    if (rc < 0 || !cells || !prefix) {
+        free(cells);
+        free(prefix);
+        hist_free(&hs);
+        return -1;
+    }
+    int k = 0;
+    for (int i = 0; i < nfeat; i++)
+        for (int j = i + 1; j < nfeat; j++, k++) {
+            uint32_t n2 = (uint32_t)nbins[j];
+            for (size_t r = 0; r < n; r++)
+                cells[r] = bins[i][r] * n2 + bins[j][r];
+            hist_build(&hs, nbins[i] * nbins[j], cells, grad, hess, n);
+            scores[k] = fast_pair_score(&hs, nbins[i], nbins[j], min_leaf, prefix);
+        }
+    free(cells);
+    free(prefix);
+    hist_free(&hs);
+    return 0;
+}
+
+void lucid_ebm_fast_scores(uint32_t *const *bins, const int *nbins, int nfeat, size_t n,
+                           const double *gradient, int min_samples_leaf, double *scores)
+{
+    if (fast_scores(bins, nbins, nfeat, n, gradient, NULL, min_samples_leaf, scores) < 0)
+        for (int k = 0; k < nfeat * (nfeat - 1) / 2; k++)
+            scores[k] = NAN;
+}
+
+/* ------------------------------------------------------------------ */
+/* One bag                                                              */
+
+typedef struct shared_data {
+    const lucid_ebm_params *p;
+    size_t n;
+    int nfeat;
+    uint32_t **main_bins; /* [feature][row], all rows */
+    int *main_nb;
+    uint32_t **pair_bins;
+    int *pair_nb;
+    const double *y;
+    int npairs;
+    int (*pairs)[2];
+} shared_data;
+
+typedef struct bag_state {
+    int index;
+    int failed;
+    lucid_rng rng;
+    size_t ntrain, nrows; /* train rows come first, then validation rows */
+    double *y, *score, *grad, *hess;
+    uint32_t **main_cells; /* [feature][bag row] */
+    uint32_t **pair_bins;  /* [feature][bag row] */
+    double **main_tables;  /* best snapshot of the main stage */
+    double **pair_tables;
+    double *fast;
+    int rounds[2];
+    double metric[2];
+} bag_state;
+
+static double sigmoid(double s) { return 1.0 / (1.0 + exp(-s)); }
+
+/* Sets gradient (and hessian) of every bag row from its score, and returns
+ * the validation metric (MSE or log loss). */
+static double refresh_gradients(bag_state *bag, lucid_task task)
+{
+    double metric = 0;
+    for (size_t r = 0; r < bag->nrows; r++) {
+        if (task == LUCID_REGRESSION) {
+            bag->grad[r] = bag->score[r] - bag->y[r];
+            if (r >= bag->ntrain)
+                metric += bag->grad[r] * bag->grad[r];
+        } else {
+            double pr = sigmoid(bag->score[r]);
+            bag->grad[r] = pr - bag->y[r];
+            bag->hess[r] = pr * (1 - pr);
+            if (r >= bag->ntrain) {
+                double q = bag->y[r] > 0.5 ? pr : 1 - pr;
+                metric -= log(q > 1e-15 ? q : 1e-15);
+            }
+        }
+    }
+    size_t nval = bag->nrows - bag->ntrain;
+    return nval ? metric / (double)nval : 0;
+}
+
+/* Adds update[cell] to every bag row's score and gradient; returns the new
+ * validation metric. */
+static double apply_update(bag_state *bag, lucid_task task, const uint32_t *cells,
+                           const double *update)
+{
+    if (task != LUCID_REGRESSION) {
+        for (size_t r = 0; r < bag->nrows; r++)
+            bag->score[r] += update[cells[r]];
+        return refresh_gradients(bag, task);
+    }
+    double metric = 0;
+    for (size_t r = 0; r < bag->ntrain; r++) {
+        double u = update[cells[r]];
+        bag->score[r] += u;
+        bag->grad[r] += u;
+    }
+    for (size_t r = bag->ntrain; r < bag->nrows; r++) {
+        double u = update[cells[r]];
+        bag->score[r] += u;
+        bag->grad[r] += u;
+        metric += bag->grad[r] * bag->grad[r];
+    }
+    size_t nval = bag->nrows - bag->ntrain;
+    return nval ? metric / (double)nval : 0;
+}
+
+typedef struct stage {
+    int nterms;
+    uint32_t **cells; /* [term][bag row] */
+    int *ncells;
+    int *n2; /* 0 for a main term, else the pair's second dimension */
+} stage;
+
+static double **alloc_tables(const stage *st)
+{
+    double **t = calloc((size_t)st->nterms + 1, sizeof *t);
+    if (!t)
+        return NULL;
+    for (int k = 0; k < st->nterms; k++)
+        if (!(t[k] = calloc((size_t)st->ncells[k], sizeof **t))) {
+            for (int i = 0; i < k; i++)
+                free(t[i]);
+            free(t);
+            return NULL;
+        }
+    return t;
+}
+
+static void free_tables(double **t, int n)
+{
+    if (!t)
+        return;
+    for (int k = 0; k < n; k++)
+        free(t[k]);
+    free(t);
+}
+
+/* Cyclic boosting of the stage's terms from the bag's current scores.  On
+ * return *best holds the best snapshot and the bag's scores are those of
+ * that snapshot.  -1 if out of memory. */
+static int boost(bag_state *bag, const lucid_ebm_params *p, const stage *st, double ***best,
+                 int *rounds_out, double *metric_out)
+{
+    int maxcells = 1;
+    for (int k = 0; k < st->nterms; k++)
+        if (st->ncells[k] > maxcells)
+            maxcells = st->ncells[k];
+    double **cur = alloc_tables(st), **snap = alloc_tables(st);
+    double *update = malloc((size_t)maxcells * sizeof *update);
+    double *start = malloc((bag->nrows ? bag->nrows : 1) * sizeof *start);
+    char *dirty = calloc((size_t)st->nterms + 1, 1);
+    sums *scratch = malloc(3 * ((size_t)maxcells + 1) * sizeof *scratch);
+    histogram hs = {0, 0, 0};
+    if (!cur || !snap || !update || !start || !dirty || !scratch ||
+        hist_alloc(&hs, (size_t)maxcells) < 0) {
+        free_tables(cur, st->nterms);
+        free_tables(snap, st->nterms);
+        free(update);
+        free(start);
+        free(dirty);
+        free(scratch);
+        hist_free(&hs);
+        return -1;
+    }
+    memcpy(start, bag->score, bag->nrows * sizeof *start);
+    double metric = refresh_gradients(bag, p->task);
+    double min_metric = INFINITY, frozen = INFINITY;
+    int no_change = 0, round = 0;
+    const double *hess = p->task == LUCID_REGRESSION ? NULL : bag->hess;
+    while (round < p->max_rounds && st->nterms > 0) {
+        for (int t = 0; t < st->nterms; t++) {
+            hist_build(&hs, st->ncells[t], st->cells[t], bag->grad, hess, bag->ntrain);
+            int ok = st->n2[t] ? tree_2d(&hs, st->ncells[t] / st->n2[t], st->n2[t], p, &bag->rng,
+                                         scratch, update)
+                               : tree_1d(&hs, st->ncells[t], p, &bag->rng, update);
+            if (ok) {
+                for (int k = 0; k < st->ncells[t]; k++)
+                    cur[t][k] += update[k];
+                dirty[t] = 1;
+                metric = apply_update(bag, p->task, st->cells[t], update);
+            }
+            if (metric < min_metric) {
+                min_metric = metric;
+                for (int k = 0; k < st->nterms; k++)
+                    if (dirty[k]) {
+                        memcpy(snap[k], cur[k], (size_t)st->ncells[k] * sizeof **snap);
+                        dirty[k] = 0;
+                    }
+            }
+        }
+        round++;
+        /* The reference's window: the metric frozen when the run of rounds
+         * without progress starts must be beaten by more than the tolerance. */
+        if (no_change == 0)
+            frozen = min_metric;
+        if (min_metric + p->early_stopping_tolerance < frozen)
+            no_change = 0;
+        else
+            no_change++;
+        if (p->early_stopping_rounds > 0 && no_change >= p->early_stopping_rounds)
+            break;
+    }
+    /* Scores of the best snapshot. */
+    memcpy(bag->score, start, bag->nrows * sizeof *start);
+    for (int t = 0; t < st->nterms; t++)
+        for (size_t r = 0; r < bag->nrows; r++)
+            bag->score[r] += snap[t][st->cells[t][r]];
+    refresh_gradients(bag, p->task);
+    *best = snap;
+    *rounds_out = round;
+    *metric_out = min_metric;
+    free_tables(cur, st->nterms);
+    free(update);
+    free(start);
+    free(dirty);
+    free(scratch);
+    hist_free(&hs);
+    return 0;
+}
+
+static void stage_free(stage *st)
+{
+    if (st->cells)
+        for (int k = 0; k < st->nterms; k++)
+            free(st->cells[k]);
+    free(st->cells);
+    free(st->ncells);
+    free(st->n2);
+}
+
+static int stage_alloc(stage *st, int nterms, size_t nrows)
+{
+    st->nterms = nterms;
+    st->cells = calloc((size_t)nterms + 1, sizeof *st->cells);
+    st->ncells = calloc((size_t)nterms + 1, sizeof *st->ncells);
+    st->n2 = calloc((size_t)nterms + 1, sizeof *st->n2);
+    if (!st->cells || !st->ncells || !st->n2)
+        return -1;
+    for (int k = 0; k < nterms; k++)
+        if (!(st->cells[k] = malloc((nrows ? nrows : 1) * sizeof **st->cells)))
+            return -1;
+    return 0;
+}
+
+static uint64_t bag_seed(uint64_t seed, int bag)
+{
+    return seed * 0x9E3779B97F4A7C15ULL + (uint64_t)bag * 0xD1B54A32D192ED03ULL + 1;
+}
+
+/* Phase 1 of a bag: split, boost the main terms, score pairs with FAST. */
+static void bag_mains(bag_state *bag, const shared_data *sh)
+{
+    const lucid_ebm_params *p = sh->p;
+    lucid_rng_seed(&bag->rng, bag_seed(p->seed, bag->index));
+    size_t nval = 0;
+    size_t *rows = lucid_split_rows(sh->n, p->validation_size, &bag->rng, &nval);
+    stage st = {0, 0, 0, 0};
+    bag->nrows = sh->n;
+    bag->ntrain = sh->n - nval;
+    bag->y = malloc((sh->n ? sh->n : 1) * sizeof *bag->y);
+    bag->score = calloc(sh->n ? sh->n : 1, sizeof *bag->score);
+    bag->grad = malloc((sh->n ? sh->n : 1) * sizeof *bag->grad);
+    bag->hess = malloc((sh->n ? sh->n : 1) * sizeof *bag->hess);
+    bag->pair_bins = calloc((size_t)sh->nfeat + 1, sizeof *bag->pair_bins);
+    int npairs = sh->nfeat * (sh->nfeat - 1) / 2;
+    bag->fast = calloc((size_t)npairs + 1, sizeof *bag->fast);
+    if (!rows || !bag->y || !bag->score || !bag->grad || !bag->hess || !bag->pair_bins ||
+        !bag->fast || stage_alloc(&st, sh->nfeat, sh->n) < 0)
+        goto fail;
+    /* Bag order: train rows, then validation rows (they come last in `rows`
+     * after rotating the validation block to the end). */
+    size_t *order = malloc((sh->n ? sh->n : 1) * sizeof *order);
+    if (!order)
+        goto fail;
+    memcpy(order, rows + nval, bag->ntrain * sizeof *order);
+    memcpy(order + bag->ntrain, rows, nval * sizeof *order);
+    free(rows);
+    rows = order;
+    for (size_t r = 0; r < sh->n; r++)
+        bag->y[r] = sh->y[rows[r]];
+    for (int f = 0; f < sh->nfeat; f++) {
+        st.ncells[f] = sh->main_nb[f];
+        bag->pair_bins[f] = malloc((sh->n ? sh->n : 1) * sizeof **bag->pair_bins);
+        if (!bag->pair_bins[f])
+            goto fail;
+        for (size_t r = 0; r < sh->n; r++) {
+            st.cells[f][r] = sh->main_bins[f][rows[r]];
+            bag->pair_bins[f][r] = sh->pair_bins[f][rows[r]];
+        }
+    }
+    if (boost(bag, p, &st, &bag->main_tables, &bag->rounds[0], &bag->metric[0]) < 0)
+        goto fail;
+    if (p->interactions > 0 && npairs > 0 &&
+        fast_scores(bag->pair_bins, sh->pair_nb, sh->nfeat, bag->ntrain, bag->grad,
+                    p->task == LUCID_REGRESSION ? NULL : bag->hess, p->min_samples_leaf,
+                    bag->fast) < 0)
+        goto fail;
+    free(rows);
+    stage_free(&st);
+    return;
+fail:
+    free(rows);
+    stage_free(&st);
+    bag->failed = 1;
+}
+
+/* Phase 2 of a bag: boost the chosen pairs from the best main scores. */
+static void bag_pairs(bag_state *bag, const shared_data *sh)
+{
+    stage st = {0, 0, 0, 0};
+    if (bag->failed)
+        return;
+    if (stage_alloc(&st, sh->npairs, bag->nrows) < 0) {
+        bag->failed = 1;
+        stage_free(&st);
+        return;
+    }
+    for (int k = 0; k < sh->npairs; k++) {
+        int i = sh->pairs[k][0], j = sh->pairs[k][1];
+        uint32_t n2 = (uint32_t)sh->pair_nb[j];
+        st.ncells[k] = sh->pair_nb[i] * sh->pair_nb[j];
+        st.n2[k] = (int)n2;
+        for (size_t r = 0; r < bag->nrows; r++)
+            st.cells[k][r] = bag->pair_bins[i][r] * n2 + bag->pair_bins[j][r];
+    }
+    if (sh->npairs > 0 &&
+        boost(bag, sh->p, &st, &bag->pair_tables, &bag->rounds[1], &bag->metric[1]) < 0)
+        bag->failed = 1;
+    stage_free(&st);
+}
+
+static void bag_release(bag_state *bag, int nfeat)
+{
+    free(bag->y);
+    free(bag->score);
+    free(bag->grad);
+    free(bag->hess);
+    if (bag->pair_bins)
+        for (int f = 0; f < nfeat; f++)
+            free(bag->pair_bins[f]);
+    free(bag->pair_bins);
+    free(bag->fast);
+    bag->y = bag->score = bag->grad = bag->hess = bag->fast = NULL;
+    bag->pair_bins = NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Running the bags on threads                                          */
+
+typedef struct worker {
+    bag_state *bags;
+    int nbags, first, step;
+    const shared_data *sh;
+    void (*fn)(bag_state *, const shared_data *);
+} worker;
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    for (int b = w->first; b < w->nbags; b += w->step)
+        w->fn(&w->bags[b], w->sh);
+    return NULL;
+}
+
+static void run_bags(bag_state *bags, int nbags, int threads, const shared_data *sh,
+                     void (*fn)(bag_state *, const shared_data *))
+{
+    enum { MAX_THREADS = 64 };
+    if (threads > nbags)
+        threads = nbags;
+    if (threads > MAX_THREADS)
+        threads = MAX_THREADS;
+    if (threads < 1)
+        threads = 1;
+    worker w[MAX_THREADS];
+    pthread_t tid[MAX_THREADS];
+    int started[MAX_THREADS] = {0};
+    for (int t = 0; t < threads; t++) {
+        w[t] = (worker){bags, nbags, t, threads, sh, fn};
+        if (t > 0)
+            started[t] = pthread_create(&tid[t], NULL, worker_main, &w[t]) == 0;
+    }
+    /* Bags of a thread that failed to start run here, after our own share. */
+    worker_main(&w[0]);
+    for (int t = 1; t < threads; t++) {
+        if (started[t])
+            pthread_join(tid[t], NULL);
+        else
+            worker_main(&w[t]);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Pair selection                                                       */
+
+typedef struct ranked {
+    double key;
+    int index;
+} ranked;
+
+static int cmp_score_desc(const void *a, const void *b)
+{
+    const ranked *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key > y->key ? -1 : 1;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+static int cmp_key_asc(const void *a, const void *b)
+{
+    const ranked *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+/* Keeps the `want` pairs of best mean rank over the bags. */
+static int select_pairs(const bag_state *bags, int nbags, int nfeat, int want, int (**out)[2])
+{
+    int npairs = nfeat * (nfeat - 1) / 2;
+    if (want > npairs)
+        want = npairs;
+    *out = NULL;
+    if (want <= 0)
+        return 0;
+    ranked *order = malloc((size_t)npairs * sizeof *order);
+    ranked *mean = calloc((size_t)npairs, sizeof *mean);
+    int(*pairs)[2] = malloc((size_t)want * sizeof *pairs);
+    if (!order || !mean || !pairs) {
+        free(order);
+        free(mean);
+        free(pairs);
+        return -1;
+    }
+    for (int k = 0; k < npairs; k++)
+        mean[k].index = k;
+    for (int b = 0; b < nbags; b++) {
+        for (int k = 0; k < npairs; k++)
+            order[k] = (ranked){bags[b].fast[k], k};
+        qsort(order, (size_t)npairs, sizeof *order, cmp_score_desc);
+        for (int r = 0; r < npairs; r++)
+            mean[order[r].index].key += r;
+    }
+    qsort(mean, (size_t)npairs, sizeof *mean, cmp_key_asc);
+    for (int s = 0; s < want; s++) {
+        int k = mean[s].index, i = 0;
+        while (k >= nfeat - 1 - i) {
+            k -= nfeat - 1 - i;
+            i++;
+        }
+        pairs[s][0] = i;
+        pairs[s][1] = i + 1 + k;
+    }
+    free(order);
+    free(mean);
+    *out = pairs;
+    return want;
+}
+
+/* ------------------------------------------------------------------ */
+/* Putting a model together                                             */
+
+void lucid_ebm_free(lucid_ebm *m)
+{
+    if (!m)
+        return;
+    for (int f = 0; f < m->nfeat; f++) {
+        if (m->names)
+            free(m->names[f]);
+        if (m->main_bins)
+            lucid_bins_free(&m->main_bins[f]);
+        if (m->pair_bins)
+            lucid_bins_free(&m->pair_bins[f]);
+    }
+    free(m->names);
+    free(m->main_bins);
+    free(m->pair_bins);
+    if (m->terms)
+        for (int t = 0; t < m->nterms; t++) {
+            free(m->terms[t].scores);
+            free(m->terms[t].spread);
+        }
+    free(m->terms);
+    free(m->bag_rounds);
+    free(m->bag_metric);
+    for (int i = 0; i < m->nmeta; i++) {
+        free(m->meta_key[i]);
+        free(m->meta_value[i]);
+    }
+    free(m);
+}
+
+/* Cell of `row` for a term, or LUCID_BIN_UNSEEN. */
+static uint32_t term_cell(const lucid_ebm_term *t, uint32_t *const *main_bins,
+                          uint32_t *const *pair_bins, size_t row)
+{
+    if (t->nfeat == 1)
+        return main_bins[t->feat[0]][row];
+    uint32_t a = pair_bins[t->feat[0]][row], b = pair_bins[t->feat[1]][row];
+    if (a == LUCID_BIN_UNSEEN || b == LUCID_BIN_UNSEEN)
+        return LUCID_BIN_UNSEEN;
+    return a * (uint32_t)t->nbins[1] + b;
+}
+
+/* Averages bag tables, centres, zeroes unused missing slices, measures importance. */
+static void finish_terms(lucid_ebm *m, bag_state *bags, int nbags, const shared_data *sh)
+{
+    char *has_missing = calloc((size_t)m->nfeat + 1, 1);
+    for (int f = 0; f < m->nfeat && has_missing; f++)
+        for (size_t r = 0; r < sh->n && !has_missing[f]; r++)
+            has_missing[f] = sh->main_bins[f][r] == 0;
+    for (int t = 0; t < m->nterms; t++) {
+        lucid_ebm_term *term = &m->terms[t];
+        for (int k = 0; k < term->ncells; k++) {
+            double sum = 0, sq = 0;
+            for (int b = 0; b < nbags; b++) {
+                double v = t < m->nfeat ? bags[b].main_tables[t][k]
+                                        : bags[b].pair_tables[t - m->nfeat][k];
+                sum += v;
+                sq += v * v;
+            }
+            double mean = sum / nbags, var = sq / nbags - mean * mean;
+            term->scores[k] = mean;
+            term->spread[k] = var > 0 ? sqrt(var) : 0;
+        }
+        double total = 0;
+        for (size_t r = 0; r < sh->n; r++)
+            total += term->scores[term_cell(term, sh->main_bins, sh->pair_bins, r)];
+        double centre = sh->n ? total / (double)sh->n : 0;
+        for (int k = 0; k < term->ncells; k++)
+            term->scores[k] -= centre;
+        m->intercept += centre;
+        for (int d = 0; d < term->nfeat && has_missing; d++) {
+            if (has_missing[term->feat[d]])
+                continue;
+            for (int k = 0; k < term->ncells; k++) {
+                int coord = term->nfeat == 1 ? k : d == 0 ? k / term->nbins[1] : k % term->nbins[1];
+                if (coord == 0)
+                    term->scores[k] = term->spread[k] = 0;
+            }
+        }
+        double imp = 0;
+        for (size_t r = 0; r < sh->n; r++)
+            imp += fabs(term->scores[term_cell(term, sh->main_bins, sh->pair_bins, r)]);
+        term->importance = sh->n ? imp / (double)sh->n : 0;
+    }
+    free(has_missing);
+}
+
+static int check_params(const lucid_ebm_params *p, const lucid_dataset *ds, lucid_error *err)
+{
+    if (!ds->target)
+        return lucid_error_set(err, "the dataset has no target column");
+    if (ds->ncols == 0 || ds->nrows < 2)
+        return lucid_error_set(err, "nothing to train on (%zu rows, %zu features)", ds->nrows,
+                               ds->ncols);
+    if (p->max_bins < 3 || p->max_bins > 65536 || p->max_interaction_bins < 3 ||
+        p->max_interaction_bins > 4096)
+        return lucid_error_set(err, "max_bins must be 3..65536 and max_interaction_bins 3..4096");
+    if (p->outer_bags < 1 || p->outer_bags > 1000)
+        return lucid_error_set(err, "outer_bags must be 1..1000");
+    if (!(p->learning_rate > 0) || !(p->validation_size > 0 && p->validation_size < 1))
+        return lucid_error_set(err, "learning_rate must be > 0 and validation_size in (0, 1)");
+    if (p->max_rounds < 1 || p->max_leaves < 2 || p->min_samples_leaf < 1)
+        return lucid_error_set(err, "max_rounds >= 1, max_leaves >= 2, min_samples_leaf >= 1");
+    for (size_t r = 0; r < ds->nrows; r++) {
+        double y = ds->target[r];
+        if (!isfinite(y))
+            return lucid_error_set(err, "row %zu: the target is missing or not finite", r + 1);
+        if (p->task == LUCID_CLASSIFICATION && y != 0 && y != 1)
+            return lucid_error_set(err, "row %zu: a classification target must be 0 or 1", r + 1);
+    }
+    return 0;
+}
+
+/* Fits both binnings and bins every row. */
+static int bin_features(lucid_ebm *m, const lucid_dataset *ds, shared_data *sh, lucid_error *err)
+{
+    size_t n = ds->nrows;
+    m->names = calloc(ds->ncols, sizeof *m->names);
+    m->main_bins = calloc(ds->ncols, sizeof *m->main_bins);
+    m->pair_bins = calloc(ds->ncols, sizeof *m->pair_bins);
+    sh->main_bins = calloc(ds->ncols, sizeof *sh->main_bins);
+    sh->pair_bins = calloc(ds->ncols, sizeof *sh->pair_bins);
+    sh->main_nb = calloc(ds->ncols, sizeof *sh->main_nb);
+    sh->pair_nb = calloc(ds->ncols, sizeof *sh->pair_nb);
+    if (!m->names || !m->main_bins || !m->pair_bins || !sh->main_bins || !sh->pair_bins ||
+        !sh->main_nb || !sh->pair_nb)
+        return lucid_error_set(err, "out of memory");
+    for (size_t f = 0; f < ds->ncols; f++) {
+        const lucid_column *col = &ds->cols[f];
+        lucid_feature_type type = lucid_column_type(col, n);
+        m->nfeat++;
+        if (!(m->names[f] = strdup(col->name)))
+            return lucid_error_set(err, "out of memory");
+        if (lucid_bins_fit(&m->main_bins[f], type, col, n, m->params.max_bins,
+                           m->params.binning, err) < 0 ||
+            lucid_bins_fit(&m->pair_bins[f], type, col, n, m->params.max_interaction_bins,
+                           m->params.binning, err) < 0)
+            return -1;
+        sh->main_nb[f] = lucid_bins_count(&m->main_bins[f]);
+        sh->pair_nb[f] = lucid_bins_count(&m->pair_bins[f]);
+        sh->main_bins[f] = malloc(n * sizeof **sh->main_bins);
+        sh->pair_bins[f] = malloc(n * sizeof **sh->pair_bins);
+        if (!sh->main_bins[f] || !sh->pair_bins[f])
+            return lucid_error_set(err, "out of memory");
+        if (lucid_bins_apply(&m->main_bins[f], col, n, sh->main_bins[f], err) < 0 ||
+            lucid_bins_apply(&m->pair_bins[f], col, n, sh->pair_bins[f], err) < 0)
+            return -1;
+    }
+    sh->nfeat = m->nfeat;
+    return 0;
+}
+
+static void shared_free(shared_data *sh, int nfeat)
+{
+    for (int f = 0; f < nfeat; f++) {
+        if (sh->main_bins)
+            free(sh->main_bins[f]);
+        if (sh->pair_bins)
+            free(sh->pair_bins[f]);
+    }
+    free(sh->main_bins);
+    free(sh->pair_bins);
+    free(sh->main_nb);
+    free(sh->pair_nb);
+    free(sh->pairs);
+}
+
+static int make_terms(lucid_ebm *m, const shared_data *sh, lucid_error *err)
+{
+    m->nterms = m->nfeat + sh->npairs;
+    m->terms = calloc((size_t)m->nterms, sizeof *m->terms);
+    if (!m->terms)
+        return lucid_error_set(err, "out of memory");
+    for (int t = 0; t < m->nterms; t++) {
+        lucid_ebm_term *term = &m->terms[t];
+        if (t < m->nfeat) {
+            term->nfeat = 1;
+            term->feat[0] = t;
+            term->nbins[0] = sh->main_nb[t];
+            term->nbins[1] = 1;
+        } else {
+            term->nfeat = 2;
+            for (int d = 0; d < 2; d++) {
+                term->feat[d] = sh->pairs[t - m->nfeat][d];
+                term->nbins[d] = sh->pair_nb[term->feat[d]];
+            }
+        }
+        term->ncells = term->nbins[0] * term->nbins[1];
+        term->scores = calloc((size_t)term->ncells, sizeof *term->scores);
+        term->spread = calloc((size_t)term->ncells, sizeof *term->spread);
+        if (!term->scores || !term->spread)
+            return lucid_error_set(err, "out of memory");
+    }
+    return 0;
+}
+
+lucid_ebm *lucid_ebm_train(const lucid_dataset *ds, const lucid_ebm_params *p, lucid_error *err)
+{
+    if (check_params(p, ds, err) < 0)
+        return NULL;
+    lucid_ebm *m = calloc(1, sizeof *m);
+    shared_data sh;
+    memset(&sh, 0, sizeof sh);
+    bag_state *bags = calloc((size_t)p->outer_bags, sizeof *bags);
+    if (!m || !bags) {
+        lucid_error_set(err, "out of memory");
+        free(bags);
+        free(m);
+        return NULL;
+    }
+    m->params = *p;
+    m->task = p->task;
+    m->train_rows = ds->nrows;
+    sh.p = &m->params;
+    sh.n = ds->nrows;
+    sh.y = ds->target;
+    if (bin_features(m, ds, &sh, err) < 0)
+        goto fail;
+    for (int b = 0; b < p->outer_bags; b++)
+        bags[b].index = b;
+    run_bags(bags, p->outer_bags, p->threads, &sh, bag_mains);
+    for (int b = 0; b < p->outer_bags; b++)
+        if (bags[b].failed) {
+            lucid_error_set(err, "out of memory while training bag %d", b);
+            goto fail;
+        }
+    sh.npairs = select_pairs(bags, p->outer_bags, m->nfeat, p->interactions, &sh.pairs);
+    if (sh.npairs < 0) {
+        lucid_error_set(err, "out of memory");
+        goto fail;
+    }
+    run_bags(bags, p->outer_bags, p->threads, &sh, bag_pairs);
+    for (int b = 0; b < p->outer_bags; b++)
+        if (bags[b].failed) {
+            lucid_error_set(err, "out of memory while training bag %d", b);
+            goto fail;
+        }
+    if (make_terms(m, &sh, err) < 0)
+        goto fail;
+    m->bag_rounds = calloc(2 * (size_t)p->outer_bags, sizeof *m->bag_rounds);
+    m->bag_metric = calloc(2 * (size_t)p->outer_bags, sizeof *m->bag_metric);
+    if (!m->bag_rounds || !m->bag_metric) {
+        lucid_error_set(err, "out of memory");
+        goto fail;
+    }
+    for (int b = 0; b < p->outer_bags; b++)
+        for (int s = 0; s < 2; s++) {
+            m->bag_rounds[2 * b + s] = bags[b].rounds[s];
+            m->bag_metric[2 * b + s] = bags[b].metric[s];
+        }
+    finish_terms(m, bags, p->outer_bags, &sh);
+    for (int b = 0; b < p->outer_bags; b++) {
+        bag_release(&bags[b], m->nfeat);
+        free_tables(bags[b].main_tables, m->nfeat);
+        free_tables(bags[b].pair_tables, sh.npairs);
+    }
+    free(bags);
+    shared_free(&sh, m->nfeat);
+    return m;
+fail:
+    for (int b = 0; b < p->outer_bags; b++) {
+        bag_release(&bags[b], m->nfeat);
+        free_tables(bags[b].main_tables, m->nfeat);
+        free_tables(bags[b].pair_tables, sh.npairs > 0 ? sh.npairs : 0);
+    }
+    free(bags);
+    shared_free(&sh, m->nfeat);
+    lucid_ebm_free(m);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Prediction                                                           */
+
+/* Bins the model's features of `ds` (matched by name). */
+static int bin_for_model(const lucid_ebm *m, const lucid_dataset *ds, uint32_t ***main_out,
+                         uint32_t ***pair_out, lucid_error *err)
+{
+    size_t n = ds->nrows ? ds->nrows : 1;
+    uint32_t **mb = calloc((size_t)m->nfeat, sizeof *mb);
+    uint32_t **pb = calloc((size_t)m->nfeat, sizeof *pb);
+    *main_out = mb;
+    *pair_out = pb;
+    if (!mb || !pb)
+        return lucid_error_set(err, "out of memory");
+    for (int f = 0; f < m->nfeat; f++) {
+        int c = lucid_dataset_find(ds, m->names[f]);
+        if (c < 0)
+            return lucid_error_set(err, "the data has no column '%s' that the model needs",
+                                   m->names[f]);
+        mb[f] = malloc(n * sizeof **mb);
+        pb[f] = malloc(n * sizeof **pb);
+        if (!mb[f] || !pb[f])
+            return lucid_error_set(err, "out of memory");
+        if (lucid_bins_apply(&m->main_bins[f], &ds->cols[c], ds->nrows, mb[f], err) < 0 ||
+            lucid_bins_apply(&m->pair_bins[f], &ds->cols[c], ds->nrows, pb[f], err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static void free_bin_arrays(uint32_t **a, int n)
+{
+    if (!a)
+        return;
+    for (int f = 0; f < n; f++)
+        free(a[f]);
+    free(a);
+}
+
+int lucid_ebm_contributions(const lucid_ebm *m, const lucid_dataset *ds, double *contrib,
+                            lucid_error *err)
+{
+    uint32_t **mb, **pb;
+    int rc = bin_for_model(m, ds, &mb, &pb, err);
+    if (rc == 0)
+        for (size_t r = 0; r < ds->nrows; r++)
+            for (int t = 0; t < m->nterms; t++) {
+                uint32_t cell = term_cell(&m->terms[t], mb, pb, r);
+                contrib[r * (size_t)m->nterms + (size_t)t] =
+                    cell == LUCID_BIN_UNSEEN ? 0.0 : m->terms[t].scores[cell];
+            }
+    free_bin_arrays(mb, m->nfeat);
+    free_bin_arrays(pb, m->nfeat);
+    return rc;
+}
+
+int lucid_ebm_predict(const lucid_ebm *m, const lucid_dataset *ds, double *out, lucid_error *err)
+{
+    uint32_t **mb, **pb;
+    int rc = bin_for_model(m, ds, &mb, &pb, err);
+    if (rc == 0)
+        for (size_t r = 0; r < ds->nrows; r++) {
+            double s = m->intercept;
+            for (int t = 0; t < m->nterms; t++) {
+                uint32_t cell = term_cell(&m->terms[t], mb, pb, r);
+                if (cell != LUCID_BIN_UNSEEN)
+                    s += m->terms[t].scores[cell];
+            }
+            out[r] = m->task == LUCID_CLASSIFICATION ? sigmoid(s) : s;
+        }
+    free_bin_arrays(mb, m->nfeat);
+    free_bin_arrays(pb, m->nfeat);
+    return rc;
+}
+
+const char *lucid_ebm_term_name(const lucid_ebm *m, int term, char *buf, size_t size)
+{
+    const lucid_ebm_term *t = &m->terms[term];
+    if (t->nfeat == 1)
+        snprintf(buf, size, "%s", m->names[t->feat[0]]);
+    else
+        snprintf(buf, size, "%s x %s", m->names[t->feat[0]], m->names[t->feat[1]]);
+    return buf;
+}
+
+int lucid_ebm_set_meta(lucid_ebm *m, const char *key, const char *value, lucid_error *err)
+{
+    for (int i = 0; i < m->nmeta; i++)
+        if (strcmp(m->meta_key[i], key) == 0) {
+            char *v = strdup(value);
+            if (!v)
+                return lucid_error_set(err, "out of memory");
+            free(m->meta_value[i]);
+            m->meta_value[i] = v;
+            return 0;
+        }
+    if (m->nmeta >= LUCID_EBM_MAX_META)
+        return lucid_error_set(err, "too many metadata entries");
+    m->meta_key[m->nmeta] = strdup(key);
+    m->meta_value[m->nmeta] = strdup(value);
+    if (!m->meta_key[m->nmeta] || !m->meta_value[m->nmeta]) {
+        free(m->meta_key[m->nmeta]);
+        free(m->meta_value[m->nmeta]);
+        return lucid_error_set(err, "out of memory");
+    }
+    m->nmeta++;
+    return 0;
+}
+
+const char *lucid_ebm_get_meta(const lucid_ebm *m, const char *key)
+{
+    for (int i = 0; i < m->nmeta; i++)
+        if (strcmp(m->meta_key[i], key) == 0)
+            return m->meta_value[i];
+    return NULL;
+}

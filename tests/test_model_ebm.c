@@ -1,0 +1,495 @@
+/* test_model_ebm.c — cuts, binning, the EBM trainer and its model file.
+ *
+ * Expected values are worked out by hand in the comments, not taken from
+ * the implementation. */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lucid/dataset.h"
+#include "lucid/ebm.h"
+
+/* ---- cuts ---- */
+
+static void uniform_cuts_follow_the_formula(void **state)
+{
+    (void)state;
+    double x[] = {10, 0, NAN, 3, 7};
+    double *cuts;
+    /* min 0, max 10, 4 cuts: nb = 5, step = 2 -> 2 4 6 8 */
+    assert_int_equal(lucid_cuts_uniform(x, 5, 4, &cuts), 4);
+    double want[] = {2, 4, 6, 8};
+    for (int i = 0; i < 4; i++)
+        assert_true(cuts[i] == want[i]);
+    free(cuts);
+    /* Awkward decimals: bit-identical to min + step * i. */
+    double y[] = {0.1, 0.7, 0.3};
+    assert_int_equal(lucid_cuts_uniform(y, 3, 2, &cuts), 2);
+    double step = (0.7 - 0.1) / 3;
+    for (int i = 1; i <= 2; i++) {
+        double expect = 0.1 + step * i;
+        assert_memory_equal(&cuts[i - 1], &expect, sizeof expect);
+    }
+    free(cuts);
+    double same[] = {5, 5, 5};
+    assert_int_equal(lucid_cuts_uniform(same, 3, 10, &cuts), 0);
+    assert_null(cuts);
+}
+
+static void quantile_cuts_on_small_arrays(void **state)
+{
+    (void)state;
+    double *cuts;
+    /* Few distinct values: every midpoint. */
+    double a[] = {4, 1, 3, 2, 2};
+    assert_int_equal(lucid_cuts_quantile(a, 5, 254, &cuts), 3);
+    assert_true(cuts[0] == 1.5 && cuts[1] == 2.5 && cuts[2] == 3.5);
+    free(cuts);
+    /* 1..10 with one cut: half the rows on each side -> 5.5. */
+    double b[10];
+    for (int i = 0; i < 10; i++)
+        b[i] = i + 1;
+    assert_int_equal(lucid_cuts_quantile(b, 10, 1, &cuts), 1);
+    assert_true(cuts[0] == 5.5);
+    free(cuts);
+    /* A heavily repeated value gets its own bin: targets at 3.33 and 6.67
+     * rows both fall inside the six 5s, so the cuts go on both sides of it. */
+    double c[] = {1, 2, 5, 5, 5, 5, 5, 5, 8, 9};
+    assert_int_equal(lucid_cuts_quantile(c, 10, 2, &cuts), 2);
+    assert_true(cuts[0] == 3.5 && cuts[1] == 6.5);
+    free(cuts);
+    double one[] = {NAN, 7, 7};
+    assert_int_equal(lucid_cuts_quantile(one, 3, 10, &cuts), 0);
+}
+
+static void binning_is_lower_bound_inclusive_with_a_missing_bin(void **state)
+{
+    (void)state;
+    double cuts[] = {1.5, 2.5};
+    lucid_bins b = {LUCID_CONTINUOUS, 2, cuts, 0, NULL};
+    assert_int_equal(lucid_bins_count(&b), 4);
+    assert_int_equal(lucid_bin_value(&b, NAN), 0);
+    assert_int_equal(lucid_bin_value(&b, -100), 1);
+    assert_int_equal(lucid_bin_value(&b, 1.5), 2);
+    assert_int_equal(lucid_bin_value(&b, 2.4999), 2);
+    assert_int_equal(lucid_bin_value(&b, 2.5), 3);
+    assert_int_equal(lucid_bin_value(&b, 1e9), 3);
+}
+
+static void categories_are_sorted_strings_and_unseen_ones_flagged(void **state)
+{
+    (void)state;
+    lucid_error err = {{0}};
+    lucid_dataset *ds = lucid_dataset_new(5, &err);
+    const char *users[] = {"bob", "alice", "", "carol", "bob"};
+    double amp[] = {0, 1, 1, NAN, 0};
+    double gpus[] = {0, 1, 2, 8, 1};
+    assert_int_equal(lucid_dataset_add_strings(ds, "user", users, &err), 0);
+    assert_int_equal(lucid_dataset_add_numeric(ds, "amp", amp, &err), 0);
+    assert_int_equal(lucid_dataset_add_numeric(ds, "gpus", gpus, &err), 0);
+    assert_int_equal(lucid_dataset_add_numeric(ds, "gpus", gpus, &err), -1);
+    assert_int_equal(lucid_column_type(&ds->cols[0], 5), LUCID_CATEGORICAL);
+    assert_int_equal(lucid_column_type(&ds->cols[1], 5), LUCID_CATEGORICAL);
+    assert_int_equal(lucid_column_type(&ds->cols[2], 5), LUCID_CONTINUOUS);
+    lucid_bins b;
+    assert_int_equal(lucid_bins_fit(&b, LUCID_CATEGORICAL, &ds->cols[0], 5, 256,
+                                    LUCID_BIN_QUANTILE, &err), 0);
+    assert_int_equal(b.ncats, 3);
+    assert_string_equal(b.cats[0], "alice");
+    assert_string_equal(b.cats[2], "carol");
+    uint32_t out[5];
+    assert_int_equal(lucid_bins_apply(&b, &ds->cols[0], 5, out, &err), 0);
+    assert_int_equal(out[0], 2);
+    assert_int_equal(out[1], 1);
+    assert_int_equal(out[2], 0);
+    assert_int_equal(out[3], 3);
+    assert_int_equal(lucid_bin_category(&b, "dave"), LUCID_BIN_UNSEEN);
+    lucid_bins_free(&b);
+    /* 0/1 numbers are categories "0" and "1"; a 2 at prediction time is unseen. */
+    assert_int_equal(lucid_bins_fit(&b, LUCID_CATEGORICAL, &ds->cols[1], 5, 256,
+                                    LUCID_BIN_QUANTILE, &err), 0);
+    assert_int_equal(b.ncats, 2);
+    assert_int_equal(lucid_bins_apply(&b, &ds->cols[2], 5, out, &err), 0);
+    assert_int_equal(out[0], 1);
+    assert_int_equal(out[1], 2);
+    assert_int_equal(out[2], LUCID_BIN_UNSEEN);
+    lucid_bins_free(&b);
+    lucid_dataset_free(ds);
+}
+
+static void split_is_seeded_and_sized_by_ceiling(void **state)
+{
+    (void)state;
+    lucid_rng a, b;
+    lucid_rng_seed(&a, 7);
+    lucid_rng_seed(&b, 7);
+    size_t na, nb;
+    size_t *ra = lucid_split_rows(41, 0.15, &a, &na);
+    size_t *rb = lucid_split_rows(41, 0.15, &b, &nb);
+    assert_int_equal(na, 7); /* ceil(41 * 0.15) = ceil(6.15) */
+    assert_memory_equal(ra, rb, 41 * sizeof *ra);
+    int seen[41] = {0};
+    for (int i = 0; i < 41; i++)
+        seen[ra[i]]++;
+    for (int i = 0; i < 41; i++)
+        assert_int_equal(seen[i], 1);
+    free(ra);
+    free(rb);
+}
+
+/* ---- training ---- */
+
+static lucid_dataset *one_feature(int copies, double (*f)(int))
+{
+    lucid_error err = {{0}};
+    int n = 10 * copies;
+    double *x = malloc((size_t)n * sizeof *x), *y = malloc((size_t)n * sizeof *y);
+    for (int i = 0; i < n; i++) {
+        x[i] = i % 10;
+        y[i] = f(i % 10);
+    }
+    lucid_dataset *ds = lucid_dataset_new((size_t)n, &err);
+    assert_int_equal(lucid_dataset_add_numeric(ds, "x", x, &err), 0);
+    assert_int_equal(lucid_dataset_set_target(ds, "y", y, &err), 0);
+    free(x);
+    free(y);
+    return ds;
+}
+
+static double three_steps(int x) { return x < 3 ? 0 : x < 7 ? 5 : 12; }
+
+static void one_feature_finds_the_optimal_three_leaf_tree(void **state)
+{
+    (void)state;
+    /* x = 0..9 (10 rows each), y = 0 / 5 / 12 on [0,3) / [3,7) / [7,10).
+     * Root candidates: cut at 3 scores 0 + 560^2/70 = 4480, cut at 7 scores
+     * 200^2/70 + 360^2/30 = 4891.4, so the root cuts at 7 and the left child
+     * at 3.  With learning rate 1 one step lands on the leaf means, which
+     * are the three y levels exactly. */
+    lucid_dataset *ds = one_feature(10, three_steps);
+    lucid_ebm_params p;
+    lucid_ebm_default_params(&p);
+    p.outer_bags = 1;
+    p.learning_rate = 1.0;
+    p.max_rounds = 1;
+    p.interactions = 0;
+    lucid_error err = {{0}};
+    lucid_ebm *m = lucid_ebm_train(ds, &p, &err);
+    assert_non_null(m);
+    assert_int_equal(m->nterms, 1);
+    double pred[100];
+    assert_int_equal(lucid_ebm_predict(m, ds, pred, &err), 0);
+    for (int i = 0; i < 100; i++)
+        assert_true(fabs(pred[i] - ds->target[i]) < 1e-9);
+    /* Centred: mean over rows is (30*0 + 40*5 + 30*12)/100 = 5.6. */
+    assert_true(fabs(m->intercept - 5.6) < 1e-9);
+    /* Importance: mean |y - 5.6| = (30*5.6 + 40*0.6 + 30*6.4)/100 = 3.84. */
+    assert_true(fabs(m->terms[0].importance - 3.84) < 1e-9);
+    /* No row was missing: the missing bin is zero. */
+    assert_true(m->terms[0].scores[0] == 0.0);
+    lucid_ebm_free(m);
+    lucid_dataset_free(ds);
+}
+
+/* Features a, b, c on a full 4x4x4 grid; y depends on a and b only through
+ * their interaction (XOR of the high halves), so no main effect exists. */
+static lucid_dataset *xor_data(int copies)
+{
+    lucid_error err = {{0}};
+    size_t n = (size_t)64 * (size_t)copies;
+    double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *c = malloc(n * sizeof *c),
+           *y = malloc(n * sizeof *y);
+    for (size_t i = 0; i < n; i++) {
+        a[i] = (double)(i % 4);
+        b[i] = (double)(i / 4 % 4);
+        c[i] = (double)(i / 16 % 4);
+        y[i] = (a[i] >= 2) == (b[i] >= 2) ? 1 : -1;
+    }
+    lucid_dataset *ds = lucid_dataset_new(n, &err);
+    lucid_dataset_add_numeric(ds, "a", a, &err);
+    lucid_dataset_add_numeric(ds, "b", b, &err);
+    lucid_dataset_add_numeric(ds, "c", c, &err);
+    lucid_dataset_set_target(ds, "y", y, &err);
+    free(a);
+    free(b);
+    free(c);
+    free(y);
+    return ds;
+}
+
+static void fast_scores_the_planted_pair(void **state)
+{
+    (void)state;
+    /* Gradient = -y.  For (a,b) the cut at (2,2) gives four quadrants of 16
+     * rows with G = -/+16: score 4 * 16^2/16 = 64.  For (a,c) and (b,c)
+     * every quadrant holds as many +1 as -1: score 0. */
+    enum { N = 64 };
+    uint32_t bins[3][N];
+    double grad[N];
+    for (int i = 0; i < N; i++) {
+        int a = i % 4, b = i / 4 % 4, c = i / 16;
+        bins[0][i] = (uint32_t)(1 + a);
+        bins[1][i] = (uint32_t)(1 + b);
+        bins[2][i] = (uint32_t)(1 + c);
+        grad[i] = (a >= 2) == (b >= 2) ? -1 : 1;
+    }
+    uint32_t *cols[3] = {bins[0], bins[1], bins[2]};
+    int nbins[3] = {5, 5, 5};
+    double scores[3];
+    lucid_ebm_fast_scores(cols, nbins, 3, N, grad, 2, scores);
+    assert_true(fabs(scores[0] - 64) < 1e-9);
+    assert_true(fabs(scores[1]) < 1e-9);
+    assert_true(fabs(scores[2]) < 1e-9);
+
+    /* End to end: with one pair allowed the model picks (a, b) and fits y. */
+    lucid_dataset *ds = xor_data(4);
+    lucid_ebm_params p;
+    lucid_ebm_default_params(&p);
+    p.learning_rate = 0.5;
+    p.interactions = 1;
+    p.outer_bags = 3;
+    lucid_error err = {{0}};
+    lucid_ebm *m = lucid_ebm_train(ds, &p, &err);
+    assert_non_null(m);
+    assert_int_equal(m->nterms, 4);
+    assert_int_equal(m->terms[3].feat[0], 0);
+    assert_int_equal(m->terms[3].feat[1], 1);
+    double *pred = malloc(ds->nrows * sizeof *pred);
+    assert_int_equal(lucid_ebm_predict(m, ds, pred, &err), 0);
+    for (size_t i = 0; i < ds->nrows; i++)
+        assert_true(fabs(pred[i] - ds->target[i]) < 0.05);
+    free(pred);
+    lucid_ebm_free(m);
+    lucid_dataset_free(ds);
+}
+
+static lucid_dataset *mixed_data(void)
+{
+    lucid_error err = {{0}};
+    enum { N = 300 };
+    double x[N], z[N], amp[N], y[N];
+    const char *user[N];
+    static const char *const names[] = {"ann", "bo", "cy"};
+    lucid_rng rng;
+    lucid_rng_seed(&rng, 3);
+    for (int i = 0; i < N; i++) {
+        x[i] = lucid_rng_unit(&rng) * 10;
+        z[i] = i % 7 == 0 ? NAN : lucid_rng_unit(&rng);
+        amp[i] = i % 2;
+        user[i] = names[i % 3];
+        y[i] = sin(x[i]) + (i % 3) * 0.5 + amp[i] + 0.1 * lucid_rng_unit(&rng);
+    }
+    lucid_dataset *ds = lucid_dataset_new(N, &err);
+    lucid_dataset_add_numeric(ds, "x", x, &err);
+    lucid_dataset_add_numeric(ds, "z", z, &err);
+    lucid_dataset_add_numeric(ds, "amp", amp, &err);
+    lucid_dataset_add_strings(ds, "user", user, &err);
+    lucid_dataset_set_target(ds, "y", y, &err);
+    return ds;
+}
+
+static lucid_ebm *train_mixed(const lucid_dataset *ds, int threads, uint64_t seed)
+{
+    lucid_ebm_params p;
+    lucid_ebm_default_params(&p);
+    p.learning_rate = 0.1;
+    p.outer_bags = 4;
+    p.interactions = 2;
+    p.threads = threads;
+    p.seed = seed;
+    lucid_error err = {{0}};
+    lucid_ebm *m = lucid_ebm_train(ds, &p, &err);
+    assert_non_null(m);
+    return m;
+}
+
+static void same_seed_same_model_for_any_thread_count(void **state)
+{
+    (void)state;
+    lucid_dataset *ds = mixed_data();
+    lucid_error err = {{0}};
+    lucid_ebm *one = train_mixed(ds, 1, 5), *two = train_mixed(ds, 2, 5),
+              *other = train_mixed(ds, 2, 6);
+    char *t1 = lucid_ebm_to_json(one, &err), *t2 = lucid_ebm_to_json(two, &err),
+         *t3 = lucid_ebm_to_json(other, &err);
+    assert_string_equal(t1, t2);
+    assert_true(strcmp(t1, t3) != 0);
+    /* The pair terms are real and the importances positive. */
+    assert_int_equal(one->nterms, 6);
+    for (int t = 0; t < 4; t++)
+        assert_true(one->terms[t].importance > 0);
+    free(t1);
+    free(t2);
+    free(t3);
+    lucid_ebm_free(one);
+    lucid_ebm_free(two);
+    lucid_ebm_free(other);
+    lucid_dataset_free(ds);
+}
+
+static void model_file_round_trips(void **state)
+{
+    (void)state;
+    lucid_dataset *ds = mixed_data();
+    lucid_error err = {{0}};
+    lucid_ebm *m = train_mixed(ds, 2, 9);
+    assert_int_equal(lucid_ebm_set_meta(m, "model", "test", &err), 0);
+    char dir[4096], path[4200];
+    test_tmpdir(dir, sizeof dir, "model_ebm_roundtrip");
+    snprintf(path, sizeof path, "%s/m.json", dir);
+    assert_int_equal(lucid_ebm_save(m, path, &err), 0);
+    lucid_ebm *back = lucid_ebm_load(path, &err);
+    assert_non_null(back);
+    assert_string_equal(lucid_ebm_get_meta(back, "model"), "test");
+    char *a = lucid_ebm_to_json(m, &err), *b = lucid_ebm_to_json(back, &err);
+    /* The training record of bags is not reloaded; the rest is identical. */
+    assert_string_equal(strstr(a, "\"features\""), strstr(b, "\"features\""));
+    double pa[300], pb[300];
+    assert_int_equal(lucid_ebm_predict(m, ds, pa, &err), 0);
+    assert_int_equal(lucid_ebm_predict(back, ds, pb, &err), 0);
+    assert_memory_equal(pa, pb, sizeof pa);
+    /* An unseen user contributes nothing: prediction = the rest of the terms. */
+    double contrib[300 * 6];
+    assert_int_equal(lucid_ebm_contributions(m, ds, contrib, &err), 0);
+    double sum = m->intercept;
+    for (int t = 0; t < m->nterms; t++)
+        sum += contrib[t];
+    assert_true(fabs(sum - pa[0]) < 1e-9);
+    free(a);
+    free(b);
+    lucid_ebm_free(back);
+    lucid_ebm_free(m);
+    lucid_dataset_free(ds);
+}
+
+static void expect_rejected(const char *text, const char *message)
+{
+    lucid_error err = {{0}};
+    lucid_ebm *m = lucid_ebm_from_json(text, "bad.json", &err);
+    assert_null(m);
+    if (!strstr(err.msg, message))
+        fail_msg("expected '%s' in '%s'", message, err.msg);
+}
+
+/* Replaces the first `from` in `text` by `to` (new string). */
+static char *replace(const char *text, const char *from, const char *to)
+{
+    const char *at = strstr(text, from);
+    assert_non_null(at);
+    size_t n = strlen(text) - strlen(from) + strlen(to);
+    char *out = malloc(n + 1);
+    size_t head = (size_t)(at - text);
+    memcpy(out, text, head);
+    strcpy(out + head, to);
+    strcat(out, at + strlen(from));
+    return out;
+}
+
+static void corrupt_model_files_are_rejected(void **state)
+{
+    (void)state;
+    lucid_dataset *ds = mixed_data();
+    lucid_error err = {{0}};
+    lucid_ebm *m = train_mixed(ds, 1, 1);
+    char *text = lucid_ebm_to_json(m, &err);
+    char *cut = strdup(text);
+    cut[strlen(cut) / 2] = '\0';
+    expect_rejected(cut, "bad.json:");
+    expect_rejected(cut, "not a valid model file");
+    expect_rejected("", "not a valid model file");
+    expect_rejected("[1,2]", "bad.json: format: not a lucid model file");
+    char *v2 = replace(text, "\"version\": 1", "\"version\": 2");
+    expect_rejected(v2, "bad.json: version: version 2 is not supported");
+    char *kind = replace(text, "\"kind\": \"ebm\"", "\"kind\": \"cart\"");
+    expect_rejected(kind, "bad.json: kind: expected a model of kind \"ebm\"");
+    char *scores = replace(text, "\"scores\": [\n", "\"scores\": [\n    0.5,\n");
+    expect_rejected(scores, "bad.json: terms[0].scores:");
+    char *bins = replace(text, "\"bins\": [\n", "\"bins\": [\n    7,\n");
+    expect_rejected(bins, "bad.json: terms[0].bins:");
+    char *feat = replace(text, "\"features\": [\n    \"x\"", "\"features\": [\n    \"nope\"");
+    expect_rejected(feat, "bad.json: terms[0].features: names a feature the model does not have");
+    char *type = replace(text, "\"continuous\"", "\"fuzzy\"");
+    expect_rejected(type, "bad.json: features[0].type:");
+    char *order = replace(text, "\"ann\"", "\"zed\"");
+    expect_rejected(order, "bad.json: features[3].categories: categories must be sorted");
+    /* Data without a feature the model needs. */
+    lucid_dataset *less = lucid_dataset_new(1, &err);
+    double one = 1;
+    lucid_dataset_add_numeric(less, "x", &one, &err);
+    double out;
+    assert_int_equal(lucid_ebm_predict(m, less, &out, &err), -1);
+    assert_string_equal(err.msg, "the data has no column 'z' that the model needs");
+    /* A categorical feature where the model wants numbers. */
+    lucid_dataset *typed = lucid_dataset_new(1, &err);
+    const char *s = "a";
+    lucid_dataset_add_strings(typed, "x", &s, &err);
+    lucid_dataset_add_numeric(typed, "z", &one, &err);
+    assert_int_equal(lucid_ebm_predict(m, typed, &out, &err), -1);
+    assert_string_equal(err.msg, "x: the model expects numbers, the data has strings");
+    lucid_dataset_free(less);
+    lucid_dataset_free(typed);
+    free(cut);
+    free(v2);
+    free(kind);
+    free(scores);
+    free(bins);
+    free(feat);
+    free(type);
+    free(order);
+    free(text);
+    lucid_ebm_free(m);
+    lucid_dataset_free(ds);
+}
+
+static void classification_separates_classes(void **state)
+{
+    (void)state;
+    lucid_error err = {{0}};
+    enum { N = 200 };
+    double x[N], y[N];
+    for (int i = 0; i < N; i++) {
+        x[i] = i % 20;
+        y[i] = x[i] >= 12;
+    }
+    lucid_dataset *ds = lucid_dataset_new(N, &err);
+    lucid_dataset_add_numeric(ds, "x", x, &err);
+    lucid_dataset_set_target(ds, "y", y, &err);
+    lucid_ebm_params p;
+    lucid_ebm_default_params(&p);
+    p.task = LUCID_CLASSIFICATION;
+    p.learning_rate = 0.5;
+    p.outer_bags = 2;
+    lucid_ebm *m = lucid_ebm_train(ds, &p, &err);
+    assert_non_null(m);
+    double pred[N];
+    assert_int_equal(lucid_ebm_predict(m, ds, pred, &err), 0);
+    for (int i = 0; i < N; i++)
+        assert_true(y[i] ? pred[i] > 0.9 : pred[i] < 0.1);
+    lucid_ebm_free(m);
+    y[0] = 0.5;
+    lucid_dataset_set_target(ds, "y", y, &err);
+    assert_null(lucid_ebm_train(ds, &p, &err));
+    assert_string_equal(err.msg, "row 1: a classification target must be 0 or 1");
+    lucid_dataset_free(ds);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(uniform_cuts_follow_the_formula),
+        cmocka_unit_test(quantile_cuts_on_small_arrays),
+        cmocka_unit_test(binning_is_lower_bound_inclusive_with_a_missing_bin),
+        cmocka_unit_test(categories_are_sorted_strings_and_unseen_ones_flagged),
+        cmocka_unit_test(split_is_seeded_and_sized_by_ceiling),
+        cmocka_unit_test(one_feature_finds_the_optimal_three_leaf_tree),
+        cmocka_unit_test(fast_scores_the_planted_pair),
+        cmocka_unit_test(same_seed_same_model_for_any_thread_count),
+        cmocka_unit_test(model_file_round_trips),
+        cmocka_unit_test(corrupt_model_files_are_rejected),
+        cmocka_unit_test(classification_separates_classes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
