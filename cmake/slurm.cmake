@@ -35,3 +35,21 @@ if(LUCID_HAVE_LAB)
            COMMAND bash ${CMAKE_SOURCE_DIR}/tests/slurm/lab_smoke.sh ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
   set_tests_properties(slurm_lab_smoke PROPERTIES TIMEOUT 120 LABELS slurm)
 endif()
+
+# lucid's Slurm plugins, loaded by slurmctld (job_submit) and slurmstepd
+# (SPANK) from ${CMAKE_BINARY_DIR}/plugins via PluginDir / plugstack.conf.
+# No -lslurm: the symbols they use come from the Slurm process loading them.
+if(LUCID_HAVE_SLURM)
+  foreach(plugin job_submit_lucid spank_lucid)
+    add_library(${plugin} MODULE ${CMAKE_SOURCE_DIR}/plugins/${plugin}.c)
+    target_include_directories(${plugin} PRIVATE ${LUCID_SLURM_INCLUDE_DIR})
+    set_target_properties(${plugin} PROPERTIES PREFIX ""
+                          LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/plugins)
+  endforeach()
+endif()
+
+if(LUCID_HAVE_LAB AND LUCID_HAVE_SLURM)
+  add_test(NAME slurm_plugins
+           COMMAND bash ${CMAKE_SOURCE_DIR}/tests/slurm/plugins.sh ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
+  set_tests_properties(slurm_plugins PROPERTIES TIMEOUT 120 LABELS slurm)
+endif()
