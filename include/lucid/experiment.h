@@ -1,0 +1,60 @@
+/* experiment.h — experiment files (`lucid simulate EXPERIMENT.ini`).
+ *
+ * Sections and keys (paths are relative to the experiment file):
+ *   [trace]    jobs, vcs, gpus_per_node, start
+ *   [simulate] policies, placer, compat, out, threads, series, seed, skip_oversized
+ *   [qssf]     estimates
+ *   [lucid]    estimates, forecast, sharing_labels, colocation, profiler_nodes_from,
+ *              profiler_nodes, profiler_time_limit, profiler_factor,
+ *              profiler_autoscale, borrow_vc, gpu_mem_mib, models
+ * Unknown sections or keys, and bad values, are errors naming the line. */
+#ifndef LUCID_EXPERIMENT_H
+#define LUCID_EXPERIMENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lucid/error.h"
+
+#define LUCID_EXP_MAX_POLICIES 16
+
+typedef struct lucid_experiment {
+    char *path;            /* the experiment file ("" when built from flags) */
+    char *jobs, *vcs;      /* resolved paths */
+    int32_t gpus_per_node;
+    int64_t start;         /* -1 = midnight before the first job */
+    char *policies[LUCID_EXP_MAX_POLICIES];
+    int npolicies;
+    char *placer;
+    int reference;         /* compat = reference */
+    char *out;
+    int threads;
+    int series;
+    uint64_t seed;
+    int skip_oversized;
+    char *qssf_estimates;
+    char *lucid_estimates, *forecast, *sharing_labels, *colocation;
+    char *profiler_nodes_from; /* "vc:n,vc:n" */
+    int32_t profiler_nodes;
+    int64_t profiler_time_limit;
+    int32_t profiler_factor;
+    int profiler_autoscale;
+    char *borrow_vc;
+    double gpu_mem_mib;
+    char *models;          /* "files" */
+} lucid_experiment;
+
+void lucid_experiment_defaults(lucid_experiment *exp);
+/* Reads an experiment file on top of the current values. */
+int lucid_experiment_load(lucid_experiment *exp, const char *path, lucid_error *err);
+/* Same from a buffer (tests, fuzzing); relative paths resolve against `dir`. */
+int lucid_experiment_load_mem(lucid_experiment *exp, const char *name, const char *dir,
+                              const char *text, lucid_error *err);
+/* Sets one key as if read from the file ("section", "key", "value");
+ * `origin`/`line` name where it came from in messages. */
+int lucid_experiment_set(lucid_experiment *exp, const char *section, const char *key,
+                         const char *value, const char *dir, const char *origin, long line,
+                         lucid_error *err);
+void lucid_experiment_free(lucid_experiment *exp);
+
+#endif

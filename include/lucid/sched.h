@@ -1,0 +1,261 @@
+/* sched.h — the scheduling core shared by the simulator and the live daemon.
+ *
+ * One `lucid_sched` holds the state of one virtual cluster: its nodes and
+ * GPUs (`lucid_cluster`), the pending queue, the running list (in start
+ * order, which matters to the reference's tie-breaks), and the per-job
+ * runtime records.  Policies and placers are ops tables (sched_policies.c,
+ * placers in cluster.c): adding one means one file and one table row.  The
+ * core never reads a clock: the caller passes `now` and feeds events
+ * (arrivals, completions, capacity changes). */
+#ifndef LUCID_SCHED_H
+#define LUCID_SCHED_H
+
+#include <stdint.h>
+
+#include "lucid/error.h"
+#include "lucid/trace.h"
+#include "lucid/util.h"
+
+#define LUCID_NEVER INT64_MAX
+#define LUCID_MAX_GPUS_PER_NODE 64
+
+/* ---------------- cluster: nodes and GPUs of one VC ---------------- */
+
+typedef struct lucid_node {
+    int32_t label;      /* the reference's node name: 0..n-1, 9999 for a returned node */
+    int32_t alive;      /* 0 once removed (lent to the profiler) */
+    int32_t free;       /* free GPUs */
+    int32_t jobs;       /* jobs with GPUs here (a packed pair counts twice) */
+    uint64_t free_mask; /* bit g set = GPU g free */
+} lucid_node;
+
+typedef struct lucid_cluster {
+    int32_t gpus_per_node;
+    lucid_node *nodes; /* list order; removed nodes stay as dead slots */
+    int32_t nslots, cap_slots;
+    int32_t alive_nodes;
+    int64_t total_gpus, free_gpus;
+    /* Per free-count bucket f (0..G), a bitset over slots of alive nodes
+     * with exactly f free GPUs: best-fit and whole-node queries in O(G + slots/64). */
+    uint64_t *buckets;
+    int32_t words;
+    int32_t *bucket_count;
+} lucid_cluster;
+
+typedef struct lucid_alloc {
+    int32_t node; /* slot */
+    int32_t gpus;
+    uint64_t mask;
+} lucid_alloc;
+
+int lucid_cluster_init(lucid_cluster *c, int32_t nodes, int32_t gpus_per_node, lucid_error *err);
+void lucid_cluster_free(lucid_cluster *c);
+/* Appends an empty node with this label; returns its slot or -1 (out of memory). */
+int32_t lucid_cluster_add_node(lucid_cluster *c, int32_t label);
+/* Removes an idle node (all GPUs free). */
+void lucid_cluster_remove_node(lucid_cluster *c, int32_t slot);
+void lucid_cluster_take(lucid_cluster *c, const lucid_alloc *a, int n);
+void lucid_cluster_give(lucid_cluster *c, const lucid_alloc *a, int n);
+/* First alive slot (list order) in free-count bucket f at or after slot `from`, or -1. */
+int32_t lucid_cluster_first_in_bucket(const lucid_cluster *c, int32_t f, int32_t from);
+
+/* Placers: choose GPUs without changing the cluster.  Return the number of
+ * alloc entries written (>= 1), or 0 if the job does not fit now. */
+typedef struct lucid_placer_ops {
+    const char *name;
+    const char *summary;
+    int (*select)(const lucid_cluster *c, int32_t gpus, lucid_rng *rng, lucid_alloc *out,
+                  int max_out);
+} lucid_placer_ops;
+
+const lucid_placer_ops *lucid_placer_find(const char *name);
+const lucid_placer_ops *const *lucid_placer_list(void); /* NULL-terminated */
+
+/* ---------------- semantics ---------------- */
+
+/* Each reference-simulator defect (spec §4.6) is one flag, so tests can
+ * switch them one at a time; lucid_semantics_reference() sets all of them. */
+typedef struct lucid_semantics {
+    int end_lag;               /* remain-based jobs end one second late */
+    int partner_lookup_bug;    /* a packed target ending first leaves its partner slowed */
+    int profiled_rejoin_at_submit; /* profiled jobs re-enter at submit time, work not charged */
+    int queue_double_count;    /* Lucid queue = profqueue + (start - submit) */
+    int borrow_lost;           /* a borrow with no idle node is dropped; the return still adds */
+} lucid_semantics;
+
+lucid_semantics lucid_semantics_reference(void);
+lucid_semantics lucid_semantics_fixed(void);
+
+/* ---------------- per-job runtime state ---------------- */
+
+enum { LUCID_WAITING = 0, LUCID_PENDING, LUCID_RUNNING, LUCID_DONE, LUCID_SKIPPED };
+
+typedef struct lucid_jobrun {
+    int64_t start_time;  /* first start (main pass), -1 if never */
+    int64_t end_time;    /* -1 until the job ends */
+    double queue;        /* queueing delay as the policy accounts it */
+    double remain;       /* work left after step `base` (seconds at rate 1) */
+    int64_t base;        /* step at which `remain` / `attained` were last materialized */
+    double rate;         /* progress per second: 1, or the co-located speed */
+    double priority;     /* the policy's sort key (estimate x gpus, ...) */
+    int64_t attained;    /* Tiresias: GPU-seconds attained up to `base` */
+    int64_t ckpt_time;   /* last preemption time */
+    int64_t arrival;     /* step the job joined this queue */
+    int64_t profqueue;   /* Lucid: wait for the profiler */
+    int64_t prof_start, prof_end; /* Lucid: profiling run (-1 if not profiled) */
+    uint32_t arrival_seq; /* order of joining the queue (stable tie-break) */
+    uint32_t run_seq;     /* order in the running list */
+    int32_t run_prev, run_next; /* running list links (job indices, -1 = none) */
+    int32_t alloc_off, alloc_n; /* GPUs held: entries in lucid_sched.allocs */
+    int32_t partner;      /* job sharing our GPUs now, -1 */
+    int32_t packed_with;  /* last partner (for reports), -1 */
+    int32_t share_score;  /* Lucid sharing score 0/1/2 */
+    int32_t ckpt_times;
+    uint32_t gen;         /* invalidates stale completion events */
+    int8_t status;
+    int8_t exclusive;     /* 0 while marked packed */
+    int8_t profiled, finished_in_profiler;
+} lucid_jobrun;
+
+/* ---------------- the scheduler state of one VC ---------------- */
+
+typedef struct lucid_event {
+    int64_t time;
+    uint32_t run_seq;
+    uint32_t gen;
+    int32_t job;
+} lucid_event;
+
+struct lucid_policy_ops;
+struct lucid_lucid_inputs;
+
+typedef struct lucid_sched {
+    const lucid_job *jobs;        /* the trace (global indices) */
+    lucid_jobrun *run;            /* runtime records, indexed like jobs */
+    lucid_cluster cluster;
+    const lucid_placer_ops *placer;
+    const struct lucid_policy_ops *policy;
+    const struct lucid_lucid_inputs *lucid; /* Lucid's models' outputs (NULL otherwise) */
+    const double *priority;       /* per job: estimate (<0 -> 1000) x gpu_num (QSSF, Lucid) */
+    lucid_semantics sem;
+    lucid_rng rng;
+    int32_t vc;
+
+    int32_t *queue;               /* pending jobs in policy order */
+    size_t qlen, qcap;
+    int32_t run_head, run_tail;   /* running list in start order */
+    size_t nrunning;
+    uint32_t next_run_seq, next_arrival_seq;
+
+    lucid_alloc *allocs;          /* GPU holdings (append-only arena) */
+    size_t nallocs, cap_allocs;
+    lucid_event *heap;            /* pending completions (min-heap) */
+    size_t nheap, cap_heap;
+
+    int64_t now;
+    int64_t packed_gpus;          /* GPUs carrying two jobs */
+    int changed;                  /* the last decide() started, preempted or packed something */
+    void *policy_state;
+    lucid_alloc *scratch;         /* placement buffer */
+    int scratch_cap;
+} lucid_sched;
+
+int lucid_sched_init(lucid_sched *s, const lucid_job *jobs, lucid_jobrun *run, int32_t vc,
+                     int32_t nodes, int32_t gpus_per_node, const lucid_placer_ops *placer,
+                     const struct lucid_policy_ops *policy, lucid_semantics sem, uint64_t seed,
+                     lucid_error *err);
+/* Frees the state (and the policy's, via policy->destroy). */
+void lucid_sched_free(lucid_sched *s);
+
+/* Queue helpers. */
+int lucid_sched_enqueue(lucid_sched *s, int32_t job); /* append (arrival order) */
+/* Inserts after every queued job that does not compare greater (stable insertion). */
+int lucid_sched_enqueue_sorted(lucid_sched *s, int32_t job,
+                               int (*less)(const lucid_sched *s, int32_t a, int32_t b));
+/* Removes queued jobs whose status is no longer PENDING (after a pass). */
+void lucid_sched_compact_queue(lucid_sched *s);
+
+/* Tries to place `job` with the placer; on success starts it (status,
+ * times, completion event) and returns 1; 0 if it does not fit. */
+int lucid_sched_try_start(lucid_sched *s, int32_t job);
+/* Starts `job` on exactly the GPUs of running `target` (Lucid packing). */
+void lucid_sched_start_packed(lucid_sched *s, int32_t job, int32_t target, double job_speed,
+                              double target_speed);
+/* Stops a running job and frees its GPUs (preemption); `remain` and
+ * `attained` are brought up to `now` first. */
+void lucid_sched_preempt(lucid_sched *s, int32_t job);
+/* Changes a running job's rate from the next second on. */
+void lucid_sched_set_rate(lucid_sched *s, int32_t job, double rate);
+/* Work left after step `t` (t >= base) for a running job. */
+double lucid_sched_remain_at(const lucid_sched *s, int32_t job, int64_t t);
+int64_t lucid_sched_attained_at(const lucid_sched *s, int32_t job, int64_t t);
+
+/* Completions: the earliest pending end time, or LUCID_NEVER. */
+int64_t lucid_sched_next_end(lucid_sched *s);
+/* Ends every job due at `now` (in start order), frees GPUs, and returns how
+ * many ended. */
+int lucid_sched_finish_due(lucid_sched *s, int64_t now);
+
+/* ---------------- policies ---------------- */
+
+enum {
+    LUCID_POLICY_REMAIN_BASED = 1, /* ends by remaining work (end lag applies) */
+    LUCID_POLICY_ESTIMATES = 2,    /* needs duration estimates */
+    LUCID_POLICY_LUCID = 4,        /* profiler, packing, forecast */
+};
+
+typedef struct lucid_policy_ops {
+    const char *name;
+    const char *summary;
+    unsigned flags;
+    int (*init)(lucid_sched *s, lucid_error *err);
+    void (*destroy)(lucid_sched *s);
+    /* A job joins the queue at s->now. */
+    int (*arrive)(lucid_sched *s, int32_t job);
+    /* Orders the queue and starts (or preempts) jobs at s->now. */
+    void (*decide)(lucid_sched *s);
+    /* The earliest step after s->now at which decide() could act although
+     * no job arrives or ends; LUCID_NEVER if none. */
+    int64_t (*next_decision)(const lucid_sched *s);
+    /* A running job is about to end at s->now (optional). */
+    void (*job_ending)(lucid_sched *s, int32_t job);
+} lucid_policy_ops;
+
+const lucid_policy_ops *lucid_policy_find(const char *name);
+const lucid_policy_ops *const *lucid_policy_list(void); /* NULL-terminated */
+
+extern const lucid_policy_ops lucid_policy_fifo, lucid_policy_sjf, lucid_policy_qssf,
+    lucid_policy_srtf, lucid_policy_tiresias, lucid_policy_lucid;
+
+/* Lucid's inputs (from the side files or the online models). */
+typedef struct lucid_lucid_inputs {
+    const int32_t *share;     /* per job sharing score 0..2 */
+    const lucid_pairs *pairs; /* co-located speeds */
+    const int32_t *outside_model; /* per string id: 1 = model not in the pair table */
+    double gmem_limit;        /* MiB per GPU (24576) */
+    double priority_ratio;    /* newcomer priority <= ratio x partner's (2) */
+    int32_t score_sum;        /* sharing scores must sum to <= this (2) */
+    /* Packing switch: on at [switch_on[k], switch_off[k]) — times are
+     * multiples of 100 s computed from the forecast. */
+    const int64_t *switch_times; /* times where the switch value changes */
+    const int8_t *switch_values; /* value from that time on */
+    size_t nswitch;
+    int8_t switch_initial;
+} lucid_lucid_inputs;
+
+/* Value of the packing switch at step t. */
+int lucid_packing_switch_at(const lucid_lucid_inputs *in, int64_t t);
+
+#endif
+
+/* ---------------- helpers for policies ---------------- */
+#ifndef LUCID_SCHED_HELPERS
+#define LUCID_SCHED_HELPERS
+/* Marks `job` pending from s->now on (arrival order, waiting-since time). */
+void lucid_sched_mark_arrival(lucid_sched *s, int32_t job);
+/* Starts queued jobs in queue order; with `stop_at_failure` the first job
+ * that does not fit ends the pass (head-of-line blocking).  Compacts the queue. */
+void lucid_sched_place_in_order(lucid_sched *s, int stop_at_failure);
+/* The reference's checkpoint-restore cost of a preemption: 40 s up to 8 GPUs, else 60 s. */
+int64_t lucid_preempt_overhead(const lucid_job *job);
+#endif

@@ -1,0 +1,110 @@
+/* sim.h — trace-driven, event-driven simulation of the policies.
+ *
+ * The simulator feeds the scheduling core (sched.h) simulated time: it
+ * jumps from one moment where something can change to the next (an
+ * arrival, a completion, a policy's own decision point, a capacity change)
+ * and still reproduces the reference simulator's one-second steps.  VCs are
+ * independent and run on worker threads; results do not depend on the
+ * thread count. */
+#ifndef LUCID_SIM_H
+#define LUCID_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lucid/sched.h"
+#include "lucid/trace.h"
+
+typedef struct lucid_sim_lucid_config {
+    int32_t profiler_nodes;      /* scale: nodes of the profiling cluster (2) */
+    int64_t profiler_time_limit; /* seconds (200) */
+    int32_t profiler_factor;     /* GPU limit = nodes x factor (4) */
+    int profiler_autoscale;      /* borrow a node when the profiler queue grows */
+    int32_t borrow_vc;           /* VC that lends the extra node (-1: none) */
+    int32_t *nodes_from;         /* per VC: nodes given to the profiler */
+    double gmem_limit;           /* 24576 MiB */
+    double priority_ratio;       /* 2 */
+    int32_t score_sum;           /* 2 */
+    double pack_threshold;       /* packing on when mean pred_gpu_job > this (2) */
+    double scale_down_factor;    /* profiler returns its node when pred_gpu_num <= this x GPU limit (5) */
+    int32_t scale_up_queue;      /* add a node when more than this many wait (10) */
+    int32_t scale_down_queue;    /* return it when fewer than this many wait (5) */
+} lucid_sim_lucid_config;
+
+typedef struct lucid_sim_config {
+    const lucid_placer_ops *placer;
+    lucid_semantics sem;
+    int reference;            /* --compat reference */
+    int32_t gpus_per_node;    /* 8 */
+    int threads;              /* worker threads (>= 1) */
+    uint64_t seed;
+    int64_t start;            /* simulation start (first step) */
+    int series;               /* record 60-second samples */
+    int skip_oversized;       /* exclude jobs larger than their VC instead of refusing */
+    lucid_sim_lucid_config lucid;
+} lucid_sim_config;
+
+void lucid_sim_config_defaults(lucid_sim_config *cfg);
+
+typedef struct lucid_sim_inputs {
+    const lucid_trace *trace;
+    const lucid_vcs *vcs;
+    const double *qssf_estimates;  /* per job, seconds (may be negative) */
+    const double *lucid_estimates;
+    const lucid_sharing *sharing;
+    const lucid_pairs *pairs;
+    const lucid_forecast *forecast;
+} lucid_sim_inputs;
+
+typedef struct lucid_sample {
+    int64_t time;
+    int32_t vc;
+    int32_t total_gpus, idle_gpus, pending_gpus, running_jobs, pending_jobs, packed_gpus;
+} lucid_sample;
+
+typedef struct lucid_sim_result {
+    const lucid_policy_ops *policy;
+    lucid_jobrun *run;       /* per trace job */
+    unsigned char *excluded; /* per job: 1 if not simulated (oversized, skipped) */
+    lucid_sample *samples;   /* by VC then time (when cfg.series) */
+    size_t nsamples;
+    int64_t profiled, finished_in_profiler, packed_at_end;
+    int64_t scaling_events;
+} lucid_sim_result;
+
+/* Progress callback: called from worker threads with the number of VC
+ * tasks done so far (serialized by the simulator). */
+typedef void (*lucid_progress_fn)(void *user, int done, int total);
+
+/* Runs each policy over the trace.  results[i] receives policy i. */
+int lucid_simulate(const lucid_sim_config *cfg, const lucid_sim_inputs *in,
+                   const lucid_policy_ops *const *policies, int npolicies,
+                   lucid_sim_result *results, lucid_progress_fn progress, void *user,
+                   lucid_error *err);
+void lucid_sim_result_free(lucid_sim_result *result);
+
+/* ---- metrics ---- */
+typedef struct lucid_summary {
+    int64_t jobs;
+    double avg_jct, avg_queue, p999_queue;
+} lucid_summary;
+/* Summary over the simulated jobs of VC `vc` (-1 = all), restricted to
+ * jobs with more than `min_gpus` and at most `max_gpus` GPUs. */
+int lucid_summarize(const lucid_trace *trace, const lucid_sim_result *result, int32_t vc,
+                    int32_t min_gpus_exclusive, int32_t max_gpus, lucid_summary *out);
+/* The p-th percentile (0..100) with linear interpolation between closest ranks; sorts `v`. */
+double lucid_percentile(double *v, size_t n, double p);
+
+#endif
+
+/* ---- outputs (report.c) ---- */
+#include <stdio.h>
+/* jobs-<policy>.csv: job_id,vc,gpu_num,submit_time,duration,start_time,end_time,queue,jct,
+ * profiled,finished_in_profiler,packed_with */
+int lucid_write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
+                     const lucid_sim_result *result);
+/* summary rows (no header): policy,vc,jobs,avg_jct,avg_queue,p999_queue per VC (by name) and `all` */
+int lucid_write_summary_rows(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
+                             const lucid_sim_result *result);
+/* series-<policy>.csv */
+int lucid_write_series(FILE *out, const lucid_vcs *vcs, const lucid_sim_result *result);

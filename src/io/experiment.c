@@ -1,0 +1,292 @@
+/* experiment.c — parsing of experiment files with inih; every key is a row
+ * in one table that names its section, kind and destination. */
+#include "lucid/experiment.h"
+
+#include <ini.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lucid/csv.h"
+
+enum key_kind { KEY_PATH, KEY_STRING, KEY_INT, KEY_BOOL, KEY_DOUBLE, KEY_POLICIES, KEY_COMPAT };
+
+typedef struct key_spec {
+    const char *section, *key;
+    enum key_kind kind;
+    size_t offset;
+    int64_t min, max; /* KEY_INT range */
+} key_spec;
+
+#define FIELD(f) offsetof(lucid_experiment, f)
+
+static const key_spec keys[] = {
+    {"trace", "jobs", KEY_PATH, FIELD(jobs), 0, 0},
+    {"trace", "vcs", KEY_PATH, FIELD(vcs), 0, 0},
+    {"trace", "gpus_per_node", KEY_INT, FIELD(gpus_per_node), 1, 64},
+    {"trace", "start", KEY_INT, FIELD(start), -1, INT64_MAX / 4},
+    {"simulate", "policies", KEY_POLICIES, FIELD(policies), 0, 0},
+    {"simulate", "placer", KEY_STRING, FIELD(placer), 0, 0},
+    {"simulate", "compat", KEY_COMPAT, FIELD(reference), 0, 0},
+    {"simulate", "out", KEY_PATH, FIELD(out), 0, 0},
+    {"simulate", "threads", KEY_INT, FIELD(threads), 1, 64},
+    {"simulate", "series", KEY_BOOL, FIELD(series), 0, 0},
+    {"simulate", "seed", KEY_INT, FIELD(seed), 0, INT64_MAX},
+    {"simulate", "skip_oversized", KEY_BOOL, FIELD(skip_oversized), 0, 0},
+    {"qssf", "estimates", KEY_PATH, FIELD(qssf_estimates), 0, 0},
+    {"lucid", "estimates", KEY_PATH, FIELD(lucid_estimates), 0, 0},
+    {"lucid", "forecast", KEY_PATH, FIELD(forecast), 0, 0},
+    {"lucid", "sharing_labels", KEY_PATH, FIELD(sharing_labels), 0, 0},
+    {"lucid", "colocation", KEY_PATH, FIELD(colocation), 0, 0},
+    {"lucid", "profiler_nodes_from", KEY_STRING, FIELD(profiler_nodes_from), 0, 0},
+    {"lucid", "profiler_nodes", KEY_INT, FIELD(profiler_nodes), 1, 100000},
+    {"lucid", "profiler_time_limit", KEY_INT, FIELD(profiler_time_limit), 1, INT64_MAX / 4},
+    {"lucid", "profiler_factor", KEY_INT, FIELD(profiler_factor), 1, 1024},
+    {"lucid", "profiler_autoscale", KEY_BOOL, FIELD(profiler_autoscale), 0, 0},
+    {"lucid", "borrow_vc", KEY_STRING, FIELD(borrow_vc), 0, 0},
+    {"lucid", "gpu_mem_mib", KEY_DOUBLE, FIELD(gpu_mem_mib), 0, 0},
+    {"lucid", "models", KEY_STRING, FIELD(models), 0, 0},
+};
+
+static char *dup_string(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+void lucid_experiment_defaults(lucid_experiment *exp)
+{
+    memset(exp, 0, sizeof *exp);
+    exp->gpus_per_node = 8;
+    exp->start = -1;
+    exp->threads = 2;
+    exp->seed = 1;
+    exp->profiler_nodes = 2;
+    exp->profiler_time_limit = 200;
+    exp->profiler_factor = 4;
+    exp->profiler_autoscale = 1;
+    exp->gpu_mem_mib = 24576;
+}
+
+void lucid_experiment_free(lucid_experiment *exp)
+{
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        char *base = (char *)exp + keys[i].offset;
+        if (keys[i].kind == KEY_PATH || keys[i].kind == KEY_STRING) {
+            free(*(char **)(void *)base);
+            *(char **)(void *)base = NULL;
+        }
+    }
+    for (int i = 0; i < exp->npolicies; i++)
+        free(exp->policies[i]);
+    exp->npolicies = 0;
+    free(exp->path);
+    exp->path = NULL;
+}
+
+static char *resolve(const char *dir, const char *value)
+{
+    if (value[0] == '/' || !dir || !*dir)
+        return dup_string(value);
+    size_t n = strlen(dir) + strlen(value) + 2;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%s/%s", dir, value);
+    return p;
+}
+
+static int parse_bool(const char *v, int *out)
+{
+    static const char *const yes[] = {"yes", "true", "on", "1"};
+    static const char *const no[] = {"no", "false", "off", "0"};
+    for (int i = 0; i < 4; i++) {
+        if (strcmp(v, yes[i]) == 0)
+            return *out = 1, 0;
+        if (strcmp(v, no[i]) == 0)
+            return *out = 0, 0;
+    }
+    return -1;
+}
+
+static int set_policies(lucid_experiment *exp, const char *value)
+{
+    for (int i = 0; i < exp->npolicies; i++)
+        free(exp->policies[i]);
+    exp->npolicies = 0;
+    const char *p = value;
+    while (*p) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        const char *start = p;
+        while (*p && *p != ',' && *p != ' ')
+            p++;
+        if (p == start)
+            break;
+        if (exp->npolicies == LUCID_EXP_MAX_POLICIES)
+            return -1;
+        char *name = malloc((size_t)(p - start) + 1);
+        if (!name)
+            return -1;
+        memcpy(name, start, (size_t)(p - start));
+        name[p - start] = '\0';
+        exp->policies[exp->npolicies++] = name;
+    }
+    return exp->npolicies > 0 ? 0 : -1;
+}
+
+int lucid_experiment_set(lucid_experiment *exp, const char *section, const char *key,
+                         const char *value, const char *dir, const char *origin, long line,
+                         lucid_error *err)
+{
+    char field[160];
+    snprintf(field, sizeof field, "[%s] %s", section, key);
+    const key_spec *spec = NULL;
+    int section_known = 0;
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        if (strcmp(keys[i].section, section) != 0)
+            continue;
+        section_known = 1;
+        if (strcmp(keys[i].key, key) == 0)
+            spec = &keys[i];
+    }
+    if (!section_known)
+        return lucid_error_at(err, origin, line, field, "unknown section [%s]", section);
+    if (!spec)
+        return lucid_error_at(err, origin, line, field, "unknown key");
+    char *dest = (char *)exp + spec->offset;
+    int64_t v;
+    double d;
+    int b;
+    switch (spec->kind) {
+    case KEY_PATH:
+    case KEY_STRING: {
+        if (!*value)
+            return lucid_error_at(err, origin, line, field, "empty value");
+        char *copy = spec->kind == KEY_PATH ? resolve(dir, value) : dup_string(value);
+        if (!copy)
+            return lucid_error_set(err, "out of memory");
+        free(*(char **)(void *)dest);
+        *(char **)(void *)dest = copy;
+        return 0;
+    }
+    case KEY_INT:
+        if (lucid_parse_i64(value, &v) < 0)
+            return lucid_error_at(err, origin, line, field, "'%s' is not an integer", value);
+        if (v < spec->min || v > spec->max)
+            return lucid_error_at(err, origin, line, field, "%lld out of range %lld..%lld",
+                                  (long long)v, (long long)spec->min, (long long)spec->max);
+        if (spec->offset == FIELD(start))
+            exp->start = v;
+        else if (spec->offset == FIELD(profiler_time_limit))
+            exp->profiler_time_limit = v;
+        else if (spec->offset == FIELD(seed))
+            exp->seed = (uint64_t)v;
+        else
+            *(int32_t *)(void *)dest = (int32_t)v;
+        return 0;
+    case KEY_BOOL:
+        if (parse_bool(value, &b) < 0)
+            return lucid_error_at(err, origin, line, field, "'%s' is not yes/no", value);
+        *(int *)(void *)dest = b;
+        return 0;
+    case KEY_DOUBLE:
+        if (lucid_parse_f64(value, &d) < 0 || d <= 0)
+            return lucid_error_at(err, origin, line, field, "'%s' is not a positive number", value);
+        *(double *)(void *)dest = d;
+        return 0;
+    case KEY_POLICIES:
+        if (set_policies(exp, value) < 0)
+            return lucid_error_at(err, origin, line, field,
+                                  "expected a comma-separated list of at most %d policies",
+                                  LUCID_EXP_MAX_POLICIES);
+        return 0;
+    case KEY_COMPAT:
+        if (strcmp(value, "reference") == 0)
+            exp->reference = 1;
+        else if (strcmp(value, "fixed") == 0 || strcmp(value, "default") == 0)
+            exp->reference = 0;
+        else
+            return lucid_error_at(err, origin, line, field,
+                                  "'%s' is not 'reference' or 'fixed'", value);
+        return 0;
+    }
+    return 0;
+}
+
+typedef struct parse_ctx {
+    lucid_experiment *exp;
+    const char *dir, *name;
+    lucid_error *err;
+    int failed;
+} parse_ctx;
+
+static int on_key(void *user, const char *section, const char *key, const char *value)
+{
+    parse_ctx *ctx = user;
+    if (ctx->failed)
+        return 0;
+    /* Line unknown here: inih reports it; we patch it into the message below. */
+    if (lucid_experiment_set(ctx->exp, section, key, value, ctx->dir, ctx->name, 0, ctx->err) < 0) {
+        ctx->failed = 1;
+        return 0;
+    }
+    return 1;
+}
+
+static int finish_parse(parse_ctx *ctx, int rc)
+{
+    if (rc == 0)
+        return 0;
+    if (rc == -1)
+        return lucid_error_set(ctx->err, "%s: cannot open", ctx->name);
+    if (rc == -2)
+        return lucid_error_set(ctx->err, "%s: out of memory", ctx->name);
+    if (!ctx->failed)
+        return lucid_error_at(ctx->err, ctx->name, rc, NULL,
+                              "malformed line (expected [section] or key = value)");
+    /* Insert the line inih found into "name: field: reason". */
+    char message[LUCID_ERROR_MAX];
+    size_t skip = strlen(ctx->name);
+    const char *rest = ctx->err->msg;
+    if (strncmp(rest, ctx->name, skip) == 0 && strncmp(rest + skip, ": ", 2) == 0)
+        rest += skip + 2;
+    snprintf(message, sizeof message, "%s", rest);
+    return lucid_error_at(ctx->err, ctx->name, rc, NULL, "%s", message);
+}
+
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return dup_string(".");
+    size_t n = (size_t)(slash - path);
+    char *dir = malloc(n + 2);
+    if (!dir)
+        return NULL;
+    memcpy(dir, path, n ? n : 1);
+    dir[n ? n : 1] = '\0';
+    return dir;
+}
+
+int lucid_experiment_load(lucid_experiment *exp, const char *path, lucid_error *err)
+{
+    char *dir = dir_of(path);
+    if (!dir)
+        return lucid_error_set(err, "out of memory");
+    free(exp->path);
+    exp->path = dup_string(path);
+    parse_ctx ctx = {exp, dir, path, err, 0};
+    int rc = finish_parse(&ctx, ini_parse(path, on_key, &ctx));
+    free(dir);
+    return rc;
+}
+
+int lucid_experiment_load_mem(lucid_experiment *exp, const char *name, const char *dir,
+                              const char *text, lucid_error *err)
+{
+    parse_ctx ctx = {exp, dir, name, err, 0};
+    return finish_parse(&ctx, ini_parse_string(text, on_key, &ctx));
+}

@@ -1,0 +1,634 @@
+/* trace.c — loading of traces, VC configurations and Lucid's side files
+ * (trace.h).  Everything is validated on the way in: the simulator may then
+ * assume well-formed data. */
+#include "lucid/trace.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lucid/csv.h"
+
+/* ---------------- VC configuration ---------------- */
+
+int32_t lucid_vcs_add(lucid_vcs *vcs, const char *name, int32_t nodes)
+{
+    if (!vcs->names && !(vcs->names = lucid_strtab_new()))
+        return -1;
+    int32_t id = lucid_strtab_intern(vcs->names, name);
+    if (id < 0)
+        return -1;
+    if (id < vcs->count) {
+        vcs->nodes[id] = nodes;
+        return id;
+    }
+    int32_t *grown = realloc(vcs->nodes, (size_t)(id + 1) * sizeof *grown);
+    if (!grown)
+        return -1;
+    vcs->nodes = grown;
+    vcs->nodes[id] = nodes;
+    vcs->count = id + 1;
+    return id;
+}
+
+int lucid_vcs_load(lucid_vcs *vcs, const char *path, lucid_error *err)
+{
+    memset(vcs, 0, sizeof *vcs);
+    lucid_csv *csv = lucid_csv_open(path, err);
+    if (!csv)
+        return -1;
+    int name_col = lucid_csv_col(csv, "vc");
+    if (name_col < 0)
+        name_col = lucid_csv_col(csv, ""); /* the reference's unnamed index column */
+    int nodes_col = lucid_csv_col(csv, "nodes");
+    if (nodes_col < 0)
+        nodes_col = lucid_csv_col(csv, "num");
+    if (name_col < 0 || nodes_col < 0) {
+        lucid_error_at(err, path, 1, NULL,
+                       "header must be 'vc,nodes' (or the reference's ',num')");
+        lucid_csv_close(csv);
+        return -1;
+    }
+    int got;
+    while ((got = lucid_csv_next(csv, err)) == 1) {
+        const char *name = lucid_csv_field(csv, name_col);
+        int64_t nodes;
+        if (!*name) {
+            got = lucid_error_at(err, path, lucid_csv_line(csv), lucid_csv_header(csv, name_col),
+                                 "empty VC name");
+            break;
+        }
+        if (lucid_csv_i64(csv, nodes_col, &nodes, err) < 0) {
+            got = -1;
+            break;
+        }
+        if (nodes < 0 || nodes > 1000000) {
+            got = lucid_error_at(err, path, lucid_csv_line(csv), lucid_csv_header(csv, nodes_col),
+                                 "node count %lld out of range 0..1000000", (long long)nodes);
+            break;
+        }
+        if (vcs->names && lucid_strtab_find(vcs->names, name) >= 0) {
+            got = lucid_error_at(err, path, lucid_csv_line(csv), lucid_csv_header(csv, name_col),
+                                 "VC '%s' listed twice", name);
+            break;
+        }
+        if (lucid_vcs_add(vcs, name, (int32_t)nodes) < 0) {
+            got = lucid_error_set(err, "%s: out of memory", path);
+            break;
+        }
+    }
+    lucid_csv_close(csv);
+    if (got == 0 && vcs->count == 0)
+        got = lucid_error_at(err, path, 0, NULL, "no VCs listed");
+    if (got < 0) {
+        lucid_vcs_free(vcs);
+        return -1;
+    }
+    return 0;
+}
+
+void lucid_vcs_free(lucid_vcs *vcs)
+{
+    lucid_strtab_free(vcs->names);
+    free(vcs->nodes);
+    memset(vcs, 0, sizeof *vcs);
+}
+
+const char *lucid_vcs_name(const lucid_vcs *vcs, int32_t vc)
+{
+    return vcs->names ? lucid_strtab_get(vcs->names, vc) : "";
+}
+
+/* ---------------- trace ---------------- */
+
+typedef struct trace_columns {
+    int job_id, vc, gpu_num, cpu_num, submit_time, duration, user, state;
+    int model, dataset, batchsize, amp, speed, gpu_util, gmem_util, gmem;
+} trace_columns;
+
+static int optional_string(lucid_trace *trace, const lucid_csv *csv, int col, int32_t *out)
+{
+    *out = -1;
+    if (col < 0)
+        return 0;
+    const char *s = lucid_csv_field(csv, col);
+    if (!*s)
+        return 0;
+    *out = lucid_strtab_intern(trace->strings, s);
+    return *out < 0 ? -1 : 0;
+}
+
+static int optional_number(const lucid_csv *csv, int col, double *out, lucid_error *err)
+{
+    *out = NAN;
+    if (col < 0 || !*lucid_csv_field(csv, col))
+        return 0;
+    return lucid_csv_f64(csv, col, out, err);
+}
+
+static int read_submit_time(const lucid_csv *csv, int col, int64_t *out, lucid_error *err)
+{
+    const char *s = lucid_csv_field(csv, col);
+    if (strchr(s, '-') && strchr(s + 1, '-')) {
+        if (lucid_time_parse(s, out) < 0)
+            return lucid_error_at(err, lucid_csv_name(csv), lucid_csv_line(csv), "submit_time",
+                                  "'%s' is neither integer seconds nor YYYY-MM-DD HH:MM:SS", s);
+        return 0;
+    }
+    if (lucid_csv_i64(csv, col, out, err) < 0)
+        return -1;
+    if (*out < 0)
+        return lucid_error_at(err, lucid_csv_name(csv), lucid_csv_line(csv), "submit_time",
+                              "negative time %lld", (long long)*out);
+    return 0;
+}
+
+static int check_range(const lucid_csv *csv, const char *field, int64_t v, int64_t lo, int64_t hi,
+                       lucid_error *err)
+{
+    if (v < lo || v > hi)
+        return lucid_error_at(err, lucid_csv_name(csv), lucid_csv_line(csv), field,
+                              "%lld out of range %lld..%lld", (long long)v, (long long)lo,
+                              (long long)hi);
+    return 0;
+}
+
+static int read_job(lucid_trace *trace, const lucid_csv *csv, const trace_columns *c,
+                    const lucid_vcs *vcs, lucid_job *job, int *skip, lucid_error *err)
+{
+    const char *file = lucid_csv_name(csv);
+    long line = lucid_csv_line(csv);
+    int64_t v;
+    memset(job, 0, sizeof *job);
+    *skip = 0;
+    job->line = (int32_t)line;
+    if (lucid_csv_i64(csv, c->job_id, &job->job_id, err) < 0)
+        return -1;
+    const char *vc = lucid_csv_field(csv, c->vc);
+    job->vc = vcs->names ? lucid_strtab_find(vcs->names, vc) : -1;
+    if (job->vc < 0)
+        return lucid_error_at(err, file, line, "vc", "unknown VC '%s' (not in the VC configuration)",
+                              vc);
+    if (lucid_csv_i64(csv, c->gpu_num, &v, err) < 0 || check_range(csv, "gpu_num", v, 0, 1 << 20, err) < 0)
+        return -1;
+    job->gpu_num = (int32_t)v;
+    if (v == 0) {
+        *skip = 1; /* CPU-only job: GPU schedulers never see it (the reference drops it too) */
+        return 0;
+    }
+    job->cpu_num = 0;
+    if (c->cpu_num >= 0 && *lucid_csv_field(csv, c->cpu_num)) {
+        if (lucid_csv_i64(csv, c->cpu_num, &v, err) < 0 || check_range(csv, "cpu_num", v, 0, 1 << 24, err) < 0)
+            return -1;
+        job->cpu_num = (int32_t)v;
+    }
+    if (read_submit_time(csv, c->submit_time, &job->submit_time, err) < 0)
+        return -1;
+    if (lucid_csv_i64(csv, c->duration, &job->duration, err) < 0)
+        return -1;
+    if (job->duration <= 0)
+        return lucid_error_at(err, file, line, "duration",
+                              "%lld: a duration must be a positive number of seconds",
+                              (long long)job->duration);
+    if (job->duration > ((int64_t)1 << 40))
+        return lucid_error_at(err, file, line, "duration", "%lld is implausibly large",
+                              (long long)job->duration);
+    if (optional_string(trace, csv, c->user, &job->user) < 0 ||
+        optional_string(trace, csv, c->state, &job->state) < 0 ||
+        optional_string(trace, csv, c->model, &job->workload.model) < 0 ||
+        optional_string(trace, csv, c->dataset, &job->workload.dataset) < 0)
+        return lucid_error_set(err, "%s: out of memory", file);
+    job->workload.batchsize = -1;
+    job->workload.amp = -1;
+    if (c->batchsize >= 0 && *lucid_csv_field(csv, c->batchsize)) {
+        if (lucid_csv_i64(csv, c->batchsize, &v, err) < 0 || check_range(csv, "batchsize", v, 0, 1 << 30, err) < 0)
+            return -1;
+        job->workload.batchsize = (int32_t)v;
+    }
+    if (c->amp >= 0 && *lucid_csv_field(csv, c->amp)) {
+        if (lucid_csv_i64(csv, c->amp, &v, err) < 0 || check_range(csv, "amp", v, 0, 1, err) < 0)
+            return -1;
+        job->workload.amp = (int32_t)v;
+    }
+    if (optional_number(csv, c->speed, &job->speed, err) < 0 ||
+        optional_number(csv, c->gpu_util, &job->gpu_util, err) < 0 ||
+        optional_number(csv, c->gmem_util, &job->gmem_util, err) < 0 ||
+        optional_number(csv, c->gmem, &job->gmem, err) < 0)
+        return -1;
+    if (job->gmem < 0)
+        return lucid_error_at(err, file, line, "gmem", "negative memory %g", job->gmem);
+    return 0;
+}
+
+static int compare_submit(const void *a, const void *b)
+{
+    const lucid_job *x = a, *y = b;
+    if (x->submit_time != y->submit_time)
+        return x->submit_time < y->submit_time ? -1 : 1;
+    return x->line < y->line ? -1 : x->line > y->line; /* file order breaks ties */
+}
+
+typedef struct id_pair {
+    int64_t id, index;
+} id_pair;
+
+static int compare_id_pair(const void *a, const void *b)
+{
+    const id_pair *x = a, *y = b;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int build_id_index(lucid_trace *trace, const char *name, lucid_error *err)
+{
+    id_pair *pairs = malloc((trace->njobs + 1) * sizeof *pairs);
+    trace->by_id = malloc((trace->njobs + 1) * sizeof *trace->by_id);
+    if (!pairs || !trace->by_id) {
+        free(pairs);
+        return lucid_error_set(err, "%s: out of memory", name);
+    }
+    for (size_t i = 0; i < trace->njobs; i++) {
+        pairs[i].id = trace->jobs[i].job_id;
+        pairs[i].index = (int64_t)i;
+    }
+    qsort(pairs, trace->njobs, sizeof *pairs, compare_id_pair);
+    int rc = 0;
+    for (size_t i = 0; i < trace->njobs; i++) {
+        trace->by_id[i] = pairs[i].index;
+        if (i > 0 && pairs[i].id == pairs[i - 1].id) {
+            const lucid_job *dup = &trace->jobs[pairs[i].index];
+            rc = lucid_error_at(err, name, dup->line, "job_id", "duplicate job id %lld",
+                                (long long)dup->job_id);
+            break;
+        }
+    }
+    free(pairs);
+    return rc;
+}
+
+int64_t lucid_trace_find(const lucid_trace *trace, int64_t job_id)
+{
+    size_t lo = 0, hi = trace->njobs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int64_t id = trace->jobs[trace->by_id[mid]].job_id;
+        if (id < job_id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < trace->njobs && trace->jobs[trace->by_id[lo]].job_id == job_id)
+        return trace->by_id[lo];
+    return -1;
+}
+
+static int load_from_csv(lucid_trace *trace, lucid_csv *csv, const lucid_vcs *vcs, lucid_error *err)
+{
+    const char *name = lucid_csv_name(csv);
+    trace_columns c = {
+        .job_id = lucid_csv_col(csv, "job_id"), .vc = lucid_csv_col(csv, "vc"),
+        .gpu_num = lucid_csv_col(csv, "gpu_num"), .cpu_num = lucid_csv_col(csv, "cpu_num"),
+        .submit_time = lucid_csv_col(csv, "submit_time"), .duration = lucid_csv_col(csv, "duration"),
+        .user = lucid_csv_col(csv, "user"), .state = lucid_csv_col(csv, "state"),
+        .model = lucid_csv_col(csv, "model"), .dataset = lucid_csv_col(csv, "dataset"),
+        .batchsize = lucid_csv_col(csv, "batchsize"), .amp = lucid_csv_col(csv, "amp"),
+        .speed = lucid_csv_col(csv, "speed"), .gpu_util = lucid_csv_col(csv, "gpu_util"),
+        .gmem_util = lucid_csv_col(csv, "gmem_util"), .gmem = lucid_csv_col(csv, "gmem"),
+    };
+    const char *required[] = {"job_id", "vc", "gpu_num", "submit_time", "duration"};
+    const int cols[] = {c.job_id, c.vc, c.gpu_num, c.submit_time, c.duration};
+    for (int i = 0; i < 5; i++)
+        if (cols[i] < 0)
+            return lucid_error_at(err, name, 1, required[i], "required column is missing");
+    trace->has_workload = c.model >= 0 && c.dataset >= 0 && c.batchsize >= 0 && c.amp >= 0;
+    trace->has_metrics = c.gpu_util >= 0 && c.gmem_util >= 0 && c.gmem >= 0;
+    size_t cap = 0;
+    int got;
+    while ((got = lucid_csv_next(csv, err)) == 1) {
+        if (LUCID_GROW(trace->jobs, cap, trace->njobs + 2) < 0)
+            return lucid_error_set(err, "%s: out of memory", name);
+        int skip;
+        if (read_job(trace, csv, &c, vcs, &trace->jobs[trace->njobs], &skip, err) < 0)
+            return -1;
+        if (skip)
+            trace->skipped_cpu_jobs++;
+        else
+            trace->njobs++;
+    }
+    if (got < 0)
+        return -1;
+    if (trace->njobs == 0)
+        return lucid_error_at(err, name, 0, NULL, "no GPU jobs in the trace");
+    /* Stable by construction: ties compare by line. */
+    qsort(trace->jobs, trace->njobs, sizeof *trace->jobs, compare_submit);
+    return build_id_index(trace, name, err);
+}
+
+static int load_common(lucid_trace *trace, lucid_csv *csv, const lucid_vcs *vcs, lucid_error *err)
+{
+    if (!csv)
+        return -1;
+    trace->strings = lucid_strtab_new();
+    if (!trace->strings) {
+        lucid_csv_close(csv);
+        return lucid_error_set(err, "out of memory");
+    }
+    int rc = load_from_csv(trace, csv, vcs, err);
+    lucid_csv_close(csv);
+    if (rc < 0)
+        lucid_trace_free(trace);
+    return rc;
+}
+
+int lucid_trace_load(lucid_trace *trace, const char *path, const lucid_vcs *vcs, lucid_error *err)
+{
+    memset(trace, 0, sizeof *trace);
+    return load_common(trace, lucid_csv_open(path, err), vcs, err);
+}
+
+int lucid_trace_load_mem(lucid_trace *trace, const char *name, const char *data, size_t len,
+                         const lucid_vcs *vcs, lucid_error *err)
+{
+    memset(trace, 0, sizeof *trace);
+    return load_common(trace, lucid_csv_open_mem(name, data, len, err), vcs, err);
+}
+
+void lucid_trace_free(lucid_trace *trace)
+{
+    free(trace->jobs);
+    free(trace->by_id);
+    lucid_strtab_free(trace->strings);
+    memset(trace, 0, sizeof *trace);
+}
+
+/* ---------------- side files ---------------- */
+
+int lucid_estimates_load(double **est, const lucid_trace *trace, const char *path,
+                         lucid_error *err)
+{
+    *est = NULL;
+    lucid_csv *csv = lucid_csv_open(path, err);
+    if (!csv)
+        return -1;
+    int id_col = lucid_csv_col(csv, "job_id"), p_col = lucid_csv_col(csv, "priority");
+    if (p_col < 0)
+        p_col = lucid_csv_col(csv, "estimate");
+    if (id_col < 0 || p_col < 0) {
+        lucid_csv_close(csv);
+        return lucid_error_at(err, path, 1, NULL, "header must name job_id and priority");
+    }
+    double *values = malloc((trace->njobs + 1) * sizeof *values);
+    unsigned char *seen = calloc(trace->njobs + 1, 1);
+    int got = -1;
+    if (!values || !seen) {
+        lucid_error_set(err, "%s: out of memory", path);
+        goto done;
+    }
+    while ((got = lucid_csv_next(csv, err)) == 1) {
+        int64_t id;
+        double v;
+        if (lucid_csv_i64(csv, id_col, &id, err) < 0 || lucid_csv_f64(csv, p_col, &v, err) < 0) {
+            got = -1;
+            break;
+        }
+        int64_t index = lucid_trace_find(trace, id);
+        if (index < 0)
+            continue; /* estimates may cover more jobs than this trace */
+        values[index] = v;
+        seen[index] = 1;
+    }
+    if (got == 0)
+        for (size_t i = 0; i < trace->njobs; i++)
+            if (!seen[i]) {
+                got = lucid_error_at(err, path, 0, NULL,
+                                     "no estimate for job %lld (trace line %d)",
+                                     (long long)trace->jobs[i].job_id, trace->jobs[i].line);
+                break;
+            }
+done:
+    lucid_csv_close(csv);
+    free(seen);
+    if (got < 0) {
+        free(values);
+        return -1;
+    }
+    *est = values;
+    return 0;
+}
+
+static int read_key(lucid_trace *trace, const lucid_csv *csv, const int cols[4],
+                    lucid_workload_key *key, lucid_error *err)
+{
+    int64_t v;
+    key->model = lucid_strtab_intern(trace->strings, lucid_csv_field(csv, cols[0]));
+    key->dataset = lucid_strtab_intern(trace->strings, lucid_csv_field(csv, cols[1]));
+    if (key->model < 0 || key->dataset < 0)
+        return lucid_error_set(err, "out of memory");
+    if (lucid_csv_i64(csv, cols[2], &v, err) < 0)
+        return -1;
+    key->batchsize = (int32_t)v;
+    if (lucid_csv_i64(csv, cols[3], &v, err) < 0)
+        return -1;
+    if (v != 0 && v != 1)
+        return lucid_error_at(err, lucid_csv_name(csv), lucid_csv_line(csv),
+                              lucid_csv_header(csv, cols[3]), "amp must be 0 or 1");
+    key->amp = (int32_t)v;
+    return 0;
+}
+
+static int same_key(const lucid_workload_key *a, const lucid_workload_key *b)
+{
+    return a->model == b->model && a->dataset == b->dataset && a->batchsize == b->batchsize &&
+           a->amp == b->amp;
+}
+
+static int require_cols(const lucid_csv *csv, const char *path, const char *const *names, int *cols,
+                        int n, lucid_error *err)
+{
+    for (int i = 0; i < n; i++) {
+        cols[i] = lucid_csv_col(csv, names[i]);
+        if (cols[i] < 0)
+            return lucid_error_at(err, path, 1, names[i], "required column is missing");
+    }
+    return 0;
+}
+
+int lucid_sharing_load(lucid_sharing *sharing, lucid_trace *trace, const char *path,
+                       lucid_error *err)
+{
+    memset(sharing, 0, sizeof *sharing);
+    lucid_csv *csv = lucid_csv_open(path, err);
+    if (!csv)
+        return -1;
+    static const char *const names[] = {"model", "dataset", "batchsize", "amp", "speed",
+                                        "gpu_util", "gmem_util", "gmem", "label"};
+    int cols[9];
+    size_t cap = 0;
+    int got = require_cols(csv, path, names, cols, 9, err);
+    while (got == 0 && (got = lucid_csv_next(csv, err)) == 1) {
+        got = -1;
+        if (LUCID_GROW(sharing->rows, cap, sharing->count + 1) < 0) {
+            lucid_error_set(err, "%s: out of memory", path);
+            break;
+        }
+        lucid_sharing_row *row = &sharing->rows[sharing->count];
+        int64_t label;
+        if (read_key(trace, csv, cols, &row->key, err) < 0 ||
+            lucid_csv_f64(csv, cols[4], &row->speed, err) < 0 ||
+            lucid_csv_f64(csv, cols[5], &row->gpu_util, err) < 0 ||
+            lucid_csv_f64(csv, cols[6], &row->gmem_util, err) < 0 ||
+            lucid_csv_f64(csv, cols[7], &row->gmem, err) < 0 ||
+            lucid_csv_i64(csv, cols[8], &label, err) < 0)
+            break;
+        if (label < 0 || label > 2) {
+            lucid_error_at(err, path, lucid_csv_line(csv), "label", "sharing label must be 0, 1 or 2");
+            break;
+        }
+        row->label = (int32_t)label;
+        sharing->count++;
+        got = 0;
+    }
+    lucid_csv_close(csv);
+    if (got < 0) {
+        lucid_sharing_free(sharing);
+        return -1;
+    }
+    return 0;
+}
+
+void lucid_sharing_free(lucid_sharing *sharing)
+{
+    free(sharing->rows);
+    memset(sharing, 0, sizeof *sharing);
+}
+
+int64_t lucid_sharing_find(const lucid_sharing *sharing, const lucid_workload_key *key)
+{
+    for (size_t i = 0; i < sharing->count; i++)
+        if (same_key(&sharing->rows[i].key, key))
+            return (int64_t)i;
+    return -1;
+}
+
+int lucid_pairs_load(lucid_pairs *pairs, lucid_trace *trace, const char *path, lucid_error *err)
+{
+    memset(pairs, 0, sizeof *pairs);
+    lucid_csv *csv = lucid_csv_open(path, err);
+    if (!csv)
+        return -1;
+    static const char *const names[] = {"model1", "dataset1", "batchsize1", "amp1", "speed1",
+                                        "model2", "dataset2", "batchsize2", "amp2", "speed2",
+                                        "gpu_util", "gmem"};
+    int cols[12];
+    size_t cap = 0;
+    int got = require_cols(csv, path, names, cols, 12, err);
+    while (got == 0 && (got = lucid_csv_next(csv, err)) == 1) {
+        got = -1;
+        if (LUCID_GROW(pairs->rows, cap, pairs->count + 1) < 0) {
+            lucid_error_set(err, "%s: out of memory", path);
+            break;
+        }
+        lucid_pair_row *row = &pairs->rows[pairs->count];
+        if (read_key(trace, csv, cols, &row->a, err) < 0 ||
+            lucid_csv_f64(csv, cols[4], &row->speed_a, err) < 0 ||
+            read_key(trace, csv, cols + 5, &row->b, err) < 0 ||
+            lucid_csv_f64(csv, cols[9], &row->speed_b, err) < 0 ||
+            lucid_csv_f64(csv, cols[10], &row->gpu_util, err) < 0 ||
+            lucid_csv_f64(csv, cols[11], &row->gmem, err) < 0)
+            break;
+        if (row->speed_a <= 0 || row->speed_b <= 0) {
+            lucid_error_at(err, path, lucid_csv_line(csv), "speed1", "speeds must be positive");
+            break;
+        }
+        pairs->count++;
+        got = 0;
+    }
+    lucid_csv_close(csv);
+    if (got < 0) {
+        lucid_pairs_free(pairs);
+        return -1;
+    }
+    return 0;
+}
+
+void lucid_pairs_free(lucid_pairs *pairs)
+{
+    free(pairs->rows);
+    memset(pairs, 0, sizeof *pairs);
+}
+
+int lucid_pairs_speed(const lucid_pairs *pairs, const lucid_workload_key *a,
+                      const lucid_workload_key *b, double *speed_a, double *speed_b)
+{
+    for (size_t i = 0; i < pairs->count; i++)
+        if (same_key(&pairs->rows[i].a, a) && same_key(&pairs->rows[i].b, b)) {
+            *speed_a = pairs->rows[i].speed_a;
+            *speed_b = pairs->rows[i].speed_b;
+            return 1;
+        }
+    for (size_t i = 0; i < pairs->count; i++)
+        if (same_key(&pairs->rows[i].a, b) && same_key(&pairs->rows[i].b, a)) {
+            *speed_a = pairs->rows[i].speed_b;
+            *speed_b = pairs->rows[i].speed_a;
+            return 1;
+        }
+    return 0;
+}
+
+int lucid_forecast_load(lucid_forecast *fc, const char *path, lucid_error *err)
+{
+    memset(fc, 0, sizeof *fc);
+    lucid_csv *csv = lucid_csv_open(path, err);
+    if (!csv)
+        return -1;
+    static const char *const names[] = {"time", "pred_gpu_job", "pred_gpu_num"};
+    int cols[3];
+    size_t cap_offset = 0, cap_job = 0, cap_num = 0;
+    int64_t first = 0, previous = 0;
+    int got = require_cols(csv, path, names, cols, 3, err);
+    while (got == 0 && (got = lucid_csv_next(csv, err)) == 1) {
+        got = -1;
+        if (LUCID_GROW(fc->offset, cap_offset, fc->count + 1) < 0 ||
+            LUCID_GROW(fc->pred_gpu_job, cap_job, fc->count + 1) < 0 ||
+            LUCID_GROW(fc->pred_gpu_num, cap_num, fc->count + 1) < 0) {
+            lucid_error_set(err, "%s: out of memory", path);
+            break;
+        }
+        int64_t t;
+        const char *s = lucid_csv_field(csv, cols[0]);
+        if (lucid_time_parse(s, &t) < 0 && lucid_parse_i64(s, &t) < 0) {
+            lucid_error_at(err, path, lucid_csv_line(csv), "time",
+                           "'%s' is neither YYYY-MM-DD HH:MM:SS nor integer seconds", s);
+            break;
+        }
+        if (fc->count == 0)
+            first = t;
+        else if (t <= previous) {
+            lucid_error_at(err, path, lucid_csv_line(csv), "time", "times must increase");
+            break;
+        }
+        previous = t;
+        size_t k = fc->count;
+        fc->offset[k] = t - first;
+        if (lucid_csv_f64(csv, cols[1], &fc->pred_gpu_job[k], err) < 0 ||
+            lucid_csv_f64(csv, cols[2], &fc->pred_gpu_num[k], err) < 0)
+            break;
+        fc->count++;
+        got = 0;
+    }
+    lucid_csv_close(csv);
+    if (got < 0) {
+        lucid_forecast_free(fc);
+        return -1;
+    }
+    return 0;
+}
+
+void lucid_forecast_free(lucid_forecast *fc)
+{
+    free(fc->offset);
+    free(fc->pred_gpu_job);
+    free(fc->pred_gpu_num);
+    memset(fc, 0, sizeof *fc);
+}

@@ -1,0 +1,422 @@
+/* sched.c — state of one virtual cluster under a policy: queue, running
+ * list, GPU holdings, completion events and packed pairs (sched.h).
+ *
+ * Work is tracked lazily: a running job stores the work left after step
+ * `base` and its rate, so nothing is touched per simulated second.  The
+ * reference simulator subtracts the rate once per second in double
+ * precision; for rate 1 that is exact arithmetic, for a co-located speed we
+ * repeat the subtraction so the last second comes out the same. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lucid/sched.h"
+
+lucid_semantics lucid_semantics_reference(void)
+{
+    return (lucid_semantics){.end_lag = 1,
+                             .partner_lookup_bug = 1,
+                             .profiled_rejoin_at_submit = 1,
+                             .queue_double_count = 1,
+                             .borrow_lost = 1};
+}
+
+lucid_semantics lucid_semantics_fixed(void) { return (lucid_semantics){0}; }
+
+int lucid_sched_init(lucid_sched *s, const lucid_job *jobs, lucid_jobrun *run, int32_t vc,
+                     int32_t nodes, int32_t gpus_per_node, const lucid_placer_ops *placer,
+                     const lucid_policy_ops *policy, lucid_semantics sem, uint64_t seed,
+                     lucid_error *err)
+{
+    memset(s, 0, sizeof *s);
+    s->jobs = jobs;
+    s->run = run;
+    s->vc = vc;
+    s->placer = placer;
+    s->policy = policy;
+    s->sem = sem;
+    s->run_head = s->run_tail = -1;
+    lucid_rng_seed(&s->rng, seed ^ ((uint64_t)(uint32_t)vc * 0x9e3779b97f4a7c15ULL));
+    /* The caller sets priorities and Lucid's inputs, then runs policy->init. */
+    return lucid_cluster_init(&s->cluster, nodes, gpus_per_node, err);
+}
+
+void lucid_sched_free(lucid_sched *s)
+{
+    if (s->policy && s->policy->destroy)
+        s->policy->destroy(s);
+    lucid_cluster_free(&s->cluster);
+    free(s->queue);
+    free(s->allocs);
+    free(s->heap);
+    free(s->scratch);
+    memset(s, 0, sizeof *s);
+}
+
+/* ---------------- queue ---------------- */
+
+int lucid_sched_enqueue(lucid_sched *s, int32_t job)
+{
+    if (LUCID_GROW(s->queue, s->qcap, s->qlen + 1) < 0)
+        return -1;
+    s->queue[s->qlen++] = job;
+    return 0;
+}
+
+int lucid_sched_enqueue_sorted(lucid_sched *s, int32_t job,
+                               int (*less)(const lucid_sched *s, int32_t a, int32_t b))
+{
+    if (LUCID_GROW(s->queue, s->qcap, s->qlen + 1) < 0)
+        return -1;
+    /* Upper bound: after every job that is not greater than `job`. */
+    size_t lo = 0, hi = s->qlen;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (less(s, job, s->queue[mid]))
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    memmove(s->queue + lo + 1, s->queue + lo, (s->qlen - lo) * sizeof *s->queue);
+    s->queue[lo] = job;
+    s->qlen++;
+    return 0;
+}
+
+void lucid_sched_compact_queue(lucid_sched *s)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < s->qlen; i++)
+        if (s->run[s->queue[i]].status == LUCID_PENDING)
+            s->queue[kept++] = s->queue[i];
+    s->qlen = kept;
+}
+
+/* ---------------- completion events (binary min-heap) ---------------- */
+
+static int event_before(const lucid_event *a, const lucid_event *b)
+{
+    if (a->time != b->time)
+        return a->time < b->time;
+    return a->run_seq < b->run_seq;
+}
+
+static int heap_push(lucid_sched *s, lucid_event ev)
+{
+    if (LUCID_GROW(s->heap, s->cap_heap, s->nheap + 1) < 0)
+        return -1;
+    size_t i = s->nheap++;
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (!event_before(&ev, &s->heap[parent]))
+            break;
+        s->heap[i] = s->heap[parent];
+        i = parent;
+    }
+    s->heap[i] = ev;
+    return 0;
+}
+
+static void heap_pop(lucid_sched *s)
+{
+    lucid_event last = s->heap[--s->nheap];
+    size_t i = 0, n = s->nheap;
+    for (;;) {
+        size_t child = 2 * i + 1;
+        if (child >= n)
+            break;
+        if (child + 1 < n && event_before(&s->heap[child + 1], &s->heap[child]))
+            child++;
+        if (!event_before(&s->heap[child], &last))
+            break;
+        s->heap[i] = s->heap[child];
+        i = child;
+    }
+    if (n > 0)
+        s->heap[i] = last;
+}
+
+static int event_valid(const lucid_sched *s, const lucid_event *ev)
+{
+    const lucid_jobrun *r = &s->run[ev->job];
+    return r->status == LUCID_RUNNING && r->gen == ev->gen;
+}
+
+int64_t lucid_sched_next_end(lucid_sched *s)
+{
+    while (s->nheap > 0 && !event_valid(s, &s->heap[0]))
+        heap_pop(s);
+    return s->nheap > 0 ? s->heap[0].time : LUCID_NEVER;
+}
+
+/* ---------------- work accounting ---------------- */
+
+static int64_t subtractions_to_finish(double remain, double rate)
+{
+    if (remain <= 0)
+        return 0;
+    if (rate == 1.0)
+        return (int64_t)ceil(remain);
+    int64_t k = 0;
+    while (remain > 0) {
+        remain -= rate;
+        k++;
+    }
+    return k;
+}
+
+double lucid_sched_remain_at(const lucid_sched *s, int32_t job, int64_t t)
+{
+    const lucid_jobrun *r = &s->run[job];
+    if (t <= r->base)
+        return r->remain;
+    if (r->rate == 1.0)
+        return r->remain - (double)(t - r->base);
+    double x = r->remain;
+    for (int64_t k = r->base; k < t; k++)
+        x -= r->rate;
+    return x;
+}
+
+int64_t lucid_sched_attained_at(const lucid_sched *s, int32_t job, int64_t t)
+{
+    const lucid_jobrun *r = &s->run[job];
+    return r->attained + (t > r->base ? (t - r->base) * s->jobs[job].gpu_num : 0);
+}
+
+static void schedule_end(lucid_sched *s, int32_t job)
+{
+    lucid_jobrun *r = &s->run[job];
+    int lag = (s->policy->flags & LUCID_POLICY_REMAIN_BASED) && s->sem.end_lag ? 1 : 0;
+    int64_t end = r->base + subtractions_to_finish(r->remain, r->rate) + lag;
+    if (end <= s->now)
+        end = s->now + 1; /* a job never ends in the step it (re)starts */
+    r->gen++;
+    heap_push(s, (lucid_event){.time = end, .run_seq = r->run_seq, .gen = r->gen, .job = job});
+}
+
+static void materialize(lucid_sched *s, int32_t job)
+{
+    lucid_jobrun *r = &s->run[job];
+    r->remain = lucid_sched_remain_at(s, job, s->now);
+    r->attained = lucid_sched_attained_at(s, job, s->now);
+    r->base = s->now;
+}
+
+void lucid_sched_set_rate(lucid_sched *s, int32_t job, double rate)
+{
+    materialize(s, job);
+    s->run[job].rate = rate;
+    schedule_end(s, job);
+}
+
+/* ---------------- running list ---------------- */
+
+static void run_append(lucid_sched *s, int32_t job)
+{
+    lucid_jobrun *r = &s->run[job];
+    r->run_seq = s->next_run_seq++;
+    r->run_prev = s->run_tail;
+    r->run_next = -1;
+    if (s->run_tail >= 0)
+        s->run[s->run_tail].run_next = job;
+    else
+        s->run_head = job;
+    s->run_tail = job;
+    s->nrunning++;
+}
+
+static void run_unlink(lucid_sched *s, int32_t job)
+{
+    lucid_jobrun *r = &s->run[job];
+    if (r->run_prev >= 0)
+        s->run[r->run_prev].run_next = r->run_next;
+    else
+        s->run_head = r->run_next;
+    if (r->run_next >= 0)
+        s->run[r->run_next].run_prev = r->run_prev;
+    else
+        s->run_tail = r->run_prev;
+    r->run_prev = r->run_next = -1;
+    s->nrunning--;
+}
+
+static int store_allocs(lucid_sched *s, int32_t job, const lucid_alloc *a, int n)
+{
+    if (LUCID_GROW(s->allocs, s->cap_allocs, s->nallocs + (size_t)n) < 0)
+        return -1;
+    memcpy(s->allocs + s->nallocs, a, (size_t)n * sizeof *a);
+    s->run[job].alloc_off = (int32_t)s->nallocs;
+    s->run[job].alloc_n = n;
+    s->nallocs += (size_t)n;
+    return 0;
+}
+
+static void begin_running(lucid_sched *s, int32_t job, double rate)
+{
+    lucid_jobrun *r = &s->run[job];
+    r->status = LUCID_RUNNING;
+    r->base = s->now;
+    r->rate = rate;
+    if (r->start_time < 0)
+        r->start_time = s->now;
+    r->queue += (double)(s->now - r->ckpt_time);
+    run_append(s, job);
+    schedule_end(s, job);
+    s->changed = 1;
+}
+
+int lucid_sched_try_start(lucid_sched *s, int32_t job)
+{
+    int32_t gpus = s->jobs[job].gpu_num;
+    int need = gpus < s->cluster.nslots ? gpus : s->cluster.nslots;
+    if (need < 1)
+        need = 1;
+    if (s->scratch_cap < need) {
+        lucid_alloc *grown = realloc(s->scratch, (size_t)need * sizeof *grown);
+        if (!grown)
+            return 0;
+        s->scratch = grown;
+        s->scratch_cap = need;
+    }
+    int n = s->placer->select(&s->cluster, gpus, &s->rng, s->scratch, s->scratch_cap);
+    if (n <= 0 || store_allocs(s, job, s->scratch, n) < 0)
+        return 0;
+    lucid_cluster_take(&s->cluster, s->scratch, n);
+    begin_running(s, job, 1.0);
+    return 1;
+}
+
+void lucid_sched_start_packed(lucid_sched *s, int32_t job, int32_t target, double job_speed,
+                              double target_speed)
+{
+    lucid_jobrun *t = &s->run[target];
+    /* The newcomer holds exactly the target's GPUs; the cluster's free
+     * counts do not change. */
+    if (store_allocs(s, job, s->allocs + t->alloc_off, t->alloc_n) < 0)
+        return;
+    t = &s->run[target];
+    for (int i = 0; i < t->alloc_n; i++)
+        s->cluster.nodes[s->allocs[t->alloc_off + i].node].jobs++;
+    lucid_jobrun *r = &s->run[job];
+    r->partner = target;
+    r->packed_with = target;
+    r->exclusive = 0;
+    t->partner = job;
+    t->packed_with = job;
+    t->exclusive = 0;
+    s->packed_gpus += s->jobs[job].gpu_num;
+    lucid_sched_set_rate(s, target, target_speed);
+    begin_running(s, job, job_speed);
+}
+
+static void release_gpus(lucid_sched *s, int32_t job)
+{
+    lucid_jobrun *r = &s->run[job];
+    const lucid_alloc *a = s->allocs + r->alloc_off;
+    if (r->partner >= 0 && s->run[r->partner].partner == job) {
+        /* The partner (running on, or ending later in this step) keeps the
+         * GPUs and gives them back when it ends: only the pair ends here. */
+        for (int i = 0; i < r->alloc_n; i++)
+            s->cluster.nodes[a[i].node].jobs--;
+        s->run[r->partner].partner = -1;
+        s->packed_gpus -= s->jobs[job].gpu_num;
+    } else {
+        lucid_cluster_give(&s->cluster, a, r->alloc_n);
+    }
+    r->partner = -1;
+    r->alloc_n = 0;
+}
+
+void lucid_sched_preempt(lucid_sched *s, int32_t job)
+{
+    lucid_jobrun *r = &s->run[job];
+    materialize(s, job);
+    release_gpus(s, job);
+    run_unlink(s, job);
+    r->status = LUCID_PENDING;
+    r->gen++;
+    r->ckpt_time = s->now;
+    r->ckpt_times++;
+    s->changed = 1;
+}
+
+/* The partner of an ending packed job goes back to exclusive speed —
+ * except, in the reference, when the ending job was the pair's first
+ * (the reference looks the partner up as the first job on those GPUs and
+ * finds the ending job itself; `partner_lookup_bug`). */
+static void recover_partner(lucid_sched *s, int32_t job)
+{
+    int32_t partner = s->run[job].partner;
+    if (partner < 0 || s->run[partner].status != LUCID_RUNNING)
+        return;
+    if (s->sem.partner_lookup_bug && s->run[job].run_seq < s->run[partner].run_seq)
+        return;
+    s->run[partner].exclusive = 1;
+    if (s->run[partner].rate != 1.0)
+        lucid_sched_set_rate(s, partner, 1.0);
+}
+
+int lucid_sched_finish_due(lucid_sched *s, int64_t now)
+{
+    s->now = now;
+    int32_t due_small[64];
+    int32_t *due = due_small;
+    size_t ndue = 0, cap = 64;
+    while (lucid_sched_next_end(s) == now) {
+        if (ndue == cap) {
+            int32_t *grown = malloc(cap * 2 * sizeof *grown);
+            if (!grown)
+                break;
+            memcpy(grown, due, ndue * sizeof *due);
+            if (due != due_small)
+                free(due);
+            due = grown;
+            cap *= 2;
+        }
+        due[ndue++] = s->heap[0].job;
+        s->run[s->heap[0].job].status = LUCID_DONE; /* so partners see it ending */
+        heap_pop(s);
+    }
+    /* The heap pops equal times in start order already (ties by run_seq). */
+    for (size_t i = 0; i < ndue; i++) {
+        int32_t job = due[i];
+        lucid_jobrun *r = &s->run[job];
+        r->status = LUCID_RUNNING;
+        if (s->policy->job_ending)
+            s->policy->job_ending(s, job);
+        recover_partner(s, job);
+        r->status = LUCID_DONE;
+        r->end_time = now;
+        r->remain = 0;
+        release_gpus(s, job);
+        run_unlink(s, job);
+    }
+    if (due != due_small)
+        free(due);
+    return (int)ndue;
+}
+
+void lucid_sched_mark_arrival(lucid_sched *s, int32_t job)
+{
+    lucid_jobrun *r = &s->run[job];
+    r->status = LUCID_PENDING;
+    r->arrival = s->now;
+    r->ckpt_time = s->now; /* waiting since */
+    r->arrival_seq = s->next_arrival_seq++;
+}
+
+void lucid_sched_place_in_order(lucid_sched *s, int stop_at_failure)
+{
+    int started = 0;
+    for (size_t i = 0; i < s->qlen; i++) {
+        if (lucid_sched_try_start(s, s->queue[i]))
+            started++;
+        else if (stop_at_failure)
+            break;
+    }
+    if (started)
+        lucid_sched_compact_queue(s);
+}
+
+int64_t lucid_preempt_overhead(const lucid_job *job) { return job->gpu_num <= 8 ? 40 : 60; }

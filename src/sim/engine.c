@@ -1,0 +1,694 @@
+/* engine.c — the event-driven simulation loop (sim.h).
+ *
+ * Per VC: jump to the next step at which something can change — an
+ * arrival, a completion, the policy's own next decision point, a borrowed
+ * node coming or going, or the step after a capacity change — and run the
+ * reference's step there: completions, arrivals, the policy's decision,
+ * node borrowing, the 60-second sample.  Samples between visited steps are
+ * copies of the state after the last visited one (nothing changed).
+ * Tasks (policy x VC) run on a small thread pool; each writes only its own
+ * jobs' records, so results are identical for any thread count. */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_internal.h"
+
+#define TEMP_NODE_LABEL 9999
+#define SAMPLE_PERIOD 60
+
+void lucid_sim_config_defaults(lucid_sim_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->placer = lucid_placer_find("consolidate");
+    cfg->sem = lucid_semantics_fixed();
+    cfg->gpus_per_node = 8;
+    cfg->threads = 2;
+    cfg->seed = 1;
+    cfg->start = -1;
+    cfg->lucid.profiler_nodes = 2;
+    cfg->lucid.profiler_time_limit = 200;
+    cfg->lucid.profiler_factor = 4;
+    cfg->lucid.profiler_autoscale = 1;
+    cfg->lucid.borrow_vc = -1;
+    cfg->lucid.gmem_limit = 24576;
+    cfg->lucid.priority_ratio = 2;
+    cfg->lucid.score_sum = 2;
+    cfg->lucid.pack_threshold = 2;
+    cfg->lucid.scale_down_factor = 5;
+    cfg->lucid.scale_up_queue = 10;
+    cfg->lucid.scale_down_queue = 5;
+}
+
+/* Everything one policy's run shares across its VC tasks. */
+typedef struct policy_run {
+    const lucid_policy_ops *policy;
+    lucid_sim_result *result;
+    double *priority;          /* estimate x gpus, or NULL */
+    int32_t *share;
+    int32_t *outside_model;
+    lucid_lucid_inputs lucid;
+    int64_t *switch_times;
+    int8_t *switch_values;
+    lucid_profile_log log;
+    /* arrivals per VC: (time, job) in join order */
+    int64_t *arrival_time;
+    int32_t *arrival_job;
+    size_t *vc_first;          /* arrivals of VC v: [vc_first[v], vc_first[v+1]) */
+    lucid_sample **vc_samples;
+    size_t *vc_nsamples;
+} policy_run;
+
+typedef struct sim_context {
+    const lucid_sim_config *cfg;
+    const lucid_sim_inputs *in;
+    policy_run *runs;
+    int nruns;
+    unsigned char *excluded;
+    /* task queue */
+    int32_t *task_run, *task_vc;
+    int ntasks, next_task, done_tasks;
+    pthread_mutex_t lock;
+    lucid_progress_fn progress;
+    void *user;
+    int failed;
+    lucid_error err;
+} sim_context;
+
+/* ---------------- node borrowing mirrored on the lending VC ---------------- */
+
+typedef struct borrow_state {
+    int has_temp_node;  /* the reference's flag: a node was lent before */
+    int pending;        /* fixed semantics: lendings waiting for an idle node */
+    int32_t base_nodes;
+} borrow_state;
+
+static int32_t find_label(const lucid_cluster *c, int32_t label)
+{
+    for (int32_t i = 0; i < c->nslots; i++)
+        if (c->nodes[i].alive && c->nodes[i].label == label)
+            return i;
+    return -1;
+}
+
+/* Removes the idle node with the largest label; returns 0 if none is idle. */
+static int lend_idle_node(lucid_cluster *c, borrow_state *b)
+{
+    int32_t chosen = -1;
+    for (int32_t i = 0; i < c->nslots; i++)
+        if (c->nodes[i].alive && c->nodes[i].free == c->gpus_per_node &&
+            (chosen < 0 || c->nodes[i].label > c->nodes[chosen].label))
+            chosen = i;
+    if (chosen < 0)
+        return 0;
+    int32_t temp = find_label(c, TEMP_NODE_LABEL);
+    if (c->nodes[chosen].label < TEMP_NODE_LABEL && b->has_temp_node && temp >= 0)
+        c->nodes[temp].label = c->nodes[chosen].label; /* the busy 9999 node takes its name */
+    lucid_cluster_remove_node(c, chosen);
+    b->has_temp_node = 1;
+    return 1;
+}
+
+/* Applies one mirrored scaling event; returns 1 if capacity was added. */
+static int apply_borrow(lucid_sched *s, borrow_state *b, int32_t profiler_delta)
+{
+    lucid_cluster *c = &s->cluster;
+    if (profiler_delta > 0) { /* the profiler took a node from this VC */
+        if (!lend_idle_node(c, b) && !s->sem.borrow_lost)
+            b->pending++;
+        return 0;
+    }
+    if (s->sem.borrow_lost) { /* reference: add a 9999 node unless one exists */
+        if (find_label(c, TEMP_NODE_LABEL) >= 0)
+            return 0;
+        lucid_cluster_add_node(c, TEMP_NODE_LABEL);
+        return 1;
+    }
+    if (b->pending > 0) {
+        b->pending--;
+        return 0;
+    }
+    if (c->alive_nodes >= b->base_nodes)
+        return 0;
+    lucid_cluster_add_node(c, TEMP_NODE_LABEL);
+    return 1;
+}
+
+/* ---------------- one VC under one policy ---------------- */
+
+static int32_t pending_gpus(const lucid_sched *s)
+{
+    int64_t sum = 0;
+    for (size_t i = 0; i < s->qlen; i++)
+        sum += s->jobs[s->queue[i]].gpu_num;
+    return (int32_t)sum;
+}
+
+static int record_sample(lucid_sample **samples, size_t *n, size_t *cap, const lucid_sched *s,
+                         int64_t time, int32_t pending)
+{
+    if (LUCID_GROW(*samples, *cap, *n + 1) < 0)
+        return -1;
+    (*samples)[(*n)++] = (lucid_sample){
+        .time = time,
+        .vc = s->vc,
+        .total_gpus = (int32_t)s->cluster.total_gpus,
+        .idle_gpus = (int32_t)s->cluster.free_gpus,
+        .pending_gpus = pending,
+        .running_jobs = (int32_t)s->nrunning,
+        .pending_jobs = (int32_t)s->qlen,
+        .packed_gpus = (int32_t)s->packed_gpus,
+    };
+    return 0;
+}
+
+static int simulate_vc(sim_context *ctx, policy_run *pr, int32_t vc, lucid_error *err)
+{
+    const lucid_sim_config *cfg = ctx->cfg;
+    const lucid_trace *trace = ctx->in->trace;
+    lucid_jobrun *run = pr->result->run;
+    int is_lucid = (pr->policy->flags & LUCID_POLICY_LUCID) != 0;
+    int32_t nodes = ctx->in->vcs->nodes[vc];
+    if (is_lucid && cfg->lucid.nodes_from)
+        nodes -= cfg->lucid.nodes_from[vc];
+    lucid_sched s;
+    if (lucid_sched_init(&s, trace->jobs, run, vc, nodes, cfg->gpus_per_node, cfg->placer,
+                         pr->policy, cfg->sem, cfg->seed, err) < 0)
+        return -1;
+    s.priority = pr->priority;
+    s.lucid = is_lucid ? &pr->lucid : NULL;
+    if (pr->policy->init && pr->policy->init(&s, err) < 0) {
+        s.policy = NULL;
+        lucid_sched_free(&s);
+        return -1;
+    }
+    borrow_state borrow = {.base_nodes = nodes};
+    int lends = is_lucid && vc == cfg->lucid.borrow_vc && pr->log.count > 0;
+    size_t next_scaling = 0;
+
+    size_t first = pr->vc_first[vc], last = pr->vc_first[vc + 1], next_arrival = first;
+    int64_t remaining = (int64_t)(last - first);
+    lucid_sample *samples = NULL;
+    size_t nsamples = 0, cap_samples = 0;
+    int64_t policy_next = LUCID_NEVER, forced = LUCID_NEVER, previous = cfg->start - 1;
+    int rc = 0;
+    while (remaining > 0) {
+        int64_t t = next_arrival < last ? pr->arrival_time[next_arrival] : LUCID_NEVER;
+        int64_t end = lucid_sched_next_end(&s);
+        if (end < t)
+            t = end;
+        if (policy_next < t)
+            t = policy_next;
+        if (forced < t)
+            t = forced;
+        if (lends && next_scaling < pr->log.count && pr->log.times[next_scaling] < t)
+            t = pr->log.times[next_scaling];
+        if (t == LUCID_NEVER) {
+            int32_t stuck = s.qlen > 0 ? s.queue[0] : -1;
+            rc = lucid_error_set(err,
+                                 "%s: VC %s: %lld jobs can never start (first: job %lld, %d GPUs)",
+                                 pr->policy->name, lucid_vcs_name(ctx->in->vcs, vc),
+                                 (long long)remaining,
+                                 stuck >= 0 ? (long long)trace->jobs[stuck].job_id : -1LL,
+                                 stuck >= 0 ? trace->jobs[stuck].gpu_num : 0);
+            break;
+        }
+        if (cfg->series) {
+            int64_t m = previous + SAMPLE_PERIOD - ((previous % SAMPLE_PERIOD) + SAMPLE_PERIOD) % SAMPLE_PERIOD;
+            if (m <= previous)
+                m += SAMPLE_PERIOD;
+            int32_t pending = m < t ? pending_gpus(&s) : 0;
+            for (; m < t; m += SAMPLE_PERIOD)
+                if (record_sample(&samples, &nsamples, &cap_samples, &s, m, pending) < 0) {
+                    rc = lucid_error_set(err, "out of memory");
+                    break;
+                }
+        }
+        s.now = t;
+        forced = LUCID_NEVER;
+        remaining -= lucid_sched_finish_due(&s, t);
+        while (next_arrival < last && pr->arrival_time[next_arrival] == t) {
+            if (pr->policy->arrive(&s, pr->arrival_job[next_arrival]) < 0) {
+                rc = lucid_error_set(err, "out of memory");
+                break;
+            }
+            next_arrival++;
+        }
+        s.changed = 0;
+        pr->policy->decide(&s);
+        if (lends) {
+            while (next_scaling < pr->log.count && pr->log.times[next_scaling] == t) {
+                if (apply_borrow(&s, &borrow, pr->log.deltas[next_scaling]))
+                    forced = t + 1;
+                next_scaling++;
+            }
+            while (borrow.pending > 0 && lend_idle_node(&s.cluster, &borrow))
+                borrow.pending--;
+        }
+        if (cfg->series && t % SAMPLE_PERIOD == 0 &&
+            record_sample(&samples, &nsamples, &cap_samples, &s, t, pending_gpus(&s)) < 0)
+            rc = lucid_error_set(err, "out of memory");
+        if (rc < 0)
+            break;
+        policy_next = pr->policy->next_decision(&s);
+        previous = t;
+    }
+    lucid_sched_free(&s);
+    pr->vc_samples[vc] = samples;
+    pr->vc_nsamples[vc] = nsamples;
+    return rc;
+}
+
+/* ---------------- preparing one policy's run ---------------- */
+
+static int add_switch(policy_run *pr, size_t *n, size_t *cap, int64_t t, int8_t v)
+{
+    size_t cap2 = *cap;
+    if (LUCID_GROW(pr->switch_times, *cap, *n + 1) < 0 ||
+        LUCID_GROW(pr->switch_values, cap2, *n + 1) < 0)
+        return -1;
+    pr->switch_times[*n] = t;
+    pr->switch_values[*n] = v;
+    (*n)++;
+    return 0;
+}
+
+/* The packing switch is re-evaluated at every multiple of 100 s and only
+ * depends on time: precompute the moments where its value changes. */
+static int build_switch(const lucid_sim_config *cfg, const lucid_forecast *fc, policy_run *pr)
+{
+    size_t n = 0, cap = 0;
+    int8_t value = 0; /* starts off */
+    pr->lucid.switch_initial = 0;
+    if (!fc || fc->count == 0) {
+        int64_t m = cfg->start + (100 - ((cfg->start % 100) + 100) % 100) % 100;
+        if (add_switch(pr, &n, &cap, m, 1) < 0)
+            return -1;
+    } else {
+        lucid_forecast_cursor cursor;
+        lucid_forecast_cursor_init(&cursor, fc, fc->pred_gpu_job, cfg->start, 10);
+        int64_t last_row = cfg->start + fc->offset[fc->count - 1];
+        int64_t m = cfg->start + (100 - ((cfg->start % 100) + 100) % 100) % 100;
+        for (;; m += 100) {
+            double future = lucid_forecast_cursor_look(&cursor, m);
+            int8_t v = future <= cfg->lucid.pack_threshold ? 0 : 1;
+            if (v != value && add_switch(pr, &n, &cap, m, v) < 0)
+                return -1;
+            value = v;
+            if (m > last_row)
+                break; /* from here on the table is empty: always on */
+        }
+    }
+    pr->lucid.switch_times = pr->switch_times;
+    pr->lucid.switch_values = pr->switch_values;
+    pr->lucid.nswitch = n;
+    return 0;
+}
+
+static int prepare_lucid(sim_context *ctx, policy_run *pr, lucid_error *err)
+{
+    const lucid_sim_config *cfg = ctx->cfg;
+    const lucid_sim_inputs *in = ctx->in;
+    const lucid_trace *trace = in->trace;
+    pr->share = calloc(trace->njobs + 1, sizeof *pr->share);
+    int32_t nstrings = lucid_strtab_count(trace->strings);
+    pr->outside_model = calloc((size_t)nstrings + 1, sizeof *pr->outside_model);
+    if (!pr->share || !pr->outside_model)
+        return lucid_error_set(err, "out of memory");
+    static const char *const unmeasured[] = {"NeuMF", "ResNet50", "BERT", "Transformer"};
+    for (int i = 0; i < 4; i++) {
+        int32_t id = lucid_strtab_find(trace->strings, unmeasured[i]);
+        if (id >= 0)
+            pr->outside_model[id] = 1;
+    }
+    for (size_t i = 0; i < trace->njobs; i++) {
+        pr->share[i] = 2; /* unknown workloads are treated as heavy: never packed with heavy jobs */
+        if (!in->sharing || ctx->excluded[i])
+            continue;
+        int64_t row = lucid_sharing_find(in->sharing, &trace->jobs[i].workload);
+        if (row >= 0)
+            pr->share[i] = in->sharing->rows[row].label;
+    }
+    pr->lucid.share = pr->share;
+    pr->lucid.pairs = in->pairs;
+    pr->lucid.outside_model = pr->outside_model;
+    pr->lucid.gmem_limit = cfg->lucid.gmem_limit;
+    pr->lucid.priority_ratio = cfg->lucid.priority_ratio;
+    pr->lucid.score_sum = cfg->lucid.score_sum;
+    if (build_switch(cfg, in->forecast, pr) < 0)
+        return lucid_error_set(err, "out of memory");
+    return lucid_profile_pass(cfg, in, ctx->excluded, pr->result->run, &pr->log, err);
+}
+
+typedef struct arrival {
+    int64_t time;
+    int32_t vc;
+    int32_t job;
+} arrival;
+
+static int compare_arrivals(const void *pa, const void *pb)
+{
+    const arrival *a = pa, *b = pb;
+    if (a->vc != b->vc)
+        return a->vc < b->vc ? -1 : 1;
+    if (a->time != b->time)
+        return a->time < b->time ? -1 : 1;
+    return a->job < b->job ? -1 : a->job > b->job;
+}
+
+/* Who joins each VC's queue when: submit time, or for Lucid without the
+ * reference quirk, the moment a profiled job leaves the profiler. */
+static int build_arrivals(sim_context *ctx, policy_run *pr, lucid_error *err)
+{
+    const lucid_trace *trace = ctx->in->trace;
+    int32_t nvcs = ctx->in->vcs->count;
+    int is_lucid = (pr->policy->flags & LUCID_POLICY_LUCID) != 0;
+    arrival *list = malloc((trace->njobs + 1) * sizeof *list);
+    pr->arrival_time = malloc((trace->njobs + 1) * sizeof *pr->arrival_time);
+    pr->arrival_job = malloc((trace->njobs + 1) * sizeof *pr->arrival_job);
+    pr->vc_first = calloc((size_t)nvcs + 2, sizeof *pr->vc_first);
+    pr->vc_samples = calloc((size_t)nvcs + 1, sizeof *pr->vc_samples);
+    pr->vc_nsamples = calloc((size_t)nvcs + 1, sizeof *pr->vc_nsamples);
+    if (!list || !pr->arrival_time || !pr->arrival_job || !pr->vc_first || !pr->vc_samples ||
+        !pr->vc_nsamples) {
+        free(list);
+        return lucid_error_set(err, "out of memory");
+    }
+    size_t n = 0;
+    lucid_jobrun *run = pr->result->run;
+    for (size_t i = 0; i < trace->njobs; i++) {
+        const lucid_job *job = &trace->jobs[i];
+        lucid_jobrun *r = &run[i];
+        r->start_time = r->end_time = -1;
+        r->partner = r->packed_with = -1;
+        r->exclusive = 1;
+        r->rate = 1.0;
+        r->remain = (double)job->duration;
+        r->queue = 0;
+        r->status = LUCID_WAITING;
+        if (ctx->excluded[i]) {
+            r->status = LUCID_SKIPPED;
+            continue;
+        }
+        int64_t at = job->submit_time;
+        if (is_lucid && r->profiled) {
+            if (r->finished_in_profiler) {
+                r->status = LUCID_DONE;
+                r->start_time = r->prof_start;
+                r->end_time = r->prof_end;
+                r->queue = (double)r->profqueue;
+                continue;
+            }
+            r->queue = (double)r->profqueue;
+            if (!ctx->cfg->sem.profiled_rejoin_at_submit)
+                at = r->prof_end;
+        }
+        list[n++] = (arrival){at, job->vc, (int32_t)i};
+    }
+    qsort(list, n, sizeof *list, compare_arrivals);
+    for (size_t k = 0; k < n; k++) {
+        pr->arrival_time[k] = list[k].time;
+        pr->arrival_job[k] = list[k].job;
+        pr->vc_first[list[k].vc + 1] = k + 1;
+    }
+    for (int32_t v = 1; v <= nvcs; v++)
+        if (pr->vc_first[v] < pr->vc_first[v - 1])
+            pr->vc_first[v] = pr->vc_first[v - 1];
+    free(list);
+    return 0;
+}
+
+static int prepare_run(sim_context *ctx, policy_run *pr, lucid_error *err)
+{
+    const lucid_sim_inputs *in = ctx->in;
+    const lucid_trace *trace = in->trace;
+    pr->result->policy = pr->policy;
+    pr->result->run = calloc(trace->njobs + 1, sizeof *pr->result->run);
+    pr->result->excluded = malloc(trace->njobs + 1);
+    if (!pr->result->run || !pr->result->excluded)
+        return lucid_error_set(err, "out of memory");
+    memcpy(pr->result->excluded, ctx->excluded, trace->njobs);
+    if (pr->policy->flags & LUCID_POLICY_ESTIMATES) {
+        const double *est = (pr->policy->flags & LUCID_POLICY_LUCID) ? in->lucid_estimates
+                                                                      : in->qssf_estimates;
+        if (!est)
+            return lucid_error_set(err, "policy %s needs duration estimates", pr->policy->name);
+        pr->priority = malloc((trace->njobs + 1) * sizeof *pr->priority);
+        if (!pr->priority)
+            return lucid_error_set(err, "out of memory");
+        for (size_t i = 0; i < trace->njobs; i++) /* the reference: negative estimates -> 1000 */
+            pr->priority[i] = (est[i] < 0 ? 1000.0 : est[i]) * trace->jobs[i].gpu_num;
+    }
+    if ((pr->policy->flags & LUCID_POLICY_LUCID) && prepare_lucid(ctx, pr, err) < 0)
+        return -1;
+    return build_arrivals(ctx, pr, err);
+}
+
+static void free_run(policy_run *pr)
+{
+    free(pr->priority);
+    free(pr->share);
+    free(pr->outside_model);
+    free(pr->switch_times);
+    free(pr->switch_values);
+    lucid_profile_log_free(&pr->log);
+    free(pr->arrival_time);
+    free(pr->arrival_job);
+    free(pr->vc_first);
+    free(pr->vc_samples);
+    free(pr->vc_nsamples);
+}
+
+/* ---------------- thread pool ---------------- */
+
+static void *worker(void *arg)
+{
+    sim_context *ctx = arg;
+    for (;;) {
+        pthread_mutex_lock(&ctx->lock);
+        if (ctx->failed || ctx->next_task >= ctx->ntasks) {
+            pthread_mutex_unlock(&ctx->lock);
+            return NULL;
+        }
+        int task = ctx->next_task++;
+        pthread_mutex_unlock(&ctx->lock);
+        lucid_error err = {{0}};
+        int rc = simulate_vc(ctx, &ctx->runs[ctx->task_run[task]], ctx->task_vc[task], &err);
+        pthread_mutex_lock(&ctx->lock);
+        if (rc < 0 && !ctx->failed) {
+            ctx->failed = 1;
+            ctx->err = err;
+        }
+        ctx->done_tasks++;
+        if (ctx->progress)
+            ctx->progress(ctx->user, ctx->done_tasks, ctx->ntasks);
+        pthread_mutex_unlock(&ctx->lock);
+    }
+}
+
+/* Collects the VCs' samples into the result (VC order, then time). */
+static int gather_samples(sim_context *ctx, policy_run *pr)
+{
+    int32_t nvcs = ctx->in->vcs->count;
+    size_t total = 0;
+    for (int32_t v = 0; v < nvcs; v++)
+        total += pr->vc_nsamples[v];
+    lucid_sim_result *res = pr->result;
+    res->samples = malloc((total + 1) * sizeof *res->samples);
+    if (!res->samples)
+        return -1;
+    for (int32_t v = 0; v < nvcs; v++) {
+        memcpy(res->samples + res->nsamples, pr->vc_samples[v],
+               pr->vc_nsamples[v] * sizeof *res->samples);
+        res->nsamples += pr->vc_nsamples[v];
+        free(pr->vc_samples[v]);
+        pr->vc_samples[v] = NULL;
+    }
+    return 0;
+}
+
+static int mark_oversized(sim_context *ctx, lucid_error *err)
+{
+    const lucid_trace *trace = ctx->in->trace;
+    const lucid_vcs *vcs = ctx->in->vcs;
+    for (size_t i = 0; i < trace->njobs; i++) {
+        const lucid_job *job = &trace->jobs[i];
+        int64_t capacity = (int64_t)vcs->nodes[job->vc] * ctx->cfg->gpus_per_node;
+        if (job->gpu_num <= capacity)
+            continue;
+        if (!ctx->cfg->skip_oversized)
+            return lucid_error_set(
+                err,
+                "trace line %d: job %lld asks for %d GPUs but VC %s has only %lld; it could "
+                "never run (use --skip-oversized to leave such jobs out)",
+                job->line, (long long)job->job_id, job->gpu_num, lucid_vcs_name(vcs, job->vc),
+                (long long)capacity);
+        ctx->excluded[i] = 1;
+    }
+    return 0;
+}
+
+int lucid_simulate(const lucid_sim_config *cfg_in, const lucid_sim_inputs *in,
+                   const lucid_policy_ops *const *policies, int npolicies,
+                   lucid_sim_result *results, lucid_progress_fn progress, void *user,
+                   lucid_error *err)
+{
+    const lucid_trace *trace = in->trace;
+    lucid_sim_config cfg = *cfg_in;
+    if (cfg.start < 0) /* reference timelines start at midnight before the first job */
+        cfg.start = trace->jobs[0].submit_time - trace->jobs[0].submit_time % 86400;
+    if (trace->jobs[0].submit_time < cfg.start)
+        return lucid_error_set(err, "job %lld is submitted at %lld, before the start %lld",
+                               (long long)trace->jobs[0].job_id,
+                               (long long)trace->jobs[0].submit_time, (long long)cfg.start);
+    if (cfg.threads < 1)
+        cfg.threads = 1;
+    sim_context ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.cfg = &cfg;
+    ctx.in = in;
+    ctx.progress = progress;
+    ctx.user = user;
+    ctx.nruns = npolicies;
+    ctx.runs = calloc((size_t)npolicies + 1, sizeof *ctx.runs);
+    ctx.excluded = calloc(trace->njobs + 1, 1);
+    int32_t nvcs = in->vcs->count;
+    ctx.task_run = malloc(((size_t)npolicies * (size_t)nvcs + 1) * sizeof *ctx.task_run);
+    ctx.task_vc = malloc(((size_t)npolicies * (size_t)nvcs + 1) * sizeof *ctx.task_vc);
+    int rc = 0;
+    if (!ctx.runs || !ctx.excluded || !ctx.task_run || !ctx.task_vc)
+        rc = lucid_error_set(err, "out of memory");
+    if (rc == 0)
+        rc = mark_oversized(&ctx, err);
+    for (int p = 0; p < npolicies && rc == 0; p++) {
+        memset(&results[p], 0, sizeof results[p]);
+        ctx.runs[p].policy = policies[p];
+        ctx.runs[p].result = &results[p];
+        rc = prepare_run(&ctx, &ctx.runs[p], err);
+    }
+    if (rc == 0) {
+        /* Big VCs first keeps both workers busy to the end. */
+        for (int p = 0; p < npolicies; p++)
+            for (int32_t v = 0; v < nvcs; v++) {
+                ctx.task_run[ctx.ntasks] = p;
+                ctx.task_vc[ctx.ntasks] = v;
+                ctx.ntasks++;
+            }
+        for (int i = 1; i < ctx.ntasks; i++) {
+            int32_t r = ctx.task_run[i], v = ctx.task_vc[i];
+            size_t jobs = ctx.runs[r].vc_first[v + 1] - ctx.runs[r].vc_first[v];
+            int k = i;
+            while (k > 0) {
+                int32_t pr = ctx.task_run[k - 1], pv = ctx.task_vc[k - 1];
+                size_t pj = ctx.runs[pr].vc_first[pv + 1] - ctx.runs[pr].vc_first[pv];
+                if (pj >= jobs)
+                    break;
+                ctx.task_run[k] = pr;
+                ctx.task_vc[k] = pv;
+                k--;
+            }
+            ctx.task_run[k] = r;
+            ctx.task_vc[k] = v;
+        }
+        pthread_mutex_init(&ctx.lock, NULL);
+        int nthreads = cfg.threads < ctx.ntasks ? cfg.threads : ctx.ntasks;
+        pthread_t threads[64];
+        if (nthreads > 64)
+            nthreads = 64;
+        int started = 0;
+        for (int i = 1; i < nthreads; i++)
+            if (pthread_create(&threads[started], NULL, worker, &ctx) == 0)
+                started++;
+        worker(&ctx);
+        for (int i = 0; i < started; i++)
+            pthread_join(threads[i], NULL);
+        pthread_mutex_destroy(&ctx.lock);
+        if (ctx.failed) {
+            *err = ctx.err;
+            rc = -1;
+        }
+    }
+    for (int p = 0; p < npolicies && rc == 0; p++) {
+        lucid_sim_result *res = &results[p];
+        if (cfg.series && gather_samples(&ctx, &ctx.runs[p]) < 0)
+            rc = lucid_error_set(err, "out of memory");
+        res->scaling_events = (int64_t)ctx.runs[p].log.count;
+        for (size_t i = 0; i < trace->njobs; i++) {
+            res->profiled += res->run[i].profiled;
+            res->finished_in_profiler += res->run[i].finished_in_profiler;
+            res->packed_at_end += res->run[i].status == LUCID_DONE && !res->run[i].exclusive;
+        }
+    }
+    for (int p = 0; p < npolicies; p++) {
+        if (ctx.runs && ctx.runs[p].vc_samples)
+            for (int32_t v = 0; v < nvcs; v++)
+                free(ctx.runs[p].vc_samples[v]);
+        if (ctx.runs)
+            free_run(&ctx.runs[p]);
+        if (rc < 0)
+            lucid_sim_result_free(&results[p]);
+    }
+    free(ctx.runs);
+    free(ctx.excluded);
+    free(ctx.task_run);
+    free(ctx.task_vc);
+    return rc;
+}
+
+void lucid_sim_result_free(lucid_sim_result *result)
+{
+    free(result->run);
+    free(result->excluded);
+    free(result->samples);
+    memset(result, 0, sizeof *result);
+}
+
+/* ---------------- metrics ---------------- */
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+double lucid_percentile(double *v, size_t n, double p)
+{
+    if (n == 0)
+        return 0;
+    qsort(v, n, sizeof *v, compare_doubles);
+    double pos = (double)(n - 1) * p / 100.0;
+    size_t lo = (size_t)floor(pos);
+    size_t hi = lo + 1 < n ? lo + 1 : lo;
+    double frac = pos - (double)lo;
+    return v[lo] + (v[hi] - v[lo]) * frac;
+}
+
+int lucid_summarize(const lucid_trace *trace, const lucid_sim_result *result, int32_t vc,
+                    int32_t min_gpus_exclusive, int32_t max_gpus, lucid_summary *out)
+{
+    memset(out, 0, sizeof *out);
+    double *queues = malloc((trace->njobs + 1) * sizeof *queues);
+    if (!queues)
+        return -1;
+    double jct_sum = 0, queue_sum = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < trace->njobs; i++) {
+        const lucid_job *job = &trace->jobs[i];
+        if (result->excluded[i] || (vc >= 0 && job->vc != vc) || job->gpu_num <= min_gpus_exclusive ||
+            job->gpu_num > max_gpus)
+            continue;
+        const lucid_jobrun *r = &result->run[i];
+        jct_sum += (double)(r->end_time - job->submit_time);
+        queue_sum += r->queue;
+        queues[n++] = r->queue;
+    }
+    out->jobs = (int64_t)n;
+    if (n > 0) {
+        out->avg_jct = jct_sum / (double)n;
+        out->avg_queue = queue_sum / (double)n;
+        out->p999_queue = lucid_percentile(queues, n, 99.9);
+    }
+    free(queues);
+    return 0;
+}

@@ -1,0 +1,95 @@
+/* report.c — the simulator's CSV outputs: per-job results, per-VC
+ * summaries and the 60-second time series (sim.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lucid/sim.h"
+
+static void print_number(FILE *out, double v)
+{
+    if (v == (double)(int64_t)v)
+        fprintf(out, "%lld", (long long)v);
+    else
+        fprintf(out, "%.6f", v);
+}
+
+int lucid_write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
+                     const lucid_sim_result *result)
+{
+    int lucid = (result->policy->flags & LUCID_POLICY_LUCID) != 0;
+    fputs("job_id,vc,gpu_num,submit_time,duration,start_time,end_time,queue,jct,profiled,"
+          "finished_in_profiler,packed_with\n",
+          out);
+    for (size_t i = 0; i < trace->njobs; i++) {
+        if (result->excluded[i])
+            continue;
+        const lucid_job *job = &trace->jobs[i];
+        const lucid_jobrun *r = &result->run[i];
+        fprintf(out, "%lld,%s,%d,%lld,%lld,%lld,%lld,", (long long)job->job_id,
+                lucid_vcs_name(vcs, job->vc), job->gpu_num, (long long)job->submit_time,
+                (long long)job->duration, (long long)r->start_time, (long long)r->end_time);
+        print_number(out, r->queue);
+        fprintf(out, ",%lld,", (long long)(r->end_time - job->submit_time));
+        if (lucid)
+            fprintf(out, "%d,%d,", r->profiled, r->finished_in_profiler);
+        else
+            fputs(",,", out);
+        if (r->packed_with >= 0)
+            fprintf(out, "%lld", (long long)trace->jobs[r->packed_with].job_id);
+        fputc('\n', out);
+    }
+    return ferror(out) ? -1 : 0;
+}
+
+
+int lucid_write_summary_rows(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
+                             const lucid_sim_result *result)
+{
+    int32_t *order = malloc(((size_t)vcs->count + 1) * sizeof *order);
+    if (!order)
+        return -1;
+    for (int32_t v = 0; v < vcs->count; v++)
+        order[v] = v;
+    /* Names sort with strcmp; insertion sort avoids qsort's global context. */
+    for (int32_t i = 1; i < vcs->count; i++) {
+        int32_t v = order[i], k = i;
+        while (k > 0 && strcmp(lucid_vcs_name(vcs, order[k - 1]), lucid_vcs_name(vcs, v)) > 0) {
+            order[k] = order[k - 1];
+            k--;
+        }
+        order[k] = v;
+    }
+    int rc = 0;
+    for (int32_t i = 0; i <= vcs->count && rc == 0; i++) {
+        int32_t vc = i < vcs->count ? order[i] : -1;
+        lucid_summary s;
+        if (lucid_summarize(trace, result, vc, 0, INT32_MAX, &s) < 0) {
+            rc = -1;
+            break;
+        }
+        if (vc >= 0 && s.jobs == 0)
+            continue;
+        fprintf(out, "%s,%s,%lld,%.3f,%.3f,%.3f\n", result->policy->name,
+                vc >= 0 ? lucid_vcs_name(vcs, vc) : "all", (long long)s.jobs, s.avg_jct,
+                s.avg_queue, s.p999_queue);
+    }
+    free(order);
+    return rc < 0 || ferror(out) ? -1 : 0;
+}
+
+int lucid_write_series(FILE *out, const lucid_vcs *vcs, const lucid_sim_result *result)
+{
+    fputs("time,vc,total_gpus,idle_gpus,pending_gpus,running_jobs,pending_jobs,packed_gpus,"
+          "gpu_utilization\n",
+          out);
+    for (size_t i = 0; i < result->nsamples; i++) {
+        const lucid_sample *s = &result->samples[i];
+        double util = s->total_gpus > 0
+                          ? (double)(s->total_gpus - s->idle_gpus) / (double)s->total_gpus
+                          : 0.0;
+        fprintf(out, "%lld,%s,%d,%d,%d,%d,%d,%d,%.3f\n", (long long)s->time,
+                lucid_vcs_name(vcs, s->vc), s->total_gpus, s->idle_gpus, s->pending_gpus,
+                s->running_jobs, s->pending_jobs, s->packed_gpus, util);
+    }
+    return ferror(out) ? -1 : 0;
+}

@@ -1,0 +1,39 @@
+/* sim_internal.h — pieces shared by the simulator's files (not public). */
+#ifndef LUCID_SIM_INTERNAL_H
+#define LUCID_SIM_INTERNAL_H
+
+#include "lucid/sim.h"
+
+/* The reference's look-ahead on the forecast (spec §4.5): rows whose time
+ * (start + offset) is strictly greater than t; the first 5 if at least 6
+ * remain, else all.  The reference filters its table in place, so the
+ * first look after the last row is gone reads an empty table (NaN, which
+ * compares false) and later looks return `when_empty`. */
+typedef struct lucid_forecast_cursor {
+    const lucid_forecast *fc;
+    const double *values;
+    int64_t start;
+    size_t pos;      /* first row not yet dropped */
+    int exhausted;   /* the table was seen empty */
+    double when_empty;
+} lucid_forecast_cursor;
+
+void lucid_forecast_cursor_init(lucid_forecast_cursor *c, const lucid_forecast *fc,
+                                const double *values, int64_t start, double when_empty);
+double lucid_forecast_cursor_look(lucid_forecast_cursor *c, int64_t t);
+
+/* Result of the profiling pass. */
+typedef struct lucid_profile_log {
+    int64_t *times;
+    int32_t *deltas; /* +1: the profiler took a node; -1: gave it back */
+    size_t count;
+} lucid_profile_log;
+
+/* Runs Lucid's profiling pass over all jobs; fills the profiling fields of
+ * run[] (prof_start, prof_end, profqueue, profiled, finished_in_profiler). */
+int lucid_profile_pass(const lucid_sim_config *cfg, const lucid_sim_inputs *in,
+                       const unsigned char *excluded, lucid_jobrun *run, lucid_profile_log *log,
+                       lucid_error *err);
+void lucid_profile_log_free(lucid_profile_log *log);
+
+#endif
