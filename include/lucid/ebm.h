@@ -46,6 +46,7 @@ typedef struct lucid_ebm_term {
     int ncells;     /* nbins[0] (* nbins[1]) */
     double *scores; /* row-major: cell = b0 * nbins[1] + b1 */
     double *spread; /* standard deviation over the bags, per cell */
+    double *counts; /* training rows per cell */
     double importance;
 } lucid_ebm_term;
 

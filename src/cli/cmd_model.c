@@ -1,9 +1,566 @@
-/* cmd_model.c — `lucid model` (being written). */
+/* cmd_model.c — `lucid model train|predict|eval|explain`: Lucid's three
+ * interpretable models (throughput and duration GA2Ms, the sharing tree)
+ * trained, applied, evaluated and explained from the command line.
+ *
+ * A model file remembers which model it is (meta "model") and its target, so
+ * predict/eval/explain rebuild the same features from a data file. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
 #include "cli.h"
+#include "lucid/cart.h"
+#include "lucid/ebm.h"
+#include "lucid/explain.h"
+#include "lucid/features.h"
+#include "lucid/model_file.h"
+#include "lucid/util.h"
+
+typedef struct model_opts {
+    const char *kind, *data, *out, *model, *target, *until, *from, *pairs, *row, *binning;
+    int64_t seed, bags, threads, interactions, max_rounds, test_percent;
+    double learning_rate, alpha;
+} model_opts;
+
+static const char *default_pairs(const char *data)
+{
+    /* colocation_pairs.csv beside sharing_labels.csv */
+    static char buf[4096];
+    const char *slash = strrchr(data, '/');
+    int dir = slash ? (int)(slash - data) + 1 : 0;
+    snprintf(buf, sizeof buf, "%.*scolocation_pairs.csv", dir, data);
+    return buf;
+}
+
+static int parse_opts(int argc, char **argv, model_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->seed = 42;
+    o->bags = -1;
+    o->threads = 2;
+    o->interactions = -1;
+    o->max_rounds = -1;
+    o->test_percent = 30;
+    o->learning_rate = -1;
+    o->alpha = 1e-4;
+    struct {
+        const char *name;
+        const char **value;
+    } strs[] = {{"--kind", &o->kind},   {"--data", &o->data},       {"--out", &o->out},
+                {"--model", &o->model}, {"--target", &o->target},   {"--train-until", &o->until},
+                {"--from", &o->from},   {"--pairs", &o->pairs},     {"--row", &o->row},
+                {"--binning", &o->binning}};
+    struct {
+        const char *name;
+        int64_t *value;
+    } ints[] = {{"--seed", &o->seed},
+                {"--bags", &o->bags},
+                {"--threads", &o->threads},
+                {"--interactions", &o->interactions},
+                {"--max-rounds", &o->max_rounds},
+                {"--test-percent", &o->test_percent}};
+    for (int i = 2; i < argc; i++) {
+        int hit = 0;
+        for (size_t k = 0; !hit && k < sizeof strs / sizeof strs[0]; k++) {
+            hit = cli_option(argc, argv, &i, strs[k].name, strs[k].value);
+            if (hit < 0)
+                return -1;
+        }
+        for (size_t k = 0; !hit && k < sizeof ints / sizeof ints[0]; k++) {
+            const char *v;
+            hit = cli_option(argc, argv, &i, ints[k].name, &v);
+            if (hit < 0 || (hit > 0 && cli_int(ints[k].name, v, ints[k].value) < 0))
+                return -1;
+        }
+        const char *v;
+        if (!hit && (hit = cli_option(argc, argv, &i, "--learning-rate", &v)) != 0) {
+            if (hit < 0 || !(o->learning_rate = strtod(v, NULL), o->learning_rate > 0)) {
+                cli_fail("option --learning-rate: '%s' is not a positive number", hit < 0 ? "" : v);
+                return -1;
+            }
+        }
+        if (!hit && (hit = cli_option(argc, argv, &i, "--alpha", &v)) != 0) {
+            char *end;
+            if (hit < 0 || (o->alpha = strtod(v, &end), *end || !(o->alpha >= 0))) {
+                cli_fail("option --alpha: '%s' is not a number >= 0", hit < 0 ? "" : v);
+                return -1;
+            }
+        }
+        if (!hit) {
+            cli_fail("model %s: unknown argument '%s' (see `lucid model --help`)", argv[1],
+                     argv[i]);
+            return -1;
+        }
+    }
+    if (o->threads < 1 || o->threads > 64 || o->bags == 0 || o->bags > 1000 ||
+        o->test_percent < 1 || o->test_percent > 99) {
+        cli_fail("--threads must be 1..64, --bags 1..1000, --test-percent 1..99");
+        return -1;
+    }
+    return 0;
+}
+
+static int need(const char *value, const char *option, const char *verb)
+{
+    if (value)
+        return 0;
+    cli_fail("model %s: %s is required", verb, option);
+    return -1;
+}
+
+static int parse_time_opt(const char *option, const char *value, int64_t *out)
+{
+    if (lucid_time_parse(value, out) == 0)
+        return 0;
+    cli_fail("option %s: '%s' is not a 'YYYY-MM-DD HH:MM:SS' time", option, value);
+    return -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Loading data for a model                                            */
+
+typedef struct loaded {
+    lucid_dataset *ds;
+    int64_t *times; /* NULL for the sharing model */
+} loaded;
+
+static void loaded_free(loaded *l)
+{
+    lucid_dataset_free(l->ds);
+    free(l->times);
+}
+
+static int load_data(const char *model, const char *target, const char *data, const char *pairs,
+                     loaded *out)
+{
+    lucid_error err = {{0}};
+    memset(out, 0, sizeof *out);
+    if (strcmp(model, "throughput") == 0)
+        out->ds = lucid_features_throughput(data, target ? target : "submit_gpu_job",
+                                            &out->times, &err);
+    else if (strcmp(model, "duration") == 0)
+        out->ds = lucid_features_duration(data, &out->times, &err);
+    else if (strcmp(model, "sharing") == 0)
+        out->ds = lucid_features_sharing(data, pairs ? pairs : default_pairs(data), &err);
+    else
+        return cli_fail("unknown model kind '%s' (throughput, duration or sharing)", model);
+    return out->ds ? 0 : cli_fail("%s", err.msg);
+}
+
+/* ------------------------------------------------------------------ */
+/* the sharing tree                                                    */
+
+static int train_sharing(const model_opts *o)
+{
+    lucid_error err = {{0}};
+    lucid_dataset *ds =
+        lucid_features_sharing(o->data, o->pairs ? o->pairs : default_pairs(o->data), &err);
+    if (!ds)
+        return cli_fail("%s", err.msg);
+    int rc = 0;
+    lucid_cart *t = NULL;
+    if (!ds->target)
+        rc = cli_fail("%s: the data has no label column to train on", o->data);
+    else if (!(t = lucid_cart_train(ds, o->alpha, (uint64_t)o->seed, &err)) ||
+             lucid_cart_save(t, o->out, &err) < 0)
+        rc = cli_fail("%s", err.msg);
+    else
+        printf("trained sharing tree on %zu workloads: %d leaves, alpha %g -> %s\n", ds->nrows,
+               lucid_cart_leaves(t), o->alpha, o->out);
+    lucid_cart_free(t);
+    lucid_dataset_free(ds);
+    return rc;
+}
+
+/* Accuracy of a tree trained on `train` rows, on `test` rows. */
+static int holdout_accuracy(const lucid_dataset *ds, const size_t *train, size_t ntrain,
+                            const size_t *test, size_t ntest, const model_opts *o, size_t *right,
+                            int *leaves, lucid_error *err)
+{
+    lucid_dataset *a = lucid_dataset_subset(ds, train, ntrain, err);
+    lucid_dataset *b = a ? lucid_dataset_subset(ds, test, ntest, err) : NULL;
+    lucid_cart *t = b ? lucid_cart_train(a, o->alpha, (uint64_t)o->seed, err) : NULL;
+    double *pred = malloc((ntest ? ntest : 1) * sizeof *pred);
+    int rc = -1;
+    if (t && pred && lucid_cart_predict(t, b, pred, err) == 0) {
+        for (size_t i = 0; i < ntest; i++)
+            *right += pred[i] == b->target[i];
+        *leaves = lucid_cart_leaves(t);
+        rc = 0;
+    }
+    free(pred);
+    lucid_cart_free(t);
+    lucid_dataset_free(a);
+    lucid_dataset_free(b);
+    return rc;
+}
+
+static int eval_sharing(const model_opts *o)
+{
+    lucid_error err = {{0}};
+    lucid_dataset *ds =
+        lucid_features_sharing(o->data, o->pairs ? o->pairs : default_pairs(o->data), &err);
+    if (!ds)
+        return cli_fail("%s", err.msg);
+    if (!ds->target || ds->nrows < 3) {
+        lucid_dataset_free(ds);
+        return cli_fail("%s: need at least 3 labelled workloads", o->data);
+    }
+    size_t n = ds->nrows, ntest, right = 0;
+    int leaves = 0, rc = 0;
+    lucid_rng rng;
+    lucid_rng_seed(&rng, (uint64_t)o->seed);
+    /* Seeded split: the first ceil(n x test%) shuffled rows are the test set. */
+    size_t *rows = lucid_split_rows(n, (double)o->test_percent / 100.0, &rng, &ntest);
+    size_t *others = malloc(n * sizeof *others);
+    if (!rows || !others) {
+        rc = cli_fail("out of memory");
+    } else if (holdout_accuracy(ds, rows + ntest, n - ntest, rows, ntest, o, &right, &leaves,
+                                &err) < 0) {
+        rc = cli_fail("%s", err.msg);
+    } else {
+        printf("split %zu train / %zu test (seed %lld): accuracy %.4f (%zu/%zu), tree of %d leaves\n",
+               n - ntest, ntest, (long long)o->seed, (double)right / (double)ntest, right, ntest,
+               leaves);
+        size_t loo = 0;
+        for (size_t k = 0; k < n && rc == 0; k++) {
+            size_t m = 0;
+            for (size_t i = 0; i < n; i++)
+                if (i != k)
+                    others[m++] = i;
+            if (holdout_accuracy(ds, others, n - 1, &k, 1, o, &loo, &leaves, &err) < 0)
+                rc = cli_fail("%s", err.msg);
+        }
+        if (rc == 0)
+            printf("leave-one-out accuracy %.4f (%zu/%zu)\n", (double)loo / (double)n, loo, n);
+    }
+    free(rows);
+    free(others);
+    lucid_dataset_free(ds);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* train                                                               */
+
+static int train_ebm(const model_opts *o, const lucid_dataset *ds)
+{
+    lucid_ebm_params p;
+    lucid_ebm_default_params(&p);
+    int throughput = strcmp(o->kind, "throughput") == 0;
+    /* Lucid's settings: throughput lr 0.1, 10 pairs, quantile bins;
+     * duration lr 0.01, 20 pairs, uniform bins. */
+    p.learning_rate = throughput ? 0.1 : 0.01;
+    p.interactions = throughput ? 10 : 20;
+    p.binning = throughput ? LUCID_BIN_QUANTILE : LUCID_BIN_UNIFORM;
+    p.seed = (uint64_t)o->seed;
+    p.threads = (int)o->threads;
+    if (o->bags > 0)
+        p.outer_bags = (int)o->bags;
+    if (o->interactions >= 0)
+        p.interactions = (int)o->interactions;
+    if (o->max_rounds > 0)
+        p.max_rounds = (int)o->max_rounds;
+    if (o->learning_rate > 0)
+        p.learning_rate = o->learning_rate;
+    if (o->binning) {
+        if (strcmp(o->binning, "uniform") != 0 && strcmp(o->binning, "quantile") != 0)
+            return cli_fail("option --binning: expected uniform or quantile");
+        p.binning = strcmp(o->binning, "uniform") == 0 ? LUCID_BIN_UNIFORM : LUCID_BIN_QUANTILE;
+    }
+    lucid_error err = {{0}};
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    lucid_ebm *m = lucid_ebm_train(ds, &p, &err);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (!m)
+        return cli_fail("%s", err.msg);
+    int rc = 0;
+    if (lucid_ebm_set_meta(m, "model", o->kind, &err) < 0 ||
+        lucid_ebm_set_meta(m, "target", ds->target_name, &err) < 0 ||
+        (o->until && lucid_ebm_set_meta(m, "train_until", o->until, &err) < 0) ||
+        lucid_ebm_save(m, o->out, &err) < 0)
+        rc = cli_fail("%s", err.msg);
+    if (rc == 0) {
+        double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+        long rounds = 0;
+        for (int b = 0; b < p.outer_bags; b++)
+            rounds += m->bag_rounds[2 * b];
+        printf("trained %s model on %zu rows, %d features, %d pairs, %d bags "
+               "(mean %.0f main rounds per bag) in %.2f s -> %s\n",
+               o->kind, ds->nrows, m->nfeat, m->nterms - m->nfeat, p.outer_bags,
+               (double)rounds / p.outer_bags, secs, o->out);
+    }
+    lucid_ebm_free(m);
+    return rc;
+}
+
+static int cmd_train(const model_opts *o)
+{
+    if (need(o->kind, "--kind", "train") < 0 || need(o->data, "--data", "train") < 0 ||
+        need(o->out, "--out", "train") < 0)
+        return 1;
+    if (strcmp(o->kind, "sharing") == 0)
+        return train_sharing(o);
+    if (o->target && strcmp(o->kind, "throughput") != 0)
+        return cli_fail("--target applies to the throughput model only");
+    loaded l;
+    if (load_data(o->kind, o->target, o->data, o->pairs, &l) != 0)
+        return 1;
+    int rc;
+    if (!l.ds->target) {
+        rc = cli_fail("%s: the data has no target column to train on", o->data);
+    } else if (o->until) {
+        int64_t until;
+        lucid_dataset *train = NULL, *test = NULL;
+        lucid_error err = {{0}};
+        if (parse_time_opt("--train-until", o->until, &until) < 0)
+            rc = 1;
+        else if (lucid_split_by_time(l.ds, l.times, until, &train, &test, &err) < 0)
+            rc = cli_fail("%s", err.msg);
+        else
+            rc = train_ebm(o, train);
+        lucid_dataset_free(train);
+        lucid_dataset_free(test);
+    } else {
+        rc = train_ebm(o, l.ds);
+    }
+    loaded_free(&l);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* predict and eval                                                    */
+
+typedef struct any_model {
+    lucid_ebm *ebm;
+    lucid_cart *cart;
+    const char *model, *target;
+} any_model;
+
+static int load_model(const char *path, any_model *am)
+{
+    lucid_error err = {{0}};
+    char kind[32];
+    memset(am, 0, sizeof *am);
+    if (lucid_model_file_kind(path, kind, sizeof kind, &err) < 0)
+        return cli_fail("%s", err.msg);
+    if (strcmp(kind, "ebm") == 0) {
+        if (!(am->ebm = lucid_ebm_load(path, &err)))
+            return cli_fail("%s", err.msg);
+        am->model = lucid_ebm_get_meta(am->ebm, "model");
+        am->target = lucid_ebm_get_meta(am->ebm, "target");
+    } else if (strcmp(kind, "cart") == 0) {
+        if (!(am->cart = lucid_cart_load(path, &err)))
+            return cli_fail("%s", err.msg);
+        am->model = "sharing";
+    } else {
+        return cli_fail("%s: kind: unknown model kind '%s'", path, kind);
+    }
+    if (!am->model) {
+        lucid_ebm_free(am->ebm);
+        return cli_fail("%s: meta.model: missing (which of Lucid's models is this?)", path);
+    }
+    return 0;
+}
+
+static void free_model(any_model *am)
+{
+    lucid_ebm_free(am->ebm);
+    lucid_cart_free(am->cart);
+}
+
+static int predict_rows(const any_model *am, const lucid_dataset *ds, double *out)
+{
+    lucid_error err = {{0}};
+    int rc = am->ebm ? lucid_ebm_predict(am->ebm, ds, out, &err)
+                     : lucid_cart_predict(am->cart, ds, out, &err);
+    return rc < 0 ? cli_fail("%s", err.msg) : 0;
+}
+
+static int cmd_predict(const model_opts *o)
+{
+    if (need(o->model, "--model", "predict") < 0 || need(o->data, "--data", "predict") < 0 ||
+        need(o->out, "--out", "predict") < 0)
+        return 1;
+    any_model am;
+    if (load_model(o->model, &am) != 0)
+        return 1;
+    loaded l;
+    int rc = load_data(am.model, am.target, o->data, o->pairs, &l);
+    double *pred = NULL;
+    if (rc == 0 && !(pred = malloc((l.ds->nrows ? l.ds->nrows : 1) * sizeof *pred)))
+        rc = cli_fail("out of memory");
+    if (rc == 0)
+        rc = predict_rows(&am, l.ds, pred);
+    FILE *f = NULL;
+    if (rc == 0 && !(f = fopen(o->out, "w")))
+        rc = cli_fail("%s: cannot write", o->out);
+    if (rc == 0) {
+        fprintf(f, "%s,prediction\n", l.times && strcmp(am.model, "duration") == 0 ? "job_id"
+                                      : l.times                              ? "time"
+                                                                             : "workload");
+        for (size_t r = 0; r < l.ds->nrows; r++)
+            fprintf(f, "%s,%.17g\n", l.ds->row_keys[r], pred[r]);
+        if (fclose(f) != 0)
+            rc = cli_fail("%s: write failed", o->out);
+    }
+    free(pred);
+    if (l.ds)
+        loaded_free(&l);
+    free_model(&am);
+    return rc;
+}
+
+static int cmd_eval(const model_opts *o)
+{
+    if (need(o->model, "--model", "eval") < 0 || need(o->data, "--data", "eval") < 0)
+        return 1;
+    any_model am;
+    if (load_model(o->model, &am) != 0)
+        return 1;
+    loaded l;
+    int rc = load_data(am.model, am.target, o->data, o->pairs, &l);
+    const char *from = o->from ? o->from : am.ebm ? lucid_ebm_get_meta(am.ebm, "train_until") : NULL;
+    int64_t start = INT64_MIN;
+    double *pred = NULL;
+    if (rc == 0 && !l.ds->target)
+        rc = cli_fail("%s: the data has no target column to evaluate against", o->data);
+    if (rc == 0 && from && l.times && parse_time_opt("--from", from, &start) < 0)
+        rc = 1;
+    if (rc == 0 && !(pred = malloc((l.ds->nrows ? l.ds->nrows : 1) * sizeof *pred)))
+        rc = cli_fail("out of memory");
+    if (rc == 0)
+        rc = predict_rows(&am, l.ds, pred);
+    if (rc == 0) {
+        size_t n = 0, right = 0;
+        double abs_sum = 0, sq_sum = 0, y_sum = 0, y_sq = 0;
+        for (size_t r = 0; r < l.ds->nrows; r++) {
+            if (l.times && l.times[r] < start)
+                continue;
+            double y = l.ds->target[r], e = pred[r] - y;
+            n++;
+            abs_sum += fabs(e);
+            sq_sum += e * e;
+            y_sum += y;
+            y_sq += y * y;
+            right += pred[r] == y;
+        }
+        if (n == 0) {
+            rc = cli_fail("no rows to evaluate%s%s", from ? " from " : "", from ? from : "");
+        } else if (am.cart) {
+            printf("rows %zu\naccuracy %.4f\n", n, (double)right / (double)n);
+        } else {
+            double ss_tot = y_sq - y_sum * y_sum / (double)n;
+            printf("rows %zu%s%s\nMAE %.4f\nRMSE %.4f\nR2 %.4f\n", n, from ? " from " : "",
+                   from ? from : "", abs_sum / (double)n, sqrt(sq_sum / (double)n),
+                   ss_tot > 0 ? 1 - sq_sum / ss_tot : 0.0);
+        }
+    }
+    free(pred);
+    if (l.ds)
+        loaded_free(&l);
+    free_model(&am);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* explain                                                             */
+
+static int cmd_explain(const model_opts *o)
+{
+    if (need(o->model, "--model", "explain") < 0)
+        return 1;
+    any_model am;
+    if (load_model(o->model, &am) != 0)
+        return 1;
+    int rc = 0;
+    lucid_error err = {{0}};
+    if (am.cart) {
+        rc = lucid_cart_print(am.cart, stdout, &err) < 0 ? cli_fail("%s", err.msg) : 0;
+    } else {
+        lucid_explain_importance(am.ebm, stdout);
+        if (o->out && lucid_explain_write_dir(am.ebm, o->out, &err) < 0)
+            rc = cli_fail("%s", err.msg);
+        else if (o->out)
+            printf("\nshape functions, heatmaps and charts written to %s/\n", o->out);
+        if (rc == 0 && o->row) {
+            loaded l;
+            if (need(o->data, "--data", "explain --row") < 0 ||
+                load_data(am.model, am.target, o->data, o->pairs, &l) != 0)
+                rc = 1;
+            else {
+                if (lucid_explain_row(am.ebm, l.ds, o->row, stdout, &err) < 0)
+                    rc = cli_fail("%s", err.msg);
+                loaded_free(&l);
+            }
+        }
+    }
+    free_model(&am);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+
+static void usage(FILE *out)
+{
+    fputs("usage: lucid model <verb> [options]\n"
+          "\n"
+          "  train   --kind throughput|duration|sharing --data FILE --out MODEL\n"
+          "          [--target submit_gpu_job|submit_gpu_num] (throughput)\n"
+          "          [--train-until 'YYYY-MM-DD HH:MM:SS'] (throughput, duration)\n"
+          "          [--pairs colocation_pairs.csv] [--alpha 1e-4] (sharing)\n"
+          "          [--seed N] [--bags N] [--threads N] [--learning-rate X]\n"
+          "          [--interactions N] [--max-rounds N] [--binning quantile|uniform]\n"
+          "  predict --model MODEL --data FILE --out PRED.csv\n"
+          "  eval    --model MODEL --data FILE [--from 'YYYY-MM-DD HH:MM:SS']\n"
+          "          (time series: rows from --from, default the model's --train-until)\n"
+          "  eval    --kind sharing --data sharing_labels.csv [--test-percent 30] [--seed N]\n"
+          "          (70/30 split and leave-one-out accuracy of the sharing tree)\n"
+          "  explain --model MODEL [--out DIR] [--data FILE --row KEY]\n"
+          "          (importances; DIR gets shape functions and pair heatmaps as CSV\n"
+          "          and SVG; --row lists the terms behind one row's estimate)\n",
+          out);
+}
+
+typedef struct verb {
+    const char *name;
+    int (*run)(const model_opts *o);
+} verb;
+
+static int cmd_eval_any(const model_opts *o)
+{
+    if (o->kind && strcmp(o->kind, "sharing") == 0 && !o->model) {
+        if (need(o->data, "--data", "eval") < 0)
+            return 1;
+        return eval_sharing(o);
+    }
+    return cmd_eval(o);
+}
+
+static const verb verbs[] = {
+    {"train", cmd_train},
+    {"predict", cmd_predict},
+    {"eval", cmd_eval_any},
+    {"explain", cmd_explain},
+};
 
 int cmd_model(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    return cli_fail("'model' is not available in this build yet");
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+        if (strcmp(argv[1], verbs[i].name) == 0) {
+            model_opts o;
+            if (parse_opts(argc, argv, &o) < 0)
+                return 2;
+            return verbs[i].run(&o);
+        }
+    cli_fail("model: unknown verb '%s'", argv[1]);
+    usage(stderr);
+    return 2;
 }

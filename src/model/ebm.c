@@ -833,6 +833,7 @@ void lucid_ebm_free(lucid_ebm *m)
         for (int t = 0; t < m->nterms; t++) {
             free(m->terms[t].scores);
             free(m->terms[t].spread);
+            free(m->terms[t].counts);
         }
     free(m->terms);
     free(m->bag_rounds);
@@ -878,8 +879,11 @@ static void finish_terms(lucid_ebm *m, bag_state *bags, int nbags, const shared_
             term->spread[k] = var > 0 ? sqrt(var) : 0;
         }
         double total = 0;
-        for (size_t r = 0; r < sh->n; r++)
-            total += term->scores[term_cell(term, sh->main_bins, sh->pair_bins, r)];
+        for (size_t r = 0; r < sh->n; r++) {
+            uint32_t cell = term_cell(term, sh->main_bins, sh->pair_bins, r);
+            total += term->scores[cell];
+            term->counts[cell]++;
+        }
         double centre = sh->n ? total / (double)sh->n : 0;
         for (int k = 0; k < term->ncells; k++)
             term->scores[k] -= centre;
@@ -1004,7 +1008,8 @@ static int make_terms(lucid_ebm *m, const shared_data *sh, lucid_error *err)
         term->ncells = term->nbins[0] * term->nbins[1];
         term->scores = calloc((size_t)term->ncells, sizeof *term->scores);
         term->spread = calloc((size_t)term->ncells, sizeof *term->spread);
-        if (!term->scores || !term->spread)
+        term->counts = calloc((size_t)term->ncells, sizeof *term->counts);
+        if (!term->scores || !term->spread || !term->counts)
             return lucid_error_set(err, "out of memory");
     }
     return 0;

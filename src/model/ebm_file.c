@@ -104,6 +104,7 @@ char *lucid_ebm_to_json(const lucid_ebm *m, lucid_error *err)
         json_object_set_new(o, "importance", json_real(term->importance));
         json_object_set_new(o, "scores", reals(term->scores, (size_t)term->ncells));
         json_object_set_new(o, "spread", reals(term->spread, (size_t)term->ncells));
+        json_object_set_new(o, "counts", reals(term->counts, (size_t)term->ncells));
         json_array_append_new(terms, o);
     }
     json_object_set_new(root, "terms", terms);
@@ -297,7 +298,8 @@ static int read_term(const loader *ld, json_t *o, size_t t, lucid_ebm *m)
     term->ncells = term->nbins[0] * term->nbins[1];
     term->scores = malloc((size_t)term->ncells * sizeof *term->scores);
     term->spread = malloc((size_t)term->ncells * sizeof *term->spread);
-    if (!term->scores || !term->spread)
+    term->counts = malloc((size_t)term->ncells * sizeof *term->counts);
+    if (!term->scores || !term->spread || !term->counts)
         return bad(ld, field, "out of memory");
     snprintf(field, sizeof field, "terms[%zu].scores", t);
     if (read_real_array(ld, json_object_get(o, "scores"), field, term->scores,
@@ -305,6 +307,10 @@ static int read_term(const loader *ld, json_t *o, size_t t, lucid_ebm *m)
         return -1;
     snprintf(field, sizeof field, "terms[%zu].spread", t);
     if (read_real_array(ld, json_object_get(o, "spread"), field, term->spread,
+                        (size_t)term->ncells) < 0)
+        return -1;
+    snprintf(field, sizeof field, "terms[%zu].counts", t);
+    if (read_real_array(ld, json_object_get(o, "counts"), field, term->counts,
                         (size_t)term->ncells) < 0)
         return -1;
     snprintf(field, sizeof field, "terms[%zu].importance", t);

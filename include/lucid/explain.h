@@ -1,0 +1,32 @@
+/* explain.h — what a GA2M model says, for people: the importance table,
+ * every term's shape function or pair heatmap as CSV and SVG (with the
+ * isotonic-smoothed curve beside the raw one), and the terms behind one
+ * row's prediction. */
+#ifndef LUCID_EXPLAIN_H
+#define LUCID_EXPLAIN_H
+
+#include <stdio.h>
+
+#include "lucid/dataset.h"
+#include "lucid/ebm.h"
+#include "lucid/error.h"
+
+/* Terms by decreasing importance (mean |score| over the training rows). */
+void lucid_explain_importance(const lucid_ebm *m, FILE *out);
+
+/* Writes into `dir` (created if needed): importance.csv/.svg, and per term
+ * term_<name>.csv/.svg (main terms: bin, range or category, training rows,
+ * score, spread over bags, isotonic score; pairs: a score matrix and a
+ * heatmap). */
+int lucid_explain_write_dir(const lucid_ebm *m, const char *dir, lucid_error *err);
+
+/* The prediction for the row whose key is `key`, term by term, largest
+ * contributions first. */
+int lucid_explain_row(const lucid_ebm *m, const lucid_dataset *ds, const char *key, FILE *out,
+                      lucid_error *err);
+
+/* Representative x of every main-term bin of feature f (bin 0, missing,
+ * gets NAN; categories get their index): xs[nbins]. */
+void lucid_explain_bin_x(const lucid_bins *b, double *xs);
+
+#endif
