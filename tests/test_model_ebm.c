@@ -345,8 +345,7 @@ static void model_file_round_trips(void **state)
     assert_non_null(back);
     assert_string_equal(lucid_ebm_get_meta(back, "model"), "test");
     char *a = lucid_ebm_to_json(m, &err), *b = lucid_ebm_to_json(back, &err);
-    /* The training record of bags is not reloaded; the rest is identical. */
-    assert_string_equal(strstr(a, "\"features\""), strstr(b, "\"features\""));
+    assert_string_equal(a, b);
     double pa[300], pb[300];
     assert_int_equal(lucid_ebm_predict(m, ds, pa, &err), 0);
     assert_int_equal(lucid_ebm_predict(back, ds, pb, &err), 0);

@@ -106,4 +106,11 @@ int lucid_bins_apply(const lucid_bins *b, const lucid_column *col, size_t nrows,
  * are validation rows (each part sorted ascending). */
 size_t *lucid_split_rows(size_t n, double frac, lucid_rng *rng, size_t *nval);
 
+/* scikit-learn's train_test_split(test_size=frac, random_state=seed) on n
+ * rows, reproduced exactly (numpy's legacy MT19937 permutation): returns
+ * the permutation; its first *ntest = ceil(n * frac) entries are the test
+ * rows, the rest the training rows, in sklearn's order.  Used to compare
+ * with results published from that split. */
+size_t *lucid_split_rows_sklearn(size_t n, double frac, uint32_t seed, size_t *ntest);
+
 #endif

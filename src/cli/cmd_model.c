@@ -210,10 +210,10 @@ static int eval_sharing(const model_opts *o)
     }
     size_t n = ds->nrows, ntest, right = 0;
     int leaves = 0, rc = 0;
-    lucid_rng rng;
-    lucid_rng_seed(&rng, (uint64_t)o->seed);
-    /* Seeded split: the first ceil(n x test%) shuffled rows are the test set. */
-    size_t *rows = lucid_split_rows(n, (double)o->test_percent / 100.0, &rng, &ntest);
+    /* The reference split: scikit-learn's train_test_split with this
+     * test size and random_state = seed, reproduced exactly. */
+    size_t *rows = lucid_split_rows_sklearn(n, (double)o->test_percent / 100.0,
+                                            (uint32_t)o->seed, &ntest);
     size_t *others = malloc(n * sizeof *others);
     if (!rows || !others) {
         rc = cli_fail("out of memory");
@@ -221,7 +221,7 @@ static int eval_sharing(const model_opts *o)
                                 &err) < 0) {
         rc = cli_fail("%s", err.msg);
     } else {
-        printf("split %zu train / %zu test (seed %lld): accuracy %.4f (%zu/%zu), tree of %d leaves\n",
+        printf("split %zu train / %zu test (train_test_split random_state %lld): accuracy %.4f (%zu/%zu), tree of %d leaves\n",
                n - ntest, ntest, (long long)o->seed, (double)right / (double)ntest, right, ntest,
                leaves);
         size_t loo = 0;

@@ -554,6 +554,8 @@ static int cart_from_root(lucid_cart *t, json_t *root, const char *name, lucid_e
         return lucid_error_at(err, name, 0, "nodes", "expected a non-empty array");
     json_t *alpha = json_object_get(root, "alpha");
     t->alpha = json_is_number(alpha) ? json_number_value(alpha) : 0;
+    json_t *seed = json_object_get(root, "seed");
+    t->seed = json_is_integer(seed) ? (uint64_t)json_integer_value(seed) : 0;
     json_t *rows = json_object_get(root, "train_rows");
     t->train_rows = json_is_integer(rows) && json_integer_value(rows) > 0 ? (size_t)json_integer_value(rows) : 0;
     size_t nf = json_array_size(features), nc = json_array_size(classes), nn = json_array_size(nodes);

@@ -496,3 +496,75 @@ size_t *lucid_split_rows(size_t n, double frac, lucid_rng *rng, size_t *nval)
     *nval = v;
     return rows;
 }
+
+/* ---- numpy's RandomState(seed).permutation(n), for sklearn's splits ---- */
+
+typedef struct mt19937 {
+    uint32_t key[624];
+    int pos;
+} mt19937;
+
+static void mt_seed(mt19937 *mt, uint32_t seed)
+{
+    for (int i = 0; i < 624; i++) {
+        mt->key[i] = seed;
+        seed = 1812433253U * (seed ^ (seed >> 30)) + (uint32_t)i + 1;
+    }
+    mt->pos = 624;
+}
+
+static uint32_t mt_next(mt19937 *mt)
+{
+    if (mt->pos >= 624) {
+        for (int i = 0; i < 624; i++) {
+            uint32_t y = (mt->key[i] & 0x80000000U) | (mt->key[(i + 1) % 624] & 0x7fffffffU);
+            mt->key[i] = mt->key[(i + 397) % 624] ^ (y >> 1) ^ (y & 1 ? 0x9908b0dfU : 0);
+        }
+        mt->pos = 0;
+    }
+    uint32_t y = mt->key[mt->pos++];
+    y ^= y >> 11;
+    y ^= (y << 7) & 0x9d2c5680U;
+    y ^= (y << 15) & 0xefc60000U;
+    y ^= y >> 18;
+    return y;
+}
+
+/* numpy's random_interval: uniform in [0, max] by masked rejection. */
+static uint32_t mt_interval(mt19937 *mt, uint32_t max)
+{
+    if (max == 0)
+        return 0;
+    uint32_t mask = max;
+    mask |= mask >> 1;
+    mask |= mask >> 2;
+    mask |= mask >> 4;
+    mask |= mask >> 8;
+    mask |= mask >> 16;
+    uint32_t v;
+    while ((v = mt_next(mt) & mask) > max)
+        ;
+    return v;
+}
+
+size_t *lucid_split_rows_sklearn(size_t n, double frac, uint32_t seed, size_t *ntest)
+{
+    size_t *rows = malloc((n ? n : 1) * sizeof *rows);
+    if (!rows || n > UINT32_MAX) {
+        free(rows);
+        return NULL;
+    }
+    mt19937 mt;
+    mt_seed(&mt, seed);
+    for (size_t i = 0; i < n; i++)
+        rows[i] = i;
+    for (size_t i = n; i-- > 1;) {
+        size_t j = mt_interval(&mt, (uint32_t)i);
+        size_t t = rows[i];
+        rows[i] = rows[j];
+        rows[j] = t;
+    }
+    size_t v = (size_t)ceil((double)n * frac);
+    *ntest = v > n ? n : v;
+    return rows;
+}

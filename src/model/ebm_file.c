@@ -342,16 +342,62 @@ static int read_params(const loader *ld, json_t *o, lucid_ebm_params *p)
         read_int(ld, o, "max_interaction_bins", 3, 4096, &p->max_interaction_bins) < 0 ||
         read_int(ld, o, "outer_bags", 1, 1000, &p->outer_bags) < 0)
         return -1;
-    /* The rest describe how the model was made; missing ones keep defaults. */
-    json_t *v;
-    if (json_is_number(v = json_object_get(o, "learning_rate")))
-        p->learning_rate = json_number_value(v);
-    if (json_is_integer(v = json_object_get(o, "interactions")))
-        p->interactions = (int)json_integer_value(v);
-    if (json_is_integer(v = json_object_get(o, "seed")))
-        p->seed = (uint64_t)json_integer_value(v);
+    /* The rest describe how the model was made. */
+    if (read_int(ld, o, "early_stopping_rounds", 0, 1000000, &p->early_stopping_rounds) < 0 ||
+        read_int(ld, o, "max_rounds", 1, 100000000, &p->max_rounds) < 0 ||
+        read_int(ld, o, "min_samples_leaf", 1, 1000000000, &p->min_samples_leaf) < 0 ||
+        read_int(ld, o, "max_leaves", 2, 64, &p->max_leaves) < 0 ||
+        read_int(ld, o, "interactions", 0, 1000000, &p->interactions) < 0)
+        return -1;
+    static const char *const reals[3] = {"learning_rate", "validation_size",
+                                         "early_stopping_tolerance"};
+    double *dst[3] = {&p->learning_rate, &p->validation_size, &p->early_stopping_tolerance};
+    for (int i = 0; i < 3; i++) {
+        json_t *v = json_object_get(o, reals[i]);
+        char field[64];
+        snprintf(field, sizeof field, "params.%s", reals[i]);
+        if (!json_is_number(v) || !isfinite(json_number_value(v)))
+            return bad(ld, field, "expected a number");
+        *dst[i] = json_number_value(v);
+    }
+    json_t *seed = json_object_get(o, "seed");
+    if (!json_is_integer(seed))
+        return bad(ld, "params.seed", "expected an integer");
+    p->seed = (uint64_t)json_integer_value(seed);
     const char *binning = json_string_value(json_object_get(o, "binning"));
-    p->binning = binning && strcmp(binning, "uniform") == 0 ? LUCID_BIN_UNIFORM : LUCID_BIN_QUANTILE;
+    if (!binning || (strcmp(binning, "uniform") != 0 && strcmp(binning, "quantile") != 0))
+        return bad(ld, "params.binning", "expected \"uniform\" or \"quantile\"");
+    p->binning = strcmp(binning, "uniform") == 0 ? LUCID_BIN_UNIFORM : LUCID_BIN_QUANTILE;
+    return 0;
+}
+
+/* Rounds and best metric of every bag (informational, but kept exactly). */
+static int read_training(const loader *ld, json_t *training, lucid_ebm *m)
+{
+    json_t *rows = json_object_get(training, "rows");
+    if (!json_is_integer(rows) || json_integer_value(rows) < 0)
+        return bad(ld, "training.rows", "expected an integer >= 0");
+    m->train_rows = (size_t)json_integer_value(rows);
+    json_t *rounds = json_object_get(training, "bag_rounds");
+    json_t *metric = json_object_get(training, "bag_metric");
+    size_t n = 2 * (size_t)m->params.outer_bags;
+    if (!json_is_array(rounds) || json_array_size(rounds) != n)
+        return bad(ld, "training.bag_rounds", "expected two counts per bag");
+    if (!json_is_array(metric) || json_array_size(metric) != n)
+        return bad(ld, "training.bag_metric", "expected two values per bag");
+    m->bag_rounds = calloc(n, sizeof *m->bag_rounds);
+    m->bag_metric = calloc(n, sizeof *m->bag_metric);
+    if (!m->bag_rounds || !m->bag_metric)
+        return bad(ld, "training", "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        json_t *r = json_array_get(rounds, i), *v = json_array_get(metric, i);
+        if (!json_is_integer(r) || json_integer_value(r) < 0 || json_integer_value(r) > INT32_MAX)
+            return bad(ld, "training.bag_rounds", "expected counts >= 0");
+        m->bag_rounds[i] = (int)json_integer_value(r);
+        if (!json_is_number(v) && !json_is_null(v))
+            return bad(ld, "training.bag_metric", "expected numbers");
+        m->bag_metric[i] = json_is_null(v) ? INFINITY : json_number_value(v);
+    }
     return 0;
 }
 
@@ -376,10 +422,8 @@ static int read_model(const loader *ld, json_t *root, lucid_ebm *m)
         if (lucid_ebm_set_meta(m, key, json_string_value(value), ld->err) < 0)
             return -1;
     }
-    json_t *training = json_object_get(root, "training");
-    json_t *rows = json_object_get(training, "rows");
-    if (json_is_integer(rows) && json_integer_value(rows) >= 0)
-        m->train_rows = (size_t)json_integer_value(rows);
+    if (read_training(ld, json_object_get(root, "training"), m) < 0)
+        return -1;
     if (read_features(ld, root, m) < 0)
         return -1;
     json_t *icp = json_object_get(root, "intercept");
