@@ -109,6 +109,7 @@ typedef struct lucid_jobrun {
     int32_t alloc_off, alloc_n; /* GPUs held: entries in lucid_sched.allocs */
     int32_t partner;      /* job sharing our GPUs now, -1 */
     int32_t packed_with;  /* last partner (for reports), -1 */
+    int32_t packed_onto;  /* the running job whose GPUs it started on, -1 */
     int32_t share_score;  /* Lucid sharing score 0/1/2 */
     int32_t ckpt_times;
     uint32_t gen;         /* invalidates stale completion events */

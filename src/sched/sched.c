@@ -301,6 +301,7 @@ void lucid_sched_start_packed(lucid_sched *s, int32_t job, int32_t target, doubl
     lucid_jobrun *r = &s->run[job];
     r->partner = target;
     r->packed_with = target;
+    r->packed_onto = target;
     r->exclusive = 0;
     t->partner = job;
     t->packed_with = job;
@@ -342,16 +343,19 @@ void lucid_sched_preempt(lucid_sched *s, int32_t job)
 }
 
 /* The partner of an ending packed job goes back to exclusive speed —
- * except, in the reference, when the ending job was the pair's first
- * (the reference looks the partner up as the first job on those GPUs and
- * finds the ending job itself; `partner_lookup_bug`). */
+ * except, in the reference, when the ending job was the pair's first: the
+ * reference looks the partner up as the first job on those GPUs, finds the
+ * ending job itself and "recovers" that (`partner_lookup_bug`).  The ending
+ * job stays marked packed only if it really handed its partner back. */
 static void recover_partner(lucid_sched *s, int32_t job)
 {
-    int32_t partner = s->run[job].partner;
-    if (partner < 0 || s->run[partner].status != LUCID_RUNNING)
+    lucid_jobrun *r = &s->run[job];
+    int32_t partner = r->partner;
+    if (partner < 0 || s->run[partner].status != LUCID_RUNNING ||
+        (s->sem.partner_lookup_bug && r->run_seq < s->run[partner].run_seq)) {
+        r->exclusive = 1;
         return;
-    if (s->sem.partner_lookup_bug && s->run[job].run_seq < s->run[partner].run_seq)
-        return;
+    }
     s->run[partner].exclusive = 1;
     if (s->run[partner].rate != 1.0)
         lucid_sched_set_rate(s, partner, 1.0);

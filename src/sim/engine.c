@@ -381,7 +381,7 @@ static int build_arrivals(sim_context *ctx, policy_run *pr, lucid_error *err)
         const lucid_job *job = &trace->jobs[i];
         lucid_jobrun *r = &run[i];
         r->start_time = r->end_time = -1;
-        r->partner = r->packed_with = -1;
+        r->partner = r->packed_with = r->packed_onto = -1;
         r->exclusive = 1;
         r->rate = 1.0;
         r->remain = (double)job->duration;

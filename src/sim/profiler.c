@@ -168,7 +168,7 @@ int lucid_profile_pass(const lucid_sim_config *cfg, const lucid_sim_inputs *in,
         return lucid_error_set(err, "out of memory");
     for (size_t i = 0; i < trace->njobs; i++) {
         prun[i].start_time = prun[i].end_time = -1;
-        prun[i].partner = prun[i].packed_with = -1;
+        prun[i].partner = prun[i].packed_with = prun[i].packed_onto = -1;
         prun[i].exclusive = 1;
         prun[i].status = LUCID_WAITING;
     }
