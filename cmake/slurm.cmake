@@ -53,3 +53,16 @@ if(LUCID_HAVE_LAB AND LUCID_HAVE_SLURM)
            COMMAND bash ${CMAKE_SOURCE_DIR}/tests/slurm/plugins.sh ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
   set_tests_properties(slurm_plugins PROPERTIES TIMEOUT 120 LABELS slurm)
 endif()
+
+# lucidd: needs libslurm and the state store (SQLite).  decide.c has no Slurm
+# in it and joins liblucid for the tests and the benchmark.
+target_sources(lucid PRIVATE ${CMAKE_SOURCE_DIR}/src/daemon/decide.c)
+if(LUCID_HAVE_SLURM AND LUCID_HAVE_STATE)
+  add_executable(lucidd ${CMAKE_SOURCE_DIR}/src/daemon/lucidd.c ${CMAKE_SOURCE_DIR}/src/daemon/engine.c
+                        ${CMAKE_SOURCE_DIR}/src/daemon/server.c ${CMAKE_SOURCE_DIR}/src/daemon/slurm_io.c)
+  target_include_directories(lucidd PRIVATE ${LUCID_SLURM_INCLUDE_DIR})
+  target_link_libraries(lucidd PRIVATE lucid ${LUCID_SLURM_LIBRARY})
+  message(STATUS "lucid: building lucidd")
+else()
+  message(STATUS "lucid: lucidd skipped (needs libslurm and SQLite)")
+endif()

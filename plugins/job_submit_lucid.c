@@ -21,6 +21,8 @@
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
 
+#include "lucid_tres.h"
+
 const char plugin_name[] = "lucid: hold new jobs for the lucid scheduler";
 const char plugin_type[] = "job_submit/lucid";
 const uint32_t plugin_version = SLURM_VERSION_NUMBER;
@@ -102,46 +104,10 @@ static int managed(const lucid_conf *conf, const char *partitions)
     return 0;
 }
 
-/* GPUs in one TRES item: "gres:gpu:8", "gres:gpu:a100:2", "gres/gpu=2", "gres:gpu" (one),
- * or 0 for another resource; -1 when the count is not a number. */
-static long gpus_in_item(char *item)
-{
-    if (strncmp(item, "gres:", 5) == 0 || strncmp(item, "gres/", 5) == 0)
-        item += 5;
-    if (strncmp(item, "gpu", 3) != 0 || (item[3] != '\0' && item[3] != ':' && item[3] != '='))
-        return 0;
-    const char *count = strrchr(item, item[3] == '=' ? '=' : ':');
-    if (!count)
-        return 1;
-    char *stop;
-    long n = strtol(count + 1, &stop, 10);
-    if (*stop != '\0' || stop == count + 1 || n < 0)
-        return -1; /* Slurm always writes a count last: anything else is malformed */
-    return n;
-}
-
-/* GPUs in a TRES list ("gres:gpu:8;gres:shard:1" or comma-separated). */
-static long gpus_in_tres(const char *tres)
-{
-    if (!tres)
-        return 0;
-    char copy[1024];
-    snprintf(copy, sizeof copy, "%s", tres);
-    long total = 0;
-    char *save = NULL;
-    for (char *item = strtok_r(copy, ",;", &save); item; item = strtok_r(NULL, ",;", &save)) {
-        long n = gpus_in_item(item);
-        if (n < 0)
-            return -1;
-        total += n;
-    }
-    return total;
-}
-
 static long requested_gpus(const job_desc_msg_t *job)
 {
-    long per_job = gpus_in_tres(job->tres_per_job);
-    long per_node = gpus_in_tres(job->tres_per_node);
+    long per_job = lucid_tres_gpus(job->tres_per_job);
+    long per_node = lucid_tres_gpus(job->tres_per_node);
     if (per_job < 0 || per_node < 0)
         return -1;
     long nodes = (job->min_nodes == NO_VAL || job->min_nodes == 0) ? 1 : job->min_nodes;

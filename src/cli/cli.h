@@ -15,6 +15,8 @@ typedef struct cli_command {
 int cmd_simulate(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_model(int argc, char **argv);
+int cmd_queue(int argc, char **argv);
+int cmd_status(int argc, char **argv);
 
 /* Prints "lucid: <message>" to stderr and returns 1 (for `return cli_fail(...)`). */
 int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -25,5 +27,13 @@ int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_option(int argc, char **argv, int *i, const char *name, const char **value);
 /* Parses an integer option value or prints an error naming the option. */
 int cli_int(const char *option, const char *value, int64_t *out);
+
+/* The live verbs' client of lucidd's socket: --socket value, else
+ * $LUCID_SOCKET, else /run/lucid/lucidd.sock. */
+const char *cli_lucidd_socket(const char *option_value);
+/* Sends one JSON request; returns the reply (a jansson json_t *, caller
+ * decrefs) or NULL after printing why.  Declared opaque to keep jansson out
+ * of every verb. */
+struct json_t *cli_lucidd_request(const char *socket_path, const char *request);
 
 #endif

@@ -10,6 +10,8 @@ static const cli_command commands[] = {
     {"simulate", cmd_simulate, "run policies over a trace (trace-driven, event-driven)"},
     {"trace", cmd_trace, "trace tools: `lucid trace synth` writes synthetic traces"},
     {"model", cmd_model, "train, apply, explain and evaluate the interpretable models"},
+    {"queue", cmd_queue, "jobs under the live scheduler (lucidd) and why they wait"},
+    {"status", cmd_status, "lucidd's profiler, packing switch, metrics backend, models"},
 };
 
 static void usage(FILE *out)

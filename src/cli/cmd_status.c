@@ -1,0 +1,85 @@
+/* cmd_status.c — `lucid status`: what lucidd is doing — the profiling
+ * partition and its limits, the packing switch, the GPU metrics backend,
+ * model versions, jobs per phase and decision latency. */
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char *text(json_t *obj, const char *key)
+{
+    const char *s = json_string_value(json_object_get(obj, key));
+    return s ? s : "";
+}
+
+static long long integer(json_t *obj, const char *key)
+{
+    return (long long)json_integer_value(json_object_get(obj, key));
+}
+
+static void print_status(json_t *s)
+{
+    json_t *prof = json_object_get(s, "profiler"), *pack = json_object_get(s, "packing");
+    json_t *metrics = json_object_get(s, "gpu_metrics");
+    printf("profiler:    partition %s, limit %.0f s, up to %lld GPUs; %lld queued, %lld running\n",
+           text(prof, "partition"), json_number_value(json_object_get(prof, "time_limit_s")),
+           integer(prof, "gpu_limit"), integer(prof, "queued"), integer(prof, "running"));
+    printf("packing:     %s (mode %s); %lld packed pairs\n",
+           json_is_true(json_object_get(pack, "on")) ? "on" : "off", text(pack, "mode"),
+           integer(s, "packed_pairs"));
+    printf("main:        partition %s\n", text(s, "main_partition"));
+    printf("gpu metrics: %s — %s\n", text(metrics, "backend"), text(metrics, "detail"));
+    printf("models:     ");
+    size_t i;
+    json_t *m;
+    if (json_array_size(json_object_get(s, "models")) == 0)
+        printf(" none (heuristic estimates, see docs/live.md)");
+    json_array_foreach(json_object_get(s, "models"), i, m)
+        printf(" %s v%lld", text(m, "name"), integer(m, "version"));
+    printf("\nphases:     ");
+    const char *key;
+    json_t *count;
+    json_object_foreach(json_object_get(s, "phases"), key, count)
+        printf(" %s=%lld", key, (long long)json_integer_value(count));
+    printf("\nprofiled:    %lld jobs\n", integer(s, "profiled"));
+    printf("decisions:   p50 %.3f ms, p99 %.3f ms\n",
+           1e3 * json_number_value(json_object_get(s, "decision_latency_p50_s")),
+           1e3 * json_number_value(json_object_get(s, "decision_latency_p99_s")));
+    printf("slurm:       %s\n", json_is_true(json_object_get(s, "slurm_reachable"))
+                                    ? "reachable" : "NOT reachable");
+    if (*text(s, "last_error"))
+        printf("last error:  %s\n", text(s, "last_error"));
+}
+
+int cmd_status(int argc, char **argv)
+{
+    const char *socket_path = NULL;
+    int as_json = 0;
+    for (int i = 1; i < argc; i++) {
+        int r;
+        if (strcmp(argv[i], "--help") == 0) {
+            puts("usage: lucid status [--socket PATH] [--json]\n"
+                 "  lucidd's profiler, packing switch, GPU metrics backend, models, phases.");
+            return 0;
+        } else if (strcmp(argv[i], "--json") == 0) {
+            as_json = 1;
+        } else if ((r = cli_option(argc, argv, &i, "--socket", &socket_path)) != 0) {
+            if (r < 0)
+                return 2;
+        } else {
+            return cli_fail("status: unknown argument '%s'", argv[i]);
+        }
+    }
+    json_t *reply = cli_lucidd_request(cli_lucidd_socket(socket_path), "{\"cmd\":\"status\"}");
+    if (!reply)
+        return 1;
+    if (as_json) {
+        json_dumpf(reply, stdout, JSON_INDENT(2));
+        putchar('\n');
+    } else {
+        print_status(reply);
+    }
+    json_decref(reply);
+    return 0;
+}

@@ -1,0 +1,78 @@
+/* daemon.h — what lucidd's parts share: configuration, the in-memory view of
+ * the jobs lucid manages, and counters for status and /metrics.
+ *
+ *   lucidd.c  options, startup (state, Slurm, recovery), the poll loop
+ *   engine.c  one tick: intake, tracking, profiling limit, decisions, apply
+ *   decide.c  the decision step on plain arrays (to be the shared core)
+ *   server.c  the local UNIX-socket JSON API and the /metrics endpoint
+ *   slurm_io.c  libslurm;  state (liblucid)  SQLite */
+#ifndef LUCIDD_DAEMON_H
+#define LUCIDD_DAEMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "lucid/gpumetrics.h"
+#include "lucid/state.h"
+
+typedef struct lucidd_config {
+    const char *state_path;
+    const char *socket_path;
+    const char *main_partition;
+    const char *profiling_partition;
+    const char *metrics_test_dir; /* test-file GPU metrics backend, or NULL for NVML */
+    int metrics_port;             /* /metrics on 127.0.0.1, 0 = off */
+    double profile_limit_s;       /* profiling time limit (enforced by lucidd) */
+    int gpu_limit;                /* largest job that is profiled */
+    double gpu_memory_mib;        /* one GPU's memory, for packing */
+    int packing_mode;             /* -1 auto, 0 off, 1 on */
+    int tick_ms;
+    double default_estimate_s;    /* duration estimate without a time limit or model */
+} lucidd_config;
+
+typedef struct lucidd_job {
+    lucid_job_record rec;
+    lucid_gpu_profile profile; /* samples while profiling (persisted when it leaves) */
+    int gpus_per_node;
+    time_t slurm_start;        /* last start time Slurm reported */
+    int restarts_seen;
+    int seen;                  /* present in the latest Slurm listing */
+} lucidd_job;
+
+#define LUCIDD_LATENCY_SAMPLES 1024
+
+typedef struct lucidd {
+    lucidd_config cfg;
+    lucid_state *state;
+    lucid_gpumetrics *metrics;
+    lucidd_job *jobs;
+    size_t njobs, cap;
+    int packing_on;
+    int main_gpus;           /* GPUs of the main partition (bad-input check) */
+    int slurm_up;            /* the latest Slurm call worked */
+    char last_error[LUCID_ERROR_MAX];
+    time_t started;
+    uint64_t ticks, decisions_applied, slurm_errors, sample_errors;
+    double latency_s[LUCIDD_LATENCY_SAMPLES]; /* decision step durations, ring */
+    uint64_t latency_count;
+    double latency_sum_s;
+} lucidd;
+
+/* engine.c */
+int engine_load(lucidd *d, lucid_error *err);     /* jobs from the state store */
+int engine_reconcile(lucidd *d, lucid_error *err); /* after a restart, before ticking */
+void engine_tick(lucidd *d);
+lucidd_job *engine_find(lucidd *d, uint32_t job_id);
+/* Percentile (0..1) of the recorded decision latencies, seconds. */
+double engine_latency_quantile(const lucidd *d, double q);
+
+/* server.c */
+int server_open(lucidd *d, int *unix_fd, int *http_fd, lucid_error *err);
+void server_handle_unix(lucidd *d, int listen_fd);
+void server_handle_http(lucidd *d, int listen_fd);
+
+/* lucidd.c: one log line on stderr with a UTC timestamp. */
+void lucidd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,187 @@
+/* decide.c — lucidd's decision step (decide.h): profiler order, priority
+ * order, consolidated placement and Lucid's packing rules, on plain arrays.
+ * Placement scans nodes linearly (no sort per job): the best-fit node is the
+ * one with the fewest free GPUs that still fit, ties to the lowest index,
+ * which is what a stable ascending sort followed by first fit picks. */
+#include "decide.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int by_priority(const void *a, const void *b)
+{
+    const decide_job *x = a, *y = b;
+    if (x->priority != y->priority)
+        return x->priority < y->priority ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int by_gpus(const void *a, const void *b)
+{
+    const decide_job *x = a, *y = b;
+    if (x->gpus != y->gpus)
+        return x->gpus < y->gpus ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+int decide_place(int gpus, int nodes_asked, decide_node *nodes, int nnodes, int *chosen)
+{
+    if (nodes_asked <= 1) {
+        int best = -1;
+        for (int i = 0; i < nnodes; i++)
+            if (nodes[i].free_gpus >= gpus &&
+                (best < 0 || nodes[i].free_gpus < nodes[best].free_gpus))
+                best = i;
+        if (best < 0)
+            return 0;
+        nodes[best].free_gpus -= gpus;
+        chosen[0] = best;
+        return 1;
+    }
+    /* Several nodes: the emptiest first (stable), each must hold its share. */
+    int per_node = (gpus + nodes_asked - 1) / nodes_asked;
+    int taken = 0;
+    for (int round = 0; round < nodes_asked; round++) {
+        int best = -1;
+        for (int i = 0; i < nnodes; i++) {
+            int used = 0;
+            for (int k = 0; k < taken; k++)
+                used |= chosen[k] == i;
+            if (!used && nodes[i].free_gpus >= per_node &&
+                (best < 0 || nodes[i].free_gpus > nodes[best].free_gpus))
+                best = i;
+        }
+        if (best < 0)
+            return 0;
+        chosen[taken++] = best;
+    }
+    for (int k = 0; k < taken; k++)
+        nodes[chosen[k]].free_gpus -= per_node;
+    return taken;
+}
+
+static void write_nodes(decide_result *result, const decide_node *nodes, const int *chosen,
+                        int count)
+{
+    size_t used = 0;
+    result->nodes[0] = '\0';
+    for (int k = 0; k < count && used < sizeof result->nodes; k++) {
+        int n = snprintf(result->nodes + used, sizeof result->nodes - used, "%s%s",
+                         k ? "," : "", nodes[chosen[k]].name);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+}
+
+/* Lucid's affine pair: same GPU count (<= 8), scores sum <= 2, memory fits in
+ * one GPU, and the newcomer's priority at most twice the partner's. */
+static int find_partner(const decide_job *job, const decide_running *running, int nrunning,
+                        const char *taken, double gpu_memory_mib)
+{
+    if (job->gpus < 1 || job->gpus > 8 || job->nodes > 1 || job->sharing_score < 0)
+        return -1;
+    for (int i = 0; i < nrunning; i++) {
+        const decide_running *other = &running[i];
+        if (other->packed || taken[i] || other->job.gpus != job->gpus ||
+            other->job.sharing_score < 0 || other->gpu_list[0] == '\0')
+            continue;
+        if (other->job.gmem_mib >= gpu_memory_mib - job->gmem_mib)
+            continue;
+        if (job->sharing_score + other->job.sharing_score > 2)
+            continue;
+        if (job->priority > 2 * other->job.priority)
+            continue;
+        return i;
+    }
+    return -1;
+}
+
+int decide_main(decide_job *jobs, int njobs, const decide_running *running, int nrunning,
+                decide_node *nodes, int nnodes, const decide_params *params,
+                decide_result *results)
+{
+    qsort(jobs, (size_t)njobs, sizeof *jobs, by_priority);
+    char *taken = calloc((size_t)(nrunning > 0 ? nrunning : 1), 1);
+    int chosen[64], started = 0;
+    uint32_t blocked_by = 0;
+    for (int j = 0; j < njobs; j++) {
+        const decide_job *job = &jobs[j];
+        decide_result *result = &results[j];
+        memset(result, 0, sizeof *result);
+        result->id = job->id;
+        if (blocked_by) {
+            snprintf(result->reason, sizeof result->reason,
+                     "waiting behind job %u (higher priority, does not fit yet)", blocked_by);
+            continue;
+        }
+        int partner = params->packing && taken
+                          ? find_partner(job, running, nrunning, taken, params->gpu_memory_mib)
+                          : -1;
+        if (partner >= 0) {
+            const decide_running *other = &running[partner];
+            taken[partner] = 1;
+            result->start = 1;
+            result->partner = other->job.id;
+            snprintf(result->nodes, sizeof result->nodes, "%s", nodes[other->node].name);
+            snprintf(result->gpu_list, sizeof result->gpu_list, "%s", other->gpu_list);
+            snprintf(result->reason, sizeof result->reason,
+                     "packed with job %u (scores %d+%d, %.0f+%.0f MiB, priority %.0f <= 2 x %.0f)",
+                     other->job.id, job->sharing_score, other->job.sharing_score, job->gmem_mib,
+                     other->job.gmem_mib, job->priority, other->job.priority);
+            started++;
+            continue;
+        }
+        int count = job->nodes <= 64 ? decide_place(job->gpus, job->nodes, nodes, nnodes, chosen)
+                                     : 0;
+        if (count > 0) {
+            result->start = 1;
+            write_nodes(result, nodes, chosen, count);
+            snprintf(result->reason, sizeof result->reason,
+                     "priority %.0f is the highest waiting; placed on %s", job->priority,
+                     result->nodes);
+            started++;
+            continue;
+        }
+        snprintf(result->reason, sizeof result->reason,
+                 "waiting for %d free GPUs on %d node%s (priority %.0f)", job->gpus, job->nodes,
+                 job->nodes > 1 ? "s" : "", job->priority);
+        if (params->stop_at_first_fail)
+            blocked_by = job->id;
+    }
+    free(taken);
+    return started;
+}
+
+int decide_profiling(decide_job *jobs, int njobs, decide_node *nodes, int nnodes,
+                     decide_result *results)
+{
+    qsort(jobs, (size_t)njobs, sizeof *jobs, by_gpus);
+    int chosen[64], started = 0;
+    uint32_t blocked_by = 0;
+    for (int j = 0; j < njobs; j++) {
+        decide_result *result = &results[j];
+        memset(result, 0, sizeof *result);
+        result->id = jobs[j].id;
+        if (blocked_by) {
+            snprintf(result->reason, sizeof result->reason,
+                     "waiting for the profiler behind job %u (fewer GPUs first)", blocked_by);
+            continue;
+        }
+        int count = jobs[j].nodes <= 64
+                        ? decide_place(jobs[j].gpus, jobs[j].nodes, nodes, nnodes, chosen)
+                        : 0;
+        if (count > 0) {
+            result->start = 1;
+            write_nodes(result, nodes, chosen, count);
+            snprintf(result->reason, sizeof result->reason, "profiling on %s", result->nodes);
+            started++;
+        } else {
+            snprintf(result->reason, sizeof result->reason,
+                     "waiting for %d free GPUs on the profiling partition", jobs[j].gpus);
+            blocked_by = jobs[j].id;
+        }
+    }
+    return started;
+}

@@ -1,0 +1,73 @@
+/* decide.h — lucidd's one decision step, kept behind this small interface.
+ *
+ * Input: the jobs waiting (in the order of their queue), the jobs running on
+ * the main partition (for packing), and the free GPUs per node; output: which
+ * jobs start now, where, and with whom they are packed, plus a reason for
+ * every job that waits.  No Slurm, no clock, no I/O: the same inputs give the
+ * same decisions (tested without Slurm, benchmarked in bench/).
+ *
+ * TEMPORARY: the rules here (least-GPU-first profiling, priority order with
+ * head-of-line stop, consolidated placement, Lucid's packing conditions;
+ * shared/spec/lucid.md §4.1 and §4.5) will be replaced by the shared
+ * scheduling core in include/lucid/sched.h when it lands, so simulation and
+ * the live scheduler run one implementation; only decide.c changes then. */
+#ifndef LUCIDD_DECIDE_H
+#define LUCIDD_DECIDE_H
+
+#include <stdint.h>
+
+typedef struct decide_job {
+    uint32_t id;
+    int gpus;          /* total */
+    int nodes;         /* nodes asked */
+    double priority;   /* lower first; ties by id */
+    int sharing_score; /* 0..2, or -1 unknown (never packed) */
+    double gmem_mib;   /* profiled peak GPU memory */
+} decide_job;
+
+typedef struct decide_running {
+    decide_job job;
+    int node;          /* index into the node array (single-node jobs only) */
+    char gpu_list[64]; /* node-local indices it holds ("0-3") */
+    int packed;        /* already shares its GPUs */
+} decide_running;
+
+typedef struct decide_node {
+    char name[64];
+    int free_gpus;
+    int total_gpus;
+} decide_node;
+
+typedef struct decide_params {
+    int packing;             /* switch: 1 on, 0 off */
+    double gpu_memory_mib;   /* one GPU's memory (24576 in the reference) */
+    int stop_at_first_fail;  /* head-of-line: 1 when packing is off (Lucid), 1 for profiling */
+} decide_params;
+
+typedef struct decide_result {
+    uint32_t id;
+    int start;            /* 1 start now, 0 wait */
+    char nodes[256];      /* comma list when start */
+    uint32_t partner;     /* packed with, or 0 */
+    char gpu_list[64];    /* partner's GPUs when packed */
+    char reason[200];     /* why it starts here / why it waits */
+} decide_result;
+
+/* Orders `jobs` by priority (stable by id) and decides each; `results` has
+ * room for njobs.  Node free counts are updated for the jobs started.  Returns
+ * the number of jobs started. */
+int decide_main(decide_job *jobs, int njobs, const decide_running *running, int nrunning,
+                decide_node *nodes, int nnodes, const decide_params *params,
+                decide_result *results);
+
+/* The profiler: least GPUs first (stable by id), stop at the first job that
+ * does not fit. */
+int decide_profiling(decide_job *jobs, int njobs, decide_node *nodes, int nnodes,
+                     decide_result *results);
+
+/* Consolidated placement of `gpus` on `nodes` asked on `nodes_asked` nodes:
+ * writes the chosen node indices and returns how many, or 0 if it does not
+ * fit (nodes unchanged then). */
+int decide_place(int gpus, int nodes_asked, decide_node *nodes, int nnodes, int *chosen);
+
+#endif

@@ -1,0 +1,217 @@
+/* lucidd.c — the live Lucid scheduler on Slurm: options, startup and the
+ * poll loop.  Startup order matters for recovery: the state store first (a
+ * corrupted file stops the start with one line), then Slurm, then the
+ * reconciliation of unacknowledged decisions, and only then ticking.
+ * SIGTERM/SIGINT stop the loop cleanly; SIGKILL is survived by design. */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "lucid/util.h"
+#include "slurm_io.h"
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
+
+void lucidd_log(const char *fmt, ...)
+{
+    char stamp[32];
+    lucid_time_format((int64_t)time(NULL), stamp, sizeof stamp);
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s lucidd: ", stamp);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static const char usage_text[] =
+    "usage: lucidd --state FILE --socket PATH [options]\n"
+    "  --state FILE            SQLite state database (WAL); created if absent\n"
+    "  --socket PATH           local UNIX socket for `lucid queue/status/explain`\n"
+    "  --metrics-port N        Prometheus /metrics on 127.0.0.1:N (default off)\n"
+    "  --main-partition P      default main\n"
+    "  --profiling-partition P default profiling\n"
+    "  --profile-limit S       profiling time limit in seconds (default 200)\n"
+    "  --gpu-limit N           largest job that is profiled (default 8)\n"
+    "  --gpu-memory-mib M      one GPU's memory, for packing (default 24576)\n"
+    "  --packing auto|on|off   packing switch (default auto)\n"
+    "  --tick-ms N             decision period (default 500)\n"
+    "  --default-estimate S    duration estimate without a time limit (default 3600)\n"
+    "  --metrics-test-dir DIR  read GPU samples from DIR/<job>.gpu (test backend)\n"
+    "Slurm is found through $SLURM_CONF.\n";
+
+static int parse_number(const char *option, const char *value, double min, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(value, &end);
+    if (end == value || *end || errno || v < min) {
+        fprintf(stderr, "lucidd: %s: '%s' is not a number >= %g\n", option, value, min);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, lucidd_config *cfg)
+{
+    *cfg = (lucidd_config){.main_partition = "main",
+                           .profiling_partition = "profiling",
+                           .profile_limit_s = 200,
+                           .gpu_limit = 8,
+                           .gpu_memory_mib = 24576,
+                           .packing_mode = -1,
+                           .tick_ms = 500,
+                           .default_estimate_s = 3600};
+    for (int i = 1; i < argc; i++) {
+        const char *opt = argv[i];
+        if (strcmp(opt, "--help") == 0 || strcmp(opt, "-h") == 0) {
+            fputs(usage_text, stdout);
+            exit(0);
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "lucidd: %s needs a value (or is unknown)\n%s", opt, usage_text);
+            return -1;
+        }
+        const char *value = argv[++i];
+        double number = 0;
+        if (strcmp(opt, "--state") == 0)
+            cfg->state_path = value;
+        else if (strcmp(opt, "--socket") == 0)
+            cfg->socket_path = value;
+        else if (strcmp(opt, "--main-partition") == 0)
+            cfg->main_partition = value;
+        else if (strcmp(opt, "--profiling-partition") == 0)
+            cfg->profiling_partition = value;
+        else if (strcmp(opt, "--metrics-test-dir") == 0)
+            cfg->metrics_test_dir = value;
+        else if (strcmp(opt, "--packing") == 0) {
+            if (strcmp(value, "auto") && strcmp(value, "on") && strcmp(value, "off")) {
+                fprintf(stderr, "lucidd: --packing: '%s' is not auto, on or off\n", value);
+                return -1;
+            }
+            cfg->packing_mode = strcmp(value, "auto") == 0 ? -1 : strcmp(value, "on") == 0;
+        } else if (strcmp(opt, "--metrics-port") == 0) {
+            if (parse_number(opt, value, 0, &number) < 0 || number > 65535)
+                return -1;
+            cfg->metrics_port = (int)number;
+        } else if (strcmp(opt, "--profile-limit") == 0) {
+            if (parse_number(opt, value, 0.1, &cfg->profile_limit_s) < 0)
+                return -1;
+        } else if (strcmp(opt, "--gpu-limit") == 0) {
+            if (parse_number(opt, value, 0, &number) < 0)
+                return -1;
+            cfg->gpu_limit = (int)number;
+        } else if (strcmp(opt, "--gpu-memory-mib") == 0) {
+            if (parse_number(opt, value, 1, &cfg->gpu_memory_mib) < 0)
+                return -1;
+        } else if (strcmp(opt, "--tick-ms") == 0) {
+            if (parse_number(opt, value, 10, &number) < 0)
+                return -1;
+            cfg->tick_ms = (int)number;
+        } else if (strcmp(opt, "--default-estimate") == 0) {
+            if (parse_number(opt, value, 1, &cfg->default_estimate_s) < 0)
+                return -1;
+        } else {
+            fprintf(stderr, "lucidd: unknown option %s\n%s", opt, usage_text);
+            return -1;
+        }
+    }
+    if (!cfg->state_path || !cfg->socket_path) {
+        fprintf(stderr, "lucidd: --state and --socket are required\n%s", usage_text);
+        return -1;
+    }
+    return 0;
+}
+
+static void serve(lucidd *d, int unix_fd, int http_fd)
+{
+    struct timespec next;
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    while (!stop_requested) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long wait_ms = (next.tv_sec - now.tv_sec) * 1000 + (next.tv_nsec - now.tv_nsec) / 1000000;
+        if (wait_ms <= 0) {
+            engine_tick(d);
+            clock_gettime(CLOCK_MONOTONIC, &next);
+            next.tv_sec += d->cfg.tick_ms / 1000;
+            next.tv_nsec += (long)(d->cfg.tick_ms % 1000) * 1000000;
+            if (next.tv_nsec >= 1000000000) {
+                next.tv_sec++;
+                next.tv_nsec -= 1000000000;
+            }
+            continue;
+        }
+        struct pollfd fds[2] = {{.fd = unix_fd, .events = POLLIN}, {.fd = http_fd, .events = POLLIN}};
+        int n = poll(fds, http_fd >= 0 ? 2 : 1, (int)wait_ms);
+        if (n <= 0)
+            continue;
+        if (fds[0].revents & POLLIN)
+            server_handle_unix(d, unix_fd);
+        if (http_fd >= 0 && (fds[1].revents & POLLIN))
+            server_handle_http(d, http_fd);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    static lucidd d; /* large (latency ring): not on the stack */
+    if (parse_args(argc, argv, &d.cfg) < 0)
+        return 2;
+    signal(SIGPIPE, SIG_IGN);
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    d.started = time(NULL);
+
+    lucid_error err = {{0}};
+    d.state = lucid_state_open(d.cfg.state_path, &err);
+    if (!d.state) {
+        fprintf(stderr, "lucidd: %s\n", err.msg);
+        return 1;
+    }
+    d.metrics = lucid_gpumetrics_open_auto(d.cfg.metrics_test_dir);
+    if (!d.metrics) {
+        fprintf(stderr, "lucidd: out of memory\n");
+        return 1;
+    }
+    lucidd_log("GPU metrics backend: %s", lucid_gpumetrics_describe(d.metrics));
+    int unix_fd = -1, http_fd = -1;
+    if (engine_load(&d, &err) < 0 || slurm_io_init(&err) < 0 ||
+        server_open(&d, &unix_fd, &http_fd, &err) < 0) {
+        fprintf(stderr, "lucidd: %s\n", err.msg);
+        return 1;
+    }
+    lucidd_log("state %s: %zu jobs known; socket %s; metrics %s%d", d.cfg.state_path, d.njobs,
+               d.cfg.socket_path, d.cfg.metrics_port ? "127.0.0.1:" : "off ", d.cfg.metrics_port);
+    /* Slurm may be down (slurmctld restarting): retry reconciliation until it answers. */
+    while (!stop_requested && engine_reconcile(&d, &err) < 0) {
+        lucidd_log("reconcile: %s (retrying)", err.msg);
+        sleep(1);
+    }
+    serve(&d, unix_fd, http_fd);
+    lucidd_log("stopping");
+    close(unix_fd);
+    if (http_fd >= 0)
+        close(http_fd);
+    unlink(d.cfg.socket_path);
+    slurm_io_fini();
+    lucid_gpumetrics_close(d.metrics);
+    lucid_state_close(d.state);
+    free(d.jobs);
+    return 0;
+}
