@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "lucid/cart.h"
+#include "lucid/csv.h"
 #include "lucid/ebm.h"
 #include "lucid/explain.h"
 #include "lucid/features.h"
@@ -19,7 +20,8 @@
 #include "lucid/util.h"
 
 typedef struct model_opts {
-    const char *kind, *data, *out, *model, *target, *until, *from, *pairs, *row, *binning;
+    const char *kind, *data, *out, *model, *target, *until, *from, *pairs, *row, *binning, *compare,
+        *compare_column;
     int64_t seed, bags, threads, interactions, max_rounds, test_percent;
     double learning_rate, alpha;
 } model_opts;
@@ -51,7 +53,8 @@ static int parse_opts(int argc, char **argv, model_opts *o)
     } strs[] = {{"--kind", &o->kind},   {"--data", &o->data},       {"--out", &o->out},
                 {"--model", &o->model}, {"--target", &o->target},   {"--train-until", &o->until},
                 {"--from", &o->from},   {"--pairs", &o->pairs},     {"--row", &o->row},
-                {"--binning", &o->binning}};
+                {"--binning", &o->binning}, {"--compare", &o->compare},
+                {"--compare-column", &o->compare_column}};
     struct {
         const char *name;
         int64_t *value;
@@ -414,6 +417,78 @@ static int cmd_predict(const model_opts *o)
     return rc;
 }
 
+typedef struct metrics {
+    size_t n, right;
+    double abs_sum, sq_sum, y_sum, y_sq;
+} metrics;
+
+static void metrics_add(metrics *mt, double pred, double y)
+{
+    double e = pred - y;
+    mt->n++;
+    mt->abs_sum += fabs(e);
+    mt->sq_sum += e * e;
+    mt->y_sum += y;
+    mt->y_sq += y * y;
+    mt->right += pred == y;
+}
+
+static void metrics_print(const char *who, const metrics *mt, int classes)
+{
+    if (classes) {
+        printf("%-10s rows %zu  accuracy %.4f\n", who, mt->n, (double)mt->right / (double)mt->n);
+        return;
+    }
+    double n = (double)mt->n, ss_tot = mt->y_sq - mt->y_sum * mt->y_sum / n;
+    printf("%-10s rows %zu  MAE %.4f  RMSE %.4f  R2 %.4f\n", who, mt->n, mt->abs_sum / n,
+           sqrt(mt->sq_sum / n), ss_tot > 0 ? 1 - mt->sq_sum / ss_tot : 0.0);
+}
+
+/* Someone else's predictions for the same rows (first column the row key,
+ * second the value), e.g. the authors' estimates_lucid.csv: NAN where absent. */
+static int read_compare(const char *path, const char *column, const lucid_dataset *ds,
+                        double *out)
+{
+    lucid_error err = {{0}};
+    lucid_csv *csv = lucid_csv_open(path, &err);
+    if (!csv)
+        return cli_fail("%s", err.msg);
+    int col = column ? lucid_csv_col(csv, column) : 1;
+    if (lucid_csv_ncols(csv) < 2 || col < 1) {
+        lucid_csv_close(csv);
+        return column ? cli_fail("%s:1: %s: missing column", path, column)
+                      : cli_fail("%s:1: expected a key column and a value column", path);
+    }
+    lucid_strtab *keys = lucid_strtab_new();
+    double *vals = NULL;
+    size_t cap = 0;
+    int rc;
+    while (keys && (rc = lucid_csv_next(csv, &err)) == 1) {
+        int32_t id = lucid_strtab_intern(keys, lucid_csv_field(csv, 0));
+        if (id < 0 || LUCID_GROW(vals, cap, (size_t)id + 1) < 0) {
+            rc = -2;
+            break;
+        }
+        if (lucid_csv_f64(csv, col, &vals[id], &err) < 0) {
+            rc = -1;
+            break;
+        }
+    }
+    if (!keys || rc == -2)
+        rc = cli_fail("out of memory");
+    else if (rc < 0)
+        rc = cli_fail("%s", err.msg);
+    for (size_t r = 0; rc == 0 && r < ds->nrows; r++) {
+        int32_t id = lucid_strtab_find(keys, ds->row_keys[r]);
+        out[r] = id < 0 ? NAN : vals[id];
+    }
+    free(vals);
+    if (keys)
+        lucid_strtab_free(keys);
+    lucid_csv_close(csv);
+    return rc;
+}
+
 static int cmd_eval(const model_opts *o)
 {
     if (need(o->model, "--model", "eval") < 0 || need(o->data, "--data", "eval") < 0)
@@ -425,41 +500,44 @@ static int cmd_eval(const model_opts *o)
     int rc = load_data(am.model, am.target, o->data, o->pairs, &l);
     const char *from = o->from ? o->from : am.ebm ? lucid_ebm_get_meta(am.ebm, "train_until") : NULL;
     int64_t start = INT64_MIN;
-    double *pred = NULL;
+    double *pred = NULL, *other = NULL;
     if (rc == 0 && !l.ds->target)
         rc = cli_fail("%s: the data has no target column to evaluate against", o->data);
     if (rc == 0 && from && l.times && parse_time_opt("--from", from, &start) < 0)
         rc = 1;
-    if (rc == 0 && !(pred = malloc((l.ds->nrows ? l.ds->nrows : 1) * sizeof *pred)))
+    size_t n = rc == 0 && l.ds->nrows ? l.ds->nrows : 1;
+    if (rc == 0 && (!(pred = malloc(n * sizeof *pred)) || !(other = malloc(n * sizeof *other))))
         rc = cli_fail("out of memory");
     if (rc == 0)
         rc = predict_rows(&am, l.ds, pred);
+    if (rc == 0 && o->compare)
+        rc = read_compare(o->compare, o->compare_column, l.ds, other);
     if (rc == 0) {
-        size_t n = 0, right = 0;
-        double abs_sum = 0, sq_sum = 0, y_sum = 0, y_sq = 0;
+        metrics ours = {0, 0, 0, 0, 0, 0}, both = ours, theirs = ours;
         for (size_t r = 0; r < l.ds->nrows; r++) {
             if (l.times && l.times[r] < start)
                 continue;
-            double y = l.ds->target[r], e = pred[r] - y;
-            n++;
-            abs_sum += fabs(e);
-            sq_sum += e * e;
-            y_sum += y;
-            y_sq += y * y;
-            right += pred[r] == y;
+            metrics_add(&ours, pred[r], l.ds->target[r]);
+            if (o->compare && !isnan(other[r])) {
+                metrics_add(&both, pred[r], l.ds->target[r]);
+                metrics_add(&theirs, other[r], l.ds->target[r]);
+            }
         }
-        if (n == 0) {
+        if (ours.n == 0) {
             rc = cli_fail("no rows to evaluate%s%s", from ? " from " : "", from ? from : "");
-        } else if (am.cart) {
-            printf("rows %zu\naccuracy %.4f\n", n, (double)right / (double)n);
         } else {
-            double ss_tot = y_sq - y_sum * y_sum / (double)n;
-            printf("rows %zu%s%s\nMAE %.4f\nRMSE %.4f\nR2 %.4f\n", n, from ? " from " : "",
-                   from ? from : "", abs_sum / (double)n, sqrt(sq_sum / (double)n),
-                   ss_tot > 0 ? 1 - sq_sum / ss_tot : 0.0);
+            if (from && l.times)
+                printf("evaluated on rows from %s\n", from);
+            metrics_print("model", &ours, am.cart != NULL);
+            if (o->compare && both.n > 0) {
+                printf("on the %zu rows that %s also covers:\n", both.n, o->compare);
+                metrics_print("model", &both, am.cart != NULL);
+                metrics_print("compared", &theirs, am.cart != NULL);
+            }
         }
     }
     free(pred);
+    free(other);
     if (l.ds)
         loaded_free(&l);
     free_model(&am);
@@ -516,6 +594,8 @@ static void usage(FILE *out)
           "          [--interactions N] [--max-rounds N] [--binning quantile|uniform]\n"
           "  predict --model MODEL --data FILE --out PRED.csv\n"
           "  eval    --model MODEL --data FILE [--from 'YYYY-MM-DD HH:MM:SS']\n"
+          "          [--compare OTHER.csv [--compare-column NAME]] (someone else's predictions,\n"
+          "          keyed by the first column, scored on the same rows)\n"
           "          (time series: rows from --from, default the model's --train-until)\n"
           "  eval    --kind sharing --data sharing_labels.csv [--test-percent 30] [--seed N]\n"
           "          (70/30 split and leave-one-out accuracy of the sharing tree)\n"

@@ -489,6 +489,10 @@ int lucid_explain_write_dir(const lucid_ebm *m, const char *dir, lucid_error *er
 static void value_text(const lucid_dataset *ds, const char *name, size_t row, char *buf, size_t size)
 {
     int c = lucid_dataset_find(ds, name);
+    if (c >= 0 && ds->cols[c].values && !isnan(ds->cols[c].values[row])) {
+        snprintf(buf, size, "%.10g", ds->cols[c].values[row]);
+        return;
+    }
     char tmp[40];
     const char *label = c < 0 ? NULL : lucid_column_label(&ds->cols[c], row, tmp, sizeof tmp);
     snprintf(buf, size, "%s", label ? label : "missing");

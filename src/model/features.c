@@ -261,6 +261,8 @@ static int table_reserve(table *t)
         char **str = realloc(t->str[c], cap * sizeof *str);
         if (!str)
             return -1;
+        for (size_t r = t->cap; r < cap; r++)
+            str[r] = NULL;
         t->str[c] = str;
     }
     t->cap = cap;
@@ -327,7 +329,7 @@ lucid_dataset *lucid_features_duration(const char *path, int64_t **times, lucid_
     size_t when_cap = 0;
     lucid_dataset *ds = NULL;
     double *cal[4] = {0};
-    if (table_init(&t, D_NIN + 2) < 0) {
+    if (table_init(&t, D_NIN + 1) < 0) {
         lucid_error_set(err, "out of memory");
         goto fail;
     }
