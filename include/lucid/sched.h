@@ -247,11 +247,8 @@ typedef struct lucid_lucid_inputs {
 /* Value of the packing switch at step t. */
 int lucid_packing_switch_at(const lucid_lucid_inputs *in, int64_t t);
 
-#endif
 
 /* ---------------- helpers for policies ---------------- */
-#ifndef LUCID_SCHED_HELPERS
-#define LUCID_SCHED_HELPERS
 /* Marks `job` pending from s->now on (arrival order, waiting-since time). */
 void lucid_sched_mark_arrival(lucid_sched *s, int32_t job);
 /* Starts queued jobs in queue order; with `stop_at_failure` the first job

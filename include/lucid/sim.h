@@ -95,7 +95,6 @@ int lucid_summarize(const lucid_trace *trace, const lucid_sim_result *result, in
 /* The p-th percentile (0..100) with linear interpolation between closest ranks; sorts `v`. */
 double lucid_percentile(double *v, size_t n, double p);
 
-#endif
 
 /* ---- outputs (report.c) ---- */
 #include <stdio.h>
@@ -108,3 +107,5 @@ int lucid_write_summary_rows(FILE *out, const lucid_trace *trace, const lucid_vc
                              const lucid_sim_result *result);
 /* series-<policy>.csv */
 int lucid_write_series(FILE *out, const lucid_vcs *vcs, const lucid_sim_result *result);
+
+#endif

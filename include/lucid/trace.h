@@ -122,4 +122,23 @@ typedef struct lucid_forecast {
 int lucid_forecast_load(lucid_forecast *fc, const char *path, lucid_error *err);
 void lucid_forecast_free(lucid_forecast *fc);
 
+
+/* ---- synthetic traces (synth.c) ---- */
+typedef struct lucid_synth_config {
+    int64_t jobs;      /* number of jobs */
+    int32_t nodes;     /* total nodes over all VCs */
+    int32_t vcs;       /* number of VCs */
+    int32_t gpus_per_node;
+    double load;       /* offered load: GPU-seconds asked per GPU-second available */
+    double estimate_noise; /* sigma of the log-normal noise on estimates */
+    uint64_t seed;
+} lucid_synth_config;
+
+/* Writes dir/trace.csv, dir/vc_config.csv and dir/estimates.csv: jobs drawn
+ * (GPU count, duration and workload together) from `base`, Poisson arrivals
+ * at the rate that gives the target load, VC sizes in the base trace's
+ * proportions.  Same seed, same files. */
+int lucid_synth_write(const lucid_synth_config *cfg, const lucid_trace *base,
+                      const lucid_vcs *base_vcs, const char *dir, lucid_error *err);
+
 #endif
