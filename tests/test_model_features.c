@@ -1,0 +1,186 @@
+/* test_model_features.c — the feature engineering of the three models, on
+ * small files whose features are computed by hand. */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lucid/features.h"
+#include "lucid/util.h"
+
+static double col(const lucid_dataset *ds, const char *name, size_t row)
+{
+    int c = lucid_dataset_find(ds, name);
+    if (c < 0)
+        fail_msg("no column %s", name);
+    return ds->cols[c].values[row];
+}
+
+/* 160 bins from 2020-04-01 00:00; job count t^2 and GPU count 3t at bin t. */
+static const char *write_series(char *path, size_t size, int gap_at)
+{
+    char dir[4096];
+    test_tmpdir(dir, sizeof dir, "model_features");
+    size_t cap = 160 * 64 + 128;
+    char *text = malloc(cap), *p = text;
+    p += sprintf(p, "time,submit_gpu_job,submit_gpu_num\n");
+    int64_t t0;
+    lucid_time_parse("2020-04-01 00:00:00", &t0);
+    for (int t = 0; t < 160; t++) {
+        char when[32];
+        lucid_time_format(t0 + 600 * (t + (t >= gap_at)), when, sizeof when);
+        p += sprintf(p, "%s,%d,%d\n", when, t * t, 3 * t);
+    }
+    test_write_file(path, size, dir, gap_at < 160 ? "gap.csv" : "series.csv", text);
+    free(text);
+    return path;
+}
+
+static void throughput_features_by_hand(void **state)
+{
+    (void)state;
+    char path[4200];
+    lucid_error err = {{0}};
+    int64_t *times = NULL;
+    lucid_dataset *ds =
+        lucid_features_throughput(write_series(path, sizeof path, 1000), "submit_gpu_job", &times, &err);
+    assert_non_null(ds);
+    assert_int_equal(ds->nrows, 160);
+    assert_int_equal(ds->ncols, 25);
+    assert_string_equal(ds->target_name, "submit_gpu_job");
+    assert_true(ds->target[12] == 144);
+    /* 2020-04-01 was a Wednesday, day 92 of the year, in ISO week 14. */
+    assert_true(col(ds, "month", 0) == 4 && col(ds, "day", 0) == 1 && col(ds, "hour", 0) == 0);
+    assert_true(col(ds, "dayofweek", 0) == 2 && col(ds, "dayofyear", 0) == 92 &&
+                col(ds, "week", 0) == 14);
+    /* Bin 151 is 25 h 10 min later: Thursday 2020-04-02 01:10. */
+    assert_true(col(ds, "day", 151) == 2 && col(ds, "hour", 151) == 1 &&
+                col(ds, "minute", 151) == 10 && col(ds, "dayofweek", 151) == 3);
+    /* Lags of t^2 at t = 150: 144^2, 132^2, 6^2. */
+    assert_true(col(ds, "job_lag_1h", 150) == 144.0 * 144);
+    assert_true(col(ds, "job_lag_3h", 150) == 132.0 * 132);
+    assert_true(col(ds, "job_lag_1d", 150) == 36);
+    /* Soft lag: 0.5 (t-6)^2 + 0.25 (t-7)^2 + 0.25 (t-5)^2 = (t-6)^2 + 0.5. */
+    assert_true(col(ds, "job_soft_1h", 150) == 144.0 * 144 + 0.5);
+    assert_true(col(ds, "gpu_soft_1d", 150) == 3 * 6);
+    /* The 6 bins ending 1 h before t = 20: 9^2 .. 14^2 = 81 100 121 144 169 196. */
+    assert_true(fabs(col(ds, "job_mean_1h", 20) - 811.0 / 6) < 1e-12);
+    assert_true(col(ds, "job_median_1h", 20) == 132.5);
+    assert_true(fabs(col(ds, "job_std_1h", 20) - 43.11573571988151) < 1e-9);
+    assert_true(col(ds, "gpu_mean_1h", 20) == 3 * 11.5);
+    /* Before the history exists the features are missing. */
+    assert_true(isnan(col(ds, "job_lag_1h", 5)) && !isnan(col(ds, "job_lag_1h", 6)));
+    assert_true(isnan(col(ds, "job_soft_1h", 6)) && !isnan(col(ds, "job_soft_1h", 7)));
+    assert_true(isnan(col(ds, "job_mean_1h", 10)) && !isnan(col(ds, "job_mean_1h", 11)));
+    assert_true(isnan(col(ds, "job_lag_1d", 143)));
+    assert_string_equal(ds->row_keys[1], "2020-04-01 00:10:00");
+    assert_true(times[1] - times[0] == 600);
+    /* A time split keeps order. */
+    lucid_dataset *train, *test;
+    int64_t until = times[100];
+    assert_int_equal(lucid_split_by_time(ds, times, until, &train, &test, &err), 0);
+    assert_int_equal(train->nrows, 100);
+    assert_int_equal(test->nrows, 60);
+    assert_true(test->target[0] == 10000);
+    lucid_dataset_free(train);
+    lucid_dataset_free(test);
+    free(times);
+    lucid_dataset_free(ds);
+}
+
+static void throughput_input_errors_are_located(void **state)
+{
+    (void)state;
+    char path[4200], dir[4096], msg[8400];
+    lucid_error err = {{0}};
+    int64_t *times = NULL;
+    assert_null(lucid_features_throughput(write_series(path, sizeof path, 3), "submit_gpu_job",
+                                          &times, &err));
+    snprintf(msg, sizeof msg, "%s:5: time: expected the bin 10 minutes after the previous row", path);
+    assert_string_equal(err.msg, msg);
+    test_tmpdir(dir, sizeof dir, "model_features_bad");
+    test_write_file(path, sizeof path, dir, "bad.csv",
+                    "time,submit_gpu_job,submit_gpu_num\n2020-04-01 00:00:00,1,2\n"
+                    "2020-04-01 00:10:00,x,2\n");
+    assert_null(lucid_features_throughput(path, "submit_gpu_job", &times, &err));
+    assert_non_null(strstr(err.msg, "bad.csv:3: submit_gpu_job:"));
+    test_write_file(path, sizeof path, dir, "nocol.csv", "time,submit_gpu_job\n");
+    assert_null(lucid_features_throughput(path, "submit_gpu_job", &times, &err));
+    assert_non_null(strstr(err.msg, "nocol.csv:1: submit_gpu_num: missing column"));
+    assert_null(lucid_features_throughput(path, "jobs", &times, &err));
+    assert_non_null(strstr(err.msg, "unknown throughput target 'jobs'"));
+}
+
+static void duration_features_from_a_small_trace(void **state)
+{
+    (void)state;
+    char dir[4096], path[4200];
+    lucid_error err = {{0}};
+    test_tmpdir(dir, sizeof dir, "model_features_trace");
+    test_write_file(path, sizeof path, dir, "trace.csv",
+                    "job_id,user,vc,gpu_num,cpu_num,duration,amp,gpu_util,gmem_util,gmem,"
+                    "submit_datetime\n"
+                    "7,alice,vcA,1,4,100,0,50.5,10,2048,2020-09-01 00:02:34\n"
+                    "8,bob,vcB,8,32,7200,1,,20,4096,2020-09-06 23:59:59\n");
+    int64_t *times = NULL;
+    lucid_dataset *ds = lucid_features_duration(path, &times, &err);
+    assert_non_null(ds);
+    assert_int_equal(ds->ncols, 12);
+    assert_int_equal(lucid_column_type(&ds->cols[lucid_dataset_find(ds, "user")], 2),
+                     LUCID_CATEGORICAL);
+    assert_int_equal(lucid_column_type(&ds->cols[lucid_dataset_find(ds, "amp")], 2),
+                     LUCID_CATEGORICAL);
+    /* 2020-09-01 was a Tuesday (1); 2020-09-06 a Sunday (6). */
+    assert_true(col(ds, "dayofweek", 0) == 1 && col(ds, "dayofweek", 1) == 6);
+    assert_true(col(ds, "hour", 1) == 23 && col(ds, "month", 1) == 9 && col(ds, "day", 1) == 6);
+    assert_true(isnan(col(ds, "gpu_util", 1)));
+    assert_true(ds->target[1] == 7200);
+    assert_string_equal(ds->row_keys[1], "8");
+    free(times);
+    lucid_dataset_free(ds);
+    test_write_file(path, sizeof path, dir, "novc.csv", "job_id,user\n1,a\n");
+    assert_null(lucid_features_duration(path, &times, &err));
+    assert_non_null(strstr(err.msg, "novc.csv:1: vc: missing column"));
+}
+
+static void sharing_features_average_both_sides(void **state)
+{
+    (void)state;
+    char dir[4096], labels[4200], pairs[4200];
+    lucid_error err = {{0}};
+    test_tmpdir(dir, sizeof dir, "model_features_sharing");
+    test_write_file(labels, sizeof labels, dir, "labels.csv",
+                    "model,dataset,batchsize,amp,speed,gpu_util,gmem_util,gmem,label\n"
+                    "A,x,32,0,1,50,20,1000,1\n"
+                    "B,y,64,1,1,90,60,9000,2\n"
+                    "C,z,16,0,1,10,5,500,0\n");
+    /* A: 0.8 (side 1) and 0.9 (side 2) -> 0.85 -> label 1 (not < 0.85);
+     * B: 0.7 and 0.7 -> 2; C never measured -> 0 -> 2. */
+    test_write_file(pairs, sizeof pairs, dir, "pairs.csv",
+                    ",model1,dataset1,gpu_num1,batchsize1,amp1,speed1,model2,dataset2,gpu_num2,"
+                    "batchsize2,amp2,speed2,gpu_util,gmem_util,gmem\n"
+                    "0,A,x,1,32,0,0.8,B,y,1,64.0,1,0.7,1,1,1\n"
+                    "1,B,y,1,64,1,0.7,A,x,1,32,0,0.9,1,1,1\n");
+    lucid_dataset *ds = lucid_features_sharing(labels, pairs, &err);
+    assert_non_null(ds);
+    assert_true(fabs(col(ds, "avg_speed", 0) - 0.85) < 1e-12);
+    assert_true(col(ds, "avg_speed", 1) == 0.7 && col(ds, "avg_speed", 2) == 0);
+    assert_true(col(ds, "auto_label", 1) == 2 && col(ds, "auto_label", 2) == 2);
+    /* (0.8 + 0.9) / 2 is 0.8500000000000001 in doubles: not < 0.85. */
+    assert_true(col(ds, "auto_label", 0) == 1);
+    assert_string_equal(ds->row_keys[1], "B/y/64/1");
+    lucid_dataset_free(ds);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(throughput_features_by_hand),
+        cmocka_unit_test(throughput_input_errors_are_located),
+        cmocka_unit_test(duration_features_from_a_small_trace),
+        cmocka_unit_test(sharing_features_average_both_sides),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
