@@ -37,8 +37,12 @@ SPLIT='2020-09-01 00:00:00'
 cmp -s "$TMP/job.json" "$TMP/job1.json" || fail "1 and 2 threads gave different model files"
 ok "same seed, byte-identical model for 1 and 2 threads"
 secs=$(sed -n 's/.* in \([0-9.]*\) s .*/\1/p' "$TMP/train.txt")
-awk -v s="$secs" 'BEGIN { exit !(s < 5) }' || fail "8-bag training took $secs s (want < 5)"
-ok "8-bag throughput training in $secs s"
+if grep -q __asan_init "$LUCID"; then
+    ok "8-bag throughput training in $secs s (sanitizer build: time not checked)"
+else
+    awk -v s="$secs" 'BEGIN { exit !(s < 5) }' || fail "8-bag training took $secs s (want < 5)"
+    ok "8-bag throughput training in $secs s"
+fi
 
 "$LUCID" model eval --model "$TMP/job.json" --data "$DATA/throughput.csv" \
     --compare "$DATA/throughput_forecast.csv" --compare-column pred_gpu_job >"$TMP/eval.txt"

@@ -545,6 +545,79 @@ static int cmd_eval(const model_opts *o)
 }
 
 /* ------------------------------------------------------------------ */
+/* features: the engineered table, for baselines and inspection          */
+
+/* A text field, quoted when it holds a comma or a quote. */
+static void write_text(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\n")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void write_cell(FILE *f, const lucid_column *col, size_t r)
+{
+    if (col->values) {
+        if (!isnan(col->values[r]))
+            fprintf(f, "%.17g", col->values[r]);
+    } else if (col->ids[r] >= 0) {
+        write_text(f, lucid_strtab_get(col->strings, col->ids[r]));
+    }
+}
+
+static int cmd_features(const model_opts *o)
+{
+    if (need(o->kind, "--kind", "features") < 0 || need(o->data, "--data", "features") < 0 ||
+        need(o->out, "--out", "features") < 0)
+        return 1;
+    loaded l;
+    if (load_data(o->kind, o->target, o->data, o->pairs, &l) != 0)
+        return 1;
+    int64_t until = INT64_MAX;
+    int rc = 0;
+    if (o->until && parse_time_opt("--train-until", o->until, &until) < 0)
+        rc = 1;
+    FILE *f = rc == 0 ? fopen(o->out, "w") : NULL;
+    if (rc == 0 && !f)
+        rc = cli_fail("%s: cannot write", o->out);
+    if (rc == 0) {
+        /* key, every feature, the target, and (time series) the split side. */
+        fprintf(f, "key");
+        for (size_t c = 0; c < l.ds->ncols; c++)
+            fprintf(f, ",%s", l.ds->cols[c].name);
+        if (l.ds->target)
+            fprintf(f, ",%s", l.ds->target_name);
+        if (l.times)
+            fprintf(f, ",split");
+        fputc('\n', f);
+        for (size_t r = 0; r < l.ds->nrows; r++) {
+            write_text(f, l.ds->row_keys[r]);
+            for (size_t c = 0; c < l.ds->ncols; c++) {
+                fputc(',', f);
+                write_cell(f, &l.ds->cols[c], r);
+            }
+            if (l.ds->target)
+                fprintf(f, ",%.17g", l.ds->target[r]);
+            if (l.times)
+                fprintf(f, ",%s", l.times[r] < until ? "train" : "test");
+            fputc('\n', f);
+        }
+        if (fclose(f) != 0)
+            rc = cli_fail("%s: write failed", o->out);
+    }
+    loaded_free(&l);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
 /* explain                                                             */
 
 static int cmd_explain(const model_opts *o)
@@ -601,7 +674,9 @@ static void usage(FILE *out)
           "          (70/30 split and leave-one-out accuracy of the sharing tree)\n"
           "  explain --model MODEL [--out DIR] [--data FILE --row KEY]\n"
           "          (importances; DIR gets shape functions and pair heatmaps as CSV\n"
-          "          and SVG; --row lists the terms behind one row's estimate)\n",
+          "          and SVG; --row lists the terms behind one row's estimate)\n"
+          "  features --kind K --data FILE --out TABLE.csv [--train-until T] [--target T]\n"
+          "          (the engineered features as CSV, e.g. for baseline models)\n",
           out);
 }
 
@@ -625,6 +700,7 @@ static const verb verbs[] = {
     {"predict", cmd_predict},
     {"eval", cmd_eval_any},
     {"explain", cmd_explain},
+    {"features", cmd_features},
 };
 
 int cmd_model(int argc, char **argv)
