@@ -91,7 +91,7 @@ void lucid_explain_bin_x(const lucid_bins *b, double *xs)
 
 /* ---- charts ---- */
 
-enum { CHART_W = 760, CHART_H = 440, LEFT = 80, RIGHT = 30, TOP = 50, BOTTOM = 60 };
+enum { CHART_W = 760, CHART_H = 450, LEFT = 80, RIGHT = 30, TOP = 64, BOTTOM = 60 };
 
 /* About five round tick values covering [lo, hi]. */
 static int nice_ticks(double lo, double hi, double *ticks, int max)
@@ -193,10 +193,12 @@ static int line_chart(const char *path, const char *title, const char *xlabel, c
     for (int i = 0; i < n; i++)
         by[i] = py(&f, iso[i]);
     lucid_svg_polyline(svg, bx, by, n, "#d62728", 2, "6 4");
-    lucid_svg_line(svg, CHART_W - 250, TOP + 16, CHART_W - 225, TOP + 16, "#1f77b4", 2.5);
-    lucid_svg_text(svg, CHART_W - 220, TOP + 20, 11, "start", 0, "score (band: spread over bags)");
-    lucid_svg_line(svg, CHART_W - 250, TOP + 34, CHART_W - 225, TOP + 34, "#d62728", 2);
-    lucid_svg_text(svg, CHART_W - 220, TOP + 38, 11, "start", 0, "isotonic fit");
+    /* Legend between the title and the plot, clear of the data. */
+    lucid_svg_line(svg, LEFT + 10, TOP - 14, LEFT + 35, TOP - 14, "#1f77b4", 2.5);
+    lucid_svg_text(svg, LEFT + 40, TOP - 10, 11, "start", 0, "score (band: +/- spread over bags)");
+    lucid_svg_line(svg, LEFT + 290, TOP - 14, LEFT + 315, TOP - 14, "#d62728", 2);
+    lucid_svg_text(svg, LEFT + 320, TOP - 10, 11, "start", 0,
+                   "isotonic fit (weighted by training rows)");
     int rc = lucid_svg_save(svg, path, err);
     lucid_svg_free(svg);
     free(bx);
@@ -215,7 +217,7 @@ static int bar_chart(const char *path, const char *title, const char *const *lab
     }
     if (!(hi > lo))
         hi = lo + 1;
-    const double left = 260, right = 40, top = 50, row = 22;
+    const double left = 260, right = 90, top = 50, row = 22;
     double height = top + row * n + 40, width = 760;
     lucid_svg *svg = lucid_svg_new(width, height);
     if (!svg)
@@ -383,8 +385,13 @@ static int write_main_term(const lucid_ebm *m, int t, const char *dir, lucid_err
             rc = lucid_error_set(err, "%s: write failed", path);
     }
     char title[400];
-    snprintf(title, sizeof title, "%s: shape function (importance %.4g, isotonic %s)",
-             m->names[term->feat[0]], term->importance, direction < 0 ? "decreasing" : "increasing");
+    if (b->type == LUCID_CATEGORICAL)
+        snprintf(title, sizeof title, "%s: score per category (importance %.4g)",
+                 m->names[term->feat[0]], term->importance);
+    else
+        snprintf(title, sizeof title, "%s: shape function (importance %.4g, isotonic %s)",
+                 m->names[term->feat[0]], term->importance,
+                 direction < 0 ? "decreasing" : "increasing");
     snprintf(path, sizeof path, "%s/%s.svg", dir, base);
     if (rc == 0 && b->type == LUCID_CONTINUOUS && n > 1)
         rc = line_chart(path, title, m->names[term->feat[0]], xs + 1, term->scores + 1,
