@@ -364,6 +364,32 @@ static void model_file_round_trips(void **state)
     lucid_dataset_free(ds);
 }
 
+static void monotone_constraint_is_isotonic_and_centred(void **state)
+{
+    (void)state;
+    lucid_dataset *ds = mixed_data();
+    lucid_error err = {{0}};
+    lucid_ebm *m = train_mixed(ds, 2, 4);
+    double before = m->intercept;
+    assert_int_equal(lucid_ebm_make_monotone(m, "x", 1, &err), 1);
+    const lucid_ebm_term *t = &m->terms[0];
+    double total = 0, prev = -INFINITY;
+    for (int k = 1; k < t->ncells; k++) {
+        total += t->counts[k] * t->scores[k];
+        assert_true(t->scores[k] >= prev - 1e-12);
+        prev = t->scores[k];
+    }
+    assert_true(fabs(total) < 1e-9 * (double)ds->nrows);
+    assert_true(t->scores[0] == 0); /* x is never missing */
+    /* PAV keeps the weighted mean, so the centred term stays centred. */
+    assert_true(fabs(m->intercept - before) < 1e-9);
+    assert_int_equal(lucid_ebm_make_monotone(m, "x", -1, &err), -1);
+    assert_int_equal(lucid_ebm_make_monotone(m, "nope", 0, &err), -1);
+    assert_string_equal(err.msg, "the model has no main term for 'nope'");
+    lucid_ebm_free(m);
+    lucid_dataset_free(ds);
+}
+
 static void expect_rejected(const char *text, const char *message)
 {
     lucid_error err = {{0}};
@@ -487,6 +513,7 @@ int main(void)
         cmocka_unit_test(fast_scores_the_planted_pair),
         cmocka_unit_test(same_seed_same_model_for_any_thread_count),
         cmocka_unit_test(model_file_round_trips),
+        cmocka_unit_test(monotone_constraint_is_isotonic_and_centred),
         cmocka_unit_test(corrupt_model_files_are_rejected),
         cmocka_unit_test(classification_separates_classes),
     };

@@ -83,6 +83,12 @@ int lucid_ebm_contributions(const lucid_ebm *m, const lucid_dataset *ds, double 
 /* "hour" or "hour x dayofweek" into buf. */
 const char *lucid_ebm_term_name(const lucid_ebm *m, int term, char *buf, size_t size);
 
+/* Constrains the main term of `feature` to its isotonic fit (weighted by
+ * the training rows per bin; direction +1, -1 or 0 = the sign of the
+ * Spearman correlation), re-centred on the training rows, its importance
+ * recomputed.  Returns the direction used, or -1 with an error. */
+int lucid_ebm_make_monotone(lucid_ebm *m, const char *feature, int direction, lucid_error *err);
+
 int lucid_ebm_set_meta(lucid_ebm *m, const char *key, const char *value, lucid_error *err);
 const char *lucid_ebm_get_meta(const lucid_ebm *m, const char *key);
 

@@ -21,7 +21,7 @@
 
 typedef struct model_opts {
     const char *kind, *data, *out, *model, *target, *until, *from, *pairs, *row, *binning, *compare,
-        *compare_column;
+        *compare_column, *monotone;
     int64_t seed, bags, threads, interactions, max_rounds, test_percent;
     double learning_rate, alpha;
 } model_opts;
@@ -54,7 +54,7 @@ static int parse_opts(int argc, char **argv, model_opts *o)
                 {"--model", &o->model}, {"--target", &o->target},   {"--train-until", &o->until},
                 {"--from", &o->from},   {"--pairs", &o->pairs},     {"--row", &o->row},
                 {"--binning", &o->binning}, {"--compare", &o->compare},
-                {"--compare-column", &o->compare_column}};
+                {"--compare-column", &o->compare_column}, {"--monotone", &o->monotone}};
     struct {
         const char *name;
         int64_t *value;
@@ -248,6 +248,31 @@ static int eval_sharing(const model_opts *o)
 /* ------------------------------------------------------------------ */
 /* train                                                               */
 
+/* --monotone "hour,day:-1": constrain those main terms to isotonic fits. */
+static int apply_monotone(lucid_ebm *m, const char *spec)
+{
+    char buf[1024];
+    lucid_error err = {{0}};
+    snprintf(buf, sizeof buf, "%s", spec);
+    for (char *save = NULL, *item = strtok_r(buf, ",", &save); item;
+         item = strtok_r(NULL, ",", &save)) {
+        char *colon = strchr(item, ':');
+        int direction = 0;
+        if (colon) {
+            *colon = '\0';
+            if (strcmp(colon + 1, "+1") == 0 || strcmp(colon + 1, "1") == 0)
+                direction = 1;
+            else if (strcmp(colon + 1, "-1") == 0)
+                direction = -1;
+            else
+                return cli_fail("option --monotone: '%s' is not +1 or -1", colon + 1);
+        }
+        if (lucid_ebm_make_monotone(m, item, direction, &err) < 0)
+            return cli_fail("option --monotone: %s", err.msg);
+    }
+    return lucid_ebm_set_meta(m, "monotone", spec, &err) < 0 ? cli_fail("%s", err.msg) : 0;
+}
+
 static int train_ebm(const model_opts *o, const lucid_dataset *ds)
 {
     lucid_ebm_params p;
@@ -280,8 +305,9 @@ static int train_ebm(const model_opts *o, const lucid_dataset *ds)
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (!m)
         return cli_fail("%s", err.msg);
-    int rc = 0;
-    if (lucid_ebm_set_meta(m, "model", o->kind, &err) < 0 ||
+    int rc = o->monotone ? apply_monotone(m, o->monotone) : 0;
+    if (rc != 0) {
+    } else if (lucid_ebm_set_meta(m, "model", o->kind, &err) < 0 ||
         lucid_ebm_set_meta(m, "target", ds->target_name, &err) < 0 ||
         (o->until && lucid_ebm_set_meta(m, "train_until", o->until, &err) < 0) ||
         lucid_ebm_save(m, o->out, &err) < 0)
@@ -665,6 +691,7 @@ static void usage(FILE *out)
           "          [--pairs colocation_pairs.csv] [--alpha 1e-4] (sharing)\n"
           "          [--seed N] [--bags N] [--threads N] [--learning-rate X]\n"
           "          [--interactions N] [--max-rounds N] [--binning quantile|uniform]\n"
+          "          [--monotone FEATURE[:+1|:-1],...] (constrain terms to isotonic fits)\n"
           "  predict --model MODEL --data FILE --out PRED.csv\n"
           "  eval    --model MODEL --data FILE [--from 'YYYY-MM-DD HH:MM:SS']\n"
           "          [--compare OTHER.csv [--compare-column NAME]] (someone else's predictions,\n"

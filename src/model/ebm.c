@@ -12,6 +12,7 @@
  * number) and its arrays, so bags can run on any number of threads and are
  * combined in bag order: the model does not depend on the thread count. */
 #include "lucid/ebm.h"
+#include "lucid/isotonic.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -1173,6 +1174,39 @@ const char *lucid_ebm_term_name(const lucid_ebm *m, int term, char *buf, size_t 
     else
         snprintf(buf, size, "%s x %s", m->names[t->feat[0]], m->names[t->feat[1]]);
     return buf;
+}
+
+int lucid_ebm_make_monotone(lucid_ebm *m, const char *feature, int direction, lucid_error *err)
+{
+    int t = -1;
+    for (int k = 0; k < m->nterms && t < 0; k++)
+        if (m->terms[k].nfeat == 1 && strcmp(m->names[m->terms[k].feat[0]], feature) == 0)
+            t = k;
+    if (t < 0)
+        return lucid_error_set(err, "the model has no main term for '%s'", feature);
+    lucid_ebm_term *term = &m->terms[t];
+    if (term->ncells < 2)
+        return direction < 0 ? -1 : 1;
+    /* The missing bin (0) is not part of the order. */
+    int used = lucid_iso_shape(term->scores + 1, term->counts + 1, (size_t)term->ncells - 1,
+                               direction, term->scores + 1);
+    if (used == 0)
+        return lucid_error_set(err, "'%s': no training rows to fit a monotone shape to", feature);
+    double rows = 0, total = 0, absolute = 0;
+    for (int k = 0; k < term->ncells; k++) {
+        rows += term->counts[k];
+        total += term->counts[k] * term->scores[k];
+    }
+    double centre = rows > 0 ? total / rows : 0;
+    for (int k = 0; k < term->ncells; k++) {
+        if (k == 0 && term->counts[0] == 0)
+            continue; /* an unused missing bin stays zero */
+        term->scores[k] -= centre;
+        absolute += term->counts[k] * fabs(term->scores[k]);
+    }
+    m->intercept += centre;
+    term->importance = rows > 0 ? absolute / rows : 0;
+    return used;
 }
 
 int lucid_ebm_set_meta(lucid_ebm *m, const char *key, const char *value, lucid_error *err)
