@@ -66,3 +66,19 @@ if(LUCID_HAVE_SLURM AND LUCID_HAVE_STATE)
 else()
   message(STATUS "lucid: lucidd skipped (needs libslurm and SQLite)")
 endif()
+
+# lucidd on the lab cluster: 60 jobs (tests/slurm/lucidd_workload.sh, checked
+# by check_workload.py), then the same workload with lucidd SIGKILLed three
+# times and slurmctld restarted once.  About 100 s each.
+find_program(LUCID_PYTHON3 python3)
+if(LUCID_HAVE_LAB AND LUCID_HAVE_SLURM AND LUCID_HAVE_STATE AND LUCID_PYTHON3)
+  add_test(NAME slurm_lucidd_workload
+           COMMAND bash ${CMAKE_SOURCE_DIR}/tests/slurm/lucidd_workload.sh
+                   ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR} 60 31600)
+  add_test(NAME slurm_lucidd_faults
+           COMMAND bash ${CMAKE_SOURCE_DIR}/tests/slurm/lucidd_workload.sh
+                   ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR} 60 31700 faults)
+  set_tests_properties(slurm_lucidd_workload slurm_lucidd_faults PROPERTIES TIMEOUT 420 LABELS slurm)
+elseif(LUCID_HAVE_LAB)
+  message(STATUS "lucid: lucidd integration tests skipped (need lucidd and python3)")
+endif()

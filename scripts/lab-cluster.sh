@@ -116,6 +116,8 @@ GresTypes=gpu
 MailProg=/bin/true
 MpiDefault=none
 SchedulerType=sched/builtin
+# Lucid releases jobs one by one; let Slurm start them within a second.
+SchedulerParameters=sched_interval=1
 PriorityType=priority/multifactor
 PriorityWeightAge=0
 PriorityWeightFairshare=0

@@ -151,6 +151,7 @@ static void intake(lucidd *d, const slurm_job *sj)
     rec->nodes = sj->nodes;
     rec->submit_time = sj->submit_time;
     rec->sharing_score = -1;
+    rec->phase_since = time(NULL);
     job->gpus_per_node = sj->gpus_per_node;
     job->restarts_seen = sj->restarts;
     estimate(d, job, sj->time_limit_min);
@@ -364,9 +365,12 @@ static void apply_start(lucidd *d, lucidd_job *job, const decide_result *result,
         partner->rec.packed_with = job->rec.job_id;
         save(d, partner);
     }
-    char target[sizeof result->nodes + sizeof result->gpu_list + 8];
-    snprintf(target, sizeof target, "%s%s%s", result->nodes, result->partner ? " gpus=" : "",
-             result->gpu_list);
+    /* The packing switch at decision time is kept with it: when it is off
+     * the order is strict (no job passes a waiting higher-priority one). */
+    char target[sizeof result->nodes + sizeof result->gpu_list + 32];
+    snprintf(target, sizeof target, "%s%s%s%s", result->nodes, result->partner ? " gpus=" : "",
+             result->gpu_list,
+             profiling ? "" : d->packing_on ? " packing=on" : " packing=off");
     int64_t id = record_decision(d, job, profiling ? "profile" : result->partner ? "pack" : "start",
                                  target, result->reason);
     lucid_error err = {{0}};
@@ -407,6 +411,17 @@ static int collect_nodes(lucidd *d, const char *partition, const slurm_node *sno
             for (int k = 0; k < count; k++)
                 if (strcmp(out[k].name, name) == 0)
                     out[k].free_gpus -= share;
+    }
+    /* A packed job whose partner ended still uses the partner's GPUs, which
+     * Slurm now believes free, and Slurm picks GPU indices itself: nothing
+     * new goes to that node until the orphan ends. */
+    for (size_t i = 0; i < d->njobs; i++) {
+        const lucid_job_record *r = &d->jobs[i].rec;
+        if (r->phase != LUCID_PHASE_RUNNING || !r->gpu_list[0] || r->packed_with)
+            continue;
+        for (int k = 0; k < count; k++)
+            if (strcmp(out[k].name, r->node_list) == 0)
+                out[k].free_gpus = 0;
     }
     for (int k = 0; k < count; k++)
         if (out[k].free_gpus < 0)

@@ -194,8 +194,16 @@ static json_t *explain_json(lucidd *d, json_int_t job_id)
                                         "action", list[i].action, "target", list[i].target,
                                         "reason", list[i].reason, "acked", list[i].acked));
     free(list);
+    json_t *phases = json_array();
+    lucid_phase history[64];
+    int64_t times[64];
+    long nphases = lucid_state_phase_history(d->state, job->rec.job_id, history, times, 64, &err);
+    for (long i = 0; i < nphases; i++)
+        json_array_append_new(phases, json_pack("{s:s, s:I}", "phase", lucid_phase_name(history[i]),
+                                                "at", (json_int_t)times[i]));
     lucid_gpu_sample profile = lucid_gpu_profile_result(&job->profile);
-    return json_pack("{s:b, s:o, s:{s:I, s:f, s:f, s:f}, s:o}", "ok", 1, "job", job_json(job),
+    return json_pack("{s:b, s:o, s:o, s:{s:I, s:f, s:f, s:f}, s:o}", "ok", 1, "job", job_json(job),
+                     "phases", phases,
                      "profile", "samples", (json_int_t)job->profile.samples, "gpu_util_pct",
                      profile.gpu_util_pct, "gmem_used_mib", profile.gmem_used_mib,
                      "gmem_util_pct", profile.gmem_util_pct, "decisions", decisions);

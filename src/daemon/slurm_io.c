@@ -108,7 +108,7 @@ static void read_job(const slurm_job_info_t *info, slurm_job *job)
 long slurm_io_jobs(slurm_job **out, lucid_error *err)
 {
     job_info_msg_t *msg = NULL;
-    if (slurm_load_jobs((time_t)0, &msg, SHOW_ALL) != SLURM_SUCCESS)
+    if (slurm_load_jobs((time_t)0, &msg, SHOW_ALL | SHOW_DETAIL) != SLURM_SUCCESS)
         return slurm_fail(err, "loading jobs", 0);
     slurm_job *jobs = calloc(msg->record_count ? msg->record_count : 1, sizeof *jobs);
     if (!jobs) {
@@ -218,17 +218,19 @@ int slurm_io_start(uint32_t job_id, const char *partition, const char *nodes,
     job_desc_msg_t desc;
     slurm_init_job_desc_msg(&desc);
     desc.job_id = job_id;
-    char partition_buf[64], nodes_buf[256], gres_none[] = "gres:gpu:0", comment[128];
+    char partition_buf[64], nodes_buf[256], no_gres[] = "", comment[128];
     copy(partition_buf, sizeof partition_buf, partition);
     copy(nodes_buf, sizeof nodes_buf, nodes);
     desc.partition = partition_buf;
     desc.req_nodes = nodes_buf;
     if (packed_gpus) {
         /* Slurm will not give the partner's GPUs twice: the packed job runs
-         * without GPU gres and the SPANK plugin exposes the shared ones. */
+         * without GPU gres and the SPANK plugin exposes the shared ones.  An
+         * empty TRES list, not "gres:gpu:0": a zero count took every GPU of
+         * the node in Slurm 22.05. */
         snprintf(comment, sizeof comment, "lucid-gpus=%s", packed_gpus);
         desc.admin_comment = comment;
-        desc.tres_per_node = gres_none;
+        desc.tres_per_node = no_gres;
     }
     if (update(&desc, "pinning", err) < 0)
         return -1;

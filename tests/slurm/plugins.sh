@@ -51,7 +51,7 @@ wait_state "$held" RUNNING 20
 gpus=$(scontrol show job -d "$held" | sed -n 's/.*GRES=gpu:4(IDX:\([0-9,-]*\)).*/\1/p')
 [[ -n $gpus ]] || fail "no GPU indices for job $held"
 packed=$(sbatch --parsable --gres=gpu:4 -o %j.out --wrap "$report")
-scontrol update jobid="$packed" gres=gpu:0 nodelist=n3 admincomment="lucid-gpus=$gpus"
+scontrol update jobid="$packed" tresPerNode="" nodelist=n3 admincomment="lucid-gpus=$gpus"
 scontrol release "$packed"
 wait_state "$packed" COMPLETED 20
 [[ $(field "$held" JobState) == RUNNING ]] || fail "partner $held stopped early"

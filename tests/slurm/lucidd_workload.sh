@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# lucidd_workload.sh — lucidd scheduling a real lab cluster (4 main nodes x 8
+# GPUs + 1 profiling node): N sleep jobs of 1..16 GPUs whose payloads report
+# their node, partition and CUDA_VISIBLE_DEVICES; check_workload.py then
+# checks the issue's conditions from those reports and lucid's records.
+#   bash lucidd_workload.sh SOURCE_DIR BUILD_DIR JOBS PORT [faults]
+# With `faults`, lucidd is killed with SIGKILL at three random moments and
+# restarted, and slurmctld is restarted once, while the workload runs.
+set -euo pipefail
+SRC=$1 BUILD=$2 JOBS=$3 PORT=$4 FAULTS=${5:-}
+NAME=lab-workload-$JOBS${FAULTS:+-faults}
+LAB=$BUILD/$NAME
+rm -rf "$LAB"
+mkdir -p "$LAB/out" "$LAB/gpu"
+LUCIDD_PID=""
+cleanup() {
+    if [[ -n $LUCIDD_PID ]]; then
+        { kill -KILL "$LUCIDD_PID" && wait "$LUCIDD_PID"; } 2>/dev/null || true
+    fi
+    bash "$SRC/scripts/lab-cluster.sh" down "$LAB" >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+bash "$SRC/scripts/lab-cluster.sh" up "$LAB" --port "$PORT" --plugins "$BUILD/plugins" >/dev/null
+export SLURM_CONF=$LAB/etc/slurm.conf
+SOCK=$LAB/lucidd.sock
+LIMIT=3
+# Packing off for the first part of the run (strict priority order, checked),
+# on after lucidd's first restart (pairs, checked against Lucid's rules).
+PACKING=off
+
+fail() { echo "lucidd_workload: $*" >&2; tail -n 30 "$LAB/lucidd.log" >&2 || true; exit 1; }
+
+start_lucidd() {
+    setsid "$BUILD/lucidd" --state "$LAB/lucid.db" --socket "$SOCK" --metrics-port $((PORT + 90)) \
+        --profile-limit $LIMIT --tick-ms 250 --packing "$PACKING" --metrics-test-dir "$LAB/gpu" \
+        </dev/null >>"$LAB/lucidd.log" 2>&1 &
+    LUCIDD_PID=$!
+    local deadline=$((SECONDS + 10))
+    until "$BUILD/lucid" status --socket "$SOCK" >/dev/null 2>&1; do
+        ((SECONDS < deadline)) || fail "lucidd did not answer"
+        sleep 0.1
+    done
+}
+
+# The payload: reports start / stop (requeued) / end with its GPUs, writes
+# its GPU sample for the test metrics backend, sleeps.
+cat >"$LAB/payload.sh" <<'EOF'
+#!/bin/bash
+dur=$1 util=$2 report=$3 mdir=$4
+me="$SLURM_JOB_ID $SLURMD_NODENAME $SLURM_JOB_PARTITION ${CUDA_VISIBLE_DEVICES:-none} ${LUCID_PACKED_GPUS:-no}"
+echo "$util 2000 10" >"$mdir/$SLURM_JOB_ID.gpu"
+echo "start $me $(date +%s.%N)" >>"$report"
+stopped() { echo "stop $me $(date +%s.%N)" >>"$report"; exit 143; }
+trap stopped TERM
+# A requeue signals the sleep too: only a sleep that ran out means "end".
+sleep "$dur" & wait $! || stopped
+echo "end $me $(date +%s.%N)" >>"$report"
+EOF
+
+# A fixed pseudo-random workload: GPUs, duration (1 s finishes in the
+# profiler), time limit (lucid's estimate, hence priority), GPU utilisation
+# (20 % light, 90 % heavy: sharing score).
+RANDOM=20230325
+: >"$LAB/jobs.txt"
+gpu_choices=(1 1 2 2 4 4 8 16)
+cd "$LAB/out"
+for ((k = 0; k < JOBS; k++)); do
+    gpus=${gpu_choices[RANDOM % 8]}
+    if ((RANDOM % 3 == 0)); then dur=1; else dur=$((6 + RANDOM % 9)); fi
+    minutes=$((1 + RANDOM % 30))
+    util=$((RANDOM % 2 ? 20 : 90))
+    nodes=$((gpus > 8 ? 2 : 1))
+    id=$(sbatch --parsable -N "$nodes" --gres="gpu:$((gpus / nodes))" --time="$minutes" \
+        -o /dev/null --open-mode=append \
+        "$LAB/payload.sh" "$dur" "$util" "$LAB/report.txt" "$LAB/gpu") || fail "sbatch failed"
+    echo "$id $gpus $dur $minutes $util" >>"$LAB/jobs.txt"
+done
+start_lucidd
+echo "lucidd_workload: $JOBS jobs submitted"
+
+all_final() {
+    local left
+    left=$("$BUILD/lucid" queue --socket "$SOCK" --json 2>/dev/null | grep -c '"job":' || true)
+    [[ $left == 0 ]] && [[ -z "$(squeue -h -o %i 2>/dev/null)" ]] &&
+        [[ $("$BUILD/lucid" queue --socket "$SOCK" --all --json | grep -c '"job":') == "$JOBS" ]]
+}
+
+if [[ -n $FAULTS ]]; then
+    fault=0
+    for moment in $((3 + RANDOM % 8)) $((3 + RANDOM % 8)) $((3 + RANDOM % 8)); do
+        sleep "$moment"
+        { kill -KILL "$LUCIDD_PID" && wait "$LUCIDD_PID"; } 2>/dev/null || true
+        fault=$((fault + 1))
+        PACKING=on
+        echo "lucidd_workload: lucidd killed (SIGKILL) $moment s later; restarting"
+        if ((fault == 2)); then
+            bash "$SRC/scripts/lab-cluster.sh" restart-ctld "$LAB" >/dev/null
+            echo "lucidd_workload: slurmctld restarted while lucidd was down"
+        fi
+        start_lucidd
+    done
+else
+    sleep 25
+    kill -TERM "$LUCIDD_PID"
+    wait "$LUCIDD_PID" || fail "lucidd did not stop cleanly on SIGTERM"
+    PACKING=on
+    start_lucidd
+    echo "lucidd_workload: lucidd restarted with packing on"
+fi
+
+deadline=$((SECONDS + 300))
+until all_final; do
+    ((SECONDS < deadline)) || fail "workload not finished after 300 s: $("$BUILD/lucid" queue --socket "$SOCK")"
+    sleep 1
+done
+"$BUILD/lucid" queue --socket "$SOCK" --all --json >"$LAB/queue.json"
+: >"$LAB/explain.json"
+while read -r id _; do
+    "$BUILD/lucid" queue --socket "$SOCK" --job "$id" --json | tr -d '\n' >>"$LAB/explain.json"
+    echo >>"$LAB/explain.json"
+done <"$LAB/jobs.txt"
+"$BUILD/lucid" status --socket "$SOCK" >"$LAB/status.txt"
+curl -s "http://127.0.0.1:$((PORT + 90))/metrics" >"$LAB/metrics.txt" 2>/dev/null ||
+    (exec 3<>"/dev/tcp/127.0.0.1/$((PORT + 90))" && printf 'GET /metrics HTTP/1.0\r\n\r\n' >&3 && cat <&3 >"$LAB/metrics.txt")
+grep -q '^lucid_finished_in_profiler_total [1-9]' "$LAB/metrics.txt" || fail "metrics: $(head -c 600 "$LAB/metrics.txt")"
+python3 "$SRC/tests/slurm/check_workload.py" "$LAB" $LIMIT || fail "checks failed"
+cat "$LAB/status.txt"
+echo "lucidd_workload: $JOBS jobs, all checks passed in ${SECONDS}s"
