@@ -12,6 +12,7 @@
 #include "lucid/dataset.h"
 #include "lucid/features.h"
 #include "lucid/isotonic.h"
+#include "lucid/util.h"
 
 static void assert_close(const double *got, const double *want, size_t n)
 {
@@ -190,6 +191,46 @@ static void sharing_model_on_the_reference_split(void **state)
     free(rows);
 }
 
+/* Seeded mutations of a valid tree file: loaded and applied, or refused
+ * with a message; never a crash. */
+static void mutated_tree_files_never_crash(void **state)
+{
+    (void)state;
+    lucid_dataset *ds = small_tree_data();
+    lucid_error err = {{0}};
+    lucid_cart *t = lucid_cart_train(ds, 0.0, 1, &err);
+    char *text = lucid_cart_to_json(t, &err);
+    size_t len = strlen(text);
+    char *buf = malloc(len + 1);
+    lucid_rng rng;
+    lucid_rng_seed(&rng, 7);
+    static const char junk[] = "0123456789-.\"[]{},:x ";
+    double pred[8];
+    int loaded = 0;
+    for (int i = 0; i < 3000; i++) {
+        memcpy(buf, text, len + 1);
+        size_t at = (size_t)lucid_rng_below(&rng, len);
+        if (lucid_rng_below(&rng, 2) == 0)
+            for (int k = 0; k < 2 && at + (size_t)k < len; k++)
+                buf[at + (size_t)k] = junk[lucid_rng_below(&rng, sizeof junk - 1)];
+        else
+            buf[at] = '\0';
+        lucid_cart *back = lucid_cart_from_json(buf, "fuzz.json", &err);
+        if (!back) {
+            assert_true(strlen(err.msg) > 0);
+            continue;
+        }
+        loaded++;
+        lucid_cart_predict(back, ds, pred, &err);
+        lucid_cart_free(back);
+    }
+    assert_true(loaded > 0);
+    free(buf);
+    free(text);
+    lucid_cart_free(t);
+    lucid_dataset_free(ds);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -198,6 +239,7 @@ int main(void)
         cmocka_unit_test(unsplittable_tie_predicts_the_smaller_label),
         cmocka_unit_test(sklearn_split_is_reproduced),
         cmocka_unit_test(sharing_model_on_the_reference_split),
+        cmocka_unit_test(mutated_tree_files_never_crash),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
