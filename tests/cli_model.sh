@@ -61,7 +61,7 @@ grep -q '^2020-09-01 00:00:00,' "$TMP/pred.csv" || fail "prediction rows keyed b
 ok "predict writes one row per input row"
 
 "$LUCID" model explain --model "$TMP/job.json" --out "$TMP/explain" >"$TMP/explain.txt"
-awk '$1 == 1 { print $3 }' "$TMP/explain.txt" | grep -qx hour || fail "hour is not the top term"
+awk '$1 == 1 { print $4 }' "$TMP/explain.txt" | grep -qx hour || fail "hour is not the top term"
 for f in importance.csv importance.svg term_hour.csv term_hour.svg; do
     [ -s "$TMP/explain/$f" ] || fail "explain did not write $f"
 done

@@ -39,6 +39,17 @@ static ranked_term *rank_terms(const lucid_ebm *m)
     return r;
 }
 
+/* Mean over the training rows of the term's spread between bags. */
+static double term_spread(const lucid_ebm_term *t)
+{
+    double rows = 0, sum = 0;
+    for (int k = 0; k < t->ncells; k++) {
+        rows += t->counts[k];
+        sum += t->counts[k] * t->spread[k];
+    }
+    return rows > 0 ? sum / rows : 0;
+}
+
 void lucid_explain_importance(const lucid_ebm *m, FILE *out)
 {
     ranked_term *r = rank_terms(m);
@@ -48,13 +59,13 @@ void lucid_explain_importance(const lucid_ebm *m, FILE *out)
     fprintf(out, "%s model%s%s: intercept %.6g, %d terms, trained on %zu rows\n\n",
             model ? model : "GA2M", target ? " of " : "", target ? target : "", m->intercept,
             m->nterms, m->train_rows);
-    fprintf(out, "rank  importance  term\n");
+    fprintf(out, "rank  importance  bag spread  term\n");
     double top = m->nterms ? r[0].importance : 0;
     char name[256];
     for (int i = 0; i < m->nterms; i++) {
         int bar = top > 0 ? (int)lround(30 * r[i].importance / top) : 0;
-        fprintf(out, "%4d  %10.4f  %-36s ", i + 1, r[i].importance,
-                lucid_ebm_term_name(m, r[i].term, name, sizeof name));
+        fprintf(out, "%4d  %10.4f  %10.4f  %-36s ", i + 1, r[i].importance,
+                term_spread(&m->terms[r[i].term]), lucid_ebm_term_name(m, r[i].term, name, sizeof name));
         for (int k = 0; k < bar; k++)
             fputc('#', out);
         fputc('\n', out);
@@ -457,11 +468,12 @@ static int write_importance(const lucid_ebm *m, const char *dir, lucid_error *er
     if (!r || !names || !labels || !values)
         lucid_error_set(err, "out of memory");
     else if ((f = open_out(dir, "importance", "csv", path, sizeof path, err)) != NULL) {
-        fprintf(f, "rank,term,importance\n");
+        fprintf(f, "rank,term,importance,bag_spread\n");
         for (int i = 0; i < m->nterms; i++) {
             labels[i] = lucid_ebm_term_name(m, r[i].term, names[i], sizeof names[i]);
             values[i] = r[i].importance;
-            fprintf(f, "%d,\"%s\",%.10g\n", i + 1, labels[i], values[i]);
+            fprintf(f, "%d,\"%s\",%.10g,%.10g\n", i + 1, labels[i], values[i],
+                    term_spread(&m->terms[r[i].term]));
         }
         rc = fclose(f) == 0 ? 0 : lucid_error_set(err, "%s: write failed", path);
         snprintf(path, sizeof path, "%s/importance.svg", dir);
