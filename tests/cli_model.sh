@@ -148,7 +148,11 @@ job=$(sed -n '3000p' "$TMP/trace.csv" | cut -d, -f1)
 "$LUCID" model explain --model "$TMP/dur.json" --data "$TMP/trace.csv" --row "$job" >"$TMP/row.txt"
 grep -q "^row $job: prediction" "$TMP/row.txt" || fail "row explanation: $(tail -3 "$TMP/row.txt")"
 grep -q ' user = ' "$TMP/row.txt" || fail "row explanation lacks the user term"
-ok "duration model trained, compared with the authors' estimates, one job explained"
+"$LUCID" model eval --kind duration --data "$TMP/trace.csv" --weekly-from '2020-09-02 00:00:00' \
+    --max-rounds 100 --bags 2 --compare "$DATA/estimates_lucid.csv" >"$TMP/weekly.txt"
+grep -q '^week from 2020-09-02 00:00:00: trained on ' "$TMP/weekly.txt" || fail "weekly: $(cat "$TMP/weekly.txt")"
+grep -q '^compared ' "$TMP/weekly.txt" || fail "weekly replay lacks the comparison"
+ok "duration model trained, compared with the authors' estimates, one job explained, weekly replay"
 
 # ---- bad input: one clear line, non-zero exit, never a crash ----
 head -c 2000 "$TMP/job.json" >"$TMP/cut.json"
