@@ -18,6 +18,7 @@
 
 #define LUCID_NEVER INT64_MAX
 #define LUCID_MAX_GPUS_PER_NODE 64
+#define LUCID_PACK_MAX_GPUS 8 /* only jobs of up to 8 GPUs share GPUs */
 
 /* ---------------- cluster: nodes and GPUs of one VC ---------------- */
 
@@ -106,6 +107,8 @@ typedef struct lucid_jobrun {
     uint32_t arrival_seq; /* order of joining the queue (stable tie-break) */
     uint32_t run_seq;     /* order in the running list */
     int32_t run_prev, run_next; /* running list links (job indices, -1 = none) */
+    int32_t cand_prev, cand_next; /* partner-candidate list links */
+    int8_t in_cand;
     int32_t alloc_off, alloc_n; /* GPUs held: entries in lucid_sched.allocs */
     int32_t partner;      /* job sharing our GPUs now, -1 */
     int32_t packed_with;  /* last partner (for reports), -1 */
@@ -142,8 +145,15 @@ typedef struct lucid_sched {
     lucid_rng rng;
     int32_t vc;
 
-    int32_t *queue;               /* pending jobs in policy order */
-    size_t qlen, qcap;
+    int32_t *queue;               /* pending jobs in policy order (points into qbuf) */
+    size_t qlen;
+    int32_t *qbuf;                /* queue storage; the queue starts at qbuf + (queue - qbuf) */
+    size_t qcap;
+    int64_t arrivals_step;        /* step of the latest arrival */
+    size_t arrivals_now;          /* jobs that arrived at arrivals_step */
+    /* Running exclusive jobs of g GPUs (g <= LUCID_PACK_MAX_GPUS) in start
+     * order: the packing partner candidates. */
+    int32_t cand_head[LUCID_PACK_MAX_GPUS + 1], cand_tail[LUCID_PACK_MAX_GPUS + 1];
     int32_t run_head, run_tail;   /* running list in start order */
     size_t nrunning;
     uint32_t next_run_seq, next_arrival_seq;

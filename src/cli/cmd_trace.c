@@ -1,5 +1,8 @@
 /* cmd_trace.c — `lucid trace synth`: synthetic Helios-like traces. */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -102,6 +105,10 @@ static int synth(int argc, char **argv)
     lucid_vcs_free(&vcs);
     if (rc < 0)
         return cli_fail("%s", err.msg);
+    int32_t profiler_nodes = (int32_t)((2LL * cfg.nodes + 134) / 135);
+    if (profiler_nodes < 1)
+        profiler_nodes = 1;
+    int32_t profiler_factor = profiler_nodes >= 8 ? 1 : 8 / profiler_nodes;
     char path[4096];
     snprintf(path, sizeof path, "%s/experiment.ini", out);
     FILE *f = fopen(path, "w");
@@ -112,8 +119,26 @@ static int synth(int argc, char **argv)
             "[trace]\njobs = trace.csv\nvcs = vc_config.csv\n\n"
             "[simulate]\npolicies = all\nout = results\n\n"
             "[qssf]\nestimates = estimates.csv\n\n"
-            "[lucid]\nestimates = estimates.csv\n",
-            (long long)cfg.jobs, cfg.nodes, cfg.vcs, cfg.load, (unsigned long long)cfg.seed);
+            "[lucid]\nestimates = estimates.csv\n"
+            "# The profiling cluster keeps Venus's proportion (2 of 135 nodes); its GPU\n"
+            "# limit is profiler_nodes x profiler_factor.\nprofiler_nodes = %d\nprofiler_factor = %d\n",
+            (long long)cfg.jobs, cfg.nodes, cfg.vcs, cfg.load, (unsigned long long)cfg.seed,
+            profiler_nodes, profiler_factor);
+    /* The base trace's sharing labels and co-location pairs, when beside it. */
+    char base_dir[4096], file[4352], real[4096];
+    snprintf(base_dir, sizeof base_dir, "%s", from);
+    char *slash = strrchr(base_dir, '/');
+    if (slash)
+        *slash = '\0';
+    else
+        snprintf(base_dir, sizeof base_dir, ".");
+    static const char *const side[][2] = {{"sharing_labels", "sharing_labels.csv"},
+                                          {"colocation", "colocation_pairs.csv"}};
+    for (int k = 0; k < 2; k++) {
+        snprintf(file, sizeof file, "%s/%s", base_dir, side[k][1]);
+        if (realpath(file, real))
+            fprintf(f, "%s = %s\n", side[k][0], real);
+    }
     fclose(f);
     printf("wrote %s/{trace.csv,vc_config.csv,estimates.csv,experiment.ini}\n", out);
     return 0;

@@ -36,6 +36,7 @@ typedef struct decide_node {
     char name[64];
     int free_gpus;
     int total_gpus;
+    int settling; /* jobs released there that Slurm has not started yet */
 } decide_node;
 
 typedef struct decide_params {

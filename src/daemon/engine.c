@@ -13,6 +13,7 @@
  * packing switch "auto" = on while the main queue asks for more GPUs than
  * are free. */
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +75,24 @@ static void set_phase(lucidd_job *job, lucid_phase phase, const char *reason)
         job->rec.end_time = time(NULL);
 }
 
+/* Fault injection for the recovery tests: with LUCIDD_TEST_CRASH_AFTER_RECORD=N
+ * the daemon kills itself right after recording its Nth decision, before
+ * applying it — exactly "a release whose acknowledgement was lost". */
+static void maybe_crash_after_record(void)
+{
+    static long remaining = -1;
+    if (remaining < 0) {
+        const char *env = getenv("LUCIDD_TEST_CRASH_AFTER_RECORD");
+        remaining = env ? atol(env) : 0;
+        if (remaining <= 0)
+            remaining = 0;
+    }
+    if (remaining > 0 && --remaining == 0) {
+        lucidd_log("test crash after recording a decision (LUCIDD_TEST_CRASH_AFTER_RECORD)");
+        raise(SIGKILL);
+    }
+}
+
 /* Records a decision before it is applied; returns its id or -1. */
 static int64_t record_decision(lucidd *d, lucidd_job *job, const char *action,
                                const char *target, const char *reason)
@@ -87,8 +106,10 @@ static int64_t record_decision(lucidd *d, lucidd_job *job, const char *action,
     if (lucid_state_begin(d->state, &err) == 0) {
         id = lucid_state_add_decision(d->state, &rec, &err);
         if (id > 0 && lucid_state_put_job(d->state, &job->rec, &err) == 0 &&
-            lucid_state_commit(d->state, &err) == 0)
+            lucid_state_commit(d->state, &err) == 0) {
+            maybe_crash_after_record();
             return id;
+        }
         lucid_state_rollback(d->state);
     }
     note_error(d, &err);
@@ -409,15 +430,18 @@ static int collect_nodes(lucidd *d, const char *partition, const slurm_node *sno
         for (char *name = strtok_r(nodes, ",", &save_ptr); name;
              name = strtok_r(NULL, ",", &save_ptr))
             for (int k = 0; k < count; k++)
-                if (strcmp(out[k].name, name) == 0)
+                if (strcmp(out[k].name, name) == 0) {
                     out[k].free_gpus -= share;
+                    out[k].settling++;
+                }
     }
-    /* A packed job whose partner ended still uses the partner's GPUs, which
-     * Slurm now believes free, and Slurm picks GPU indices itself: nothing
-     * new goes to that node until the orphan ends. */
+    /* A packed job uses its partner's GPUs without Slurm knowing; once the
+     * partner ends Slurm believes them free, and Slurm picks GPU indices
+     * itself.  So no new unpacked job goes to a node with a packed job
+     * (released or running) until it ends. */
     for (size_t i = 0; i < d->njobs; i++) {
         const lucid_job_record *r = &d->jobs[i].rec;
-        if (r->phase != LUCID_PHASE_RUNNING || !r->gpu_list[0] || r->packed_with)
+        if (r->phase != LUCID_PHASE_RUNNING || !r->gpu_list[0])
             continue;
         for (int k = 0; k < count; k++)
             if (strcmp(out[k].name, r->node_list) == 0)
@@ -526,7 +550,9 @@ static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs)
             for (int k = 0; k < nnodes; k++)
                 if (strcmp(nodes[k].name, sjobs[s].node_list) == 0)
                     r->node = k;
-            if (r->node >= 0)
+            /* Not while a job released there has not started: Slurm could
+             * still hand it the GPUs of a partner that ends meanwhile. */
+            if (r->node >= 0 && nodes[r->node].settling == 0)
                 nrunning++;
         }
     }

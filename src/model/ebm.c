@@ -702,19 +702,28 @@ static void bag_release(bag_state *bag, int nfeat)
 /* ------------------------------------------------------------------ */
 /* Running the bags on threads                                          */
 
-typedef struct worker {
+/* Threads take the next unstarted bag until none is left: bags differ a
+ * lot in length, and each bag's result depends only on its own stream, so
+ * who runs it does not matter. */
+typedef struct bag_queue {
     bag_state *bags;
-    int nbags, first, step;
+    int nbags, next;
+    pthread_mutex_t lock;
     const shared_data *sh;
     void (*fn)(bag_state *, const shared_data *);
-} worker;
+} bag_queue;
 
 static void *worker_main(void *arg)
 {
-    worker *w = arg;
-    for (int b = w->first; b < w->nbags; b += w->step)
-        w->fn(&w->bags[b], w->sh);
-    return NULL;
+    bag_queue *q = arg;
+    for (;;) {
+        pthread_mutex_lock(&q->lock);
+        int b = q->next < q->nbags ? q->next++ : -1;
+        pthread_mutex_unlock(&q->lock);
+        if (b < 0)
+            return NULL;
+        q->fn(&q->bags[b], q->sh);
+    }
 }
 
 static void run_bags(bag_state *bags, int nbags, int threads, const shared_data *sh,
@@ -725,24 +734,15 @@ static void run_bags(bag_state *bags, int nbags, int threads, const shared_data 
         threads = nbags;
     if (threads > MAX_THREADS)
         threads = MAX_THREADS;
-    if (threads < 1)
-        threads = 1;
-    worker w[MAX_THREADS];
+    bag_queue q = {bags, nbags, 0, PTHREAD_MUTEX_INITIALIZER, sh, fn};
     pthread_t tid[MAX_THREADS];
-    int started[MAX_THREADS] = {0};
-    for (int t = 0; t < threads; t++) {
-        w[t] = (worker){bags, nbags, t, threads, sh, fn};
-        if (t > 0)
-            started[t] = pthread_create(&tid[t], NULL, worker_main, &w[t]) == 0;
-    }
-    /* Bags of a thread that failed to start run here, after our own share. */
-    worker_main(&w[0]);
-    for (int t = 1; t < threads; t++) {
-        if (started[t])
-            pthread_join(tid[t], NULL);
-        else
-            worker_main(&w[t]);
-    }
+    int started = 0;
+    for (int t = 1; t < threads; t++)
+        if (pthread_create(&tid[started], NULL, worker_main, &q) == 0)
+            started++;
+    worker_main(&q); /* this thread works too; with no helpers it does everything */
+    for (int t = 0; t < started; t++)
+        pthread_join(tid[t], NULL);
 }
 
 /* ------------------------------------------------------------------ */

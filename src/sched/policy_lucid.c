@@ -7,8 +7,6 @@
  * blocks the queue; with packing every job is tried. */
 #include "lucid/sched.h"
 
-#define LUCID_PACK_MAX_GPUS 8
-
 static int by_priority(const lucid_sched *s, int32_t a, int32_t b)
 {
     return s->priority[a] < s->priority[b];
@@ -35,7 +33,9 @@ static int32_t pick_partner(const lucid_sched *s, int32_t job)
     const lucid_job *j = &s->jobs[job];
     double gmem = j->gmem == j->gmem ? j->gmem : 0;
     double mem_limit = in->gmem_limit - gmem;
-    for (int32_t other = s->run_head; other >= 0; other = s->run[other].run_next) {
+    if (j->gpu_num < 1 || j->gpu_num > LUCID_PACK_MAX_GPUS)
+        return -1;
+    for (int32_t other = s->cand_head[j->gpu_num]; other >= 0; other = s->run[other].cand_next) {
         const lucid_jobrun *o = &s->run[other];
         const lucid_job *oj = &s->jobs[other];
         double ogmem = oj->gmem == oj->gmem ? oj->gmem : 0;

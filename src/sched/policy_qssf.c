@@ -60,9 +60,8 @@ static void qssf_decide(lucid_sched *s)
 {
     qssf_state *st = s->policy_state;
     st->newcomers_only = 0;
-    int any_old = 0;
-    for (size_t i = 0; i < s->qlen && !any_old; i++)
-        any_old = s->run[s->queue[i]].arrival < s->now;
+    /* The reference: len(queue) > number of jobs that arrived this step. */
+    int any_old = s->qlen > (s->arrivals_step == s->now ? s->arrivals_now : 0);
     if (any_old || s->qlen == 0) {
         lucid_sched_place_in_order(s, 1);
         return;

@@ -36,6 +36,9 @@ int lucid_sched_init(lucid_sched *s, const lucid_job *jobs, lucid_jobrun *run, i
     s->policy = policy;
     s->sem = sem;
     s->run_head = s->run_tail = -1;
+    s->arrivals_step = -1;
+    for (int g = 0; g <= LUCID_PACK_MAX_GPUS; g++)
+        s->cand_head[g] = s->cand_tail[g] = -1;
     lucid_rng_seed(&s->rng, seed ^ ((uint64_t)(uint32_t)vc * 0x9e3779b97f4a7c15ULL));
     /* The caller sets priorities and Lucid's inputs, then runs policy->init. */
     return lucid_cluster_init(&s->cluster, nodes, gpus_per_node, err);
@@ -46,7 +49,7 @@ void lucid_sched_free(lucid_sched *s)
     if (s->policy && s->policy->destroy)
         s->policy->destroy(s);
     lucid_cluster_free(&s->cluster);
-    free(s->queue);
+    free(s->qbuf);
     free(s->allocs);
     free(s->heap);
     free(s->scratch);
@@ -55,9 +58,26 @@ void lucid_sched_free(lucid_sched *s)
 
 /* ---------------- queue ---------------- */
 
+/* Makes room for one more queued job at the end. */
+static int queue_reserve(lucid_sched *s)
+{
+    size_t off = s->queue ? (size_t)(s->queue - s->qbuf) : 0;
+    if (off + s->qlen + 1 <= s->qcap)
+        return 0;
+    if (off > 0 && off >= s->qlen) { /* slide the live part back to the front */
+        memmove(s->qbuf, s->queue, s->qlen * sizeof *s->qbuf);
+        s->queue = s->qbuf;
+        return 0;
+    }
+    if (LUCID_GROW(s->qbuf, s->qcap, off + s->qlen + 1) < 0)
+        return -1;
+    s->queue = s->qbuf + off;
+    return 0;
+}
+
 int lucid_sched_enqueue(lucid_sched *s, int32_t job)
 {
-    if (LUCID_GROW(s->queue, s->qcap, s->qlen + 1) < 0)
+    if (queue_reserve(s) < 0)
         return -1;
     s->queue[s->qlen++] = job;
     return 0;
@@ -66,7 +86,7 @@ int lucid_sched_enqueue(lucid_sched *s, int32_t job)
 int lucid_sched_enqueue_sorted(lucid_sched *s, int32_t job,
                                int (*less)(const lucid_sched *s, int32_t a, int32_t b))
 {
-    if (LUCID_GROW(s->queue, s->qcap, s->qlen + 1) < 0)
+    if (queue_reserve(s) < 0)
         return -1;
     /* Upper bound: after every job that is not greater than `job`. */
     size_t lo = 0, hi = s->qlen;
@@ -83,10 +103,25 @@ int lucid_sched_enqueue_sorted(lucid_sched *s, int32_t job,
     return 0;
 }
 
+/* Drops the first k queued jobs (they started) in O(1). */
+static void queue_drop_front(lucid_sched *s, size_t k)
+{
+    s->queue += k;
+    s->qlen -= k;
+    if (s->qlen == 0)
+        s->queue = s->qbuf;
+}
+
 void lucid_sched_compact_queue(lucid_sched *s)
 {
+    size_t first = 0;
+    while (first < s->qlen && s->run[s->queue[first]].status != LUCID_PENDING)
+        first++;
+    queue_drop_front(s, first);
     size_t kept = 0;
-    for (size_t i = 0; i < s->qlen; i++)
+    while (kept < s->qlen && s->run[s->queue[kept]].status == LUCID_PENDING)
+        kept++;
+    for (size_t i = kept; i < s->qlen; i++)
         if (s->run[s->queue[i]].status == LUCID_PENDING)
             s->queue[kept++] = s->queue[i];
     s->qlen = kept;
@@ -210,6 +245,59 @@ void lucid_sched_set_rate(lucid_sched *s, int32_t job, double rate)
     schedule_end(s, job);
 }
 
+/* ---------------- partner candidates ---------------- */
+
+static int32_t *cand_slot_head(lucid_sched *s, int32_t job)
+{
+    return &s->cand_head[s->jobs[job].gpu_num];
+}
+
+static int cand_eligible(const lucid_sched *s, int32_t job)
+{
+    int32_t g = s->jobs[job].gpu_num;
+    return g >= 1 && g <= LUCID_PACK_MAX_GPUS;
+}
+
+/* Inserts a running exclusive job in start order (usually at the end). */
+static void cand_insert(lucid_sched *s, int32_t job)
+{
+    lucid_jobrun *r = &s->run[job];
+    if (r->in_cand || !cand_eligible(s, job))
+        return;
+    int32_t g = s->jobs[job].gpu_num;
+    int32_t after = s->cand_tail[g];
+    while (after >= 0 && s->run[after].run_seq > r->run_seq)
+        after = s->run[after].cand_prev;
+    r->cand_prev = after;
+    r->cand_next = after >= 0 ? s->run[after].cand_next : *cand_slot_head(s, job);
+    if (after >= 0)
+        s->run[after].cand_next = job;
+    else
+        s->cand_head[g] = job;
+    if (r->cand_next >= 0)
+        s->run[r->cand_next].cand_prev = job;
+    else
+        s->cand_tail[g] = job;
+    r->in_cand = 1;
+}
+
+static void cand_remove(lucid_sched *s, int32_t job)
+{
+    lucid_jobrun *r = &s->run[job];
+    if (!r->in_cand)
+        return;
+    int32_t g = s->jobs[job].gpu_num;
+    if (r->cand_prev >= 0)
+        s->run[r->cand_prev].cand_next = r->cand_next;
+    else
+        s->cand_head[g] = r->cand_next;
+    if (r->cand_next >= 0)
+        s->run[r->cand_next].cand_prev = r->cand_prev;
+    else
+        s->cand_tail[g] = r->cand_prev;
+    r->in_cand = 0;
+}
+
 /* ---------------- running list ---------------- */
 
 static void run_append(lucid_sched *s, int32_t job)
@@ -262,6 +350,8 @@ static void begin_running(lucid_sched *s, int32_t job, double rate)
         r->start_time = s->now;
     r->queue += (double)(s->now - r->ckpt_time);
     run_append(s, job);
+    if (r->exclusive)
+        cand_insert(s, job);
     schedule_end(s, job);
     s->changed = 1;
 }
@@ -306,6 +396,7 @@ void lucid_sched_start_packed(lucid_sched *s, int32_t job, int32_t target, doubl
     t->partner = job;
     t->packed_with = job;
     t->exclusive = 0;
+    cand_remove(s, target);
     s->packed_gpus += s->jobs[job].gpu_num;
     lucid_sched_set_rate(s, target, target_speed);
     begin_running(s, job, job_speed);
@@ -334,6 +425,7 @@ void lucid_sched_preempt(lucid_sched *s, int32_t job)
     lucid_jobrun *r = &s->run[job];
     materialize(s, job);
     release_gpus(s, job);
+    cand_remove(s, job);
     run_unlink(s, job);
     r->status = LUCID_PENDING;
     r->gen++;
@@ -357,6 +449,7 @@ static void recover_partner(lucid_sched *s, int32_t job)
         return;
     }
     s->run[partner].exclusive = 1;
+    cand_insert(s, partner);
     if (s->run[partner].rate != 1.0)
         lucid_sched_set_rate(s, partner, 1.0);
 }
@@ -394,6 +487,7 @@ int lucid_sched_finish_due(lucid_sched *s, int64_t now)
         r->end_time = now;
         r->remain = 0;
         release_gpus(s, job);
+        cand_remove(s, job);
         run_unlink(s, job);
     }
     if (due != due_small)
@@ -408,18 +502,25 @@ void lucid_sched_mark_arrival(lucid_sched *s, int32_t job)
     r->arrival = s->now;
     r->ckpt_time = s->now; /* waiting since */
     r->arrival_seq = s->next_arrival_seq++;
+    if (s->arrivals_step != s->now) {
+        s->arrivals_step = s->now;
+        s->arrivals_now = 0;
+    }
+    s->arrivals_now++;
 }
 
 void lucid_sched_place_in_order(lucid_sched *s, int stop_at_failure)
 {
-    int started = 0;
-    for (size_t i = 0; i < s->qlen; i++) {
+    size_t started = 0, i = 0;
+    for (; i < s->qlen; i++) {
         if (lucid_sched_try_start(s, s->queue[i]))
             started++;
         else if (stop_at_failure)
             break;
     }
-    if (started)
+    if (started == i)
+        queue_drop_front(s, started); /* every tried job started: a prefix */
+    else if (started)
         lucid_sched_compact_queue(s);
 }
 
