@@ -766,7 +766,8 @@ static int cmd_explain(const model_opts *o)
     if (am.cart) {
         rc = lucid_cart_print(am.cart, stdout, &err) < 0 ? cli_fail("%s", err.msg) : 0;
     } else {
-        lucid_explain_importance(am.ebm, stdout);
+        if (!o->row) /* with --row the row's terms are the answer */
+            lucid_explain_importance(am.ebm, stdout);
         if (o->out && lucid_explain_write_dir(am.ebm, o->out, &err) < 0)
             rc = cli_fail("%s", err.msg);
         else if (o->out)

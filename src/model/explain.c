@@ -539,7 +539,7 @@ int lucid_explain_row(const lucid_ebm *m, const lucid_dataset *ds, const char *k
             order[t] = (ranked_term){fabs(contrib[t]), t};
         }
         qsort(order, (size_t)m->nterms, sizeof *order, cmp_importance);
-        fprintf(out, "\nrow %s: prediction %.6g = intercept %.6g + the terms below", key,
+        fprintf(out, "row %s: prediction %.6g = intercept %.6g + the terms below", key,
                 m->task == LUCID_CLASSIFICATION ? 1 / (1 + exp(-total)) : total, m->intercept);
         if (ds->target)
             fprintf(out, " (actual %.6g)", ds->target[row]);
