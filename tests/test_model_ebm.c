@@ -390,6 +390,46 @@ static void monotone_constraint_is_isotonic_and_centred(void **state)
     lucid_dataset_free(ds);
 }
 
+static void huge_categorical_pairs_are_not_candidates(void **state)
+{
+    (void)state;
+    /* Two 1500-category features would make a 1501 x 1501 pair table
+     * (over the 2^20-cell limit): only their pairs with x remain. */
+    enum { N = 1500 };
+    lucid_error err = {{0}};
+    char (*names)[16] = malloc(N * sizeof *names);
+    const char **a = malloc(N * sizeof *a), **b = malloc(N * sizeof *b);
+    double x[N], y[N];
+    for (int i = 0; i < N; i++) {
+        snprintf(names[i], sizeof names[i], "c%04d", i);
+        a[i] = names[i];
+        b[i] = names[(i * 7) % N];
+        x[i] = i % 10;
+        y[i] = x[i] + (i % 3);
+    }
+    lucid_dataset *ds = lucid_dataset_new(N, &err);
+    lucid_dataset_add_strings(ds, "a", a, &err);
+    lucid_dataset_add_strings(ds, "b", b, &err);
+    lucid_dataset_add_numeric(ds, "x", x, &err);
+    lucid_dataset_set_target(ds, "y", y, &err);
+    lucid_ebm_params p;
+    lucid_ebm_default_params(&p);
+    p.outer_bags = 2;
+    p.learning_rate = 0.5;
+    p.max_rounds = 20;
+    p.interactions = 3;
+    lucid_ebm *m = lucid_ebm_train(ds, &p, &err);
+    assert_non_null(m);
+    assert_int_equal(m->nterms, 3 + 2);
+    for (int t = 3; t < m->nterms; t++)
+        assert_int_equal(m->terms[t].feat[1], 2);
+    lucid_ebm_free(m);
+    lucid_dataset_free(ds);
+    free(names);
+    free(a);
+    free(b);
+}
+
 static void expect_rejected(const char *text, const char *message)
 {
     lucid_error err = {{0}};
@@ -574,6 +614,7 @@ int main(void)
         cmocka_unit_test(same_seed_same_model_for_any_thread_count),
         cmocka_unit_test(model_file_round_trips),
         cmocka_unit_test(monotone_constraint_is_isotonic_and_centred),
+        cmocka_unit_test(huge_categorical_pairs_are_not_candidates),
         cmocka_unit_test(corrupt_model_files_are_rejected),
         cmocka_unit_test(mutated_model_files_never_crash),
         cmocka_unit_test(classification_separates_classes),

@@ -291,6 +291,9 @@ static int tree_2d(const histogram *hs, int n1, int n2, const lucid_ebm_params *
 /* ------------------------------------------------------------------ */
 /* FAST: the best single 2x2 cut of each pair's histogram                */
 
+/* Pairs with more cells than this are never candidates (memory, time). */
+#define MAX_PAIR_CELLS ((size_t)1 << 20)
+
 static double fast_pair_score(const histogram *hs, int n1, int n2, int min_leaf, sums *prefix)
 {
     /* prefix[(i)(n2+1) + j] = sums over cells [0,i) x [0,j). */
@@ -338,14 +341,19 @@ static double fast_pair_score(const histogram *hs, int n1, int n2, int min_leaf,
 static int fast_scores(uint32_t *const *bins, const int *nbins, int nfeat, size_t n,
                        const double *grad, const double *hess, int min_leaf, double *scores)
 {
-    int maxb = 1;
-    for (int f = 0; f < nfeat; f++)
-        if (nbins[f] > maxb)
-            maxb = nbins[f];
-    size_t maxcells = (size_t)maxb * (size_t)maxb;
+    size_t maxcells = 1, maxprefix = 1;
+    for (int i = 0; i < nfeat; i++)
+        for (int j = i + 1; j < nfeat; j++) {
+            size_t cells = (size_t)nbins[i] * (size_t)nbins[j];
+            size_t prefix = ((size_t)nbins[i] + 1) * ((size_t)nbins[j] + 1);
+            if (cells <= MAX_PAIR_CELLS && cells > maxcells)
+                maxcells = cells;
+            if (cells <= MAX_PAIR_CELLS && prefix > maxprefix)
+                maxprefix = prefix;
+        }
     histogram hs;
     uint32_t *cells = malloc((n ? n : 1) * sizeof *cells);
-    sums *prefix = malloc(((size_t)maxb + 1) * ((size_t)maxb + 1) * sizeof *prefix);
+    sums *prefix = malloc(maxprefix * sizeof *prefix);
     int rc = hist_alloc(&hs, maxcells);
     if (rc < 0 || !cells || !prefix) {
         free(cells);
@@ -356,6 +364,10 @@ static int fast_scores(uint32_t *const *bins, const int *nbins, int nfeat, size_
     int k = 0;
     for (int i = 0; i < nfeat; i++)
         for (int j = i + 1; j < nfeat; j++, k++) {
+            if ((size_t)nbins[i] * (size_t)nbins[j] > MAX_PAIR_CELLS) {
+                scores[k] = -INFINITY; /* e.g. two features of thousands of categories */
+                continue;
+            }
             uint32_t n2 = (uint32_t)nbins[j];
             for (size_t r = 0; r < n; r++)
                 cells[r] = bins[i][r] * n2 + bins[j][r];
@@ -797,6 +809,11 @@ static int select_pairs(const bag_state *bags, int nbags, int nfeat, int want, i
             mean[order[r].index].key += r;
     }
     qsort(mean, (size_t)npairs, sizeof *mean, cmp_key_asc);
+    int eligible = 0;
+    for (int k = 0; k < npairs; k++)
+        eligible += bags[0].fast[k] > -INFINITY;
+    if (want > eligible)
+        want = eligible;
     for (int s = 0; s < want; s++) {
         int k = mean[s].index, i = 0;
         while (k >= nfeat - 1 - i) {
