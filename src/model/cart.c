@@ -424,7 +424,8 @@ static void print_node(const lucid_cart *t, int id, int depth, FILE *out)
     for (int d = 0; d < depth; d++)
         fputs("|   ", out);
     if (nd->feature < 0) {
-        fprintf(out, "|--- class %g  (%d rows:", t->classes[nd->prediction], nd->rows);
+        fprintf(out, "|--- class %g  (%d %s:", t->classes[nd->prediction], nd->rows,
+                nd->rows == 1 ? "row" : "rows");
         for (int c = 0; c < t->nclasses; c++)
             fprintf(out, " %g=%d", t->classes[c], t->counts[(size_t)id * (size_t)t->nclasses + (size_t)c]);
         fputs(")\n", out);
