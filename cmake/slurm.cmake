@@ -28,8 +28,9 @@ else()
   message(STATUS "lucid: Slurm daemons, munged or root missing: lab-cluster integration tests skipped")
 endif()
 
-# Each integration test brings up its own cluster under the build tree on its
-# own port range (given inside the script), so they may run in parallel.
+# Each integration test brings up its own cluster under the build tree, on a
+# port range lab-cluster.sh derives from that folder, so tests may run in
+# parallel, also from several build trees.
 if(LUCID_HAVE_LAB)
   add_test(NAME slurm_lab_smoke
            COMMAND bash ${CMAKE_SOURCE_DIR}/tests/slurm/lab_smoke.sh ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
@@ -74,10 +75,10 @@ find_program(LUCID_PYTHON3 python3)
 if(LUCID_HAVE_LAB AND LUCID_HAVE_SLURM AND LUCID_HAVE_STATE AND LUCID_PYTHON3)
   add_test(NAME slurm_lucidd_workload
            COMMAND bash ${CMAKE_SOURCE_DIR}/tests/slurm/lucidd_workload.sh
-                   ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR} 60 31600)
+                   ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR} 60)
   add_test(NAME slurm_lucidd_faults
            COMMAND bash ${CMAKE_SOURCE_DIR}/tests/slurm/lucidd_workload.sh
-                   ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR} 60 31700 faults)
+                   ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR} 60 faults)
   set_tests_properties(slurm_lucidd_workload slurm_lucidd_faults PROPERTIES TIMEOUT 420 LABELS slurm)
 elseif(LUCID_HAVE_LAB)
   message(STATUS "lucid: lucidd integration tests skipped (need lucidd and python3)")

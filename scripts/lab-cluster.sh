@@ -13,8 +13,8 @@
 # system folder is written and parallel clusters do not share anything).
 # Main nodes are n1..nN in partition `main` (default), profiling nodes p1..pP
 # in partition `profiling`; each node has G fake GPUs /DIR/dev/<node>/nvidiaK.
-# Ports: slurmctld on P, node i on P+i (choose a distinct P per cluster; the
-# default is derived from DIR).  PIDs are recorded in DIR/pids and daemons are
+# Ports: slurmctld on P, node i on P+i (default: a free block of 100 below
+# 32000, chosen from a hash of DIR; P+90 is left for lucidd's /metrics).  PIDs are recorded in DIR/pids and daemons are
 # stopped by PID only.  With --plugins, lucid's job_submit and SPANK plugins
 # are loaded from PLUGIN_DIR (job_submit_lucid.so, spank_lucid.so).
 # Facts behind each setting: shared/spec/slurm-lab.md.
@@ -266,7 +266,7 @@ cmd_status() {
 COMMAND=$1 DIR=$2
 shift 2
 NODES=4 GPUS=8 PROF_NODES=1 PLUGINS="" LUCID_PARTITIONS="main,profiling"
-PORT=$((20000 + $(printf '%s' "$(realpath -m "$DIR")" | cksum | cut -d' ' -f1) % 400 * 100))
+PORT=""
 while [[ $# -gt 0 ]]; do
     case $1 in
         --nodes) NODES=$2; shift 2 ;;
@@ -278,6 +278,29 @@ while [[ $# -gt 0 ]]; do
         *) die "unknown option $1" ;;
     esac
 done
+# Something listening on 127.0.0.1:$1?
+port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# A block of 100 ports below the ephemeral range (32768+), the first of them
+# derived from DIR and the block skipped when any port of it is taken.
+pick_port() {
+    local bucket k p busy
+    bucket=$(($(printf '%s' "$(realpath -m "$DIR")" | cksum | cut -d' ' -f1) % 120))
+    for ((k = 0; k < 120; k++)); do
+        p=$((20000 + (bucket + k) % 120 * 100))
+        busy=0
+        for ((i = 0; i <= NODES + PROF_NODES; i++)); do
+            port_busy $((p + i)) && { busy=1; break; }
+        done
+        port_busy $((p + 90)) && busy=1
+        ((busy)) || { echo "$p"; return; }
+    done
+    die "no free block of ports in 20000-31999"
+}
+
+if [[ -z $PORT && $COMMAND == up ]]; then
+    PORT=$(pick_port)
+fi
 if [[ -f "$DIR/etc/shape" && $COMMAND != up ]]; then
     read -r NODES PROF_NODES GPUS PORT <"$DIR/etc/shape"
 fi

@@ -10,7 +10,7 @@ LAB=$WORK/lab-smoke
 rm -rf "$LAB"
 mkdir -p "$LAB/out"
 trap 'bash "$SRC/scripts/lab-cluster.sh" down "$LAB" >/dev/null 2>&1 || true' EXIT
-bash "$SRC/scripts/lab-cluster.sh" up "$LAB" --port 31100 >/dev/null
+bash "$SRC/scripts/lab-cluster.sh" up "$LAB" >/dev/null
 export SLURM_CONF=$LAB/etc/slurm.conf
 
 fail() { echo "lab_smoke: $*" >&2; exit 1; }

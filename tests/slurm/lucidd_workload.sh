@@ -3,11 +3,11 @@
 # GPUs + 1 profiling node): N sleep jobs of 1..16 GPUs whose payloads report
 # their node, partition and CUDA_VISIBLE_DEVICES; check_workload.py then
 # checks the issue's conditions from those reports and lucid's records.
-#   bash lucidd_workload.sh SOURCE_DIR BUILD_DIR JOBS PORT [faults]
+#   bash lucidd_workload.sh SOURCE_DIR BUILD_DIR JOBS [faults]
 # With `faults`, lucidd is killed with SIGKILL at three random moments and
 # restarted, and slurmctld is restarted once, while the workload runs.
 set -euo pipefail
-SRC=$1 BUILD=$2 JOBS=$3 PORT=$4 FAULTS=${5:-}
+SRC=$1 BUILD=$2 JOBS=$3 FAULTS=${4:-}
 NAME=lab-workload-$JOBS${FAULTS:+-faults}
 LAB=$BUILD/$NAME
 rm -rf "$LAB"
@@ -20,7 +20,10 @@ cleanup() {
     bash "$SRC/scripts/lab-cluster.sh" down "$LAB" >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
-bash "$SRC/scripts/lab-cluster.sh" up "$LAB" --port "$PORT" --plugins "$BUILD/plugins" >/dev/null
+# No fixed port: lab-cluster.sh derives one from $LAB, so the same test run
+# from two build trees at once does not collide.
+bash "$SRC/scripts/lab-cluster.sh" up "$LAB" --plugins "$BUILD/plugins" >/dev/null
+read -r _ _ _ PORT <"$LAB/etc/shape"
 export SLURM_CONF=$LAB/etc/slurm.conf
 SOCK=$LAB/lucidd.sock
 LIMIT=3
@@ -40,6 +43,18 @@ start_lucidd() {
         ((SECONDS < deadline)) || fail "lucidd did not answer"
         sleep 0.1
     done
+}
+
+start_lucidd_crashing() {
+    setsid "$BUILD/lucidd" --state "$LAB/lucid.db" --socket "$SOCK" --profile-limit $LIMIT \
+        --tick-ms 250 --packing "$PACKING" --metrics-test-dir "$LAB/gpu" \
+        </dev/null >>"$LAB/lucidd.log" 2>&1 &
+    local pid=$! deadline=$((SECONDS + 20))
+    while kill -0 "$pid" 2>/dev/null && [[ $(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) != Z ]]; do
+        ((SECONDS < deadline)) || fail "lucidd did not reach its injected crash"
+        sleep 0.1
+    done
+    wait "$pid" 2>/dev/null || true
 }
 
 # The payload: reports start / stop (requeued) / end with its GPUs, writes
@@ -93,9 +108,24 @@ if [[ -n $FAULTS ]]; then
         fault=$((fault + 1))
         PACKING=on
         echo "lucidd_workload: lucidd killed (SIGKILL) $moment s later; restarting"
+        if ((fault == 1)); then
+            # A job started by Slurm while lucid is down (an operator's release).
+            while read -r id _ dur _; do
+                if ((dur > 4)) && [[ $(squeue -h -j "$id" -o '%T %Q' 2>/dev/null) == "PENDING 0" ]]; then
+                    scontrol release "$id" && echo "lucidd_workload: job $id released behind lucid's back"
+                    break
+                fi
+            done <"$LAB/jobs.txt"
+        fi
         if ((fault == 2)); then
             bash "$SRC/scripts/lab-cluster.sh" restart-ctld "$LAB" >/dev/null
             echo "lucidd_workload: slurmctld restarted while lucidd was down"
+        fi
+        if ((fault == 3)); then
+            # Dies by itself right after recording its 2nd decision, before
+            # applying it: the restart must re-apply it, once.
+            LUCIDD_TEST_CRASH_AFTER_RECORD=2 start_lucidd_crashing
+            echo "lucidd_workload: lucidd crashed between recording and applying a decision"
         fi
         start_lucidd
     done

@@ -12,7 +12,7 @@ rm -rf "$LAB"
 mkdir -p "$LAB/out"
 trap 'bash "$SRC/scripts/lab-cluster.sh" down "$LAB" >/dev/null 2>&1 || true' EXIT
 # Only `main` is lucid's here, so `profiling` shows the pass-through case.
-bash "$SRC/scripts/lab-cluster.sh" up "$LAB" --port 31400 --plugins "$BUILD/plugins" \
+bash "$SRC/scripts/lab-cluster.sh" up "$LAB" --plugins "$BUILD/plugins" \
     --lucid-partitions main >/dev/null
 export SLURM_CONF=$LAB/etc/slurm.conf
 cd "$LAB/out"
