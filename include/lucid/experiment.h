@@ -2,7 +2,7 @@
  *
  * Sections and keys (paths are relative to the experiment file):
  *   [trace]    jobs, vcs, gpus_per_node, start
- *   [simulate] policies, placer, compat, out, threads, series, seed, skip_oversized
+ *   [simulate] policies, placer, compat, fix, out, threads, series, seed, skip_oversized
  *   [qssf]     estimates
  *   [lucid]    estimates, forecast, sharing_labels, colocation, profiler_nodes_from,
  *              profiler_nodes, profiler_time_limit, profiler_factor,
@@ -27,6 +27,7 @@ typedef struct lucid_experiment {
     int npolicies;
     char *placer;
     int reference;         /* compat = reference */
+    char *fix;             /* reference defects to fix individually (names in docs/semantics.md) */
     char *out;
     int threads;
     int series;

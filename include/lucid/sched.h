@@ -86,6 +86,10 @@ typedef struct lucid_semantics {
 
 lucid_semantics lucid_semantics_reference(void);
 lucid_semantics lucid_semantics_fixed(void);
+/* Clears the defects named in a comma-separated list (end_lag,
+ * partner_lookup, profiled_rejoin, queue_double_count, borrow_lost).
+ * Returns 0, or -1 with the unknown name in err. */
+int lucid_semantics_fix(lucid_semantics *sem, const char *list, lucid_error *err);
 
 /* ---------------- per-job runtime state ---------------- */
 

@@ -25,6 +25,8 @@ static const char usage_text[] =
     "  --policies LIST      e.g. fifo,sjf,srtf,qssf,tiresias,lucid or all\n"
     "  --placer NAME        consolidate | consolidate-first | random\n"
     "  --compat MODE        reference (bit-for-bit with the reference simulator) | fixed\n"
+    "  --fix LIST           fix single reference defects: end_lag, partner_lookup,\n"
+    "                       profiled_rejoin, queue_double_count, borrow_lost\n"
     "  --out DIR            output directory\n"
     "  --threads N          worker threads\n"
     "  --series             also write 60-second time series\n"
@@ -255,6 +257,7 @@ static int parse_args(int argc, char **argv, lucid_experiment *exp, int *quiet)
         {"--jobs", "trace", "jobs"},         {"--vcs", "trace", "vcs"},
         {"--policies", "simulate", "policies"}, {"--placer", "simulate", "placer"},
         {"--compat", "simulate", "compat"},  {"--out", "simulate", "out"},
+        {"--fix", "simulate", "fix"},
         {"--threads", "simulate", "threads"}, {"--seed", "simulate", "seed"},
     };
     for (int i = 1; i < argc; i++) {
@@ -345,6 +348,12 @@ int cmd_simulate(int argc, char **argv)
     }
     cfg.reference = exp.reference;
     cfg.sem = exp.reference ? lucid_semantics_reference() : lucid_semantics_fixed();
+    lucid_error fix_err = {{0}};
+    if (exp.fix && lucid_semantics_fix(&cfg.sem, exp.fix, &fix_err) < 0) {
+        cli_fail("[simulate] fix: %s", fix_err.msg);
+        lucid_experiment_free(&exp);
+        return 1;
+    }
     cfg.gpus_per_node = exp.gpus_per_node;
     cfg.threads = exp.threads;
     cfg.seed = exp.seed;

@@ -28,6 +28,7 @@ static const key_spec keys[] = {
     {"simulate", "policies", KEY_POLICIES, FIELD(policies), 0, 0},
     {"simulate", "placer", KEY_STRING, FIELD(placer), 0, 0},
     {"simulate", "compat", KEY_COMPAT, FIELD(reference), 0, 0},
+    {"simulate", "fix", KEY_STRING, FIELD(fix), 0, 0},
     {"simulate", "out", KEY_PATH, FIELD(out), 0, 0},
     {"simulate", "threads", KEY_INT, FIELD(threads), 1, 64},
     {"simulate", "series", KEY_BOOL, FIELD(series), 0, 0},

@@ -7,6 +7,7 @@
  * precision; for rate 1 that is exact arithmetic, for a co-located speed we
  * repeat the subtraction so the last second comes out the same. */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +23,39 @@ lucid_semantics lucid_semantics_reference(void)
 }
 
 lucid_semantics lucid_semantics_fixed(void) { return (lucid_semantics){0}; }
+
+int lucid_semantics_fix(lucid_semantics *sem, const char *list, lucid_error *err)
+{
+    static const struct {
+        const char *name;
+        size_t offset;
+    } defects[] = {
+        {"end_lag", offsetof(lucid_semantics, end_lag)},
+        {"partner_lookup", offsetof(lucid_semantics, partner_lookup_bug)},
+        {"profiled_rejoin", offsetof(lucid_semantics, profiled_rejoin_at_submit)},
+        {"queue_double_count", offsetof(lucid_semantics, queue_double_count)},
+        {"borrow_lost", offsetof(lucid_semantics, borrow_lost)},
+    };
+    const char *p = list;
+    while (*p) {
+        while (*p == ',' || *p == ' ')
+            p++;
+        size_t n = strcspn(p, ", ");
+        if (n == 0)
+            break;
+        size_t k = 0;
+        while (k < sizeof defects / sizeof defects[0] &&
+               !(strlen(defects[k].name) == n && strncmp(defects[k].name, p, n) == 0))
+            k++;
+        if (k == sizeof defects / sizeof defects[0])
+            return lucid_error_set(err, "unknown defect '%.*s' (end_lag, partner_lookup, "
+                                        "profiled_rejoin, queue_double_count, borrow_lost)",
+                                   (int)n, p);
+        *(int *)(void *)((char *)sem + defects[k].offset) = 0;
+        p += n;
+    }
+    return 0;
+}
 
 int lucid_sched_init(lucid_sched *s, const lucid_job *jobs, lucid_jobrun *run, int32_t vc,
                      int32_t nodes, int32_t gpus_per_node, const lucid_placer_ops *placer,

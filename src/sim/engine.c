@@ -400,8 +400,12 @@ static int build_arrivals(sim_context *ctx, policy_run *pr, lucid_error *err)
                 r->queue = (double)r->profqueue;
                 continue;
             }
-            r->queue = (double)r->profqueue;
-            if (!ctx->cfg->sem.profiled_rejoin_at_submit)
+            const lucid_semantics *sem = &ctx->cfg->sem;
+            /* Rejoining at submit, the main-queue wait already spans the
+             * profiler wait: adding profqueue counts it twice. */
+            if (sem->queue_double_count || !sem->profiled_rejoin_at_submit)
+                r->queue = (double)r->profqueue;
+            if (!sem->profiled_rejoin_at_submit)
                 at = r->prof_end;
         }
         list[n++] = (arrival){at, job->vc, (int32_t)i};
