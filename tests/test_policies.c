@@ -282,6 +282,52 @@ static void lucid_packing_rules_refuse(void **state)
     simtest_free(&t);
 }
 
+static void lucid_profiler_then_main_pass(void **state)
+{
+    (void)state;
+    const char *csv = "job_id,vc,gpu_num,submit_time,duration\n"
+                      "1,a,1,0,50\n"
+                      "2,a,8,0,500\n";
+    const double est[] = {50, 500};
+    for (int reference = 1; reference >= 0; reference--) {
+        simtest t;
+        simtest_load(&t, 1, csv);
+        simtest_estimates(&t, est);
+        t.cfg.sem = reference ? lucid_semantics_reference() : lucid_semantics_fixed();
+        t.cfg.lucid.profiler_nodes = 1;
+        t.cfg.lucid.profiler_factor = 8;
+        t.cfg.lucid.profiler_time_limit = 100;
+        t.cfg.lucid.profiler_autoscale = 0;
+        simtest_run_ok(&t, "lucid");
+        /* Least GPU first: 1 (1 GPU) profiles 0-50 and finishes there; 2
+         * needs the whole profiling node: 50-150 (limit 100), profqueue 50. */
+        EXPECT_JOB(&t, 1, 0, 50, 0);
+        assert_int_equal(simtest_job(&t, 1)->finished_in_profiler, 1);
+        assert_int_equal(simtest_job(&t, 2)->profiled, 1);
+        assert_int_equal(simtest_job(&t, 2)->finished_in_profiler, 0);
+        if (reference) /* rejoins at submit: main start 0, ends 0+500+1, queue 50 + 0 */
+            EXPECT_JOB(&t, 2, 0, 501, 50);
+        else /* joins the main queue at 150, restarts: ends 650; queue 50 + 0 */
+            EXPECT_JOB(&t, 2, 150, 650, 50);
+        simtest_free(&t);
+    }
+}
+
+static void oversized_jobs_refused_or_skipped(void **state)
+{
+    (void)state;
+    simtest t;
+    simtest_load(&t, 1, "job_id,vc,gpu_num,submit_time,duration\n1,a,4,0,5\n2,a,16,1,5\n");
+    lucid_error err = {{0}};
+    assert_int_equal(simtest_run(&t, "fifo", &err), -1);
+    assert_non_null(strstr(err.msg, "trace line 3: job 2 asks for 16 GPUs but VC a has only 8"));
+    t.cfg.skip_oversized = 1;
+    simtest_run_ok(&t, "fifo");
+    EXPECT_JOB(&t, 1, 0, 5, 0);
+    assert_int_equal(t.result.excluded[1], 1);
+    simtest_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -293,6 +339,8 @@ int main(void)
         cmocka_unit_test(lucid_packs_and_recovers),
         cmocka_unit_test(lucid_partner_bug_only_in_reference),
         cmocka_unit_test(lucid_packing_rules_refuse),
+        cmocka_unit_test(lucid_profiler_then_main_pass),
+        cmocka_unit_test(oversized_jobs_refused_or_skipped),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     free(light_workloads.rows);
