@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# cli_simulate.sh — `lucid simulate` and `lucid trace synth` from the command
+# line: bad inputs give one clear line naming file, line and field and a
+# non-zero exit; the README's example runs; outputs are deterministic.
+# Usage: cli_simulate.sh LUCID SOURCE_DIR
+set -u
+lucid=$1
+src=$2
+bad=$src/tests/bad
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+passes=0
+
+# expect_error DESCRIPTION EXPECTED_SUBSTRING COMMAND...
+expect_error() {
+    local what=$1 want=$2
+    shift 2
+    local out rc
+    out=$("$@" 2>&1 >/dev/null)
+    rc=$?
+    if [ $rc -eq 0 ]; then
+        echo "FAIL: $what: exit status 0"; failures=$((failures + 1)); return
+    fi
+    if [ $rc -gt 125 ]; then
+        echo "FAIL: $what: crashed (status $rc)"; failures=$((failures + 1)); return
+    fi
+    if [ "$(printf '%s\n' "$out" | wc -l)" -ne 1 ]; then
+        echo "FAIL: $what: expected one line, got:"; printf '%s\n' "$out"; failures=$((failures + 1)); return
+    fi
+    case "$out" in
+    *"$want"*) passes=$((passes + 1)) ;;
+    *) echo "FAIL: $what: '$out' lacks '$want'"; failures=$((failures + 1)) ;;
+    esac
+}
+
+sim() { "$lucid" simulate --quiet --out "$tmp/out" --policies fifo --vcs "$bad/vcs.csv" "$@"; }
+
+expect_error "negative duration" "negative_duration.csv:3: duration: -3: a duration must be a positive number of seconds" sim --jobs "$bad/negative_duration.csv"
+expect_error "unknown VC" "unknown_vc.csv:2: vc: unknown VC 'vcZ'" sim --jobs "$bad/unknown_vc.csv"
+expect_error "bad GPU count" "bad_gpu.csv:3: gpu_num: 'x' is not an integer" sim --jobs "$bad/bad_gpu.csv"
+expect_error "truncated row" "truncated_row.csv:3: expected 5 fields as in the header, found 3" sim --jobs "$bad/truncated_row.csv"
+expect_error "missing column" "missing_column.csv:1: submit_time: required column is missing" sim --jobs "$bad/missing_column.csv"
+expect_error "bad date" "bad_date.csv:2: submit_time: '2020-13-01 00:00:00' is neither" sim --jobs "$bad/bad_date.csv"
+expect_error "duplicate id" "duplicate_id.csv:3: job_id: duplicate job id 1" sim --jobs "$bad/duplicate_id.csv"
+expect_error "bad VC file" "bad_vcs.csv:2: nodes: 'two' is not an integer" "$lucid" simulate --quiet --jobs "$bad/good.csv" --vcs "$bad/bad_vcs.csv"
+expect_error "missing file" "nope.csv: cannot open" sim --jobs "$bad/nope.csv"
+expect_error "unknown key" "bad_key.ini:6: [simulate] threadz: unknown key" "$lucid" simulate --quiet "$bad/bad_key.ini"
+expect_error "bad value" "bad_value.ini:5: [simulate] threads: 'lots' is not an integer" "$lucid" simulate --quiet "$bad/bad_value.ini"
+expect_error "unknown section" "bad_section.ini:4: [nonsense] x: unknown section [nonsense]" "$lucid" simulate --quiet "$bad/bad_section.ini"
+expect_error "missing estimate" "short_estimates.csv: no estimate for job 2 (trace line 3)" sim --jobs "$bad/good.csv" --policies qssf --set "qssf.estimates=$bad/short_estimates.csv"
+expect_error "unknown policy" "unknown policy 'lifo'" sim --jobs "$bad/good.csv" --policies lifo
+expect_error "unknown placer" "unknown placer 'best'" sim --jobs "$bad/good.csv" --placer best
+expect_error "unknown option" "unknown option '--frobnicate'" sim --jobs "$bad/good.csv" --frobnicate
+expect_error "unknown defect" "unknown defect 'time_travel'" sim --jobs "$bad/good.csv" --fix time_travel
+expect_error "synth without --out" "--out DIR is required" "$lucid" trace synth --jobs 5
+expect_error "synth bad load" "--load: 'x' is not a positive number" "$lucid" trace synth --out "$tmp/s" --load x
+
+# A good run writes the outputs with their headers.
+if sim --jobs "$bad/good.csv" --series && [ -s "$tmp/out/summary.csv" ] &&
+    head -1 "$tmp/out/jobs-fifo.csv" | grep -q '^job_id,vc,gpu_num,submit_time,duration,start_time,end_time,queue,jct,profiled,finished_in_profiler,packed_with$' &&
+    grep -q '^fifo,all,2,5.000,0.000,0.000$' "$tmp/out/summary.csv" &&
+    head -1 "$tmp/out/series-fifo.csv" | grep -q '^time,vc,total_gpus,idle_gpus,pending_gpus'; then
+    passes=$((passes + 1))
+else
+    echo "FAIL: good run outputs"; failures=$((failures + 1))
+fi
+
+# The bundled example runs all six policies (README's first command).
+if (cd "$src" && "$lucid" simulate examples/venus.ini --quiet --out "$tmp/venus") &&
+    [ "$(grep -c ',all,' "$tmp/venus/summary.csv")" -eq 6 ]; then
+    passes=$((passes + 1))
+else
+    echo "FAIL: examples/venus.ini"; failures=$((failures + 1))
+fi
+
+# Synthetic traces: same seed, same files; they simulate cleanly.
+(cd "$src" && "$lucid" trace synth --out "$tmp/s1" --jobs 2000 --nodes 40 --vcs 4 --seed 7 >/dev/null &&
+    "$lucid" trace synth --out "$tmp/s2" --jobs 2000 --nodes 40 --vcs 4 --seed 7 >/dev/null)
+if cmp -s "$tmp/s1/trace.csv" "$tmp/s2/trace.csv" && cmp -s "$tmp/s1/estimates.csv" "$tmp/s2/estimates.csv" &&
+    [ "$(wc -l < "$tmp/s1/trace.csv")" -eq 2001 ] &&
+    "$lucid" simulate "$tmp/s1/experiment.ini" --quiet --threads 1 --out "$tmp/r1" &&
+    "$lucid" simulate "$tmp/s1/experiment.ini" --quiet --threads 2 --out "$tmp/r2" &&
+    cmp -s "$tmp/r1/jobs-lucid.csv" "$tmp/r2/jobs-lucid.csv" && cmp -s "$tmp/r1/summary.csv" "$tmp/r2/summary.csv"; then
+    passes=$((passes + 1))
+else
+    echo "FAIL: synthetic trace determinism"; failures=$((failures + 1))
+fi
+
+echo "$passes passed, $failures failed"
+[ $failures -eq 0 ]
