@@ -22,3 +22,14 @@ else()
   set(LUCID_HAVE_STATE OFF)
   message(STATUS "lucid: SQLite not found: state store and lucidd skipped (apt-get install libsqlite3-dev)")
 endif()
+
+# lucidd's decision step (src/daemon/decide.c) has no Slurm in it: it joins
+# liblucid for tests/test_decide.c and the benchmark below.  Temporary, until
+# the shared scheduling core (include/lucid/sched.h) replaces it.
+target_sources(lucid PRIVATE ${CMAKE_SOURCE_DIR}/src/daemon/decide.c)
+
+# Decision latency of that step on a simulated 1,000-node cluster with 10,000
+# pending jobs (bench/decide_latency.c; results in docs/live.md).
+add_executable(decide_latency ${CMAKE_SOURCE_DIR}/bench/decide_latency.c)
+target_link_libraries(decide_latency PRIVATE lucid)
+set_target_properties(decide_latency PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)

@@ -46,6 +46,15 @@ if(LUCID_HAVE_SLURM)
     target_include_directories(${plugin} PRIVATE ${LUCID_SLURM_INCLUDE_DIR})
     set_target_properties(${plugin} PROPERTIES PREFIX ""
                           LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/plugins)
+    # Loaded into Slurm's own (unsanitized) daemons: an ASan-built module
+    # stops slurmctld at start, so the sanitizer flags are left out here.
+    foreach(property COMPILE_OPTIONS LINK_OPTIONS)
+      get_target_property(options ${plugin} ${property})
+      if(options)
+        list(FILTER options EXCLUDE REGEX "sanitize")
+        set_target_properties(${plugin} PROPERTIES ${property} "${options}")
+      endif()
+    endforeach()
   endforeach()
 endif()
 
@@ -55,9 +64,7 @@ if(LUCID_HAVE_LAB AND LUCID_HAVE_SLURM)
   set_tests_properties(slurm_plugins PROPERTIES TIMEOUT 120 LABELS slurm)
 endif()
 
-# lucidd: needs libslurm and the state store (SQLite).  decide.c has no Slurm
-# in it and joins liblucid for the tests and the benchmark.
-target_sources(lucid PRIVATE ${CMAKE_SOURCE_DIR}/src/daemon/decide.c)
+# lucidd: needs libslurm and the state store (SQLite).
 if(LUCID_HAVE_SLURM AND LUCID_HAVE_STATE)
   add_executable(lucidd ${CMAKE_SOURCE_DIR}/src/daemon/lucidd.c ${CMAKE_SOURCE_DIR}/src/daemon/engine.c
                         ${CMAKE_SOURCE_DIR}/src/daemon/server.c ${CMAKE_SOURCE_DIR}/src/daemon/slurm_io.c)

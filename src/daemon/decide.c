@@ -75,27 +75,80 @@ static void write_nodes(decide_result *result, const decide_node *nodes, const i
     }
 }
 
+/* Running jobs that may take a partner, by GPU count (1..8), in running
+ * order; `start` skips the taken prefix (the first eligible partner is the
+ * one taken, so taken entries gather at the front). */
+typedef struct partner_index {
+    int *items[9];
+    int count[9], start[9];
+} partner_index;
+
+static void index_partners(partner_index *ix, const decide_running *running, int nrunning)
+{
+    memset(ix, 0, sizeof *ix);
+    for (int i = 0; i < nrunning; i++) {
+        int g = running[i].job.gpus;
+        if (g >= 1 && g <= 8 && !running[i].packed && running[i].job.sharing_score >= 0 &&
+            running[i].gpu_list[0] && running[i].node >= 0)
+            ix->count[g]++;
+    }
+    for (int g = 1; g <= 8; g++) {
+        ix->items[g] = malloc((size_t)(ix->count[g] ? ix->count[g] : 1) * sizeof(int));
+        ix->count[g] = 0;
+    }
+    for (int i = 0; i < nrunning; i++) {
+        int g = running[i].job.gpus;
+        if (g >= 1 && g <= 8 && !running[i].packed && running[i].job.sharing_score >= 0 &&
+            running[i].gpu_list[0] && running[i].node >= 0 && ix->items[g])
+            ix->items[g][ix->count[g]++] = i;
+    }
+}
+
+static void free_partners(partner_index *ix)
+{
+    for (int g = 1; g <= 8; g++)
+        free(ix->items[g]);
+}
+
 /* Lucid's affine pair: same GPU count (<= 8), scores sum <= 2, memory fits in
  * one GPU, and the newcomer's priority at most twice the partner's. */
-static int find_partner(const decide_job *job, const decide_running *running, int nrunning,
-                        const char *taken, double gpu_memory_mib)
+static int find_partner(const decide_job *job, const decide_running *running,
+                        partner_index *ix, char *taken, double gpu_memory_mib)
 {
-    if (job->gpus < 1 || job->gpus > 8 || job->nodes > 1 || job->sharing_score < 0)
+    int g = job->gpus;
+    if (g < 1 || g > 8 || job->nodes > 1 || job->sharing_score < 0 || !ix->items[g])
         return -1;
-    for (int i = 0; i < nrunning; i++) {
+    while (ix->start[g] < ix->count[g] && taken[ix->items[g][ix->start[g]]])
+        ix->start[g]++;
+    for (int k = ix->start[g]; k < ix->count[g]; k++) {
+        int i = ix->items[g][k];
         const decide_running *other = &running[i];
-        if (other->packed || taken[i] || other->job.gpus != job->gpus ||
-            other->job.sharing_score < 0 || other->gpu_list[0] == '\0')
-            continue;
-        if (other->job.gmem_mib >= gpu_memory_mib - job->gmem_mib)
-            continue;
-        if (job->sharing_score + other->job.sharing_score > 2)
-            continue;
-        if (job->priority > 2 * other->job.priority)
+        if (taken[i] || other->job.gmem_mib >= gpu_memory_mib - job->gmem_mib ||
+            job->sharing_score + other->job.sharing_score > 2 ||
+            job->priority > 2 * other->job.priority)
             continue;
         return i;
     }
     return -1;
+}
+
+/* The most free GPUs on one node, and how many nodes have at least `need`:
+ * a job that cannot fit is refused without scanning the nodes. */
+static int max_free(const decide_node *nodes, int nnodes)
+{
+    int best = 0;
+    for (int i = 0; i < nnodes; i++)
+        if (nodes[i].free_gpus > best)
+            best = nodes[i].free_gpus;
+    return best;
+}
+
+static int nodes_with(const decide_node *nodes, int nnodes, int need)
+{
+    int count = 0;
+    for (int i = 0; i < nnodes; i++)
+        count += nodes[i].free_gpus >= need;
+    return count;
 }
 
 int decide_main(decide_job *jobs, int njobs, const decide_running *running, int nrunning,
@@ -104,7 +157,11 @@ int decide_main(decide_job *jobs, int njobs, const decide_running *running, int 
 {
     qsort(jobs, (size_t)njobs, sizeof *jobs, by_priority);
     char *taken = calloc((size_t)(nrunning > 0 ? nrunning : 1), 1);
+    partner_index ix;
+    index_partners(&ix, running, nrunning);
     int chosen[64], started = 0;
+    int most_free = max_free(nodes, nnodes);
+    int whole_nodes = nodes_with(nodes, nnodes, 8); /* for multi-node jobs */
     uint32_t blocked_by = 0;
     for (int j = 0; j < njobs; j++) {
         const decide_job *job = &jobs[j];
@@ -117,7 +174,7 @@ int decide_main(decide_job *jobs, int njobs, const decide_running *running, int 
             continue;
         }
         int partner = params->packing && taken
-                          ? find_partner(job, running, nrunning, taken, params->gpu_memory_mib)
+                          ? find_partner(job, running, &ix, taken, params->gpu_memory_mib)
                           : -1;
         if (partner >= 0) {
             const decide_running *other = &running[partner];
@@ -133,23 +190,29 @@ int decide_main(decide_job *jobs, int njobs, const decide_running *running, int 
             started++;
             continue;
         }
-        int count = job->nodes <= 64 ? decide_place(job->gpus, job->nodes, nodes, nnodes, chosen)
-                                     : 0;
+        int per_node = job->nodes > 1 ? (job->gpus + job->nodes - 1) / job->nodes : job->gpus;
+        int may_fit = job->nodes <= 64 && per_node <= most_free &&
+                      (job->nodes <= 1 || per_node < 8 || whole_nodes >= job->nodes);
+        int count = may_fit ? decide_place(job->gpus, job->nodes, nodes, nnodes, chosen) : 0;
         if (count > 0) {
             result->start = 1;
             write_nodes(result, nodes, chosen, count);
             snprintf(result->reason, sizeof result->reason,
-                     "priority %.0f is the highest waiting; placed on %s", job->priority,
+                     "priority %.0f is the highest waiting; placed on %.120s", job->priority,
                      result->nodes);
             started++;
+            most_free = max_free(nodes, nnodes);
+            whole_nodes = nodes_with(nodes, nnodes, 8);
             continue;
         }
+        /* Integer formatting: this line is written for every waiting job. */
         snprintf(result->reason, sizeof result->reason,
-                 "waiting for %d free GPUs on %d node%s (priority %.0f)", job->gpus, job->nodes,
-                 job->nodes > 1 ? "s" : "", job->priority);
+                 "waiting for %d free GPUs on %d node%s (priority %lld)", job->gpus, job->nodes,
+                 job->nodes > 1 ? "s" : "", (long long)job->priority);
         if (params->stop_at_first_fail)
             blocked_by = job->id;
     }
+    free_partners(&ix);
     free(taken);
     return started;
 }
@@ -175,7 +238,7 @@ int decide_profiling(decide_job *jobs, int njobs, decide_node *nodes, int nnodes
         if (count > 0) {
             result->start = 1;
             write_nodes(result, nodes, chosen, count);
-            snprintf(result->reason, sizeof result->reason, "profiling on %s", result->nodes);
+            snprintf(result->reason, sizeof result->reason, "profiling on %.120s", result->nodes);
             started++;
         } else {
             snprintf(result->reason, sizeof result->reason,

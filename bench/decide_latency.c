@@ -1,0 +1,123 @@
+/* decide_latency.c — lucidd's decision step on a simulated cluster: 1,000
+ * nodes x 8 GPUs kept busy, 10,000 jobs waiting, a few jobs ending between
+ * decisions.  Reports p50 / p99 / max of one decide_main() call, with the
+ * packing switch off (strict order) and on (every job tried, packing first).
+ *   decide_latency [nodes] [pending] [steps] [seed]
+ * Results and the command that made them: docs/live.md. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../src/daemon/decide.h"
+#include "lucid/util.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static const int sizes[] = {1, 1, 1, 2, 2, 4, 4, 8, 8, 16, 32};
+
+static decide_job random_job(lucid_rng *rng, uint32_t id)
+{
+    decide_job job = {.id = id};
+    job.gpus = sizes[lucid_rng_below(rng, sizeof sizes / sizeof sizes[0])];
+    job.nodes = job.gpus > 8 ? job.gpus / 8 : 1;
+    job.priority = (double)(60 + lucid_rng_below(rng, 86400)) * job.gpus;
+    job.sharing_score = (int)lucid_rng_below(rng, 3);
+    job.gmem_mib = (double)(1000 + lucid_rng_below(rng, 20000));
+    return job;
+}
+
+static void run(int nnodes, int npending, int steps, uint64_t seed, int packing)
+{
+    lucid_rng rng;
+    lucid_rng_seed(&rng, seed);
+    decide_node *nodes = calloc((size_t)nnodes, sizeof *nodes);
+    decide_job *pending = calloc((size_t)npending, sizeof *pending);
+    decide_job *work = calloc((size_t)npending, sizeof *work);
+    decide_result *results = calloc((size_t)npending, sizeof *results);
+    int max_running = nnodes * 8;
+    decide_running *running = calloc((size_t)max_running, sizeof *running);
+    double *latency = calloc((size_t)steps, sizeof *latency);
+    if (!nodes || !pending || !work || !results || !running || !latency) {
+        fprintf(stderr, "out of memory\n");
+        exit(1);
+    }
+    /* Busy cluster: every node runs single-node jobs; 2 GPUs per node free
+     * on one node in ten, so a few placements succeed each step. */
+    int nrunning = 0;
+    for (int n = 0; n < nnodes; n++) {
+        snprintf(nodes[n].name, sizeof nodes[n].name, "n%d", n + 1);
+        nodes[n].total_gpus = 8;
+        nodes[n].free_gpus = n % 10 == 0 ? 2 : 0;
+        for (int used = 0; used < 8 - nodes[n].free_gpus && nrunning < max_running;) {
+            decide_running *r = &running[nrunning++];
+            r->job = random_job(&rng, (uint32_t)(1000000 + nrunning));
+            r->job.gpus = 8 - nodes[n].free_gpus - used >= 4 ? 4 : 8 - nodes[n].free_gpus - used;
+            r->job.nodes = 1;
+            r->node = n;
+            snprintf(r->gpu_list, sizeof r->gpu_list, "%d-%d", used, used + r->job.gpus - 1);
+            used += r->job.gpus;
+        }
+    }
+    for (int j = 0; j < npending; j++)
+        pending[j] = random_job(&rng, (uint32_t)(j + 1));
+    for (int s = 0; s < steps; s++) {
+        /* Between decisions a few jobs end somewhere: free GPUs appear. */
+        for (int k = 0; k < 5; k++) {
+            decide_node *node = &nodes[lucid_rng_below(&rng, (uint64_t)nnodes)];
+            if (node->free_gpus < 8)
+                node->free_gpus++;
+        }
+        memcpy(work, pending, (size_t)npending * sizeof *work);
+        decide_params params = {.packing = packing, .gpu_memory_mib = 24576,
+                                .stop_at_first_fail = !packing};
+        double t0 = now_s();
+        decide_main(work, npending, running, nrunning, nodes, nnodes, &params, results);
+        latency[s] = now_s() - t0;
+        /* Started jobs are replaced by new arrivals: the queue stays full. */
+        for (int j = 0; j < npending; j++)
+            if (results[j].start)
+                for (int p = 0; p < npending; p++)
+                    if (pending[p].id == results[j].id) {
+                        pending[p] = random_job(&rng, (uint32_t)(npending + s * 1000 + j + 1));
+                        break;
+                    }
+    }
+    qsort(latency, (size_t)steps, sizeof *latency, cmp_double);
+    printf("nodes=%d pending=%d running=%d steps=%d packing=%s: p50 %.3f ms  p99 %.3f ms  max %.3f ms\n",
+           nnodes, npending, nrunning, steps, packing ? "on " : "off", 1e3 * latency[steps / 2],
+           1e3 * latency[(steps * 99 + 99) / 100 - 1], 1e3 * latency[steps - 1]);
+    free(nodes);
+    free(pending);
+    free(work);
+    free(results);
+    free(running);
+    free(latency);
+}
+
+int main(int argc, char **argv)
+{
+    int nnodes = argc > 1 ? atoi(argv[1]) : 1000;
+    int npending = argc > 2 ? atoi(argv[2]) : 10000;
+    int steps = argc > 3 ? atoi(argv[3]) : 200;
+    uint64_t seed = argc > 4 ? strtoull(argv[4], NULL, 10) : 42;
+    if (nnodes <= 0 || npending <= 0 || steps <= 0) {
+        fprintf(stderr, "usage: decide_latency [nodes] [pending] [steps] [seed]\n");
+        return 2;
+    }
+    run(nnodes, npending, steps, seed, 0);
+    run(nnodes, npending, steps, seed, 1);
+    return 0;
+}
