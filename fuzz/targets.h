@@ -1,0 +1,13 @@
+/* targets.h — parser entry points shared by the libFuzzer targets and the
+ * regression test that replays the saved corpus. */
+#ifndef LUCID_FUZZ_TARGETS_H
+#define LUCID_FUZZ_TARGETS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Each parses the input and frees everything; never crashes. */
+int lucid_fuzz_trace(const uint8_t *data, size_t size);
+int lucid_fuzz_experiment(const uint8_t *data, size_t size);
+
+#endif
