@@ -9,12 +9,85 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Sort keys, not the jobs: 16 bytes move instead of a whole job. */
+typedef struct order_key {
+    double priority;
+    uint32_t id, index;
+} order_key;
+
 static int by_priority(const void *a, const void *b)
 {
-    const decide_job *x = a, *y = b;
+    const order_key *x = a, *y = b;
     if (x->priority != y->priority)
         return x->priority < y->priority ? -1 : 1;
     return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Orders jobs by priority, ties by id (stable for equal keys since ids are
+ * unique). */
+static void sort_by_priority(decide_job *jobs, int njobs)
+{
+    order_key *keys = malloc((size_t)(njobs > 0 ? njobs : 1) * sizeof *keys);
+    decide_job *copy = malloc((size_t)(njobs > 0 ? njobs : 1) * sizeof *copy);
+    if (!keys || !copy) {
+        free(keys);
+        free(copy);
+        return; /* out of memory: decide in the given order */
+    }
+    for (int j = 0; j < njobs; j++)
+        keys[j] = (order_key){jobs[j].priority, jobs[j].id, (uint32_t)j};
+    qsort(keys, (size_t)njobs, sizeof *keys, by_priority);
+    memcpy(copy, jobs, (size_t)njobs * sizeof *copy);
+    for (int j = 0; j < njobs; j++)
+        jobs[j] = copy[keys[j].index];
+    free(keys);
+    free(copy);
+}
+
+/* The reasons of waiting jobs are written for every job at every decision:
+ * plain appends instead of snprintf keep that cheap. */
+static char *append_text(char *p, const char *end, const char *text)
+{
+    while (*text && p < end)
+        *p++ = *text++;
+    return p;
+}
+
+static char *append_number(char *p, const char *end, long long value)
+{
+    char digits[24];
+    int n = 0;
+    unsigned long long v = value < 0 ? (unsigned long long)-value : (unsigned long long)value;
+    do
+        digits[n++] = (char)('0' + v % 10);
+    while ((v /= 10) > 0);
+    if (value < 0 && p < end)
+        *p++ = '-';
+    while (n > 0 && p < end)
+        *p++ = digits[--n];
+    return p;
+}
+
+static void reason_blocked(decide_result *result, uint32_t blocked_by)
+{
+    char *p = result->reason, *end = result->reason + sizeof result->reason - 1;
+    p = append_text(p, end, "waiting behind job ");
+    p = append_number(p, end, blocked_by);
+    p = append_text(p, end, " (higher priority, does not fit yet)");
+    *p = '\0';
+}
+
+static void reason_waiting(decide_result *result, const decide_job *job)
+{
+    char *p = result->reason, *end = result->reason + sizeof result->reason - 1;
+    p = append_text(p, end, "waiting for ");
+    p = append_number(p, end, job->gpus);
+    p = append_text(p, end, " free GPUs on ");
+    p = append_number(p, end, job->nodes);
+    p = append_text(p, end, job->nodes > 1 ? " nodes (priority " : " node (priority ");
+    p = append_number(p, end, (long long)job->priority);
+    p = append_text(p, end, ")");
+    *p = '\0';
 }
 
 static int by_gpus(const void *a, const void *b)
@@ -155,7 +228,7 @@ int decide_main(decide_job *jobs, int njobs, const decide_running *running, int 
                 decide_node *nodes, int nnodes, const decide_params *params,
                 decide_result *results)
 {
-    qsort(jobs, (size_t)njobs, sizeof *jobs, by_priority);
+    sort_by_priority(jobs, njobs);
     char *taken = calloc((size_t)(nrunning > 0 ? nrunning : 1), 1);
     partner_index ix;
     index_partners(&ix, running, nrunning);
@@ -166,11 +239,12 @@ int decide_main(decide_job *jobs, int njobs, const decide_running *running, int 
     for (int j = 0; j < njobs; j++) {
         const decide_job *job = &jobs[j];
         decide_result *result = &results[j];
-        memset(result, 0, sizeof *result);
         result->id = job->id;
+        result->start = 0;
+        result->partner = 0;
+        result->nodes[0] = result->gpu_list[0] = '\0';
         if (blocked_by) {
-            snprintf(result->reason, sizeof result->reason,
-                     "waiting behind job %u (higher priority, does not fit yet)", blocked_by);
+            reason_blocked(result, blocked_by);
             continue;
         }
         int partner = params->packing && taken
@@ -205,10 +279,7 @@ int decide_main(decide_job *jobs, int njobs, const decide_running *running, int 
             whole_nodes = nodes_with(nodes, nnodes, 8);
             continue;
         }
-        /* Integer formatting: this line is written for every waiting job. */
-        snprintf(result->reason, sizeof result->reason,
-                 "waiting for %d free GPUs on %d node%s (priority %lld)", job->gpus, job->nodes,
-                 job->nodes > 1 ? "s" : "", (long long)job->priority);
+        reason_waiting(result, job);
         if (params->stop_at_first_fail)
             blocked_by = job->id;
     }
