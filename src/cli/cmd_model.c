@@ -480,6 +480,33 @@ static void metrics_print(const char *who, const metrics *mt, int classes)
            sqrt(mt->sq_sum / n), ss_tot > 0 ? 1 - mt->sq_sum / ss_tot : 0.0);
 }
 
+/* Scores the rows from `start` (all rows without times), and, when
+ * `compare` names a file, both models on the rows it covers.  Returns the
+ * number of rows scored. */
+static size_t report(const loaded *l, const double *pred, const double *other, int64_t start,
+                     const char *compare, int classes)
+{
+    metrics ours = {0, 0, 0, 0, 0, 0}, both = ours, theirs = ours;
+    for (size_t r = 0; r < l->ds->nrows; r++) {
+        if (l->times && l->times[r] < start)
+            continue;
+        metrics_add(&ours, pred[r], l->ds->target[r]);
+        if (compare && !isnan(other[r])) {
+            metrics_add(&both, pred[r], l->ds->target[r]);
+            metrics_add(&theirs, other[r], l->ds->target[r]);
+        }
+    }
+    if (ours.n == 0)
+        return 0;
+    metrics_print("model", &ours, classes);
+    if (compare && both.n > 0) {
+        printf("on the %zu rows that %s also covers:\n", both.n, compare);
+        metrics_print("model", &both, classes);
+        metrics_print("compared", &theirs, classes);
+    }
+    return ours.n;
+}
+
 /* Someone else's predictions for the same rows (first column the row key,
  * second the value), e.g. the authors' estimates_lucid.csv: NAN where absent. */
 static int read_compare(const char *path, const char *column, const lucid_dataset *ds,
@@ -549,28 +576,10 @@ static int cmd_eval(const model_opts *o)
     if (rc == 0 && o->compare)
         rc = read_compare(o->compare, o->compare_column, l.ds, other);
     if (rc == 0) {
-        metrics ours = {0, 0, 0, 0, 0, 0}, both = ours, theirs = ours;
-        for (size_t r = 0; r < l.ds->nrows; r++) {
-            if (l.times && l.times[r] < start)
-                continue;
-            metrics_add(&ours, pred[r], l.ds->target[r]);
-            if (o->compare && !isnan(other[r])) {
-                metrics_add(&both, pred[r], l.ds->target[r]);
-                metrics_add(&theirs, other[r], l.ds->target[r]);
-            }
-        }
-        if (ours.n == 0) {
+        if (from && l.times)
+            printf("evaluated on rows from %s\n", from);
+        if (report(&l, pred, other, start, o->compare, am.cart != NULL) == 0)
             rc = cli_fail("no rows to evaluate%s%s", from ? " from " : "", from ? from : "");
-        } else {
-            if (from && l.times)
-                printf("evaluated on rows from %s\n", from);
-            metrics_print("model", &ours, am.cart != NULL);
-            if (o->compare && both.n > 0) {
-                printf("on the %zu rows that %s also covers:\n", both.n, o->compare);
-                metrics_print("model", &both, am.cart != NULL);
-                metrics_print("compared", &theirs, am.cart != NULL);
-            }
-        }
     }
     free(pred);
     free(other);
@@ -648,28 +657,10 @@ static int eval_weekly(const model_opts *o)
     if (rc == 0 && o->compare)
         rc = read_compare(o->compare, o->compare_column, l.ds, other);
     if (rc == 0) {
-        metrics ours = {0, 0, 0, 0, 0, 0}, both = ours, theirs = ours;
-        for (size_t r = 0; r < n; r++) {
-            if (l.times[r] < from)
-                continue;
-            metrics_add(&ours, pred[r], l.ds->target[r]);
-            if (o->compare && !isnan(other[r])) {
-                metrics_add(&both, pred[r], l.ds->target[r]);
-                metrics_add(&theirs, other[r], l.ds->target[r]);
-            }
-        }
-        if (ours.n == 0)
+        printf("evaluated on rows from %s, each week predicted by a model of all earlier rows\n",
+               o->weekly_from);
+        if (report(&l, pred, other, from, o->compare, 0) == 0)
             rc = cli_fail("no rows from %s", o->weekly_from);
-        else {
-            printf("evaluated on rows from %s, each week predicted by a model of all earlier rows\n",
-                   o->weekly_from);
-            metrics_print("model", &ours, 0);
-            if (o->compare && both.n > 0) {
-                printf("on the %zu rows that %s also covers:\n", both.n, o->compare);
-                metrics_print("model", &both, 0);
-                metrics_print("compared", &theirs, 0);
-            }
-        }
     }
     free(pred);
     free(other);
