@@ -72,6 +72,9 @@ lucid_feature_type lucid_column_type(const lucid_column *col, size_t nrows);
  * %.17g; NULL if missing.  `buf` (>= 32 bytes) holds numeric labels. */
 const char *lucid_column_label(const lucid_column *col, size_t row, char *buf, size_t size);
 
+/* qsort comparator for doubles (ascending; NANs are not expected). */
+int lucid_cmp_double(const void *a, const void *b);
+
 /* ---- cuts ---- */
 /* Both write at most `max_cuts` ascending cuts into a new array *cuts (NULL
  * when none) and return their number, or -1 if out of memory.  NAN values

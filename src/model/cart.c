@@ -184,19 +184,13 @@ static int grow(grower *g, size_t *rows, size_t n)
     return id;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static int setup_classes(lucid_cart *t, const lucid_dataset *ds, int *y, lucid_error *err)
 {
     double *v = malloc(ds->nrows * sizeof *v);
     if (!v)
         return lucid_error_set(err, "out of memory");
     memcpy(v, ds->target, ds->nrows * sizeof *v);
-    qsort(v, ds->nrows, sizeof *v, cmp_double);
+    qsort(v, ds->nrows, sizeof *v, lucid_cmp_double);
     int k = 0;
     for (size_t i = 0; i < ds->nrows; i++)
         if (k == 0 || v[i] != v[k - 1])
@@ -204,7 +198,7 @@ static int setup_classes(lucid_cart *t, const lucid_dataset *ds, int *y, lucid_e
     t->classes = v;
     t->nclasses = k;
     for (size_t r = 0; r < ds->nrows; r++) {
-        double *hit = bsearch(&ds->target[r], v, (size_t)k, sizeof *v, cmp_double);
+        double *hit = bsearch(&ds->target[r], v, (size_t)k, sizeof *v, lucid_cmp_double);
         y[r] = (int)(hit - v);
     }
     return 0;

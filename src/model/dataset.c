@@ -215,7 +215,7 @@ const char *lucid_column_label(const lucid_column *col, size_t row, char *buf, s
 
 /* ---- cuts ---- */
 
-static int cmp_double(const void *a, const void *b)
+int lucid_cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -231,7 +231,7 @@ static long sorted_present(const double *x, size_t n, double **out)
     for (size_t i = 0; i < n; i++)
         if (!isnan(x[i]))
             v[m++] = x[i];
-    qsort(v, m, sizeof *v, cmp_double);
+    qsort(v, m, sizeof *v, lucid_cmp_double);
     *out = v;
     return (long)m;
 }

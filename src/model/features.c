@@ -47,12 +47,6 @@ static const char *const lag_names[LAGS] = {"1h", "3h", "1d"};
 
 static double at(const double *s, long i, long n) { return i >= 0 && i < n ? s[i] : NAN; }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Lags, soft lags and 1-hour window statistics of one series into cols[0..8]. */
 static void series_features(const double *s, long n, double **cols)
 {
@@ -77,7 +71,7 @@ static void series_features(const double *s, long n, double **cols)
             for (int j = 0; j < 6; j++)
                 ss += (w[j] - mean) * (w[j] - mean);
             sd = sqrt(ss / 5); /* sample standard deviation, as pandas' rolling std */
-            qsort(w, 6, sizeof *w, cmp_double);
+            qsort(w, 6, sizeof *w, lucid_cmp_double);
             median = (w[2] + w[3]) / 2;
         }
         cols[6][t] = mean;
