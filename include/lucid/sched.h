@@ -204,6 +204,9 @@ void lucid_sched_set_rate(lucid_sched *s, int32_t job, double rate);
 /* Work left after step `t` (t >= base) for a running job. */
 double lucid_sched_remain_at(const lucid_sched *s, int32_t job, int64_t t);
 int64_t lucid_sched_attained_at(const lucid_sched *s, int32_t job, int64_t t);
+/* *value -= rate, `budget` times (or until <= 0 with `until_done`), exactly
+ * as one double subtraction per second would; returns the count done. */
+int64_t lucid_subtract_repeatedly(double *value, double rate, int64_t budget, int until_done);
 
 /* Completions: the earliest pending end time, or LUCID_NEVER. */
 int64_t lucid_sched_next_end(lucid_sched *s);

@@ -220,18 +220,49 @@ int64_t lucid_sched_next_end(lucid_sched *s)
 
 /* ---------------- work accounting ---------------- */
 
+/* x -= rate, repeated up to `budget` times (stopping once x <= 0 if
+ * `until_done`), with the result the reference's one-per-second double
+ * subtraction would give.  Inside one binade [lo, 2 lo) every step rounds
+ * the same way (to the nearest multiple of that binade's ulp u), so a run of
+ * steps that keeps the exact result >= lo is done at once in integer units
+ * of u; only steps near binade edges, and exact ties, are done one by one. */
+int64_t lucid_subtract_repeatedly(double *value, double rate, int64_t budget, int until_done)
+{
+    double x = *value;
+    int64_t done = 0;
+    while (done < budget && !(until_done && x <= 0)) {
+        if (x > 0 && rate > 0 && x < 0x1p60) {
+            int e;
+            frexp(x, &e);
+            double u = ldexp(1.0, e - 53), lo = ldexp(1.0, e - 1);
+            double q = floor(rate / u), rho = rate - q * u;
+            if (rho != u / 2 && q < 0x1p52) {
+                uint64_t units = (uint64_t)(x / u), low = (uint64_t)(lo / u);
+                uint64_t step = (uint64_t)q + (rho > u / 2 ? 1 : 0), margin = (uint64_t)q + 1;
+                if (step > 0 && units >= low + margin) {
+                    uint64_t k = (units - low - margin) / step + 1;
+                    if (k > (uint64_t)(budget - done))
+                        k = (uint64_t)(budget - done);
+                    x = (double)(units - k * step) * u;
+                    done += (int64_t)k;
+                    continue;
+                }
+            }
+        }
+        x -= rate;
+        done++;
+    }
+    *value = x;
+    return done;
+}
+
 static int64_t subtractions_to_finish(double remain, double rate)
 {
     if (remain <= 0)
         return 0;
     if (rate == 1.0)
         return (int64_t)ceil(remain);
-    int64_t k = 0;
-    while (remain > 0) {
-        remain -= rate;
-        k++;
-    }
-    return k;
+    return lucid_subtract_repeatedly(&remain, rate, INT64_MAX, 1);
 }
 
 double lucid_sched_remain_at(const lucid_sched *s, int32_t job, int64_t t)
@@ -242,8 +273,7 @@ double lucid_sched_remain_at(const lucid_sched *s, int32_t job, int64_t t)
     if (r->rate == 1.0)
         return r->remain - (double)(t - r->base);
     double x = r->remain;
-    for (int64_t k = r->base; k < t; k++)
-        x -= r->rate;
+    lucid_subtract_repeatedly(&x, r->rate, t - r->base, 0);
     return x;
 }
 
