@@ -446,10 +446,10 @@ void lucid_sched_start_packed(lucid_sched *s, int32_t job, int32_t target, doubl
 {
     lucid_jobrun *t = &s->run[target];
     /* The newcomer holds exactly the target's GPUs; the cluster's free
-     * counts do not change. */
-    if (store_allocs(s, job, s->allocs + t->alloc_off, t->alloc_n) < 0)
+     * counts do not change.  Grow the arena first: the source lives in it. */
+    if (LUCID_GROW(s->allocs, s->cap_allocs, s->nallocs + (size_t)t->alloc_n) < 0 ||
+        store_allocs(s, job, s->allocs + t->alloc_off, t->alloc_n) < 0)
         return;
-    t = &s->run[target];
     for (int i = 0; i < t->alloc_n; i++)
         s->cluster.nodes[s->allocs[t->alloc_off + i].node].jobs++;
     lucid_jobrun *r = &s->run[job];
