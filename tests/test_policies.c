@@ -142,6 +142,18 @@ static void make_light(simtest *t)
     t->in.sharing = &light_workloads;
 }
 
+/* A pair table with one measured pair (model_a, model_b) at `speed` each. */
+static void one_pair(const simtest *t, const char *model_a, const char *model_b, double speed,
+                     lucid_pairs *pairs)
+{
+    pairs->rows = calloc(1, sizeof *pairs->rows);
+    pairs->count = 1;
+    int32_t a = lucid_strtab_find(t->trace.strings, model_a),
+            b = lucid_strtab_find(t->trace.strings, model_b),
+            d = lucid_strtab_find(t->trace.strings, "D");
+    pairs->rows[0] = (lucid_pair_row){{a, d, 32, 0}, {b, d, 32, 0}, speed, speed, 50, 2000};
+}
+
 /* Lucid without profiling (GPU limit 1 x 1 = 1 keeps these 4-GPU jobs out)
  * and with packing on from step 0 (no forecast). */
 static void lucid_setup(simtest *t, const char *csv, const double *est)
@@ -167,12 +179,7 @@ static void lucid_packs_and_recovers(void **state)
         lucid_setup(&t, csv, est);
         t.cfg.sem = reference ? lucid_semantics_reference() : lucid_semantics_fixed();
         lucid_pairs pairs = {0};
-        pairs.rows = calloc(1, sizeof *pairs.rows);
-        pairs.count = 1;
-        int32_t m1 = lucid_strtab_find(t.trace.strings, "M1"),
-                m2 = lucid_strtab_find(t.trace.strings, "M2"),
-                d = lucid_strtab_find(t.trace.strings, "D");
-        pairs.rows[0] = (lucid_pair_row){{m2, d, 32, 0}, {m1, d, 32, 0}, 0.5, 0.5, 50, 2000};
+        one_pair(&t, "M2", "M1", 0.5, &pairs);
         t.in.pairs = &pairs;
         simtest_run_ok(&t, "lucid");
         /* Jobs 1 and 2 fill the node at 0.  At 1, job 3 (priority 200 <=
@@ -231,12 +238,7 @@ static void lucid_partner_bug_only_in_reference(void **state)
         lucid_setup(&t, csv2, est);
         t.cfg.sem = reference ? lucid_semantics_reference() : lucid_semantics_fixed();
         lucid_pairs pairs = {0};
-        pairs.rows = calloc(1, sizeof *pairs.rows);
-        pairs.count = 1;
-        int32_t m1 = lucid_strtab_find(t.trace.strings, "M1"),
-                m2 = lucid_strtab_find(t.trace.strings, "M2"),
-                d = lucid_strtab_find(t.trace.strings, "D");
-        pairs.rows[0] = (lucid_pair_row){{m1, d, 32, 0}, {m2, d, 32, 0}, 0.5, 0.5, 50, 2000};
+        one_pair(&t, "M1", "M2", 0.5, &pairs);
         t.in.pairs = &pairs;
         simtest_run_ok(&t, "lucid");
         if (reference) {

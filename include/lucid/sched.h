@@ -271,6 +271,14 @@ void lucid_sched_mark_arrival(lucid_sched *s, int32_t job);
 /* Starts queued jobs in queue order; with `stop_at_failure` the first job
  * that does not fit ends the pass (head-of-line blocking).  Compacts the queue. */
 void lucid_sched_place_in_order(lucid_sched *s, int stop_at_failure);
+/* Building blocks of the non-preemptive ordered policies (FIFO, SJF, the
+ * profiler's least-GPU-first): the job joins the queue after every job
+ * that does not order after it; decide() starts jobs in order until one
+ * does not fit; nothing changes between arrivals and completions. */
+int lucid_sched_arrive_ordered(lucid_sched *s, int32_t job,
+                               int (*less)(const lucid_sched *s, int32_t a, int32_t b));
+void lucid_decide_head_of_line(lucid_sched *s);
+int64_t lucid_no_timed_decisions(const lucid_sched *s);
 /* The reference's checkpoint-restore cost of a preemption: 40 s up to 8 GPUs, else 60 s. */
 int64_t lucid_preempt_overhead(const lucid_job *job);
 #endif

@@ -47,6 +47,9 @@ int32_t lucid_strtab_find(const lucid_strtab *tab, const char *s);
 const char *lucid_strtab_get(const lucid_strtab *tab, int32_t id);
 int32_t lucid_strtab_count(const lucid_strtab *tab);
 
+/* A malloc'd copy of `s`, or NULL if out of memory. */
+char *lucid_strdup(const char *s);
+
 /* ---- growable arrays ----
  * Grows *items (element size `size`) to hold at least `need` elements.
  * 0 on success, -1 if out of memory (the array is unchanged). */

@@ -243,6 +243,15 @@ const char *lucid_strtab_get(const lucid_strtab *tab, int32_t id)
 
 int32_t lucid_strtab_count(const lucid_strtab *tab) { return (int32_t)tab->count; }
 
+char *lucid_strdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
 int lucid_grow(void **items, size_t *cap, size_t need, size_t size)
 {
     if (need <= *cap)

@@ -4,6 +4,7 @@
  * fields are handed out without further allocation.  Line numbers count
  * physical lines (a quoted field spanning lines advances them). */
 #include "lucid/csv.h"
+#include "lucid/util.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -25,15 +26,6 @@ struct lucid_csv {
     char **header;   /* owned strings */
     int ncols;
 };
-
-static char *dup_string(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
 
 static char *trim(char *s)
 {
@@ -154,7 +146,7 @@ static lucid_csv *open_owned(const char *name, char *buf, size_t len, lucid_erro
     csv->buf = buf;
     csv->len = len;
     csv->next_line = 1;
-    csv->name = dup_string(name);
+    csv->name = lucid_strdup(name);
     if (!csv->name) {
         lucid_csv_close(csv);
         lucid_error_set(err, "%s: out of memory", name);
@@ -175,7 +167,7 @@ static lucid_csv *open_owned(const char *name, char *buf, size_t len, lucid_erro
     }
     csv->ncols = csv->nfields;
     for (int i = 0; i < csv->ncols; i++) {
-        csv->header[i] = dup_string(csv->fields[i]);
+        csv->header[i] = lucid_strdup(csv->fields[i]);
         if (!csv->header[i]) {
             lucid_csv_close(csv);
             lucid_error_set(err, "%s: out of memory", name);

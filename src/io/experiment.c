@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lucid/csv.h"
+#include "lucid/util.h"
 
 enum key_kind { KEY_PATH, KEY_STRING, KEY_INT, KEY_BOOL, KEY_DOUBLE, KEY_POLICIES, KEY_COMPAT };
 
@@ -49,15 +50,6 @@ static const key_spec keys[] = {
     {"lucid", "models", KEY_STRING, FIELD(models), 0, 0},
 };
 
-static char *dup_string(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
-
 void lucid_experiment_defaults(lucid_experiment *exp)
 {
     memset(exp, 0, sizeof *exp);
@@ -91,7 +83,7 @@ void lucid_experiment_free(lucid_experiment *exp)
 static char *resolve(const char *dir, const char *value)
 {
     if (value[0] == '/' || !dir || !*dir)
-        return dup_string(value);
+        return lucid_strdup(value);
     size_t n = strlen(dir) + strlen(value) + 2;
     char *p = malloc(n);
     if (p)
@@ -166,7 +158,7 @@ int lucid_experiment_set(lucid_experiment *exp, const char *section, const char 
     case KEY_STRING: {
         if (!*value)
             return lucid_error_at(err, origin, line, field, "empty value");
-        char *copy = spec->kind == KEY_PATH ? resolve(dir, value) : dup_string(value);
+        char *copy = spec->kind == KEY_PATH ? resolve(dir, value) : lucid_strdup(value);
         if (!copy)
             return lucid_error_set(err, "out of memory");
         free(*(char **)(void *)dest);
@@ -262,7 +254,7 @@ static char *dir_of(const char *path)
 {
     const char *slash = strrchr(path, '/');
     if (!slash)
-        return dup_string(".");
+        return lucid_strdup(".");
     size_t n = (size_t)(slash - path);
     char *dir = malloc(n + 2);
     if (!dir)
@@ -278,7 +270,7 @@ int lucid_experiment_load(lucid_experiment *exp, const char *path, lucid_error *
     if (!dir)
         return lucid_error_set(err, "out of memory");
     free(exp->path);
-    exp->path = dup_string(path);
+    exp->path = lucid_strdup(path);
     parse_ctx ctx = {exp, dir, path, err, 0};
     int rc = finish_parse(&ctx, ini_parse(path, on_key, &ctx));
     free(dir);

@@ -9,22 +9,13 @@ static int submitted_before(const lucid_sched *s, int32_t a, int32_t b)
 
 static int fifo_arrive(lucid_sched *s, int32_t job)
 {
-    lucid_sched_mark_arrival(s, job);
-    return lucid_sched_enqueue_sorted(s, job, submitted_before);
-}
-
-static void fifo_decide(lucid_sched *s) { lucid_sched_place_in_order(s, 1); }
-
-static int64_t fifo_next_decision(const lucid_sched *s)
-{
-    (void)s;
-    return LUCID_NEVER; /* nothing changes between arrivals and completions */
+    return lucid_sched_arrive_ordered(s, job, submitted_before);
 }
 
 const lucid_policy_ops lucid_policy_fifo = {
     .name = "fifo",
     .summary = "first in, first out; head-of-line blocking, no backfill",
     .arrive = fifo_arrive,
-    .decide = fifo_decide,
-    .next_decision = fifo_next_decision,
+    .decide = lucid_decide_head_of_line,
+    .next_decision = lucid_no_timed_decisions,
 };

@@ -89,24 +89,8 @@ static void lucid_decide(lucid_sched *s)
         lucid_sched_compact_queue(s);
 }
 
-static int64_t lucid_next_decision(const lucid_sched *s)
-{
-    /* Only the packing switch changes without an event. */
-    const lucid_lucid_inputs *in = s->lucid;
-    if (s->qlen == 0)
-        return LUCID_NEVER;
-    size_t lo = 0, hi = in->nswitch;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (in->switch_times[mid] <= s->now)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < in->nswitch ? in->switch_times[lo] : LUCID_NEVER;
-}
-
-int lucid_packing_switch_at(const lucid_lucid_inputs *in, int64_t t)
+/* Number of switch changes at or before t. */
+static size_t switch_changes_until(const lucid_lucid_inputs *in, int64_t t)
 {
     size_t lo = 0, hi = in->nswitch;
     while (lo < hi) {
@@ -116,7 +100,22 @@ int lucid_packing_switch_at(const lucid_lucid_inputs *in, int64_t t)
         else
             hi = mid;
     }
-    return lo == 0 ? in->switch_initial : in->switch_values[lo - 1];
+    return lo;
+}
+
+static int64_t lucid_next_decision(const lucid_sched *s)
+{
+    /* Only the packing switch changes without an event. */
+    if (s->qlen == 0)
+        return LUCID_NEVER;
+    size_t k = switch_changes_until(s->lucid, s->now);
+    return k < s->lucid->nswitch ? s->lucid->switch_times[k] : LUCID_NEVER;
+}
+
+int lucid_packing_switch_at(const lucid_lucid_inputs *in, int64_t t)
+{
+    size_t k = switch_changes_until(in, t);
+    return k == 0 ? in->switch_initial : in->switch_values[k - 1];
 }
 
 const lucid_policy_ops lucid_policy_lucid = {

@@ -588,4 +588,19 @@ void lucid_sched_place_in_order(lucid_sched *s, int stop_at_failure)
         lucid_sched_compact_queue(s);
 }
 
+int lucid_sched_arrive_ordered(lucid_sched *s, int32_t job,
+                               int (*less)(const lucid_sched *s, int32_t a, int32_t b))
+{
+    lucid_sched_mark_arrival(s, job);
+    return lucid_sched_enqueue_sorted(s, job, less);
+}
+
+void lucid_decide_head_of_line(lucid_sched *s) { lucid_sched_place_in_order(s, 1); }
+
+int64_t lucid_no_timed_decisions(const lucid_sched *s)
+{
+    (void)s;
+    return LUCID_NEVER;
+}
+
 int64_t lucid_preempt_overhead(const lucid_job *job) { return job->gpu_num <= 8 ? 40 : 60; }

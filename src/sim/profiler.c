@@ -57,16 +57,7 @@ static int fewer_gpus(const lucid_sched *s, int32_t a, int32_t b)
 
 static int lgf_arrive(lucid_sched *s, int32_t job)
 {
-    lucid_sched_mark_arrival(s, job);
-    return lucid_sched_enqueue_sorted(s, job, fewer_gpus);
-}
-
-static void lgf_decide(lucid_sched *s) { lucid_sched_place_in_order(s, 1); }
-
-static int64_t lgf_next_decision(const lucid_sched *s)
-{
-    (void)s;
-    return LUCID_NEVER;
+    return lucid_sched_arrive_ordered(s, job, fewer_gpus);
 }
 
 /* Least-GPU-first ordering on the profiling cluster (start-based: a job
@@ -75,8 +66,8 @@ static const lucid_policy_ops policy_lgf = {
     .name = "lgf-profiler",
     .summary = "least GPU first",
     .arrive = lgf_arrive,
-    .decide = lgf_decide,
-    .next_decision = lgf_next_decision,
+    .decide = lucid_decide_head_of_line,
+    .next_decision = lucid_no_timed_decisions,
 };
 
 static int log_scaling(profiler *p, int32_t delta)
@@ -219,7 +210,7 @@ int lucid_profile_pass(const lucid_sim_config *cfg, const lucid_sim_inputs *in,
         if (rc < 0)
             break;
         p.s.changed = 0;
-        lgf_decide(&p.s);
+        lucid_decide_head_of_line(&p.s);
         if (lc->profiler_autoscale && autoscale(&p) < 0) {
             rc = lucid_error_set(err, "out of memory");
             break;
