@@ -1,9 +1,10 @@
 /* decide.c — lucidd's decision step (decide.h): profiler order, priority
- * order, consolidated placement and Lucid's packing rules, on plain arrays.
- * Placement scans nodes linearly (no sort per job): the best-fit node is the
- * one with the fewest free GPUs that still fit, ties to the lowest index,
- * which is what a stable ascending sort followed by first fit picks. */
+ * order and Lucid's packing rules on plain arrays; placement is the shared
+ * scheduling core's consolidated placer (lucid/sched.h) on a lucid_cluster
+ * mirroring the free GPUs of this decision. */
 #include "decide.h"
+
+#include "lucid/sched.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,21 +99,64 @@ static int by_gpus(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-int decide_place(int gpus, int nodes_asked, decide_node *nodes, int nnodes, int *chosen)
+/* ---- placement through the shared core's consolidated placer ----
+ * A lucid_cluster mirrors the free GPUs of the nodes for one decision; the
+ * core's "consolidate" placer (src/sched/cluster.c, spec §4.1) chooses, so
+ * simulation and the live scheduler place jobs with one implementation.
+ * Slurm fixes a job's node count (-N); a request whose count is not the one
+ * consolidated placement gives (e.g. 4 GPUs on 2 nodes) is spread instead:
+ * the emptiest nodes, each holding its share. */
+typedef struct placement {
+    lucid_cluster cluster;
+    const lucid_placer_ops *placer;
+    int ready;
+} placement;
+
+static uint64_t lowest_free_bits(uint64_t free_mask, int count)
 {
-    if (nodes_asked <= 1) {
-        int best = -1;
-        for (int i = 0; i < nnodes; i++)
-            if (nodes[i].free_gpus >= gpus &&
-                (best < 0 || nodes[i].free_gpus < nodes[best].free_gpus))
-                best = i;
-        if (best < 0)
-            return 0;
-        nodes[best].free_gpus -= gpus;
-        chosen[0] = best;
-        return 1;
+    uint64_t mask = 0;
+    for (int k = 0; k < count && free_mask; k++) {
+        uint64_t low = free_mask & (~free_mask + 1);
+        mask |= low;
+        free_mask &= ~low;
     }
-    /* Several nodes: the emptiest first (stable), each must hold its share. */
+    return mask;
+}
+
+static void placement_init(placement *p, const decide_node *nodes, int nnodes)
+{
+    memset(p, 0, sizeof *p);
+    int per_node = 1;
+    for (int i = 0; i < nnodes; i++)
+        if (nodes[i].total_gpus > per_node)
+            per_node = nodes[i].total_gpus;
+    if (per_node > LUCID_MAX_GPUS_PER_NODE)
+        per_node = LUCID_MAX_GPUS_PER_NODE;
+    lucid_error err = {{0}};
+    p->placer = lucid_placer_find("consolidate");
+    if (!p->placer || nnodes <= 0 || lucid_cluster_init(&p->cluster, nnodes, per_node, &err) < 0)
+        return;
+    for (int i = 0; i < nnodes; i++) {
+        int free_gpus = nodes[i].free_gpus < per_node ? nodes[i].free_gpus : per_node;
+        int used = per_node - (free_gpus > 0 ? free_gpus : 0);
+        if (used > 0) {
+            lucid_alloc busy = {.node = i, .gpus = used,
+                                .mask = lowest_free_bits(p->cluster.nodes[i].free_mask, used)};
+            lucid_cluster_take(&p->cluster, &busy, 1);
+        }
+    }
+    p->ready = 1;
+}
+
+static void placement_free(placement *p)
+{
+    if (p->ready)
+        lucid_cluster_free(&p->cluster);
+    p->ready = 0;
+}
+
+static int spread(int gpus, int nodes_asked, const decide_node *nodes, int nnodes, int *chosen)
+{
     int per_node = (gpus + nodes_asked - 1) / nodes_asked;
     int taken = 0;
     for (int round = 0; round < nodes_asked; round++) {
@@ -129,9 +173,50 @@ int decide_place(int gpus, int nodes_asked, decide_node *nodes, int nnodes, int 
             return 0;
         chosen[taken++] = best;
     }
-    for (int k = 0; k < taken; k++)
-        nodes[chosen[k]].free_gpus -= per_node;
     return taken;
+}
+
+static int placement_place(placement *p, int gpus, int nodes_asked, decide_node *nodes,
+                           int nnodes, int *chosen)
+{
+    if (!p->ready || nodes_asked > 64)
+        return 0;
+    if (gpus <= 0) { /* no GPU asked: any usable node */
+        chosen[0] = 0;
+        return nnodes > 0;
+    }
+    int per_node = p->cluster.gpus_per_node;
+    int core_nodes = (gpus + per_node - 1) / per_node;
+    lucid_alloc allocs[64];
+    int n;
+    if ((nodes_asked <= 1 ? 1 : nodes_asked) == core_nodes) {
+        n = p->placer->select(&p->cluster, gpus, NULL, allocs, 64);
+    } else {
+        n = spread(gpus, nodes_asked, nodes, nnodes, chosen);
+        for (int k = 0; k < n; k++) {
+            int share = (gpus + nodes_asked - 1) / nodes_asked;
+            allocs[k] = (lucid_alloc){.node = chosen[k], .gpus = share,
+                                      .mask = lowest_free_bits(
+                                          p->cluster.nodes[chosen[k]].free_mask, share)};
+        }
+    }
+    if (n <= 0)
+        return 0;
+    lucid_cluster_take(&p->cluster, allocs, n);
+    for (int k = 0; k < n; k++) {
+        chosen[k] = allocs[k].node;
+        nodes[chosen[k]].free_gpus -= allocs[k].gpus;
+    }
+    return n;
+}
+
+int decide_place(int gpus, int nodes_asked, decide_node *nodes, int nnodes, int *chosen)
+{
+    placement p;
+    placement_init(&p, nodes, nnodes);
+    int n = placement_place(&p, gpus, nodes_asked, nodes, nnodes, chosen);
+    placement_free(&p);
+    return n;
 }
 
 static void write_nodes(decide_result *result, const decide_node *nodes, const int *chosen,
@@ -233,6 +318,8 @@ int decide_main(decide_job *jobs, int njobs, const decide_running *running, int 
     partner_index ix;
     index_partners(&ix, running, nrunning);
     int chosen[64], started = 0;
+    placement place;
+    placement_init(&place, nodes, nnodes);
     int most_free = max_free(nodes, nnodes);
     int whole_nodes = nodes_with(nodes, nnodes, 8); /* for multi-node jobs */
     uint32_t blocked_by = 0;
@@ -267,7 +354,8 @@ int decide_main(decide_job *jobs, int njobs, const decide_running *running, int 
         int per_node = job->nodes > 1 ? (job->gpus + job->nodes - 1) / job->nodes : job->gpus;
         int may_fit = job->nodes <= 64 && per_node <= most_free &&
                       (job->nodes <= 1 || per_node < 8 || whole_nodes >= job->nodes);
-        int count = may_fit ? decide_place(job->gpus, job->nodes, nodes, nnodes, chosen) : 0;
+        int count = may_fit ? placement_place(&place, job->gpus, job->nodes, nodes, nnodes, chosen)
+                            : 0;
         if (count > 0) {
             result->start = 1;
             write_nodes(result, nodes, chosen, count);
@@ -283,6 +371,7 @@ int decide_main(decide_job *jobs, int njobs, const decide_running *running, int 
         if (params->stop_at_first_fail)
             blocked_by = job->id;
     }
+    placement_free(&place);
     free_partners(&ix);
     free(taken);
     return started;
@@ -293,6 +382,8 @@ int decide_profiling(decide_job *jobs, int njobs, decide_node *nodes, int nnodes
 {
     qsort(jobs, (size_t)njobs, sizeof *jobs, by_gpus);
     int chosen[64], started = 0;
+    placement place;
+    placement_init(&place, nodes, nnodes);
     uint32_t blocked_by = 0;
     for (int j = 0; j < njobs; j++) {
         decide_result *result = &results[j];
@@ -303,9 +394,7 @@ int decide_profiling(decide_job *jobs, int njobs, decide_node *nodes, int nnodes
                      "waiting for the profiler behind job %u (fewer GPUs first)", blocked_by);
             continue;
         }
-        int count = jobs[j].nodes <= 64
-                        ? decide_place(jobs[j].gpus, jobs[j].nodes, nodes, nnodes, chosen)
-                        : 0;
+        int count = placement_place(&place, jobs[j].gpus, jobs[j].nodes, nodes, nnodes, chosen);
         if (count > 0) {
             result->start = 1;
             write_nodes(result, nodes, chosen, count);
@@ -317,5 +406,6 @@ int decide_profiling(decide_job *jobs, int njobs, decide_node *nodes, int nnodes
             blocked_by = jobs[j].id;
         }
     }
+    placement_free(&place);
     return started;
 }

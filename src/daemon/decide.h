@@ -6,11 +6,12 @@
  * every job that waits.  No Slurm, no clock, no I/O: the same inputs give the
  * same decisions (tested without Slurm, benchmarked in bench/).
  *
- * TEMPORARY: the rules here (least-GPU-first profiling, priority order with
- * head-of-line stop, consolidated placement, Lucid's packing conditions;
- * shared/spec/lucid.md §4.1 and §4.5) will be replaced by the shared
- * scheduling core in include/lucid/sched.h when it lands, so simulation and
- * the live scheduler run one implementation; only decide.c changes then. */
+ * Placement already is the shared scheduling core's consolidated placer
+ * (include/lucid/sched.h, spec §4.1).  The ordering and packing rules here
+ * (least-GPU-first profiling, priority order with head-of-line stop, Lucid's
+ * pair conditions; spec §4.5) duplicate the core's Lucid policy, whose
+ * decide() works on a trace-indexed simulation state; they move to the core
+ * when it offers a decision call on live jobs — only decide.c changes then. */
 #ifndef LUCIDD_DECIDE_H
 #define LUCIDD_DECIDE_H
 
@@ -66,9 +67,9 @@ int decide_main(decide_job *jobs, int njobs, const decide_running *running, int 
 int decide_profiling(decide_job *jobs, int njobs, decide_node *nodes, int nnodes,
                      decide_result *results);
 
-/* Consolidated placement of `gpus` on `nodes` asked on `nodes_asked` nodes:
- * writes the chosen node indices and returns how many, or 0 if it does not
- * fit (nodes unchanged then). */
+/* Consolidated placement (the core's placer) of `gpus` asked on `nodes_asked`
+ * nodes: writes the chosen node indices, lowers their free counts and returns
+ * how many, or 0 if it does not fit (nodes unchanged then). */
 int decide_place(int gpus, int nodes_asked, decide_node *nodes, int nnodes, int *chosen);
 
 #endif

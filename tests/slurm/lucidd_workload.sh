@@ -152,7 +152,8 @@ done <"$LAB/jobs.txt"
 # Bad input on the socket: one clear error back, and the daemon goes on serving.
 reply=$(python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b"{not json\n"); print(s.recv(4096).decode())' "$SOCK")
 grep -q '"ok":false' <<<"$reply" || fail "garbage request answered: $reply"
-"$BUILD/lucid" queue --socket "$SOCK" --job 999999 2>&1 | grep -q "no such job under lucid" || fail "unknown job not refused"
+reply=$("$BUILD/lucid" queue --socket "$SOCK" --job 999999 2>&1) && fail "unknown job accepted"
+grep -q "no such job under lucid" <<<"$reply" || fail "unknown job: $reply"
 "$BUILD/lucid" status --socket "$SOCK" >"$LAB/status.txt"
 curl -s "http://127.0.0.1:$((PORT + 90))/metrics" >"$LAB/metrics.txt" 2>/dev/null ||
     (exec 3<>"/dev/tcp/127.0.0.1/$((PORT + 90))" && printf 'GET /metrics HTTP/1.0\r\n\r\n' >&3 && cat <&3 >"$LAB/metrics.txt")
