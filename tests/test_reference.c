@@ -174,9 +174,41 @@ static void reference_mode_matches_job_by_job(void **state)
  * before its submit time; queues are non-negative; JCT >= duration unless
  * it was sped up by sharing; and for non-preemptive policies the GPUs in use
  * never exceed the VC (a packed newcomer uses its partner's GPUs). */
-static void check_invariants(const lucid_sim_result *res, int reference)
+static int32_t share_of(const venus *d, int32_t job)
 {
-    const lucid_trace *tr = &V.trace;
+    int64_t row = lucid_sharing_find(&d->sharing, &d->trace.jobs[job].workload);
+    return row >= 0 ? d->sharing.rows[row].label : 2;
+}
+
+static double priority_of(const venus *d, int32_t job)
+{
+    return (d->est[job] < 0 ? 1000 : d->est[job]) * d->trace.jobs[job].gpu_num;
+}
+
+/* Every packed newcomer met Lucid's rules with the job it joined. */
+static void check_packing_rules(const venus *d, const lucid_sim_result *res)
+{
+    const lucid_trace *tr = &d->trace;
+    size_t packed = 0;
+    for (size_t i = 0; i < tr->njobs; i++) {
+        int32_t t = res->run[i].packed_onto;
+        if (t < 0)
+            continue;
+        packed++;
+        const lucid_job *a = &tr->jobs[i], *b = &tr->jobs[t];
+        assert_int_equal(a->gpu_num, b->gpu_num);
+        assert_true(a->gpu_num <= 8);
+        assert_true(b->gmem < 24576 - a->gmem);
+        assert_true(share_of(d, (int32_t)i) + share_of(d, t) <= 2);
+        assert_true(priority_of(d, (int32_t)i) <= 2 * priority_of(d, t));
+        assert_true(res->run[t].start_time <= res->run[i].start_time);
+    }
+    assert_true(packed > 0);
+}
+
+static void check_invariants(const venus *d, const lucid_sim_result *res, int reference)
+{
+    const lucid_trace *tr = &d->trace;
     int preemptive = strcmp(res->policy->name, "srtf") == 0 || strcmp(res->policy->name, "tiresias") == 0;
     int lucid = (res->policy->flags & LUCID_POLICY_LUCID) != 0;
     for (size_t i = 0; i < tr->njobs; i++) {
@@ -193,14 +225,16 @@ static void check_invariants(const lucid_sim_result *res, int reference)
         if (!preemptive && !(lucid && r->profiled))
             assert_true(r->queue == (double)(r->start_time - j->submit_time));
     }
+    if (lucid)
+        check_packing_rules(d, res);
     if (preemptive)
         return;
     /* Sweep start/end events per VC. */
-    for (int32_t vc = 0; vc < V.vcs.count; vc++) {
-        int64_t capacity = (int64_t)V.vcs.nodes[vc] * 8;
+    for (int32_t vc = 0; vc < d->vcs.count; vc++) {
+        int64_t capacity = (int64_t)d->vcs.nodes[vc] * 8;
         if (lucid) {
-            capacity -= V.nodes_from[vc] * 8;
-            if (vc == V.cfg.lucid.borrow_vc && reference)
+            capacity -= d->nodes_from ? d->nodes_from[vc] * 8 : 0;
+            if (vc == d->cfg.lucid.borrow_vc && reference)
                 capacity += 8; /* a lost borrow followed by a return (spec §4.5) */
         }
         size_t n = 0;
@@ -239,7 +273,7 @@ static void check_invariants(const lucid_sim_result *res, int reference)
             used += evs[k].delta;
             if (used > capacity)
                 fail_msg("%s (%s): VC %s uses %lld of %lld GPUs at %lld", res->policy->name,
-                         reference ? "reference" : "fixed", lucid_vcs_name(&V.vcs, vc), (long long)used, (long long)capacity,
+                         reference ? "reference" : "fixed", lucid_vcs_name(&d->vcs, vc), (long long)used, (long long)capacity,
                          (long long)evs[k].t);
         }
         free(evs);
@@ -253,10 +287,52 @@ static void invariants_hold_in_both_semantics(void **state)
         lucid_sim_result results[6];
         run_all(results, reference ? lucid_semantics_reference() : lucid_semantics_fixed(), 2);
         for (int p = 0; p < 6; p++) {
-            check_invariants(&results[p], reference);
+            check_invariants(&V, &results[p], reference);
             lucid_sim_result_free(&results[p]);
         }
     }
+}
+
+/* The same invariants on a synthetic trace (lucid trace synth's generator). */
+static void invariants_hold_on_synthetic_trace(void **state)
+{
+    (void)state;
+    char dir[2048], p[4096], q[4096];
+    test_tmpdir(dir, sizeof dir, "synthetic");
+    lucid_error err = {{0}};
+    lucid_synth_config sc = {.jobs = 4000, .nodes = 48, .vcs = 5, .gpus_per_node = 8,
+                             .load = 0.9, .estimate_noise = 0.5, .seed = 11};
+    must(lucid_synth_write(&sc, &V.trace, &V.vcs, dir, &err), &err);
+    venus S;
+    memset(&S, 0, sizeof S);
+    snprintf(q, sizeof q, "%s/vc_config.csv", dir);
+    must(lucid_vcs_load(&S.vcs, q, &err), &err);
+    snprintf(q, sizeof q, "%s/trace.csv", dir);
+    must(lucid_trace_load(&S.trace, q, &S.vcs, &err), &err);
+    snprintf(q, sizeof q, "%s/estimates.csv", dir);
+    must(lucid_estimates_load(&S.est, &S.trace, q, &err), &err);
+    must(lucid_sharing_load(&S.sharing, &S.trace, test_path(p, sizeof p, "data/venus-sept/sharing_labels.csv"), &err), &err);
+    must(lucid_pairs_load(&S.pairs, &S.trace, test_path(p, sizeof p, "data/venus-sept/colocation_pairs.csv"), &err), &err);
+    lucid_sim_config_defaults(&S.cfg);
+    S.cfg.lucid.profiler_nodes = 1;
+    S.cfg.lucid.profiler_factor = 8;
+    S.in = (lucid_sim_inputs){.trace = &S.trace, .vcs = &S.vcs, .qssf_estimates = S.est,
+                              .lucid_estimates = S.est, .sharing = &S.sharing, .pairs = &S.pairs};
+    for (int reference = 1; reference >= 0; reference--) {
+        lucid_sim_config cfg = S.cfg;
+        cfg.sem = reference ? lucid_semantics_reference() : lucid_semantics_fixed();
+        lucid_sim_result results[6];
+        must(lucid_simulate(&cfg, &S.in, lucid_policy_list(), 6, results, NULL, NULL, &err), &err);
+        for (int k = 0; k < 6; k++) {
+            check_invariants(&S, &results[k], reference);
+            lucid_sim_result_free(&results[k]);
+        }
+    }
+    lucid_trace_free(&S.trace);
+    lucid_vcs_free(&S.vcs);
+    free(S.est);
+    lucid_sharing_free(&S.sharing);
+    lucid_pairs_free(&S.pairs);
 }
 
 int main(void)
@@ -264,6 +340,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(reference_mode_matches_job_by_job),
         cmocka_unit_test(invariants_hold_in_both_semantics),
+        cmocka_unit_test(invariants_hold_on_synthetic_trace),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
