@@ -6,7 +6,8 @@
  *   [qssf]     estimates
  *   [lucid]    estimates, forecast, sharing_labels, colocation, profiler_nodes_from,
  *              profiler_nodes, profiler_time_limit, profiler_factor,
- *              profiler_autoscale, borrow_vc, gpu_mem_mib, models
+ *              profiler_autoscale, borrow_vc, gpu_mem_mib, priority_ratio,
+ *              score_sum, pack_threshold, scale_down_factor, models
  * Unknown sections or keys, and bad values, are errors naming the line. */
 #ifndef LUCID_EXPERIMENT_H
 #define LUCID_EXPERIMENT_H
@@ -42,6 +43,10 @@ typedef struct lucid_experiment {
     int profiler_autoscale;
     char *borrow_vc;
     double gpu_mem_mib;
+    double priority_ratio;     /* newcomer priority <= ratio x partner's (2) */
+    int32_t score_sum;         /* sharing scores must sum to <= this (2) */
+    double pack_threshold;     /* packing on when mean pred_gpu_job > this (2) */
+    double scale_down_factor;  /* profiler returns its node when pred_gpu_num <= this x GPU limit (5) */
     char *models;          /* "files" */
 } lucid_experiment;
 

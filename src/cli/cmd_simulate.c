@@ -365,6 +365,10 @@ int cmd_simulate(int argc, char **argv)
     cfg.lucid.profiler_factor = exp.profiler_factor;
     cfg.lucid.profiler_autoscale = exp.profiler_autoscale;
     cfg.lucid.gmem_limit = exp.gpu_mem_mib;
+    cfg.lucid.priority_ratio = exp.priority_ratio;
+    cfg.lucid.score_sum = exp.score_sum;
+    cfg.lucid.pack_threshold = exp.pack_threshold;
+    cfg.lucid.scale_down_factor = exp.scale_down_factor;
     if (!exp.out)
         exp.out = strdup("out");
 

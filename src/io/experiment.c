@@ -47,6 +47,10 @@ static const key_spec keys[] = {
     {"lucid", "profiler_autoscale", KEY_BOOL, FIELD(profiler_autoscale), 0, 0},
     {"lucid", "borrow_vc", KEY_STRING, FIELD(borrow_vc), 0, 0},
     {"lucid", "gpu_mem_mib", KEY_DOUBLE, FIELD(gpu_mem_mib), 0, 0},
+    {"lucid", "priority_ratio", KEY_DOUBLE, FIELD(priority_ratio), 0, 0},
+    {"lucid", "score_sum", KEY_INT, FIELD(score_sum), 0, 4},
+    {"lucid", "pack_threshold", KEY_DOUBLE, FIELD(pack_threshold), 0, 0},
+    {"lucid", "scale_down_factor", KEY_DOUBLE, FIELD(scale_down_factor), 0, 0},
     {"lucid", "models", KEY_STRING, FIELD(models), 0, 0},
 };
 
@@ -62,6 +66,10 @@ void lucid_experiment_defaults(lucid_experiment *exp)
     exp->profiler_factor = 4;
     exp->profiler_autoscale = 1;
     exp->gpu_mem_mib = 24576;
+    exp->priority_ratio = 2;
+    exp->score_sum = 2;
+    exp->pack_threshold = 2;
+    exp->scale_down_factor = 5;
 }
 
 void lucid_experiment_free(lucid_experiment *exp)
