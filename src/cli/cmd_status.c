@@ -30,14 +30,13 @@ static void print_status(json_t *s)
            integer(s, "packed_pairs"));
     printf("main:        partition %s\n", text(s, "main_partition"));
     printf("gpu metrics: %s — %s\n", text(metrics, "backend"), text(metrics, "detail"));
-    printf("models:     ");
     size_t i;
     json_t *m;
     if (json_array_size(json_object_get(s, "models")) == 0)
-        printf(" none (heuristic estimates, see docs/live.md)");
+        printf("models:      none recorded\n");
     json_array_foreach(json_object_get(s, "models"), i, m)
-        printf(" %s v%lld", text(m, "name"), integer(m, "version"));
-    printf("\nphases:     ");
+        printf("model:       %s v%lld — %s\n", text(m, "name"), integer(m, "version"), text(m, "note"));
+    printf("phases:     ");
     const char *key;
     json_t *count;
     json_object_foreach(json_object_get(s, "phases"), key, count)

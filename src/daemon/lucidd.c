@@ -137,6 +137,34 @@ static int parse_args(int argc, char **argv, lucidd_config *cfg)
     return 0;
 }
 
+/* Until liblucid's models are wired into lucidd, the estimates come from the
+ * heuristics documented in docs/live.md; they are recorded as version 0 of
+ * each model so `lucid status` says what produced the numbers it shows. */
+static void record_heuristics(lucidd *d)
+{
+    static const char *const models[][2] = {
+        {"duration", "heuristic: the job's Slurm time limit, else --default-estimate"},
+        {"sharing", "heuristic: profiled GPU utilisation < 30 % light, < 60 % medium, else heavy"},
+        {"forecast", "heuristic: packing on while the main queue asks more GPUs than are free"},
+    };
+    lucid_model_version *known = NULL;
+    lucid_error err = {{0}};
+    long n = lucid_state_list_model_versions(d->state, &known, &err);
+    for (size_t m = 0; m < sizeof models / sizeof models[0]; m++) {
+        int present = 0;
+        for (long i = 0; i < n; i++)
+            present |= strcmp(known[i].name, models[m][0]) == 0;
+        if (present)
+            continue;
+        lucid_model_version version = {.version = 0, .trained_at = (int64_t)time(NULL)};
+        snprintf(version.name, sizeof version.name, "%s", models[m][0]);
+        snprintf(version.note, sizeof version.note, "%s", models[m][1]);
+        if (lucid_state_set_model_version(d->state, &version, &err) < 0)
+            lucidd_log("%s", err.msg);
+    }
+    free(known);
+}
+
 static void serve(lucidd *d, int unix_fd, int http_fd)
 {
     struct timespec next;
@@ -196,6 +224,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "lucidd: %s\n", err.msg);
         return 1;
     }
+    record_heuristics(&d);
     lucidd_log("state %s: %zu jobs known; socket %s; metrics %s%d", d.cfg.state_path, d.njobs,
                d.cfg.socket_path, d.cfg.metrics_port ? "127.0.0.1:" : "off ", d.cfg.metrics_port);
     /* Slurm may be down (slurmctld restarting): retry reconciliation until it answers. */
