@@ -330,6 +330,22 @@ static void oversized_jobs_refused_or_skipped(void **state)
     simtest_free(&t);
 }
 
+static void datetime_submit_times(void **state)
+{
+    (void)state;
+    simtest t;
+    simtest_load(&t, 1,
+                 "job_id,vc,gpu_num,submit_time,duration\n"
+                 "1,a,8,2020-09-01 00:00:05,10\n"
+                 "2,a,8,2020-09-01 00:00:06,10\n");
+    t.cfg.start = -1; /* midnight before the first job */
+    simtest_run_ok(&t, "fifo");
+    /* 2020-09-01 00:00:00 UTC = 1598918400 s since 1970. */
+    EXPECT_JOB(&t, 1, 1598918405, 1598918415, 0);
+    EXPECT_JOB(&t, 2, 1598918415, 1598918425, 9);
+    simtest_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -343,6 +359,7 @@ int main(void)
         cmocka_unit_test(lucid_packing_rules_refuse),
         cmocka_unit_test(lucid_profiler_then_main_pass),
         cmocka_unit_test(oversized_jobs_refused_or_skipped),
+        cmocka_unit_test(datetime_submit_times),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     free(light_workloads.rows);
