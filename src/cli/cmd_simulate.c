@@ -35,116 +35,6 @@ static const char usage_text[] =
     "  --set SECTION.KEY=VALUE   any experiment key\n"
     "  --quiet              no progress or tables\n";
 
-typedef struct loaded {
-    lucid_vcs vcs;
-    lucid_trace trace;
-    double *qssf_est, *lucid_est;
-    lucid_sharing sharing;
-    lucid_pairs pairs;
-    lucid_forecast forecast;
-    int32_t *nodes_from;
-} loaded;
-
-static void free_loaded(loaded *d)
-{
-    lucid_trace_free(&d->trace);
-    lucid_vcs_free(&d->vcs);
-    free(d->qssf_est);
-    free(d->lucid_est);
-    lucid_sharing_free(&d->sharing);
-    lucid_pairs_free(&d->pairs);
-    lucid_forecast_free(&d->forecast);
-    free(d->nodes_from);
-}
-
-static int parse_nodes_from(const char *spec, const lucid_vcs *vcs, int32_t **out, lucid_error *err)
-{
-    int32_t *from = calloc((size_t)vcs->count + 1, sizeof *from);
-    if (!from)
-        return lucid_error_set(err, "out of memory");
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", spec);
-    for (char *save = NULL, *item = strtok_r(buf, ", ", &save); item;
-         item = strtok_r(NULL, ", ", &save)) {
-        char *colon = strchr(item, ':');
-        int64_t n = 1;
-        if (colon) {
-            *colon = '\0';
-            if (lucid_parse_i64(colon + 1, &n) < 0 || n < 0) {
-                free(from);
-                return lucid_error_set(err, "[lucid] profiler_nodes_from: bad node count in '%s'",
-                                       spec);
-            }
-        }
-        int32_t vc = lucid_strtab_find(vcs->names, item);
-        if (vc < 0) {
-            free(from);
-            return lucid_error_set(err, "[lucid] profiler_nodes_from: unknown VC '%s'", item);
-        }
-        from[vc] += (int32_t)n;
-        if (from[vc] > vcs->nodes[vc]) {
-            free(from);
-            return lucid_error_set(err, "[lucid] profiler_nodes_from: VC %s has only %d nodes",
-                                   item, vcs->nodes[vc]);
-        }
-    }
-    *out = from;
-    return 0;
-}
-
-static int needs(const lucid_policy_ops *const *policies, int n, unsigned flag)
-{
-    for (int i = 0; i < n; i++)
-        if (policies[i]->flags & flag)
-            return 1;
-    return 0;
-}
-
-static int has_policy(const lucid_policy_ops *const *policies, int n, const char *name)
-{
-    for (int i = 0; i < n; i++)
-        if (strcmp(policies[i]->name, name) == 0)
-            return 1;
-    return 0;
-}
-
-static int load_inputs(const lucid_experiment *exp, const lucid_policy_ops *const *policies,
-                       int npolicies, loaded *d, lucid_error *err)
-{
-    if (!exp->jobs || !exp->vcs)
-        return lucid_error_set(err, "no trace: give [trace] jobs and vcs (or --jobs/--vcs)");
-    if (lucid_vcs_load(&d->vcs, exp->vcs, err) < 0 ||
-        lucid_trace_load(&d->trace, exp->jobs, &d->vcs, err) < 0)
-        return -1;
-    if (has_policy(policies, npolicies, "qssf")) {
-        const char *path = exp->qssf_estimates ? exp->qssf_estimates : exp->lucid_estimates;
-        if (!path)
-            return lucid_error_set(err, "qssf needs [qssf] estimates");
-        if (lucid_estimates_load(&d->qssf_est, &d->trace, path, err) < 0)
-            return -1;
-    }
-    if (!needs(policies, npolicies, LUCID_POLICY_LUCID))
-        return 0;
-    if (exp->models && strcmp(exp->models, "files") != 0)
-        return lucid_error_set(err, "[lucid] models = %s: only 'files' (precomputed model "
-                                    "outputs) is available in this build",
-                               exp->models);
-    if (!exp->lucid_estimates)
-        return lucid_error_set(err, "lucid needs [lucid] estimates");
-    if (lucid_estimates_load(&d->lucid_est, &d->trace, exp->lucid_estimates, err) < 0)
-        return -1;
-    if (exp->sharing_labels && lucid_sharing_load(&d->sharing, &d->trace, exp->sharing_labels, err) < 0)
-        return -1;
-    if (exp->colocation && lucid_pairs_load(&d->pairs, &d->trace, exp->colocation, err) < 0)
-        return -1;
-    if (exp->forecast && lucid_forecast_load(&d->forecast, exp->forecast, err) < 0)
-        return -1;
-    if (exp->profiler_nodes_from &&
-        parse_nodes_from(exp->profiler_nodes_from, &d->vcs, &d->nodes_from, err) < 0)
-        return -1;
-    return 0;
-}
-
 static int make_dir(const char *path)
 {
     char buf[4096];
@@ -168,7 +58,7 @@ static void show_progress(void *user, int done, int total)
     fflush(stderr);
 }
 
-static int write_outputs(const lucid_experiment *exp, const loaded *d,
+static int write_outputs(const lucid_experiment *exp, const cli_run *d,
                          const lucid_sim_result *results, int n)
 {
     if (make_dir(exp->out) < 0)
@@ -207,7 +97,7 @@ static int write_outputs(const lucid_experiment *exp, const loaded *d,
     return 0;
 }
 
-static void print_tables(const loaded *d, const lucid_sim_result *results, int n)
+static void print_tables(const cli_run *d, const lucid_sim_result *results, int n)
 {
     printf("\nTable 4: all jobs (seconds)\n");
     printf("%-10s %12s %12s %14s\n", "policy", "avg JCT", "avg queue", "p99.9 queue");
@@ -324,82 +214,26 @@ int cmd_simulate(int argc, char **argv)
     }
     const lucid_policy_ops *policies[LUCID_EXP_MAX_POLICIES];
     int npolicies = 0;
-    if (exp.npolicies == 0 || (exp.npolicies == 1 && strcmp(exp.policies[0], "all") == 0)) {
-        for (const lucid_policy_ops *const *p = lucid_policy_list(); *p; p++)
-            policies[npolicies++] = *p;
-    } else {
-        for (int i = 0; i < exp.npolicies; i++) {
-            policies[npolicies] = lucid_policy_find(exp.policies[i]);
-            if (!policies[npolicies]) {
-                cli_fail("unknown policy '%s' (fifo, sjf, srtf, qssf, tiresias, lucid)",
-                         exp.policies[i]);
-                lucid_experiment_free(&exp);
-                return 1;
-            }
-            npolicies++;
-        }
-    }
     lucid_sim_config cfg;
-    lucid_sim_config_defaults(&cfg);
-    if (exp.placer && !(cfg.placer = lucid_placer_find(exp.placer))) {
-        cli_fail("unknown placer '%s' (consolidate, consolidate-first, random)", exp.placer);
+    if (cli_run_policies(&exp, policies, &npolicies) != 0 || cli_run_config(&exp, &cfg) != 0) {
         lucid_experiment_free(&exp);
         return 1;
     }
-    cfg.reference = exp.reference;
-    cfg.sem = exp.reference ? lucid_semantics_reference() : lucid_semantics_fixed();
-    lucid_error fix_err = {{0}};
-    if (exp.fix && lucid_semantics_fix(&cfg.sem, exp.fix, &fix_err) < 0) {
-        cli_fail("[simulate] fix: %s", fix_err.msg);
-        lucid_experiment_free(&exp);
-        return 1;
-    }
-    cfg.gpus_per_node = exp.gpus_per_node;
-    cfg.threads = exp.threads;
-    cfg.seed = exp.seed;
-    cfg.start = exp.start;
-    cfg.series = exp.series;
-    cfg.skip_oversized = exp.skip_oversized;
-    cfg.lucid.profiler_nodes = exp.profiler_nodes;
-    cfg.lucid.profiler_time_limit = exp.profiler_time_limit;
-    cfg.lucid.profiler_factor = exp.profiler_factor;
-    cfg.lucid.profiler_autoscale = exp.profiler_autoscale;
-    cfg.lucid.gmem_limit = exp.gpu_mem_mib;
-    cfg.lucid.priority_ratio = exp.priority_ratio;
-    cfg.lucid.score_sum = exp.score_sum;
-    cfg.lucid.pack_threshold = exp.pack_threshold;
-    cfg.lucid.scale_down_factor = exp.scale_down_factor;
     if (!exp.out)
         exp.out = strdup("out");
 
-    loaded d;
-    memset(&d, 0, sizeof d);
+    cli_run d;
     lucid_error err = {{0}};
-    int rc = 0;
-    if (load_inputs(&exp, policies, npolicies, &d, &err) < 0)
-        rc = cli_fail("%s", err.msg);
-    if (rc == 0 && exp.borrow_vc) {
-        cfg.lucid.borrow_vc = lucid_strtab_find(d.vcs.names, exp.borrow_vc);
-        if (cfg.lucid.borrow_vc < 0)
-            rc = cli_fail("[lucid] borrow_vc: unknown VC '%s'", exp.borrow_vc);
-    }
-    cfg.lucid.nodes_from = d.nodes_from;
+    int rc = cli_run_load(&exp, policies, npolicies, &d, &cfg);
     lucid_sim_result results[LUCID_EXP_MAX_POLICIES];
     if (rc == 0) {
         if (!quiet && d.trace.skipped_cpu_jobs)
             fprintf(stderr, "lucid: left out %zu CPU-only jobs (gpu_num = 0)\n",
                     d.trace.skipped_cpu_jobs);
-        lucid_sim_inputs in = {.trace = &d.trace,
-                               .vcs = &d.vcs,
-                               .qssf_estimates = d.qssf_est,
-                               .lucid_estimates = d.lucid_est,
-                               .sharing = d.sharing.count ? &d.sharing : NULL,
-                               .pairs = d.pairs.count ? &d.pairs : NULL,
-                               .forecast = d.forecast.count ? &d.forecast : NULL};
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         int tty = isatty(2);
-        if (lucid_simulate(&cfg, &in, policies, npolicies, results,
+        if (lucid_simulate(&cfg, &d.in, policies, npolicies, results,
                            !quiet && tty ? show_progress : NULL, NULL, &err) < 0) {
             rc = cli_fail("%s", err.msg);
         } else {
@@ -416,7 +250,7 @@ int cmd_simulate(int argc, char **argv)
                 lucid_sim_result_free(&results[i]);
         }
     }
-    free_loaded(&d);
+    cli_run_free(&d);
     lucid_experiment_free(&exp);
     return rc;
 }

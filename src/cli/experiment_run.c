@@ -1,0 +1,186 @@
+/* experiment_run.c — what turns an experiment into a simulation, shared by
+ * the verbs that run one (simulate, tune): the policy list, the simulator's
+ * configuration, and the trace with its side files (estimates, sharing
+ * labels, colocation pairs, forecast, the profiler's nodes). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "lucid/csv.h"
+
+void cli_run_free(cli_run *d)
+{
+    lucid_trace_free(&d->trace);
+    lucid_vcs_free(&d->vcs);
+    free(d->qssf_est);
+    free(d->lucid_est);
+    lucid_sharing_free(&d->sharing);
+    lucid_pairs_free(&d->pairs);
+    lucid_forecast_free(&d->forecast);
+    free(d->nodes_from);
+    memset(d, 0, sizeof *d);
+}
+
+int cli_run_policies(const lucid_experiment *exp, const lucid_policy_ops **policies, int *n)
+{
+    *n = 0;
+    if (exp->npolicies == 0 || (exp->npolicies == 1 && strcmp(exp->policies[0], "all") == 0)) {
+        for (const lucid_policy_ops *const *p = lucid_policy_list(); *p; p++)
+            policies[(*n)++] = *p;
+        return 0;
+    }
+    for (int i = 0; i < exp->npolicies; i++) {
+        policies[*n] = lucid_policy_find(exp->policies[i]);
+        if (!policies[*n])
+            return cli_fail("unknown policy '%s' (fifo, sjf, srtf, qssf, tiresias, lucid)",
+                            exp->policies[i]);
+        (*n)++;
+    }
+    return 0;
+}
+
+void cli_run_lucid_knobs(const lucid_experiment *exp, lucid_sim_lucid_config *lc)
+{
+    lc->profiler_nodes = exp->profiler_nodes;
+    lc->profiler_time_limit = exp->profiler_time_limit;
+    lc->profiler_factor = exp->profiler_factor;
+    lc->profiler_autoscale = exp->profiler_autoscale;
+    lc->gmem_limit = exp->gpu_mem_mib;
+    lc->priority_ratio = exp->priority_ratio;
+    lc->score_sum = exp->score_sum;
+    lc->pack_threshold = exp->pack_threshold;
+    lc->scale_down_factor = exp->scale_down_factor;
+}
+
+int cli_run_config(const lucid_experiment *exp, lucid_sim_config *cfg)
+{
+    lucid_sim_config_defaults(cfg);
+    if (exp->placer && !(cfg->placer = lucid_placer_find(exp->placer)))
+        return cli_fail("unknown placer '%s' (consolidate, consolidate-first, random)",
+                        exp->placer);
+    cfg->reference = exp->reference;
+    cfg->sem = exp->reference ? lucid_semantics_reference() : lucid_semantics_fixed();
+    lucid_error err = {{0}};
+    if (exp->fix && lucid_semantics_fix(&cfg->sem, exp->fix, &err) < 0)
+        return cli_fail("[simulate] fix: %s", err.msg);
+    cfg->gpus_per_node = exp->gpus_per_node;
+    cfg->threads = exp->threads;
+    cfg->seed = exp->seed;
+    cfg->start = exp->start;
+    cfg->series = exp->series;
+    cfg->skip_oversized = exp->skip_oversized;
+    cli_run_lucid_knobs(exp, &cfg->lucid);
+    return 0;
+}
+
+static int parse_nodes_from(const char *spec, const lucid_vcs *vcs, int32_t **out, lucid_error *err)
+{
+    int32_t *from = calloc((size_t)vcs->count + 1, sizeof *from);
+    if (!from)
+        return lucid_error_set(err, "out of memory");
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", spec);
+    for (char *save = NULL, *item = strtok_r(buf, ", ", &save); item;
+         item = strtok_r(NULL, ", ", &save)) {
+        char *colon = strchr(item, ':');
+        int64_t n = 1;
+        if (colon) {
+            *colon = '\0';
+            if (lucid_parse_i64(colon + 1, &n) < 0 || n < 0) {
+                free(from);
+                return lucid_error_set(err, "[lucid] profiler_nodes_from: bad node count in '%s'",
+                                       spec);
+            }
+        }
+        int32_t vc = lucid_strtab_find(vcs->names, item);
+        if (vc < 0) {
+            free(from);
+            return lucid_error_set(err, "[lucid] profiler_nodes_from: unknown VC '%s'", item);
+        }
+        from[vc] += (int32_t)n;
+        if (from[vc] > vcs->nodes[vc]) {
+            free(from);
+            return lucid_error_set(err, "[lucid] profiler_nodes_from: VC %s has only %d nodes",
+                                   item, vcs->nodes[vc]);
+        }
+    }
+    *out = from;
+    return 0;
+}
+
+static int needs(const lucid_policy_ops *const *policies, int n, unsigned flag)
+{
+    for (int i = 0; i < n; i++)
+        if (policies[i]->flags & flag)
+            return 1;
+    return 0;
+}
+
+static int has_policy(const lucid_policy_ops *const *policies, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(policies[i]->name, name) == 0)
+            return 1;
+    return 0;
+}
+
+static int load_files(const lucid_experiment *exp, const lucid_policy_ops *const *policies,
+                      int npolicies, cli_run *d, lucid_error *err)
+{
+    if (!exp->jobs || !exp->vcs)
+        return lucid_error_set(err, "no trace: give [trace] jobs and vcs (or --jobs/--vcs)");
+    if (lucid_vcs_load(&d->vcs, exp->vcs, err) < 0 ||
+        lucid_trace_load(&d->trace, exp->jobs, &d->vcs, err) < 0)
+        return -1;
+    if (has_policy(policies, npolicies, "qssf")) {
+        const char *path = exp->qssf_estimates ? exp->qssf_estimates : exp->lucid_estimates;
+        if (!path)
+            return lucid_error_set(err, "qssf needs [qssf] estimates");
+        if (lucid_estimates_load(&d->qssf_est, &d->trace, path, err) < 0)
+            return -1;
+    }
+    if (!needs(policies, npolicies, LUCID_POLICY_LUCID))
+        return 0;
+    if (exp->models && strcmp(exp->models, "files") != 0)
+        return lucid_error_set(err, "[lucid] models = %s: only 'files' (precomputed model "
+                                    "outputs) is available in this build",
+                               exp->models);
+    if (!exp->lucid_estimates)
+        return lucid_error_set(err, "lucid needs [lucid] estimates");
+    if (lucid_estimates_load(&d->lucid_est, &d->trace, exp->lucid_estimates, err) < 0)
+        return -1;
+    if (exp->sharing_labels && lucid_sharing_load(&d->sharing, &d->trace, exp->sharing_labels, err) < 0)
+        return -1;
+    if (exp->colocation && lucid_pairs_load(&d->pairs, &d->trace, exp->colocation, err) < 0)
+        return -1;
+    if (exp->forecast && lucid_forecast_load(&d->forecast, exp->forecast, err) < 0)
+        return -1;
+    if (exp->profiler_nodes_from &&
+        parse_nodes_from(exp->profiler_nodes_from, &d->vcs, &d->nodes_from, err) < 0)
+        return -1;
+    return 0;
+}
+
+int cli_run_load(const lucid_experiment *exp, const lucid_policy_ops *const *policies,
+                 int npolicies, cli_run *d, lucid_sim_config *cfg)
+{
+    memset(d, 0, sizeof *d);
+    lucid_error err = {{0}};
+    if (load_files(exp, policies, npolicies, d, &err) < 0)
+        return cli_fail("%s", err.msg);
+    if (exp->borrow_vc) {
+        cfg->lucid.borrow_vc = lucid_strtab_find(d->vcs.names, exp->borrow_vc);
+        if (cfg->lucid.borrow_vc < 0)
+            return cli_fail("[lucid] borrow_vc: unknown VC '%s'", exp->borrow_vc);
+    }
+    cfg->lucid.nodes_from = d->nodes_from;
+    d->in = (lucid_sim_inputs){.trace = &d->trace,
+                               .vcs = &d->vcs,
+                               .qssf_estimates = d->qssf_est,
+                               .lucid_estimates = d->lucid_est,
+                               .sharing = d->sharing.count ? &d->sharing : NULL,
+                               .pairs = d->pairs.count ? &d->pairs : NULL,
+                               .forecast = d->forecast.count ? &d->forecast : NULL};
+    return 0;
+}
