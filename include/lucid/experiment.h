@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "lucid/error.h"
 
@@ -62,5 +63,9 @@ int lucid_experiment_set(lucid_experiment *exp, const char *section, const char 
                          const char *value, const char *dir, const char *origin, long line,
                          lucid_error *err);
 void lucid_experiment_free(lucid_experiment *exp);
+/* Writes every key with its current value (paths as stored: absolute when
+ * the experiment was loaded with absolute paths); reading the result back
+ * gives the same experiment. */
+int lucid_experiment_write(FILE *out, const lucid_experiment *exp);
 
 #endif

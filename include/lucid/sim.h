@@ -31,6 +31,15 @@ typedef struct lucid_sim_lucid_config {
     int32_t scale_down_queue;    /* return it when fewer than this many wait (5) */
 } lucid_sim_lucid_config;
 
+/* Watches one job: called after every visited step of its VC's run under
+ * the watched policy (explanations, tests). */
+typedef struct lucid_observer {
+    int64_t job;                      /* trace index, -1 = none */
+    const struct lucid_policy_ops *policy;
+    void (*after_step)(void *user, const lucid_sched *s, int32_t job);
+    void *user;
+} lucid_observer;
+
 typedef struct lucid_sim_config {
     const lucid_placer_ops *placer;
     lucid_semantics sem;
@@ -42,6 +51,7 @@ typedef struct lucid_sim_config {
     int series;               /* record 60-second samples */
     int skip_oversized;       /* exclude jobs larger than their VC instead of refusing */
     lucid_sim_lucid_config lucid;
+    lucid_observer observe;
 } lucid_sim_config;
 
 void lucid_sim_config_defaults(lucid_sim_config *cfg);
@@ -107,5 +117,15 @@ int lucid_write_summary_rows(FILE *out, const lucid_trace *trace, const lucid_vc
                              const lucid_sim_result *result);
 /* series-<policy>.csv */
 int lucid_write_series(FILE *out, const lucid_vcs *vcs, const lucid_sim_result *result);
+
+/* ---- why a job was scheduled as it was (why.c) ---- */
+/* Re-runs `policy` over the inputs watching trace job `job` and writes a
+ * plain-text explanation: its priority, profiling, each waiting interval
+ * with its reason (the job ahead that blocked the queue, or the GPUs it
+ * needed against those free), and how it started (packed: with whom and
+ * the rule values that allowed it). */
+int lucid_explain_job(const lucid_sim_config *cfg, const lucid_sim_inputs *in,
+                      const struct lucid_policy_ops *policy, int64_t job, FILE *out,
+                      lucid_error *err);
 
 #endif

@@ -1,8 +1,10 @@
 /* experiment.c — parsing of experiment files with inih; every key is a row
  * in one table that names its section, kind and destination. */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "lucid/experiment.h"
 
 #include <ini.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -290,4 +292,58 @@ int lucid_experiment_load_mem(lucid_experiment *exp, const char *name, const cha
 {
     parse_ctx ctx = {exp, dir, name, err, 0};
     return finish_parse(&ctx, ini_parse_string(text, on_key, &ctx));
+}
+
+int lucid_experiment_write(FILE *out, const lucid_experiment *exp)
+{
+    const char *section = "";
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        const key_spec *k = &keys[i];
+        const char *base = (const char *)exp + k->offset;
+        if (strcmp(section, k->section) != 0) {
+            fprintf(out, "%s[%s]\n", *section ? "\n" : "", k->section);
+            section = k->section;
+        }
+        switch (k->kind) {
+        case KEY_PATH:
+        case KEY_STRING: {
+            const char *v = *(char *const *)(const void *)base;
+            char real[PATH_MAX];
+            /* Paths become absolute so the written file works from anywhere. */
+            if (v && k->kind == KEY_PATH && realpath(v, real))
+                v = real;
+            if (v)
+                fprintf(out, "%s = %s\n", k->key, v);
+            break;
+        }
+        case KEY_INT:
+            if (k->offset == FIELD(start))
+                fprintf(out, "%s = %lld\n", k->key, (long long)exp->start);
+            else if (k->offset == FIELD(profiler_time_limit))
+                fprintf(out, "%s = %lld\n", k->key, (long long)exp->profiler_time_limit);
+            else if (k->offset == FIELD(seed))
+                fprintf(out, "%s = %llu\n", k->key, (unsigned long long)exp->seed);
+            else
+                fprintf(out, "%s = %d\n", k->key, *(const int32_t *)(const void *)base);
+            break;
+        case KEY_BOOL:
+            fprintf(out, "%s = %s\n", k->key, *(const int *)(const void *)base ? "yes" : "no");
+            break;
+        case KEY_DOUBLE:
+            fprintf(out, "%s = %.17g\n", k->key, *(const double *)(const void *)base);
+            break;
+        case KEY_POLICIES:
+            if (exp->npolicies > 0) {
+                fprintf(out, "%s = ", k->key);
+                for (int p = 0; p < exp->npolicies; p++)
+                    fprintf(out, "%s%s", p ? "," : "", exp->policies[p]);
+                fputc('\n', out);
+            }
+            break;
+        case KEY_COMPAT:
+            fprintf(out, "%s = %s\n", k->key, exp->reference ? "reference" : "fixed");
+            break;
+        }
+    }
+    return ferror(out) ? -1 : 0;
 }

@@ -38,6 +38,7 @@ void lucid_sim_config_defaults(lucid_sim_config *cfg)
     cfg->lucid.pack_threshold = 2;
     cfg->lucid.scale_down_factor = 5;
     cfg->lucid.scale_up_queue = 10;
+    cfg->observe.job = -1;
     cfg->lucid.scale_down_queue = 5;
 }
 
@@ -184,6 +185,10 @@ static int simulate_vc(sim_context *ctx, policy_run *pr, int32_t vc, lucid_error
         return -1;
     }
     borrow_state borrow = {.base_nodes = nodes};
+    int32_t watched = -1;
+    if (cfg->observe.after_step && cfg->observe.policy == pr->policy && cfg->observe.job >= 0 &&
+        trace->jobs[cfg->observe.job].vc == vc)
+        watched = (int32_t)cfg->observe.job;
     int lends = is_lucid && vc == cfg->lucid.borrow_vc && pr->log.count > 0;
     size_t next_scaling = 0;
 
@@ -237,6 +242,8 @@ static int simulate_vc(sim_context *ctx, policy_run *pr, int32_t vc, lucid_error
         }
         s.changed = 0;
         pr->policy->decide(&s);
+        if (watched >= 0)
+            cfg->observe.after_step(cfg->observe.user, &s, watched);
         if (lends) {
             while (next_scaling < pr->log.count && pr->log.times[next_scaling] == t) {
                 if (apply_borrow(&s, &borrow, pr->log.deltas[next_scaling]))

@@ -1,0 +1,204 @@
+/* why.c — explanations of one job's schedule: re-run the job's VC under the
+ * policy with an observer (sim.h) that classifies, at every visited step
+ * while the job waits, why it did not start, and records how it started.
+ * Consecutive steps with the same reason become one interval. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lucid/sim.h"
+
+typedef struct wait_span {
+    int64_t from, to;
+    char reason[200];
+} wait_span;
+
+typedef struct why_state {
+    const lucid_sim_inputs *in;
+    wait_span *spans;
+    size_t nspans, cap;
+    int64_t last_step;
+    int started;
+    int64_t start;
+    int32_t packed_onto;
+    int packing_on;
+    double free_at_start;
+} why_state;
+
+static int32_t largest_free_node(const lucid_cluster *c)
+{
+    for (int32_t f = c->gpus_per_node; f >= 1; f--)
+        if (c->bucket_count[f] > 0)
+            return f;
+    return 0;
+}
+
+static size_t queue_position(const lucid_sched *s, int32_t job)
+{
+    for (size_t i = 0; i < s->qlen; i++)
+        if (s->queue[i] == job)
+            return i;
+    return s->qlen;
+}
+
+static int blocks_at_head(const lucid_sched *s)
+{
+    const char *name = s->policy->name;
+    if (strcmp(name, "fifo") == 0 || strcmp(name, "sjf") == 0 || strcmp(name, "qssf") == 0)
+        return 1;
+    return s->lucid && !lucid_packing_switch_at(s->lucid, s->now);
+}
+
+static void waiting_reason(const lucid_sched *s, int32_t job, char *out, size_t size)
+{
+    const lucid_job *j = &s->jobs[job];
+    size_t pos = queue_position(s, job);
+    const lucid_cluster *c = &s->cluster;
+    int32_t largest = largest_free_node(c);
+    if (pos > 0 && blocks_at_head(s)) {
+        const lucid_job *head = &s->jobs[s->queue[0]];
+        snprintf(out, size,
+                 "behind job %lld at the head of the queue (%d GPUs; %lld free, at most %d on "
+                 "one node), which did not fit: the queue does not backfill",
+                 (long long)head->job_id, head->gpu_num, (long long)c->free_gpus, largest);
+        return;
+    }
+    if (strcmp(s->policy->name, "tiresias") == 0 && s->now % 60 != 0) {
+        snprintf(out, size, "Tiresias starts jobs only at multiples of 60 s");
+        return;
+    }
+    if (s->lucid && lucid_packing_switch_at(s->lucid, s->now) && j->gpu_num <= LUCID_PACK_MAX_GPUS)
+        snprintf(out, size,
+                 "needs %d GPUs: %lld free in the VC, at most %d on one node; no running job "
+                 "of %d GPUs it may share with",
+                 j->gpu_num, (long long)c->free_gpus, largest, j->gpu_num);
+    else
+        snprintf(out, size, "needs %d GPUs: %lld free in the VC, at most %d on one node%s",
+                 j->gpu_num, (long long)c->free_gpus, largest,
+                 j->gpu_num > c->gpus_per_node ? " (whole nodes needed)" : "");
+}
+
+static void observe(void *user, const lucid_sched *s, int32_t job)
+{
+    why_state *w = user;
+    const lucid_jobrun *r = &s->run[job];
+    wait_span *last = w->nspans > 0 ? &w->spans[w->nspans - 1] : NULL;
+    if (r->status == LUCID_PENDING) {
+        char reason[200];
+        waiting_reason(s, job, reason, sizeof reason);
+        if (last && last->to < 0) {
+            if (strcmp(last->reason, reason) == 0)
+                return; /* the same reason goes on */
+            last->to = s->now;
+        }
+        if (LUCID_GROW(w->spans, w->cap, w->nspans + 1) < 0)
+            return;
+        wait_span *sp = &w->spans[w->nspans++];
+        sp->from = s->now;
+        sp->to = -1;
+        snprintf(sp->reason, sizeof sp->reason, "%s", reason);
+        return;
+    }
+    if (r->status != LUCID_RUNNING)
+        return;
+    if (last && last->to < 0)
+        last->to = s->now;
+    if (!w->started && r->start_time == s->now) {
+        w->started = 1;
+        w->start = s->now;
+        w->packed_onto = r->packed_onto;
+        w->packing_on = s->lucid ? lucid_packing_switch_at(s->lucid, s->now) : 0;
+    }
+}
+
+static int32_t share_of(const lucid_sim_inputs *in, int32_t job)
+{
+    if (!in->sharing)
+        return 2;
+    int64_t row = lucid_sharing_find(in->sharing, &in->trace->jobs[job].workload);
+    return row >= 0 ? in->sharing->rows[row].label : 2;
+}
+
+int lucid_explain_job(const lucid_sim_config *cfg_in, const lucid_sim_inputs *in,
+                      const lucid_policy_ops *policy, int64_t job, FILE *out, lucid_error *err)
+{
+    const lucid_trace *tr = in->trace;
+    if (job < 0 || (size_t)job >= tr->njobs)
+        return lucid_error_set(err, "no such job");
+    why_state w;
+    memset(&w, 0, sizeof w);
+    w.in = in;
+    w.packed_onto = -1;
+    lucid_sim_config cfg = *cfg_in;
+    cfg.observe = (lucid_observer){.job = job, .policy = policy, .after_step = observe, .user = &w};
+    cfg.series = 0;
+    lucid_sim_result res;
+    if (lucid_simulate(&cfg, in, &policy, 1, &res, NULL, NULL, err) < 0) {
+        free(w.spans);
+        return -1;
+    }
+    const lucid_job *j = &tr->jobs[job];
+    const lucid_jobrun *r = &res.run[job];
+    const char *vc = lucid_vcs_name(in->vcs, j->vc);
+    fprintf(out, "job %lld: VC %s, %d GPUs, submitted at %lld, runs %lld s; policy %s (%s semantics)\n",
+            (long long)j->job_id, vc, j->gpu_num, (long long)j->submit_time,
+            (long long)j->duration, policy->name, cfg.reference ? "reference" : "fixed");
+    if (res.excluded[job]) {
+        fprintf(out, "not simulated: it asks for more GPUs than VC %s has\n", vc);
+        lucid_sim_result_free(&res);
+        free(w.spans);
+        return 0;
+    }
+    if (policy->flags & LUCID_POLICY_ESTIMATES) {
+        const double *est = (policy->flags & LUCID_POLICY_LUCID) ? in->lucid_estimates : in->qssf_estimates;
+        double e = est[job];
+        fprintf(out, "priority: estimated duration %.0f s%s x %d GPUs = %.0f (lower starts first)\n",
+                e < 0 ? 1000.0 : e, e < 0 ? " (negative estimate counts as 1000)" : "",
+                j->gpu_num, (e < 0 ? 1000.0 : e) * j->gpu_num);
+    }
+    if (policy->flags & LUCID_POLICY_LUCID) {
+        int64_t limit = (int64_t)cfg.lucid.profiler_nodes * cfg.lucid.profiler_factor;
+        if (!r->profiled)
+            fprintf(out, "profiling: not profiled: %d GPUs is more than the profiler's limit of %lld\n",
+                    j->gpu_num, (long long)limit);
+        else
+            fprintf(out,
+                    "profiling: waited %lld s for the profiler, profiled %lld-%lld%s\n",
+                    (long long)r->profqueue, (long long)r->prof_start, (long long)r->prof_end,
+                    r->finished_in_profiler ? "; finished there (never reached the main cluster)"
+                                            : "; then went to the main cluster");
+    }
+    for (size_t k = 0; k < w.nspans; k++) {
+        int64_t to = w.spans[k].to >= 0 ? w.spans[k].to : r->start_time;
+        fprintf(out, "waited %lld-%lld (%lld s): %s\n", (long long)w.spans[k].from, (long long)to,
+                (long long)(to - w.spans[k].from), w.spans[k].reason);
+    }
+    if (!(r->finished_in_profiler && (policy->flags & LUCID_POLICY_LUCID))) {
+        fprintf(out, "started at %lld after a queueing delay of %.0f s", (long long)r->start_time,
+                r->queue);
+        if (r->ckpt_times > 0)
+            fprintf(out, "; preempted %d times (40-60 s of checkpoint cost each)", r->ckpt_times);
+        fputc('\n', out);
+    }
+    if (w.packed_onto >= 0) {
+        int32_t t = w.packed_onto;
+        const lucid_job *pj = &tr->jobs[t];
+        double p_job = (in->lucid_estimates[job] < 0 ? 1000 : in->lucid_estimates[job]) * j->gpu_num;
+        double p_t = (in->lucid_estimates[t] < 0 ? 1000 : in->lucid_estimates[t]) * pj->gpu_num;
+        fprintf(out,
+                "packed: shared the %d GPUs of running job %lld: sharing scores %d + %d <= %d; GPU "
+                "memory %.0f + %.0f < %.0f MiB; priority %.0f <= %.2g x %.0f; packing switch on "
+                "(forecast says the cluster will be busy)\n",
+                j->gpu_num, (long long)pj->job_id, share_of(in, (int32_t)job), share_of(in, t),
+                cfg.lucid.score_sum, j->gmem == j->gmem ? j->gmem : 0,
+                pj->gmem == pj->gmem ? pj->gmem : 0, cfg.lucid.gmem_limit, p_job,
+                cfg.lucid.priority_ratio, p_t);
+    } else if (r->packed_with >= 0) {
+        fprintf(out, "packed: job %lld later shared its GPUs\n",
+                (long long)tr->jobs[r->packed_with].job_id);
+    }
+    fprintf(out, "ended at %lld: JCT %lld s\n", (long long)r->end_time,
+            (long long)(r->end_time - j->submit_time));
+    lucid_sim_result_free(&res);
+    free(w.spans);
+    return 0;
+}

@@ -1,0 +1,89 @@
+/* test_why.c — explanations of hand-built schedules state the known reasons
+ * (worked out by hand from spec §4; see test_policies.c for the schedules). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "simtest.h"
+
+static char *explain(simtest *t, const char *policy, int64_t job_id)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    lucid_error err = {{0}};
+    if (lucid_explain_job(&t->cfg, &t->in, lucid_policy_find(policy),
+                          lucid_trace_find(&t->trace, job_id), out, &err) < 0)
+        fail_msg("%s", err.msg);
+    fclose(out);
+    return text;
+}
+
+static void expect_line(const char *text, const char *line)
+{
+    if (!strstr(text, line))
+        fail_msg("explanation lacks \"%s\":\n%s", line, text);
+}
+
+static void fifo_waits_behind_the_head(void **state)
+{
+    (void)state;
+    simtest t;
+    simtest_load(&t, 1,
+                 "job_id,vc,gpu_num,submit_time,duration\n"
+                 "1,a,8,0,10\n2,a,4,1,5\n3,a,2,2,3\n4,a,8,3,1\n5,a,1,4,1\n");
+    char *text = explain(&t, "fifo", 5);
+    /* 4-10: job 1 holds the node, job 2 heads the queue; 10-13: job 4 (8 GPUs)
+     * heads it with 2 free; 13-15: 4 free; 15-16: job 4 runs, 5 is at the head. */
+    expect_line(text, "job 5: VC a, 1 GPUs, submitted at 4, runs 1 s; policy fifo");
+    expect_line(text, "waited 4-10 (6 s): behind job 2 at the head of the queue (4 GPUs; 0 free");
+    expect_line(text, "waited 10-13 (3 s): behind job 4 at the head of the queue (8 GPUs; 2 free");
+    expect_line(text, "waited 13-15 (2 s): behind job 4 at the head of the queue (8 GPUs; 4 free");
+    expect_line(text, "waited 15-16 (1 s): needs 1 GPUs: 0 free in the VC");
+    expect_line(text, "started at 16 after a queueing delay of 12 s");
+    expect_line(text, "ended at 17: JCT 13 s");
+    free(text);
+    simtest_free(&t);
+}
+
+static void lucid_packing_reasons(void **state)
+{
+    (void)state;
+    simtest t;
+    simtest_load(&t, 1,
+                 "job_id,vc,gpu_num,submit_time,duration,model,dataset,batchsize,amp,gmem\n"
+                 "1,a,4,0,100,NeuMF,D,32,0,1000\n"
+                 "2,a,4,0,100,NeuMF,D,32,0,24000\n"
+                 "3,a,4,1,50,NeuMF,D,32,0,3000\n");
+    const double est[] = {100, 100, 50};
+    simtest_estimates(&t, est);
+    lucid_sharing sharing = {0};
+    sharing.rows = calloc(1, sizeof *sharing.rows);
+    sharing.count = 1;
+    sharing.rows[0] = (lucid_sharing_row){
+        .key = {lucid_strtab_find(t.trace.strings, "NeuMF"), lucid_strtab_find(t.trace.strings, "D"), 32, 0},
+        .label = 1};
+    t.in.sharing = &sharing;
+    t.cfg.lucid.profiler_nodes = 1;
+    t.cfg.lucid.profiler_factor = 1;
+    t.cfg.lucid.profiler_autoscale = 0;
+    char *text = explain(&t, "lucid", 3);
+    /* Job 3 (priority 50 x 4 = 200) joins job 1 (400): scores 1 + 1, memory
+     * 3000 + 1000, 200 <= 2 x 400; 4 GPUs is over the profiler's limit of 1. */
+    expect_line(text, "priority: estimated duration 50 s x 4 GPUs = 200");
+    expect_line(text, "profiling: not profiled: 4 GPUs is more than the profiler's limit of 1");
+    expect_line(text, "started at 1 after a queueing delay of 0 s");
+    expect_line(text, "packed: shared the 4 GPUs of running job 1: sharing scores 1 + 1 <= 2; "
+                      "GPU memory 3000 + 1000 < 24576 MiB; priority 200 <= 2 x 400");
+    free(text);
+    free(sharing.rows);
+    simtest_free(&t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(fifo_waits_behind_the_head),
+        cmocka_unit_test(lucid_packing_reasons),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
