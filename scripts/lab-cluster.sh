@@ -37,7 +37,9 @@ alive() {
 
 start_daemon() { # name, then command line; records "name pid" in DIR/pids
     local name=$1; shift
-    setsid "$@" </dev/null >>"$DIR/log/$name.out" 2>&1 &
+    # From DIR/run, so whatever a daemon drops in its working folder (a core
+    # file) stays under DIR; exec keeps the recorded PID the daemon's.
+    (cd "$DIR/run" && exec setsid "$@" </dev/null >>"$DIR/log/$name.out" 2>&1) &
     echo "$name $!" >>"$DIR/pids"
 }
 
