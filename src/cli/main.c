@@ -12,6 +12,7 @@ static const cli_command commands[] = {
     {"model", cmd_model, "train, apply, explain and evaluate the interpretable models"},
     {"queue", cmd_queue, "jobs under the live scheduler (lucidd) and why they wait"},
     {"status", cmd_status, "lucidd's profiler, packing switch, metrics backend, models"},
+    {"tune", cmd_tune, "search Lucid's knobs by simulation; write the tuned experiment"},
 };
 
 static void usage(FILE *out)

@@ -1,0 +1,747 @@
+/* cmd_tune.c — `lucid tune EXPERIMENT.ini`: Lucid's system tuner.  Searches
+ * the profiler's time limit, scale (nodes) and GPU factor, the packing
+ * switch's threshold, the pairing rules (priority ratio, score sum) and the
+ * profiler's scale-down factor by simulating the lucid policy, several
+ * simulations at a time on worker threads.
+ *
+ * The search is deterministic (nothing is random): first every knob alone
+ * over its grid around the experiment's value (the sensitivity table), then
+ * coordinate descent from the best point seen — each round simulates every
+ * knob's grid neighbours and takes the best single move — and finally
+ * midpoints between the best value and its neighbours.  Every simulated
+ * point is remembered, so none runs twice; the budget counts simulations.
+ * The tuned experiment is the original file with the tuned [lucid] keys
+ * replaced (or added) and its paths made absolute. */
+#define _XOPEN_SOURCE 700 /* realpath */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "lucid/csv.h"
+
+static const char usage_text[] =
+    "usage: lucid tune EXPERIMENT.ini [options]\n"
+    "\n"
+    "Searches Lucid's knobs by simulating the lucid policy and writes the tuned\n"
+    "experiment file.\n"
+    "\n"
+    "options:\n"
+    "  --out FILE           tuned experiment file (default tuned.ini)\n"
+    "  --threads N          simulations run at a time (default 2)\n"
+    "  --budget N           at most N simulations (default 400)\n"
+    "  --knobs LIST         search only these [lucid] keys (default all: profiler_time_limit,\n"
+    "                       profiler_nodes, profiler_factor, pack_threshold, priority_ratio,\n"
+    "                       score_sum, scale_down_factor)\n"
+    "  --objective NAME     jct (average JCT, default) | queue (average queueing delay)\n"
+    "  --quiet              only the best configuration\n";
+
+enum { KNOB_I32, KNOB_I64, KNOB_F64 };
+enum { MAX_GRID = 16 };
+
+/* One tunable [lucid] key: where it lives in the simulator's config and the
+ * grid searched around the experiment's own value (which is always added). */
+typedef struct knob {
+    const char *key;
+    int kind;
+    size_t offset; /* in lucid_sim_lucid_config */
+    double grid[MAX_GRID];
+    int ngrid;
+    double min; /* refinement never goes below */
+} knob;
+
+#define LC(f) offsetof(lucid_sim_lucid_config, f)
+
+static const knob knobs[] = {
+    {"profiler_time_limit", KNOB_I64, LC(profiler_time_limit), {50, 100, 200, 300, 450, 600, 900}, 7, 1},
+    {"profiler_nodes", KNOB_I32, LC(profiler_nodes), {1, 2, 3, 4, 6, 8}, 6, 1},
+    {"profiler_factor", KNOB_I32, LC(profiler_factor), {1, 2, 4, 6, 8}, 5, 1},
+    {"pack_threshold", KNOB_F64, LC(pack_threshold), {0, 1, 2, 3, 4, 6}, 6, 0},
+    {"priority_ratio", KNOB_F64, LC(priority_ratio), {1, 1.5, 2, 3, 4}, 5, 1},
+    {"score_sum", KNOB_I32, LC(score_sum), {1, 2, 3, 4}, 4, 0},
+    {"scale_down_factor", KNOB_F64, LC(scale_down_factor), {2, 3, 5, 8, 12}, 5, 0},
+};
+
+enum { NKNOBS = (int)(sizeof knobs / sizeof knobs[0]) };
+
+typedef struct point {
+    double v[NKNOBS];
+} point;
+
+typedef struct evaluation {
+    point p;
+    double avg_jct, avg_queue;
+} evaluation;
+
+typedef struct tuner {
+    lucid_sim_config cfg; /* the experiment's; knobs overwritten per simulation */
+    const cli_run *run;
+    const lucid_policy_ops *lucid;
+    int threads, budget, objective_queue, quiet;
+    int active[NKNOBS]; /* searched (the others keep the experiment's value) */
+    double grid[NKNOBS][MAX_GRID + 1]; /* sorted, the experiment's value included */
+    int ngrid[NKNOBS];
+    evaluation *done; /* every simulated point */
+    int ndone;
+    int best; /* index into done */
+} tuner;
+
+static double knob_get(const lucid_sim_lucid_config *lc, int k)
+{
+    const char *base = (const char *)lc + knobs[k].offset;
+    switch (knobs[k].kind) {
+    case KNOB_I32: return *(const int32_t *)(const void *)base;
+    case KNOB_I64: return (double)*(const int64_t *)(const void *)base;
+    default: return *(const double *)(const void *)base;
+    }
+}
+
+static void knob_set(lucid_sim_lucid_config *lc, int k, double v)
+{
+    char *base = (char *)lc + knobs[k].offset;
+    switch (knobs[k].kind) {
+    case KNOB_I32: *(int32_t *)(void *)base = (int32_t)llround(v); break;
+    case KNOB_I64: *(int64_t *)(void *)base = (int64_t)llround(v); break;
+    default: *(double *)(void *)base = v;
+    }
+}
+
+static void knob_text(int k, double v, char *buf, size_t size)
+{
+    if (knobs[k].kind == KNOB_F64)
+        snprintf(buf, size, "%.15g", v);
+    else
+        snprintf(buf, size, "%lld", (long long)llround(v));
+}
+
+static double objective(const tuner *t, const evaluation *e)
+{
+    return t->objective_queue ? e->avg_queue : e->avg_jct;
+}
+
+static int find_done(const tuner *t, const point *p)
+{
+    for (int i = 0; i < t->ndone; i++)
+        if (memcmp(t->done[i].p.v, p->v, sizeof p->v) == 0)
+            return i;
+    return -1;
+}
+
+/* ---- simulating a batch of points on worker threads ---- */
+
+typedef struct batch {
+    const tuner *t;
+    evaluation *items;
+    int n, next, failed;
+    lucid_error err;
+    pthread_mutex_t lock;
+} batch;
+
+static int simulate_point(const tuner *t, evaluation *e, lucid_error *err)
+{
+    lucid_sim_config cfg = t->cfg;
+    cfg.threads = 1;
+    cfg.series = 0;
+    for (int k = 0; k < NKNOBS; k++)
+        knob_set(&cfg.lucid, k, e->p.v[k]);
+    const lucid_policy_ops *policies[1] = {t->lucid};
+    lucid_sim_result result;
+    if (lucid_simulate(&cfg, &t->run->in, policies, 1, &result, NULL, NULL, err) < 0)
+        return -1;
+    lucid_summary s;
+    int rc = lucid_summarize(&t->run->trace, &result, -1, 0, INT32_MAX, &s);
+    e->avg_jct = s.avg_jct;
+    e->avg_queue = s.avg_queue;
+    lucid_sim_result_free(&result);
+    if (rc < 0)
+        return lucid_error_set(err, "cannot summarize the lucid run");
+    return 0;
+}
+
+static void *batch_worker(void *arg)
+{
+    batch *b = arg;
+    for (;;) {
+        pthread_mutex_lock(&b->lock);
+        int i = b->failed ? b->n : b->next++;
+        pthread_mutex_unlock(&b->lock);
+        if (i >= b->n)
+            return NULL;
+        lucid_error err = {{0}};
+        if (simulate_point(b->t, &b->items[i], &err) < 0) {
+            pthread_mutex_lock(&b->lock);
+            if (!b->failed)
+                b->err = err;
+            b->failed = 1;
+            pthread_mutex_unlock(&b->lock);
+        }
+    }
+}
+
+/* Simulates the points not seen before (in order, up to the budget) and
+ * appends them to t->done.  Returns the number simulated, or -1. */
+static int evaluate(tuner *t, const point *points, int n)
+{
+    evaluation *items = calloc((size_t)n + 1, sizeof *items);
+    if (!items)
+        return cli_fail("out of memory"), -1;
+    int m = 0;
+    for (int i = 0; i < n && t->ndone + m < t->budget; i++) {
+        int dup = find_done(t, &points[i]) >= 0;
+        for (int j = 0; j < m && !dup; j++)
+            dup = memcmp(items[j].p.v, points[i].v, sizeof points[i].v) == 0;
+        if (!dup)
+            items[m++].p = points[i];
+    }
+    batch b = {.t = t, .items = items, .n = m};
+    pthread_mutex_init(&b.lock, NULL);
+    int nthreads = t->threads < m ? t->threads : m;
+    pthread_t tids[64];
+    int started = 0;
+    for (; started < nthreads; started++)
+        if (pthread_create(&tids[started], NULL, batch_worker, &b) != 0)
+            break;
+    if (started == 0)
+        batch_worker(&b);
+    for (int i = 0; i < started; i++)
+        pthread_join(tids[i], NULL);
+    pthread_mutex_destroy(&b.lock);
+    if (b.failed) {
+        free(items);
+        return cli_fail("%s", b.err.msg), -1;
+    }
+    memcpy(t->done + t->ndone, items, (size_t)m * sizeof *items);
+    /* The first best wins ties, so the result does not depend on threads. */
+    for (int i = 0; i < m; i++)
+        if ((t->ndone == 0 && i == 0) ||
+            objective(t, &t->done[t->ndone + i]) < objective(t, &t->done[t->best]))
+            t->best = t->ndone + i;
+    t->ndone += m;
+    free(items);
+    return m;
+}
+
+/* ---- the search ---- */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void build_grids(tuner *t, const point *base)
+{
+    for (int k = 0; k < NKNOBS; k++) {
+        int n = 0;
+        for (int i = 0; i < knobs[k].ngrid; i++)
+            t->grid[k][n++] = knobs[k].grid[i];
+        t->grid[k][n++] = base->v[k];
+        qsort(t->grid[k], (size_t)n, sizeof(double), cmp_double);
+        int u = 0;
+        for (int i = 0; i < n; i++)
+            if (u == 0 || t->grid[k][i] != t->grid[k][u - 1])
+                t->grid[k][u++] = t->grid[k][i];
+        t->ngrid[k] = u;
+    }
+}
+
+static int grid_index(const tuner *t, int k, double v)
+{
+    for (int i = 0; i < t->ngrid[k]; i++)
+        if (t->grid[k][i] == v)
+            return i;
+    return -1;
+}
+
+/* Phase 1: each knob alone over its grid. */
+static int sweep(tuner *t, const point *base)
+{
+    point pts[NKNOBS * (MAX_GRID + 1) + 1];
+    int n = 0;
+    pts[n++] = *base;
+    for (int k = 0; k < NKNOBS; k++)
+        for (int i = 0; i < t->ngrid[k] && t->active[k]; i++) {
+            pts[n] = *base;
+            pts[n].v[k] = t->grid[k][i];
+            n++;
+        }
+    return evaluate(t, pts, n) < 0 ? -1 : 0;
+}
+
+/* The best value of each knob in the sweep, all together. */
+static int combine_sweep_bests(tuner *t, const point *base)
+{
+    point combined = *base;
+    for (int k = 0; k < NKNOBS; k++) {
+        double best = INFINITY;
+        if (!t->active[k])
+            continue;
+        for (int i = 0; i < t->ndone; i++) {
+            const evaluation *e = &t->done[i];
+            int alone = 1;
+            for (int j = 0; j < NKNOBS && alone; j++)
+                alone = j == k || e->p.v[j] == base->v[j];
+            if (alone && objective(t, e) < best) {
+                best = objective(t, e);
+                combined.v[k] = e->p.v[k];
+            }
+        }
+    }
+    return evaluate(t, &combined, 1) < 0 ? -1 : 0;
+}
+
+/* One move: every knob's neighbours (on the grid, or midpoints when
+ * `refine`) from the best point.  Returns 1 if the best improved, 0 if not,
+ * -1 on error; *simulated counts new simulations. */
+static int descend_round(tuner *t, int refine, int *simulated)
+{
+    point from = t->done[t->best].p, pts[NKNOBS * 2];
+    int n = 0;
+    for (int k = 0; k < NKNOBS; k++) {
+        int i = grid_index(t, k, from.v[k]);
+        for (int side = -1; side <= 1 && t->active[k]; side += 2) {
+            double v;
+            if (!refine) {
+                if (i < 0 || i + side < 0 || i + side >= t->ngrid[k])
+                    continue;
+                v = t->grid[k][i + side];
+            } else {
+                /* Halfway towards the nearest simulated value on this side. */
+                double other = NAN;
+                for (int g = 0; g < t->ngrid[k]; g++) {
+                    double x = t->grid[k][g];
+                    if ((side < 0 && x < from.v[k]) || (side > 0 && x > from.v[k]))
+                        if (isnan(other) || fabs(x - from.v[k]) < fabs(other - from.v[k]))
+                            other = x;
+                }
+                for (int e = 0; e < t->ndone; e++) {
+                    double x = t->done[e].p.v[k];
+                    if ((side < 0 && x < from.v[k]) || (side > 0 && x > from.v[k]))
+                        if (isnan(other) || fabs(x - from.v[k]) < fabs(other - from.v[k]))
+                            other = x;
+                }
+                if (isnan(other))
+                    continue;
+                v = (from.v[k] + other) / 2;
+                if (knobs[k].kind != KNOB_F64)
+                    v = (double)llround(v);
+                if (v == from.v[k] || v == other || v < knobs[k].min)
+                    continue;
+            }
+            pts[n] = from;
+            pts[n].v[k] = v;
+            n++;
+        }
+    }
+    int before = t->best;
+    int m = evaluate(t, pts, n);
+    if (m < 0)
+        return -1;
+    *simulated = m;
+    return t->best != before;
+}
+
+/* Two knobs moved together, each to a grid neighbour: 2 x 2 moves per pair
+ * of knobs, for interactions a one-knob move cannot see. */
+static int pair_round(tuner *t, int *simulated)
+{
+    point from = t->done[t->best].p;
+    point *pts = malloc(sizeof *pts * NKNOBS * NKNOBS * 4);
+    if (!pts)
+        return cli_fail("out of memory"), -1;
+    int n = 0;
+    for (int a = 0; a < NKNOBS; a++)
+        for (int b = a + 1; b < NKNOBS; b++) {
+            int ia = grid_index(t, a, from.v[a]), ib = grid_index(t, b, from.v[b]);
+            if (!t->active[a] || !t->active[b] || ia < 0 || ib < 0)
+                continue;
+            for (int sa = -1; sa <= 1; sa += 2)
+                for (int sb = -1; sb <= 1; sb += 2) {
+                    if (ia + sa < 0 || ia + sa >= t->ngrid[a] || ib + sb < 0 ||
+                        ib + sb >= t->ngrid[b])
+                        continue;
+                    pts[n] = from;
+                    pts[n].v[a] = t->grid[a][ia + sa];
+                    pts[n].v[b] = t->grid[b][ib + sb];
+                    n++;
+                }
+        }
+    int before = t->best, m = evaluate(t, pts, n);
+    free(pts);
+    if (m < 0)
+        return -1;
+    *simulated = m;
+    return t->best != before;
+}
+
+static void progress(const tuner *t, const char *phase, int round)
+{
+    if (!t->quiet)
+        printf("%s round %d: %s %.3f s after %d simulations\n", phase, round,
+               t->objective_queue ? "avg queue" : "avg JCT", objective(t, &t->done[t->best]),
+               t->ndone);
+}
+
+/* Single moves until none helps, then (once) pair moves; repeat while pair
+ * moves help; finally midpoints.  Returns 0 or -1. */
+static int search(tuner *t, const point *base)
+{
+    if (sweep(t, base) < 0 || combine_sweep_bests(t, base) < 0)
+        return -1;
+    int round = 0;
+    for (;;) {
+        int simulated = 0, improved = 0;
+        while (t->ndone < t->budget && (improved = descend_round(t, 0, &simulated)) > 0) {
+            progress(t, "descent", ++round);
+            if (simulated == 0)
+                break;
+        }
+        if (improved < 0)
+            return -1;
+        if (t->ndone >= t->budget || (improved = pair_round(t, &simulated)) == 0)
+            break;
+        if (improved < 0)
+            return -1;
+        progress(t, "pair", ++round);
+    }
+    while (t->ndone < t->budget) {
+        int simulated = 0, improved = descend_round(t, 1, &simulated);
+        if (improved < 0)
+            return -1;
+        if (!improved || simulated == 0)
+            break;
+        progress(t, "refinement", ++round);
+    }
+    return 0;
+}
+
+/* ---- reporting ---- */
+
+static void print_sensitivity(const tuner *t, const point *base)
+{
+    printf("\nsensitivity: one knob at a time, the others at the experiment's values\n"
+           "(lucid policy, all jobs; * = the experiment's value)\n");
+    printf("%-20s %10s %12s %12s\n", "knob", "value", "avg JCT", "avg queue");
+    for (int k = 0; k < NKNOBS; k++)
+        for (int i = 0; i < t->ngrid[k] && t->active[k]; i++) {
+            point p = *base;
+            p.v[k] = t->grid[k][i];
+            int e = find_done(t, &p);
+            if (e < 0)
+                continue;
+            char value[32];
+            knob_text(k, p.v[k], value, sizeof value);
+            if (p.v[k] == base->v[k])
+                strcat(value, " *");
+            printf("%-20s %10s %12.0f %12.0f\n", i == 0 ? knobs[k].key : "", value,
+                   t->done[e].avg_jct, t->done[e].avg_queue);
+        }
+}
+
+/* ---- the tuned experiment file ---- */
+
+/* Path keys and where their resolved value is. */
+typedef struct path_key {
+    const char *section, *key;
+    size_t offset;
+} path_key;
+
+#define EXP(f) offsetof(lucid_experiment, f)
+
+static const path_key path_keys[] = {
+    {"trace", "jobs", EXP(jobs)},
+    {"trace", "vcs", EXP(vcs)},
+    {"simulate", "out", EXP(out)},
+    {"qssf", "estimates", EXP(qssf_estimates)},
+    {"lucid", "estimates", EXP(lucid_estimates)},
+    {"lucid", "forecast", EXP(forecast)},
+    {"lucid", "sharing_labels", EXP(sharing_labels)},
+    {"lucid", "colocation", EXP(colocation)},
+};
+
+static void absolute(const char *path, char *buf, size_t size)
+{
+    char real[PATH_MAX], cwd[PATH_MAX];
+    if (realpath(path, real))
+        snprintf(buf, size, "%s", real);
+    else if (path[0] != '/' && getcwd(cwd, sizeof cwd))
+        snprintf(buf, size, "%s/%s", cwd, path);
+    else
+        snprintf(buf, size, "%s", path);
+}
+
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r'))
+        s[--n] = '\0';
+    return s;
+}
+
+static void write_missing_knobs(FILE *out, const point *best, int *written)
+{
+    for (int k = 0; k < NKNOBS; k++)
+        if (!written[k]) {
+            char value[32];
+            knob_text(k, best->v[k], value, sizeof value);
+            fprintf(out, "%s = %s\n", knobs[k].key, value);
+            written[k] = 1;
+        }
+}
+
+/* One line of the original: a tuned key or a path gets its new value. */
+static void write_line(FILE *out, const char *line, const char *section,
+                       const lucid_experiment *exp, const point *best, int *written)
+{
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", line);
+    char *eq = strchr(buf, '=');
+    char *first = trim(buf);
+    if (!eq || *first == '#' || *first == ';') {
+        fputs(line, out);
+        return;
+    }
+    *eq = '\0';
+    const char *key = trim(first);
+    if (strcmp(section, "lucid") == 0)
+        for (int k = 0; k < NKNOBS; k++)
+            if (strcmp(key, knobs[k].key) == 0) {
+                char value[32];
+                knob_text(k, best->v[k], value, sizeof value);
+                fprintf(out, "%s = %s\n", key, value);
+                written[k] = 1;
+                return;
+            }
+    for (size_t i = 0; i < sizeof path_keys / sizeof path_keys[0]; i++)
+        if (strcmp(section, path_keys[i].section) == 0 && strcmp(key, path_keys[i].key) == 0) {
+            const char *v = *(char *const *)(const void *)((const char *)exp + path_keys[i].offset);
+            if (v) {
+                char abs[PATH_MAX + 64];
+                absolute(v, abs, sizeof abs);
+                fprintf(out, "%s = %s\n", key, abs);
+                return;
+            }
+        }
+    fputs(line, out);
+}
+
+static int write_tuned(const char *path, const lucid_experiment *exp, const point *best,
+                       const char *header)
+{
+    FILE *in = fopen(exp->path, "r");
+    if (!in)
+        return cli_fail("%s: cannot open: %s", exp->path, strerror(errno));
+    FILE *out = fopen(path, "w");
+    if (!out) {
+        fclose(in);
+        return cli_fail("%s: cannot write: %s", path, strerror(errno));
+    }
+    fputs(header, out);
+    int written[NKNOBS] = {0}, in_lucid = 0, saw_lucid = 0;
+    char section[64] = "", line[4096];
+    while (fgets(line, sizeof line, in)) {
+        char copy[4096];
+        snprintf(copy, sizeof copy, "%s", line);
+        char *s = trim(copy);
+        if (s[0] == '[') {
+            if (in_lucid)
+                write_missing_knobs(out, best, written);
+            char *close = strchr(s, ']');
+            if (close)
+                *close = '\0';
+            snprintf(section, sizeof section, "%s", trim(s + 1));
+            in_lucid = strcmp(section, "lucid") == 0;
+            saw_lucid |= in_lucid;
+            fputs(line, out);
+            continue;
+        }
+        write_line(out, line, section, exp, best, written);
+        if (line[strlen(line) - 1] != '\n')
+            fputc('\n', out);
+    }
+    if (!saw_lucid)
+        fputs("\n[lucid]\n", out);
+    write_missing_knobs(out, best, written);
+    int rc = ferror(in) != 0;
+    fclose(in);
+    rc |= fclose(out) != 0;
+    return rc ? cli_fail("%s: write failed", path) : 0;
+}
+
+/* ---- the command ---- */
+
+typedef struct tune_opts {
+    const char *experiment, *out, *knobs;
+    int64_t threads, budget;
+    int objective_queue, quiet;
+} tune_opts;
+
+static int parse_args(int argc, char **argv, tune_opts *o)
+{
+    *o = (tune_opts){.out = "tuned.ini", .threads = 2, .budget = 400};
+    for (int i = 1; i < argc; i++) {
+        const char *value = NULL;
+        int got;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(usage_text, stdout);
+            exit(0);
+        }
+        if (strcmp(argv[i], "--quiet") == 0) {
+            o->quiet = 1;
+        } else if ((got = cli_option(argc, argv, &i, "--out", &value)) != 0) {
+            if (got < 0)
+                return 2;
+            o->out = value;
+        } else if ((got = cli_option(argc, argv, &i, "--threads", &value)) != 0) {
+            if (got < 0 || cli_int("--threads", value, &o->threads) < 0)
+                return 2;
+            if (o->threads < 1 || o->threads > 64)
+                return cli_fail("option --threads: %lld is not between 1 and 64",
+                                (long long)o->threads), 2;
+        } else if ((got = cli_option(argc, argv, &i, "--budget", &value)) != 0) {
+            if (got < 0 || cli_int("--budget", value, &o->budget) < 0)
+                return 2;
+            if (o->budget < 1 || o->budget > 100000)
+                return cli_fail("option --budget: %lld is not between 1 and 100000",
+                                (long long)o->budget), 2;
+        } else if ((got = cli_option(argc, argv, &i, "--knobs", &value)) != 0) {
+            if (got < 0)
+                return 2;
+            o->knobs = value;
+        } else if ((got = cli_option(argc, argv, &i, "--objective", &value)) != 0) {
+            if (got < 0)
+                return 2;
+            if (strcmp(value, "jct") != 0 && strcmp(value, "queue") != 0)
+                return cli_fail("option --objective: '%s' is neither jct nor queue", value), 2;
+            o->objective_queue = strcmp(value, "queue") == 0;
+        } else if (argv[i][0] == '-') {
+            return cli_fail("tune: unknown option '%s' (see lucid tune --help)", argv[i]), 2;
+        } else if (o->experiment) {
+            return cli_fail("tune: more than one experiment file given ('%s')", argv[i]), 2;
+        } else {
+            o->experiment = argv[i];
+        }
+    }
+    if (!o->experiment)
+        return cli_fail("tune: give an experiment file (lucid tune EXPERIMENT.ini)"), 2;
+    return 0;
+}
+
+/* --knobs LIST into t->active (all when no list). */
+static int parse_knobs(const char *list, tuner *t)
+{
+    for (int k = 0; k < NKNOBS; k++)
+        t->active[k] = list == NULL;
+    if (!list)
+        return 0;
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", list);
+    for (char *save = NULL, *item = strtok_r(buf, ", ", &save); item;
+         item = strtok_r(NULL, ", ", &save)) {
+        int k = 0;
+        while (k < NKNOBS && strcmp(item, knobs[k].key) != 0)
+            k++;
+        if (k == NKNOBS)
+            return cli_fail("option --knobs: '%s' is not a tunable [lucid] key (see lucid tune "
+                            "--help)",
+                            item), 2;
+        t->active[k] = 1;
+    }
+    return 0;
+}
+
+static double seconds_since(const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0->tv_nsec);
+}
+
+static int tune(const tune_opts *o, const lucid_experiment *exp, tuner *t, cli_run *run)
+{
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    t->lucid = lucid_policy_find("lucid");
+    if (cli_run_config(exp, &t->cfg) != 0 || cli_run_load(exp, &t->lucid, 1, run, &t->cfg) != 0)
+        return 1;
+    t->run = run;
+    point base;
+    for (int k = 0; k < NKNOBS; k++)
+        base.v[k] = knob_get(&t->cfg.lucid, k);
+    build_grids(t, &base);
+    if (!(t->done = calloc((size_t)t->budget + 1, sizeof *t->done)))
+        return cli_fail("out of memory");
+    if (!o->quiet)
+        printf("tuning lucid on %s (%zu jobs): objective %s, budget %d simulations, %d at a time\n",
+               exp->jobs, run->trace.njobs, t->objective_queue ? "avg queue" : "avg JCT",
+               t->budget, t->threads);
+    if (search(t, &base) != 0)
+        return 1;
+    double elapsed = seconds_since(&t0);
+    const evaluation *best = &t->done[t->best], *start = &t->done[0];
+    if (!o->quiet)
+        print_sensitivity(t, &base);
+    printf("\nbest configuration (%d simulations in %.1f s):\n", t->ndone, elapsed);
+    char header[2048];
+    int len = snprintf(header, sizeof header,
+                       "# Tuned by `lucid tune` from %s (%d simulations, objective %s):\n"
+                       "# lucid avg JCT %.3f s, avg queue %.3f s (experiment's values: %.3f s, "
+                       "%.3f s);\n# its paths are absolute.\n",
+                       exp->path, t->ndone, t->objective_queue ? "queue" : "jct", best->avg_jct,
+                       best->avg_queue, start->avg_jct, start->avg_queue);
+    for (int k = 0; k < NKNOBS; k++) {
+        char value[32], was[32];
+        knob_text(k, best->p.v[k], value, sizeof value);
+        knob_text(k, base.v[k], was, sizeof was);
+        printf("  %-20s = %-8s (was %s)\n", knobs[k].key, value, was);
+        if (len > 0 && (size_t)len < sizeof header)
+            len += snprintf(header + len, sizeof header - (size_t)len, "#   %s = %s (was %s)\n",
+                            knobs[k].key, value, was);
+    }
+    printf("best lucid avg_jct=%.3f avg_queue=%.3f (experiment's values: avg_jct=%.3f "
+           "avg_queue=%.3f; %+.1f%% %s)\n",
+           best->avg_jct, best->avg_queue, start->avg_jct, start->avg_queue,
+           100.0 * (objective(t, best) - objective(t, start)) / objective(t, start),
+           t->objective_queue ? "avg queue" : "avg JCT");
+    if (write_tuned(o->out, exp, &best->p, header) != 0)
+        return 1;
+    printf("tuned experiment written to %s\n", o->out);
+    return 0;
+}
+
+int cmd_tune(int argc, char **argv)
+{
+    tune_opts o;
+    int rc = parse_args(argc, argv, &o);
+    if (rc != 0)
+        return rc;
+    lucid_experiment exp;
+    lucid_experiment_defaults(&exp);
+    lucid_error err = {{0}};
+    if (lucid_experiment_load(&exp, o.experiment, &err) < 0) {
+        lucid_experiment_free(&exp);
+        return cli_fail("%s", err.msg);
+    }
+    tuner t = {.threads = (int)o.threads, .budget = (int)o.budget,
+               .objective_queue = o.objective_queue, .quiet = o.quiet};
+    if ((rc = parse_knobs(o.knobs, &t)) != 0) {
+        lucid_experiment_free(&exp);
+        return rc;
+    }
+    cli_run run;
+    memset(&run, 0, sizeof run);
+    rc = tune(&o, &exp, &t, &run);
+    free(t.done);
+    cli_run_free(&run);
+    lucid_experiment_free(&exp);
+    return rc;
+}
