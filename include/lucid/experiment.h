@@ -7,7 +7,8 @@
  *   [lucid]    estimates, forecast, sharing_labels, colocation, profiler_nodes_from,
  *              profiler_nodes, profiler_time_limit, profiler_factor,
  *              profiler_autoscale, borrow_vc, gpu_mem_mib, priority_ratio,
- *              score_sum, pack_threshold, scale_down_factor, models
+ *              score_sum, pack_threshold, scale_down_factor, models, history,
+ *              history_start, retrain_period, min_history
  * Unknown sections or keys, and bad values, are errors naming the line. */
 #ifndef LUCID_EXPERIMENT_H
 #define LUCID_EXPERIMENT_H
@@ -48,7 +49,12 @@ typedef struct lucid_experiment {
     int32_t score_sum;         /* sharing scores must sum to <= this (2) */
     double pack_threshold;     /* packing on when mean pred_gpu_job > this (2) */
     double scale_down_factor;  /* profiler returns its node when pred_gpu_num <= this x GPU limit (5) */
-    char *models;          /* "files" */
+    char *models;          /* "files" (model outputs from files) or "online"; default: online
+                            * when no [lucid] estimates are given */
+    char *history;         /* throughput.csv-style series for the online forecaster */
+    char *history_start;   /* calendar time of the simulation start ("YYYY-MM-DD HH:MM:SS") */
+    int64_t retrain_period; /* update engine period, s (604800) */
+    int32_t min_history;   /* ended jobs before the first duration model (100) */
 } lucid_experiment;
 
 void lucid_experiment_defaults(lucid_experiment *exp);

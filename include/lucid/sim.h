@@ -52,6 +52,9 @@ typedef struct lucid_sim_config {
     int skip_oversized;       /* exclude jobs larger than their VC instead of refusing */
     lucid_sim_lucid_config lucid;
     lucid_observer observe;
+    /* Lucid's models trained and applied during the run (online.h); NULL:
+     * their outputs come from the input files. */
+    const struct lucid_online_config *online;
 } lucid_sim_config;
 
 void lucid_sim_config_defaults(lucid_sim_config *cfg);
@@ -80,6 +83,7 @@ typedef struct lucid_sim_result {
     size_t nsamples;
     int64_t profiled, finished_in_profiler, packed_at_end;
     int64_t scaling_events;
+    int duration_trainings;  /* online: times the duration model was trained */
 } lucid_sim_result;
 
 /* Progress callback: called from worker threads with the number of VC

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "lucid/experiment.h"
+#include "lucid/online.h"
 #include "lucid/sim.h"
 
 typedef struct cli_command {
@@ -53,6 +54,7 @@ typedef struct cli_run {
     lucid_pairs pairs;
     lucid_forecast forecast;
     int32_t *nodes_from;
+    lucid_online_config online; /* [lucid] models = online */
     lucid_sim_inputs in;
 } cli_run;
 

@@ -125,6 +125,38 @@ static int has_policy(const lucid_policy_ops *const *policies, int n, const char
     return 0;
 }
 
+/* [lucid] models = online: the models are trained during the run. */
+static int load_online(const lucid_experiment *exp, cli_run *d, lucid_error *err)
+{
+    if (!exp->sharing_labels || !exp->colocation)
+        return lucid_error_set(err, "[lucid] models = online needs sharing_labels and colocation "
+                                    "(the sharing model's training data)");
+    lucid_online_config *oc = &d->online;
+    memset(oc, 0, sizeof *oc);
+    oc->trace_path = exp->jobs;
+    oc->sharing_labels = exp->sharing_labels;
+    oc->colocation = exp->colocation;
+    oc->history = exp->history;
+    oc->period = exp->retrain_period;
+    oc->min_history = (size_t)exp->min_history;
+    oc->bags = 8;
+    oc->seed = exp->seed;
+    int64_t start = exp->start >= 0 ? exp->start : d->trace.jobs[0].submit_time -
+                                                   d->trace.jobs[0].submit_time % 86400;
+    oc->sim_start = start;
+    if (exp->history_start) {
+        if (lucid_time_parse(exp->history_start, &oc->window_start) < 0)
+            return lucid_error_set(err, "[lucid] history_start: '%s' is not YYYY-MM-DD HH:MM:SS",
+                                   exp->history_start);
+    } else if (exp->history) {
+        if (start < 946684800) /* before 2000: the trace's own timeline, not a calendar */
+            return lucid_error_set(err, "[lucid] history needs history_start: the calendar time "
+                                        "of the simulation start");
+        oc->window_start = start;
+    }
+    return 0;
+}
+
 static int load_files(const lucid_experiment *exp, const lucid_policy_ops *const *policies,
                       int npolicies, cli_run *d, lucid_error *err)
 {
@@ -142,13 +174,15 @@ static int load_files(const lucid_experiment *exp, const lucid_policy_ops *const
     }
     if (!needs(policies, npolicies, LUCID_POLICY_LUCID))
         return 0;
-    if (exp->models && strcmp(exp->models, "files") != 0)
-        return lucid_error_set(err, "[lucid] models = %s: only 'files' (precomputed model "
-                                    "outputs) is available in this build",
+    int online = exp->models ? strcmp(exp->models, "online") == 0 : !exp->lucid_estimates;
+    if (exp->models && !online && strcmp(exp->models, "files") != 0)
+        return lucid_error_set(err, "[lucid] models = %s: expected 'files' or 'online'",
                                exp->models);
-    if (!exp->lucid_estimates)
-        return lucid_error_set(err, "lucid needs [lucid] estimates");
-    if (lucid_estimates_load(&d->lucid_est, &d->trace, exp->lucid_estimates, err) < 0)
+    if (online && load_online(exp, d, err) < 0)
+        return -1;
+    if (!online && !exp->lucid_estimates)
+        return lucid_error_set(err, "lucid needs [lucid] estimates (or models = online)");
+    if (!online && lucid_estimates_load(&d->lucid_est, &d->trace, exp->lucid_estimates, err) < 0)
         return -1;
     if (exp->sharing_labels && lucid_sharing_load(&d->sharing, &d->trace, exp->sharing_labels, err) < 0)
         return -1;
@@ -175,6 +209,8 @@ int cli_run_load(const lucid_experiment *exp, const lucid_policy_ops *const *pol
             return cli_fail("[lucid] borrow_vc: unknown VC '%s'", exp->borrow_vc);
     }
     cfg->lucid.nodes_from = d->nodes_from;
+    if (d->online.trace_path)
+        cfg->online = &d->online;
     d->in = (lucid_sim_inputs){.trace = &d->trace,
                                .vcs = &d->vcs,
                                .qssf_estimates = d->qssf_est,

@@ -54,6 +54,10 @@ static const key_spec keys[] = {
     {"lucid", "pack_threshold", KEY_DOUBLE, FIELD(pack_threshold), 0, 0},
     {"lucid", "scale_down_factor", KEY_DOUBLE, FIELD(scale_down_factor), 0, 0},
     {"lucid", "models", KEY_STRING, FIELD(models), 0, 0},
+    {"lucid", "history", KEY_PATH, FIELD(history), 0, 0},
+    {"lucid", "history_start", KEY_STRING, FIELD(history_start), 0, 0},
+    {"lucid", "retrain_period", KEY_INT, FIELD(retrain_period), 3600, INT64_MAX / 4},
+    {"lucid", "min_history", KEY_INT, FIELD(min_history), 1, 100000000},
 };
 
 void lucid_experiment_defaults(lucid_experiment *exp)
@@ -72,6 +76,8 @@ void lucid_experiment_defaults(lucid_experiment *exp)
     exp->score_sum = 2;
     exp->pack_threshold = 2;
     exp->scale_down_factor = 5;
+    exp->retrain_period = 604800;
+    exp->min_history = 100;
 }
 
 void lucid_experiment_free(lucid_experiment *exp)
@@ -185,6 +191,8 @@ int lucid_experiment_set(lucid_experiment *exp, const char *section, const char 
             exp->start = v;
         else if (spec->offset == FIELD(profiler_time_limit))
             exp->profiler_time_limit = v;
+        else if (spec->offset == FIELD(retrain_period))
+            exp->retrain_period = v;
         else if (spec->offset == FIELD(seed))
             exp->seed = (uint64_t)v;
         else
@@ -321,6 +329,8 @@ int lucid_experiment_write(FILE *out, const lucid_experiment *exp)
                 fprintf(out, "%s = %lld\n", k->key, (long long)exp->start);
             else if (k->offset == FIELD(profiler_time_limit))
                 fprintf(out, "%s = %lld\n", k->key, (long long)exp->profiler_time_limit);
+            else if (k->offset == FIELD(retrain_period))
+                fprintf(out, "%s = %lld\n", k->key, (long long)exp->retrain_period);
             else if (k->offset == FIELD(seed))
                 fprintf(out, "%s = %llu\n", k->key, (unsigned long long)exp->seed);
             else

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lucid/online.h"
 #include "sim_internal.h"
 
 #define TEMP_NODE_LABEL 9999
@@ -59,6 +60,8 @@ typedef struct policy_run {
     size_t *vc_first;          /* arrivals of VC v: [vc_first[v], vc_first[v+1]) */
     lucid_sample **vc_samples;
     size_t *vc_nsamples;
+    lucid_online *online;      /* models trained during the run (online mode) */
+    lucid_forecast online_forecast;
 } policy_run;
 
 typedef struct sim_context {
@@ -75,6 +78,9 @@ typedef struct sim_context {
     void *user;
     int failed;
     lucid_error err;
+    /* Lockstep phase of an online run: tasks advance these runs to `limit`. */
+    struct vc_run *vc_runs;
+    int64_t limit;
 } sim_context;
 
 /* ---------------- node borrowing mirrored on the lending VC ---------------- */
@@ -164,106 +170,146 @@ static int record_sample(lucid_sample **samples, size_t *n, size_t *cap, const l
     return 0;
 }
 
-static int simulate_vc(sim_context *ctx, policy_run *pr, int32_t vc, lucid_error *err)
+/* The loop state of one VC's run, so a run can pause at a time limit (the
+ * online update engine retrains between periods) and go on. */
+typedef struct vc_run {
+    lucid_sched s;
+    policy_run *pr;
+    int32_t vc;
+    borrow_state borrow;
+    int32_t watched;
+    int lends;
+    size_t next_scaling;
+    size_t next_arrival, last;
+    int64_t remaining;
+    lucid_sample *samples;
+    size_t nsamples, cap_samples;
+    int64_t policy_next, forced, previous;
+} vc_run;
+
+static int vc_run_begin(sim_context *ctx, policy_run *pr, int32_t vc, vc_run *v, lucid_error *err)
 {
     const lucid_sim_config *cfg = ctx->cfg;
     const lucid_trace *trace = ctx->in->trace;
-    lucid_jobrun *run = pr->result->run;
+    memset(v, 0, sizeof *v);
+    v->pr = pr;
+    v->vc = vc;
     int is_lucid = (pr->policy->flags & LUCID_POLICY_LUCID) != 0;
     int32_t nodes = ctx->in->vcs->nodes[vc];
     if (is_lucid && cfg->lucid.nodes_from)
         nodes -= cfg->lucid.nodes_from[vc];
-    lucid_sched s;
-    if (lucid_sched_init(&s, trace->jobs, run, vc, nodes, cfg->gpus_per_node, cfg->placer,
-                         pr->policy, cfg->sem, cfg->seed, err) < 0)
+    lucid_sched *s = &v->s;
+    if (lucid_sched_init(s, trace->jobs, pr->result->run, vc, nodes, cfg->gpus_per_node,
+                         cfg->placer, pr->policy, cfg->sem, cfg->seed, err) < 0)
         return -1;
-    s.priority = pr->priority;
-    s.lucid = is_lucid ? &pr->lucid : NULL;
-    if (pr->policy->init && pr->policy->init(&s, err) < 0) {
-        s.policy = NULL;
-        lucid_sched_free(&s);
+    s->priority = pr->priority;
+    s->lucid = is_lucid ? &pr->lucid : NULL;
+    if (pr->policy->init && pr->policy->init(s, err) < 0) {
+        s->policy = NULL;
+        lucid_sched_free(s);
         return -1;
     }
-    borrow_state borrow = {.base_nodes = nodes};
-    int32_t watched = -1;
+    v->borrow = (borrow_state){.base_nodes = nodes};
+    v->watched = -1;
     if (cfg->observe.after_step && cfg->observe.policy == pr->policy && cfg->observe.job >= 0 &&
         trace->jobs[cfg->observe.job].vc == vc)
-        watched = (int32_t)cfg->observe.job;
-    int lends = is_lucid && vc == cfg->lucid.borrow_vc && pr->log.count > 0;
-    size_t next_scaling = 0;
+        v->watched = (int32_t)cfg->observe.job;
+    v->lends = is_lucid && vc == cfg->lucid.borrow_vc && pr->log.count > 0;
+    v->next_arrival = pr->vc_first[vc];
+    v->last = pr->vc_first[vc + 1];
+    v->remaining = (int64_t)(v->last - v->next_arrival);
+    v->policy_next = v->forced = LUCID_NEVER;
+    v->previous = cfg->start - 1;
+    return 0;
+}
 
-    size_t first = pr->vc_first[vc], last = pr->vc_first[vc + 1], next_arrival = first;
-    int64_t remaining = (int64_t)(last - first);
-    lucid_sample *samples = NULL;
-    size_t nsamples = 0, cap_samples = 0;
-    int64_t policy_next = LUCID_NEVER, forced = LUCID_NEVER, previous = cfg->start - 1;
+/* Runs the steps before `limit` (LUCID_NEVER: to the end). */
+static int vc_run_until(sim_context *ctx, vc_run *v, int64_t limit, lucid_error *err)
+{
+    const lucid_sim_config *cfg = ctx->cfg;
+    const lucid_trace *trace = ctx->in->trace;
+    policy_run *pr = v->pr;
+    lucid_sched *s = &v->s;
     int rc = 0;
-    while (remaining > 0) {
-        int64_t t = next_arrival < last ? pr->arrival_time[next_arrival] : LUCID_NEVER;
-        int64_t end = lucid_sched_next_end(&s);
+    while (v->remaining > 0) {
+        int64_t t = v->next_arrival < v->last ? pr->arrival_time[v->next_arrival] : LUCID_NEVER;
+        int64_t end = lucid_sched_next_end(s);
         if (end < t)
             t = end;
-        if (policy_next < t)
-            t = policy_next;
-        if (forced < t)
-            t = forced;
-        if (lends && next_scaling < pr->log.count && pr->log.times[next_scaling] < t)
-            t = pr->log.times[next_scaling];
+        if (v->policy_next < t)
+            t = v->policy_next;
+        if (v->forced < t)
+            t = v->forced;
+        if (v->lends && v->next_scaling < pr->log.count && pr->log.times[v->next_scaling] < t)
+            t = pr->log.times[v->next_scaling];
         if (t == LUCID_NEVER) {
-            int32_t stuck = s.qlen > 0 ? s.queue[0] : -1;
-            rc = lucid_error_set(err,
-                                 "%s: VC %s: %lld jobs can never start (first: job %lld, %d GPUs)",
-                                 pr->policy->name, lucid_vcs_name(ctx->in->vcs, vc),
-                                 (long long)remaining,
-                                 stuck >= 0 ? (long long)trace->jobs[stuck].job_id : -1LL,
-                                 stuck >= 0 ? trace->jobs[stuck].gpu_num : 0);
-            break;
+            int32_t stuck = s->qlen > 0 ? s->queue[0] : -1;
+            return lucid_error_set(err,
+                                   "%s: VC %s: %lld jobs can never start (first: job %lld, %d GPUs)",
+                                   pr->policy->name, lucid_vcs_name(ctx->in->vcs, v->vc),
+                                   (long long)v->remaining,
+                                   stuck >= 0 ? (long long)trace->jobs[stuck].job_id : -1LL,
+                                   stuck >= 0 ? trace->jobs[stuck].gpu_num : 0);
         }
+        if (t >= limit)
+            return 0;
         if (cfg->series) {
-            int64_t m = previous + SAMPLE_PERIOD - ((previous % SAMPLE_PERIOD) + SAMPLE_PERIOD) % SAMPLE_PERIOD;
-            if (m <= previous)
+            int64_t m = v->previous + SAMPLE_PERIOD -
+                        ((v->previous % SAMPLE_PERIOD) + SAMPLE_PERIOD) % SAMPLE_PERIOD;
+            if (m <= v->previous)
                 m += SAMPLE_PERIOD;
-            int32_t pending = m < t ? pending_gpus(&s) : 0;
-            for (; m < t; m += SAMPLE_PERIOD)
-                if (record_sample(&samples, &nsamples, &cap_samples, &s, m, pending) < 0) {
+            int32_t pending = m < t ? pending_gpus(s) : 0;
+            for (; m < t && rc == 0; m += SAMPLE_PERIOD)
+                if (record_sample(&v->samples, &v->nsamples, &v->cap_samples, s, m, pending) < 0)
                     rc = lucid_error_set(err, "out of memory");
-                    break;
-                }
         }
-        s.now = t;
-        forced = LUCID_NEVER;
-        remaining -= lucid_sched_finish_due(&s, t);
-        while (next_arrival < last && pr->arrival_time[next_arrival] == t) {
-            if (pr->policy->arrive(&s, pr->arrival_job[next_arrival]) < 0) {
+        s->now = t;
+        v->forced = LUCID_NEVER;
+        v->remaining -= lucid_sched_finish_due(s, t);
+        while (rc == 0 && v->next_arrival < v->last && pr->arrival_time[v->next_arrival] == t) {
+            if (pr->policy->arrive(s, pr->arrival_job[v->next_arrival]) < 0)
                 rc = lucid_error_set(err, "out of memory");
-                break;
-            }
-            next_arrival++;
+            v->next_arrival++;
         }
-        s.changed = 0;
-        pr->policy->decide(&s);
-        if (watched >= 0)
-            cfg->observe.after_step(cfg->observe.user, &s, watched);
-        if (lends) {
-            while (next_scaling < pr->log.count && pr->log.times[next_scaling] == t) {
-                if (apply_borrow(&s, &borrow, pr->log.deltas[next_scaling]))
-                    forced = t + 1;
-                next_scaling++;
+        s->changed = 0;
+        pr->policy->decide(s);
+        if (v->watched >= 0)
+            cfg->observe.after_step(cfg->observe.user, s, v->watched);
+        if (v->lends) {
+            while (v->next_scaling < pr->log.count && pr->log.times[v->next_scaling] == t) {
+                if (apply_borrow(s, &v->borrow, pr->log.deltas[v->next_scaling]))
+                    v->forced = t + 1;
+                v->next_scaling++;
             }
-            while (borrow.pending > 0 && lend_idle_node(&s.cluster, &borrow))
-                borrow.pending--;
+            while (v->borrow.pending > 0 && lend_idle_node(&s->cluster, &v->borrow))
+                v->borrow.pending--;
         }
         if (cfg->series && t % SAMPLE_PERIOD == 0 &&
-            record_sample(&samples, &nsamples, &cap_samples, &s, t, pending_gpus(&s)) < 0)
+            record_sample(&v->samples, &v->nsamples, &v->cap_samples, s, t, pending_gpus(s)) < 0)
             rc = lucid_error_set(err, "out of memory");
         if (rc < 0)
-            break;
-        policy_next = pr->policy->next_decision(&s);
-        previous = t;
+            return rc;
+        v->policy_next = pr->policy->next_decision(s);
+        v->previous = t;
     }
-    lucid_sched_free(&s);
-    pr->vc_samples[vc] = samples;
-    pr->vc_nsamples[vc] = nsamples;
+    return 0;
+}
+
+static void vc_run_end(vc_run *v)
+{
+    lucid_sched_free(&v->s);
+    v->pr->vc_samples[v->vc] = v->samples;
+    v->pr->vc_nsamples[v->vc] = v->nsamples;
+    v->samples = NULL;
+}
+
+static int simulate_vc(sim_context *ctx, policy_run *pr, int32_t vc, lucid_error *err)
+{
+    vc_run v;
+    if (vc_run_begin(ctx, pr, vc, &v, err) < 0)
+        return -1;
+    int rc = vc_run_until(ctx, &v, LUCID_NEVER, err);
+    vc_run_end(&v);
     return rc;
 }
 
@@ -337,15 +383,24 @@ static int prepare_lucid(sim_context *ctx, policy_run *pr, lucid_error *err)
         if (row >= 0)
             pr->share[i] = in->sharing->rows[row].label;
     }
+    const lucid_forecast *forecast = in->forecast;
+    if (cfg->online) {
+        pr->online = lucid_online_new(cfg->online, trace, pr->share, &pr->online_forecast, err);
+        if (!pr->online)
+            return -1;
+        forecast = pr->online_forecast.count ? &pr->online_forecast : NULL;
+    }
     pr->lucid.share = pr->share;
     pr->lucid.pairs = in->pairs;
     pr->lucid.outside_model = pr->outside_model;
     pr->lucid.gmem_limit = cfg->lucid.gmem_limit;
     pr->lucid.priority_ratio = cfg->lucid.priority_ratio;
     pr->lucid.score_sum = cfg->lucid.score_sum;
-    if (build_switch(cfg, in->forecast, pr) < 0)
+    if (build_switch(cfg, forecast, pr) < 0)
         return lucid_error_set(err, "out of memory");
-    return lucid_profile_pass(cfg, in, ctx->excluded, pr->result->run, &pr->log, err);
+    lucid_sim_inputs with_forecast = *in;
+    with_forecast.forecast = forecast;
+    return lucid_profile_pass(cfg, &with_forecast, ctx->excluded, pr->result->run, &pr->log, err);
 }
 
 typedef struct arrival {
@@ -441,14 +496,14 @@ static int prepare_run(sim_context *ctx, policy_run *pr, lucid_error *err)
         return lucid_error_set(err, "out of memory");
     memcpy(pr->result->excluded, ctx->excluded, trace->njobs);
     if (pr->policy->flags & LUCID_POLICY_ESTIMATES) {
-        const double *est = (pr->policy->flags & LUCID_POLICY_LUCID) ? in->lucid_estimates
-                                                                      : in->qssf_estimates;
-        if (!est)
+        int lucid = (pr->policy->flags & LUCID_POLICY_LUCID) != 0;
+        const double *est = lucid ? in->lucid_estimates : in->qssf_estimates;
+        if (!est && !(lucid && ctx->cfg->online))
             return lucid_error_set(err, "policy %s needs duration estimates", pr->policy->name);
-        pr->priority = malloc((trace->njobs + 1) * sizeof *pr->priority);
+        pr->priority = calloc(trace->njobs + 1, sizeof *pr->priority);
         if (!pr->priority)
             return lucid_error_set(err, "out of memory");
-        for (size_t i = 0; i < trace->njobs; i++) /* the reference: negative estimates -> 1000 */
+        for (size_t i = 0; est && i < trace->njobs; i++) /* the reference: negative -> 1000 */
             pr->priority[i] = (est[i] < 0 ? 1000.0 : est[i]) * trace->jobs[i].gpu_num;
     }
     if ((pr->policy->flags & LUCID_POLICY_LUCID) && prepare_lucid(ctx, pr, err) < 0)
@@ -464,6 +519,8 @@ static void free_run(policy_run *pr)
     free(pr->switch_times);
     free(pr->switch_values);
     lucid_profile_log_free(&pr->log);
+    lucid_online_free(pr->online);
+    lucid_forecast_free(&pr->online_forecast);
     free(pr->arrival_time);
     free(pr->arrival_job);
     free(pr->vc_first);
@@ -476,6 +533,7 @@ static void free_run(policy_run *pr)
 static void *worker(void *arg)
 {
     sim_context *ctx = arg;
+    /* (a lockstep phase sets ctx->vc_runs; tasks then advance those runs) */
     for (;;) {
         pthread_mutex_lock(&ctx->lock);
         if (ctx->failed || ctx->next_task >= ctx->ntasks) {
@@ -485,7 +543,9 @@ static void *worker(void *arg)
         int task = ctx->next_task++;
         pthread_mutex_unlock(&ctx->lock);
         lucid_error err = {{0}};
-        int rc = simulate_vc(ctx, &ctx->runs[ctx->task_run[task]], ctx->task_vc[task], &err);
+        int rc = ctx->vc_runs
+                     ? vc_run_until(ctx, &ctx->vc_runs[ctx->task_vc[task]], ctx->limit, &err)
+                     : simulate_vc(ctx, &ctx->runs[ctx->task_run[task]], ctx->task_vc[task], &err);
         pthread_mutex_lock(&ctx->lock);
         if (rc < 0 && !ctx->failed) {
             ctx->failed = 1;
@@ -517,6 +577,98 @@ static int gather_samples(sim_context *ctx, policy_run *pr)
         pr->vc_samples[v] = NULL;
     }
     return 0;
+}
+
+/* Runs the queued tasks on `threads` workers (this thread included). */
+static void run_pool(sim_context *ctx, int threads)
+{
+    int nthreads = threads < ctx->ntasks ? threads : ctx->ntasks;
+    pthread_t workers[64];
+    if (nthreads > 64)
+        nthreads = 64;
+    int started = 0;
+    for (int i = 1; i < nthreads; i++)
+        if (pthread_create(&workers[started], NULL, worker, ctx) == 0)
+            started++;
+    worker(ctx);
+    for (int i = 0; i < started; i++)
+        pthread_join(workers[i], NULL);
+}
+
+typedef struct timed_job {
+    int64_t time;
+    int32_t job;
+} timed_job;
+
+static int compare_timed(const void *pa, const void *pb)
+{
+    const timed_job *a = pa, *b = pb;
+    if (a->time != b->time)
+        return a->time < b->time ? -1 : 1;
+    return a->job < b->job ? -1 : a->job > b->job;
+}
+
+/* Online Lucid: all VCs advance together one retraining period at a time;
+ * before each period the update engine retrains on the jobs that have ended
+ * and sets the priorities of the jobs that will arrive in it. */
+static int run_online(sim_context *ctx, int p, lucid_error *err)
+{
+    policy_run *pr = &ctx->runs[p];
+    const lucid_trace *trace = ctx->in->trace;
+    int32_t nvcs = ctx->in->vcs->count;
+    size_t narrivals = pr->vc_first[nvcs];
+    vc_run *runs = calloc((size_t)nvcs + 1, sizeof *runs);
+    timed_job *arrivals = malloc((narrivals + 1) * sizeof *arrivals);
+    int32_t *batch = malloc((narrivals + 1) * sizeof *batch);
+    double *est = malloc((narrivals + 1) * sizeof *est);
+    int rc = runs && arrivals && batch && est ? 0 : lucid_error_set(err, "out of memory");
+    int32_t begun = 0;
+    for (; rc == 0 && begun < nvcs; begun++)
+        rc = vc_run_begin(ctx, pr, begun, &runs[begun], err);
+    for (size_t k = 0; rc == 0 && k < narrivals; k++)
+        arrivals[k] = (timed_job){pr->arrival_time[k], pr->arrival_job[k]};
+    if (rc == 0)
+        qsort(arrivals, narrivals, sizeof *arrivals, compare_timed);
+    int64_t period = ctx->cfg->online->period > 0 ? ctx->cfg->online->period : 604800;
+    size_t next = 0;
+    for (int64_t from = ctx->cfg->start; rc == 0;) {
+        int64_t left = 0;
+        for (int32_t v = 0; v < nvcs; v++)
+            left += runs[v].remaining;
+        if (left == 0)
+            break;
+        int64_t until = from + period;
+        size_t n = 0;
+        while (next < narrivals && arrivals[next].time < until)
+            batch[n++] = arrivals[next++].job;
+        rc = lucid_online_estimate(pr->online, pr->result->run, from, batch, n, est, err);
+        for (size_t k = 0; rc == 0 && k < n; k++)
+            pr->priority[batch[k]] = (est[k] < 0 ? 1000.0 : est[k]) * trace->jobs[batch[k]].gpu_num;
+        if (rc < 0)
+            break;
+        ctx->vc_runs = runs;
+        ctx->limit = until;
+        ctx->ntasks = ctx->next_task = ctx->done_tasks = 0;
+        for (int32_t v = 0; v < nvcs; v++) {
+            ctx->task_run[ctx->ntasks] = p;
+            ctx->task_vc[ctx->ntasks++] = v;
+        }
+        run_pool(ctx, ctx->cfg->threads);
+        ctx->vc_runs = NULL;
+        if (ctx->failed) {
+            *err = ctx->err;
+            rc = -1;
+        }
+        from = until;
+    }
+    pr->result->duration_trainings = pr->online ? lucid_online_trainings(pr->online, NULL) : 0;
+    for (int32_t v = 0; v < begun; v++)
+        vc_run_end(&runs[v]);
+    free(runs);
+    free(arrivals);
+    free(batch);
+    free(est);
+    return rc;
 }
 
 static int mark_oversized(sim_context *ctx, lucid_error *err)
@@ -581,7 +733,7 @@ int lucid_simulate(const lucid_sim_config *cfg_in, const lucid_sim_inputs *in,
     if (rc == 0) {
         /* Big VCs first keeps both workers busy to the end. */
         for (int p = 0; p < npolicies; p++)
-            for (int32_t v = 0; v < nvcs; v++) {
+            for (int32_t v = 0; v < nvcs && !ctx.runs[p].online; v++) {
                 ctx.task_run[ctx.ntasks] = p;
                 ctx.task_vc[ctx.ntasks] = v;
                 ctx.ntasks++;
@@ -603,17 +755,10 @@ int lucid_simulate(const lucid_sim_config *cfg_in, const lucid_sim_inputs *in,
             ctx.task_vc[k] = v;
         }
         pthread_mutex_init(&ctx.lock, NULL);
-        int nthreads = cfg.threads < ctx.ntasks ? cfg.threads : ctx.ntasks;
-        pthread_t threads[64];
-        if (nthreads > 64)
-            nthreads = 64;
-        int started = 0;
-        for (int i = 1; i < nthreads; i++)
-            if (pthread_create(&threads[started], NULL, worker, &ctx) == 0)
-                started++;
-        worker(&ctx);
-        for (int i = 0; i < started; i++)
-            pthread_join(threads[i], NULL);
+        run_pool(&ctx, cfg.threads);
+        for (int p = 0; p < npolicies && !ctx.failed; p++)
+            if (ctx.runs[p].online && run_online(&ctx, p, &ctx.err) < 0)
+                ctx.failed = 1;
         pthread_mutex_destroy(&ctx.lock);
         if (ctx.failed) {
             *err = ctx.err;

@@ -1,0 +1,47 @@
+/* online.h — Lucid's models inside the scheduler (issue 4): the sharing
+ * tree predicts each job's sharing score from the metrics the profiler
+ * measured, the throughput GA2Ms forecast load from the history before the
+ * simulated window (and are updated as the window unfolds), and the update
+ * engine retrains the duration GA2M every period on the jobs that have
+ * ended so far — never on a job that has not ended. */
+#ifndef LUCID_ONLINE_H
+#define LUCID_ONLINE_H
+
+#include <stdint.h>
+
+#include "lucid/error.h"
+#include "lucid/sched.h"
+#include "lucid/trace.h"
+
+typedef struct lucid_online_config {
+    const char *trace_path;      /* the trace, for the duration model's features */
+    const char *sharing_labels;  /* sharing_labels.csv (training labels) */
+    const char *colocation;      /* colocation_pairs.csv */
+    const char *history;         /* throughput.csv-style series, or NULL (no forecast) */
+    int64_t window_start;        /* calendar time (s since 1970) of the simulation start */
+    int64_t sim_start;           /* the trace-timeline second of that instant */
+    int64_t period;              /* retraining period, s (604800) */
+    size_t min_history;          /* ended jobs needed before the first model (100) */
+    int bags;                    /* EBM outer bags (8) */
+    uint64_t seed;
+} lucid_online_config;
+
+typedef struct lucid_online lucid_online;
+
+/* Trains the sharing tree and the forecasters; fills `share` (per trace job)
+ * and `forecast` (rows from the window start, for the packing switch and
+ * the profiler). */
+lucid_online *lucid_online_new(const lucid_online_config *cfg, const lucid_trace *trace,
+                               int32_t *share, lucid_forecast *forecast, lucid_error *err);
+void lucid_online_free(lucid_online *o);
+
+/* The update engine at time `now` (trace timeline): retrains the duration
+ * model on the jobs with run[i].end_time in [0, now) — cold start below
+ * min_history ended jobs: every estimate is the mean duration of the ended
+ * jobs, or one hour if none — then writes estimates for the jobs listed. */
+int lucid_online_estimate(lucid_online *o, const lucid_jobrun *run, int64_t now,
+                          const int32_t *jobs, size_t njobs, double *estimates, lucid_error *err);
+/* How many times the duration model was trained, and on how many jobs last. */
+int lucid_online_trainings(const lucid_online *o, size_t *last_rows);
+
+#endif

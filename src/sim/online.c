@@ -1,0 +1,288 @@
+/* online.c — Lucid's three models trained and applied inside the simulator
+ * (online.h), on top of the model library (dataset.h, ebm.h, cart.h,
+ * features.h).  Hyper-parameters are Lucid's (spec lucid.md §6, models.md):
+ * duration GA2M with learning rate 0.01, uniform binning, 20 pairs;
+ * throughput GA2Ms with learning rate 0.1, quantile binning, 10 pairs;
+ * sharing tree pruned at alpha 1e-4. */
+#include "lucid/online.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lucid/cart.h"
+#include "lucid/csv.h"
+#include "lucid/ebm.h"
+#include "lucid/features.h"
+
+struct lucid_online {
+    lucid_online_config cfg;
+    const lucid_trace *trace;
+    lucid_dataset *duration;   /* features of every trace row */
+    int64_t *row_of_job;       /* trace index -> duration dataset row (-1 if none) */
+    lucid_ebm *model;
+    int trainings;
+    size_t last_rows;
+};
+
+static void duration_params(const lucid_online_config *cfg, lucid_ebm_params *p)
+{
+    lucid_ebm_default_params(p);
+    p->learning_rate = 0.01;
+    p->interactions = 20;
+    p->binning = LUCID_BIN_UNIFORM;
+    p->outer_bags = cfg->bags;
+    p->seed = cfg->seed;
+}
+
+/* Sharing scores: the tree trained on the labelled workloads, applied to
+ * every job's measured metrics (its workload's co-location speed when
+ * measured, as in training). */
+static int predict_sharing(const lucid_online_config *cfg, const lucid_trace *trace,
+                           int32_t *share, lucid_error *err)
+{
+    lucid_dataset *labels = lucid_features_sharing(cfg->sharing_labels, cfg->colocation, err);
+    if (!labels)
+        return -1;
+    lucid_cart *tree = lucid_cart_train(labels, 1e-4, cfg->seed, err);
+    int rc = tree ? 0 : -1;
+    lucid_dataset *jobs = rc == 0 ? lucid_dataset_new(trace->njobs, err) : NULL;
+    double *cols[6];
+    for (int c = 0; c < 6; c++)
+        cols[c] = calloc(trace->njobs + 1, sizeof(double));
+    double *pred = calloc(trace->njobs + 1, sizeof *pred);
+    if (rc == 0 && (!jobs || !pred || !cols[0] || !cols[1] || !cols[2] || !cols[3] || !cols[4] || !cols[5]))
+        rc = jobs ? lucid_error_set(err, "out of memory") : -1;
+    int c_amp = lucid_dataset_find(labels, "amp"), c_speed = lucid_dataset_find(labels, "avg_speed"),
+        c_auto = lucid_dataset_find(labels, "auto_label");
+    for (size_t i = 0; rc == 0 && i < trace->njobs; i++) {
+        const lucid_job *j = &trace->jobs[i];
+        cols[0][i] = j->workload.amp >= 0 ? (double)j->workload.amp : (double)NAN;
+        cols[1][i] = j->gpu_util;
+        cols[2][i] = j->gmem_util;
+        cols[3][i] = j->gmem;
+        cols[4][i] = 0;
+        cols[5][i] = 0;
+        /* avg_speed / auto_label come from co-location measurements of the
+         * workload: copy them from the labelled row of the same workload. */
+        char key[256];
+        snprintf(key, sizeof key, "%s/%s/%d/%d",
+                 j->workload.model >= 0 ? lucid_strtab_get(trace->strings, j->workload.model) : "",
+                 j->workload.dataset >= 0 ? lucid_strtab_get(trace->strings, j->workload.dataset) : "",
+                 j->workload.batchsize, j->workload.amp);
+        for (size_t r = 0; labels->row_keys && r < labels->nrows; r++)
+            if (strcmp(labels->row_keys[r], key) == 0) {
+                if (c_speed >= 0)
+                    cols[4][i] = labels->cols[c_speed].values[r];
+                if (c_auto >= 0)
+                    cols[5][i] = labels->cols[c_auto].values[r];
+                break;
+            }
+    }
+    (void)c_amp;
+    static const char *const names[6] = {"amp", "gpu_util", "gmem_util", "gmem", "avg_speed",
+                                         "auto_label"};
+    for (int c = 0; rc == 0 && c < 6; c++)
+        if (lucid_dataset_find(labels, names[c]) >= 0)
+            rc = lucid_dataset_add_numeric(jobs, names[c], cols[c], err);
+    if (rc == 0)
+        rc = lucid_cart_predict(tree, jobs, pred, err);
+    for (size_t i = 0; rc == 0 && i < trace->njobs; i++)
+        share[i] = pred[i] < 0.5 ? 0 : pred[i] < 1.5 ? 1 : 2;
+    for (int c = 0; c < 6; c++)
+        free(cols[c]);
+    free(pred);
+    lucid_dataset_free(jobs);
+    lucid_cart_free(tree);
+    lucid_dataset_free(labels);
+    return rc;
+}
+
+/* One throughput target: trained on the rows before each week of the
+ * window (the update engine), predicting that week's rows. */
+static int forecast_target(const lucid_online_config *cfg, const char *target, double *out,
+                           const int64_t *times, size_t first, size_t nrows, lucid_error *err)
+{
+    int64_t *t2 = NULL;
+    lucid_dataset *ds = lucid_features_throughput(cfg->history, target, &t2, err);
+    if (!ds)
+        return -1;
+    free(t2);
+    lucid_ebm_params p;
+    lucid_ebm_default_params(&p);
+    p.learning_rate = 0.1;
+    p.interactions = 10;
+    p.binning = LUCID_BIN_QUANTILE;
+    p.outer_bags = cfg->bags;
+    p.seed = cfg->seed;
+    int rc = 0;
+    size_t *rows = malloc((ds->nrows + 1) * sizeof *rows);
+    double *pred = malloc((ds->nrows + 1) * sizeof *pred);
+    if (!rows || !pred)
+        rc = lucid_error_set(err, "out of memory");
+    for (size_t week = first; rc == 0 && week < nrows;) {
+        /* Train on every row before `week`, predict rows up to a period later. */
+        size_t n = 0;
+        for (size_t r = 0; r < week; r++)
+            rows[n++] = r;
+        size_t until = week;
+        while (until < nrows && times[until] < times[week] + cfg->period)
+            until++;
+        lucid_dataset *train = lucid_dataset_subset(ds, rows, n, err);
+        lucid_ebm *m = train ? lucid_ebm_train(train, &p, err) : NULL;
+        if (!m || lucid_ebm_predict(m, ds, pred, err) < 0)
+            rc = -1;
+        for (size_t r = week; rc == 0 && r < until; r++)
+            out[r - first] = pred[r];
+        lucid_ebm_free(m);
+        lucid_dataset_free(train);
+        week = until;
+    }
+    free(rows);
+    free(pred);
+    lucid_dataset_free(ds);
+    return rc;
+}
+
+static int build_forecast(const lucid_online_config *cfg, lucid_forecast *fc, lucid_error *err)
+{
+    memset(fc, 0, sizeof *fc);
+    if (!cfg->history)
+        return 0;
+    int64_t *times = NULL;
+    lucid_dataset *probe = lucid_features_throughput(cfg->history, "submit_gpu_job", &times, err);
+    if (!probe)
+        return -1;
+    size_t nrows = probe->nrows, first = 0;
+    lucid_dataset_free(probe);
+    while (first < nrows && times[first] < cfg->window_start)
+        first++;
+    if (first == 0 || first == nrows) {
+        free(times);
+        return lucid_error_set(err, "%s: needs rows before and after the simulation start",
+                               cfg->history);
+    }
+    size_t n = nrows - first;
+    fc->offset = malloc(n * sizeof *fc->offset);
+    fc->pred_gpu_job = malloc(n * sizeof *fc->pred_gpu_job);
+    fc->pred_gpu_num = malloc(n * sizeof *fc->pred_gpu_num);
+    int rc = fc->offset && fc->pred_gpu_job && fc->pred_gpu_num ? 0 : lucid_error_set(err, "out of memory");
+    for (size_t r = 0; rc == 0 && r < n; r++)
+        fc->offset[r] = times[first + r] - times[first];
+    fc->count = n;
+    if (rc == 0)
+        rc = forecast_target(cfg, "submit_gpu_job", fc->pred_gpu_job, times, first, nrows, err);
+    if (rc == 0)
+        rc = forecast_target(cfg, "submit_gpu_num", fc->pred_gpu_num, times, first, nrows, err);
+    free(times);
+    if (rc < 0)
+        lucid_forecast_free(fc);
+    return rc;
+}
+
+lucid_online *lucid_online_new(const lucid_online_config *cfg, const lucid_trace *trace,
+                               int32_t *share, lucid_forecast *forecast, lucid_error *err)
+{
+    lucid_online *o = calloc(1, sizeof *o);
+    if (!o) {
+        lucid_error_set(err, "out of memory");
+        return NULL;
+    }
+    o->cfg = *cfg;
+    o->trace = trace;
+    int64_t *times = NULL;
+    o->duration = lucid_features_duration(cfg->trace_path, &times, err);
+    free(times);
+    o->row_of_job = malloc((trace->njobs + 1) * sizeof *o->row_of_job);
+    if (!o->duration || !o->row_of_job) {
+        if (o->duration)
+            lucid_error_set(err, "out of memory");
+        lucid_online_free(o);
+        return NULL;
+    }
+    for (size_t i = 0; i < trace->njobs; i++)
+        o->row_of_job[i] = -1;
+    for (size_t r = 0; o->duration->row_keys && r < o->duration->nrows; r++) {
+        int64_t id, i;
+        if (lucid_parse_i64(o->duration->row_keys[r], &id) == 0 &&
+            (i = lucid_trace_find(trace, id)) >= 0)
+            o->row_of_job[i] = (int64_t)r;
+    }
+    memset(forecast, 0, sizeof *forecast);
+    if ((cfg->sharing_labels && predict_sharing(cfg, trace, share, err) < 0) ||
+        build_forecast(cfg, forecast, err) < 0) {
+        lucid_online_free(o);
+        return NULL;
+    }
+    return o;
+}
+
+void lucid_online_free(lucid_online *o)
+{
+    if (!o)
+        return;
+    lucid_dataset_free(o->duration);
+    free(o->row_of_job);
+    lucid_ebm_free(o->model);
+    free(o);
+}
+
+int lucid_online_trainings(const lucid_online *o, size_t *last_rows)
+{
+    if (last_rows)
+        *last_rows = o->last_rows;
+    return o->trainings;
+}
+
+int lucid_online_estimate(lucid_online *o, const lucid_jobrun *run, int64_t now,
+                          const int32_t *jobs, size_t njobs, double *estimates, lucid_error *err)
+{
+    const lucid_trace *trace = o->trace;
+    size_t *rows = malloc((trace->njobs + 1) * sizeof *rows);
+    if (!rows)
+        return lucid_error_set(err, "out of memory");
+    size_t n = 0;
+    double sum = 0;
+    for (size_t i = 0; i < trace->njobs; i++)
+        if (run[i].end_time >= 0 && run[i].end_time < now && o->row_of_job[i] >= 0) {
+            rows[n++] = (size_t)o->row_of_job[i];
+            sum += (double)trace->jobs[i].duration;
+        }
+    int rc = 0;
+    if (n >= o->cfg.min_history) {
+        lucid_ebm_params p;
+        duration_params(&o->cfg, &p);
+        lucid_dataset *train = lucid_dataset_subset(o->duration, rows, n, err);
+        lucid_ebm *m = train ? lucid_ebm_train(train, &p, err) : NULL;
+        lucid_dataset_free(train);
+        if (!m)
+            rc = -1;
+        else {
+            lucid_ebm_free(o->model);
+            o->model = m;
+            o->trainings++;
+            o->last_rows = n;
+        }
+    }
+    double fallback = n > 0 ? sum / (double)n : 3600.0;
+    if (rc == 0 && o->model && njobs > 0) {
+        size_t m = 0;
+        for (size_t k = 0; k < njobs; k++)
+            if (o->row_of_job[jobs[k]] >= 0)
+                rows[m++] = (size_t)o->row_of_job[jobs[k]];
+        lucid_dataset *sub = lucid_dataset_subset(o->duration, rows, m, err);
+        double *pred = sub ? malloc((m + 1) * sizeof *pred) : NULL;
+        if (!sub || !pred || lucid_ebm_predict(o->model, sub, pred, err) < 0)
+            rc = -1;
+        for (size_t k = 0, q = 0; rc == 0 && k < njobs; k++)
+            estimates[k] = o->row_of_job[jobs[k]] >= 0 ? pred[q++] : fallback;
+        free(pred);
+        lucid_dataset_free(sub);
+    } else if (rc == 0) {
+        for (size_t k = 0; k < njobs; k++)
+            estimates[k] = fallback;
+    }
+    free(rows);
+    return rc;
+}

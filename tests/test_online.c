@@ -1,0 +1,150 @@
+/* test_online.c — the update engine: it retrains at the configured times
+ * and never learns from a job that has not ended (a planted job whose
+ * duration, if leaked, would change the estimates). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lucid/online.h"
+#include "lucid/sim.h"
+#include "testutil.h"
+
+/* 300 one-GPU jobs, one every 600 s; durations depend on the user so the
+ * model has something to learn.  Job 8 (trace index 7) runs `planted` s. */
+static void write_trace(const char *path, int64_t planted)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("job_id,user,vc,gpu_num,cpu_num,submit_time,duration,amp,gpu_util,gmem_util,gmem,"
+          "submit_datetime\n",
+          f);
+    for (int k = 0; k < 300; k++) {
+        int64_t t = 1598918400 + 600LL * k; /* from 2020-09-01 00:00:00 */
+        int64_t d = k == 7 ? planted : 100 + 50 * (k % 5);
+        char when[32];
+        lucid_time_format(t, when, sizeof when);
+        fprintf(f, "%d,u%d,a,1,1,%lld,%lld,0,50,20,2000,%s\n", k + 1, k % 5, (long long)t,
+                (long long)d, when);
+    }
+    fclose(f);
+}
+
+static lucid_online *make(const char *trace_path, lucid_trace *trace, lucid_vcs *vcs)
+{
+    lucid_error err = {{0}};
+    memset(vcs, 0, sizeof *vcs);
+    lucid_vcs_add(vcs, "a", 2);
+    if (lucid_trace_load(trace, trace_path, vcs, &err) < 0)
+        fail_msg("%s", err.msg);
+    lucid_online_config oc = {.trace_path = trace_path, .period = 86400, .min_history = 50,
+                              .bags = 2, .seed = 3};
+    lucid_forecast fc;
+    int32_t *share = calloc(trace->njobs, sizeof *share);
+    lucid_online *o = lucid_online_new(&oc, trace, share, &fc, &err);
+    free(share);
+    if (!o)
+        fail_msg("%s", err.msg);
+    return o;
+}
+
+static void never_learns_from_unended_jobs(void **state)
+{
+    (void)state;
+    char dir[2048], a[4096], b[4096], c[4096];
+    test_tmpdir(dir, sizeof dir, "online");
+    snprintf(a, sizeof a, "%s/a.csv", dir);
+    snprintf(b, sizeof b, "%s/b.csv", dir);
+    snprintf(c, sizeof c, "%s/c.csv", dir);
+    write_trace(a, 100);
+    write_trace(b, 90000); /* the same job, a far longer run */
+    write_trace(c, 100);
+    lucid_trace ta, tb;
+    lucid_vcs va, vb;
+    lucid_online *oa = make(a, &ta, &va), *ob = make(b, &tb, &vb);
+    /* Jobs 1..100 have ended before `now`, the planted job (index 7) among
+     * them only in the second check. */
+    lucid_jobrun *run = calloc(ta.njobs, sizeof *run);
+    int64_t now = ta.jobs[100].submit_time;
+    for (size_t i = 0; i < ta.njobs; i++)
+        run[i].end_time = i < 100 ? ta.jobs[i].submit_time + 1000 : -1;
+    run[7].end_time = -1; /* still running at `now` */
+    int32_t jobs[50];
+    for (int k = 0; k < 50; k++)
+        jobs[k] = 100 + k;
+    double ea[50], eb[50];
+    lucid_error err = {{0}};
+    assert_int_equal(lucid_online_estimate(oa, run, now, jobs, 50, ea, &err), 0);
+    assert_int_equal(lucid_online_estimate(ob, run, now, jobs, 50, eb, &err), 0);
+    assert_int_equal(lucid_online_trainings(oa, NULL), 1);
+    assert_memory_equal(ea, eb, sizeof ea); /* the unended job's duration was not used */
+    /* Control: once it has ended, its duration does change the model. */
+    run[7].end_time = now - 1;
+    assert_int_equal(lucid_online_estimate(oa, run, now, jobs, 50, ea, &err), 0);
+    assert_int_equal(lucid_online_estimate(ob, run, now, jobs, 50, eb, &err), 0);
+    int differs = 0;
+    for (int k = 0; k < 50; k++)
+        differs |= ea[k] != eb[k];
+    assert_true(differs);
+    /* Cold start: with fewer than min_history ended jobs, the mean of the ended. */
+    for (size_t i = 0; i < ta.njobs; i++)
+        run[i].end_time = i < 10 ? 1 : -1;
+    lucid_online *oc = make(c, &ta, &va);
+    assert_int_equal(lucid_online_estimate(oc, run, now, jobs, 1, ea, &err), 0);
+    /* jobs 1..10: durations 100,150,200,250,300, 100,150, 100 (planted), 250,300 -> 190 */
+    assert_true(fabs(ea[0] - 190.0) < 1e-9);
+    assert_int_equal(lucid_online_trainings(oc, NULL), 0);
+    lucid_online_free(oa);
+    lucid_online_free(ob);
+    lucid_online_free(oc);
+    lucid_trace_free(&ta);
+    lucid_trace_free(&tb);
+    lucid_vcs_free(&va);
+    lucid_vcs_free(&vb);
+    free(run);
+}
+
+static void retrains_at_the_configured_times(void **state)
+{
+    (void)state;
+    char dir[2048], path[4096];
+    test_tmpdir(dir, sizeof dir, "online-sim");
+    snprintf(path, sizeof path, "%s/t.csv", dir);
+    write_trace(path, 100);
+    lucid_trace trace;
+    lucid_vcs vcs = {0};
+    lucid_vcs_add(&vcs, "a", 2);
+    lucid_error err = {{0}};
+    if (lucid_trace_load(&trace, path, &vcs, &err) < 0)
+        fail_msg("%s", err.msg);
+    lucid_online_config oc = {.trace_path = path, .period = 86400, .min_history = 50,
+                              .bags = 2, .seed = 3};
+    lucid_sim_config cfg;
+    lucid_sim_config_defaults(&cfg);
+    cfg.online = &oc;
+    cfg.threads = 1;
+    cfg.lucid.profiler_autoscale = 0;
+    lucid_sim_inputs in = {.trace = &trace, .vcs = &vcs};
+    const lucid_policy_ops *lucid = lucid_policy_find("lucid");
+    lucid_sim_result res;
+    if (lucid_simulate(&cfg, &in, &lucid, 1, &res, NULL, NULL, &err) < 0)
+        fail_msg("%s", err.msg);
+    /* Jobs arrive for 300 x 600 s = 2.08 days and end within minutes: the
+     * update engine runs at day 0 (nothing ended: cold start), day 1 (~144
+     * ended: trains), day 2 (~288: trains); by day 3 every job has ended. */
+    assert_int_equal(res.duration_trainings, 2);
+    for (size_t i = 0; i < trace.njobs; i++)
+        assert_int_equal(res.run[i].status, LUCID_DONE);
+    lucid_sim_result_free(&res);
+    lucid_trace_free(&trace);
+    lucid_vcs_free(&vcs);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(never_learns_from_unended_jobs),
+        cmocka_unit_test(retrains_at_the_configured_times),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
