@@ -66,6 +66,18 @@ else
     echo "FAIL: good run outputs"; failures=$((failures + 1))
 fi
 
+# lucid explain re-runs the saved experiment: job 2 (2 GPUs) of good.csv under
+# fifo starts at 12 with no wait; unknown jobs and directories are refused.
+if "$lucid" explain "$tmp/out" 2 --policy fifo >"$tmp/explain.txt" &&
+    grep -q '^job 2: VC vcA, 2 GPUs, submitted at 12, runs 5 s; policy fifo' "$tmp/explain.txt" &&
+    grep -q '^started at 12 after a queueing delay of 0 s$' "$tmp/explain.txt"; then
+    passes=$((passes + 1))
+else
+    echo "FAIL: explain"; cat "$tmp/explain.txt"; failures=$((failures + 1))
+fi
+expect_error "explain unknown job" "explain: no job 99 in" "$lucid" explain "$tmp/out" 99
+expect_error "explain not an output dir" "is $tmp/nowhere an output directory of lucid simulate?" "$lucid" explain "$tmp/nowhere" 1
+
 # The bundled example runs all six policies (README's first command).
 if (cd "$src" && "$lucid" simulate examples/venus.ini --quiet --out "$tmp/venus") &&
     [ "$(grep -c ',all,' "$tmp/venus/summary.csv")" -eq 6 ]; then

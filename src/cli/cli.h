@@ -19,6 +19,7 @@ typedef struct cli_command {
 int cmd_simulate(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_model(int argc, char **argv);
+int cmd_explain_job(int argc, char **argv); /* `lucid explain` */
 int cmd_queue(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_report(int argc, char **argv);

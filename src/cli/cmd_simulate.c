@@ -92,6 +92,15 @@ static int write_outputs(const lucid_experiment *exp, const cli_run *d,
         }
     }
     rc |= fclose(summary) != 0;
+    /* The experiment as run (flags applied, absolute paths): `lucid explain
+     * OUTDIR JOB` re-runs from it. */
+    snprintf(path, sizeof path, "%s/experiment.ini", exp->out);
+    FILE *used = fopen(path, "w");
+    if (!used)
+        return cli_fail("%s: cannot write: %s", path, strerror(errno));
+    fputs("# The experiment this output directory was produced with (lucid simulate).\n", used);
+    rc |= lucid_experiment_write(used, exp);
+    rc |= fclose(used) != 0;
     if (rc)
         return cli_fail("%s: error while writing results", exp->out);
     return 0;

@@ -12,6 +12,8 @@ static const cli_command commands[] = {
     {"model", cmd_model, "train, apply, explain and evaluate the interpretable models"},
     {"queue", cmd_queue, "jobs under the live scheduler (lucidd) and why they wait"},
     {"status", cmd_status, "lucidd's profiler, packing switch, metrics backend, models"},
+    {"report", cmd_report, "the paper's tables and figures from simulate's outputs, as HTML + SVG"},
+    {"explain", cmd_explain_job, "why a job of a simulation waited, started, was packed"},
     {"tune", cmd_tune, "search Lucid's knobs by simulation; write the tuned experiment"},
 };
 

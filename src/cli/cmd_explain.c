@@ -1,0 +1,85 @@
+/* cmd_explain.c — `lucid explain OUTDIR JOB_ID [--policy NAME]`: why a job
+ * of a simulation had its priority, waited, started where it did and was
+ * (or was not) packed, by re-running the experiment saved in OUTDIR with an
+ * observer on that job (lucid_explain_job). */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "lucid/csv.h"
+
+static const char usage_text[] =
+    "usage: lucid explain OUTDIR JOB_ID [--policy NAME]\n"
+    "\n"
+    "Explains one job of `lucid simulate`'s results in OUTDIR (re-running the\n"
+    "experiment saved there): its priority, profiling, every waiting interval with\n"
+    "its reason, and how it started (packed: with whom and why).  The policy\n"
+    "defaults to lucid if the run had it, else the run's first policy.\n";
+
+int cmd_explain_job(int argc, char **argv)
+{
+    const char *outdir = NULL, *job_text = NULL, *policy_name = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        int got;
+        if (strcmp(argv[i], "--help") == 0) {
+            fputs(usage_text, stdout);
+            return 0;
+        }
+        if ((got = cli_option(argc, argv, &i, "--policy", &v)) != 0) {
+            if (got < 0)
+                return 1;
+            policy_name = v;
+        } else if (argv[i][0] == '-') {
+            return cli_fail("explain: unknown option '%s'", argv[i]);
+        } else if (!outdir) {
+            outdir = argv[i];
+        } else if (!job_text) {
+            job_text = argv[i];
+        } else {
+            return cli_fail("explain: unexpected argument '%s'", argv[i]);
+        }
+    }
+    if (!outdir || !job_text) {
+        fputs(usage_text, stderr);
+        return 2;
+    }
+    int64_t job_id;
+    if (lucid_parse_i64(job_text, &job_id) < 0)
+        return cli_fail("explain: '%s' is not a job id", job_text);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/experiment.ini", outdir);
+    lucid_experiment exp;
+    lucid_experiment_defaults(&exp);
+    lucid_error err = {{0}};
+    if (lucid_experiment_load(&exp, path, &err) < 0) {
+        lucid_experiment_free(&exp);
+        return cli_fail("%s (is %s an output directory of lucid simulate?)", err.msg, outdir);
+    }
+    const lucid_policy_ops *policies[LUCID_EXP_MAX_POLICIES];
+    int npolicies = 0;
+    lucid_sim_config cfg;
+    int rc = cli_run_policies(&exp, policies, &npolicies) || cli_run_config(&exp, &cfg);
+    const lucid_policy_ops *policy = NULL;
+    for (int i = 0; rc == 0 && i < npolicies; i++)
+        if (policy_name ? strcmp(policies[i]->name, policy_name) == 0
+                        : (policies[i]->flags & LUCID_POLICY_LUCID) != 0)
+            policy = policies[i];
+    if (rc == 0 && !policy && !policy_name && npolicies > 0)
+        policy = policies[0];
+    if (rc == 0 && !policy)
+        rc = cli_fail("explain: %s did not run policy '%s'", outdir, policy_name);
+    cli_run d;
+    memset(&d, 0, sizeof d);
+    if (rc == 0)
+        rc = cli_run_load(&exp, &policy, 1, &d, &cfg);
+    int64_t index = rc == 0 ? lucid_trace_find(&d.trace, job_id) : -1;
+    if (rc == 0 && index < 0)
+        rc = cli_fail("explain: no job %lld in %s", (long long)job_id, exp.jobs);
+    cfg.threads = 1;
+    if (rc == 0 && lucid_explain_job(&cfg, &d.in, policy, index, stdout, &err) < 0)
+        rc = cli_fail("%s", err.msg);
+    cli_run_free(&d);
+    lucid_experiment_free(&exp);
+    return rc;
+}
