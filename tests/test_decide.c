@@ -164,6 +164,39 @@ static void packing_follows_lucid_rules(void **state)
     assert_false(results[1].start);
 }
 
+/* Within one decision: a node that just received a packed job takes no
+ * unpacked job (Slurm would see the partner's GPUs free once it ends), and
+ * no job is packed onto a node where a job was just placed (Slurm could
+ * hand that one the partner's GPUs). */
+static void packed_nodes_stay_apart_from_new_placements(void **state)
+{
+    (void)state;
+    decide_node nodes[2];
+    make_nodes(nodes, 2, (const int[]){4, 8});
+    decide_running partner = host(5, 4, 0, 1000, 10000);
+    decide_job jobs[] = {
+        {.id = 1, .gpus = 4, .nodes = 1, .priority = 100, .sharing_score = 0, .gmem_mib = 1000},
+        {.id = 2, .gpus = 4, .nodes = 1, .priority = 200, .sharing_score = -1},
+    };
+    decide_result results[2];
+    decide_params params = {.packing = 1, .gpu_memory_mib = 24576};
+    assert_int_equal(decide_main(jobs, 2, &partner, 1, nodes, 2, &params, results), 2);
+    assert_int_equal(results[0].partner, 5);
+    assert_string_equal(results[0].nodes, "n1");
+    /* n1 still had 4 free GPUs (best fit) but carries a packed job now. */
+    assert_string_equal(results[1].nodes, "n2");
+
+    make_nodes(nodes, 2, (const int[]){4, 0});
+    decide_job first_placed[] = {
+        {.id = 1, .gpus = 4, .nodes = 1, .priority = 100, .sharing_score = -1},
+        {.id = 2, .gpus = 4, .nodes = 1, .priority = 200, .sharing_score = 0, .gmem_mib = 1000},
+    };
+    assert_int_equal(decide_main(first_placed, 2, &partner, 1, nodes, 2, &params, results), 1);
+    assert_string_equal(results[0].nodes, "n1");
+    assert_false(results[1].start);
+    assert_int_equal(nodes[0].settling, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -171,6 +204,7 @@ int main(void)
         cmocka_unit_test(priority_order_stops_at_first_failure),
         cmocka_unit_test(profiler_takes_least_gpus_first),
         cmocka_unit_test(packing_follows_lucid_rules),
+        cmocka_unit_test(packed_nodes_stay_apart_from_new_placements),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -51,6 +51,7 @@ typedef struct lucidd {
     int packing_on;
     int main_gpus;           /* GPUs of the main partition (bad-input check) */
     int slurm_up;            /* the latest Slurm call worked */
+    int reconciled;          /* unacknowledged decisions settled since start */
     char last_error[LUCID_ERROR_MAX];
     time_t started;
     uint64_t ticks, decisions_applied, slurm_errors, sample_errors;
@@ -61,7 +62,7 @@ typedef struct lucidd {
 
 /* engine.c */
 int engine_load(lucidd *d, lucid_error *err);     /* jobs from the state store */
-int engine_reconcile(lucidd *d, lucid_error *err); /* after a restart, before ticking */
+int engine_reconcile(lucidd *d, lucid_error *err); /* run by the first ticks after a start */
 void engine_tick(lucidd *d);
 lucidd_job *engine_find(lucidd *d, uint32_t job_id);
 /* Percentile (0..1) of the recorded decision latencies, seconds. */

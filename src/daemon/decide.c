@@ -155,6 +155,18 @@ static void placement_free(placement *p)
     p->ready = 0;
 }
 
+/* A node that now carries a packed job takes no new unpacked job: once the
+ * partner ends Slurm believes those GPUs free and could hand them out. */
+static void placement_block_node(placement *p, decide_node *nodes, int node)
+{
+    nodes[node].free_gpus = 0;
+    if (!p->ready || p->cluster.nodes[node].free == 0)
+        return;
+    lucid_alloc rest = {.node = node, .gpus = p->cluster.nodes[node].free,
+                        .mask = p->cluster.nodes[node].free_mask};
+    lucid_cluster_take(&p->cluster, &rest, 1);
+}
+
 static int spread(int gpus, int nodes_asked, const decide_node *nodes, int nnodes, int *chosen)
 {
     int per_node = (gpus + nodes_asked - 1) / nodes_asked;
@@ -206,6 +218,7 @@ static int placement_place(placement *p, int gpus, int nodes_asked, decide_node 
     for (int k = 0; k < n; k++) {
         chosen[k] = allocs[k].node;
         nodes[chosen[k]].free_gpus -= allocs[k].gpus;
+        nodes[chosen[k]].settling++; /* released, not started yet */
     }
     return n;
 }
@@ -271,7 +284,8 @@ static void free_partners(partner_index *ix)
 /* Lucid's affine pair: same GPU count (<= 8), scores sum <= 2, memory fits in
  * one GPU, and the newcomer's priority at most twice the partner's. */
 static int find_partner(const decide_job *job, const decide_running *running,
-                        partner_index *ix, char *taken, double gpu_memory_mib)
+                        const decide_node *nodes, partner_index *ix, char *taken,
+                        double gpu_memory_mib)
 {
     int g = job->gpus;
     if (g < 1 || g > 8 || job->nodes > 1 || job->sharing_score < 0 || !ix->items[g])
@@ -281,7 +295,10 @@ static int find_partner(const decide_job *job, const decide_running *running,
     for (int k = ix->start[g]; k < ix->count[g]; k++) {
         int i = ix->items[g][k];
         const decide_running *other = &running[i];
-        if (taken[i] || other->job.gmem_mib >= gpu_memory_mib - job->gmem_mib ||
+        /* Not on a node where a released job has not started: Slurm could
+         * still hand it the GPUs of a partner that ends meanwhile. */
+        if (taken[i] || nodes[other->node].settling > 0 ||
+            other->job.gmem_mib >= gpu_memory_mib - job->gmem_mib ||
             job->sharing_score + other->job.sharing_score > 2 ||
             job->priority > 2 * other->job.priority)
             continue;
@@ -335,7 +352,7 @@ int decide_main(decide_job *jobs, int njobs, const decide_running *running, int 
             continue;
         }
         int partner = params->packing && taken
-                          ? find_partner(job, running, &ix, taken, params->gpu_memory_mib)
+                          ? find_partner(job, running, nodes, &ix, taken, params->gpu_memory_mib)
                           : -1;
         if (partner >= 0) {
             const decide_running *other = &running[partner];
@@ -348,6 +365,12 @@ int decide_main(decide_job *jobs, int njobs, const decide_running *running, int 
                      "packed with job %u (scores %d+%d, %.0f+%.0f MiB, priority %.0f <= 2 x %.0f)",
                      other->job.id, job->sharing_score, other->job.sharing_score, job->gmem_mib,
                      other->job.gmem_mib, job->priority, other->job.priority);
+            int had = nodes[other->node].free_gpus;
+            placement_block_node(&place, nodes, other->node);
+            if (had >= 8)
+                whole_nodes--;
+            if (had > 0 && had == most_free)
+                most_free = max_free(nodes, nnodes);
             started++;
             continue;
         }

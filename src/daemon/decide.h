@@ -37,7 +37,8 @@ typedef struct decide_node {
     char name[64];
     int free_gpus;
     int total_gpus;
-    int settling; /* jobs released there that Slurm has not started yet */
+    int settling; /* jobs released there that Slurm has not started yet (no
+                   * packing onto that node meanwhile); placements add to it */
 } decide_node;
 
 typedef struct decide_params {

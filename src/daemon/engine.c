@@ -550,9 +550,7 @@ static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs)
             for (int k = 0; k < nnodes; k++)
                 if (strcmp(nodes[k].name, sjobs[s].node_list) == 0)
                     r->node = k;
-            /* Not while a job released there has not started: Slurm could
-             * still hand it the GPUs of a partner that ends meanwhile. */
-            if (r->node >= 0 && nodes[r->node].settling == 0)
+            if (r->node >= 0)
                 nrunning++;
         }
     }
@@ -597,6 +595,19 @@ double engine_latency_quantile(const lucidd *d, double q)
 void engine_tick(lucidd *d)
 {
     lucid_error err = {{0}};
+    if (!d->reconciled) {
+        /* After a restart, nothing is decided before the unacknowledged
+         * decisions are settled; Slurm may not answer yet (slurmctld
+         * restarting): the API keeps serving meanwhile. */
+        if (engine_reconcile(d, &err) < 0) {
+            if (d->slurm_up || d->ticks == 0)
+                note_error(d, &err);
+            d->slurm_up = 0;
+            d->ticks++;
+            return;
+        }
+        d->reconciled = 1;
+    }
     slurm_job *sjobs = NULL;
     long n = slurm_io_jobs(&sjobs, &err);
     d->ticks++;
@@ -618,7 +629,8 @@ void engine_tick(lucidd *d)
             job->seen = 1;
             if (!lucid_phase_is_final(job->rec.phase))
                 track(d, job, sj, now);
-        } else if (managed(d, sj->partition) && sj->state == SJ_PENDING) {
+        } else if (managed(d, sj->partition) &&
+                   (sj->state == SJ_PENDING || sj->state == SJ_RUNNING)) {
             intake(d, sj);
             if ((job = engine_find(d, sj->id)))
                 job->seen = 1;

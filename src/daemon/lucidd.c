@@ -227,11 +227,6 @@ int main(int argc, char **argv)
     record_heuristics(&d);
     lucidd_log("state %s: %zu jobs known; socket %s; metrics %s%d", d.cfg.state_path, d.njobs,
                d.cfg.socket_path, d.cfg.metrics_port ? "127.0.0.1:" : "off ", d.cfg.metrics_port);
-    /* Slurm may be down (slurmctld restarting): retry reconciliation until it answers. */
-    while (!stop_requested && engine_reconcile(&d, &err) < 0) {
-        lucidd_log("reconcile: %s (retrying)", err.msg);
-        sleep(1);
-    }
     serve(&d, unix_fd, http_fd);
     lucidd_log("stopping");
     close(unix_fd);

@@ -51,6 +51,10 @@ for jid, spec in jobs.items():
     main_starts = [r for r in runs[jid] if r[0] == "start" and r[2] == "main"]
     if len(main_starts) > 1:
         errors.append(f"job {jid}: started {len(main_starts)} times on main")
+    # lucid's own count of starts on main agrees with the payloads'
+    if jid in queue and queue[jid]["phase"] == "done" and queue[jid]["runs"] != len(main_starts):
+        errors.append(f"job {jid}: lucid counted {queue[jid]['runs']} starts on main, "
+                      f"the payload {len(main_starts)}")
 
 # 3. GPU occupancy from the payloads' own reports: intervals per (node, gpu)
 def expand(cvd):

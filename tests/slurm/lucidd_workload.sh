@@ -144,6 +144,11 @@ until all_final; do
     sleep 1
 done
 "$BUILD/lucid" queue --socket "$SOCK" --all --json >"$LAB/queue.json"
+# Slurm's side of the final state: every job completed (MinJobAge keeps them listed).
+while read -r id _; do
+    state=$(scontrol show job "$id" | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
+    [[ $state == COMPLETED ]] || fail "Slurm says job $id is $state"
+done <"$LAB/jobs.txt"
 : >"$LAB/explain.json"
 while read -r id _; do
     "$BUILD/lucid" queue --socket "$SOCK" --job "$id" --json | tr -d '\n' >>"$LAB/explain.json"
