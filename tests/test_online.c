@@ -136,6 +136,25 @@ static void retrains_at_the_configured_times(void **state)
     for (size_t i = 0; i < trace.njobs; i++)
         assert_int_equal(res.run[i].status, LUCID_DONE);
     lucid_sim_result_free(&res);
+    /* Explanations name the model and its terms (late job) or the cold
+     * start (a job of the first day). */
+    for (int k = 0; k < 2; k++) {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *out = open_memstream(&text, &len);
+        int64_t job = k == 0 ? 253 : 3; /* 250 s: both outlive the 200 s profiling */
+        if (lucid_explain_job(&cfg, &in, lucid, job, out, &err) < 0)
+            fail_msg("%s", err.msg);
+        fclose(out);
+        /* Job 254 arrives on day 1: the model trained then on the 144 jobs of day 0. */
+        const char *want = k == 0 ? "the estimate: duration model #1 (trained on 144 ended jobs)"
+                                  : "the estimate: cold start (0 jobs had ended, fewer than 50)";
+        if (!strstr(text, want))
+            fail_msg("explanation lacks \"%s\":\n%s", want, text);
+        if (k == 0 && !strstr(text, "intercept"))
+            fail_msg("no terms in:\n%s", text);
+        free(text);
+    }
     lucid_trace_free(&trace);
     lucid_vcs_free(&vcs);
 }

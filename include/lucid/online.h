@@ -41,6 +41,12 @@ void lucid_online_free(lucid_online *o);
  * jobs, or one hour if none — then writes estimates for the jobs listed. */
 int lucid_online_estimate(lucid_online *o, const lucid_jobrun *run, int64_t now,
                           const int32_t *jobs, size_t njobs, double *estimates, lucid_error *err);
+/* Explanations: remember why trace job `job` got its estimate (the
+ * duration model's intercept and largest additive terms, or the cold-start
+ * rule) when it is estimated; lucid_online_why() returns that text ("" if
+ * the job was not estimated). */
+void lucid_online_watch(lucid_online *o, int64_t job);
+const char *lucid_online_why(const lucid_online *o);
 /* How many times the duration model was trained, and on how many jobs last. */
 int lucid_online_trainings(const lucid_online *o, size_t *last_rows);
 

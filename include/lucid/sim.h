@@ -84,6 +84,7 @@ typedef struct lucid_sim_result {
     int64_t profiled, finished_in_profiler, packed_at_end;
     int64_t scaling_events;
     int duration_trainings;  /* online: times the duration model was trained */
+    char estimate_why[1024]; /* online: why the observed job got its estimate */
 } lucid_sim_result;
 
 /* Progress callback: called from worker threads with the number of VC

@@ -630,6 +630,8 @@ static int run_online(sim_context *ctx, int p, lucid_error *err)
     if (rc == 0)
         qsort(arrivals, narrivals, sizeof *arrivals, compare_timed);
     int64_t period = ctx->cfg->online->period > 0 ? ctx->cfg->online->period : 604800;
+    if (ctx->cfg->observe.after_step && ctx->cfg->observe.policy == pr->policy)
+        lucid_online_watch(pr->online, ctx->cfg->observe.job);
     size_t next = 0;
     for (int64_t from = ctx->cfg->start; rc == 0;) {
         int64_t left = 0;
@@ -662,6 +664,9 @@ static int run_online(sim_context *ctx, int p, lucid_error *err)
         from = until;
     }
     pr->result->duration_trainings = pr->online ? lucid_online_trainings(pr->online, NULL) : 0;
+    if (pr->online)
+        snprintf(pr->result->estimate_why, sizeof pr->result->estimate_why, "%s",
+                 lucid_online_why(pr->online));
     for (int32_t v = 0; v < begun; v++)
         vc_run_end(&runs[v]);
     free(runs);

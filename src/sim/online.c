@@ -24,7 +24,58 @@ struct lucid_online {
     lucid_ebm *model;
     int trainings;
     size_t last_rows;
+    int64_t watch;       /* trace index whose estimate is explained, -1 */
+    char why[1024];
 };
+
+void lucid_online_watch(lucid_online *o, int64_t job) { o->watch = job; }
+const char *lucid_online_why(const lucid_online *o) { return o->why; }
+
+typedef struct term_value {
+    double value;
+    int term;
+} term_value;
+
+static int larger_magnitude(const void *pa, const void *pb)
+{
+    double a = fabs(((const term_value *)pa)->value), b = fabs(((const term_value *)pb)->value);
+    return a > b ? -1 : a < b;
+}
+
+/* The watched job's estimate as intercept + its five largest terms. */
+static void explain_estimate(lucid_online *o, const lucid_dataset *one, double estimate)
+{
+    const lucid_ebm *m = o->model;
+    double *contrib = malloc(((size_t)m->nterms + 1) * sizeof *contrib);
+    term_value *tv = malloc(((size_t)m->nterms + 1) * sizeof *tv);
+    lucid_error err;
+    if (!contrib || !tv || lucid_ebm_contributions(m, one, contrib, &err) < 0) {
+        free(contrib);
+        free(tv);
+        return;
+    }
+    for (int t = 0; t < m->nterms; t++)
+        tv[t] = (term_value){contrib[t], t};
+    qsort(tv, (size_t)m->nterms, sizeof *tv, larger_magnitude);
+    size_t used = (size_t)snprintf(o->why, sizeof o->why,
+                                   "duration model #%d (trained on %zu ended jobs): %.0f s = "
+                                   "intercept %.0f",
+                                   o->trainings, o->last_rows, estimate, m->intercept);
+    int shown = m->nterms < 5 ? m->nterms : 5;
+    double rest = estimate - m->intercept;
+    for (int k = 0; k < shown && used < sizeof o->why; k++) {
+        char name[128];
+        lucid_ebm_term_name(m, tv[k].term, name, sizeof name);
+        used += (size_t)snprintf(o->why + used, sizeof o->why - used, " %+.0f (%s)", tv[k].value,
+                                 name);
+        rest -= tv[k].value;
+    }
+    if (used < sizeof o->why && m->nterms > shown)
+        snprintf(o->why + used, sizeof o->why - used, " %+.0f (%d other terms)", rest,
+                 m->nterms - shown);
+    free(contrib);
+    free(tv);
+}
 
 static void duration_params(const lucid_online_config *cfg, lucid_ebm_params *p)
 {
@@ -191,6 +242,7 @@ lucid_online *lucid_online_new(const lucid_online_config *cfg, const lucid_trace
     }
     o->cfg = *cfg;
     o->trace = trace;
+    o->watch = -1;
     int64_t *times = NULL;
     o->duration = lucid_features_duration(cfg->trace_path, &times, err);
     free(times);
@@ -275,13 +327,31 @@ int lucid_online_estimate(lucid_online *o, const lucid_jobrun *run, int64_t now,
         double *pred = sub ? malloc((m + 1) * sizeof *pred) : NULL;
         if (!sub || !pred || lucid_ebm_predict(o->model, sub, pred, err) < 0)
             rc = -1;
-        for (size_t k = 0, q = 0; rc == 0 && k < njobs; k++)
-            estimates[k] = o->row_of_job[jobs[k]] >= 0 ? pred[q++] : fallback;
+        for (size_t k = 0, q = 0; rc == 0 && k < njobs; k++) {
+            if (o->row_of_job[jobs[k]] < 0) {
+                estimates[k] = fallback;
+                continue;
+            }
+            if (jobs[k] == o->watch) {
+                size_t row = (size_t)o->row_of_job[jobs[k]];
+                lucid_dataset *one = lucid_dataset_subset(o->duration, &row, 1, err);
+                if (one)
+                    explain_estimate(o, one, pred[q]);
+                lucid_dataset_free(one);
+            }
+            estimates[k] = pred[q++];
+        }
         free(pred);
         lucid_dataset_free(sub);
     } else if (rc == 0) {
-        for (size_t k = 0; k < njobs; k++)
+        for (size_t k = 0; k < njobs; k++) {
             estimates[k] = fallback;
+            if (jobs[k] == o->watch)
+                snprintf(o->why, sizeof o->why,
+                         "cold start (%zu jobs had ended, fewer than %zu): the mean duration of "
+                         "the ended jobs, %.0f s",
+                         n, o->cfg.min_history, fallback);
+        }
     }
     free(rows);
     return rc;

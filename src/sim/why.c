@@ -21,7 +21,7 @@ typedef struct why_state {
     int64_t start;
     int32_t packed_onto;
     int packing_on;
-    double free_at_start;
+    double priority_job, priority_target; /* Lucid's priorities when it was packed */
 } why_state;
 
 static int32_t largest_free_node(const lucid_cluster *c)
@@ -106,6 +106,10 @@ static void observe(void *user, const lucid_sched *s, int32_t job)
         w->started = 1;
         w->start = s->now;
         w->packed_onto = r->packed_onto;
+        if (r->packed_onto >= 0 && s->priority) {
+            w->priority_job = s->priority[job];
+            w->priority_target = s->priority[r->packed_onto];
+        }
         w->packing_on = s->lucid ? lucid_packing_switch_at(s->lucid, s->now) : 0;
     }
 }
@@ -148,7 +152,12 @@ int lucid_explain_job(const lucid_sim_config *cfg_in, const lucid_sim_inputs *in
         free(w.spans);
         return 0;
     }
-    if (policy->flags & LUCID_POLICY_ESTIMATES) {
+    if ((policy->flags & LUCID_POLICY_LUCID) && r->finished_in_profiler) {
+        fprintf(out, "priority: none needed: it finished in the profiler\n");
+    } else if ((policy->flags & LUCID_POLICY_LUCID) && cfg.online) {
+        fprintf(out, "priority: estimated duration x %d GPUs; the estimate: %s\n", j->gpu_num,
+                res.estimate_why[0] ? res.estimate_why : "(not estimated)");
+    } else if (policy->flags & LUCID_POLICY_ESTIMATES) {
         const double *est = (policy->flags & LUCID_POLICY_LUCID) ? in->lucid_estimates : in->qssf_estimates;
         double e = est[job];
         fprintf(out, "priority: estimated duration %.0f s%s x %d GPUs = %.0f (lower starts first)\n",
@@ -182,8 +191,7 @@ int lucid_explain_job(const lucid_sim_config *cfg_in, const lucid_sim_inputs *in
     if (w.packed_onto >= 0) {
         int32_t t = w.packed_onto;
         const lucid_job *pj = &tr->jobs[t];
-        double p_job = (in->lucid_estimates[job] < 0 ? 1000 : in->lucid_estimates[job]) * j->gpu_num;
-        double p_t = (in->lucid_estimates[t] < 0 ? 1000 : in->lucid_estimates[t]) * pj->gpu_num;
+        double p_job = w.priority_job, p_t = w.priority_target;
         fprintf(out,
                 "packed: shared the %d GPUs of running job %lld: sharing scores %d + %d <= %d; GPU "
                 "memory %.0f + %.0f < %.0f MiB; priority %.0f <= %.2g x %.0f; packing switch on "
