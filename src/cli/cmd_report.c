@@ -1,0 +1,824 @@
+/* cmd_report.c — `lucid report OUTDIR`: the paper's tables and figures from
+ * what `lucid simulate` wrote there, as one self-contained HTML page (tables
+ * in HTML, figures as inline SVG) and the figures as SVG files in
+ * OUTDIR/report/:
+ *   Table 4   avg JCT, avg queue, p99.9 queue per policy (summary.csv)
+ *   Table 5   the same for large (> 8 GPUs) and small jobs (jobs-<policy>.csv)
+ *   Figure 8  JCT CDF per policy on a log axis (jobs-<policy>.csv)
+ *   Figure 9  average queueing per VC, bars grouped by VC (summary.csv)
+ *   GPU utilisation over time per policy (series-<policy>.csv, when present)
+ *   for each --model file: its importance chart and shape functions (explain.h)
+ * The page is well-formed XML (XHTML syntax), so XML tools can check it.
+ * Input errors name the file, line and field. */
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "lucid/cart.h"
+#include "lucid/csv.h"
+#include "lucid/ebm.h"
+#include "lucid/explain.h"
+#include "lucid/model_file.h"
+#include "lucid/svg.h"
+
+static const char usage_text[] =
+    "usage: lucid report OUTDIR [options]\n"
+    "\n"
+    "Writes the paper's Tables 4 and 5 and Figures 8 and 9, GPU utilisation over\n"
+    "time and the models' charts for the results of `lucid simulate` in OUTDIR.\n"
+    "\n"
+    "options:\n"
+    "  --out FILE.html      the page (default OUTDIR/report.html); figures go to\n"
+    "                       OUTDIR/report/\n"
+    "  --model FILE.json    also a model's importance chart and shape functions\n"
+    "                       (repeatable)\n";
+
+enum { MAX_POLICIES = 16, MAX_VCS = 512, MAX_MODELS = 8, UTIL_BINS = 600 };
+
+static const char *const palette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+                                      "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+
+static const char *colour(int i)
+{
+    return palette[i % (int)(sizeof palette / sizeof palette[0])];
+}
+
+typedef struct size_class {
+    int64_t jobs;
+    double jct_sum, queue_sum;
+} size_class;
+
+typedef struct policy_data {
+    char name[64];
+    int have_all;
+    int64_t jobs;
+    double avg_jct, avg_queue, p999_queue; /* summary.csv, VC "all" */
+    double vc_queue[MAX_VCS];              /* NAN where the VC had no jobs */
+    double *jct;                           /* jobs-<policy>.csv, sorted */
+    size_t njct;
+    size_class large, small;
+    double util_day[UTIL_BINS], util[UTIL_BINS]; /* series: days from the start, 0..1 */
+    int nutil;
+} policy_data;
+
+typedef struct report {
+    const char *dir;
+    char figdir[4096];
+    policy_data *pol;
+    int npol;
+    char *vcs[MAX_VCS];
+    int nvcs;
+} report;
+
+static void report_free(report *r)
+{
+    for (int p = 0; p < r->npol; p++)
+        free(r->pol[p].jct);
+    free(r->pol);
+    for (int v = 0; v < r->nvcs; v++)
+        free(r->vcs[v]);
+}
+
+/* ---- reading what simulate wrote ---- */
+
+/* Column indices of `names` (n of them), or an error naming the first missing. */
+static int require_columns(const lucid_csv *csv, const char *const *names, int *cols, int n,
+                           lucid_error *err)
+{
+    for (int i = 0; i < n; i++)
+        if ((cols[i] = lucid_csv_col(csv, names[i])) < 0)
+            return lucid_error_at(err, lucid_csv_name(csv), 1, names[i],
+                                  "required column is missing");
+    return 0;
+}
+
+/* A number that must be finite and >= 0. */
+static int read_nonneg(const lucid_csv *csv, int col, const char *name, double *out,
+                       lucid_error *err)
+{
+    if (lucid_csv_f64(csv, col, out, err) < 0)
+        return -1;
+    if (!isfinite(*out) || *out < 0)
+        return lucid_error_at(err, lucid_csv_name(csv), lucid_csv_line(csv), name,
+                              "'%s' is not a number >= 0", lucid_csv_field(csv, col));
+    return 0;
+}
+
+static int find_policy(report *r, const char *name, const lucid_csv *csv, lucid_error *err)
+{
+    for (int p = 0; p < r->npol; p++)
+        if (strcmp(r->pol[p].name, name) == 0)
+            return p;
+    if (r->npol == MAX_POLICIES || strlen(name) >= sizeof r->pol[0].name || !*name ||
+        strchr(name, '/'))
+        return lucid_error_at(err, lucid_csv_name(csv), lucid_csv_line(csv), "policy",
+                              "'%s': not a policy name (or more than %d policies)", name,
+                              MAX_POLICIES);
+    policy_data *pd = &r->pol[r->npol];
+    snprintf(pd->name, sizeof pd->name, "%s", name);
+    for (int v = 0; v < MAX_VCS; v++)
+        pd->vc_queue[v] = NAN;
+    return r->npol++;
+}
+
+static int find_vc(report *r, const char *name, const lucid_csv *csv, lucid_error *err)
+{
+    for (int v = 0; v < r->nvcs; v++)
+        if (strcmp(r->vcs[v], name) == 0)
+            return v;
+    if (r->nvcs == MAX_VCS)
+        return lucid_error_at(err, lucid_csv_name(csv), lucid_csv_line(csv), "vc",
+                              "more than %d VCs", MAX_VCS);
+    if (!(r->vcs[r->nvcs] = strdup(name)))
+        return lucid_error_set(err, "out of memory");
+    return r->nvcs++;
+}
+
+static int read_summary(report *r, lucid_error *err)
+{
+    char path[4352];
+    snprintf(path, sizeof path, "%s/summary.csv", r->dir);
+    lucid_csv *csv = lucid_csv_open(path, err);
+    if (!csv)
+        return -1;
+    static const char *const names[] = {"policy", "vc", "jobs", "avg_jct", "avg_queue",
+                                        "p999_queue"};
+    int c[6], rc = require_columns(csv, names, c, 6, err), more;
+    while (rc == 0 && (more = lucid_csv_next(csv, err)) != 0) {
+        int64_t jobs;
+        double jct, queue, p999;
+        int p;
+        if (more < 0 || (p = find_policy(r, lucid_csv_field(csv, c[0]), csv, err)) < 0 ||
+            lucid_csv_i64(csv, c[2], &jobs, err) < 0 || read_nonneg(csv, c[3], "avg_jct", &jct, err) < 0 ||
+            read_nonneg(csv, c[4], "avg_queue", &queue, err) < 0 ||
+            read_nonneg(csv, c[5], "p999_queue", &p999, err) < 0) {
+            rc = -1;
+            break;
+        }
+        policy_data *pd = &r->pol[p];
+        const char *vc = lucid_csv_field(csv, c[1]);
+        if (strcmp(vc, "all") == 0) {
+            pd->have_all = 1;
+            pd->jobs = jobs;
+            pd->avg_jct = jct;
+            pd->avg_queue = queue;
+            pd->p999_queue = p999;
+            continue;
+        }
+        int v = find_vc(r, vc, csv, err);
+        if (v < 0) {
+            rc = -1;
+            break;
+        }
+        pd->vc_queue[v] = queue;
+    }
+    lucid_csv_close(csv);
+    if (rc == 0 && r->npol == 0)
+        rc = lucid_error_at(err, path, 0, NULL, "no policies: is this a `lucid simulate` output?");
+    return rc;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int read_jobs(report *r, policy_data *pd, lucid_error *err)
+{
+    char path[4352];
+    snprintf(path, sizeof path, "%s/jobs-%s.csv", r->dir, pd->name);
+    lucid_csv *csv = lucid_csv_open(path, err);
+    if (!csv)
+        return -1;
+    static const char *const names[] = {"gpu_num", "queue", "jct"};
+    int c[3], rc = require_columns(csv, names, c, 3, err), more;
+    size_t cap = 0;
+    while (rc == 0 && (more = lucid_csv_next(csv, err)) != 0) {
+        int64_t gpus;
+        double queue, jct;
+        if (more < 0 || lucid_csv_i64(csv, c[0], &gpus, err) < 0 ||
+            read_nonneg(csv, c[1], "queue", &queue, err) < 0 ||
+            read_nonneg(csv, c[2], "jct", &jct, err) < 0) {
+            rc = -1;
+            break;
+        }
+        if (pd->njct == cap) {
+            cap = cap ? 2 * cap : 1024;
+            double *grown = realloc(pd->jct, cap * sizeof *grown);
+            if (!grown) {
+                rc = lucid_error_set(err, "out of memory");
+                break;
+            }
+            pd->jct = grown;
+        }
+        pd->jct[pd->njct++] = jct;
+        size_class *sc = gpus > 8 ? &pd->large : &pd->small;
+        sc->jobs++;
+        sc->jct_sum += jct;
+        sc->queue_sum += queue;
+    }
+    lucid_csv_close(csv);
+    if (rc == 0 && pd->njct)
+        qsort(pd->jct, pd->njct, sizeof *pd->jct, cmp_double);
+    return rc;
+}
+
+/* Cluster-wide utilisation, busy GPUs over all GPUs of the VCs sampled (a
+ * VC's samples stop with its last job), averaged in UTIL_BINS equal time
+ * bins.  A missing file is not an error. */
+static int read_series(report *r, policy_data *pd, lucid_error *err)
+{
+    char path[4352];
+    snprintf(path, sizeof path, "%s/series-%s.csv", r->dir, pd->name);
+    FILE *probe = fopen(path, "r");
+    if (!probe)
+        return errno == ENOENT ? 0 : lucid_error_at(err, path, 0, NULL, "cannot open: %s",
+                                                    strerror(errno));
+    fclose(probe);
+    lucid_csv *csv = lucid_csv_open(path, err);
+    if (!csv)
+        return -1;
+    static const char *const names[] = {"time", "total_gpus", "idle_gpus"};
+    int c[3], rc = require_columns(csv, names, c, 3, err), more;
+    int64_t *times = NULL, *busy = NULL, *total = NULL;
+    size_t n = 0, cap = 0;
+    while (rc == 0 && (more = lucid_csv_next(csv, err)) != 0) {
+        int64_t t, all, idle;
+        if (more < 0 || lucid_csv_i64(csv, c[0], &t, err) < 0 ||
+            lucid_csv_i64(csv, c[1], &all, err) < 0 || lucid_csv_i64(csv, c[2], &idle, err) < 0) {
+            rc = -1;
+            break;
+        }
+        if (all < 0 || idle < 0 || idle > all) {
+            rc = lucid_error_at(err, path, lucid_csv_line(csv), "idle_gpus",
+                                "%lld idle of %lld GPUs", (long long)idle, (long long)all);
+            break;
+        }
+        if (n == cap) {
+            cap = cap ? 2 * cap : 4096;
+            int64_t *t2 = realloc(times, cap * sizeof *t2);
+            if (t2)
+                times = t2;
+            int64_t *b2 = realloc(busy, cap * sizeof *b2);
+            if (b2)
+                busy = b2;
+            int64_t *a2 = realloc(total, cap * sizeof *a2);
+            if (a2)
+                total = a2;
+            if (!t2 || !b2 || !a2) {
+                rc = lucid_error_set(err, "out of memory");
+                break;
+            }
+        }
+        times[n] = t;
+        busy[n] = all - idle;
+        total[n] = all;
+        n++;
+    }
+    lucid_csv_close(csv);
+    if (rc == 0 && n > 0) {
+        int64_t t0 = times[0], t1 = times[0];
+        for (size_t i = 1; i < n; i++) {
+            t0 = times[i] < t0 ? times[i] : t0;
+            t1 = times[i] > t1 ? times[i] : t1;
+        }
+        double width = (double)(t1 - t0 + 1) / UTIL_BINS, bin_busy[UTIL_BINS] = {0},
+               bin_total[UTIL_BINS] = {0};
+        for (size_t i = 0; i < n; i++) {
+            int b = (int)((double)(times[i] - t0) / width);
+            b = b < UTIL_BINS ? b : UTIL_BINS - 1;
+            bin_busy[b] += (double)busy[i];
+            bin_total[b] += (double)total[i];
+        }
+        for (int b = 0; b < UTIL_BINS; b++)
+            if (bin_total[b] > 0) {
+                pd->util_day[pd->nutil] = ((double)b + 0.5) * width / 86400.0;
+                pd->util[pd->nutil++] = bin_busy[b] / bin_total[b];
+            }
+    }
+    free(times);
+    free(busy);
+    free(total);
+    return rc;
+}
+
+/* ---- charts ---- */
+
+enum { FIG_W = 820, FIG_H = 460, LEFT = 80, RIGHT = 170, TOP = 56, BOTTOM = 64 };
+
+typedef struct axis {
+    double lo, hi;
+    int log; /* base-10 log scale (lo > 0) */
+} axis;
+
+static double map(const axis *a, double v, double from, double to)
+{
+    double f = a->log ? (log10(v) - log10(a->lo)) / (log10(a->hi) - log10(a->lo))
+                      : (v - a->lo) / (a->hi - a->lo);
+    return from + f * (to - from);
+}
+
+static double fx(const axis *a, double v)
+{
+    return map(a, v, LEFT, FIG_W - RIGHT);
+}
+
+static double fy(const axis *a, double v, double height)
+{
+    return map(a, v, height - BOTTOM, TOP);
+}
+
+/* About five round linear ticks over [lo, hi]. */
+static int linear_ticks(double lo, double hi, double *ticks, int max)
+{
+    double raw = (hi - lo) / 5, mag = pow(10, floor(log10(raw))), step = mag;
+    if (raw / mag > 5)
+        step = 10 * mag;
+    else if (raw / mag > 2)
+        step = 5 * mag;
+    else if (raw / mag > 1)
+        step = 2 * mag;
+    int n = 0;
+    for (double v = ceil(lo / step) * step; v <= hi + step * 1e-9 && n < max; v += step)
+        ticks[n++] = fabs(v) < step * 1e-9 ? 0 : v;
+    return n;
+}
+
+static void tick_label(double v, int log_scale, char *buf, size_t size)
+{
+    if (log_scale && v >= 1e5)
+        snprintf(buf, size, "1e%d", (int)lround(log10(v)));
+    else
+        snprintf(buf, size, "%g", v);
+}
+
+/* Frame, grid, ticks, title and axis labels of a chart `height` high. */
+static void draw_axes(lucid_svg *svg, const axis *x, const axis *y, double height,
+                      const char *title, const char *xlabel, const char *ylabel)
+{
+    double ticks[64];
+    char label[32];
+    int n;
+    if (x) {
+        if (x->log) {
+            n = 0;
+            for (double v = x->lo; v <= x->hi * 1.0001 && n < 64; v *= 10)
+                ticks[n++] = v;
+        } else {
+            n = linear_ticks(x->lo, x->hi, ticks, 64);
+        }
+        for (int i = 0; i < n; i++) {
+            double px = fx(x, ticks[i]);
+            lucid_svg_line(svg, px, TOP, px, height - BOTTOM, "#e5e5e5", 1);
+            tick_label(ticks[i], x->log, label, sizeof label);
+            lucid_svg_text(svg, px, height - BOTTOM + 18, 11, "middle", 0, label);
+        }
+        lucid_svg_text(svg, (LEFT + FIG_W - RIGHT) / 2.0, height - 20, 13, "middle", 0, xlabel);
+    }
+    n = linear_ticks(y->lo, y->hi, ticks, 64);
+    for (int i = 0; i < n; i++) {
+        double py = fy(y, ticks[i], height);
+        lucid_svg_line(svg, LEFT, py, FIG_W - RIGHT, py, "#e5e5e5", 1);
+        snprintf(label, sizeof label, "%g", ticks[i]);
+        lucid_svg_text(svg, LEFT - 6, py + 4, 11, "end", 0, label);
+    }
+    lucid_svg_rect(svg, LEFT, TOP, FIG_W - LEFT - RIGHT, height - TOP - BOTTOM, "none", "#333333");
+    lucid_svg_text(svg, FIG_W / 2.0, 30, 16, "middle", 0, title);
+    lucid_svg_text(svg, 22, (TOP + height - BOTTOM) / 2, 13, "middle", -90, ylabel);
+}
+
+/* Policy names beside the plot, a coloured line (or box) each. */
+static void legend(lucid_svg *svg, const report *r, int boxes, const int *shown)
+{
+    double x = FIG_W - RIGHT + 16, y = TOP + 10;
+    for (int p = 0; p < r->npol; p++) {
+        if (shown && !shown[p])
+            continue;
+        if (boxes)
+            lucid_svg_rect(svg, x, y - 9, 18, 10, colour(p), "none");
+        else
+            lucid_svg_line(svg, x, y - 4, x + 18, y - 4, colour(p), 2.5);
+        lucid_svg_text(svg, x + 24, y, 12, "start", 0, r->pol[p].name);
+        y += 20;
+    }
+}
+
+static int save(lucid_svg *svg, const char *path, lucid_error *err)
+{
+    int rc = lucid_svg_save(svg, path, err);
+    lucid_svg_free(svg);
+    return rc;
+}
+
+/* Figure 8: fraction of jobs with JCT <= x, log x from the decade below the
+ * shortest JCT (at least 1 s) to the decade above the longest. */
+static int figure_cdf(const report *r, const char *path, lucid_error *err)
+{
+    double lo = INFINITY, hi = 0;
+    for (int p = 0; p < r->npol; p++)
+        if (r->pol[p].njct) {
+            lo = fmin(lo, fmax(1, r->pol[p].jct[0]));
+            hi = fmax(hi, r->pol[p].jct[r->pol[p].njct - 1]);
+        }
+    if (!(hi >= lo))
+        lo = hi = 1;
+    axis x = {pow(10, floor(log10(lo))), pow(10, ceil(log10(hi))), 1}, y = {0, 1, 0};
+    if (x.hi <= x.lo)
+        x.hi = x.lo * 10;
+    lucid_svg *svg = lucid_svg_new(FIG_W, FIG_H);
+    if (!svg)
+        return lucid_error_set(err, "out of memory");
+    draw_axes(svg, &x, &y, FIG_H, "Figure 8: JCT distribution per policy", "job completion time (s, log scale)",
+              "fraction of jobs (CDF)");
+    enum { POINTS = 400 };
+    double xs[POINTS + 1], ys[POINTS + 1];
+    for (int p = 0; p < r->npol; p++) {
+        const policy_data *pd = &r->pol[p];
+        if (!pd->njct)
+            continue;
+        int n = 0;
+        for (int k = 0; k <= POINTS; k++) { /* evenly spaced ranks, last job included */
+            size_t i = (size_t)((double)k / POINTS * (double)(pd->njct - 1));
+            xs[n] = fx(&x, fmax(x.lo, pd->jct[i]));
+            ys[n] = fy(&y, (double)(i + 1) / (double)pd->njct, FIG_H);
+            n++;
+        }
+        lucid_svg_polyline(svg, xs, ys, n, colour(p), 2, NULL);
+    }
+    legend(svg, r, 0, NULL);
+    return save(svg, path, err);
+}
+
+/* Figure 9: average queueing delay per VC, one bar per policy in each VC's group. */
+static int figure_vc_queue(const report *r, const char *path, lucid_error *err)
+{
+    double hi = 0;
+    for (int p = 0; p < r->npol; p++)
+        for (int v = 0; v < r->nvcs; v++)
+            if (!isnan(r->pol[p].vc_queue[v]))
+                hi = fmax(hi, r->pol[p].vc_queue[v]);
+    double ticks[64];
+    int nt = linear_ticks(0, hi > 0 ? hi : 1, ticks, 64);
+    axis y = {0, nt ? fmax(ticks[nt - 1], hi > 0 ? hi : 1) : 1, 0};
+    if (y.hi < hi * 1.0001)
+        y.hi = hi * 1.1;
+    const double height = FIG_H + 40; /* room for the slanted VC names */
+    lucid_svg *svg = lucid_svg_new(FIG_W, height);
+    if (!svg)
+        return lucid_error_set(err, "out of memory");
+    draw_axes(svg, NULL, &y, height - 40, "Figure 9: average queueing delay per VC", "",
+              "average queueing delay (s)");
+    double group = (FIG_W - LEFT - RIGHT) / (double)(r->nvcs ? r->nvcs : 1);
+    double bar = group * 0.8 / r->npol;
+    for (int v = 0; v < r->nvcs; v++) {
+        double gx = LEFT + group * v + group * 0.1;
+        for (int p = 0; p < r->npol; p++) {
+            double q = r->pol[p].vc_queue[v];
+            if (isnan(q))
+                continue;
+            double top = fy(&y, q, height - 40), base = fy(&y, 0, height - 40);
+            lucid_svg_rect(svg, gx + bar * p, top, bar, base - top, colour(p), "none");
+        }
+        double cx = LEFT + group * (v + 0.5), cy = height - 40 - BOTTOM + 14;
+        lucid_svg_text(svg, cx, cy, 10, "end", -40, r->vcs[v]);
+    }
+    lucid_svg_text(svg, (LEFT + FIG_W - RIGHT) / 2.0, height - 8, 13, "middle", 0, "virtual cluster");
+    legend(svg, r, 1, NULL);
+    return save(svg, path, err);
+}
+
+/* Cluster GPU utilisation over time (busy / all GPUs, binned). */
+static int figure_utilisation(const report *r, const char *path, lucid_error *err)
+{
+    double hi = 0;
+    int shown[MAX_POLICIES];
+    for (int p = 0; p < r->npol; p++) {
+        shown[p] = r->pol[p].nutil > 0;
+        for (int i = 0; i < r->pol[p].nutil; i++)
+            hi = fmax(hi, r->pol[p].util_day[i]);
+    }
+    axis x = {0, hi > 0 ? hi * 1.02 : 1, 0}, y = {0, 100, 0};
+    lucid_svg *svg = lucid_svg_new(FIG_W, FIG_H);
+    if (!svg)
+        return lucid_error_set(err, "out of memory");
+    draw_axes(svg, &x, &y, FIG_H, "GPU utilisation over time", "time since the first sample (days)",
+              "busy GPUs (% of the GPUs of VCs still running)");
+    double xs[UTIL_BINS], ys[UTIL_BINS];
+    for (int p = 0; p < r->npol; p++) {
+        const policy_data *pd = &r->pol[p];
+        for (int i = 0; i < pd->nutil; i++) {
+            xs[i] = fx(&x, pd->util_day[i]);
+            ys[i] = fy(&y, 100 * pd->util[i], FIG_H);
+        }
+        if (pd->nutil)
+            lucid_svg_polyline(svg, xs, ys, pd->nutil, colour(p), 1.5, NULL);
+    }
+    legend(svg, r, 0, shown);
+    return save(svg, path, err);
+}
+
+/* ---- the page ---- */
+
+static void html_text(FILE *out, const char *s)
+{
+    for (; *s; s++)
+        switch (*s) {
+        case '&': fputs("&amp;", out); break;
+        case '<': fputs("&lt;", out); break;
+        case '>': fputs("&gt;", out); break;
+        case '"': fputs("&quot;", out); break;
+        default: fputc(*s, out);
+        }
+}
+
+/* The SVG file's content without its XML declaration, inline in the page. */
+static int embed_svg(FILE *out, const char *path, lucid_error *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return lucid_error_at(err, path, 0, NULL, "cannot open: %s", strerror(errno));
+    char line[8192];
+    int first = 1;
+    fputs("<figure>\n", out);
+    while (fgets(line, sizeof line, f)) {
+        if (!(first && strncmp(line, "<?xml", 5) == 0))
+            fputs(line, out);
+        first = 0;
+    }
+    const char *name = strrchr(path, '/');
+    fputs("<figcaption>", out);
+    html_text(out, name ? name + 1 : path);
+    fputs("</figcaption></figure>\n", out);
+    int rc = ferror(f) ? lucid_error_at(err, path, 0, NULL, "read failed") : 0;
+    fclose(f);
+    return rc;
+}
+
+static void table4(FILE *out, const report *r)
+{
+    fputs("<h2>Table 4: all jobs</h2>\n<table>\n<tr><th>policy</th><th>jobs</th>"
+          "<th>avg JCT (s)</th><th>avg queue (s)</th><th>p99.9 queue (s)</th></tr>\n",
+          out);
+    for (int p = 0; p < r->npol; p++) {
+        const policy_data *pd = &r->pol[p];
+        fputs("<tr><td>", out);
+        html_text(out, pd->name);
+        if (pd->have_all)
+            fprintf(out, "</td><td>%lld</td><td>%.0f</td><td>%.0f</td><td>%.0f</td></tr>\n",
+                    (long long)pd->jobs, pd->avg_jct, pd->avg_queue, pd->p999_queue);
+        else
+            fputs("</td><td colspan=\"4\">no \"all\" row in summary.csv</td></tr>\n", out);
+    }
+    fputs("</table>\n", out);
+}
+
+static void size_cells(FILE *out, const size_class *sc)
+{
+    if (sc->jobs)
+        fprintf(out, "<td>%lld</td><td>%.0f</td><td>%.0f</td>", (long long)sc->jobs,
+                sc->jct_sum / (double)sc->jobs, sc->queue_sum / (double)sc->jobs);
+    else
+        fputs("<td>0</td><td>-</td><td>-</td>", out);
+}
+
+static void table5(FILE *out, const report *r)
+{
+    fputs("<h2>Table 5: large (&gt; 8 GPUs) and small jobs</h2>\n<table>\n"
+          "<tr><th>policy</th><th>large jobs</th><th>large avg JCT (s)</th>"
+          "<th>large avg queue (s)</th><th>small jobs</th><th>small avg JCT (s)</th>"
+          "<th>small avg queue (s)</th></tr>\n",
+          out);
+    for (int p = 0; p < r->npol; p++) {
+        fputs("<tr><td>", out);
+        html_text(out, r->pol[p].name);
+        fputs("</td>", out);
+        size_cells(out, &r->pol[p].large);
+        size_cells(out, &r->pol[p].small);
+        fputs("</tr>\n", out);
+    }
+    fputs("</table>\n", out);
+}
+
+static int cmp_string(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int make_dir(const char *path, lucid_error *err)
+{
+    if (mkdir(path, 0777) != 0 && errno != EEXIST)
+        return lucid_error_at(err, path, 0, NULL, "cannot create directory: %s", strerror(errno));
+    return 0;
+}
+
+/* The file's name without directory and extension, safe in a path. */
+static void stem(const char *path, char *buf, size_t size)
+{
+    const char *base = strrchr(path, '/');
+    snprintf(buf, size, "%s", base ? base + 1 : path);
+    char *dot = strrchr(buf, '.');
+    if (dot && dot != buf)
+        *dot = '\0';
+    for (char *c = buf; *c; c++)
+        if (!(*c == '-' || *c == '_' || (*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'z') ||
+              (*c >= 'A' && *c <= 'Z')))
+            *c = '_';
+}
+
+/* An EBM's charts (importance first, then every term) or a tree's text. */
+static int model_section(FILE *out, const report *r, const char *path, lucid_error *err)
+{
+    char kind[32], name[256], dir[4608];
+    if (lucid_model_file_kind(path, kind, sizeof kind, err) < 0)
+        return -1;
+    stem(path, name, sizeof name);
+    fputs("<h2>Model ", out);
+    html_text(out, name);
+    fputs(" (", out);
+    html_text(out, kind);
+    fputs(")</h2>\n", out);
+    if (strcmp(kind, "cart") == 0) {
+        lucid_cart *tree = lucid_cart_load(path, err);
+        if (!tree)
+            return -1;
+        char *text = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&text, &len);
+        int rc = mem ? lucid_cart_print(tree, mem, err) : lucid_error_set(err, "out of memory");
+        if (mem)
+            fclose(mem);
+        lucid_cart_free(tree);
+        if (rc == 0) {
+            fputs("<pre>", out);
+            html_text(out, text ? text : "");
+            fputs("</pre>\n", out);
+        }
+        free(text);
+        return rc;
+    }
+    if (strcmp(kind, "ebm") != 0)
+        return lucid_error_at(err, path, 0, "kind", "unknown model kind '%s'", kind);
+    lucid_ebm *m = lucid_ebm_load(path, err);
+    if (!m)
+        return -1;
+    snprintf(dir, sizeof dir, "%s/model-%s", r->figdir, name);
+    int rc = lucid_explain_write_dir(m, dir, err);
+    lucid_ebm_free(m);
+    if (rc < 0)
+        return -1;
+    DIR *d = opendir(dir);
+    if (!d)
+        return lucid_error_at(err, dir, 0, NULL, "cannot read: %s", strerror(errno));
+    char *terms[1024];
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) && n < 1024;) {
+        size_t len = strlen(e->d_name);
+        if (len > 9 && strncmp(e->d_name, "term_", 5) == 0 && strcmp(e->d_name + len - 4, ".svg") == 0)
+            if ((terms[n] = strdup(e->d_name)))
+                n++;
+    }
+    closedir(d);
+    qsort(terms, (size_t)n, sizeof *terms, cmp_string);
+    char svg[5120];
+    snprintf(svg, sizeof svg, "%s/importance.svg", dir);
+    rc = embed_svg(out, svg, err);
+    for (int i = 0; i < n; i++) {
+        snprintf(svg, sizeof svg, "%s/%s", dir, terms[i]);
+        if (rc == 0)
+            rc = embed_svg(out, svg, err);
+        free(terms[i]);
+    }
+    return rc;
+}
+
+static const char style[] =
+    "body{font-family:DejaVu Sans,Arial,sans-serif;margin:2em;max-width:1100px}"
+    "table{border-collapse:collapse;margin:1em 0}"
+    "th,td{border:1px solid #bbb;padding:4px 10px;text-align:right}"
+    "th:first-child,td:first-child{text-align:left}"
+    "figure{margin:1.5em 0}svg{max-width:100%;height:auto}"
+    "figcaption{color:#666;font-size:small}";
+
+static int write_page(const report *r, const char *html, const char *const *models, int nmodels,
+                      lucid_error *err)
+{
+    static const char *const figures[] = {"fig8_jct_cdf.svg", "fig9_vc_queue.svg",
+                                          "gpu_utilisation.svg"};
+    FILE *out = fopen(html, "w");
+    if (!out)
+        return lucid_error_at(err, html, 0, NULL, "cannot write: %s", strerror(errno));
+    fprintf(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"
+                 "<title>Lucid report</title>\n<style>%s</style>\n</head>\n<body>\n",
+            style);
+    fputs("<h1>Lucid simulation report</h1>\n<p>Results in <code>", out);
+    html_text(out, r->dir);
+    fprintf(out, "</code>: %d policies, %d VCs. Times in seconds; large jobs use more than 8 "
+                 "GPUs.</p>\n",
+            r->npol, r->nvcs);
+    table4(out, r);
+    table5(out, r);
+    int have_series = 0, rc = 0;
+    for (int p = 0; p < r->npol; p++)
+        have_series |= r->pol[p].nutil > 0;
+    for (int f = 0; f < 3 && rc == 0; f++) {
+        if (f == 2 && !have_series) {
+            fputs("<p>No GPU utilisation: run <code>lucid simulate --series</code> for "
+                  "series-&lt;policy&gt;.csv.</p>\n",
+                  out);
+            continue;
+        }
+        char path[4608];
+        snprintf(path, sizeof path, "%s/%s", r->figdir, figures[f]);
+        rc = embed_svg(out, path, err);
+    }
+    for (int i = 0; i < nmodels && rc == 0; i++)
+        rc = model_section(out, r, models[i], err);
+    fputs("</body>\n</html>\n", out);
+    if (fclose(out) != 0 && rc == 0)
+        rc = lucid_error_at(err, html, 0, NULL, "write failed");
+    return rc;
+}
+
+static int build(report *r, const char *html, const char *const *models, int nmodels,
+                 lucid_error *err)
+{
+    if (read_summary(r, err) < 0)
+        return -1;
+    for (int p = 0; p < r->npol; p++)
+        if (read_jobs(r, &r->pol[p], err) < 0 || read_series(r, &r->pol[p], err) < 0)
+            return -1;
+    snprintf(r->figdir, sizeof r->figdir, "%s/report", r->dir);
+    if (make_dir(r->figdir, err) < 0)
+        return -1;
+    char path[4608];
+    snprintf(path, sizeof path, "%s/fig8_jct_cdf.svg", r->figdir);
+    if (figure_cdf(r, path, err) < 0)
+        return -1;
+    snprintf(path, sizeof path, "%s/fig9_vc_queue.svg", r->figdir);
+    if (figure_vc_queue(r, path, err) < 0)
+        return -1;
+    int have_series = 0;
+    for (int p = 0; p < r->npol; p++)
+        have_series |= r->pol[p].nutil > 0;
+    snprintf(path, sizeof path, "%s/gpu_utilisation.svg", r->figdir);
+    if (have_series && figure_utilisation(r, path, err) < 0)
+        return -1;
+    return write_page(r, html, models, nmodels, err);
+}
+
+int cmd_report(int argc, char **argv)
+{
+    const char *dir = NULL, *html = NULL, *models[MAX_MODELS];
+    int nmodels = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *value = NULL;
+        int got;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(usage_text, stdout);
+            return 0;
+        }
+        if ((got = cli_option(argc, argv, &i, "--out", &value)) != 0) {
+            if (got < 0)
+                return 2;
+            html = value;
+        } else if ((got = cli_option(argc, argv, &i, "--model", &value)) != 0) {
+            if (got < 0)
+                return 2;
+            if (nmodels == MAX_MODELS)
+                return cli_fail("report: at most %d --model files", MAX_MODELS), 2;
+            models[nmodels++] = value;
+        } else if (argv[i][0] == '-') {
+            return cli_fail("report: unknown option '%s' (see lucid report --help)", argv[i]), 2;
+        } else if (dir) {
+            return cli_fail("report: more than one OUTDIR given ('%s')", argv[i]), 2;
+        } else {
+            dir = argv[i];
+        }
+    }
+    if (!dir)
+        return cli_fail("report: give the output directory of `lucid simulate` (lucid report "
+                        "OUTDIR)"),
+               2;
+    char default_html[4352];
+    if (!html) {
+        snprintf(default_html, sizeof default_html, "%s/report.html", dir);
+        html = default_html;
+    }
+    report r = {.dir = dir};
+    lucid_error err = {{0}};
+    int rc = 0;
+    if (!(r.pol = calloc(MAX_POLICIES, sizeof *r.pol)))
+        rc = cli_fail("out of memory");
+    else if (build(&r, html, models, nmodels, &err) < 0)
+        rc = cli_fail("%s", err.msg);
+    else
+        printf("report written to %s (figures in %s/)\n", html, r.figdir);
+    report_free(&r);
+    return rc;
+}

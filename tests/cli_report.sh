@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# cli_report.sh — `lucid report`: from a small synthetic run of all six
+# policies (with --series) and two models, the page holds Tables 4 and 5 and
+# every figure inline with nothing external; every SVG and the page itself are
+# well-formed XML; the figures rasterize (rsvg-convert) to non-blank PNGs;
+# Table 4 repeats summary.csv; bad inputs give one line naming file, line and
+# field and a non-zero exit.
+# Usage: cli_report.sh LUCID SOURCE_DIR
+set -u
+lucid=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+passes=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+check() { # check DESCRIPTION COMMAND...
+    local what=$1
+    shift
+    if "$@"; then passes=$((passes + 1)); else fail "$what"; fi
+}
+
+# expect_error DESCRIPTION EXPECTED_SUBSTRING COMMAND...
+expect_error() {
+    local what=$1 want=$2
+    shift 2
+    local out rc
+    out=$("$@" 2>&1 >/dev/null)
+    rc=$?
+    if [ $rc -eq 0 ] || [ $rc -gt 125 ]; then fail "$what: exit status $rc"; return; fi
+    if [ "$(printf '%s\n' "$out" | wc -l)" -ne 1 ]; then fail "$what: expected one line, got: $out"; return; fi
+    case "$out" in
+    *"$want"*) passes=$((passes + 1)) ;;
+    *) fail "$what: '$out' lacks '$want'" ;;
+    esac
+}
+
+well_formed() { python3 -c 'import xml.dom.minidom,sys; xml.dom.minidom.parse(sys.argv[1])' "$1"; }
+
+# Setup failures end the test at once.
+(cd "$src" && "$lucid" trace synth --out "$tmp/s" --jobs 1500 --nodes 30 --vcs 4 --seed 3 >/dev/null) ||
+    { echo "FAIL: trace synth"; exit 1; }
+"$lucid" simulate "$tmp/s/experiment.ini" --series --quiet --out "$tmp/out" || { echo "FAIL: simulate"; exit 1; }
+data=$src/data/venus-sept
+"$lucid" model train --kind throughput --data "$data/throughput.csv" --target submit_gpu_job \
+    --bags 1 --max-rounds 100 --interactions 1 --out "$tmp/job.json" >/dev/null || fail "train throughput"
+"$lucid" model train --kind sharing --data "$data/sharing_labels.csv" --out "$tmp/share.json" >/dev/null ||
+    fail "train sharing"
+
+if "$lucid" report "$tmp/out" --model "$tmp/job.json" --model "$tmp/share.json" >"$tmp/report.log"; then
+    html=$tmp/out/report.html
+    figs=$tmp/out/report
+    check "page written" test -s "$html"
+    check "page is well-formed XML" well_formed "$html"
+    for t in "Table 4" "Table 5" "Figure 8" "Figure 9" "GPU utilisation" "Model job (ebm)" "Model share (cart)"; do
+        check "page has $t" grep -q "$t" "$html"
+    done
+    # Every figure is inline: the three charts, the importance chart and one per term.
+    nterms=$(ls "$figs/model-job"/term_*.svg | wc -l)
+    check "inline SVGs ($(grep -c '<svg ' "$html") for $((4 + nterms)))" [ "$(grep -c '<svg ' "$html")" -eq $((4 + nterms)) ]
+    check "nothing external" bash -c "! grep -Eq '(src|href)=' '$html'"
+    # Table 4 repeats summary.csv's all-jobs rows (rounded to seconds).
+    while IFS=, read -r policy vc jobs jct queue p999; do
+        [ "$vc" = all ] || continue
+        row=$(printf '<tr><td>%s</td><td>%s</td><td>%.0f</td><td>%.0f</td><td>%.0f</td></tr>' "$policy" "$jobs" "$jct" "$queue" "$p999")
+        check "Table 4 row for $policy" grep -qF "$row" "$html"
+    done <"$tmp/out/summary.csv"
+    # Table 5's large + small jobs add up to all jobs, for each policy.
+    for policy in fifo sjf srtf qssf tiresias lucid; do
+        all=$(awk -F, -v p="$policy" '$1 == p && $2 == "all" { print $3 }' "$tmp/out/summary.csv")
+        sizes=$(sed -n '/Table 5/,/<\/table>/p' "$html" | grep -o "<tr><td>$policy</td><td>[0-9]*</td><td>[^<]*</td><td>[^<]*</td><td>[0-9]*</td>" |
+            sed 's/<[^>]*>/ /g' | awk '{ print $2 + $5 }')
+        check "Table 5 for $policy: $sizes = $all jobs" [ "$sizes" = "$all" ]
+    done
+    # ... and equals the Table 5 `lucid simulate` prints.
+    "$lucid" simulate "$tmp/s/experiment.ini" --out "$tmp/again" 2>/dev/null |
+        sed -n '/^Table 5/,/^$/p' | awk 'NF == 5 && $2 ~ /^[0-9]/ { print $1, $2, $3, $4, $5 }' >"$tmp/t5.sim"
+    sed -n '/Table 5/,/<\/table>/p' "$html" | grep '^<tr><td>' | sed 's/<[^>]*>/ /g' |
+        awk '{ print $1, $3, $4, $6, $7 }' >"$tmp/t5.html"
+    check "Table 5 equals simulate's" bash -c "[ -s '$tmp/t5.sim' ] && cmp -s '$tmp/t5.sim' '$tmp/t5.html'"
+    command -v rsvg-convert >/dev/null || fail "rsvg-convert is needed (Debian package librsvg2-bin)"
+    for svg in "$figs"/fig8_jct_cdf.svg "$figs"/fig9_vc_queue.svg "$figs"/gpu_utilisation.svg "$figs"/model-job/importance.svg; do
+        name=$(basename "$svg" .svg)
+        check "$name.svg is well-formed XML" well_formed "$svg"
+        if rsvg-convert "$svg" -o "$tmp/$name.png"; then
+            check "$name.png is not blank" python3 "$src/tests/png_ink.py" "$tmp/$name.png"
+        else
+            fail "rsvg-convert $name.svg"
+        fi
+    done
+    # Log axis of Figure 8: decade ticks.
+    check "Figure 8 has a log axis" grep -q '>1000</text>' "$figs/fig8_jct_cdf.svg"
+else
+    fail "lucid report"; cat "$tmp/report.log"
+fi
+
+# Without series files there is no utilisation chart, and --out puts the page elsewhere.
+"$lucid" simulate "$tmp/s/experiment.ini" --policies fifo,lucid --quiet --out "$tmp/plain" || fail "simulate plain"
+if "$lucid" report "$tmp/plain" --out "$tmp/plain.html" >/dev/null; then
+    check "no series: page says so" grep -q 'No GPU utilisation' "$tmp/plain.html"
+    check "no series: two inline SVGs" [ "$(grep -c '<svg ' "$tmp/plain.html")" -eq 2 ]
+    check "no series: well-formed" well_formed "$tmp/plain.html"
+else
+    fail "report without series"
+fi
+
+# Bad inputs.
+bad=$tmp/bad
+mkdir -p "$bad"
+cp "$tmp/plain"/*.csv "$bad/"
+expect_error "no OUTDIR" "give the output directory" "$lucid" report
+expect_error "unknown option" "unknown option '--frobnicate'" "$lucid" report "$bad" --frobnicate
+expect_error "missing directory" "$tmp/nope/summary.csv: cannot open" "$lucid" report "$tmp/nope"
+sed -i '3s/^\([^,]*,[^,]*,[^,]*\),[^,]*,/\1,fast,/' "$bad/summary.csv"
+expect_error "bad avg_jct" "summary.csv:3: avg_jct: 'fast'" "$lucid" report "$bad"
+cp "$tmp/plain/summary.csv" "$bad/summary.csv"
+sed -i '1s/avg_queue/avg_wait/' "$bad/summary.csv"
+expect_error "missing column" "summary.csv:1: avg_queue: required column is missing" "$lucid" report "$bad"
+cp "$tmp/plain/summary.csv" "$bad/summary.csv"
+sed -i '4s/^\([^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*\),[^,]*,/\1,-5,/' "$bad/jobs-lucid.csv"
+expect_error "negative jct" "jobs-lucid.csv:4: jct: '-5' is not a number >= 0" "$lucid" report "$bad"
+rm "$bad/jobs-lucid.csv"
+expect_error "missing jobs file" "jobs-lucid.csv: cannot open" "$lucid" report "$bad"
+cp "$tmp/plain/jobs-lucid.csv" "$bad/"
+echo '{"format": "something-else"}' >"$tmp/notamodel.json"
+expect_error "not a model" "notamodel.json" "$lucid" report "$bad" --model "$tmp/notamodel.json"
+printf 'time,vc,total_gpus,idle_gpus\n60,vcA,8,9\n' >"$bad/series-fifo.csv"
+expect_error "bad series" "series-fifo.csv:2: idle_gpus: 9 idle of 8 GPUs" "$lucid" report "$bad"
+
+echo "cli_report: $passes passed, $failures failed"
+[ $failures -eq 0 ]
