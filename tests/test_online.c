@@ -89,7 +89,9 @@ static void never_learns_from_unended_jobs(void **state)
     /* Cold start: with fewer than min_history ended jobs, the mean of the ended. */
     for (size_t i = 0; i < ta.njobs; i++)
         run[i].end_time = i < 10 ? 1 : -1;
-    lucid_online *oc = make(c, &ta, &va);
+    lucid_trace tc;
+    lucid_vcs vc;
+    lucid_online *oc = make(c, &tc, &vc);
     assert_int_equal(lucid_online_estimate(oc, run, now, jobs, 1, ea, &err), 0);
     /* jobs 1..10: durations 100,150,200,250,300, 100,150, 100 (planted), 250,300 -> 190 */
     assert_true(fabs(ea[0] - 190.0) < 1e-9);
@@ -97,6 +99,8 @@ static void never_learns_from_unended_jobs(void **state)
     lucid_online_free(oa);
     lucid_online_free(ob);
     lucid_online_free(oc);
+    lucid_trace_free(&tc);
+    lucid_vcs_free(&vc);
     lucid_trace_free(&ta);
     lucid_trace_free(&tb);
     lucid_vcs_free(&va);
