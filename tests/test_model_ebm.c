@@ -61,6 +61,23 @@ static void quantile_cuts_on_small_arrays(void **state)
     assert_int_equal(lucid_cuts_quantile(c, 10, 2, &cuts), 2);
     assert_true(cuts[0] == 3.5 && cuts[1] == 6.5);
     free(cuts);
+    /* Cuts a heavy value does not need go to the other values (as
+     * InterpretML's cutter does): eight 0s take a bin of their own (cut 0.5),
+     * and the other three cuts split 1..12 into equal thirds. */
+    double h[20];
+    for (int i = 0; i < 8; i++)
+        h[i] = 0;
+    for (int i = 8; i < 20; i++)
+        h[i] = i - 7;
+    assert_int_equal(lucid_cuts_quantile(h, 20, 4, &cuts), 4);
+    assert_true(cuts[0] == 0.5 && cuts[1] == 3.5 && cuts[2] == 6.5 && cuts[3] == 9.5);
+    free(cuts);
+    /* Three heavy values with light ones between would need four cuts to
+     * isolate; with three, plain equal frequency (targets 3.5, 7, 10.5). */
+    double alt[] = {0, 0, 0, 0, 1, 2, 2, 2, 2, 3, 4, 4, 4, 4};
+    assert_int_equal(lucid_cuts_quantile(alt, 14, 3, &cuts), 3);
+    assert_true(cuts[0] == 0.5 && cuts[1] == 1.5 && cuts[2] == 3.5);
+    free(cuts);
     double one[] = {NAN, 7, 7};
     assert_int_equal(lucid_cuts_quantile(one, 3, 10, &cuts), 0);
 }

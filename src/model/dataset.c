@@ -273,6 +273,137 @@ static double midpoint(double a, double b)
     return mid <= a ? b : mid;
 }
 
+/* Equal frequency: the k-th boundary goes to the value change nearest to
+ * k*m/nb rows; a value repeated across several targets gets a bin of its own
+ * (and the targets it swallowed are lost). */
+static int quantile_snap(const double *v, const size_t *cum, size_t d, long m, int max_cuts,
+                         double *out)
+{
+    int nb = max_cuts + 1, count = 0;
+    long last = -1;
+    for (int k = 1; k < nb; k++) {
+        double target = (double)k * (double)m / nb;
+        size_t lo = 0, hi = d - 1; /* first i with cum[i] >= target */
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if ((double)cum[mid] >= target)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        size_t j = lo;
+        if (lo > 0 && target - (double)cum[lo - 1] <= (double)cum[lo] - target)
+            j = lo - 1;
+        if (j + 1 >= d || (long)j <= last)
+            continue;
+        last = (long)j;
+        out[count++] = midpoint(v[j], v[j + 1]);
+    }
+    return count;
+}
+
+/* Cuts of the sorted distinct values v[0..d-1] (cum: cumulative row
+ * counts, m rows in all) when they need more than max_cuts cuts, in the
+ * manner of InterpretML's quantile cutter: a value holding at least an
+ * average bin's worth of rows (m / (max_cuts + 1)) is uncuttable and gets a
+ * bin of its own (a cut on each side); the runs of values between such
+ * values are cutting ranges, and the remaining cuts go one at a time to the
+ * range whose bins are widest (rows / (cuts + 1)), as long as it has value
+ * changes left; inside a range each cut goes to the value change nearest to
+ * an equal share of the rows still to split, so every cut is used.  Returns
+ * the number of cuts written (at most max_cuts) or -1. */
+static int quantile_spread(const double *v, const size_t *cum, size_t d, long m, int max_cuts,
+                           double *out)
+{
+#define ROWS(i) (cum[i] - ((i) ? cum[(i) - 1] : 0))
+    double width = (double)m / (max_cuts + 1);
+    char *heavy = malloc(d);
+    size_t *lo = malloc((d + 1) * sizeof *lo), *hi = malloc((d + 1) * sizeof *hi);
+    int *take = calloc(d + 1, sizeof *take);
+    if (!heavy || !lo || !hi || !take) {
+        free(heavy);
+        free(lo);
+        free(hi);
+        free(take);
+        return -1;
+    }
+    size_t forced = 0, nr = 0;
+    for (size_t i = 0; i < d; i++)
+        heavy[i] = (double)ROWS(i) >= width;
+    for (size_t i = 0; i + 1 < d; i++)
+        forced += heavy[i] || heavy[i + 1];
+    int count = 0;
+    if (forced > (size_t)max_cuts) {
+        /* Heavy and light values alternate so much that the heavy ones
+         * cannot all be isolated: plain equal frequency instead. */
+        count = quantile_snap(v, cum, d, m, max_cuts, out);
+        goto done;
+    }
+    /* Cutting ranges: maximal runs of values that are not heavy. */
+    for (size_t i = 0; i < d;) {
+        if (heavy[i]) {
+            i++;
+            continue;
+        }
+        size_t j = i;
+        while (j + 1 < d && !heavy[j + 1])
+            j++;
+        lo[nr] = i;
+        hi[nr] = j;
+        nr++;
+        i = j + 1;
+    }
+    int left = max_cuts - (int)forced;
+    while (left > 0) {
+        long best = -1;
+        double best_w = -1;
+        for (size_t r = 0; r < nr; r++) {
+            if ((size_t)take[r] >= hi[r] - lo[r])
+                continue; /* no value change left in the range */
+            double rows = (double)(cum[hi[r]] - (lo[r] ? cum[lo[r] - 1] : 0));
+            double w = rows / (take[r] + 1);
+            if (w > best_w) {
+                best_w = w;
+                best = (long)r;
+            }
+        }
+        if (best < 0)
+            break;
+        take[best]++;
+        left--;
+    }
+    for (size_t i = 0; i + 1 < d; i++)
+        if (heavy[i] || heavy[i + 1])
+            out[count++] = midpoint(v[i], v[i + 1]);
+    for (size_t r = 0; r < nr; r++) {
+        size_t prev = lo[r]; /* cuts go after value index c, lo <= c < hi */
+        size_t first = lo[r];
+        for (int k = 0; k < take[r]; k++) {
+            int after = take[r] - k - 1; /* cuts still to place after this one */
+            double start = (double)(first ? cum[first - 1] : 0);
+            double rows = (double)cum[hi[r]] - start;
+            double target = start + rows / (take[r] - k + 1);
+            size_t c_min = k == 0 ? lo[r] : prev + 1, c_max = hi[r] - 1 - (size_t)after;
+            size_t c = c_min;
+            while (c < c_max && (double)cum[c] < target)
+                c++;
+            if (c > c_min && target - (double)cum[c - 1] <= (double)cum[c] - target)
+                c--;
+            out[count++] = midpoint(v[c], v[c + 1]);
+            prev = c;
+            first = c + 1;
+        }
+    }
+    qsort(out, (size_t)count, sizeof *out, lucid_cmp_double);
+done:
+    free(heavy);
+    free(lo);
+    free(hi);
+    free(take);
+    return count;
+#undef ROWS
+}
+
 int lucid_cuts_quantile(const double *x, size_t n, int max_cuts, double **cuts)
 {
     *cuts = NULL;
@@ -310,28 +441,12 @@ int lucid_cuts_quantile(const double *x, size_t n, int max_cuts, double **cuts)
         for (size_t i = 0; i + 1 < d; i++)
             out[count++] = midpoint(v[i], v[i + 1]);
     } else if (out) {
-        /* Equal frequency: the k-th boundary goes to the value change nearest
-         * to k*m/nb rows; a value repeated across several targets gets a bin
-         * of its own. */
-        int nb = max_cuts + 1;
-        long last = -1;
-        for (int k = 1; k < nb; k++) {
-            double target = (double)k * (double)m / nb;
-            size_t lo = 0, hi = d - 1; /* first i with cum[i] >= target */
-            while (lo < hi) {
-                size_t mid = (lo + hi) / 2;
-                if ((double)cum[mid] >= target)
-                    hi = mid;
-                else
-                    lo = mid + 1;
-            }
-            size_t j = lo;
-            if (lo > 0 && target - (double)cum[lo - 1] <= (double)cum[lo] - target)
-                j = lo - 1;
-            if (j + 1 >= d || (long)j <= last)
-                continue;
-            last = (long)j;
-            out[count++] = midpoint(v[j], v[j + 1]);
+        count = quantile_spread(v, cum, d, m, max_cuts, out);
+        if (count < 0) {
+            free(v);
+            free(cum);
+            free(out);
+            return -1;
         }
     }
     free(v);
