@@ -54,19 +54,18 @@ typedef struct knob {
     size_t offset; /* in lucid_sim_lucid_config */
     double grid[MAX_GRID];
     int ngrid;
-    double min; /* refinement never goes below */
 } knob;
 
 #define LC(f) offsetof(lucid_sim_lucid_config, f)
 
 static const knob knobs[] = {
-    {"profiler_time_limit", KNOB_I64, LC(profiler_time_limit), {50, 100, 200, 300, 450, 600, 900}, 7, 1},
-    {"profiler_nodes", KNOB_I32, LC(profiler_nodes), {1, 2, 3, 4, 6, 8}, 6, 1},
-    {"profiler_factor", KNOB_I32, LC(profiler_factor), {1, 2, 4, 6, 8}, 5, 1},
-    {"pack_threshold", KNOB_F64, LC(pack_threshold), {0, 1, 2, 3, 4, 6}, 6, 0},
-    {"priority_ratio", KNOB_F64, LC(priority_ratio), {1, 1.5, 2, 3, 4}, 5, 1},
-    {"score_sum", KNOB_I32, LC(score_sum), {1, 2, 3, 4}, 4, 0},
-    {"scale_down_factor", KNOB_F64, LC(scale_down_factor), {2, 3, 5, 8, 12}, 5, 0},
+    {"profiler_time_limit", KNOB_I64, LC(profiler_time_limit), {50, 100, 200, 300, 450, 600, 900}, 7},
+    {"profiler_nodes", KNOB_I32, LC(profiler_nodes), {1, 2, 3, 4, 6, 8}, 6},
+    {"profiler_factor", KNOB_I32, LC(profiler_factor), {1, 2, 4, 6, 8}, 5},
+    {"pack_threshold", KNOB_F64, LC(pack_threshold), {0.5, 1, 2, 3, 4, 6}, 6},
+    {"priority_ratio", KNOB_F64, LC(priority_ratio), {1, 1.5, 2, 3, 4}, 5},
+    {"score_sum", KNOB_I32, LC(score_sum), {1, 2, 3, 4}, 4},
+    {"scale_down_factor", KNOB_F64, LC(scale_down_factor), {2, 3, 5, 8, 12}, 5},
 };
 
 enum { NKNOBS = (int)(sizeof knobs / sizeof knobs[0]) };
@@ -132,6 +131,20 @@ static int find_done(const tuner *t, const point *p)
         if (memcmp(t->done[i].p.v, p->v, sizeof p->v) == 0)
             return i;
     return -1;
+}
+
+/* Whether the experiment file accepts the value (so the tuned file can
+ * always be read back). */
+static int valid_value(int k, double v)
+{
+    char text[32];
+    knob_text(k, v, text, sizeof text);
+    lucid_experiment scratch;
+    lucid_experiment_defaults(&scratch);
+    lucid_error err = {{0}};
+    int ok = lucid_experiment_set(&scratch, "lucid", knobs[k].key, text, ".", "tune", 0, &err) == 0;
+    lucid_experiment_free(&scratch);
+    return ok;
 }
 
 /* ---- simulating a batch of points on worker threads ---- */
@@ -241,7 +254,8 @@ static void build_grids(tuner *t, const point *base)
     for (int k = 0; k < NKNOBS; k++) {
         int n = 0;
         for (int i = 0; i < knobs[k].ngrid; i++)
-            t->grid[k][n++] = knobs[k].grid[i];
+            if (valid_value(k, knobs[k].grid[i]))
+                t->grid[k][n++] = knobs[k].grid[i];
         t->grid[k][n++] = base->v[k];
         qsort(t->grid[k], (size_t)n, sizeof(double), cmp_double);
         int u = 0;
@@ -332,7 +346,7 @@ static int descend_round(tuner *t, int refine, int *simulated)
                 v = (from.v[k] + other) / 2;
                 if (knobs[k].kind != KNOB_F64)
                     v = (double)llround(v);
-                if (v == from.v[k] || v == other || v < knobs[k].min)
+                if (v == from.v[k] || v == other || !valid_value(k, v))
                     continue;
             }
             pts[n] = from;
@@ -674,6 +688,9 @@ static int tune(const tune_opts *o, const lucid_experiment *exp, tuner *t, cli_r
     if (cli_run_config(exp, &t->cfg) != 0 || cli_run_load(exp, &t->lucid, 1, run, &t->cfg) != 0)
         return 1;
     t->run = run;
+    if (t->cfg.online)
+        fprintf(stderr, "lucid: note: [lucid] models = online: every simulation trains the models "
+                        "(minutes each on Venus); consider a small --budget\n");
     point base;
     for (int k = 0; k < NKNOBS; k++)
         base.v[k] = knob_get(&t->cfg.lucid, k);
