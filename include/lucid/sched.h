@@ -261,6 +261,21 @@ typedef struct lucid_lucid_inputs {
     int8_t switch_initial;
 } lucid_lucid_inputs;
 
+/* Lucid's affine-pair rule (spec §2.3), the one implementation the
+ * simulator's Lucid policy and lucidd's decision step share: may a newcomer
+ * of `gpus` GPUs share the GPUs of a running job? Same GPU count, at most
+ * LUCID_PACK_MAX_GPUS, GPU memory fitting in one GPU (strictly), sharing
+ * scores summing to at most `score_sum`, and the newcomer's priority at
+ * most `priority_ratio` times the running job's. */
+typedef struct lucid_pair_side {
+    int32_t gpus;
+    double gmem_mib;  /* NaN counts as 0 */
+    int32_t score;    /* 0..2 */
+    double priority;
+} lucid_pair_side;
+int lucid_pair_allowed(const lucid_pair_side *newcomer, const lucid_pair_side *running,
+                       double gmem_limit_mib, int32_t score_sum, double priority_ratio);
+
 /* Value of the packing switch at step t. */
 int lucid_packing_switch_at(const lucid_lucid_inputs *in, int64_t t);
 

@@ -297,12 +297,14 @@ static int find_partner(const decide_job *job, const decide_running *running,
         const decide_running *other = &running[i];
         /* Not on a node where a released job has not started: Slurm could
          * still hand it the GPUs of a partner that ends meanwhile. */
-        if (taken[i] || nodes[other->node].settling > 0 ||
-            other->job.gmem_mib >= gpu_memory_mib - job->gmem_mib ||
-            job->sharing_score + other->job.sharing_score > 2 ||
-            job->priority > 2 * other->job.priority)
+        if (taken[i] || nodes[other->node].settling > 0)
             continue;
-        return i;
+        /* The pair rule itself is the core's (the simulator's Lucid uses it too). */
+        lucid_pair_side newcomer = {job->gpus, job->gmem_mib, job->sharing_score, job->priority};
+        lucid_pair_side partner = {other->job.gpus, other->job.gmem_mib,
+                                   other->job.sharing_score, other->job.priority};
+        if (lucid_pair_allowed(&newcomer, &partner, gpu_memory_mib, 2, 2.0))
+            return i;
     }
     return -1;
 }

@@ -26,24 +26,40 @@ static int lucid_arrive(lucid_sched *s, int32_t job)
     return lucid_sched_enqueue_sorted(s, job, by_priority);
 }
 
-/* The first running job that `job` may share GPUs with, or -1. */
+int lucid_pair_allowed(const lucid_pair_side *newcomer, const lucid_pair_side *running,
+                       double gmem_limit_mib, int32_t score_sum, double priority_ratio)
+{
+    double gmem_new = newcomer->gmem_mib == newcomer->gmem_mib ? newcomer->gmem_mib : 0;
+    double gmem_run = running->gmem_mib == running->gmem_mib ? running->gmem_mib : 0;
+    return newcomer->gpus == running->gpus && newcomer->gpus >= 1 &&
+           newcomer->gpus <= LUCID_PACK_MAX_GPUS && gmem_run < gmem_limit_mib - gmem_new &&
+           newcomer->score + running->score <= score_sum &&
+           newcomer->priority <= running->priority * priority_ratio;
+}
+
+static lucid_pair_side pair_side(const lucid_sched *s, int32_t job)
+{
+    return (lucid_pair_side){.gpus = s->jobs[job].gpu_num,
+                             .gmem_mib = s->jobs[job].gmem,
+                             .score = s->run[job].share_score,
+                             .priority = s->priority[job]};
+}
+
+/* The first running job that `job` may share GPUs with, or -1: candidates
+ * are the running unpacked jobs of its GPU count, in start order (the
+ * reference scans its running list). */
 static int32_t pick_partner(const lucid_sched *s, int32_t job)
 {
     const lucid_lucid_inputs *in = s->lucid;
-    const lucid_job *j = &s->jobs[job];
-    double gmem = j->gmem == j->gmem ? j->gmem : 0;
-    double mem_limit = in->gmem_limit - gmem;
-    if (j->gpu_num < 1 || j->gpu_num > LUCID_PACK_MAX_GPUS)
+    int32_t gpus = s->jobs[job].gpu_num;
+    if (gpus < 1 || gpus > LUCID_PACK_MAX_GPUS)
         return -1;
-    for (int32_t other = s->cand_head[j->gpu_num]; other >= 0; other = s->run[other].cand_next) {
-        const lucid_jobrun *o = &s->run[other];
-        const lucid_job *oj = &s->jobs[other];
-        double ogmem = oj->gmem == oj->gmem ? oj->gmem : 0;
-        if (!o->exclusive || oj->gpu_num != j->gpu_num || !(ogmem < mem_limit))
-            continue;
-        if (s->run[job].share_score + o->share_score > in->score_sum)
-            continue;
-        if (s->priority[job] <= s->priority[other] * in->priority_ratio)
+    lucid_pair_side newcomer = pair_side(s, job);
+    for (int32_t other = s->cand_head[gpus]; other >= 0; other = s->run[other].cand_next) {
+        lucid_pair_side running = pair_side(s, other);
+        if (s->run[other].exclusive &&
+            lucid_pair_allowed(&newcomer, &running, in->gmem_limit, in->score_sum,
+                               in->priority_ratio))
             return other;
     }
     return -1;
