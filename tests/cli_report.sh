@@ -88,6 +88,13 @@ if "$lucid" report "$tmp/out" --model "$tmp/job.json" --model "$tmp/share.json" 
             fail "rsvg-convert $name.svg"
         fi
     done
+    # Every SVG written, the models' charts included, is well-formed XML.
+    check "all SVGs well-formed" python3 -c '
+import glob, sys, xml.dom.minidom
+files = glob.glob(sys.argv[1] + "/*.svg") + glob.glob(sys.argv[1] + "/*/*.svg")
+assert len(files) >= 5, files
+for f in files:
+    xml.dom.minidom.parse(f)' "$figs"
     # Log axis of Figure 8: decade ticks.
     check "Figure 8 has a log axis" grep -q '>1000</text>' "$figs/fig8_jct_cdf.svg"
 else
