@@ -7,33 +7,7 @@
 # field and a non-zero exit.
 # Usage: cli_report.sh LUCID SOURCE_DIR
 set -u
-lucid=$1
-src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-passes=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-check() { # check DESCRIPTION COMMAND...
-    local what=$1
-    shift
-    if "$@"; then passes=$((passes + 1)); else fail "$what"; fi
-}
-
-# expect_error DESCRIPTION EXPECTED_SUBSTRING COMMAND...
-expect_error() {
-    local what=$1 want=$2
-    shift 2
-    local out rc
-    out=$("$@" 2>&1 >/dev/null)
-    rc=$?
-    if [ $rc -eq 0 ] || [ $rc -gt 125 ]; then fail "$what: exit status $rc"; return; fi
-    if [ "$(printf '%s\n' "$out" | wc -l)" -ne 1 ]; then fail "$what: expected one line, got: $out"; return; fi
-    case "$out" in
-    *"$want"*) passes=$((passes + 1)) ;;
-    *) fail "$what: '$out' lacks '$want'" ;;
-    esac
-}
+source "$2/tests/lib/checks.sh"
 
 well_formed() { python3 -c 'import xml.dom.minidom,sys; xml.dom.minidom.parse(sys.argv[1])' "$1"; }
 
@@ -134,5 +108,4 @@ expect_error "not a model" "notamodel.json" "$lucid" report "$bad" --model "$tmp
 printf 'time,vc,total_gpus,idle_gpus\n60,vcA,8,9\n' >"$bad/series-fifo.csv"
 expect_error "bad series" "series-fifo.csv:2: idle_gpus: 9 idle of 8 GPUs" "$lucid" report "$bad"
 
-echo "cli_report: $passes passed, $failures failed"
-[ $failures -eq 0 ]
+finish cli_report

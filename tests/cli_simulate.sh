@@ -4,35 +4,8 @@
 # non-zero exit; the README's example runs; outputs are deterministic.
 # Usage: cli_simulate.sh LUCID SOURCE_DIR
 set -u
-lucid=$1
-src=$2
+source "$2/tests/lib/checks.sh"
 bad=$src/tests/bad
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-passes=0
-
-# expect_error DESCRIPTION EXPECTED_SUBSTRING COMMAND...
-expect_error() {
-    local what=$1 want=$2
-    shift 2
-    local out rc
-    out=$("$@" 2>&1 >/dev/null)
-    rc=$?
-    if [ $rc -eq 0 ]; then
-        echo "FAIL: $what: exit status 0"; failures=$((failures + 1)); return
-    fi
-    if [ $rc -gt 125 ]; then
-        echo "FAIL: $what: crashed (status $rc)"; failures=$((failures + 1)); return
-    fi
-    if [ "$(printf '%s\n' "$out" | wc -l)" -ne 1 ]; then
-        echo "FAIL: $what: expected one line, got:"; printf '%s\n' "$out"; failures=$((failures + 1)); return
-    fi
-    case "$out" in
-    *"$want"*) passes=$((passes + 1)) ;;
-    *) echo "FAIL: $what: '$out' lacks '$want'"; failures=$((failures + 1)) ;;
-    esac
-}
 
 sim() { "$lucid" simulate --quiet --out "$tmp/out" --policies fifo --vcs "$bad/vcs.csv" "$@"; }
 
@@ -99,5 +72,4 @@ else
     echo "FAIL: synthetic trace determinism"; failures=$((failures + 1))
 fi
 
-echo "$passes passed, $failures failed"
-[ $failures -eq 0 ]
+finish cli_simulate

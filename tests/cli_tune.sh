@@ -6,28 +6,7 @@
 # the search does not depend on the thread count.
 # Usage: cli_tune.sh LUCID SOURCE_DIR
 set -u
-lucid=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-passes=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-
-# expect_error DESCRIPTION EXPECTED_SUBSTRING COMMAND...
-expect_error() {
-    local what=$1 want=$2
-    shift 2
-    local out rc
-    out=$("$@" 2>&1 >/dev/null)
-    rc=$?
-    if [ $rc -eq 0 ] || [ $rc -gt 125 ]; then fail "$what: exit status $rc"; return; fi
-    if [ "$(printf '%s\n' "$out" | wc -l)" -ne 1 ]; then fail "$what: expected one line, got: $out"; return; fi
-    case "$out" in
-    *"$want"*) passes=$((passes + 1)) ;;
-    *) fail "$what: '$out' lacks '$want'" ;;
-    esac
-}
+source "$2/tests/lib/checks.sh"
 
 venus=$src/examples/venus.ini
 expect_error "no experiment" "give an experiment file" "$lucid" tune
@@ -94,5 +73,4 @@ else
     fail "small tune runs"; cat "$tmp/q2.log" "$tmp/q1.log"
 fi
 
-echo "cli_tune: $passes passed, $failures failed"
-[ $failures -eq 0 ]
+finish cli_tune
