@@ -2,7 +2,8 @@
 # cli_report.sh — `lucid report`: from a small synthetic run of all six
 # policies (with --series) and two models, the page holds Tables 4 and 5 and
 # every figure inline with nothing external; every SVG and the page itself are
-# well-formed XML; the figures rasterize (rsvg-convert) to non-blank PNGs;
+# well-formed XML; the figures rasterize (rsvg-convert) to non-blank PNGs and
+# a headless Chromium screenshot of the page is not blank;
 # Table 4 repeats summary.csv; bad inputs give one line naming file, line and
 # field and a non-zero exit.
 # Usage: cli_report.sh LUCID SOURCE_DIR
@@ -62,6 +63,19 @@ if "$lucid" report "$tmp/out" --model "$tmp/job.json" --model "$tmp/share.json" 
             fail "rsvg-convert $name.svg"
         fi
     done
+    # The page as a browser shows it: a headless Chromium screenshot is not blank
+    # and holds more than the tables (figures are inline SVG).
+    browser=$(command -v chromium || command -v chromium-browser || true)
+    if [ -z "$browser" ]; then
+        fail "chromium is needed for the page screenshot (Debian package chromium)"
+    elif timeout 60 "$browser" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+        --disable-background-networking --disable-component-update --disable-sync \
+        --user-data-dir="$tmp/chromium" --window-size=1200,2400 --screenshot="$tmp/page.png" \
+        "file://$html" >/dev/null 2>&1 && [ -s "$tmp/page.png" ]; then
+        check "page screenshot is not blank" python3 "$src/tests/png_ink.py" "$tmp/page.png"
+    else
+        fail "chromium screenshot of $html"
+    fi
     # Every SVG written, the models' charts included, is well-formed XML.
     check "all SVGs well-formed" python3 -c '
 import glob, sys, xml.dom.minidom
