@@ -259,6 +259,9 @@ typedef struct lucid_lucid_inputs {
     const int8_t *switch_values; /* value from that time on */
     size_t nswitch;
     int8_t switch_initial;
+    double pack_threshold;        /* the switch is on while the forecast exceeds it */
+    const lucid_forecast *forecast; /* for explanations (NULL: none) */
+    int64_t forecast_start;         /* the step forecast row 0 stands for */
 } lucid_lucid_inputs;
 
 /* Lucid's affine-pair rule (spec §2.3), the one implementation the

@@ -398,6 +398,9 @@ static int prepare_lucid(sim_context *ctx, policy_run *pr, lucid_error *err)
     pr->lucid.score_sum = cfg->lucid.score_sum;
     if (build_switch(cfg, forecast, pr) < 0)
         return lucid_error_set(err, "out of memory");
+    pr->lucid.pack_threshold = cfg->lucid.pack_threshold;
+    pr->lucid.forecast = forecast;
+    pr->lucid.forecast_start = cfg->start;
     lucid_sim_inputs with_forecast = *in;
     with_forecast.forecast = forecast;
     return lucid_profile_pass(cfg, &with_forecast, ctx->excluded, pr->result->run, &pr->log, err);

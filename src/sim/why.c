@@ -2,10 +2,12 @@
  * policy with an observer (sim.h) that classifies, at every visited step
  * while the job waits, why it did not start, and records how it started.
  * Consecutive steps with the same reason become one interval. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lucid/sim.h"
+#include "sim_internal.h"
 
 typedef struct wait_span {
     int64_t from, to;
@@ -21,6 +23,7 @@ typedef struct why_state {
     int64_t start;
     int32_t packed_onto;
     int packing_on;
+    double forecast;                      /* mean forecast behind the switch, NaN if none */
     double priority_job, priority_target; /* Lucid's priorities when it was packed */
 } why_state;
 
@@ -111,6 +114,15 @@ static void observe(void *user, const lucid_sched *s, int32_t job)
             w->priority_target = s->priority[r->packed_onto];
         }
         w->packing_on = s->lucid ? lucid_packing_switch_at(s->lucid, s->now) : 0;
+        w->forecast = NAN;
+        if (s->lucid && s->lucid->forecast) {
+            /* The switch was last set at the latest multiple of 100 s. */
+            int64_t at = s->now - ((s->now % 100) + 100) % 100;
+            lucid_forecast_cursor cursor;
+            lucid_forecast_cursor_init(&cursor, s->lucid->forecast,
+                                       s->lucid->forecast->pred_gpu_job, s->lucid->forecast_start, 10);
+            w->forecast = lucid_forecast_cursor_look(&cursor, at);
+        }
     }
 }
 
@@ -194,12 +206,17 @@ int lucid_explain_job(const lucid_sim_config *cfg_in, const lucid_sim_inputs *in
         double p_job = w.priority_job, p_t = w.priority_target;
         fprintf(out,
                 "packed: shared the %d GPUs of running job %lld: sharing scores %d + %d <= %d; GPU "
-                "memory %.0f + %.0f < %.0f MiB; priority %.0f <= %.2g x %.0f; packing switch on "
-                "(forecast says the cluster will be busy)\n",
+                "memory %.0f + %.0f < %.0f MiB; priority %.0f <= %.2g x %.0f; packing switch on\n",
                 j->gpu_num, (long long)pj->job_id, share_of(in, (int32_t)job), share_of(in, t),
                 cfg.lucid.score_sum, j->gmem == j->gmem ? j->gmem : 0,
                 pj->gmem == pj->gmem ? pj->gmem : 0, cfg.lucid.gmem_limit, p_job,
                 cfg.lucid.priority_ratio, p_t);
+        if (w.forecast == w.forecast)
+            fprintf(out, "packing switch: forecast %.2f GPU jobs per 10 minutes over the next 50 "
+                         "minutes > %.2g: the cluster was expected to be busy\n",
+                    w.forecast, cfg.lucid.pack_threshold);
+        else
+            fprintf(out, "packing switch: on (no forecast: packing always allowed)\n");
     } else if (r->packed_with >= 0) {
         fprintf(out, "packed: job %lld later shared its GPUs\n",
                 (long long)tr->jobs[r->packed_with].job_id);
