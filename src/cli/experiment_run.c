@@ -125,6 +125,29 @@ static int has_policy(const lucid_policy_ops *const *policies, int n, const char
     return 0;
 }
 
+/* The calendar time of trace second `start`, from the submit_datetime of
+ * the first job (traces on their own timeline carry both columns). */
+static int calendar_of(const char *path, const lucid_trace *trace, int64_t start, int64_t *out)
+{
+    lucid_error err;
+    lucid_csv *csv = lucid_csv_open(path, &err);
+    if (!csv)
+        return -1;
+    int col = lucid_csv_col(csv, "submit_datetime"), rc = -1;
+    const lucid_job *first = &trace->jobs[0];
+    while (col >= 0 && lucid_csv_next(csv, &err) == 1)
+        if (lucid_csv_line(csv) == first->line) {
+            int64_t when;
+            if (lucid_time_parse(lucid_csv_field(csv, col), &when) == 0) {
+                *out = when - (first->submit_time - start);
+                rc = 0;
+            }
+            break;
+        }
+    lucid_csv_close(csv);
+    return rc;
+}
+
 /* [lucid] models = online: the models are trained during the run. */
 static int load_online(const lucid_experiment *exp, cli_run *d, lucid_error *err)
 {
@@ -149,10 +172,12 @@ static int load_online(const lucid_experiment *exp, cli_run *d, lucid_error *err
             return lucid_error_set(err, "[lucid] history_start: '%s' is not YYYY-MM-DD HH:MM:SS",
                                    exp->history_start);
     } else if (exp->history) {
-        if (start < 946684800) /* before 2000: the trace's own timeline, not a calendar */
-            return lucid_error_set(err, "[lucid] history needs history_start: the calendar time "
-                                        "of the simulation start");
-        oc->window_start = start;
+        if (start >= 946684800) /* after 2000: the trace's times are calendar seconds */
+            oc->window_start = start;
+        else if (calendar_of(exp->jobs, &d->trace, start, &oc->window_start) < 0)
+            return lucid_error_set(err, "[lucid] history needs history_start (the calendar time "
+                                        "of the simulation start): the trace has no "
+                                        "submit_datetime column to derive it from");
     }
     return 0;
 }

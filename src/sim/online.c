@@ -219,8 +219,9 @@ static int build_forecast(const lucid_online_config *cfg, lucid_forecast *fc, lu
     fc->pred_gpu_job = malloc(n * sizeof *fc->pred_gpu_job);
     fc->pred_gpu_num = malloc(n * sizeof *fc->pred_gpu_num);
     int rc = fc->offset && fc->pred_gpu_job && fc->pred_gpu_num ? 0 : lucid_error_set(err, "out of memory");
+    /* Row times relative to the simulation start's calendar time. */
     for (size_t r = 0; rc == 0 && r < n; r++)
-        fc->offset[r] = times[first + r] - times[first];
+        fc->offset[r] = times[first + r] - cfg->window_start;
     fc->count = n;
     if (rc == 0)
         rc = forecast_target(cfg, "submit_gpu_job", fc->pred_gpu_job, times, first, nrows, err);
