@@ -26,5 +26,8 @@ void lucid_svg_text(lucid_svg *svg, double x, double y, double size, const char 
                     double rotate, const char *text);
 /* Writes the document; fails if any earlier call ran out of memory. */
 int lucid_svg_save(const lucid_svg *svg, const char *path, lucid_error *err);
+/* About five round axis ticks (1, 2 or 5 x a power of ten apart) covering
+ * [lo, hi]; returns how many were written (at most max). */
+int lucid_svg_ticks(double lo, double hi, double *ticks, int max);
 
 #endif

@@ -334,22 +334,6 @@ static double fy(const axis *a, double v, double height)
     return map(a, v, height - BOTTOM, TOP);
 }
 
-/* About five round linear ticks over [lo, hi]. */
-static int linear_ticks(double lo, double hi, double *ticks, int max)
-{
-    double raw = (hi - lo) / 5, mag = pow(10, floor(log10(raw))), step = mag;
-    if (raw / mag > 5)
-        step = 10 * mag;
-    else if (raw / mag > 2)
-        step = 5 * mag;
-    else if (raw / mag > 1)
-        step = 2 * mag;
-    int n = 0;
-    for (double v = ceil(lo / step) * step; v <= hi + step * 1e-9 && n < max; v += step)
-        ticks[n++] = fabs(v) < step * 1e-9 ? 0 : v;
-    return n;
-}
-
 static void tick_label(double v, int log_scale, char *buf, size_t size)
 {
     if (log_scale && v >= 1e5)
@@ -371,7 +355,7 @@ static void draw_axes(lucid_svg *svg, const axis *x, const axis *y, double heigh
             for (double v = x->lo; v <= x->hi * 1.0001 && n < 64; v *= 10)
                 ticks[n++] = v;
         } else {
-            n = linear_ticks(x->lo, x->hi, ticks, 64);
+            n = lucid_svg_ticks(x->lo, x->hi, ticks, 64);
         }
         for (int i = 0; i < n; i++) {
             double px = fx(x, ticks[i]);
@@ -381,7 +365,7 @@ static void draw_axes(lucid_svg *svg, const axis *x, const axis *y, double heigh
         }
         lucid_svg_text(svg, (LEFT + FIG_W - RIGHT) / 2.0, height - 20, 13, "middle", 0, xlabel);
     }
-    n = linear_ticks(y->lo, y->hi, ticks, 64);
+    n = lucid_svg_ticks(y->lo, y->hi, ticks, 64);
     for (int i = 0; i < n; i++) {
         double py = fy(y, ticks[i], height);
         lucid_svg_line(svg, LEFT, py, FIG_W - RIGHT, py, "#e5e5e5", 1);
@@ -464,7 +448,7 @@ static int figure_vc_queue(const report *r, const char *path, lucid_error *err)
             if (!isnan(r->pol[p].vc_queue[v]))
                 hi = fmax(hi, r->pol[p].vc_queue[v]);
     double ticks[64];
-    int nt = linear_ticks(0, hi > 0 ? hi : 1, ticks, 64);
+    int nt = lucid_svg_ticks(0, hi > 0 ? hi : 1, ticks, 64);
     axis y = {0, nt ? fmax(ticks[nt - 1], hi > 0 ? hi : 1) : 1, 0};
     if (y.hi < hi * 1.0001)
         y.hi = hi * 1.1;

@@ -105,24 +105,6 @@ void lucid_explain_bin_x(const lucid_bins *b, double *xs)
 enum { CHART_W = 760, CHART_H = 450, LEFT = 80, RIGHT = 30, TOP = 64, BOTTOM = 60 };
 
 /* About five round tick values covering [lo, hi]. */
-static int nice_ticks(double lo, double hi, double *ticks, int max)
-{
-    double span = hi - lo;
-    if (!(span > 0))
-        span = fabs(lo) > 0 ? fabs(lo) : 1;
-    double raw = span / 5, mag = pow(10, floor(log10(raw))), step = mag;
-    if (raw / mag > 5)
-        step = 10 * mag;
-    else if (raw / mag > 2)
-        step = 5 * mag;
-    else if (raw / mag > 1)
-        step = 2 * mag;
-    int n = 0;
-    for (double v = ceil(lo / step) * step; v <= hi + step * 1e-9 && n < max; v += step)
-        ticks[n++] = fabs(v) < step * 1e-9 ? 0 : v;
-    return n;
-}
-
 typedef struct frame {
     double x0, x1, y0, y1; /* data ranges */
 } frame;
@@ -142,14 +124,14 @@ static void axes(lucid_svg *svg, const frame *f, const char *title, const char *
 {
     double ticks[16];
     char label[64];
-    int n = nice_ticks(f->y0, f->y1, ticks, 16);
+    int n = lucid_svg_ticks(f->y0, f->y1, ticks, 16);
     for (int i = 0; i < n; i++) {
         double y = py(f, ticks[i]);
         lucid_svg_line(svg, LEFT, y, CHART_W - RIGHT, y, ticks[i] == 0 ? "#888888" : "#e5e5e5", 1);
         snprintf(label, sizeof label, "%g", ticks[i]);
         lucid_svg_text(svg, LEFT - 6, y + 4, 11, "end", 0, label);
     }
-    n = nice_ticks(f->x0, f->x1, ticks, 16);
+    n = lucid_svg_ticks(f->x0, f->x1, ticks, 16);
     for (int i = 0; i < n; i++) {
         double x = px(f, ticks[i]);
         lucid_svg_line(svg, x, CHART_H - BOTTOM, x, CHART_H - BOTTOM + 5, "#333333", 1);

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,4 +147,22 @@ int lucid_svg_save(const lucid_svg *svg, const char *path, lucid_error *err)
     if (fclose(f) != 0)
         return lucid_error_set(err, "%s: write failed", path);
     return 0;
+}
+
+int lucid_svg_ticks(double lo, double hi, double *ticks, int max)
+{
+    double span = hi - lo;
+    if (!(span > 0))
+        span = fabs(lo) > 0 ? fabs(lo) : 1;
+    double raw = span / 5, mag = pow(10, floor(log10(raw))), step = mag;
+    if (raw / mag > 5)
+        step = 10 * mag;
+    else if (raw / mag > 2)
+        step = 5 * mag;
+    else if (raw / mag > 1)
+        step = 2 * mag;
+    int n = 0;
+    for (double v = ceil(lo / step) * step; v <= hi + step * 1e-9 && n < max; v += step)
+        ticks[n++] = fabs(v) < step * 1e-9 ? 0 : v;
+    return n;
 }
