@@ -45,6 +45,23 @@ static void fifo_waits_behind_the_head(void **state)
     simtest_free(&t);
 }
 
+static void tiresias_waits_for_its_decision_grid(void **state)
+{
+    (void)state;
+    simtest t;
+    simtest_load(&t, 1, "job_id,vc,gpu_num,submit_time,duration\n1,a,8,0,100\n2,a,8,10,20\n");
+    t.cfg.sem = lucid_semantics_reference();
+    char *text = explain(&t, "tiresias", 2);
+    /* Arrives at 10 between decisions; at 60 job 1 (high queue, earlier)
+     * keeps the node; job 1 ends at 101 but the next decision is 120. */
+    expect_line(text, "waited 10-60 (50 s): tiresias starts jobs only at multiples of 60 s");
+    expect_line(text, "waited 60-101 (41 s): needs 8 GPUs: 0 free in the VC");
+    expect_line(text, "waited 101-120 (19 s): tiresias starts jobs only at multiples of 60 s");
+    expect_line(text, "started at 120 after a queueing delay of 110 s");
+    free(text);
+    simtest_free(&t);
+}
+
 static void lucid_packing_reasons(void **state)
 {
     (void)state;
@@ -83,6 +100,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fifo_waits_behind_the_head),
+        cmocka_unit_test(tiresias_waits_for_its_decision_grid),
         cmocka_unit_test(lucid_packing_reasons),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

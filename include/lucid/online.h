@@ -19,7 +19,6 @@ typedef struct lucid_online_config {
     const char *colocation;      /* colocation_pairs.csv */
     const char *history;         /* throughput.csv-style series, or NULL (no forecast) */
     int64_t window_start;        /* calendar time (s since 1970) of the simulation start */
-    int64_t sim_start;           /* the trace-timeline second of that instant */
     int64_t period;              /* retraining period, s (604800) */
     size_t min_history;          /* ended jobs needed before the first model (100) */
     int bags;                    /* EBM outer bags (8) */

@@ -104,8 +104,7 @@ typedef struct lucid_jobrun {
     double rate;         /* progress per second: 1, or the co-located speed */
     double priority;     /* the policy's sort key (estimate x gpus, ...) */
     int64_t attained;    /* Tiresias: GPU-seconds attained up to `base` */
-    int64_t ckpt_time;   /* last preemption time */
-    int64_t arrival;     /* step the job joined this queue */
+    int64_t waiting_since; /* when it joined the queue, or was last preempted */
     int64_t profqueue;   /* Lucid: wait for the profiler */
     int64_t prof_start, prof_end; /* Lucid: profiling run (-1 if not profiled) */
     uint32_t arrival_seq; /* order of joining the queue (stable tie-break) */
@@ -220,12 +219,14 @@ enum {
     LUCID_POLICY_REMAIN_BASED = 1, /* ends by remaining work (end lag applies) */
     LUCID_POLICY_ESTIMATES = 2,    /* needs duration estimates */
     LUCID_POLICY_LUCID = 4,        /* profiler, packing, forecast */
+    LUCID_POLICY_HEAD_OF_LINE = 8, /* the first waiting job that does not fit blocks the rest */
 };
 
 typedef struct lucid_policy_ops {
     const char *name;
     const char *summary;
     unsigned flags;
+    int64_t decision_period; /* jobs start only at multiples of this (0: any second) */
     int (*init)(lucid_sched *s, lucid_error *err);
     void (*destroy)(lucid_sched *s);
     /* A job joins the queue at s->now. */

@@ -166,7 +166,6 @@ static int load_online(const lucid_experiment *exp, cli_run *d, lucid_error *err
     oc->seed = exp->seed;
     int64_t start = exp->start >= 0 ? exp->start : d->trace.jobs[0].submit_time -
                                                    d->trace.jobs[0].submit_time % 86400;
-    oc->sim_start = start;
     if (exp->history_start) {
         if (lucid_time_parse(exp->history_start, &oc->window_start) < 0)
             return lucid_error_set(err, "[lucid] history_start: '%s' is not YYYY-MM-DD HH:MM:SS",

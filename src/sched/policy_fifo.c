@@ -15,6 +15,7 @@ static int fifo_arrive(lucid_sched *s, int32_t job)
 const lucid_policy_ops lucid_policy_fifo = {
     .name = "fifo",
     .summary = "first in, first out; head-of-line blocking, no backfill",
+    .flags = LUCID_POLICY_HEAD_OF_LINE,
     .arrive = fifo_arrive,
     .decide = lucid_decide_head_of_line,
     .next_decision = lucid_no_timed_decisions,

@@ -100,7 +100,7 @@ static int64_t qssf_next_decision(const lucid_sched *s)
 const lucid_policy_ops lucid_policy_qssf = {
     .name = "qssf",
     .summary = "quasi-shortest-service-first from duration estimates, non-preemptive",
-    .flags = LUCID_POLICY_ESTIMATES,
+    .flags = LUCID_POLICY_ESTIMATES | LUCID_POLICY_HEAD_OF_LINE,
     .init = qssf_init,
     .destroy = qssf_destroy,
     .arrive = qssf_arrive,

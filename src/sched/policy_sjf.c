@@ -12,6 +12,7 @@ static int sjf_arrive(lucid_sched *s, int32_t job) { return lucid_sched_arrive_o
 const lucid_policy_ops lucid_policy_sjf = {
     .name = "sjf",
     .summary = "oracle shortest job first (true durations), non-preemptive",
+    .flags = LUCID_POLICY_HEAD_OF_LINE,
     .arrive = sjf_arrive,
     .decide = lucid_decide_head_of_line,
     .next_decision = lucid_no_timed_decisions,

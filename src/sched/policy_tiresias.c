@@ -94,6 +94,7 @@ const lucid_policy_ops lucid_policy_tiresias = {
     .name = "tiresias",
     .summary = "discretized two-queue least-attained-service (Tiresias), preemptive",
     .flags = LUCID_POLICY_REMAIN_BASED,
+    .decision_period = TIRESIAS_INTERVAL,
     .init = tiresias_init,
     .destroy = tiresias_destroy,
     .arrive = tiresias_arrive,

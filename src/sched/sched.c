@@ -412,7 +412,7 @@ static void begin_running(lucid_sched *s, int32_t job, double rate)
     r->rate = rate;
     if (r->start_time < 0)
         r->start_time = s->now;
-    r->queue += (double)(s->now - r->ckpt_time);
+    r->queue += (double)(s->now - r->waiting_since);
     run_append(s, job);
     if (r->exclusive)
         cand_insert(s, job);
@@ -493,7 +493,7 @@ void lucid_sched_preempt(lucid_sched *s, int32_t job)
     run_unlink(s, job);
     r->status = LUCID_PENDING;
     r->gen++;
-    r->ckpt_time = s->now;
+    r->waiting_since = s->now;
     r->ckpt_times++;
     s->changed = 1;
 }
@@ -563,8 +563,7 @@ void lucid_sched_mark_arrival(lucid_sched *s, int32_t job)
 {
     lucid_jobrun *r = &s->run[job];
     r->status = LUCID_PENDING;
-    r->arrival = s->now;
-    r->ckpt_time = s->now; /* waiting since */
+    r->waiting_since = s->now;
     r->arrival_seq = s->next_arrival_seq++;
     if (s->arrivals_step != s->now) {
         s->arrivals_step = s->now;

@@ -44,7 +44,6 @@ typedef struct profiler {
     lucid_sched s;
     const lucid_sim_config *cfg;
     lucid_forecast_cursor forecast;
-    int32_t base_nodes;
     int32_t temp_slot;   /* slot of the borrowed node, -1 if none */
     int64_t forced;      /* decide again at this step (after a capacity change) */
     lucid_profile_log *log;
@@ -151,7 +150,6 @@ int lucid_profile_pass(const lucid_sim_config *cfg, const lucid_sim_inputs *in,
     p.log = log;
     p.temp_slot = -1;
     p.forced = LUCID_NEVER;
-    p.base_nodes = lc->profiler_nodes;
     lucid_forecast_cursor_init(&p.forecast, in->forecast,
                                in->forecast ? in->forecast->pred_gpu_num : NULL, cfg->start, -1);
     lucid_jobrun *prun = calloc(trace->njobs + 1, sizeof *prun);

@@ -20,9 +20,7 @@ typedef struct why_state {
     size_t nspans, cap;
     int64_t last_step;
     int started;
-    int64_t start;
     int32_t packed_onto;
-    int packing_on;
     double forecast;                      /* mean forecast behind the switch, NaN if none */
     double priority_job, priority_target; /* Lucid's priorities when it was packed */
 } why_state;
@@ -43,10 +41,10 @@ static size_t queue_position(const lucid_sched *s, int32_t job)
     return s->qlen;
 }
 
+/* Lucid blocks at the head of its queue only while packing is off. */
 static int blocks_at_head(const lucid_sched *s)
 {
-    const char *name = s->policy->name;
-    if (strcmp(name, "fifo") == 0 || strcmp(name, "sjf") == 0 || strcmp(name, "qssf") == 0)
+    if (s->policy->flags & LUCID_POLICY_HEAD_OF_LINE)
         return 1;
     return s->lucid && !lucid_packing_switch_at(s->lucid, s->now);
 }
@@ -65,8 +63,10 @@ static void waiting_reason(const lucid_sched *s, int32_t job, char *out, size_t 
                  (long long)head->job_id, head->gpu_num, (long long)c->free_gpus, largest);
         return;
     }
-    if (strcmp(s->policy->name, "tiresias") == 0 && s->now % 60 != 0) {
-        snprintf(out, size, "Tiresias starts jobs only at multiples of 60 s");
+    int64_t period = s->policy->decision_period;
+    if (period > 0 && s->now % period != 0) {
+        snprintf(out, size, "%s starts jobs only at multiples of %lld s", s->policy->name,
+                 (long long)period);
         return;
     }
     if (s->lucid && lucid_packing_switch_at(s->lucid, s->now) && j->gpu_num <= LUCID_PACK_MAX_GPUS)
@@ -107,13 +107,11 @@ static void observe(void *user, const lucid_sched *s, int32_t job)
         last->to = s->now;
     if (!w->started && r->start_time == s->now) {
         w->started = 1;
-        w->start = s->now;
         w->packed_onto = r->packed_onto;
         if (r->packed_onto >= 0 && s->priority) {
             w->priority_job = s->priority[job];
             w->priority_target = s->priority[r->packed_onto];
         }
-        w->packing_on = s->lucid ? lucid_packing_switch_at(s->lucid, s->now) : 0;
         w->forecast = NAN;
         if (s->lucid && s->lucid->forecast) {
             /* The switch was last set at the latest multiple of 100 s. */
