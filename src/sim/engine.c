@@ -315,15 +315,19 @@ static int simulate_vc(sim_context *ctx, policy_run *pr, int32_t vc, lucid_error
 
 /* ---------------- preparing one policy's run ---------------- */
 
-static int add_switch(policy_run *pr, size_t *n, size_t *cap, int64_t t, int8_t v)
+/* The switch's change list grows in two arrays kept the same length. */
+typedef struct switch_list {
+    size_t n, cap_times, cap_values;
+} switch_list;
+
+static int add_switch(policy_run *pr, switch_list *l, int64_t t, int8_t v)
 {
-    size_t cap2 = *cap;
-    if (LUCID_GROW(pr->switch_times, *cap, *n + 1) < 0 ||
-        LUCID_GROW(pr->switch_values, cap2, *n + 1) < 0)
+    if (LUCID_GROW(pr->switch_times, l->cap_times, l->n + 1) < 0 ||
+        LUCID_GROW(pr->switch_values, l->cap_values, l->n + 1) < 0)
         return -1;
-    pr->switch_times[*n] = t;
-    pr->switch_values[*n] = v;
-    (*n)++;
+    pr->switch_times[l->n] = t;
+    pr->switch_values[l->n] = v;
+    l->n++;
     return 0;
 }
 
@@ -331,12 +335,12 @@ static int add_switch(policy_run *pr, size_t *n, size_t *cap, int64_t t, int8_t 
  * depends on time: precompute the moments where its value changes. */
 static int build_switch(const lucid_sim_config *cfg, const lucid_forecast *fc, policy_run *pr)
 {
-    size_t n = 0, cap = 0;
+    switch_list list = {0};
     int8_t value = 0; /* starts off */
     pr->lucid.switch_initial = 0;
     if (!fc || fc->count == 0) {
         int64_t m = cfg->start + (100 - ((cfg->start % 100) + 100) % 100) % 100;
-        if (add_switch(pr, &n, &cap, m, 1) < 0)
+        if (add_switch(pr, &list, m, 1) < 0)
             return -1;
     } else {
         lucid_forecast_cursor cursor;
@@ -346,7 +350,7 @@ static int build_switch(const lucid_sim_config *cfg, const lucid_forecast *fc, p
         for (;; m += 100) {
             double future = lucid_forecast_cursor_look(&cursor, m);
             int8_t v = future <= cfg->lucid.pack_threshold ? 0 : 1;
-            if (v != value && add_switch(pr, &n, &cap, m, v) < 0)
+            if (v != value && add_switch(pr, &list, m, v) < 0)
                 return -1;
             value = v;
             if (m > last_row)
@@ -355,7 +359,7 @@ static int build_switch(const lucid_sim_config *cfg, const lucid_forecast *fc, p
     }
     pr->lucid.switch_times = pr->switch_times;
     pr->lucid.switch_values = pr->switch_values;
-    pr->lucid.nswitch = n;
+    pr->lucid.nswitch = list.n;
     return 0;
 }
 
