@@ -283,13 +283,69 @@ int lucid_pair_allowed(const lucid_pair_side *newcomer, const lucid_pair_side *r
 /* Value of the packing switch at step t. */
 int lucid_packing_switch_at(const lucid_lucid_inputs *in, int64_t t);
 
+/* ---------------- queue order and the decision pass ----------------
+ * (decision.c) The rules of a decision that do not depend on where the jobs
+ * live, one implementation for both callers: the simulator's policies apply
+ * them to the trace-indexed queue of a lucid_sched, lucidd's decision step
+ * (src/daemon/decide.c) to the live jobs it read from Slurm this tick. */
+
+/* Lucid's two queues (spec §4.5): the main queue by priority (estimated
+ * duration x GPUs, lower first), the profiler's by GPU count (least GPU
+ * first); equal keys keep arrival order. */
+typedef enum lucid_queue_order { LUCID_ORDER_PRIORITY, LUCID_ORDER_FEWEST_GPUS } lucid_queue_order;
+
+typedef struct lucid_queued {
+    double priority; /* LUCID_ORDER_PRIORITY's key */
+    int32_t gpus;    /* LUCID_ORDER_FEWEST_GPUS's key */
+    uint32_t index;  /* the caller's, carried along by lucid_queue_sort */
+    uint64_t seq;    /* arrival order (the simulator's arrival_seq; lucidd: the
+                      * Slurm job id, which grows with submission) */
+} lucid_queued;
+
+/* < 0 if `a` goes first, > 0 if `b` does, 0 only for equal keys and seq. */
+int lucid_queue_compare(lucid_queue_order order, const lucid_queued *a, const lucid_queued *b);
+/* Sorts into queue order (deterministic when seqs are unique). */
+void lucid_queue_sort(lucid_queue_order order, lucid_queued *jobs, size_t n);
+
+/* How a caller starts the job at `position` of its ordered queue. */
+typedef struct lucid_start_hooks {
+    void *ctx;
+    /* On a running job's GPUs, where Lucid's pair rule (lucid_pair_allowed)
+     * finds a partner: 1 if packed.  NULL: never packs. */
+    int (*pack)(void *ctx, size_t position);
+    /* On free GPUs (the caller's placer): 1 if started, 0 if it does not fit. */
+    int (*place)(void *ctx, size_t position);
+} lucid_start_hooks;
+
+/* The decision pass over n jobs in queue order (spec §4.5).  Packing on:
+ * every job is tried, on a partner's GPUs first, then on free ones.
+ * Packing off: jobs start in order until the first that does not fit, which
+ * blocks the rest (head of line: Lucid without packing, its profiler, FIFO,
+ * SJF, QSSF).  Returns how many started; *stopped_at is the position of the
+ * blocking job, or n. */
+size_t lucid_start_in_order(size_t n, int packing, const lucid_start_hooks *hooks,
+                            size_t *stopped_at);
+
 
 /* ---------------- helpers for policies ---------------- */
 /* Marks `job` pending from s->now on (arrival order, waiting-since time). */
 void lucid_sched_mark_arrival(lucid_sched *s, int32_t job);
+/* The decision pass (lucid_start_in_order) over `n` of this VC's jobs in
+ * the given order; `pack` (NULL: none) tries a job on a partner's GPUs
+ * first while `packing`.  Returns how many started; the queue is not
+ * compacted. */
+size_t lucid_sched_start_in_order(lucid_sched *s, const int32_t *jobs, size_t n, int packing,
+                                  int (*pack)(lucid_sched *s, int32_t job), size_t *stopped_at);
+/* The same pass over the queue; started jobs leave it. */
+void lucid_sched_start_queue(lucid_sched *s, int packing, int (*pack)(lucid_sched *s, int32_t job));
 /* Starts queued jobs in queue order; with `stop_at_failure` the first job
  * that does not fit ends the pass (head-of-line blocking).  Compacts the queue. */
 void lucid_sched_place_in_order(lucid_sched *s, int stop_at_failure);
+/* Lucid's queue orders (lucid_queue_compare) as `less` functions for
+ * lucid_sched_enqueue_sorted: by priority (main queue), by fewest GPUs
+ * (the profiler); ties by arrival_seq. */
+int lucid_sched_less_priority(const lucid_sched *s, int32_t a, int32_t b);
+int lucid_sched_less_gpus(const lucid_sched *s, int32_t a, int32_t b);
 /* Building blocks of the non-preemptive ordered policies (FIFO, SJF, the
  * profiler's least-GPU-first): the job joins the queue after every job
  * that does not order after it; decide() starts jobs in order until one
@@ -298,6 +354,9 @@ int lucid_sched_arrive_ordered(lucid_sched *s, int32_t job,
                                int (*less)(const lucid_sched *s, int32_t a, int32_t b));
 void lucid_decide_head_of_line(lucid_sched *s);
 int64_t lucid_no_timed_decisions(const lucid_sched *s);
+/* Lucid's profiler queue: least GPUs first, head of line (src/sim/profiler.c
+ * runs it on the profiling cluster; not a policy of its own in the table). */
+extern const lucid_policy_ops lucid_policy_profiler;
 /* The reference's checkpoint-restore cost of a preemption: 40 s up to 8 GPUs, else 60 s. */
 int64_t lucid_preempt_overhead(const lucid_job *job);
 #endif

@@ -4,13 +4,11 @@
  * GPUs may share the GPUs of the first running, unpacked job with the same
  * GPU count, enough free GPU memory, sharing scores summing to at most 2 and
  * a comparable priority.  Without packing the first job that does not fit
- * blocks the queue; with packing every job is tried. */
+ * blocks the queue; with packing every job is tried.  The queue order, the
+ * pass and the pair rule are the core's (decision.c, lucid_pair_allowed),
+ * shared with lucidd's decision step; this file adds the simulator's side:
+ * the trace's estimates and co-located speeds, the forecast switch. */
 #include "lucid/sched.h"
-
-static int by_priority(const lucid_sched *s, int32_t a, int32_t b)
-{
-    return s->priority[a] < s->priority[b];
-}
 
 static int lucid_init(lucid_sched *s, lucid_error *err)
 {
@@ -23,7 +21,7 @@ static int lucid_arrive(lucid_sched *s, int32_t job)
 {
     lucid_sched_mark_arrival(s, job);
     s->run[job].share_score = s->lucid->share ? s->lucid->share[job] : 2;
-    return lucid_sched_enqueue_sorted(s, job, by_priority);
+    return lucid_sched_enqueue_sorted(s, job, lucid_sched_less_priority);
 }
 
 int lucid_pair_allowed(const lucid_pair_side *newcomer, const lucid_pair_side *running,
@@ -82,27 +80,23 @@ static void pack(lucid_sched *s, int32_t job, int32_t target)
     lucid_sched_start_packed(s, job, target, speed_job, speed_target);
 }
 
+/* The pack hook of the decision pass: `job` starts on the GPUs of the
+ * first running job the pair rule allows. */
+static int pack_onto_partner(lucid_sched *s, int32_t job)
+{
+    int32_t target = pick_partner(s, job);
+    if (target < 0)
+        return 0;
+    pack(s, job, target);
+    return 1;
+}
+
+/* The core's decision pass (lucid_start_in_order), the one lucidd runs too:
+ * head of line while the switch is off, every job tried (partner first)
+ * while it is on. */
 static void lucid_decide(lucid_sched *s)
 {
-    if (!lucid_packing_switch_at(s->lucid, s->now)) {
-        lucid_sched_place_in_order(s, 1);
-        return;
-    }
-    int started = 0;
-    for (size_t i = 0; i < s->qlen; i++) {
-        int32_t job = s->queue[i];
-        int32_t target = -1;
-        if (s->jobs[job].gpu_num <= LUCID_PACK_MAX_GPUS)
-            target = pick_partner(s, job);
-        if (target >= 0) {
-            pack(s, job, target);
-            started++;
-        } else {
-            started += lucid_sched_try_start(s, job);
-        }
-    }
-    if (started)
-        lucid_sched_compact_queue(s);
+    lucid_sched_start_queue(s, lucid_packing_switch_at(s->lucid, s->now), pack_onto_partner);
 }
 
 /* Number of switch changes at or before t. */

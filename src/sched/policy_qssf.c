@@ -79,13 +79,8 @@ static void qssf_decide(lucid_sched *s)
         }
         st->order[k] = job;
     }
-    int started = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!lucid_sched_try_start(s, st->order[i]))
-            break;
-        started++;
-    }
-    if (started)
+    size_t stopped_at;
+    if (lucid_sched_start_in_order(s, st->order, n, 0, NULL, &stopped_at) > 0)
         lucid_sched_compact_queue(s);
     st->newcomers_only = s->qlen > 0;
 }

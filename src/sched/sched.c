@@ -572,19 +572,68 @@ void lucid_sched_mark_arrival(lucid_sched *s, int32_t job)
     s->arrivals_now++;
 }
 
-void lucid_sched_place_in_order(lucid_sched *s, int stop_at_failure)
+/* The decision pass (decision.c) on jobs of this VC: positions index `jobs`. */
+typedef struct sched_pass {
+    lucid_sched *s;
+    const int32_t *jobs;
+    int (*pack)(lucid_sched *s, int32_t job);
+} sched_pass;
+
+static int pass_pack(void *ctx, size_t position)
 {
-    size_t started = 0, i = 0;
-    for (; i < s->qlen; i++) {
-        if (lucid_sched_try_start(s, s->queue[i]))
-            started++;
-        else if (stop_at_failure)
-            break;
-    }
-    if (started == i)
+    sched_pass *pass = ctx;
+    return pass->pack(pass->s, pass->jobs[position]);
+}
+
+static int pass_place(void *ctx, size_t position)
+{
+    sched_pass *pass = ctx;
+    return lucid_sched_try_start(pass->s, pass->jobs[position]);
+}
+
+size_t lucid_sched_start_in_order(lucid_sched *s, const int32_t *jobs, size_t n, int packing,
+                                  int (*pack)(lucid_sched *s, int32_t job), size_t *stopped_at)
+{
+    sched_pass pass = {s, jobs, pack};
+    lucid_start_hooks hooks = {.ctx = &pass, .pack = pack ? pass_pack : NULL, .place = pass_place};
+    return lucid_start_in_order(n, packing, &hooks, stopped_at);
+}
+
+void lucid_sched_start_queue(lucid_sched *s, int packing, int (*pack)(lucid_sched *s, int32_t job))
+{
+    size_t stopped_at;
+    size_t started = lucid_sched_start_in_order(s, s->queue, s->qlen, packing, pack, &stopped_at);
+    if (started == stopped_at)
         queue_drop_front(s, started); /* every tried job started: a prefix */
     else if (started)
         lucid_sched_compact_queue(s);
+}
+
+void lucid_sched_place_in_order(lucid_sched *s, int stop_at_failure)
+{
+    lucid_sched_start_queue(s, !stop_at_failure, NULL);
+}
+
+static lucid_queued queued(const lucid_sched *s, int32_t job)
+{
+    return (lucid_queued){.priority = s->priority ? s->priority[job] : 0,
+                          .gpus = s->jobs[job].gpu_num,
+                          .index = (uint32_t)job,
+                          .seq = s->run[job].arrival_seq};
+}
+
+/* Jobs compared here are queued, or arriving with the latest arrival_seq:
+ * ties in arrival order keep enqueue_sorted's "after every equal job". */
+int lucid_sched_less_priority(const lucid_sched *s, int32_t a, int32_t b)
+{
+    lucid_queued x = queued(s, a), y = queued(s, b);
+    return lucid_queue_compare(LUCID_ORDER_PRIORITY, &x, &y) < 0;
+}
+
+int lucid_sched_less_gpus(const lucid_sched *s, int32_t a, int32_t b)
+{
+    lucid_queued x = queued(s, a), y = queued(s, b);
+    return lucid_queue_compare(LUCID_ORDER_FEWEST_GPUS, &x, &y) < 0;
 }
 
 int lucid_sched_arrive_ordered(lucid_sched *s, int32_t job,

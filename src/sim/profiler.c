@@ -1,7 +1,8 @@
 /* profiler.c — Lucid's two-dimensional profiler (spec §4.5, profiling
  * pass): every job of up to `nodes x factor` GPUs first runs on a small
- * profiling cluster in least-GPU-first order, for at most the time limit;
- * jobs that finish within it are done.  With auto-scaling the profiler
+ * profiling cluster in least-GPU-first order (the core's
+ * lucid_policy_profiler, whose order lucidd's profiling step shares), for at
+ * most the time limit; jobs that finish within it are done.  With auto-scaling the profiler
  * borrows one node when more than 10 jobs wait and gives it back when its
  * queue is short, the node is idle and the forecast says load will be low. */
 #include <math.h>
@@ -48,26 +49,6 @@ typedef struct profiler {
     int64_t forced;      /* decide again at this step (after a capacity change) */
     lucid_profile_log *log;
 } profiler;
-
-static int fewer_gpus(const lucid_sched *s, int32_t a, int32_t b)
-{
-    return s->jobs[a].gpu_num < s->jobs[b].gpu_num;
-}
-
-static int lgf_arrive(lucid_sched *s, int32_t job)
-{
-    return lucid_sched_arrive_ordered(s, job, fewer_gpus);
-}
-
-/* Least-GPU-first ordering on the profiling cluster (start-based: a job
- * leaves exactly at start + min(duration, limit)). */
-static const lucid_policy_ops policy_lgf = {
-    .name = "lgf-profiler",
-    .summary = "least GPU first",
-    .arrive = lgf_arrive,
-    .decide = lucid_decide_head_of_line,
-    .next_decision = lucid_no_timed_decisions,
-};
 
 static int log_scaling(profiler *p, int32_t delta)
 {
@@ -162,7 +143,7 @@ int lucid_profile_pass(const lucid_sim_config *cfg, const lucid_sim_inputs *in,
         prun[i].status = LUCID_WAITING;
     }
     if (lucid_sched_init(&p.s, trace->jobs, prun, -1, lc->profiler_nodes, cfg->gpus_per_node,
-                         cfg->placer, &policy_lgf, cfg->sem, cfg->seed, err) < 0) {
+                         cfg->placer, &lucid_policy_profiler, cfg->sem, cfg->seed, err) < 0) {
         free(prun);
         return -1;
     }
@@ -197,7 +178,7 @@ int lucid_profile_pass(const lucid_sim_config *cfg, const lucid_sim_inputs *in,
                 int64_t d = trace->jobs[job].duration;
                 prun[job].remain = (double)(d < lc->profiler_time_limit ? d : lc->profiler_time_limit);
                 prun[job].rate = 1.0;
-                if (lgf_arrive(&p.s, job) < 0) {
+                if (lucid_policy_profiler.arrive(&p.s, job) < 0) {
                     rc = lucid_error_set(err, "out of memory");
                     break;
                 }
@@ -208,7 +189,7 @@ int lucid_profile_pass(const lucid_sim_config *cfg, const lucid_sim_inputs *in,
         if (rc < 0)
             break;
         p.s.changed = 0;
-        lucid_decide_head_of_line(&p.s);
+        lucid_policy_profiler.decide(&p.s);
         if (lc->profiler_autoscale && autoscale(&p) < 0) {
             rc = lucid_error_set(err, "out of memory");
             break;
