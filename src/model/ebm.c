@@ -445,27 +445,36 @@ static double refresh_gradients(bag_state *bag, lucid_task task)
     return nval ? metric / (double)nval : 0;
 }
 
-/* Adds update[cell] to every bag row's score and gradient; returns the new
- * validation metric. */
+/* Classification: adds update[cell] to every bag row's score, refreshes
+ * the gradients and returns the new validation metric. */
 static double apply_update(bag_state *bag, lucid_task task, const uint32_t *cells,
                            const double *update)
 {
-    if (task != LUCID_REGRESSION) {
-        for (size_t r = 0; r < bag->nrows; r++)
-            bag->score[r] += update[cells[r]];
-        return refresh_gradients(bag, task);
+    for (size_t r = 0; r < bag->nrows; r++)
+        bag->score[r] += update[cells[r]];
+    return refresh_gradients(bag, task);
+}
+
+/* Regression: adds update[cell] to every bag row's residual (the gradient;
+ * the scores are rebuilt from the best snapshot at the end, so they are not
+ * kept during boosting), sums the new training residuals into the next
+ * term's gradient histogram `next_g` (cells `next`) in the same row order a
+ * separate pass would, and returns the validation MSE. */
+static double apply_update_regression(bag_state *bag, const uint32_t *cells, const double *update,
+                                      const uint32_t *next, double *next_g, int next_ncells)
+{
+    double *grad = bag->grad;
+    memset(next_g, 0, (size_t)next_ncells * sizeof *next_g);
+    for (size_t r = 0; r < bag->ntrain; r++) {
+        double g = grad[r] + update[cells[r]];
+        grad[r] = g;
+        next_g[next[r]] += g;
     }
     double metric = 0;
-    for (size_t r = 0; r < bag->ntrain; r++) {
-        double u = update[cells[r]];
-        bag->score[r] += u;
-        bag->grad[r] += u;
-    }
     for (size_t r = bag->ntrain; r < bag->nrows; r++) {
-        double u = update[cells[r]];
-        bag->score[r] += u;
-        bag->grad[r] += u;
-        metric += bag->grad[r] * bag->grad[r];
+        double g = grad[r] + update[cells[r]];
+        grad[r] = g;
+        metric += g * g;
     }
     size_t nval = bag->nrows - bag->ntrain;
     return nval ? metric / (double)nval : 0;
@@ -509,42 +518,89 @@ static int boost(bag_state *bag, const lucid_ebm_params *p, const stage *st, dou
                  int *rounds_out, double *metric_out)
 {
     int maxcells = 1;
-    for (int k = 0; k < st->nterms; k++)
+    size_t allcells = 1;
+    for (int k = 0; k < st->nterms; k++) {
         if (st->ncells[k] > maxcells)
             maxcells = st->ncells[k];
+        allcells += (size_t)st->ncells[k];
+    }
+    int regression = p->task == LUCID_REGRESSION;
     double **cur = alloc_tables(st), **snap = alloc_tables(st);
     double *update = malloc((size_t)maxcells * sizeof *update);
     double *start = malloc((bag->nrows ? bag->nrows : 1) * sizeof *start);
     char *dirty = calloc((size_t)st->nterms + 1, 1);
     sums *scratch = malloc(3 * ((size_t)maxcells + 1) * sizeof *scratch);
+    /* Regression: every hessian is 1, so each term's per-cell row counts
+     * (and hessian sums) are fixed for the bag; only gradient sums change. */
+    uint32_t *counts = regression ? calloc(allcells, sizeof *counts) : NULL;
+    double *hsums = regression ? malloc(allcells * sizeof *hsums) : NULL;
+    double *gsums = regression ? malloc(2 * (size_t)maxcells * sizeof *gsums) : NULL;
+    size_t *offset = regression ? malloc(((size_t)st->nterms + 1) * sizeof *offset) : NULL;
     histogram hs = {0, 0, 0};
     if (!cur || !snap || !update || !start || !dirty || !scratch ||
-        hist_alloc(&hs, (size_t)maxcells) < 0) {
+        (regression && (!counts || !hsums || !gsums || !offset)) ||
+        (!regression && hist_alloc(&hs, (size_t)maxcells) < 0)) {
         free_tables(cur, st->nterms);
         free_tables(snap, st->nterms);
         free(update);
         free(start);
         free(dirty);
         free(scratch);
+        free(counts);
+        free(hsums);
+        free(gsums);
+        free(offset);
         hist_free(&hs);
         return -1;
+    }
+    if (regression) { /* offset[t]: the first cell of term t in counts / hsums */
+        size_t at = 0;
+        for (int t = 0; t < st->nterms; t++) {
+            offset[t] = at;
+            for (size_t r = 0; r < bag->ntrain; r++)
+                counts[at + st->cells[t][r]]++;
+            for (int k = 0; k < st->ncells[t]; k++)
+                hsums[at + (size_t)k] = counts[at + (size_t)k];
+            at += (size_t)st->ncells[t];
+        }
     }
     memcpy(start, bag->score, bag->nrows * sizeof *start);
     double metric = refresh_gradients(bag, p->task);
     double min_metric = INFINITY, frozen = INFINITY;
     int no_change = 0, round = 0;
-    const double *hess = p->task == LUCID_REGRESSION ? NULL : bag->hess;
+    int have_sums = 0, which = 0; /* gsums + which * maxcells: the current term's gradient sums */
     while (round < p->max_rounds && st->nterms > 0) {
         for (int t = 0; t < st->nterms; t++) {
-            hist_build(&hs, st->ncells[t], st->cells[t], bag->grad, hess, bag->ntrain);
-            int ok = st->n2[t] ? tree_2d(&hs, st->ncells[t] / st->n2[t], st->n2[t], p, &bag->rng,
-                                         scratch, update)
-                               : tree_1d(&hs, st->ncells[t], p, &bag->rng, update);
+            histogram view = hs;
+            if (regression) {
+                double *g = gsums + (size_t)which * (size_t)maxcells;
+                if (!have_sums) {
+                    memset(g, 0, (size_t)st->ncells[t] * sizeof *g);
+                    for (size_t r = 0; r < bag->ntrain; r++)
+                        g[st->cells[t][r]] += bag->grad[r];
+                }
+                have_sums = 0;
+                view = (histogram){g, hsums + offset[t], counts + offset[t]};
+            } else {
+                hist_build(&hs, st->ncells[t], st->cells[t], bag->grad, bag->hess, bag->ntrain);
+            }
+            int ok = st->n2[t] ? tree_2d(&view, st->ncells[t] / st->n2[t], st->n2[t], p,
+                                         &bag->rng, scratch, update)
+                               : tree_1d(&view, st->ncells[t], p, &bag->rng, update);
             if (ok) {
                 for (int k = 0; k < st->ncells[t]; k++)
                     cur[t][k] += update[k];
                 dirty[t] = 1;
-                metric = apply_update(bag, p->task, st->cells[t], update);
+                if (regression) {
+                    int nt = t + 1 < st->nterms ? t + 1 : 0;
+                    which = 1 - which;
+                    metric = apply_update_regression(
+                        bag, st->cells[t], update, st->cells[nt],
+                        gsums + (size_t)which * (size_t)maxcells, st->ncells[nt]);
+                    have_sums = 1;
+                } else {
+                    metric = apply_update(bag, p->task, st->cells[t], update);
+                }
             }
             if (metric < min_metric) {
                 min_metric = metric;
@@ -581,6 +637,10 @@ static int boost(bag_state *bag, const lucid_ebm_params *p, const stage *st, dou
     free(start);
     free(dirty);
     free(scratch);
+    free(counts);
+    free(hsums);
+    free(gsums);
+    free(offset);
     hist_free(&hs);
     return 0;
 }
