@@ -231,6 +231,9 @@ typedef struct lucid_policy_ops {
     void (*destroy)(lucid_sched *s);
     /* A job joins the queue at s->now. */
     int (*arrive)(lucid_sched *s, int32_t job);
+    /* The queue order of the ordered non-preemptive policies (FIFO, SJF, the
+     * profiler), for lucid_sched_arrive_ordered; NULL for the others. */
+    int (*order)(const lucid_sched *s, int32_t a, int32_t b);
     /* Orders the queue and starts (or preempts) jobs at s->now. */
     void (*decide)(lucid_sched *s);
     /* The earliest step after s->now at which decide() could act although
@@ -350,8 +353,7 @@ int lucid_sched_less_gpus(const lucid_sched *s, int32_t a, int32_t b);
  * profiler's least-GPU-first): the job joins the queue after every job
  * that does not order after it; decide() starts jobs in order until one
  * does not fit; nothing changes between arrivals and completions. */
-int lucid_sched_arrive_ordered(lucid_sched *s, int32_t job,
-                               int (*less)(const lucid_sched *s, int32_t a, int32_t b));
+int lucid_sched_arrive_ordered(lucid_sched *s, int32_t job); /* by s->policy->order */
 void lucid_decide_head_of_line(lucid_sched *s);
 int64_t lucid_no_timed_decisions(const lucid_sched *s);
 /* Lucid's profiler queue: least GPUs first, head of line (src/sim/profiler.c

@@ -7,16 +7,12 @@ static int submitted_before(const lucid_sched *s, int32_t a, int32_t b)
     return s->jobs[a].submit_time < s->jobs[b].submit_time;
 }
 
-static int fifo_arrive(lucid_sched *s, int32_t job)
-{
-    return lucid_sched_arrive_ordered(s, job, submitted_before);
-}
-
 const lucid_policy_ops lucid_policy_fifo = {
     .name = "fifo",
     .summary = "first in, first out; head-of-line blocking, no backfill",
     .flags = LUCID_POLICY_HEAD_OF_LINE,
-    .arrive = fifo_arrive,
+    .arrive = lucid_sched_arrive_ordered,
+    .order = submitted_before,
     .decide = lucid_decide_head_of_line,
     .next_decision = lucid_no_timed_decisions,
 };

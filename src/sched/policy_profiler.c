@@ -5,17 +5,13 @@
  * (LUCID_ORDER_FEWEST_GPUS). */
 #include "lucid/sched.h"
 
-static int profiler_arrive(lucid_sched *s, int32_t job)
-{
-    return lucid_sched_arrive_ordered(s, job, lucid_sched_less_gpus);
-}
-
 /* Start-based: a job leaves exactly at start + min(duration, limit). */
 const lucid_policy_ops lucid_policy_profiler = {
     .name = "lgf-profiler",
     .summary = "least GPU first",
     .flags = LUCID_POLICY_HEAD_OF_LINE,
-    .arrive = profiler_arrive,
+    .arrive = lucid_sched_arrive_ordered,
+    .order = lucid_sched_less_gpus,
     .decide = lucid_decide_head_of_line,
     .next_decision = lucid_no_timed_decisions,
 };

@@ -7,13 +7,12 @@ static int shorter(const lucid_sched *s, int32_t a, int32_t b)
     return s->jobs[a].duration < s->jobs[b].duration;
 }
 
-static int sjf_arrive(lucid_sched *s, int32_t job) { return lucid_sched_arrive_ordered(s, job, shorter); }
-
 const lucid_policy_ops lucid_policy_sjf = {
     .name = "sjf",
     .summary = "oracle shortest job first (true durations), non-preemptive",
     .flags = LUCID_POLICY_HEAD_OF_LINE,
-    .arrive = sjf_arrive,
+    .arrive = lucid_sched_arrive_ordered,
+    .order = shorter,
     .decide = lucid_decide_head_of_line,
     .next_decision = lucid_no_timed_decisions,
 };

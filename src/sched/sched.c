@@ -636,11 +636,10 @@ int lucid_sched_less_gpus(const lucid_sched *s, int32_t a, int32_t b)
     return lucid_queue_compare(LUCID_ORDER_FEWEST_GPUS, &x, &y) < 0;
 }
 
-int lucid_sched_arrive_ordered(lucid_sched *s, int32_t job,
-                               int (*less)(const lucid_sched *s, int32_t a, int32_t b))
+int lucid_sched_arrive_ordered(lucid_sched *s, int32_t job)
 {
     lucid_sched_mark_arrival(s, job);
-    return lucid_sched_enqueue_sorted(s, job, less);
+    return lucid_sched_enqueue_sorted(s, job, s->policy->order);
 }
 
 void lucid_decide_head_of_line(lucid_sched *s) { lucid_sched_place_in_order(s, 1); }
