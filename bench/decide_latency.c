@@ -83,8 +83,7 @@ static void run(int nnodes, int npending, int steps, uint64_t seed, int packing)
                 node->free_gpus++;
         }
         memcpy(work, pending, (size_t)npending * sizeof *work);
-        decide_params params = {.packing = packing, .gpu_memory_mib = 24576,
-                                .stop_at_first_fail = !packing};
+        decide_params params = {.packing = packing, .gpu_memory_mib = 24576};
         double t0 = now_s();
         decide_main(work, npending, running, nrunning, nodes, nnodes, &params, results);
         latency[s] = now_s() - t0;

@@ -1,14 +1,17 @@
 /* test_decide.c — lucidd's decision step without Slurm: consolidated
  * placement (best fit, whole nodes), strict priority order with head-of-line
- * stop, the profiler's least-GPU-first order, and each of Lucid's packing
- * conditions (spec lucid.md §4.1, §4.5).  Temporary with decide.c: when the
- * shared scheduling core replaces it, its own tests take over. */
+ * stop, the profiler's least-GPU-first order, each of Lucid's packing
+ * conditions (spec lucid.md §4.1, §4.5), the Slurm-only rules around
+ * packing, and that the daemon and the simulator, given the same jobs and
+ * free GPUs, start the same jobs in the same order on the same nodes (both
+ * run the core's queue order and decision pass, sched.h). */
 #include "testutil.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include "../src/daemon/decide.h"
+#include "lucid/sched.h"
 
 static void make_nodes(decide_node *nodes, int n, const int *free_gpus)
 {
@@ -59,7 +62,7 @@ static void priority_order_stops_at_first_failure(void **state)
         {.id = 4, .gpus = 1, .nodes = 1, .priority = 200, .sharing_score = -1},
     };
     decide_result results[4];
-    decide_params params = {.packing = 0, .gpu_memory_mib = 24576, .stop_at_first_fail = 1};
+    decide_params params = {.packing = 0, .gpu_memory_mib = 24576};
     /* Job 2 (best priority) does not fit: nothing behind it starts. */
     assert_int_equal(decide_main(jobs, 4, NULL, 0, nodes, 2, &params, results), 0);
     assert_int_equal(results[0].id, 2);
@@ -67,8 +70,9 @@ static void priority_order_stops_at_first_failure(void **state)
     assert_int_equal(results[1].id, 3); /* ties by id */
     assert_string_equal(results[1].reason,
                         "waiting behind job 2 (higher priority, does not fit yet)");
-    /* Without the stop, the others start in order, best fit each. */
-    params.stop_at_first_fail = 0;
+    /* With packing on every job is tried (no partner runs here): the
+     * others start in order, best fit each. */
+    params.packing = 1;
     assert_int_equal(decide_main(jobs, 4, NULL, 0, nodes, 2, &params, results), 3);
     assert_int_equal(results[1].id, 3);
     assert_string_equal(results[1].nodes, "n2");
@@ -197,6 +201,158 @@ static void packed_nodes_stay_apart_from_new_placements(void **state)
     assert_int_equal(nodes[0].settling, 1);
 }
 
+/* ---- the same decision in the daemon and in the simulator ---- */
+
+typedef struct started_job {
+    uint32_t id;
+    int node; /* index of its (first) node */
+} started_job;
+
+enum { SAME_MAX_JOBS = 16 };
+
+/* The simulator's side: a lucid_sched of 8-GPU nodes with `free_gpus` free
+ * under the core's `policy` (Lucid, or the profiler's queue), the jobs
+ * arriving at t = 0 in id order, one decide().  Writes the jobs started in
+ * start order; returns how many. */
+static int simulator_starts(const lucid_policy_ops *policy, const decide_job *jobs, int njobs,
+                            const int *free_gpus, int nnodes, int packing, started_job *out)
+{
+    assert_true(njobs <= SAME_MAX_JOBS);
+    lucid_job trace[SAME_MAX_JOBS];
+    lucid_jobrun run[SAME_MAX_JOBS];
+    double priority[SAME_MAX_JOBS];
+    int32_t share[SAME_MAX_JOBS];
+    for (int j = 0; j < njobs; j++) {
+        trace[j] = (lucid_job){.job_id = jobs[j].id, .duration = 1000, .gpu_num = jobs[j].gpus,
+                               .gmem = jobs[j].gmem_mib, .workload = {.model = -1}};
+        run[j] = (lucid_jobrun){.start_time = -1, .end_time = -1, .partner = -1,
+                                .packed_with = -1, .packed_onto = -1, .exclusive = 1,
+                                .remain = 1000, .rate = 1};
+        priority[j] = jobs[j].priority;
+        share[j] = jobs[j].sharing_score;
+    }
+    lucid_lucid_inputs inputs = {.share = share, .gmem_limit = 24576, .priority_ratio = 2,
+                                 .score_sum = 2, .switch_initial = (int8_t)packing};
+    lucid_sched s;
+    lucid_error err = {{0}};
+    assert_int_equal(lucid_sched_init(&s, trace, run, 0, nnodes, 8,
+                                      lucid_placer_find("consolidate"), policy,
+                                      lucid_semantics_fixed(), 1, &err),
+                     0);
+    s.priority = priority;
+    s.lucid = &inputs;
+    assert_true(!policy->init || policy->init(&s, &err) == 0);
+    for (int i = 0; i < nnodes; i++) {
+        int busy = 8 - free_gpus[i];
+        lucid_alloc taken = {.node = i, .gpus = busy, .mask = (1ULL << busy) - 1};
+        if (busy > 0)
+            lucid_cluster_take(&s.cluster, &taken, 1);
+    }
+    s.now = 0;
+    for (uint32_t id = 1; id <= 64; id++) /* arrival order = id order */
+        for (int j = 0; j < njobs; j++)
+            if (jobs[j].id == id)
+                assert_int_equal(policy->arrive(&s, j), 0);
+    policy->decide(&s);
+    int n = 0;
+    for (int32_t j = s.run_head; j >= 0; j = run[j].run_next)
+        out[n++] = (started_job){jobs[j].id, s.allocs[run[j].alloc_off].node};
+    lucid_sched_free(&s);
+    return n;
+}
+
+/* The daemon's side: decide_main (or decide_profiling) on the same jobs,
+ * given in any order; writes the jobs started in decision order. */
+static int daemon_starts(int profiling, const decide_job *given, int njobs,
+                         const int *free_gpus, int nnodes, int packing, started_job *out)
+{
+    decide_job jobs[SAME_MAX_JOBS];
+    decide_result results[SAME_MAX_JOBS];
+    decide_node nodes[4];
+    assert_true(njobs <= SAME_MAX_JOBS && nnodes <= 4);
+    memcpy(jobs, given, (size_t)njobs * sizeof *jobs);
+    make_nodes(nodes, nnodes, free_gpus);
+    decide_params params = {.packing = packing, .gpu_memory_mib = 24576};
+    int started = profiling ? decide_profiling(jobs, njobs, nodes, nnodes, results)
+                            : decide_main(jobs, njobs, NULL, 0, nodes, nnodes, &params, results);
+    int n = 0;
+    for (int j = 0; j < njobs; j++)
+        if (results[j].start)
+            out[n++] = (started_job){results[j].id, results[j].nodes[1] - '1'};
+    assert_int_equal(n, started);
+    return n;
+}
+
+static void expect_starts(const char *who, const started_job *got, int ngot,
+                          const started_job *want, int nwant)
+{
+    int same = ngot == nwant;
+    for (int k = 0; same && k < nwant; k++)
+        same = got[k].id == want[k].id && got[k].node == want[k].node;
+    if (!same) {
+        char text[256];
+        int used = 0;
+        for (int k = 0; k < ngot && used < 200; k++)
+            used += snprintf(text + used, sizeof text - (size_t)used, " %u@n%d", got[k].id,
+                             got[k].node + 1);
+        text[used] = '\0';
+        fail_msg("%s started%s (%d jobs), not the %d expected", who, used ? text : " nothing",
+                 ngot, nwant);
+    }
+}
+
+/* Two 8-GPU nodes and a third, with 4, 2 and 1 GPUs free.  Priority order:
+ * 2 and 3 (200, tie by id), 4 (250), 1 (300), 5 (400), 6 (500).  Best fit
+ * puts 2 on n3, 3 on n2, 4 on n1; job 1 (2 GPUs) fits nowhere.  Packing
+ * off: it blocks 5 and 6 although 6 would fit on n2.  Packing on: every
+ * job is tried and 6 takes n2's last GPU. */
+static void daemon_and_simulator_start_the_same_jobs(void **state)
+{
+    (void)state;
+    const int free_gpus[] = {4, 2, 1};
+    const decide_job jobs[] = { /* not in priority or id order: both sort */
+        {.id = 6, .gpus = 1, .nodes = 1, .priority = 500, .sharing_score = 2},
+        {.id = 1, .gpus = 2, .nodes = 1, .priority = 300, .sharing_score = 2},
+        {.id = 4, .gpus = 4, .nodes = 1, .priority = 250, .sharing_score = 2},
+        {.id = 3, .gpus = 1, .nodes = 1, .priority = 200, .sharing_score = 2},
+        {.id = 5, .gpus = 8, .nodes = 1, .priority = 400, .sharing_score = 2},
+        {.id = 2, .gpus = 1, .nodes = 1, .priority = 200, .sharing_score = 2},
+    };
+    const started_job head_of_line[] = {{2, 2}, {3, 1}, {4, 0}};
+    const started_job every_job[] = {{2, 2}, {3, 1}, {4, 0}, {6, 1}};
+    started_job got[SAME_MAX_JOBS];
+    for (int packing = 0; packing <= 1; packing++) {
+        const started_job *want = packing ? every_job : head_of_line;
+        int nwant = packing ? 4 : 3;
+        int n = daemon_starts(0, jobs, 6, free_gpus, 3, packing, got);
+        expect_starts(packing ? "lucidd (packing on)" : "lucidd (packing off)", got, n, want,
+                      nwant);
+        n = simulator_starts(&lucid_policy_lucid, jobs, 6, free_gpus, 3, packing, got);
+        expect_starts(packing ? "simulator (packing on)" : "simulator (packing off)", got, n,
+                      want, nwant);
+    }
+}
+
+/* The profilers: n1 with 8 free GPUs, n2 with 3.  Least GPUs first, ties by
+ * id: 4 and 6 (1 GPU) on n2, 2 (2 GPUs) no longer fits n2 and goes to n1,
+ * as does 5; 3 (6 GPUs) does not fit and blocks 1. */
+static void daemon_and_simulator_profile_the_same_jobs(void **state)
+{
+    (void)state;
+    const int free_gpus[] = {8, 3};
+    const decide_job jobs[] = {
+        {.id = 5, .gpus = 2, .nodes = 1}, {.id = 1, .gpus = 8, .nodes = 1},
+        {.id = 6, .gpus = 1, .nodes = 1}, {.id = 3, .gpus = 6, .nodes = 1},
+        {.id = 2, .gpus = 2, .nodes = 1}, {.id = 4, .gpus = 1, .nodes = 1},
+    };
+    const started_job want[] = {{4, 1}, {6, 1}, {2, 0}, {5, 0}};
+    started_job got[SAME_MAX_JOBS];
+    int n = daemon_starts(1, jobs, 6, free_gpus, 2, 0, got);
+    expect_starts("lucidd's profiler", got, n, want, 4);
+    n = simulator_starts(&lucid_policy_profiler, jobs, 6, free_gpus, 2, 0, got);
+    expect_starts("the simulator's profiler", got, n, want, 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -205,6 +361,8 @@ int main(void)
         cmocka_unit_test(profiler_takes_least_gpus_first),
         cmocka_unit_test(packing_follows_lucid_rules),
         cmocka_unit_test(packed_nodes_stay_apart_from_new_placements),
+        cmocka_unit_test(daemon_and_simulator_start_the_same_jobs),
+        cmocka_unit_test(daemon_and_simulator_profile_the_same_jobs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,15 @@
-/* decide.c — lucidd's decision step (decide.h): profiler order, priority
- * order and Lucid's packing rules on plain arrays; placement is the shared
- * scheduling core's consolidated placer (lucid/sched.h) on a lucid_cluster
- * mirroring the free GPUs of this decision. */
+/* decide.c — lucidd's decision step (decide.h) on plain arrays of live
+ * jobs.  The rules are the shared scheduling core's (lucid/sched.h), the
+ * ones the simulator runs: the queue orders (lucid_queue_sort: priority for
+ * the main queue, least GPUs first for the profiler), the decision pass
+ * (lucid_start_in_order: head of line while packing is off, every job tried
+ * with partners first while it is on), the pair rule (lucid_pair_allowed)
+ * and consolidated placement (the "consolidate" placer on a lucid_cluster
+ * mirroring the free GPUs of this decision).  This file supplies what only
+ * Slurm needs, as the pass's hooks: jobs with a fixed node count (-N) are
+ * spread, no pair forms on a node with a released job not started yet, a
+ * node with a packed job takes no new job, unprofiled jobs (score -1) are
+ * never packed; and a reason for every job. */
 #include "decide.h"
 
 #include "lucid/sched.h"
@@ -10,25 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Sort keys, not the jobs: 16 bytes move instead of a whole job. */
-typedef struct order_key {
-    double priority;
-    uint32_t id, index;
-} order_key;
-
-static int by_priority(const void *a, const void *b)
+/* Puts jobs in one of the core's queue orders; ties by Slurm job id (ids
+ * grow with submission: the simulator's arrival order). */
+static void order_jobs(decide_job *jobs, int njobs, lucid_queue_order order)
 {
-    const order_key *x = a, *y = b;
-    if (x->priority != y->priority)
-        return x->priority < y->priority ? -1 : 1;
-    return x->id < y->id ? -1 : x->id > y->id;
-}
-
-/* Orders jobs by priority, ties by id (stable for equal keys since ids are
- * unique). */
-static void sort_by_priority(decide_job *jobs, int njobs)
-{
-    order_key *keys = malloc((size_t)(njobs > 0 ? njobs : 1) * sizeof *keys);
+    lucid_queued *keys = malloc((size_t)(njobs > 0 ? njobs : 1) * sizeof *keys);
     decide_job *copy = malloc((size_t)(njobs > 0 ? njobs : 1) * sizeof *copy);
     if (!keys || !copy) {
         free(keys);
@@ -36,8 +30,9 @@ static void sort_by_priority(decide_job *jobs, int njobs)
         return; /* out of memory: decide in the given order */
     }
     for (int j = 0; j < njobs; j++)
-        keys[j] = (order_key){jobs[j].priority, jobs[j].id, (uint32_t)j};
-    qsort(keys, (size_t)njobs, sizeof *keys, by_priority);
+        keys[j] = (lucid_queued){.priority = jobs[j].priority, .gpus = jobs[j].gpus,
+                                 .index = (uint32_t)j, .seq = jobs[j].id};
+    lucid_queue_sort(order, keys, (size_t)njobs);
     memcpy(copy, jobs, (size_t)njobs * sizeof *copy);
     for (int j = 0; j < njobs; j++)
         jobs[j] = copy[keys[j].index];
@@ -89,14 +84,6 @@ static void reason_waiting(decide_result *result, const decide_job *job)
     p = append_number(p, end, (long long)job->priority);
     p = append_text(p, end, ")");
     *p = '\0';
-}
-
-static int by_gpus(const void *a, const void *b)
-{
-    const decide_job *x = a, *y = b;
-    if (x->gpus != y->gpus)
-        return x->gpus < y->gpus ? -1 : 1;
-    return x->id < y->id ? -1 : x->id > y->id;
 }
 
 /* ---- placement through the shared core's consolidated placer ----
@@ -328,109 +315,151 @@ static int nodes_with(const decide_node *nodes, int nnodes, int need)
     return count;
 }
 
+/* The state of one main-queue pass, shared by its two hooks. */
+typedef struct main_pass {
+    const decide_job *jobs; /* in queue order */
+    decide_result *results;
+    const decide_running *running;
+    decide_node *nodes;
+    int nnodes;
+    double gpu_memory_mib;
+    placement place;
+    partner_index ix;
+    char *taken; /* running jobs that took a partner in this decision */
+    int most_free, whole_nodes;
+} main_pass;
+
+/* The pass's pack hook: onto the first running job the pair rule allows. */
+static int pack_job(void *ctx, size_t position)
+{
+    main_pass *m = ctx;
+    const decide_job *job = &m->jobs[position];
+    decide_result *result = &m->results[position];
+    int partner = m->taken ? find_partner(job, m->running, m->nodes, &m->ix, m->taken,
+                                          m->gpu_memory_mib)
+                           : -1;
+    if (partner < 0)
+        return 0;
+    const decide_running *other = &m->running[partner];
+    m->taken[partner] = 1;
+    result->start = 1;
+    result->partner = other->job.id;
+    snprintf(result->nodes, sizeof result->nodes, "%s", m->nodes[other->node].name);
+    snprintf(result->gpu_list, sizeof result->gpu_list, "%s", other->gpu_list);
+    snprintf(result->reason, sizeof result->reason,
+             "packed with job %u (scores %d+%d, %.0f+%.0f MiB, priority %.0f <= 2 x %.0f)",
+             other->job.id, job->sharing_score, other->job.sharing_score, job->gmem_mib,
+             other->job.gmem_mib, job->priority, other->job.priority);
+    int had = m->nodes[other->node].free_gpus;
+    placement_block_node(&m->place, m->nodes, other->node);
+    if (had >= 8)
+        m->whole_nodes--;
+    if (had > 0 && had == m->most_free)
+        m->most_free = max_free(m->nodes, m->nnodes);
+    return 1;
+}
+
+/* The pass's place hook: consolidated placement (or spread for -N). */
+static int place_job(void *ctx, size_t position)
+{
+    main_pass *m = ctx;
+    const decide_job *job = &m->jobs[position];
+    decide_result *result = &m->results[position];
+    int per_node = job->nodes > 1 ? (job->gpus + job->nodes - 1) / job->nodes : job->gpus;
+    int may_fit = job->nodes <= 64 && per_node <= m->most_free &&
+                  (job->nodes <= 1 || per_node < 8 || m->whole_nodes >= job->nodes);
+    int chosen[64];
+    int count = may_fit ? placement_place(&m->place, job->gpus, job->nodes, m->nodes, m->nnodes,
+                                          chosen)
+                        : 0;
+    if (count <= 0) {
+        reason_waiting(result, job);
+        return 0;
+    }
+    result->start = 1;
+    write_nodes(result, m->nodes, chosen, count);
+    snprintf(result->reason, sizeof result->reason,
+             "priority %.0f is the highest waiting; placed on %.120s", job->priority,
+             result->nodes);
+    m->most_free = max_free(m->nodes, m->nnodes);
+    m->whole_nodes = nodes_with(m->nodes, m->nnodes, 8);
+    return 1;
+}
+
+static void clear_results(decide_result *results, const decide_job *jobs, int njobs)
+{
+    for (int j = 0; j < njobs; j++) {
+        results[j].id = jobs[j].id;
+        results[j].start = 0;
+        results[j].partner = 0;
+        results[j].nodes[0] = results[j].gpu_list[0] = results[j].reason[0] = '\0';
+    }
+}
+
 int decide_main(decide_job *jobs, int njobs, const decide_running *running, int nrunning,
                 decide_node *nodes, int nnodes, const decide_params *params,
                 decide_result *results)
 {
-    sort_by_priority(jobs, njobs);
-    char *taken = calloc((size_t)(nrunning > 0 ? nrunning : 1), 1);
-    partner_index ix;
-    index_partners(&ix, running, nrunning);
-    int chosen[64], started = 0;
+    order_jobs(jobs, njobs, LUCID_ORDER_PRIORITY);
+    clear_results(results, jobs, njobs);
+    main_pass m = {.jobs = jobs, .results = results, .running = running, .nodes = nodes,
+                   .nnodes = nnodes, .gpu_memory_mib = params->gpu_memory_mib,
+                   .taken = calloc((size_t)(nrunning > 0 ? nrunning : 1), 1),
+                   .most_free = max_free(nodes, nnodes),
+                   .whole_nodes = nodes_with(nodes, nnodes, 8)}; /* for multi-node jobs */
+    index_partners(&m.ix, running, nrunning);
+    placement_init(&m.place, nodes, nnodes);
+    lucid_start_hooks hooks = {.ctx = &m, .pack = pack_job, .place = place_job};
+    size_t stopped_at;
+    size_t started = lucid_start_in_order((size_t)njobs, params->packing, &hooks, &stopped_at);
+    for (size_t j = stopped_at + 1; j < (size_t)njobs; j++)
+        reason_blocked(&results[j], jobs[stopped_at].id);
+    placement_free(&m.place);
+    free_partners(&m.ix);
+    free(m.taken);
+    return (int)started;
+}
+
+/* The state of one profiling pass, for its place hook. */
+typedef struct profile_pass {
+    const decide_job *jobs; /* least GPUs first */
+    decide_result *results;
+    decide_node *nodes;
+    int nnodes;
     placement place;
-    placement_init(&place, nodes, nnodes);
-    int most_free = max_free(nodes, nnodes);
-    int whole_nodes = nodes_with(nodes, nnodes, 8); /* for multi-node jobs */
-    uint32_t blocked_by = 0;
-    for (int j = 0; j < njobs; j++) {
-        const decide_job *job = &jobs[j];
-        decide_result *result = &results[j];
-        result->id = job->id;
-        result->start = 0;
-        result->partner = 0;
-        result->nodes[0] = result->gpu_list[0] = '\0';
-        if (blocked_by) {
-            reason_blocked(result, blocked_by);
-            continue;
-        }
-        int partner = params->packing && taken
-                          ? find_partner(job, running, nodes, &ix, taken, params->gpu_memory_mib)
-                          : -1;
-        if (partner >= 0) {
-            const decide_running *other = &running[partner];
-            taken[partner] = 1;
-            result->start = 1;
-            result->partner = other->job.id;
-            snprintf(result->nodes, sizeof result->nodes, "%s", nodes[other->node].name);
-            snprintf(result->gpu_list, sizeof result->gpu_list, "%s", other->gpu_list);
-            snprintf(result->reason, sizeof result->reason,
-                     "packed with job %u (scores %d+%d, %.0f+%.0f MiB, priority %.0f <= 2 x %.0f)",
-                     other->job.id, job->sharing_score, other->job.sharing_score, job->gmem_mib,
-                     other->job.gmem_mib, job->priority, other->job.priority);
-            int had = nodes[other->node].free_gpus;
-            placement_block_node(&place, nodes, other->node);
-            if (had >= 8)
-                whole_nodes--;
-            if (had > 0 && had == most_free)
-                most_free = max_free(nodes, nnodes);
-            started++;
-            continue;
-        }
-        int per_node = job->nodes > 1 ? (job->gpus + job->nodes - 1) / job->nodes : job->gpus;
-        int may_fit = job->nodes <= 64 && per_node <= most_free &&
-                      (job->nodes <= 1 || per_node < 8 || whole_nodes >= job->nodes);
-        int count = may_fit ? placement_place(&place, job->gpus, job->nodes, nodes, nnodes, chosen)
-                            : 0;
-        if (count > 0) {
-            result->start = 1;
-            write_nodes(result, nodes, chosen, count);
-            snprintf(result->reason, sizeof result->reason,
-                     "priority %.0f is the highest waiting; placed on %.120s", job->priority,
-                     result->nodes);
-            started++;
-            most_free = max_free(nodes, nnodes);
-            whole_nodes = nodes_with(nodes, nnodes, 8);
-            continue;
-        }
-        reason_waiting(result, job);
-        if (params->stop_at_first_fail)
-            blocked_by = job->id;
+} profile_pass;
+
+static int profile_job(void *ctx, size_t position)
+{
+    profile_pass *p = ctx;
+    const decide_job *job = &p->jobs[position];
+    decide_result *result = &p->results[position];
+    int chosen[64];
+    int count = placement_place(&p->place, job->gpus, job->nodes, p->nodes, p->nnodes, chosen);
+    if (count <= 0) {
+        snprintf(result->reason, sizeof result->reason,
+                 "waiting for %d free GPUs on the profiling partition", job->gpus);
+        return 0;
     }
-    placement_free(&place);
-    free_partners(&ix);
-    free(taken);
-    return started;
+    result->start = 1;
+    write_nodes(result, p->nodes, chosen, count);
+    snprintf(result->reason, sizeof result->reason, "profiling on %.120s", result->nodes);
+    return 1;
 }
 
 int decide_profiling(decide_job *jobs, int njobs, decide_node *nodes, int nnodes,
                      decide_result *results)
 {
-    qsort(jobs, (size_t)njobs, sizeof *jobs, by_gpus);
-    int chosen[64], started = 0;
-    placement place;
-    placement_init(&place, nodes, nnodes);
-    uint32_t blocked_by = 0;
-    for (int j = 0; j < njobs; j++) {
-        decide_result *result = &results[j];
-        memset(result, 0, sizeof *result);
-        result->id = jobs[j].id;
-        if (blocked_by) {
-            snprintf(result->reason, sizeof result->reason,
-                     "waiting for the profiler behind job %u (fewer GPUs first)", blocked_by);
-            continue;
-        }
-        int count = placement_place(&place, jobs[j].gpus, jobs[j].nodes, nodes, nnodes, chosen);
-        if (count > 0) {
-            result->start = 1;
-            write_nodes(result, nodes, chosen, count);
-            snprintf(result->reason, sizeof result->reason, "profiling on %.120s", result->nodes);
-            started++;
-        } else {
-            snprintf(result->reason, sizeof result->reason,
-                     "waiting for %d free GPUs on the profiling partition", jobs[j].gpus);
-            blocked_by = jobs[j].id;
-        }
-    }
-    placement_free(&place);
-    return started;
+    order_jobs(jobs, njobs, LUCID_ORDER_FEWEST_GPUS);
+    clear_results(results, jobs, njobs);
+    profile_pass p = {.jobs = jobs, .results = results, .nodes = nodes, .nnodes = nnodes};
+    placement_init(&p.place, nodes, nnodes);
+    lucid_start_hooks hooks = {.ctx = &p, .place = profile_job};
+    size_t stopped_at;
+    size_t started = lucid_start_in_order((size_t)njobs, 0, &hooks, &stopped_at);
+    for (size_t j = stopped_at + 1; j < (size_t)njobs; j++)
+        snprintf(results[j].reason, sizeof results[j].reason,
+                 "waiting for the profiler behind job %u (fewer GPUs first)", jobs[stopped_at].id);
+    placement_free(&p.place);
+    return (int)started;
 }

@@ -6,12 +6,11 @@
  * every job that waits.  No Slurm, no clock, no I/O: the same inputs give the
  * same decisions (tested without Slurm, benchmarked in bench/).
  *
- * Placement already is the shared scheduling core's consolidated placer
- * (include/lucid/sched.h, spec §4.1).  The ordering and packing rules here
- * (least-GPU-first profiling, priority order with head-of-line stop, Lucid's
- * pair conditions; spec §4.5) duplicate the core's Lucid policy, whose
- * decide() works on a trace-indexed simulation state; they move to the core
- * when it offers a decision call on live jobs — only decide.c changes then. */
+ * The decision is the shared scheduling core's (include/lucid/sched.h), the
+ * code the simulator runs: its queue orders, its decision pass (head of line
+ * while packing is off), its pair rule and its consolidated placer.  What
+ * only Slurm needs (node counts fixed by -N, releases not started yet,
+ * packed jobs invisible to Slurm) enters that pass as hooks (decide.c). */
 #ifndef LUCIDD_DECIDE_H
 #define LUCIDD_DECIDE_H
 
@@ -42,9 +41,9 @@ typedef struct decide_node {
 } decide_node;
 
 typedef struct decide_params {
-    int packing;             /* switch: 1 on, 0 off */
-    double gpu_memory_mib;   /* one GPU's memory (24576 in the reference) */
-    int stop_at_first_fail;  /* head-of-line: 1 when packing is off (Lucid), 1 for profiling */
+    int packing;           /* switch: 1 on (every job tried, partners first), 0 off
+                            * (head of line: the first job that does not fit blocks) */
+    double gpu_memory_mib; /* one GPU's memory (24576 in the reference) */
 } decide_params;
 
 typedef struct decide_result {
@@ -56,15 +55,16 @@ typedef struct decide_result {
     char reason[200];     /* why it starts here / why it waits */
 } decide_result;
 
-/* Orders `jobs` by priority (stable by id) and decides each; `results` has
- * room for njobs.  Node free counts are updated for the jobs started.  Returns
- * the number of jobs started. */
+/* Orders `jobs` by priority (the core's LUCID_ORDER_PRIORITY, ties by id)
+ * and runs the core's decision pass on them; `results` has room for njobs
+ * and comes back in that order.  Node free counts are updated for the jobs
+ * started.  Returns the number of jobs started. */
 int decide_main(decide_job *jobs, int njobs, const decide_running *running, int nrunning,
                 decide_node *nodes, int nnodes, const decide_params *params,
                 decide_result *results);
 
-/* The profiler: least GPUs first (stable by id), stop at the first job that
- * does not fit. */
+/* The profiler: least GPUs first (LUCID_ORDER_FEWEST_GPUS, ties by id),
+ * the core's pass without packing (stop at the first job that does not fit). */
 int decide_profiling(decide_job *jobs, int njobs, decide_node *nodes, int nnodes,
                      decide_result *results);
 

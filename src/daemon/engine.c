@@ -555,9 +555,7 @@ static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs)
         }
     }
     update_packing(d, nodes, nnodes);
-    decide_params params = {.packing = d->packing_on,
-                            .gpu_memory_mib = d->cfg.gpu_memory_mib,
-                            .stop_at_first_fail = !d->packing_on};
+    decide_params params = {.packing = d->packing_on, .gpu_memory_mib = d->cfg.gpu_memory_mib};
     t0 = monotonic_s();
     decide_main(waiting, nwaiting, running, nrunning, nodes, nnodes, &params, results);
     double latency = profiling_s + monotonic_s() - t0;
