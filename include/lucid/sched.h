@@ -297,18 +297,22 @@ int lucid_packing_switch_at(const lucid_lucid_inputs *in, int64_t t);
  * first); equal keys keep arrival order. */
 typedef enum lucid_queue_order { LUCID_ORDER_PRIORITY, LUCID_ORDER_FEWEST_GPUS } lucid_queue_order;
 
+/* A queued job as the orders see it: 16 bytes, so that sorting 10,000 of
+ * them moves little (lucidd sorts its whole queue at each decision). */
 typedef struct lucid_queued {
-    double priority; /* LUCID_ORDER_PRIORITY's key */
-    int32_t gpus;    /* LUCID_ORDER_FEWEST_GPUS's key */
-    uint32_t index;  /* the caller's, carried along by lucid_queue_sort */
-    uint64_t seq;    /* arrival order (the simulator's arrival_seq; lucidd: the
-                      * Slurm job id, which grows with submission) */
+    double key;     /* the order's key (lucid_queued_make) */
+    uint32_t seq;   /* arrival order (the simulator's arrival_seq; lucidd: the
+                     * Slurm job id, which grows with submission) */
+    uint32_t index; /* the caller's, carried along by lucid_queue_sort */
 } lucid_queued;
 
-/* < 0 if `a` goes first, > 0 if `b` does, 0 only for equal keys and seq. */
-int lucid_queue_compare(lucid_queue_order order, const lucid_queued *a, const lucid_queued *b);
+/* The entry of a job in `order`: its key is the priority, or the GPU count. */
+lucid_queued lucid_queued_make(lucid_queue_order order, double priority, int32_t gpus,
+                               uint32_t seq, uint32_t index);
+/* < 0 if `a` goes first, > 0 if `b` does: lower key first, then lower seq. */
+int lucid_queue_compare(const lucid_queued *a, const lucid_queued *b);
 /* Sorts into queue order (deterministic when seqs are unique). */
-void lucid_queue_sort(lucid_queue_order order, lucid_queued *jobs, size_t n);
+void lucid_queue_sort(lucid_queued *jobs, size_t n);
 
 /* How a caller starts the job at `position` of its ordered queue. */
 typedef struct lucid_start_hooks {

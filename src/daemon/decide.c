@@ -30,9 +30,9 @@ static void order_jobs(decide_job *jobs, int njobs, lucid_queue_order order)
         return; /* out of memory: decide in the given order */
     }
     for (int j = 0; j < njobs; j++)
-        keys[j] = (lucid_queued){.priority = jobs[j].priority, .gpus = jobs[j].gpus,
-                                 .index = (uint32_t)j, .seq = jobs[j].id};
-    lucid_queue_sort(order, keys, (size_t)njobs);
+        keys[j] = lucid_queued_make(order, jobs[j].priority, jobs[j].gpus, jobs[j].id,
+                                    (uint32_t)j);
+    lucid_queue_sort(keys, (size_t)njobs);
     memcpy(copy, jobs, (size_t)njobs * sizeof *copy);
     for (int j = 0; j < njobs; j++)
         jobs[j] = copy[keys[j].index];

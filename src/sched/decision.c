@@ -8,34 +8,28 @@
 
 #include "lucid/sched.h"
 
-int lucid_queue_compare(lucid_queue_order order, const lucid_queued *a, const lucid_queued *b)
+lucid_queued lucid_queued_make(lucid_queue_order order, double priority, int32_t gpus,
+                               uint32_t seq, uint32_t index)
 {
-    if (order == LUCID_ORDER_FEWEST_GPUS) {
-        if (a->gpus != b->gpus)
-            return a->gpus < b->gpus ? -1 : 1;
-    } else if (a->priority < b->priority) {
+    double key = order == LUCID_ORDER_FEWEST_GPUS ? (double)gpus : priority;
+    return (lucid_queued){.key = key, .seq = seq, .index = index};
+}
+
+int lucid_queue_compare(const lucid_queued *a, const lucid_queued *b)
+{
+    if (a->key < b->key)
         return -1;
-    } else if (b->priority < a->priority) {
+    if (b->key < a->key)
         return 1;
-    }
     /* Equal keys (or an unordered NaN priority): arrival order. */
     return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
-static int compare_by_priority(const void *a, const void *b)
-{
-    return lucid_queue_compare(LUCID_ORDER_PRIORITY, a, b);
-}
+static int compare_queued(const void *a, const void *b) { return lucid_queue_compare(a, b); }
 
-static int compare_by_gpus(const void *a, const void *b)
+void lucid_queue_sort(lucid_queued *jobs, size_t n)
 {
-    return lucid_queue_compare(LUCID_ORDER_FEWEST_GPUS, a, b);
-}
-
-void lucid_queue_sort(lucid_queue_order order, lucid_queued *jobs, size_t n)
-{
-    qsort(jobs, n, sizeof *jobs,
-          order == LUCID_ORDER_FEWEST_GPUS ? compare_by_gpus : compare_by_priority);
+    qsort(jobs, n, sizeof *jobs, compare_queued);
 }
 
 size_t lucid_start_in_order(size_t n, int packing, const lucid_start_hooks *hooks,

@@ -614,26 +614,25 @@ void lucid_sched_place_in_order(lucid_sched *s, int stop_at_failure)
     lucid_sched_start_queue(s, !stop_at_failure, NULL);
 }
 
-static lucid_queued queued(const lucid_sched *s, int32_t job)
+static int compare_in(lucid_queue_order order, const lucid_sched *s, int32_t a, int32_t b)
 {
-    return (lucid_queued){.priority = s->priority ? s->priority[job] : 0,
-                          .gpus = s->jobs[job].gpu_num,
-                          .index = (uint32_t)job,
-                          .seq = s->run[job].arrival_seq};
+    lucid_queued x = lucid_queued_make(order, s->priority ? s->priority[a] : 0,
+                                       s->jobs[a].gpu_num, s->run[a].arrival_seq, (uint32_t)a);
+    lucid_queued y = lucid_queued_make(order, s->priority ? s->priority[b] : 0,
+                                       s->jobs[b].gpu_num, s->run[b].arrival_seq, (uint32_t)b);
+    return lucid_queue_compare(&x, &y);
 }
 
 /* Jobs compared here are queued, or arriving with the latest arrival_seq:
  * ties in arrival order keep enqueue_sorted's "after every equal job". */
 int lucid_sched_less_priority(const lucid_sched *s, int32_t a, int32_t b)
 {
-    lucid_queued x = queued(s, a), y = queued(s, b);
-    return lucid_queue_compare(LUCID_ORDER_PRIORITY, &x, &y) < 0;
+    return compare_in(LUCID_ORDER_PRIORITY, s, a, b) < 0;
 }
 
 int lucid_sched_less_gpus(const lucid_sched *s, int32_t a, int32_t b)
 {
-    lucid_queued x = queued(s, a), y = queued(s, b);
-    return lucid_queue_compare(LUCID_ORDER_FEWEST_GPUS, &x, &y) < 0;
+    return compare_in(LUCID_ORDER_FEWEST_GPUS, s, a, b) < 0;
 }
 
 int lucid_sched_arrive_ordered(lucid_sched *s, int32_t job)
