@@ -23,9 +23,10 @@ else()
   message(STATUS "lucid: SQLite not found: state store and lucidd skipped (apt-get install libsqlite3-dev)")
 endif()
 
-# lucidd's decision step (src/daemon/decide.c) has no Slurm in it: it joins
-# liblucid for tests/test_decide.c and the benchmark below.  Temporary, until
-# the shared scheduling core (include/lucid/sched.h) replaces it.
+# lucidd's decision step (src/daemon/decide.c: the core's decision pass with
+# Slurm's rules as hooks) has no Slurm in it: it joins liblucid so that
+# tests/test_decide.c can hold it against the simulator, and for the
+# benchmark below.
 target_sources(lucid PRIVATE ${CMAKE_SOURCE_DIR}/src/daemon/decide.c)
 
 # Decision latency of that step on a simulated 1,000-node cluster with 10,000
