@@ -18,6 +18,17 @@ static double col(const lucid_dataset *ds, const char *name, size_t row)
     return ds->cols[c].values[row];
 }
 
+/* The label of a categorical column's row (a period of the year). */
+static const char *label(const lucid_dataset *ds, const char *name, size_t row)
+{
+    int c = lucid_dataset_find(ds, name);
+    if (c < 0)
+        fail_msg("no column %s", name);
+    char buf[64];
+    const char *l = lucid_column_label(&ds->cols[c], row, buf, sizeof buf);
+    return l && ds->cols[c].ids ? l : "(not a category)";
+}
+
 /* 160 bins from 2020-04-01 00:00; job count t^2 and GPU count 3t at bin t. */
 static const char *write_series(char *path, size_t size, int gap_at)
 {
@@ -51,10 +62,14 @@ static void throughput_features_by_hand(void **state)
     assert_int_equal(ds->ncols, 25);
     assert_string_equal(ds->target_name, "submit_gpu_job");
     assert_true(ds->target[12] == 144);
-    /* 2020-04-01 was a Wednesday, day 92 of the year, in ISO week 14. */
-    assert_true(col(ds, "month", 0) == 4 && col(ds, "day", 0) == 1 && col(ds, "hour", 0) == 0);
-    assert_true(col(ds, "dayofweek", 0) == 2 && col(ds, "dayofyear", 0) == 92 &&
-                col(ds, "week", 0) == 14);
+    /* 2020-04-01 was a Wednesday, day 92 of the year, in ISO week 14.  The
+     * periods of the year are categories labelled in calendar order, so a
+     * period after the training rows is an unseen category. */
+    assert_true(col(ds, "day", 0) == 1 && col(ds, "hour", 0) == 0 && col(ds, "dayofweek", 0) == 2);
+    assert_string_equal(label(ds, "month", 0), "04");
+    assert_string_equal(label(ds, "dayofyear", 0), "092");
+    assert_string_equal(label(ds, "week", 0), "14");
+    assert_string_equal(label(ds, "dayofyear", 159), "093");
     /* Bin 151 is 25 h 10 min later: Thursday 2020-04-02 01:10. */
     assert_true(col(ds, "day", 151) == 2 && col(ds, "hour", 151) == 1 &&
                 col(ds, "minute", 151) == 10 && col(ds, "dayofweek", 151) == 3);

@@ -39,6 +39,31 @@ static int add_columns(lucid_dataset *ds, const char *const *names, double *cons
     return 0;
 }
 
+/* A calendar field naming a period of the year (month, day of the year, ISO
+ * week) as a category: its label is the number zero-padded to `width`
+ * digits, so the categories sort in calendar order and the model splits
+ * them exactly as it would the numbers.  The difference is a period the
+ * training rows never reached (a forecast beyond their end): as an unseen
+ * category it contributes nothing, where a number beyond the last cut would
+ * take the score of the last training period (for the day of the year and
+ * the week, a single day). */
+static int add_period(lucid_dataset *ds, const char *name, const double *values, int width,
+                      lucid_error *err)
+{
+    char **labels = calloc(ds->nrows ? ds->nrows : 1, sizeof *labels);
+    char *text = malloc((ds->nrows ? ds->nrows : 1) * 8);
+    int rc = labels && text ? 0 : lucid_error_set(err, "out of memory");
+    for (size_t r = 0; rc == 0 && r < ds->nrows; r++) {
+        labels[r] = text + 8 * r;
+        snprintf(labels[r], 8, "%0*d", width, (int)values[r]);
+    }
+    if (rc == 0)
+        rc = lucid_dataset_add_strings(ds, name, (const char *const *)labels, err);
+    free(labels);
+    free(text);
+    return rc;
+}
+
 /* ---- throughput ---- */
 
 enum { LAGS = 3 };
@@ -203,7 +228,13 @@ lucid_dataset *lucid_features_throughput(const char *path, const char *target, i
     for (int c = 0; c < NCOLS; c++)
         name_ptr[c] = names[c];
     ds = lucid_dataset_new((size_t)s.n, err);
-    if (!ds || add_columns(ds, name_ptr, cols, NCOLS, err) < 0 ||
+    /* Columns in order: month, day, hour, minute, dayofweek, dayofyear, week
+     * (the first and the last two are periods), then the series features. */
+    if (!ds || add_period(ds, names[0], cols[0], 2, err) < 0 ||
+        add_columns(ds, name_ptr + 1, cols + 1, 4, err) < 0 ||
+        add_period(ds, names[5], cols[5], 3, err) < 0 ||
+        add_period(ds, names[6], cols[6], 2, err) < 0 ||
+        add_columns(ds, name_ptr + 7, cols + 7, NCOLS - 7, err) < 0 ||
         lucid_dataset_set_target(ds, target,
                                  strcmp(target, "submit_gpu_job") == 0 ? s.job : s.gpu, err) < 0 ||
         lucid_dataset_set_keys(ds, (const char *const *)s.keys, err) < 0)
