@@ -163,11 +163,81 @@ static void retrains_at_the_configured_times(void **state)
     lucid_vcs_free(&vcs);
 }
 
+/* The tuner's surrogate: an online run's estimates, sharing scores and
+ * forecast fed back as inputs replay that run exactly, without training.
+ * A busy VC (jobs of 1-4 GPUs every 60 s on 8 GPUs) so that priorities
+ * decide the order. */
+static void replay_reproduces_the_online_run(void **state)
+{
+    (void)state;
+    char dir[2048], path[4096];
+    test_tmpdir(dir, sizeof dir, "online-replay");
+    snprintf(path, sizeof path, "%s/t.csv", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("job_id,user,vc,gpu_num,cpu_num,submit_time,duration,amp,gpu_util,gmem_util,gmem,"
+          "submit_datetime\n",
+          f);
+    for (int k = 0; k < 400; k++) {
+        int64_t t = 1598918400 + 60LL * k;
+        char when[32];
+        lucid_time_format(t, when, sizeof when);
+        fprintf(f, "%d,u%d,a,%d,1,%lld,%d,0,%d,20,2000,%s\n", k + 1, k % 7, 1 + k % 4,
+                (long long)t, 250 + 97 * (k % 7) + 13 * (k % 11), 30 + k % 50, when);
+    }
+    fclose(f);
+    lucid_trace trace;
+    lucid_vcs vcs = {0};
+    lucid_vcs_add(&vcs, "a", 1);
+    lucid_error err = {{0}};
+    if (lucid_trace_load(&trace, path, &vcs, &err) < 0)
+        fail_msg("%s", err.msg);
+    lucid_online_config oc = {.trace_path = path, .period = 6 * 3600, .min_history = 30,
+                              .bags = 2, .seed = 5};
+    lucid_sim_config cfg;
+    lucid_sim_config_defaults(&cfg);
+    cfg.online = &oc;
+    cfg.threads = 1;
+    cfg.lucid.profiler_autoscale = 0;
+    lucid_sim_inputs in = {.trace = &trace, .vcs = &vcs};
+    const lucid_policy_ops *lucid = lucid_policy_find("lucid");
+    lucid_sim_result online, replay;
+    if (lucid_simulate(&cfg, &in, &lucid, 1, &online, NULL, NULL, &err) < 0)
+        fail_msg("%s", err.msg);
+    assert_true(online.duration_trainings >= 2);
+    assert_non_null(online.estimates);
+    assert_non_null(online.share);
+    lucid_sim_inputs rin = in;
+    rin.lucid_estimates = online.estimates;
+    rin.lucid_share = online.share;
+    rin.forecast = online.forecast.count ? &online.forecast : NULL;
+    lucid_sim_config rcfg = cfg;
+    rcfg.online = NULL;
+    if (lucid_simulate(&rcfg, &rin, &lucid, 1, &replay, NULL, NULL, &err) < 0)
+        fail_msg("%s", err.msg);
+    int queued = 0, estimated = 0;
+    for (size_t i = 0; i < trace.njobs; i++) {
+        assert_int_equal(online.run[i].status, LUCID_DONE);
+        assert_int_equal(replay.run[i].start_time, online.run[i].start_time);
+        assert_int_equal(replay.run[i].end_time, online.run[i].end_time);
+        queued += online.run[i].queue > 0;
+        estimated += online.estimates[i] >= 0;
+    }
+    assert_true(queued > 50);     /* the order mattered */
+    assert_true(estimated > 100); /* and came from the models */
+    assert_null(replay.estimates);
+    lucid_sim_result_free(&online);
+    lucid_sim_result_free(&replay);
+    lucid_trace_free(&trace);
+    lucid_vcs_free(&vcs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(never_learns_from_unended_jobs),
         cmocka_unit_test(retrains_at_the_configured_times),
+        cmocka_unit_test(replay_reproduces_the_online_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -67,6 +67,10 @@ typedef struct lucid_sim_inputs {
     const lucid_sharing *sharing;
     const lucid_pairs *pairs;
     const lucid_forecast *forecast;
+    /* Per job sharing score for Lucid (NULL: looked up in `sharing`); with
+     * lucid_estimates and forecast taken from an online run's result it
+     * replays that run without training (the tuner's surrogate). */
+    const int32_t *lucid_share;
 } lucid_sim_inputs;
 
 typedef struct lucid_sample {
@@ -85,6 +89,12 @@ typedef struct lucid_sim_result {
     int64_t scaling_events;
     int duration_trainings;  /* online: times the duration model was trained */
     char estimate_why[1024]; /* online: why the observed job got its estimate */
+    /* Online: what the models gave the schedule, so that the run can be
+     * replayed from inputs (lucid_estimates, lucid_share, forecast) at
+     * other knobs without training.  NULL / empty otherwise. */
+    double *estimates;       /* per job: the estimate behind its priority (-1: none) */
+    int32_t *share;          /* per job: the predicted sharing score */
+    lucid_forecast forecast; /* the load forecast the run used */
 } lucid_sim_result;
 
 /* Progress callback: called from worker threads with the number of VC

@@ -381,7 +381,9 @@ static int prepare_lucid(sim_context *ctx, policy_run *pr, lucid_error *err)
     }
     for (size_t i = 0; i < trace->njobs; i++) {
         pr->share[i] = 2; /* unknown workloads are treated as heavy: never packed with heavy jobs */
-        if (!in->sharing || ctx->excluded[i])
+        if (in->lucid_share && !ctx->excluded[i])
+            pr->share[i] = in->lucid_share[i];
+        if (in->lucid_share || !in->sharing || ctx->excluded[i])
             continue;
         int64_t row = lucid_sharing_find(in->sharing, &trace->jobs[i].workload);
         if (row >= 0)
@@ -392,6 +394,11 @@ static int prepare_lucid(sim_context *ctx, policy_run *pr, lucid_error *err)
         pr->online = lucid_online_new(cfg->online, trace, pr->share, &pr->online_forecast, err);
         if (!pr->online)
             return -1;
+        pr->result->estimates = malloc((trace->njobs + 1) * sizeof *pr->result->estimates);
+        if (!pr->result->estimates)
+            return lucid_error_set(err, "out of memory");
+        for (size_t i = 0; i < trace->njobs; i++)
+            pr->result->estimates[i] = -1;
         forecast = pr->online_forecast.count ? &pr->online_forecast : NULL;
     }
     pr->lucid.share = pr->share;
@@ -651,8 +658,10 @@ static int run_online(sim_context *ctx, int p, lucid_error *err)
         while (next < narrivals && arrivals[next].time < until)
             batch[n++] = arrivals[next++].job;
         rc = lucid_online_estimate(pr->online, pr->result->run, from, batch, n, est, err);
-        for (size_t k = 0; rc == 0 && k < n; k++)
+        for (size_t k = 0; rc == 0 && k < n; k++) {
             pr->priority[batch[k]] = (est[k] < 0 ? 1000.0 : est[k]) * trace->jobs[batch[k]].gpu_num;
+            pr->result->estimates[batch[k]] = est[k];
+        }
         if (rc < 0)
             break;
         ctx->vc_runs = runs;
@@ -674,6 +683,14 @@ static int run_online(sim_context *ctx, int p, lucid_error *err)
     if (pr->online)
         snprintf(pr->result->estimate_why, sizeof pr->result->estimate_why, "%s",
                  lucid_online_why(pr->online));
+    /* What the models gave the schedule goes with the result (replays). */
+    if (rc == 0 && !(pr->result->share = malloc((trace->njobs + 1) * sizeof *pr->share)))
+        rc = lucid_error_set(err, "out of memory");
+    if (rc == 0) {
+        memcpy(pr->result->share, pr->share, trace->njobs * sizeof *pr->share);
+        pr->result->forecast = pr->online_forecast;
+        pr->online_forecast = (lucid_forecast){0};
+    }
     for (int32_t v = 0; v < begun; v++)
         vc_run_end(&runs[v]);
     free(runs);
@@ -809,6 +826,9 @@ void lucid_sim_result_free(lucid_sim_result *result)
     free(result->run);
     free(result->excluded);
     free(result->samples);
+    free(result->estimates);
+    free(result->share);
+    lucid_forecast_free(&result->forecast);
     memset(result, 0, sizeof *result);
 }
 
