@@ -39,11 +39,12 @@ static const char usage_text[] =
     "  --budget N           at most N simulations (default 400)\n"
     "  --knobs LIST         search only these [lucid] keys (default all: profiler_time_limit,\n"
     "                       profiler_nodes, profiler_factor, pack_threshold, priority_ratio,\n"
-    "                       score_sum, scale_down_factor)\n"
+    "                       score_sum, scale_down_factor, and for [lucid] models = online\n"
+    "                       retrain_period)\n"
     "  --objective NAME     jct (average JCT, default) | queue (average queueing delay)\n"
     "  --quiet              only the best configuration\n";
 
-enum { KNOB_I32, KNOB_I64, KNOB_F64 };
+enum { KNOB_I32, KNOB_I64, KNOB_F64, KNOB_PERIOD };
 enum { MAX_GRID = 16 };
 
 /* One tunable [lucid] key: where it lives in the simulator's config and the
@@ -66,9 +67,11 @@ static const knob knobs[] = {
     {"priority_ratio", KNOB_F64, LC(priority_ratio), {1, 1.5, 2, 3, 4}, 5},
     {"score_sum", KNOB_I32, LC(score_sum), {1, 2, 3, 4}, 4},
     {"scale_down_factor", KNOB_F64, LC(scale_down_factor), {2, 3, 5, 8, 12}, 5},
+    /* The update engine's period (online experiments only): 3.5, 7, 14 days. */
+    {"retrain_period", KNOB_PERIOD, 0, {302400, 604800, 1209600}, 3},
 };
 
-enum { NKNOBS = (int)(sizeof knobs / sizeof knobs[0]) };
+enum { NKNOBS = (int)(sizeof knobs / sizeof knobs[0]), PERIOD_KNOB = NKNOBS - 1 };
 
 typedef struct point {
     double v[NKNOBS];
@@ -76,12 +79,20 @@ typedef struct point {
 
 typedef struct evaluation {
     point p;
+    int online; /* a real online run (models trained), not a replay */
     double avg_jct, avg_queue;
 } evaluation;
 
 typedef struct tuner {
     lucid_sim_config cfg; /* the experiment's; knobs overwritten per simulation */
     const cli_run *run;
+    /* Online experiments: the scheduling knobs are searched on replays of
+     * the first online run (its estimates, sharing scores and forecast as
+     * inputs, cfg.online NULL), then the retrain period by online runs. */
+    int online;         /* the experiment has [lucid] models = online */
+    int stage_online;   /* evaluations now are online runs (else replays) */
+    lucid_sim_result base_result;
+    lucid_sim_inputs replay_in;
     const lucid_policy_ops *lucid;
     int threads, budget, objective_queue, quiet;
     int active[NKNOBS]; /* searched (the others keep the experiment's value) */
@@ -92,9 +103,11 @@ typedef struct tuner {
     int best; /* index into done */
 } tuner;
 
-static double knob_get(const lucid_sim_lucid_config *lc, int k)
+static double knob_get(const lucid_sim_config *cfg, int k)
 {
-    const char *base = (const char *)lc + knobs[k].offset;
+    if (knobs[k].kind == KNOB_PERIOD)
+        return cfg->online ? (double)cfg->online->period : 604800.0;
+    const char *base = (const char *)&cfg->lucid + knobs[k].offset;
     switch (knobs[k].kind) {
     case KNOB_I32: return *(const int32_t *)(const void *)base;
     case KNOB_I64: return (double)*(const int64_t *)(const void *)base;
@@ -102,9 +115,15 @@ static double knob_get(const lucid_sim_lucid_config *lc, int k)
     }
 }
 
-static void knob_set(lucid_sim_lucid_config *lc, int k, double v)
+/* Sets knob k in cfg; the period goes to `oc` (cfg->online's copy). */
+static void knob_set(lucid_sim_config *cfg, lucid_online_config *oc, int k, double v)
 {
-    char *base = (char *)lc + knobs[k].offset;
+    if (knobs[k].kind == KNOB_PERIOD) {
+        if (oc)
+            oc->period = (int64_t)llround(v);
+        return;
+    }
+    char *base = (char *)&cfg->lucid + knobs[k].offset;
     switch (knobs[k].kind) {
     case KNOB_I32: *(int32_t *)(void *)base = (int32_t)llround(v); break;
     case KNOB_I64: *(int64_t *)(void *)base = (int64_t)llround(v); break;
@@ -125,10 +144,11 @@ static double objective(const tuner *t, const evaluation *e)
     return t->objective_queue ? e->avg_queue : e->avg_jct;
 }
 
+/* The evaluation of `p` in the current stage (online run or replay). */
 static int find_done(const tuner *t, const point *p)
 {
     for (int i = 0; i < t->ndone; i++)
-        if (memcmp(t->done[i].p.v, p->v, sizeof p->v) == 0)
+        if (t->done[i].online == t->stage_online && memcmp(t->done[i].p.v, p->v, sizeof p->v) == 0)
             return i;
     return -1;
 }
@@ -157,22 +177,38 @@ typedef struct batch {
     pthread_mutex_t lock;
 } batch;
 
-static int simulate_point(const tuner *t, evaluation *e, lucid_error *err)
+/* Simulates e->p: an online run (models trained) when e->online, else a
+ * plain run (an online experiment's replay inputs when it has them).  The
+ * result is kept in *keep when given (freed otherwise). */
+static int simulate_point(const tuner *t, evaluation *e, lucid_sim_result *keep,
+                          lucid_error *err)
 {
     lucid_sim_config cfg = t->cfg;
+    lucid_online_config oc = {0};
+    const lucid_sim_inputs *in = &t->run->in;
     cfg.threads = 1;
     cfg.series = 0;
+    if (t->online && e->online) {
+        oc = *t->cfg.online;
+        cfg.online = &oc;
+    } else if (t->online) {
+        cfg.online = NULL;
+        in = &t->replay_in;
+    }
     for (int k = 0; k < NKNOBS; k++)
-        knob_set(&cfg.lucid, k, e->p.v[k]);
+        knob_set(&cfg, cfg.online ? &oc : NULL, k, e->p.v[k]);
     const lucid_policy_ops *policies[1] = {t->lucid};
     lucid_sim_result result;
-    if (lucid_simulate(&cfg, &t->run->in, policies, 1, &result, NULL, NULL, err) < 0)
+    if (lucid_simulate(&cfg, in, policies, 1, &result, NULL, NULL, err) < 0)
         return -1;
     lucid_summary s;
     int rc = lucid_summarize(&t->run->trace, &result, -1, 0, INT32_MAX, &s);
     e->avg_jct = s.avg_jct;
     e->avg_queue = s.avg_queue;
-    lucid_sim_result_free(&result);
+    if (keep && rc == 0)
+        *keep = result;
+    else
+        lucid_sim_result_free(&result);
     if (rc < 0)
         return lucid_error_set(err, "cannot summarize the lucid run");
     return 0;
@@ -188,7 +224,7 @@ static void *batch_worker(void *arg)
         if (i >= b->n)
             return NULL;
         lucid_error err = {{0}};
-        if (simulate_point(b->t, &b->items[i], &err) < 0) {
+        if (simulate_point(b->t, &b->items[i], NULL, &err) < 0) {
             pthread_mutex_lock(&b->lock);
             if (!b->failed)
                 b->err = err;
@@ -208,6 +244,7 @@ static int evaluate(tuner *t, const point *points, int n)
     int m = 0;
     for (int i = 0; i < n && t->ndone + m < t->budget; i++) {
         int dup = find_done(t, &points[i]) >= 0;
+        items[m].online = t->stage_online;
         for (int j = 0; j < m && !dup; j++)
             dup = memcmp(items[j].p.v, points[i].v, sizeof points[i].v) == 0;
         if (!dup)
@@ -231,9 +268,10 @@ static int evaluate(tuner *t, const point *points, int n)
         return cli_fail("%s", b.err.msg), -1;
     }
     memcpy(t->done + t->ndone, items, (size_t)m * sizeof *items);
-    /* The first best wins ties, so the result does not depend on threads. */
+    /* The first best wins ties, so the result does not depend on threads;
+     * online runs and replays are compared only among themselves. */
     for (int i = 0; i < m; i++)
-        if ((t->ndone == 0 && i == 0) ||
+        if (t->best < 0 || t->done[t->best].online != t->stage_online ||
             objective(t, &t->done[t->ndone + i]) < objective(t, &t->done[t->best]))
             t->best = t->ndone + i;
     t->ndone += m;
@@ -438,13 +476,12 @@ static int search(tuner *t, const point *base)
 
 /* ---- reporting ---- */
 
-static void print_sensitivity(const tuner *t, const point *base)
+/* One knob at a time around `base`, from the evaluations of the current
+ * stage; only knob `only` when it is >= 0. */
+static void print_sensitivity(const tuner *t, const point *base, int only)
 {
-    printf("\nsensitivity: one knob at a time, the others at the experiment's values\n"
-           "(lucid policy, all jobs; * = the experiment's value)\n");
-    printf("%-20s %10s %12s %12s\n", "knob", "value", "avg JCT", "avg queue");
     for (int k = 0; k < NKNOBS; k++)
-        for (int i = 0; i < t->ngrid[k] && t->active[k]; i++) {
+        for (int i = 0; i < t->ngrid[k] && t->active[k] && (only < 0 || k == only); i++) {
             point p = *base;
             p.v[k] = t->grid[k][i];
             int e = find_done(t, &p);
@@ -501,10 +538,10 @@ static char *trim(char *s)
     return s;
 }
 
-static void write_missing_knobs(FILE *out, const point *best, int *written)
+static void write_missing_knobs(FILE *out, const point *best, int *written, int online)
 {
     for (int k = 0; k < NKNOBS; k++)
-        if (!written[k]) {
+        if (!written[k] && (online || k != PERIOD_KNOB)) {
             char value[32];
             knob_text(k, best->v[k], value, sizeof value);
             fprintf(out, "%s = %s\n", knobs[k].key, value);
@@ -514,7 +551,7 @@ static void write_missing_knobs(FILE *out, const point *best, int *written)
 
 /* One line of the original: a tuned key or a path gets its new value. */
 static void write_line(FILE *out, const char *line, const char *section,
-                       const lucid_experiment *exp, const point *best, int *written)
+                       const lucid_experiment *exp, const point *best, int *written, int online)
 {
     char buf[4096];
     snprintf(buf, sizeof buf, "%s", line);
@@ -528,7 +565,7 @@ static void write_line(FILE *out, const char *line, const char *section,
     const char *key = trim(first);
     if (strcmp(section, "lucid") == 0)
         for (int k = 0; k < NKNOBS; k++)
-            if (strcmp(key, knobs[k].key) == 0) {
+            if (strcmp(key, knobs[k].key) == 0 && (online || k != PERIOD_KNOB)) {
                 char value[32];
                 knob_text(k, best->v[k], value, sizeof value);
                 fprintf(out, "%s = %s\n", key, value);
@@ -549,7 +586,7 @@ static void write_line(FILE *out, const char *line, const char *section,
 }
 
 static int write_tuned(const char *path, const lucid_experiment *exp, const point *best,
-                       const char *header)
+                       const char *header, int online)
 {
     FILE *in = fopen(exp->path, "r");
     if (!in)
@@ -568,7 +605,7 @@ static int write_tuned(const char *path, const lucid_experiment *exp, const poin
         char *s = trim(copy);
         if (s[0] == '[') {
             if (in_lucid)
-                write_missing_knobs(out, best, written);
+                write_missing_knobs(out, best, written, online);
             char *close = strchr(s, ']');
             if (close)
                 *close = '\0';
@@ -578,13 +615,13 @@ static int write_tuned(const char *path, const lucid_experiment *exp, const poin
             fputs(line, out);
             continue;
         }
-        write_line(out, line, section, exp, best, written);
+        write_line(out, line, section, exp, best, written, online);
         if (line[strlen(line) - 1] != '\n')
             fputc('\n', out);
     }
     if (!saw_lucid)
         fputs("\n[lucid]\n", out);
-    write_missing_knobs(out, best, written);
+    write_missing_knobs(out, best, written, online);
     int rc = ferror(in) != 0;
     fclose(in);
     rc |= fclose(out) != 0;
@@ -680,6 +717,72 @@ static double seconds_since(const struct timespec *t0)
     return (double)(t1.tv_sec - t0->tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0->tv_nsec);
 }
 
+static const char sensitivity_head[] =
+    "(lucid policy, all jobs; * = the experiment's value)\n"
+    "knob                      value      avg JCT    avg queue\n";
+
+/* An online experiment: (1) one online run of the experiment's own
+ * configuration; (2) the scheduling knobs searched on replays of that run
+ * (its per-job estimates, sharing scores and forecast as inputs: exact for
+ * the experiment's knobs, a surrogate elsewhere, since other knobs would
+ * end other jobs before each retraining); (3) online runs of the best
+ * replayed point with each retrain period.  The best online run wins, so
+ * the reported numbers are those `lucid simulate` gives the tuned file. */
+static int search_online(tuner *t, const point *base)
+{
+    lucid_error err = {{0}};
+    t->stage_online = 1;
+    t->done[0] = (evaluation){.p = *base, .online = 1};
+    if (simulate_point(t, &t->done[0], &t->base_result, &err) < 0)
+        return cli_fail("%s", err.msg);
+    t->ndone = 1;
+    t->best = 0;
+    if (!t->quiet)
+        printf("online run of the experiment: avg JCT %.3f s, avg queue %.3f s\n",
+               t->done[0].avg_jct, t->done[0].avg_queue);
+    t->replay_in = t->run->in;
+    t->replay_in.lucid_estimates = t->base_result.estimates;
+    t->replay_in.lucid_share = t->base_result.share;
+    t->replay_in.forecast = t->base_result.forecast.count ? &t->base_result.forecast : NULL;
+
+    int period_active = t->active[PERIOD_KNOB], budget = t->budget;
+    int reserve = period_active ? t->ngrid[PERIOD_KNOB] : 1;
+    t->active[PERIOD_KNOB] = 0;
+    t->budget = budget - reserve > t->ndone ? budget - reserve : t->ndone + 1;
+    t->stage_online = 0;
+    if (search(t, base) != 0)
+        return -1;
+    int replayed = find_done(t, base);
+    if (!t->quiet && replayed >= 0)
+        printf("replay check: the experiment's configuration replayed gives avg JCT %.3f s, "
+               "online %.3f s (%s)\n",
+               t->done[replayed].avg_jct, t->done[0].avg_jct,
+               t->done[replayed].avg_jct == t->done[0].avg_jct &&
+                       t->done[replayed].avg_queue == t->done[0].avg_queue
+                   ? "identical"
+                   : "DIFFERENT: the replay is not exact");
+    point tuned = t->done[t->best].p;
+    t->budget = budget;
+    t->active[PERIOD_KNOB] = period_active;
+    t->stage_online = 1;
+    t->best = 0;
+    point pts[MAX_GRID + 1];
+    int n = 0;
+    pts[n++] = tuned;
+    for (int i = 0; i < t->ngrid[PERIOD_KNOB] && period_active; i++) {
+        pts[n] = tuned;
+        pts[n].v[PERIOD_KNOB] = t->grid[PERIOD_KNOB][i];
+        n++;
+    }
+    if (evaluate(t, pts, n) < 0)
+        return -1;
+    if (!t->quiet)
+        printf("online runs of the best replayed point: best avg JCT %.3f s, avg queue %.3f s "
+               "after %d simulations\n",
+               t->done[t->best].avg_jct, t->done[t->best].avg_queue, t->ndone);
+    return 0;
+}
+
 static int tune(const tune_opts *o, const lucid_experiment *exp, tuner *t, cli_run *run)
 {
     struct timespec t0;
@@ -688,25 +791,46 @@ static int tune(const tune_opts *o, const lucid_experiment *exp, tuner *t, cli_r
     if (cli_run_config(exp, &t->cfg) != 0 || cli_run_load(exp, &t->lucid, 1, run, &t->cfg) != 0)
         return 1;
     t->run = run;
-    if (t->cfg.online)
-        fprintf(stderr, "lucid: note: [lucid] models = online: every simulation trains the models "
-                        "(minutes each on Venus); consider a small --budget\n");
+    t->online = t->cfg.online != NULL;
+    if (!t->online)
+        t->active[PERIOD_KNOB] = 0; /* no update engine */
     point base;
     for (int k = 0; k < NKNOBS; k++)
-        base.v[k] = knob_get(&t->cfg.lucid, k);
+        base.v[k] = knob_get(&t->cfg, k);
     build_grids(t, &base);
-    if (!(t->done = calloc((size_t)t->budget + 1, sizeof *t->done)))
+    if (!(t->done = calloc((size_t)t->budget + 2, sizeof *t->done)))
         return cli_fail("out of memory");
     if (!o->quiet)
-        printf("tuning lucid on %s (%zu jobs): objective %s, budget %d simulations, %d at a time\n",
+        printf("tuning lucid on %s (%zu jobs): objective %s, budget %d simulations, %d at a time%s\n",
                exp->jobs, run->trace.njobs, t->objective_queue ? "avg queue" : "avg JCT",
-               t->budget, t->threads);
-    if (search(t, &base) != 0)
+               t->budget, t->threads,
+               t->online ? "; models online: knobs searched on replays of one online run, then "
+                           "the retrain period by online runs"
+                         : "");
+    if ((t->online ? search_online(t, &base) : search(t, &base)) != 0)
         return 1;
     double elapsed = seconds_since(&t0);
     const evaluation *best = &t->done[t->best], *start = &t->done[0];
-    if (!o->quiet)
-        print_sensitivity(t, &base);
+    if (!o->quiet) {
+        int stage = t->stage_online;
+        t->stage_online = 0;
+        if (t->online)
+            printf("\nsensitivity: one knob at a time, the others at the experiment's values, on "
+                   "replays of its online run\n%s",
+                   sensitivity_head);
+        else
+            printf("\nsensitivity: one knob at a time, the others at the experiment's values\n%s",
+                   sensitivity_head);
+        print_sensitivity(t, &base, -1);
+        t->stage_online = stage;
+        if (t->online && t->active[PERIOD_KNOB]) {
+            point tuned = best->p;
+            tuned.v[PERIOD_KNOB] = base.v[PERIOD_KNOB];
+            printf("\nretrain period: online runs, the other knobs at their tuned values\n%s",
+                   sensitivity_head);
+            print_sensitivity(t, &tuned, PERIOD_KNOB);
+        }
+    }
     printf("\nbest configuration (%d simulations in %.1f s):\n", t->ndone, elapsed);
     char header[2048];
     int len = snprintf(header, sizeof header,
@@ -717,6 +841,8 @@ static int tune(const tune_opts *o, const lucid_experiment *exp, tuner *t, cli_r
                        best->avg_queue, start->avg_jct, start->avg_queue);
     for (int k = 0; k < NKNOBS; k++) {
         char value[32], was[32];
+        if (k == PERIOD_KNOB && !t->online)
+            continue;
         knob_text(k, best->p.v[k], value, sizeof value);
         knob_text(k, base.v[k], was, sizeof was);
         printf("  %-20s = %-8s (was %s)\n", knobs[k].key, value, was);
@@ -729,7 +855,7 @@ static int tune(const tune_opts *o, const lucid_experiment *exp, tuner *t, cli_r
            best->avg_jct, best->avg_queue, start->avg_jct, start->avg_queue,
            100.0 * (objective(t, best) - objective(t, start)) / objective(t, start),
            t->objective_queue ? "avg queue" : "avg JCT");
-    if (write_tuned(o->out, exp, &best->p, header) != 0)
+    if (write_tuned(o->out, exp, &best->p, header, t->online) != 0)
         return 1;
     printf("tuned experiment written to %s\n", o->out);
     return 0;
@@ -749,7 +875,7 @@ int cmd_tune(int argc, char **argv)
         return cli_fail("%s", err.msg);
     }
     tuner t = {.threads = (int)o.threads, .budget = (int)o.budget,
-               .objective_queue = o.objective_queue, .quiet = o.quiet};
+               .objective_queue = o.objective_queue, .quiet = o.quiet, .best = -1};
     if ((rc = parse_knobs(o.knobs, &t)) != 0) {
         lucid_experiment_free(&exp);
         return rc;
@@ -758,6 +884,7 @@ int cmd_tune(int argc, char **argv)
     memset(&run, 0, sizeof run);
     rc = tune(&o, &exp, &t, &run);
     free(t.done);
+    lucid_sim_result_free(&t.base_result);
     cli_run_free(&run);
     lucid_experiment_free(&exp);
     return rc;
