@@ -25,6 +25,13 @@ int lucid_explain_write_dir(const lucid_ebm *m, const char *dir, lucid_error *er
 int lucid_explain_row(const lucid_ebm *m, const lucid_dataset *ds, const char *key, FILE *out,
                       lucid_error *err);
 
+/* The first row of `one` in one line: "intercept I +c (term) ... +r (k
+ * other terms)", its `top` largest contributions by magnitude and the rest
+ * summed (scores rounded to whole units, as estimates in seconds are).
+ * Used to say why a job got its estimate.  0 or -1. */
+int lucid_explain_terms_line(const lucid_ebm *m, const lucid_dataset *one, int top, char *buf,
+                             size_t size, lucid_error *err);
+
 /* Representative x of every main-term bin of feature f (bin 0, missing,
  * gets NAN; categories get their index): xs[nbins]. */
 void lucid_explain_bin_x(const lucid_bins *b, double *xs);

@@ -28,6 +28,24 @@ lucid_dataset *lucid_features_throughput(const char *path, const char *target, i
  * target duration (s); keys job_id; *times = submit instants. */
 lucid_dataset *lucid_features_duration(const char *path, int64_t **times, lucid_error *err);
 
+/* The same features from jobs held in memory (lucidd's state store): one
+ * lucid_duration_job per row, strings NULL or "" when missing, numbers NAN
+ * when missing (amp, the profiled metrics).  Columns, names and calendar
+ * fields (UTC) are those of lucid_features_duration; the target "duration"
+ * is set when `with_target`; keys are the jobs' `key`s. */
+typedef struct lucid_duration_job {
+    const char *key; /* job id */
+    const char *user;
+    const char *vc;
+    double gpu_num, cpu_num;
+    int64_t submit_time; /* seconds since 1970 */
+    double amp, gpu_util, gmem_util, gmem;
+    double duration; /* seconds; the target */
+} lucid_duration_job;
+
+lucid_dataset *lucid_features_duration_jobs(const lucid_duration_job *jobs, size_t n,
+                                            int with_target, lucid_error *err);
+
 /* Packing Analyze Model, from sharing_labels.csv and colocation_pairs.csv:
  * amp, gpu_util, gmem_util, gmem, avg_speed (mean normalised speed of the
  * workload over every measured pair it is in, either side; 0 if none) and

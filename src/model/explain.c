@@ -545,3 +545,37 @@ int lucid_explain_row(const lucid_ebm *m, const lucid_dataset *ds, const char *k
     free(order);
     return rc;
 }
+
+int lucid_explain_terms_line(const lucid_ebm *m, const lucid_dataset *one, int top, char *buf,
+                             size_t size, lucid_error *err)
+{
+    double *contrib = malloc((size_t)(m->nterms ? m->nterms : 1) * sizeof *contrib);
+    ranked_term *order = malloc((size_t)(m->nterms ? m->nterms : 1) * sizeof *order);
+    if (!contrib || !order || size == 0) {
+        free(contrib);
+        free(order);
+        return lucid_error_set(err, "out of memory");
+    }
+    int rc = lucid_ebm_contributions(m, one, contrib, err);
+    if (rc == 0) {
+        for (int t = 0; t < m->nterms; t++)
+            order[t] = (ranked_term){fabs(contrib[t]), t};
+        qsort(order, (size_t)m->nterms, sizeof *order, cmp_importance);
+        size_t used = (size_t)snprintf(buf, size, "intercept %.0f", m->intercept);
+        int shown = m->nterms < top ? m->nterms : top;
+        double rest = 0;
+        for (int t = shown; t < m->nterms; t++)
+            rest += contrib[order[t].term];
+        char name[128];
+        for (int k = 0; k < shown && used < size; k++) {
+            lucid_ebm_term_name(m, order[k].term, name, sizeof name);
+            used += (size_t)snprintf(buf + used, size - used, " %+.0f (%s)",
+                                     contrib[order[k].term], name);
+        }
+        if (used < size && m->nterms > shown)
+            snprintf(buf + used, size - used, " %+.0f (%d other terms)", rest, m->nterms - shown);
+    }
+    free(contrib);
+    free(order);
+    return rc;
+}
