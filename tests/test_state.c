@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #ifdef LUCID_HAVE_STATE
+#include <sqlite3.h>
+
 #include "lucid/state.h"
 
 static const char *fresh_db(char *buf, size_t size, const char *name)
@@ -274,6 +276,69 @@ static void corrupted_database_is_a_clear_error(void **state)
     assert_non_null(strstr(err.msg, "cannot open"));
 }
 
+/* A model's version, training rows and file text survive a reopen; a
+ * schema-1 database (no job CPUs, no model rows or files) is upgraded in
+ * place with its jobs kept. */
+static void model_files_and_schema_upgrade(void **state)
+{
+    (void)state;
+    char path[600];
+    fresh_db(path, sizeof path, "state_upgrade");
+    sqlite3 *raw = NULL;
+    assert_int_equal(sqlite3_open(path, &raw), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(raw,
+                     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+                     "INSERT INTO meta VALUES('schema', '1');"
+                     "CREATE TABLE jobs(job_id INTEGER PRIMARY KEY, user TEXT NOT NULL,"
+                     " name TEXT NOT NULL, partition TEXT NOT NULL, gpus INTEGER NOT NULL,"
+                     " nodes INTEGER NOT NULL, submit_time INTEGER NOT NULL, phase TEXT NOT NULL,"
+                     " phase_since INTEGER NOT NULL, profile_start INTEGER NOT NULL,"
+                     " main_start INTEGER NOT NULL, end_time INTEGER NOT NULL,"
+                     " estimate_s REAL NOT NULL, priority REAL NOT NULL,"
+                     " sharing_score INTEGER NOT NULL, packed_with INTEGER NOT NULL,"
+                     " node_list TEXT NOT NULL, gpu_list TEXT NOT NULL, reason TEXT NOT NULL,"
+                     " runs INTEGER NOT NULL);"
+                     "INSERT INTO jobs VALUES(7, 'bob', 'j', 'main', 2, 1, 100, 'done', 0, 0,"
+                     " 110, 170, 60, 120, -1, 0, 'n1', '', 'completed', 1);"
+                     "CREATE TABLE models(name TEXT PRIMARY KEY, version INTEGER NOT NULL,"
+                     " trained_at INTEGER NOT NULL, note TEXT NOT NULL);"
+                     "INSERT INTO models VALUES('duration', 0, 5, 'heuristic');",
+                     NULL, NULL, NULL),
+        SQLITE_OK);
+    sqlite3_close(raw);
+
+    lucid_error err = {{0}};
+    lucid_state *db = lucid_state_open(path, &err);
+    assert_non_null(db);
+    lucid_job_record job;
+    assert_int_equal(lucid_state_get_job(db, 7, &job, &err), 1);
+    assert_int_equal(job.cpus, 0);
+    assert_int_equal(job.end_time, 170);
+    job.cpus = 12;
+    assert_int_equal(lucid_state_put_job(db, &job, &err), 0);
+    lucid_model_version model = {.version = 3, .trained_at = 1700000000, .rows = 120};
+    snprintf(model.name, sizeof model.name, "duration");
+    snprintf(model.note, sizeof model.note, "GA2M on 120 finished jobs");
+    assert_int_equal(lucid_state_save_model(db, &model, "{\"kind\": \"ebm\"}", &err), 0);
+    lucid_state_close(db);
+
+    db = lucid_state_open(path, &err);
+    assert_non_null(db);
+    assert_int_equal(lucid_state_get_job(db, 7, &job, &err), 1);
+    assert_int_equal(job.cpus, 12);
+    lucid_model_version back;
+    char *body = NULL;
+    assert_int_equal(lucid_state_load_model(db, "duration", &back, &body, &err), 1);
+    assert_int_equal(back.version, 3);
+    assert_int_equal(back.rows, 120);
+    assert_string_equal(back.note, "GA2M on 120 finished jobs");
+    assert_string_equal(body, "{\"kind\": \"ebm\"}");
+    free(body);
+    assert_int_equal(lucid_state_load_model(db, "forecast", &back, NULL, &err), 0);
+    lucid_state_close(db);
+}
+
 static void phase_names_round_trip(void **state)
 {
     (void)state;
@@ -296,6 +361,7 @@ int main(void)
         cmocka_unit_test(profiles_estimates_decisions_models_settings),
         cmocka_unit_test(recovery_after_kill_keeps_committed_state),
         cmocka_unit_test(corrupted_database_is_a_clear_error),
+        cmocka_unit_test(model_files_and_schema_upgrade),
         cmocka_unit_test(phase_names_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

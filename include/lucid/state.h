@@ -57,6 +57,7 @@ typedef struct lucid_job_record {
     char gpu_list[64];    /* GPUs on that node for a packed job ("0-3") */
     char reason[256];     /* why it waits, or why it failed */
     int runs;             /* starts on main seen so far (must end at most 1) */
+    int cpus;             /* CPUs asked (0 = unknown) */
 } lucid_job_record;
 
 typedef struct lucid_decision_record {
@@ -73,6 +74,7 @@ typedef struct lucid_model_version {
     char name[64];
     int64_t version;
     int64_t trained_at;
+    int64_t rows; /* training rows (0 for a heuristic or a model read from a file) */
     char note[256];
 } lucid_model_version;
 
@@ -125,6 +127,14 @@ long lucid_state_list_decisions(lucid_state *state, uint32_t job_id,
 
 int lucid_state_set_model_version(lucid_state *state, const lucid_model_version *model,
                                   lucid_error *err);
+/* Stores a model's version and its file text (`body`, NULL = none; a
+ * version without a file is a heuristic or a file named in the note). */
+int lucid_state_save_model(lucid_state *state, const lucid_model_version *model,
+                           const char *body, lucid_error *err);
+/* The current version of model `name` and, if body is not NULL, its file
+ * text (*body malloc'ed, "" if none).  1 found, 0 absent, -1 error. */
+int lucid_state_load_model(lucid_state *state, const char *name, lucid_model_version *model,
+                           char **body, lucid_error *err);
 long lucid_state_list_model_versions(lucid_state *state, lucid_model_version **out,
                                      lucid_error *err);
 

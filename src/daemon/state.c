@@ -11,7 +11,7 @@
 
 #include "lucid/util.h"
 
-#define STATE_SCHEMA_VERSION 1
+#define STATE_SCHEMA_VERSION 2
 
 struct lucid_state {
     sqlite3 *db;
@@ -59,7 +59,7 @@ static const char schema[] =
     " profile_start INTEGER NOT NULL, main_start INTEGER NOT NULL, end_time INTEGER NOT NULL,"
     " estimate_s REAL NOT NULL, priority REAL NOT NULL, sharing_score INTEGER NOT NULL,"
     " packed_with INTEGER NOT NULL, node_list TEXT NOT NULL, gpu_list TEXT NOT NULL,"
-    " reason TEXT NOT NULL, runs INTEGER NOT NULL);"
+    " reason TEXT NOT NULL, runs INTEGER NOT NULL, cpus INTEGER NOT NULL DEFAULT 0);"
     "CREATE TABLE IF NOT EXISTS phases(job_id INTEGER NOT NULL, phase TEXT NOT NULL,"
     " at INTEGER NOT NULL);"
     "CREATE INDEX IF NOT EXISTS phases_job ON phases(job_id);"
@@ -73,7 +73,8 @@ static const char schema[] =
     " target TEXT NOT NULL, reason TEXT NOT NULL, acked INTEGER NOT NULL);"
     "CREATE INDEX IF NOT EXISTS decisions_job ON decisions(job_id);"
     "CREATE TABLE IF NOT EXISTS models(name TEXT PRIMARY KEY, version INTEGER NOT NULL,"
-    " trained_at INTEGER NOT NULL, note TEXT NOT NULL);"
+    " trained_at INTEGER NOT NULL, note TEXT NOT NULL, rows INTEGER NOT NULL DEFAULT 0,"
+    " body TEXT NOT NULL DEFAULT '');"
     "CREATE TABLE IF NOT EXISTS settings(key TEXT PRIMARY KEY, value TEXT NOT NULL);";
 
 static int db_fail(lucid_state *state, lucid_error *err, const char *what)
@@ -178,6 +179,13 @@ static int check_schema_version(lucid_state *state, lucid_error *err)
         sqlite3_bind_int(stmt, 1, STATE_SCHEMA_VERSION);
         return run_done(state, stmt, "writing the schema version", err);
     }
+    if (atoi(value) == 1) /* version 1 lacked the jobs' CPUs and the models' rows and files */
+        return exec(state,
+                    "ALTER TABLE jobs ADD COLUMN cpus INTEGER NOT NULL DEFAULT 0;"
+                    "ALTER TABLE models ADD COLUMN rows INTEGER NOT NULL DEFAULT 0;"
+                    "ALTER TABLE models ADD COLUMN body TEXT NOT NULL DEFAULT '';"
+                    "UPDATE meta SET value = '2' WHERE key = 'schema';",
+                    "upgrading the schema from version 1", err);
     if (atoi(value) != STATE_SCHEMA_VERSION)
         return lucid_error_set(err, "state database %s has schema version %s, this lucidd reads %d",
                                state->path, value, STATE_SCHEMA_VERSION);
@@ -282,8 +290,8 @@ static int write_job(lucid_state *state, const lucid_job_record *job, lucid_erro
         state,
         "INSERT OR REPLACE INTO jobs(job_id, user, name, partition, gpus, nodes, submit_time,"
         " phase, phase_since, profile_start, main_start, end_time, estimate_s, priority,"
-        " sharing_score, packed_with, node_list, gpu_list, reason, runs)"
-        " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        " sharing_score, packed_with, node_list, gpu_list, reason, runs, cpus)"
+        " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         err);
     if (!stmt)
         return -1;
@@ -308,6 +316,7 @@ static int write_job(lucid_state *state, const lucid_job_record *job, lucid_erro
     sqlite3_bind_text(stmt, k++, job->gpu_list, -1, SQLITE_STATIC);
     sqlite3_bind_text(stmt, k++, job->reason, -1, SQLITE_STATIC);
     sqlite3_bind_int(stmt, k++, job->runs);
+    sqlite3_bind_int(stmt, k++, job->cpus);
     if (run_done(state, stmt, "writing a job", err) < 0)
         return -1;
     if (!found || old.phase != job->phase)
@@ -328,7 +337,7 @@ int lucid_state_put_job(lucid_state *state, const lucid_job_record *job, lucid_e
 static const char job_columns[] =
     "SELECT job_id, user, name, partition, gpus, nodes, submit_time, phase, phase_since,"
     " profile_start, main_start, end_time, estimate_s, priority, sharing_score, packed_with,"
-    " node_list, gpu_list, reason, runs FROM jobs";
+    " node_list, gpu_list, reason, runs, cpus FROM jobs";
 
 static int read_job(lucid_state *state, sqlite3_stmt *stmt, lucid_job_record *job,
                     lucid_error *err)
@@ -358,6 +367,7 @@ static int read_job(lucid_state *state, sqlite3_stmt *stmt, lucid_job_record *jo
     copy_text(job->gpu_list, sizeof job->gpu_list, sqlite3_column_text(stmt, k++));
     copy_text(job->reason, sizeof job->reason, sqlite3_column_text(stmt, k++));
     job->runs = sqlite3_column_int(stmt, k++);
+    job->cpus = sqlite3_column_int(stmt, k++);
     return 0;
 }
 
@@ -572,12 +582,12 @@ long lucid_state_list_decisions(lucid_state *state, uint32_t job_id,
     return (long)count;
 }
 
-int lucid_state_set_model_version(lucid_state *state, const lucid_model_version *model,
-                                  lucid_error *err)
+int lucid_state_save_model(lucid_state *state, const lucid_model_version *model,
+                           const char *body, lucid_error *err)
 {
     sqlite3_stmt *stmt = prepare(state,
-                                 "INSERT OR REPLACE INTO models(name, version, trained_at, note)"
-                                 " VALUES(?,?,?,?)",
+                                 "INSERT OR REPLACE INTO models(name, version, trained_at, note,"
+                                 " rows, body) VALUES(?,?,?,?,?,?)",
                                  err);
     if (!stmt)
         return -1;
@@ -585,14 +595,55 @@ int lucid_state_set_model_version(lucid_state *state, const lucid_model_version 
     sqlite3_bind_int64(stmt, 2, model->version);
     sqlite3_bind_int64(stmt, 3, model->trained_at);
     sqlite3_bind_text(stmt, 4, model->note, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(stmt, 5, model->rows);
+    sqlite3_bind_text(stmt, 6, body ? body : "", -1, SQLITE_STATIC);
     return run_done(state, stmt, "writing a model version", err);
+}
+
+int lucid_state_set_model_version(lucid_state *state, const lucid_model_version *model,
+                                  lucid_error *err)
+{
+    return lucid_state_save_model(state, model, NULL, err);
+}
+
+static void read_model_version(sqlite3_stmt *stmt, lucid_model_version *m)
+{
+    copy_text(m->name, sizeof m->name, sqlite3_column_text(stmt, 0));
+    m->version = sqlite3_column_int64(stmt, 1);
+    m->trained_at = sqlite3_column_int64(stmt, 2);
+    copy_text(m->note, sizeof m->note, sqlite3_column_text(stmt, 3));
+    m->rows = sqlite3_column_int64(stmt, 4);
+}
+
+int lucid_state_load_model(lucid_state *state, const char *name, lucid_model_version *model,
+                           char **body, lucid_error *err)
+{
+    sqlite3_stmt *stmt = prepare(
+        state, "SELECT name, version, trained_at, note, rows, body FROM models WHERE name = ?",
+        err);
+    if (!stmt)
+        return -1;
+    sqlite3_bind_text(stmt, 1, name, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(stmt), result = 0;
+    if (rc == SQLITE_ROW) {
+        memset(model, 0, sizeof *model);
+        read_model_version(stmt, model);
+        const unsigned char *text = sqlite3_column_text(stmt, 5);
+        result = 1;
+        if (body && !(*body = strdup(text ? (const char *)text : "")))
+            result = lucid_error_set(err, "out of memory");
+    } else if (rc != SQLITE_DONE) {
+        result = db_fail(state, err, "reading a model");
+    }
+    sqlite3_finalize(stmt);
+    return result;
 }
 
 long lucid_state_list_model_versions(lucid_state *state, lucid_model_version **out,
                                      lucid_error *err)
 {
     sqlite3_stmt *stmt = prepare(
-        state, "SELECT name, version, trained_at, note FROM models ORDER BY name", err);
+        state, "SELECT name, version, trained_at, note, rows FROM models ORDER BY name", err);
     if (!stmt)
         return -1;
     lucid_model_version *list = NULL;
@@ -603,11 +654,7 @@ long lucid_state_list_model_versions(lucid_state *state, lucid_model_version **o
             rc = SQLITE_NOMEM;
             break;
         }
-        lucid_model_version *m = &list[count++];
-        copy_text(m->name, sizeof m->name, sqlite3_column_text(stmt, 0));
-        m->version = sqlite3_column_int64(stmt, 1);
-        m->trained_at = sqlite3_column_int64(stmt, 2);
-        copy_text(m->note, sizeof m->note, sqlite3_column_text(stmt, 3));
+        read_model_version(stmt, &list[count++]);
     }
     if (rc != SQLITE_DONE) {
         db_fail(state, err, "listing model versions");
