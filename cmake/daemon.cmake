@@ -13,7 +13,11 @@ set_target_properties(fake_nvml PROPERTIES PREFIX "lib"
 # themselves otherwise (LUCID_HAVE_STATE).
 find_package(SQLite3)
 if(SQLite3_FOUND)
-  target_sources(lucid PRIVATE ${CMAKE_SOURCE_DIR}/src/daemon/state.c)
+  # lucidd's models (src/daemon/models.c: the update engine, estimates,
+  # the sharing tree) keep their versions in the store and have no Slurm in
+  # them: they join liblucid too, for tests/test_lucidd_models.c.
+  target_sources(lucid PRIVATE ${CMAKE_SOURCE_DIR}/src/daemon/state.c
+                               ${CMAKE_SOURCE_DIR}/src/daemon/models.c)
   target_link_libraries(lucid PUBLIC SQLite::SQLite3)
   target_compile_definitions(lucid PUBLIC LUCID_HAVE_STATE=1)
   set(LUCID_HAVE_STATE ON)

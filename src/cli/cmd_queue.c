@@ -114,6 +114,10 @@ static void print_explain(json_t *reply)
     printf("priority %.0f = estimate %.0f s x %lld GPUs; sharing score %lld\n",
            real(job, "priority"), real(job, "estimate_s"), (long long)num(job, "gpus"),
            (long long)num(job, "sharing_score"));
+    json_t *estimate = json_object_get(reply, "estimate");
+    if (estimate)
+        printf("estimate: %s v%lld — %s\n", str(estimate, "model"),
+               (long long)num(estimate, "version"), str(estimate, "why"));
     if (num(profile, "samples") > 0)
         printf("profile: %lld samples, GPU util %.1f %%, memory %.0f MiB, memory util %.1f %%\n",
                (long long)num(profile, "samples"), real(profile, "gpu_util_pct"),

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "lucid/util.h"
 
 static const char *text(json_t *obj, const char *key)
 {
@@ -35,7 +36,15 @@ static void print_status(json_t *s)
     if (json_array_size(json_object_get(s, "models")) == 0)
         printf("models:      none recorded\n");
     json_array_foreach(json_object_get(s, "models"), i, m)
-        printf("model:       %s v%lld — %s\n", text(m, "name"), integer(m, "version"), text(m, "note"));
+    {
+        printf("model:       %s v%lld — %s", text(m, "name"), integer(m, "version"), text(m, "note"));
+        if (integer(m, "rows") > 0) {
+            char trained[32];
+            lucid_time_format(integer(m, "trained_at"), trained, sizeof trained);
+            printf(" [%lld rows, trained %s UTC]", integer(m, "rows"), trained);
+        }
+        putchar('\n');
+    }
     printf("phases:     ");
     const char *key;
     json_t *count;

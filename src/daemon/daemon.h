@@ -3,7 +3,8 @@
  *
  *   lucidd.c  options, startup (state, Slurm, recovery), the poll loop
  *   engine.c  one tick: intake, tracking, profiling limit, decisions, apply
- *   decide.c  the decision step on plain arrays (to be the shared core)
+ *   decide.c  the decision step on plain arrays (the core's pass + Slurm hooks)
+ *   models.c  duration model + update engine, sharing tree, model versions
  *   server.c  the local UNIX-socket JSON API and the /metrics endpoint
  *   slurm_io.c  libslurm;  state (liblucid)  SQLite */
 #ifndef LUCIDD_DAEMON_H
@@ -29,6 +30,9 @@ typedef struct lucidd_config {
     int packing_mode;             /* -1 auto, 0 off, 1 on */
     int tick_ms;
     double default_estimate_s;    /* duration estimate without a time limit or model */
+    double retrain_period_s;      /* update engine: seconds between trainings */
+    int min_history;              /* finished jobs before the first duration model */
+    const char *sharing_model;    /* CART file for sharing scores, or NULL */
 } lucidd_config;
 
 typedef struct lucidd_job {
@@ -38,13 +42,19 @@ typedef struct lucidd_job {
     time_t slurm_start;        /* last start time Slurm reported */
     int restarts_seen;
     int seen;                  /* present in the latest Slurm listing */
+    uint32_t time_limit_min;   /* Slurm's, as last read (0 = none or not read yet) */
+    int64_t estimate_version;  /* duration model version behind rec.estimate_s (0 heuristic) */
+    int64_t estimated_with;    /* duration version current when it was estimated (-1 never) */
 } lucidd_job;
 
 #define LUCIDD_LATENCY_SAMPLES 1024
 
+typedef struct lucidd_models lucidd_models;
+
 typedef struct lucidd {
     lucidd_config cfg;
     lucid_state *state;
+    lucidd_models *models;
     lucid_gpumetrics *metrics;
     lucidd_job *jobs;
     size_t njobs, cap;

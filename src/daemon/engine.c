@@ -6,12 +6,12 @@
  * decisions and re-applies or acknowledges them from what Slurm reports
  * (engine_reconcile), so no job is lost or started twice.
  *
- * Heuristics used until liblucid's models are wired in (docs/live.md):
- * duration estimate = the job's Slurm time limit, else --default-estimate,
- * never below the time it already ran in the profiler; sharing score from
- * the profiled GPU utilisation (< 30 % light, < 60 % medium, else heavy);
- * packing switch "auto" = on while the main queue asks for more GPUs than
- * are free. */
+ * Estimates and sharing scores come from models.c (the duration model the
+ * update engine retrains, or the heuristic before it has enough finished
+ * jobs; the sharing tree or the utilisation heuristic); a profiled job's
+ * estimate is never below the time it already ran in the profiler.  The
+ * packing switch "auto" is on while the main queue asks for more GPUs than
+ * are free (docs/live.md). */
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -22,6 +22,7 @@
 #include "daemon.h"
 #include "decide.h"
 #include "lucid/util.h"
+#include "models.h"
 #include "slurm_io.h"
 
 static double monotonic_s(void)
@@ -126,18 +127,65 @@ static void ack(lucidd *d, int64_t id)
 
 /* ---- estimates ---- */
 
-static void estimate(lucidd *d, lucidd_job *job, uint32_t time_limit_min)
+/* The job's estimate from the newest duration model (or the heuristic:
+ * its Slurm time limit, else --default-estimate); a new value is recorded
+ * with the model version behind it. */
+static void estimate(lucidd *d, lucidd_job *job)
 {
-    double estimate_s = time_limit_min ? 60.0 * time_limit_min : d->cfg.default_estimate_s;
+    double heuristic_s =
+        job->time_limit_min ? 60.0 * job->time_limit_min : d->cfg.default_estimate_s;
+    int64_t version = 0;
+    double estimate_s = lucidd_models_estimate(d->models, job, heuristic_s, &version);
     if (job->rec.profile_start && estimate_s < d->cfg.profile_limit_s)
         estimate_s = d->cfg.profile_limit_s;
+    int changed = estimate_s != job->rec.estimate_s || version != job->estimate_version ||
+                  job->estimated_with < 0;
     job->rec.estimate_s = estimate_s;
     job->rec.priority = estimate_s * (job->rec.gpus > 0 ? job->rec.gpus : 1);
+    job->estimate_version = version;
+    job->estimated_with = d->models ? lucidd_models_version(d->models, "duration") : 0;
+    lucid_error err = {{0}};
+    if (changed && lucid_state_add_estimate(d->state, job->rec.job_id, "duration", version,
+                                            estimate_s, (int64_t)time(NULL), &err) < 0)
+        note_error(d, &err);
 }
 
-static int sharing_score(double gpu_util_pct)
+static int held(lucid_phase phase)
 {
-    return gpu_util_pct < 30 ? 0 : gpu_util_pct < 60 ? 1 : 2;
+    return phase == LUCID_PHASE_PROFILE_QUEUE || phase == LUCID_PHASE_MAIN_QUEUE ||
+           phase == LUCID_PHASE_MOVING;
+}
+
+/* Held jobs estimated before the newest duration model (or before a
+ * restart) are estimated again, and their profiles scored again. */
+static void refresh_estimates(lucidd *d)
+{
+    int64_t current = lucidd_models_version(d->models, "duration");
+    for (size_t i = 0; i < d->njobs; i++) {
+        lucidd_job *job = &d->jobs[i];
+        if (!held(job->rec.phase) || job->estimated_with == current)
+            continue;
+        if (job->profile.samples > 0) {
+            lucid_gpu_sample mean = lucid_gpu_profile_result(&job->profile);
+            job->rec.sharing_score = lucidd_models_sharing(d->models, &mean);
+        }
+        estimate(d, job);
+        save(d, job);
+    }
+}
+
+/* The update engine's step: a finished training becomes the model the
+ * estimates come from; a due one starts on the worker thread. */
+static void update_models(lucidd *d, time_t now)
+{
+    lucid_error err = {{0}};
+    int rc = lucidd_models_update(d->models, d->jobs, d->njobs, (int64_t)now, &err);
+    if (rc < 0)
+        note_error(d, &err);
+    else if (rc == 1)
+        lucidd_log("duration model v%lld in use; held jobs re-estimated",
+                   (long long)lucidd_models_version(d->models, "duration"));
+    refresh_estimates(d);
 }
 
 /* ---- intake ---- */
@@ -173,9 +221,12 @@ static void intake(lucidd *d, const slurm_job *sj)
     rec->submit_time = sj->submit_time;
     rec->sharing_score = -1;
     rec->phase_since = time(NULL);
+    rec->cpus = sj->cpus;
     job->gpus_per_node = sj->gpus_per_node;
     job->restarts_seen = sj->restarts;
-    estimate(d, job, sj->time_limit_min);
+    job->time_limit_min = sj->time_limit_min;
+    job->estimated_with = -1;
+    estimate(d, job);
     char reason[256];
     if (sj->gres_malformed) {
         reject(d, job, "malformed GPU request: lucid cannot read it");
@@ -207,17 +258,26 @@ static void intake(lucidd *d, const slurm_job *sj)
 
 /* ---- tracking ---- */
 
+static void keep_profile(lucidd *d, lucidd_job *job, double measured_s);
+
 static void end_job(lucidd *d, lucidd_job *job, const slurm_job *sj)
 {
     char reason[256];
     int in_profiler = job->rec.phase == LUCID_PHASE_PROFILING ||
                       job->rec.phase == LUCID_PHASE_MOVING ||
                       (job->rec.phase == LUCID_PHASE_PROFILE_QUEUE && sj->start_time);
+    /* A short job may start and end between two ticks: its run, as Slurm
+     * measured it, is a training row of the duration model. */
     if (in_profiler && sj->start_time) {
         snprintf(reason, sizeof reason, "ended in the profiler (%s)", sj->state_name);
         set_phase(job, LUCID_PHASE_DONE_IN_PROFILER, reason);
+        if (!job->rec.profile_start)
+            job->rec.profile_start = sj->start_time;
+        keep_profile(d, job, difftime(sj->end_time ? sj->end_time : time(NULL), sj->start_time));
     } else if (sj->state == SJ_COMPLETED) {
         set_phase(job, LUCID_PHASE_DONE, "completed");
+        if (!job->rec.main_start && sj->start_time)
+            job->rec.main_start = sj->start_time;
     } else {
         snprintf(reason, sizeof reason, "ended %s", sj->state_name);
         set_phase(job, LUCID_PHASE_FAILED, reason);
@@ -239,7 +299,7 @@ static void keep_profile(lucidd *d, lucidd_job *job, double measured_s)
     lucid_gpu_sample mean = lucid_gpu_profile_result(&job->profile);
     lucid_error err = {{0}};
     if (job->profile.samples > 0) {
-        job->rec.sharing_score = sharing_score(mean.gpu_util_pct);
+        job->rec.sharing_score = lucidd_models_sharing(d->models, &mean);
         if (lucid_state_put_profile(d->state, job->rec.job_id, &mean, job->profile.samples,
                                     measured_s, &err) < 0)
             note_error(d, &err);
@@ -284,7 +344,8 @@ static void finish_move(lucidd *d, lucidd_job *job, const slurm_job *sj)
     }
     snprintf(job->rec.partition, sizeof job->rec.partition, "%s", d->cfg.main_partition);
     job->rec.node_list[0] = '\0';
-    estimate(d, job, sj->time_limit_min);
+    job->time_limit_min = sj->time_limit_min;
+    estimate(d, job);
     set_phase(job, LUCID_PHASE_MAIN_QUEUE, "profiled; in the main queue");
     save(d, job);
 }
@@ -307,6 +368,7 @@ static void track(lucidd *d, lucidd_job *job, const slurm_job *sj, time_t now)
 {
     if (job->restarts_seen < 0)
         job->restarts_seen = sj->restarts; /* first sight after a restart of lucidd */
+    job->time_limit_min = sj->time_limit_min;
     if (sj->state == SJ_COMPLETED || sj->state == SJ_FAILED) {
         /* A requeue passes through an ended state while it completes. */
         if (!sj->requeueing && !sj->completing)
@@ -642,6 +704,7 @@ void engine_tick(lucidd *d)
         }
     }
     sample_profiles(d, sjobs, n);
+    update_models(d, now);
     decide_and_apply(d, sjobs, n);
     free(sjobs);
 }
@@ -668,6 +731,8 @@ int engine_load(lucidd *d, lucid_error *err)
             job->profile.gmem_max_mib = mean.gmem_used_mib;
         }
         job->restarts_seen = -1;
+        job->estimated_with = -1; /* re-estimated from the newest model at the first tick */
+        job->estimate_version = -1;
         job->slurm_start = job->rec.phase == LUCID_PHASE_RUNNING ? job->rec.main_start
                                                                  : job->rec.profile_start;
     }

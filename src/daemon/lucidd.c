@@ -15,6 +15,7 @@
 
 #include "daemon.h"
 #include "lucid/util.h"
+#include "models.h"
 #include "slurm_io.h"
 
 static volatile sig_atomic_t stop_requested;
@@ -49,7 +50,10 @@ static const char usage_text[] =
     "  --gpu-memory-mib M      one GPU's memory, for packing (default 24576)\n"
     "  --packing auto|on|off   packing switch (default auto)\n"
     "  --tick-ms N             decision period (default 500)\n"
-    "  --default-estimate S    duration estimate without a time limit (default 3600)\n"
+    "  --default-estimate S    duration estimate without a time limit or model (default 3600)\n"
+    "  --retrain-period S      seconds between trainings of the duration model (default 604800)\n"
+    "  --min-history N         finished jobs before the first duration model (default 100)\n"
+    "  --sharing-model FILE    sharing scores from this tree (`lucid model train --kind sharing`)\n"
     "  --metrics-test-dir DIR  read GPU samples from DIR/<job>.gpu (test backend)\n"
     "Slurm is found through $SLURM_CONF.\n";
 
@@ -75,7 +79,9 @@ static int parse_args(int argc, char **argv, lucidd_config *cfg)
                            .gpu_memory_mib = 24576,
                            .packing_mode = -1,
                            .tick_ms = 500,
-                           .default_estimate_s = 3600};
+                           .default_estimate_s = 3600,
+                           .retrain_period_s = 604800,
+                           .min_history = 100};
     for (int i = 1; i < argc; i++) {
         const char *opt = argv[i];
         if (strcmp(opt, "--help") == 0 || strcmp(opt, "-h") == 0) {
@@ -98,6 +104,8 @@ static int parse_args(int argc, char **argv, lucidd_config *cfg)
             cfg->profiling_partition = value;
         else if (strcmp(opt, "--metrics-test-dir") == 0)
             cfg->metrics_test_dir = value;
+        else if (strcmp(opt, "--sharing-model") == 0)
+            cfg->sharing_model = value;
         else if (strcmp(opt, "--packing") == 0) {
             if (strcmp(value, "auto") && strcmp(value, "on") && strcmp(value, "off")) {
                 fprintf(stderr, "lucidd: --packing: '%s' is not auto, on or off\n", value);
@@ -125,6 +133,13 @@ static int parse_args(int argc, char **argv, lucidd_config *cfg)
         } else if (strcmp(opt, "--default-estimate") == 0) {
             if (parse_number(opt, value, 1, &cfg->default_estimate_s) < 0)
                 return -1;
+        } else if (strcmp(opt, "--retrain-period") == 0) {
+            if (parse_number(opt, value, 1, &cfg->retrain_period_s) < 0)
+                return -1;
+        } else if (strcmp(opt, "--min-history") == 0) {
+            if (parse_number(opt, value, 1, &number) < 0 || number > 1e9)
+                return -1;
+            cfg->min_history = (int)number;
         } else {
             fprintf(stderr, "lucidd: unknown option %s\n%s", opt, usage_text);
             return -1;
@@ -135,34 +150,6 @@ static int parse_args(int argc, char **argv, lucidd_config *cfg)
         return -1;
     }
     return 0;
-}
-
-/* Until liblucid's models are wired into lucidd, the estimates come from the
- * heuristics documented in docs/live.md; they are recorded as version 0 of
- * each model so `lucid status` says what produced the numbers it shows. */
-static void record_heuristics(lucidd *d)
-{
-    static const char *const models[][2] = {
-        {"duration", "heuristic: the job's Slurm time limit, else --default-estimate"},
-        {"sharing", "heuristic: profiled GPU utilisation < 30 % light, < 60 % medium, else heavy"},
-        {"forecast", "heuristic: packing on while the main queue asks more GPUs than are free"},
-    };
-    lucid_model_version *known = NULL;
-    lucid_error err = {{0}};
-    long n = lucid_state_list_model_versions(d->state, &known, &err);
-    for (size_t m = 0; m < sizeof models / sizeof models[0]; m++) {
-        int present = 0;
-        for (long i = 0; i < n; i++)
-            present |= strcmp(known[i].name, models[m][0]) == 0;
-        if (present)
-            continue;
-        lucid_model_version version = {.version = 0, .trained_at = (int64_t)time(NULL)};
-        snprintf(version.name, sizeof version.name, "%s", models[m][0]);
-        snprintf(version.note, sizeof version.note, "%s", models[m][1]);
-        if (lucid_state_set_model_version(d->state, &version, &err) < 0)
-            lucidd_log("%s", err.msg);
-    }
-    free(known);
 }
 
 static void serve(lucidd *d, int unix_fd, int http_fd)
@@ -218,13 +205,29 @@ int main(int argc, char **argv)
         return 1;
     }
     lucidd_log("GPU metrics backend: %s", lucid_gpumetrics_describe(d.metrics));
+    lucidd_models_config models = {.retrain_period_s = d.cfg.retrain_period_s,
+                                   .min_history = (size_t)d.cfg.min_history,
+                                   .bags = 8,
+                                   .seed = 42,
+                                   .sharing_model = d.cfg.sharing_model,
+                                   .vc = d.cfg.main_partition};
+    d.models = lucidd_models_open(&models, d.state, (int64_t)time(NULL), &err);
+    if (!d.models) {
+        fprintf(stderr, "lucidd: %s\n", err.msg);
+        return 1;
+    }
+    if (lucidd_models_warning(d.models)[0])
+        lucidd_log("%s", lucidd_models_warning(d.models));
+    lucidd_log("models: duration v%lld, sharing v%lld, forecast v%lld (lucid status says which)",
+               (long long)lucidd_models_version(d.models, "duration"),
+               (long long)lucidd_models_version(d.models, "sharing"),
+               (long long)lucidd_models_version(d.models, "forecast"));
     int unix_fd = -1, http_fd = -1;
     if (engine_load(&d, &err) < 0 || slurm_io_init(&err) < 0 ||
         server_open(&d, &unix_fd, &http_fd, &err) < 0) {
         fprintf(stderr, "lucidd: %s\n", err.msg);
         return 1;
     }
-    record_heuristics(&d);
     lucidd_log("state %s: %zu jobs known; socket %s; metrics %s%d", d.cfg.state_path, d.njobs,
                d.cfg.socket_path, d.cfg.metrics_port ? "127.0.0.1:" : "off ", d.cfg.metrics_port);
     serve(&d, unix_fd, http_fd);
@@ -234,6 +237,7 @@ int main(int argc, char **argv)
         close(http_fd);
     unlink(d.cfg.socket_path);
     slurm_io_fini();
+    lucidd_models_close(d.models);
     lucid_gpumetrics_close(d.metrics);
     lucid_state_close(d.state);
     free(d.jobs);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "models.h"
 
 static int listen_unix(const char *path, lucid_error *err)
 {
@@ -157,9 +158,10 @@ static json_t *status_json(lucidd *d)
     lucid_error err = {{0}};
     long n = lucid_state_list_model_versions(d->state, &list, &err);
     for (long i = 0; i < n; i++)
-        json_array_append_new(models, json_pack("{s:s, s:I, s:I, s:s}", "name", list[i].name,
+        json_array_append_new(models, json_pack("{s:s, s:I, s:I, s:I, s:s}", "name", list[i].name,
                                                 "version", (json_int_t)list[i].version,
                                                 "trained_at", (json_int_t)list[i].trained_at,
+                                                "rows", (json_int_t)list[i].rows,
                                                 "note", list[i].note));
     free(list);
     const char *mode = d->cfg.packing_mode < 0 ? "auto" : d->cfg.packing_mode ? "on" : "off";
@@ -202,8 +204,11 @@ static json_t *explain_json(lucidd *d, json_int_t job_id)
         json_array_append_new(phases, json_pack("{s:s, s:I}", "phase", lucid_phase_name(history[i]),
                                                 "at", (json_int_t)times[i]));
     lucid_gpu_sample profile = lucid_gpu_profile_result(&job->profile);
-    return json_pack("{s:b, s:o, s:o, s:{s:I, s:f, s:f, s:f}, s:o}", "ok", 1, "job", job_json(job),
-                     "phases", phases,
+    char why[1024];
+    lucidd_models_explain(d->models, job, job->estimate_version, why, sizeof why);
+    return json_pack("{s:b, s:o, s:{s:s, s:I, s:s}, s:o, s:{s:I, s:f, s:f, s:f}, s:o}", "ok", 1,
+                     "job", job_json(job), "estimate", "model", "duration", "version",
+                     (json_int_t)job->estimate_version, "why", why, "phases", phases,
                      "profile", "samples", (json_int_t)job->profile.samples, "gpu_util_pct",
                      profile.gpu_util_pct, "gmem_used_mib", profile.gmem_used_mib,
                      "gmem_util_pct", profile.gmem_util_pct, "decisions", decisions);

@@ -88,6 +88,7 @@ static void read_job(const slurm_job_info_t *info, slurm_job *job)
         job->gpus_per_node = per_job > 0 ? 0 : (int)per_node;
         job->gpus = per_job > 0 ? (int)per_job : (int)per_node * job->nodes;
     }
+    job->cpus = info->num_cpus == NO_VAL ? 0 : (int)info->num_cpus;
     job->submit_time = info->submit_time;
     job->start_time = info->start_time;
     job->end_time = info->end_time;

@@ -32,6 +32,7 @@ typedef struct slurm_job {
     int gpus;            /* total GPUs asked (per node x nodes, or per job) */
     int gpus_per_node;   /* 0 when asked per job */
     int nodes;           /* nodes asked */
+    int cpus;            /* CPUs asked or allocated (0 = unknown) */
     int gres_malformed;  /* a GPU request lucid cannot read */
     time_t submit_time, start_time, end_time;
     uint32_t time_limit_min; /* 0 = none */
