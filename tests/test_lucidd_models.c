@@ -4,15 +4,14 @@
  * restart with the model itself; the sharing tree from a file gives the
  * expected scores (a split on a feature the profiler cannot measure takes
  * the heavier branch); bad sharing files fail with one line naming the
- * file; and the in-memory duration features equal the trace builder's. */
+ * file.  (That the in-memory duration features equal the trace builder's
+ * is checked in test_model_features.c.) */
 #include "testutil.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "lucid/features.h"
 
 #ifdef LUCID_HAVE_STATE
 #include "../src/daemon/models.h"
@@ -63,6 +62,18 @@ static lucidd_models_config config(void)
                                   .vc = "main"};
 }
 
+/* A new state store in a fresh directory (path in db_path, the directory in dir). */
+static lucid_state *fresh_state(const char *name, char *dir, size_t dir_size, char *db_path,
+                                size_t path_size)
+{
+    test_tmpdir(dir, dir_size, name);
+    snprintf(db_path, path_size, "%s/state.db", dir);
+    lucid_error err = {{0}};
+    lucid_state *db = lucid_state_open(db_path, &err);
+    assert_non_null(db);
+    return db;
+}
+
 static lucid_model_version stored(lucid_state *db, const char *name)
 {
     lucid_model_version v;
@@ -87,11 +98,8 @@ static void update_engine_trains_on_finished_jobs_at_its_times(void **state)
 {
     (void)state;
     char dir[512], path[600];
-    test_tmpdir(dir, sizeof dir, "lucidd_models_update");
-    snprintf(path, sizeof path, "%s/state.db", dir);
+    lucid_state *db = fresh_state("lucidd_models_update", dir, sizeof dir, path, sizeof path);
     lucid_error err = {{0}};
-    lucid_state *db = lucid_state_open(path, &err);
-    assert_non_null(db);
     lucidd_models_config cfg = config();
     lucidd_models *m = lucidd_models_open(&cfg, db, 1000, &err);
     assert_non_null(m);
@@ -198,11 +206,9 @@ static void sharing_tree_from_a_file(void **state)
 {
     (void)state;
     char dir[512], db_path[600], tree[600];
-    test_tmpdir(dir, sizeof dir, "lucidd_models_sharing");
-    snprintf(db_path, sizeof db_path, "%s/state.db", dir);
+    lucid_state *db =
+        fresh_state("lucidd_models_sharing", dir, sizeof dir, db_path, sizeof db_path);
     lucid_error err = {{0}};
-    lucid_state *db = lucid_state_open(db_path, &err);
-    assert_non_null(db);
     lucidd_models_config cfg = config();
     lucidd_models *m = lucidd_models_open(&cfg, db, 10, &err);
     assert_non_null(m);
@@ -255,11 +261,7 @@ static void bad_sharing_files_are_refused_with_one_line(void **state)
 {
     (void)state;
     char dir[512], db_path[600], path[600];
-    test_tmpdir(dir, sizeof dir, "lucidd_models_bad");
-    snprintf(db_path, sizeof db_path, "%s/state.db", dir);
-    lucid_error err = {{0}};
-    lucid_state *db = lucid_state_open(db_path, &err);
-    assert_non_null(db);
+    lucid_state *db = fresh_state("lucidd_models_bad", dir, sizeof dir, db_path, sizeof db_path);
     expect_refused(db, test_write_file(path, sizeof path, dir, "cut.json", "{\"format\": \"luc"),
                    "not a valid model file");
     snprintf(path, sizeof path, "%s/absent.json", dir);
@@ -283,60 +285,20 @@ static void bad_sharing_files_are_refused_with_one_line(void **state)
                    "not a sharing score");
     lucid_state_close(db);
 }
-#endif
-
-/* The duration features built from jobs in memory are those the trace
- * builder makes from the same jobs: names, order, values, categories. */
-static void duration_features_from_memory_equal_the_trace_builders(void **state)
-{
-    (void)state;
-    char dir[512], path[600];
-    test_tmpdir(dir, sizeof dir, "lucidd_models_features");
-    test_write_file(path, sizeof path, dir, "trace.csv",
-                    "job_id,user,vc,gpu_num,cpu_num,duration,amp,gpu_util,gmem_util,gmem,"
-                    "submit_datetime\n"
-                    "1,alice,vcA,2,8,300,,55.5,20,4096,2020-09-01 10:15:00\n"
-                    "2,bob,vcB,8,32,7200,1,,,,2020-09-06 23:59:59\n");
-    lucid_error err = {{0}};
-    int64_t *times = NULL;
-    lucid_dataset *csv = lucid_features_duration(path, &times, &err);
-    assert_non_null(csv);
-    const lucid_duration_job jobs[2] = {
-        {"1", "alice", "vcA", 2, 8, times[0], NAN, 55.5, 20, 4096, 300},
-        {"2", "bob", "vcB", 8, 32, times[1], 1, NAN, NAN, NAN, 7200},
-    };
-    lucid_dataset *mem = lucid_features_duration_jobs(jobs, 2, 1, &err);
-    assert_non_null(mem);
-    assert_int_equal(mem->ncols, csv->ncols);
-    for (size_t c = 0; c < csv->ncols; c++) {
-        assert_string_equal(mem->cols[c].name, csv->cols[c].name);
-        for (size_t r = 0; r < 2; r++) {
-            char a[64], b[64];
-            const char *la = lucid_column_label(&mem->cols[c], r, a, sizeof a);
-            const char *lb = lucid_column_label(&csv->cols[c], r, b, sizeof b);
-            assert_true((la == NULL) == (lb == NULL));
-            if (la)
-                assert_string_equal(la, lb);
-        }
-    }
-    for (size_t r = 0; r < 2; r++) {
-        assert_string_equal(mem->row_keys[r], csv->row_keys[r]);
-        assert_true(mem->target[r] == csv->target[r]);
-    }
-    lucid_dataset_free(mem);
-    lucid_dataset_free(csv);
-    free(times);
-}
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-#ifdef LUCID_HAVE_STATE
         cmocka_unit_test(update_engine_trains_on_finished_jobs_at_its_times),
         cmocka_unit_test(sharing_tree_from_a_file),
         cmocka_unit_test(bad_sharing_files_are_refused_with_one_line),
-#endif
-        cmocka_unit_test(duration_features_from_memory_equal_the_trace_builders),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
+#else
+int main(void)
+{
+    puts("test_lucidd_models: built without SQLite, skipped");
+    return 0;
+}
+#endif

@@ -153,6 +153,30 @@ static void duration_features_from_a_small_trace(void **state)
     assert_true(isnan(col(ds, "gpu_util", 1)));
     assert_true(ds->target[1] == 7200);
     assert_string_equal(ds->row_keys[1], "8");
+    /* The same jobs from memory (lucidd's path) give the same columns. */
+    const lucid_duration_job jobs[2] = {
+        {"7", "alice", "vcA", 1, 4, times[0], 0, 50.5, 10, 2048, 100},
+        {"8", "bob", "vcB", 8, 32, times[1], 1, NAN, 20, 4096, 7200},
+    };
+    lucid_dataset *mem = lucid_features_duration_jobs(jobs, 2, 1, &err);
+    assert_non_null(mem);
+    assert_int_equal(mem->ncols, ds->ncols);
+    for (size_t c = 0; c < ds->ncols; c++) {
+        assert_string_equal(mem->cols[c].name, ds->cols[c].name);
+        for (size_t r = 0; r < 2; r++) {
+            char a[64], b[64];
+            const char *la = lucid_column_label(&mem->cols[c], r, a, sizeof a);
+            const char *lb = lucid_column_label(&ds->cols[c], r, b, sizeof b);
+            assert_true((la == NULL) == (lb == NULL));
+            if (la)
+                assert_string_equal(la, lb);
+        }
+    }
+    for (size_t r = 0; r < 2; r++) {
+        assert_string_equal(mem->row_keys[r], ds->row_keys[r]);
+        assert_true(mem->target[r] == ds->target[r]);
+    }
+    lucid_dataset_free(mem);
     free(times);
     lucid_dataset_free(ds);
     test_write_file(path, sizeof path, dir, "novc.csv", "job_id,user\n1,a\n");

@@ -1,7 +1,8 @@
 /* cmd_explain.c — `lucid explain OUTDIR JOB_ID [--policy NAME]`: why a job
  * of a simulation had its priority, waited, started where it did and was
  * (or was not) packed, by re-running the experiment saved in OUTDIR with an
- * observer on that job (lucid_explain_job). */
+ * observer on that job (lucid_explain_job).  `lucid explain JOB_ID` (no
+ * OUTDIR) asks the running lucidd instead, as `lucid queue --job`. */
 #include <stdio.h>
 #include <string.h>
 
@@ -10,15 +11,18 @@
 
 static const char usage_text[] =
     "usage: lucid explain OUTDIR JOB_ID [--policy NAME]\n"
+    "       lucid explain JOB_ID [--socket PATH]    (a job under the running lucidd)\n"
     "\n"
     "Explains one job of `lucid simulate`'s results in OUTDIR (re-running the\n"
     "experiment saved there): its priority, profiling, every waiting interval with\n"
     "its reason, and how it started (packed: with whom and why).  The policy\n"
-    "defaults to lucid if the run had it, else the run's first policy.\n";
+    "defaults to lucid if the run had it, else the run's first policy.  With\n"
+    "only a job id it asks lucidd (as `lucid queue --job`): phases, profile,\n"
+    "decisions, and the model version and terms behind the job's estimate.\n";
 
 int cmd_explain_job(int argc, char **argv)
 {
-    const char *outdir = NULL, *job_text = NULL, *policy_name = NULL;
+    const char *outdir = NULL, *job_text = NULL, *policy_name = NULL, *socket_path = NULL;
     for (int i = 1; i < argc; i++) {
         const char *v;
         int got;
@@ -30,6 +34,10 @@ int cmd_explain_job(int argc, char **argv)
             if (got < 0)
                 return 1;
             policy_name = v;
+        } else if ((got = cli_option(argc, argv, &i, "--socket", &v)) != 0) {
+            if (got < 0)
+                return 1;
+            socket_path = v;
         } else if (argv[i][0] == '-') {
             return cli_fail("explain: unknown option '%s'", argv[i]);
         } else if (!outdir) {
@@ -40,11 +48,15 @@ int cmd_explain_job(int argc, char **argv)
             return cli_fail("explain: unexpected argument '%s'", argv[i]);
         }
     }
+    int64_t job_id;
+    if (outdir && !job_text && lucid_parse_i64(outdir, &job_id) == 0) {
+        char *live[] = {"queue", "--job", (char *)outdir, "--socket", (char *)socket_path, NULL};
+        return cmd_queue(socket_path ? 5 : 3, live);
+    }
     if (!outdir || !job_text) {
         fputs(usage_text, stderr);
         return 2;
     }
-    int64_t job_id;
     if (lucid_parse_i64(job_text, &job_id) < 0)
         return cli_fail("explain: '%s' is not a job id", job_text);
     char path[4096];

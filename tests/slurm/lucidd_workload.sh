@@ -30,13 +30,14 @@ LIMIT=3
 # Packing off for the first part of the run (strict priority order, checked),
 # on after lucidd's first restart (pairs, checked against Lucid's rules).
 PACKING=off
+MODEL_ARGS=()
 
 fail() { echo "lucidd_workload: $*" >&2; tail -n 30 "$LAB/lucidd.log" >&2 || true; exit 1; }
 
 start_lucidd() {
     setsid "$BUILD/lucidd" --state "$LAB/lucid.db" --socket "$SOCK" --metrics-port $((PORT + 90)) \
         --profile-limit $LIMIT --tick-ms 250 --packing "$PACKING" --metrics-test-dir "$LAB/gpu" \
-        </dev/null >>"$LAB/lucidd.log" 2>&1 &
+        ${MODEL_ARGS[@]+"${MODEL_ARGS[@]}"} </dev/null >>"$LAB/lucidd.log" 2>&1 &
     LUCIDD_PID=$!
     local deadline=$((SECONDS + 10))
     until "$BUILD/lucid" status --socket "$SOCK" >/dev/null 2>&1; do
@@ -159,10 +160,48 @@ reply=$(python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connec
 grep -q '"ok":false' <<<"$reply" || fail "garbage request answered: $reply"
 reply=$("$BUILD/lucid" queue --socket "$SOCK" --job 999999 2>&1) && fail "unknown job accepted"
 grep -q "no such job under lucid" <<<"$reply" || fail "unknown job: $reply"
-"$BUILD/lucid" status --socket "$SOCK" >"$LAB/status.txt"
 curl -s "http://127.0.0.1:$((PORT + 90))/metrics" >"$LAB/metrics.txt" 2>/dev/null ||
     (exec 3<>"/dev/tcp/127.0.0.1/$((PORT + 90))" && printf 'GET /metrics HTTP/1.0\r\n\r\n' >&3 && cat <&3 >"$LAB/metrics.txt")
 grep -q '^lucid_finished_in_profiler_total [1-9]' "$LAB/metrics.txt" || fail "metrics: $(head -c 600 "$LAB/metrics.txt")"
 python3 "$SRC/tests/slurm/check_workload.py" "$LAB" $LIMIT || fail "checks failed"
+
+if [[ -z $FAULTS ]]; then
+    # The models (issue 5), a few seconds: a broken sharing tree stops lucidd
+    # with one line naming the file; restarted with a small history, lucidd
+    # trains its duration model on the finished jobs at once, a new job is
+    # estimated by it, and a trained sharing tree is in use.
+    printf '{"format": "lucid-model", "kind": "cart", "vers' >"$LAB/broken.json"
+    reply=$("$BUILD/lucidd" --state "$LAB/other.db" --socket "$LAB/other.sock" \
+        --sharing-model "$LAB/broken.json" 2>&1) && fail "a broken sharing model was accepted"
+    grep -q "^lucidd: --sharing-model $LAB/broken.json" <<<"$reply" || fail "broken model: $reply"
+    "$BUILD/lucid" model train --kind sharing --data "$SRC/data/venus-sept/sharing_labels.csv" \
+        --out "$LAB/share.json" >/dev/null
+    kill -TERM "$LUCIDD_PID"
+    wait "$LUCIDD_PID" || fail "lucidd did not stop cleanly on SIGTERM"
+    MODEL_ARGS=(--min-history 10 --retrain-period 3600 --sharing-model "$LAB/share.json")
+    start_lucidd
+    models() {
+        "$BUILD/lucid" status --socket "$SOCK" --json | python3 -c '
+import json, sys
+m = {x["name"]: x for x in json.load(sys.stdin)["models"]}
+print(m["duration"]["version"], m["duration"]["rows"], m["sharing"]["version"])'
+    }
+    deadline=$((SECONDS + 60))
+    until read -r version rows sharing < <(models) && ((version == 1)); do
+        ((SECONDS < deadline)) || fail "no duration model trained: $(models)"
+        sleep 0.5
+    done
+    ((rows >= JOBS - 5 && rows <= JOBS && sharing == 1)) || fail "models: $version $rows $sharing"
+    id=$(sbatch --parsable --gres=gpu:1 --time=5 -o /dev/null --wrap 'sleep 60') || fail "sbatch failed"
+    deadline=$((SECONDS + 20))
+    until "$BUILD/lucid" queue --socket "$SOCK" --job "$id" 2>/dev/null |
+        grep -q "^estimate: duration v1 — duration model v1 (trained on $rows finished jobs): .* = intercept"; do
+        ((SECONDS < deadline)) || fail "new job not estimated by the model: $("$BUILD/lucid" queue --socket "$SOCK" --job "$id" 2>&1)"
+        sleep 0.5
+    done
+    scancel "$id"
+    "$BUILD/lucid" queue --socket "$SOCK" --job "$id" | grep '^estimate'
+fi
+"$BUILD/lucid" status --socket "$SOCK" >"$LAB/status.txt"
 cat "$LAB/status.txt"
 echo "lucidd_workload: $JOBS jobs, all checks passed in ${SECONDS}s"
