@@ -192,7 +192,7 @@ static void replay_reproduces_the_online_run(void **state)
     lucid_error err = {{0}};
     if (lucid_trace_load(&trace, path, &vcs, &err) < 0)
         fail_msg("%s", err.msg);
-    lucid_online_config oc = {.trace_path = path, .period = 6 * 3600, .min_history = 30,
+    lucid_online_config oc = {.trace_path = path, .period = 2 * 3600, .min_history = 30,
                               .bags = 2, .seed = 5};
     lucid_sim_config cfg;
     lucid_sim_config_defaults(&cfg);

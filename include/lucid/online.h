@@ -37,7 +37,8 @@ void lucid_online_free(lucid_online *o);
 /* The update engine at time `now` (trace timeline): retrains the duration
  * model on the jobs with run[i].end_time in [0, now) — cold start below
  * min_history ended jobs: every estimate is the mean duration of the ended
- * jobs, or one hour if none — then writes estimates for the jobs listed. */
+ * jobs, or one hour if none — then writes estimates for the jobs listed.
+ * With no jobs listed nothing is trained (no job would use that model). */
 int lucid_online_estimate(lucid_online *o, const lucid_jobrun *run, int64_t now,
                           const int32_t *jobs, size_t njobs, double *estimates, lucid_error *err);
 /* Explanations: remember why trace job `job` got its estimate (the

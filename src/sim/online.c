@@ -303,7 +303,9 @@ int lucid_online_estimate(lucid_online *o, const lucid_jobrun *run, int64_t now,
             sum += (double)trace->jobs[i].duration;
         }
     int rc = 0;
-    if (n >= o->cfg.min_history) {
+    /* A model no arriving job would use is not trained (the next one starts
+     * from scratch anyway). */
+    if (n >= o->cfg.min_history && njobs > 0) {
         lucid_ebm_params p;
         duration_params(&o->cfg, &p);
         lucid_dataset *train = lucid_dataset_subset(o->duration, rows, n, err);
