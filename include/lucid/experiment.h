@@ -8,7 +8,7 @@
  *              profiler_nodes, profiler_time_limit, profiler_factor,
  *              profiler_autoscale, borrow_vc, gpu_mem_mib, priority_ratio,
  *              score_sum, pack_threshold, scale_down_factor, models, history,
- *              history_start, retrain_period, min_history
+ *              history_start, retrain_period, min_history, model_bags
  * Unknown sections or keys, and bad values, are errors naming the line. */
 #ifndef LUCID_EXPERIMENT_H
 #define LUCID_EXPERIMENT_H
@@ -55,6 +55,7 @@ typedef struct lucid_experiment {
     char *history_start;   /* calendar time of the simulation start ("YYYY-MM-DD HH:MM:SS") */
     int64_t retrain_period; /* update engine period, s (604800) */
     int32_t min_history;   /* ended jobs before the first duration model (100) */
+    int32_t model_bags;    /* outer bags of the online GA2Ms (8) */
 } lucid_experiment;
 
 void lucid_experiment_defaults(lucid_experiment *exp);

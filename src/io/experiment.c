@@ -58,6 +58,7 @@ static const key_spec keys[] = {
     {"lucid", "history_start", KEY_STRING, FIELD(history_start), 0, 0},
     {"lucid", "retrain_period", KEY_INT, FIELD(retrain_period), 3600, INT64_MAX / 4},
     {"lucid", "min_history", KEY_INT, FIELD(min_history), 1, 100000000},
+    {"lucid", "model_bags", KEY_INT, FIELD(model_bags), 1, 64},
 };
 
 void lucid_experiment_defaults(lucid_experiment *exp)
@@ -78,6 +79,7 @@ void lucid_experiment_defaults(lucid_experiment *exp)
     exp->scale_down_factor = 5;
     exp->retrain_period = 604800;
     exp->min_history = 100;
+    exp->model_bags = 8;
 }
 
 void lucid_experiment_free(lucid_experiment *exp)
