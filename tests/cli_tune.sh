@@ -3,7 +3,8 @@
 # exit; on Venus the tuner finishes in under 2 minutes, and an independent
 # `lucid simulate` of the tuned experiment file (run from another directory)
 # reproduces the average JCT the tuner reported for its best configuration;
-# the search does not depend on the thread count.
+# the search does not depend on the thread count; an online experiment's
+# tuning replays its online run exactly and searches the retrain period.
 # Usage: cli_tune.sh LUCID SOURCE_DIR
 set -u
 source "$2/tests/lib/checks.sh"
@@ -71,6 +72,50 @@ if small --threads 2 --out "$tmp/q2.ini" >"$tmp/q2.log" && small --threads 1 --o
     grep -q '^profiler_time_limit = 200$' "$tmp/q2.ini" && passes=$((passes + 1)) || fail "unsearched knob changed"
 else
     fail "small tune runs"; cat "$tmp/q2.log" "$tmp/q1.log"
+fi
+
+# An online experiment (models trained during the run): the first 2,500
+# Venus jobs, a month of throughput history, half-day retraining, one bag.
+# The tuner replays its online run (exactly: the check line says so),
+# searches the retrain period by online runs, and an independent simulation
+# of the tuned file gives what it reported.
+data=$src/data/venus-sept
+head -2501 "$data/trace.csv" >"$tmp/online-trace.csv"
+awk -F, 'NR == 1 || ($1 >= "2020-08-01" && $1 < "2020-09-04")' "$data/throughput.csv" >"$tmp/online-history.csv"
+cat >"$tmp/online.ini" <<EOF
+[trace]
+jobs = online-trace.csv
+vcs = $data/vc_config.csv
+[simulate]
+policies = lucid
+[lucid]
+models = online
+history = online-history.csv
+sharing_labels = $data/sharing_labels.csv
+colocation = $data/colocation_pairs.csv
+profiler_nodes_from = vc8Gr:1,vcefl:1
+borrow_vc = vcYVn
+retrain_period = 43200
+model_bags = 1
+EOF
+if (cd "$tmp" && "$lucid" tune online.ini --knobs score_sum,pack_threshold,retrain_period --out tuned-online.ini >online-tune.log); then
+    grep -q '^replay check: .* (identical)$' "$tmp/online-tune.log" && passes=$((passes + 1)) || fail "online tune: replay check"
+    # The period table: the experiment's 43,200 s and the grid, each an online run.
+    awk '/^retrain period: online runs/ { on = 1 } on && /^retrain_period +43200 \*/ { a = 1 } on && / 302400 / { b = 1 } on && / 1209600 / { c = 1 } END { exit !(a && b && c) }' "$tmp/online-tune.log" &&
+        passes=$((passes + 1)) || fail "online tune: retrain period table"
+    [ "$(grep -c '^retrain_period = ' "$tmp/tuned-online.ini")" -eq 1 ] && grep -q '^model_bags = 1$' "$tmp/tuned-online.ini" &&
+        passes=$((passes + 1)) || fail "online tune: tuned file"
+    reported=$(best_of "$tmp/online-tune.log" avg_jct)
+    mkdir -p "$tmp/elsewhere2"
+    if (cd "$tmp/elsewhere2" && "$lucid" simulate ../tuned-online.ini --quiet --out "$tmp/check-online"); then
+        got=$(simulated "$tmp/check-online" 4)
+        [ -n "$reported" ] && [ "$got" = "$reported" ] && passes=$((passes + 1)) ||
+            fail "online tune reported avg JCT '$reported', lucid simulate of the tuned file gives '$got'"
+    else
+        fail "lucid simulate of the tuned online experiment"
+    fi
+else
+    fail "lucid tune of an online experiment"; cat "$tmp/online-tune.log"
 fi
 
 finish cli_tune

@@ -821,7 +821,10 @@ static int tune(const tune_opts *o, const lucid_experiment *exp, tuner *t, cli_r
         else
             printf("\nsensitivity: one knob at a time, the others at the experiment's values\n%s",
                    sensitivity_head);
+        int period_active = t->active[PERIOD_KNOB];
+        t->active[PERIOD_KNOB] = 0; /* replays have the experiment's period */
         print_sensitivity(t, &base, -1);
+        t->active[PERIOD_KNOB] = period_active;
         t->stage_online = stage;
         if (t->online && t->active[PERIOD_KNOB]) {
             point tuned = best->p;
