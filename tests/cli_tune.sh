@@ -98,16 +98,17 @@ borrow_vc = vcYVn
 retrain_period = 43200
 model_bags = 1
 EOF
-if (cd "$tmp" && "$lucid" tune online.ini --knobs score_sum,pack_threshold,retrain_period --out tuned-online.ini >online-tune.log); then
+# The tuned file goes to another directory: its paths must be absolute.
+mkdir -p "$tmp/tuned" "$tmp/elsewhere2"
+if (cd "$tmp" && "$lucid" tune online.ini --knobs score_sum,pack_threshold,retrain_period --out tuned/online.ini >online-tune.log); then
     grep -q '^replay check: .* (identical)$' "$tmp/online-tune.log" && passes=$((passes + 1)) || fail "online tune: replay check"
     # The period table: the experiment's 43,200 s and the grid, each an online run.
     awk '/^retrain period: online runs/ { on = 1 } on && /^retrain_period +43200 \*/ { a = 1 } on && / 302400 / { b = 1 } on && / 1209600 / { c = 1 } END { exit !(a && b && c) }' "$tmp/online-tune.log" &&
         passes=$((passes + 1)) || fail "online tune: retrain period table"
-    [ "$(grep -c '^retrain_period = ' "$tmp/tuned-online.ini")" -eq 1 ] && grep -q '^model_bags = 1$' "$tmp/tuned-online.ini" &&
+    [ "$(grep -c '^retrain_period = ' "$tmp/tuned/online.ini")" -eq 1 ] && grep -q '^model_bags = 1$' "$tmp/tuned/online.ini" &&
         passes=$((passes + 1)) || fail "online tune: tuned file"
     reported=$(best_of "$tmp/online-tune.log" avg_jct)
-    mkdir -p "$tmp/elsewhere2"
-    if (cd "$tmp/elsewhere2" && "$lucid" simulate ../tuned-online.ini --quiet --out "$tmp/check-online"); then
+    if (cd "$tmp/elsewhere2" && "$lucid" simulate ../tuned/online.ini --quiet --out "$tmp/check-online"); then
         got=$(simulated "$tmp/check-online" 4)
         [ -n "$reported" ] && [ "$got" = "$reported" ] && passes=$((passes + 1)) ||
             fail "online tune reported avg JCT '$reported', lucid simulate of the tuned file gives '$got'"

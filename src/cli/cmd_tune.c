@@ -515,6 +515,7 @@ static const path_key path_keys[] = {
     {"lucid", "forecast", EXP(forecast)},
     {"lucid", "sharing_labels", EXP(sharing_labels)},
     {"lucid", "colocation", EXP(colocation)},
+    {"lucid", "history", EXP(history)},
 };
 
 static void absolute(const char *path, char *buf, size_t size)
