@@ -12,21 +12,32 @@
 
 /* 300 one-GPU jobs, one every 600 s; durations depend on the user so the
  * model has something to learn.  Job 8 (trace index 7) runs `planted` s. */
-static void write_trace(const char *path, int64_t planted)
+/* One trace row on VC "a", submitted `t` s after 2020-09-01 00:00:00. */
+static void write_row(FILE *f, int id, int user, int gpus, int64_t t, int64_t duration,
+                      int gpu_util)
+{
+    char when[32];
+    t += 1598918400;
+    lucid_time_format(t, when, sizeof when);
+    fprintf(f, "%d,u%d,a,%d,1,%lld,%lld,0,%d,20,2000,%s\n", id, user, gpus, (long long)t,
+            (long long)duration, gpu_util, when);
+}
+
+static FILE *open_trace(const char *path)
 {
     FILE *f = fopen(path, "w");
     assert_non_null(f);
     fputs("job_id,user,vc,gpu_num,cpu_num,submit_time,duration,amp,gpu_util,gmem_util,gmem,"
           "submit_datetime\n",
           f);
-    for (int k = 0; k < 300; k++) {
-        int64_t t = 1598918400 + 600LL * k; /* from 2020-09-01 00:00:00 */
-        int64_t d = k == 7 ? planted : 100 + 50 * (k % 5);
-        char when[32];
-        lucid_time_format(t, when, sizeof when);
-        fprintf(f, "%d,u%d,a,1,1,%lld,%lld,0,50,20,2000,%s\n", k + 1, k % 5, (long long)t,
-                (long long)d, when);
-    }
+    return f;
+}
+
+static void write_trace(const char *path, int64_t planted)
+{
+    FILE *f = open_trace(path);
+    for (int k = 0; k < 300; k++)
+        write_row(f, k + 1, k % 5, 1, 600LL * k, k == 7 ? planted : 100 + 50 * (k % 5), 50);
     fclose(f);
 }
 
@@ -108,6 +119,40 @@ static void never_learns_from_unended_jobs(void **state)
     free(run);
 }
 
+/* A trace on one VC "a" of `nodes` nodes and a lucid online simulation of
+ * it (one thread, no profiler autoscaling); pointers into the struct, so it
+ * stays where it was initialised. */
+typedef struct online_case {
+    lucid_trace trace;
+    lucid_vcs vcs;
+    lucid_online_config oc;
+    lucid_sim_config cfg;
+    lucid_sim_inputs in;
+} online_case;
+
+static void online_case_init(online_case *c, const char *path, int32_t nodes, int64_t period,
+                             size_t min_history, uint64_t seed)
+{
+    memset(c, 0, sizeof *c);
+    lucid_vcs_add(&c->vcs, "a", nodes);
+    lucid_error err = {{0}};
+    if (lucid_trace_load(&c->trace, path, &c->vcs, &err) < 0)
+        fail_msg("%s", err.msg);
+    c->oc = (lucid_online_config){.trace_path = path, .period = period,
+                                  .min_history = min_history, .bags = 2, .seed = seed};
+    lucid_sim_config_defaults(&c->cfg);
+    c->cfg.online = &c->oc;
+    c->cfg.threads = 1;
+    c->cfg.lucid.profiler_autoscale = 0;
+    c->in = (lucid_sim_inputs){.trace = &c->trace, .vcs = &c->vcs};
+}
+
+static void online_case_free(online_case *c)
+{
+    lucid_trace_free(&c->trace);
+    lucid_vcs_free(&c->vcs);
+}
+
 static void retrains_at_the_configured_times(void **state)
 {
     (void)state;
@@ -115,29 +160,18 @@ static void retrains_at_the_configured_times(void **state)
     test_tmpdir(dir, sizeof dir, "online-sim");
     snprintf(path, sizeof path, "%s/t.csv", dir);
     write_trace(path, 100);
-    lucid_trace trace;
-    lucid_vcs vcs = {0};
-    lucid_vcs_add(&vcs, "a", 2);
+    online_case c;
+    online_case_init(&c, path, 2, 86400, 50, 3);
     lucid_error err = {{0}};
-    if (lucid_trace_load(&trace, path, &vcs, &err) < 0)
-        fail_msg("%s", err.msg);
-    lucid_online_config oc = {.trace_path = path, .period = 86400, .min_history = 50,
-                              .bags = 2, .seed = 3};
-    lucid_sim_config cfg;
-    lucid_sim_config_defaults(&cfg);
-    cfg.online = &oc;
-    cfg.threads = 1;
-    cfg.lucid.profiler_autoscale = 0;
-    lucid_sim_inputs in = {.trace = &trace, .vcs = &vcs};
     const lucid_policy_ops *lucid = lucid_policy_find("lucid");
     lucid_sim_result res;
-    if (lucid_simulate(&cfg, &in, &lucid, 1, &res, NULL, NULL, &err) < 0)
+    if (lucid_simulate(&c.cfg, &c.in, &lucid, 1, &res, NULL, NULL, &err) < 0)
         fail_msg("%s", err.msg);
     /* Jobs arrive for 300 x 600 s = 2.08 days and end within minutes: the
      * update engine runs at day 0 (nothing ended: cold start), day 1 (~144
      * ended: trains), day 2 (~288: trains); by day 3 every job has ended. */
     assert_int_equal(res.duration_trainings, 2);
-    for (size_t i = 0; i < trace.njobs; i++)
+    for (size_t i = 0; i < c.trace.njobs; i++)
         assert_int_equal(res.run[i].status, LUCID_DONE);
     lucid_sim_result_free(&res);
     /* Explanations name the model and its terms (late job) or the cold
@@ -147,7 +181,7 @@ static void retrains_at_the_configured_times(void **state)
         size_t len = 0;
         FILE *out = open_memstream(&text, &len);
         int64_t job = k == 0 ? 253 : 3; /* 250 s: both outlive the 200 s profiling */
-        if (lucid_explain_job(&cfg, &in, lucid, job, out, &err) < 0)
+        if (lucid_explain_job(&c.cfg, &c.in, lucid, job, out, &err) < 0)
             fail_msg("%s", err.msg);
         fclose(out);
         /* Job 254 arrives on day 1: the model trained then on the 144 jobs of day 0. */
@@ -159,8 +193,7 @@ static void retrains_at_the_configured_times(void **state)
             fail_msg("no terms in:\n%s", text);
         free(text);
     }
-    lucid_trace_free(&trace);
-    lucid_vcs_free(&vcs);
+    online_case_free(&c);
 }
 
 /* The tuner's surrogate: an online run's estimates, sharing scores and
@@ -173,50 +206,31 @@ static void replay_reproduces_the_online_run(void **state)
     char dir[2048], path[4096];
     test_tmpdir(dir, sizeof dir, "online-replay");
     snprintf(path, sizeof path, "%s/t.csv", dir);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs("job_id,user,vc,gpu_num,cpu_num,submit_time,duration,amp,gpu_util,gmem_util,gmem,"
-          "submit_datetime\n",
-          f);
-    for (int k = 0; k < 400; k++) {
-        int64_t t = 1598918400 + 60LL * k;
-        char when[32];
-        lucid_time_format(t, when, sizeof when);
-        fprintf(f, "%d,u%d,a,%d,1,%lld,%d,0,%d,20,2000,%s\n", k + 1, k % 7, 1 + k % 4,
-                (long long)t, 250 + 97 * (k % 7) + 13 * (k % 11), 30 + k % 50, when);
-    }
+    FILE *f = open_trace(path);
+    for (int k = 0; k < 400; k++)
+        write_row(f, k + 1, k % 7, 1 + k % 4, 60LL * k, 250 + 97 * (k % 7) + 13 * (k % 11),
+                  30 + k % 50);
     fclose(f);
-    lucid_trace trace;
-    lucid_vcs vcs = {0};
-    lucid_vcs_add(&vcs, "a", 1);
+    online_case c;
+    online_case_init(&c, path, 1, 2 * 3600, 30, 5);
     lucid_error err = {{0}};
-    if (lucid_trace_load(&trace, path, &vcs, &err) < 0)
-        fail_msg("%s", err.msg);
-    lucid_online_config oc = {.trace_path = path, .period = 2 * 3600, .min_history = 30,
-                              .bags = 2, .seed = 5};
-    lucid_sim_config cfg;
-    lucid_sim_config_defaults(&cfg);
-    cfg.online = &oc;
-    cfg.threads = 1;
-    cfg.lucid.profiler_autoscale = 0;
-    lucid_sim_inputs in = {.trace = &trace, .vcs = &vcs};
     const lucid_policy_ops *lucid = lucid_policy_find("lucid");
     lucid_sim_result online, replay;
-    if (lucid_simulate(&cfg, &in, &lucid, 1, &online, NULL, NULL, &err) < 0)
+    if (lucid_simulate(&c.cfg, &c.in, &lucid, 1, &online, NULL, NULL, &err) < 0)
         fail_msg("%s", err.msg);
     assert_true(online.duration_trainings >= 2);
     assert_non_null(online.estimates);
     assert_non_null(online.share);
-    lucid_sim_inputs rin = in;
+    lucid_sim_inputs rin = c.in;
     rin.lucid_estimates = online.estimates;
     rin.lucid_share = online.share;
     rin.forecast = online.forecast.count ? &online.forecast : NULL;
-    lucid_sim_config rcfg = cfg;
+    lucid_sim_config rcfg = c.cfg;
     rcfg.online = NULL;
     if (lucid_simulate(&rcfg, &rin, &lucid, 1, &replay, NULL, NULL, &err) < 0)
         fail_msg("%s", err.msg);
     int queued = 0, estimated = 0;
-    for (size_t i = 0; i < trace.njobs; i++) {
+    for (size_t i = 0; i < c.trace.njobs; i++) {
         assert_int_equal(online.run[i].status, LUCID_DONE);
         assert_int_equal(replay.run[i].start_time, online.run[i].start_time);
         assert_int_equal(replay.run[i].end_time, online.run[i].end_time);
@@ -228,8 +242,7 @@ static void replay_reproduces_the_online_run(void **state)
     assert_null(replay.estimates);
     lucid_sim_result_free(&online);
     lucid_sim_result_free(&replay);
-    lucid_trace_free(&trace);
-    lucid_vcs_free(&vcs);
+    online_case_free(&c);
 }
 
 int main(void)
