@@ -344,6 +344,24 @@ static int read_duration_row(const lucid_csv *csv, const int *cols, int cid, int
     return 0;
 }
 
+/* Row r of the table as a job; its strings stay the table's. */
+static lucid_duration_job table_job(const table *t, size_t r, int64_t submit_time)
+{
+    return (lucid_duration_job){.key = t->str[D_DURATION + 1][r],
+                                .user = t->str[D_USER][r],
+                                .vc = t->str[D_VC][r],
+                                .gpu_num = t->num[D_GPU][r],
+                                .cpu_num = t->num[D_CPU][r],
+                                .submit_time = submit_time,
+                                .amp = t->num[D_AMP][r],
+                                .gpu_util = t->num[D_UTIL][r],
+                                .gmem_util = t->num[D_GMEM_UTIL][r],
+                                .gmem = t->num[D_GMEM][r],
+                                .duration = t->num[D_DURATION][r]};
+}
+
+/* The rows are read into a table and handed to lucid_features_duration_jobs
+ * (features_jobs.c), which alone decides the columns. */
 lucid_dataset *lucid_features_duration(const char *path, int64_t **times, lucid_error *err)
 {
     lucid_csv *csv = lucid_csv_open(path, err);
@@ -352,8 +370,8 @@ lucid_dataset *lucid_features_duration(const char *path, int64_t **times, lucid_
     table t;
     int64_t *when = NULL;
     size_t when_cap = 0;
+    lucid_duration_job *jobs = NULL;
     lucid_dataset *ds = NULL;
-    double *cal[4] = {0};
     if (table_init(&t, D_NIN + 1) < 0) {
         lucid_error_set(err, "out of memory");
         goto fail;
@@ -385,47 +403,22 @@ lucid_dataset *lucid_features_duration(const char *path, int64_t **times, lucid_
         lucid_error_at(err, path, 0, NULL, "no data rows");
         goto fail;
     }
-    for (int k = 0; k < 4; k++)
-        if (!(cal[k] = malloc(t.n * sizeof **cal))) {
-            lucid_error_set(err, "out of memory");
-            goto fail;
-        }
-    for (size_t r = 0; r < t.n; r++) {
-        lucid_tm tm;
-        lucid_time_split(when[r], &tm);
-        cal[0][r] = tm.month;
-        cal[1][r] = tm.day;
-        cal[2][r] = tm.hour;
-        cal[3][r] = tm.dayofweek;
+    if (!(jobs = malloc(t.n * sizeof *jobs))) {
+        lucid_error_set(err, "out of memory");
+        goto fail;
     }
-    ds = lucid_dataset_new(t.n, err);
-    if (!ds || lucid_dataset_add_strings(ds, "user", (const char *const *)t.str[D_USER], err) < 0 ||
-        lucid_dataset_add_strings(ds, "vc", (const char *const *)t.str[D_VC], err) < 0 ||
-        lucid_dataset_add_numeric(ds, "gpu_num", t.num[D_GPU], err) < 0 ||
-        lucid_dataset_add_numeric(ds, "cpu_num", t.num[D_CPU], err) < 0 ||
-        lucid_dataset_add_numeric(ds, "month", cal[0], err) < 0 ||
-        lucid_dataset_add_numeric(ds, "day", cal[1], err) < 0 ||
-        lucid_dataset_add_numeric(ds, "hour", cal[2], err) < 0 ||
-        lucid_dataset_add_numeric(ds, "dayofweek", cal[3], err) < 0 ||
-        lucid_dataset_add_numeric(ds, "amp", t.num[D_AMP], err) < 0 ||
-        lucid_dataset_add_numeric(ds, "gpu_util", t.num[D_UTIL], err) < 0 ||
-        lucid_dataset_add_numeric(ds, "gmem_util", t.num[D_GMEM_UTIL], err) < 0 ||
-        lucid_dataset_add_numeric(ds, "gmem", t.num[D_GMEM], err) < 0 ||
-        lucid_dataset_set_keys(ds, (const char *const *)t.str[D_DURATION + 1], err) < 0)
+    for (size_t r = 0; r < t.n; r++)
+        jobs[r] = table_job(&t, r, when[r]);
+    ds = lucid_features_duration_jobs(jobs, t.n, cols[D_DURATION] >= 0, err);
+    if (!ds)
         goto fail;
-    if (cols[D_DURATION] >= 0 &&
-        lucid_dataset_set_target(ds, "duration", t.num[D_DURATION], err) < 0)
-        goto fail;
-    for (int k = 0; k < 4; k++)
-        free(cal[k]);
+    free(jobs);
     table_free(&t);
     lucid_csv_close(csv);
     *times = when;
     return ds;
 fail:
-    for (int k = 0; k < 4; k++)
-        free(cal[k]);
-    lucid_dataset_free(ds);
+    free(jobs);
     table_free(&t);
     free(when);
     lucid_csv_close(csv);

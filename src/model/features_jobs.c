@@ -1,9 +1,8 @@
 /* features_jobs.c — the Workload Estimate Model's features from jobs in
- * memory (features.h: lucid_features_duration_jobs), for callers that keep
- * their jobs themselves rather than in a trace file: lucidd trains its
- * duration model on the finished jobs of its state store.  The columns are
- * those lucid_features_duration builds from trace.csv, in the same order
- * with the same names, so a model trained on either applies to the other. */
+ * memory (features.h: lucid_features_duration_jobs).  The one place the
+ * duration model's columns are built: lucid_features_duration reads
+ * trace.csv into jobs and calls it, and lucidd calls it on the finished jobs
+ * of its state store, so a model trained on either applies to the other. */
 #include <stdlib.h>
 
 #include "lucid/features.h"
@@ -51,7 +50,7 @@ lucid_dataset *lucid_features_duration_jobs(const lucid_duration_job *jobs, size
         lucid_error_set(err, "out of memory");
     for (size_t r = 0; ds && r < n; r++)
         fill_row(&jobs[r], r, str, num, keys, target);
-    /* Column order as in lucid_features_duration: user, vc, then numbers. */
+    /* Column order: user, vc, then the numbers. */
     for (int c = 0; ds && c < J_NSTR; c++)
         if (lucid_dataset_add_strings(ds, string_names[c], str[c], err) < 0) {
             lucid_dataset_free(ds);
