@@ -14,6 +14,7 @@
 #include "lucid/cart.h"
 #include "lucid/csv.h"
 #include "lucid/ebm.h"
+#include "lucid/explain.h"
 #include "lucid/features.h"
 
 struct lucid_online {
@@ -31,50 +32,20 @@ struct lucid_online {
 void lucid_online_watch(lucid_online *o, int64_t job) { o->watch = job; }
 const char *lucid_online_why(const lucid_online *o) { return o->why; }
 
-typedef struct term_value {
-    double value;
-    int term;
-} term_value;
-
-static int larger_magnitude(const void *pa, const void *pb)
-{
-    double a = fabs(((const term_value *)pa)->value), b = fabs(((const term_value *)pb)->value);
-    return a > b ? -1 : a < b;
-}
-
-/* The watched job's estimate as intercept + its five largest terms. */
+/* The watched job's estimate as intercept + its five largest terms (the
+ * line lucidd gives for its own estimates, explain.h). */
 static void explain_estimate(lucid_online *o, const lucid_dataset *one, double estimate)
 {
-    const lucid_ebm *m = o->model;
-    double *contrib = malloc(((size_t)m->nterms + 1) * sizeof *contrib);
-    term_value *tv = malloc(((size_t)m->nterms + 1) * sizeof *tv);
-    lucid_error err;
-    if (!contrib || !tv || lucid_ebm_contributions(m, one, contrib, &err) < 0) {
-        free(contrib);
-        free(tv);
+    int used = snprintf(o->why, sizeof o->why,
+                        "duration model #%d (trained on %zu ended jobs): %.0f s = ", o->trainings,
+                        o->last_rows, estimate);
+    if (used < 0 || (size_t)used >= sizeof o->why)
         return;
-    }
-    for (int t = 0; t < m->nterms; t++)
-        tv[t] = (term_value){contrib[t], t};
-    qsort(tv, (size_t)m->nterms, sizeof *tv, larger_magnitude);
-    size_t used = (size_t)snprintf(o->why, sizeof o->why,
-                                   "duration model #%d (trained on %zu ended jobs): %.0f s = "
-                                   "intercept %.0f",
-                                   o->trainings, o->last_rows, estimate, m->intercept);
-    int shown = m->nterms < 5 ? m->nterms : 5;
-    double rest = estimate - m->intercept;
-    for (int k = 0; k < shown && used < sizeof o->why; k++) {
-        char name[128];
-        lucid_ebm_term_name(m, tv[k].term, name, sizeof name);
-        used += (size_t)snprintf(o->why + used, sizeof o->why - used, " %+.0f (%s)", tv[k].value,
-                                 name);
-        rest -= tv[k].value;
-    }
-    if (used < sizeof o->why && m->nterms > shown)
-        snprintf(o->why + used, sizeof o->why - used, " %+.0f (%d other terms)", rest,
-                 m->nterms - shown);
-    free(contrib);
-    free(tv);
+    lucid_error err = {{0}};
+    char *terms = o->why + used;
+    size_t size = sizeof o->why - (size_t)used;
+    if (lucid_explain_terms_line(o->model, one, 5, terms, size, &err) < 0)
+        snprintf(terms, size, "(%.300s)", err.msg);
 }
 
 static void duration_params(const lucid_online_config *cfg, lucid_ebm_params *p)
