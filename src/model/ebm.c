@@ -591,24 +591,11 @@ static int boost(bag_state *bag, const lucid_ebm_params *p, const stage *st, dou
     size_t *offset = regression ? malloc(((size_t)st->nterms + 1) * sizeof *offset) : NULL;
     char *runs = regression ? calloc((size_t)st->nterms + 1, 1) : NULL;
     histogram hs = {0, 0, 0};
+    int rc = -1; /* out of memory until the end */
     if (!cur || !snap || !update || !start || !dirty || !scratch || !iscratch ||
         (regression && (!counts || !hsums || !gsums || !offset || !runs)) ||
-        (!regression && hist_alloc(&hs, (size_t)maxcells) < 0)) {
-        free_tables(cur, st->nterms);
-        free_tables(snap, st->nterms);
-        free(update);
-        free(start);
-        free(dirty);
-        free(scratch);
-        free(iscratch);
-        free(counts);
-        free(hsums);
-        free(gsums);
-        free(offset);
-        free(runs);
-        hist_free(&hs);
-        return -1;
-    }
+        (!regression && hist_alloc(&hs, (size_t)maxcells) < 0))
+        goto done;
     if (regression) { /* offset[t]: the first cell of term t in counts / hsums */
         size_t at = 0;
         for (int t = 0; t < st->nterms; t++) {
@@ -690,9 +677,13 @@ static int boost(bag_state *bag, const lucid_ebm_params *p, const stage *st, dou
             bag->score[r] += snap[t][st->cells[t][r]];
     refresh_gradients(bag, p->task);
     *best = snap;
+    snap = NULL;
     *rounds_out = round;
     *metric_out = min_metric;
+    rc = 0;
+done:
     free_tables(cur, st->nterms);
+    free_tables(snap, st->nterms);
     free(update);
     free(start);
     free(dirty);
@@ -704,7 +695,7 @@ static int boost(bag_state *bag, const lucid_ebm_params *p, const stage *st, dou
     free(offset);
     free(runs);
     hist_free(&hs);
-    return 0;
+    return rc;
 }
 
 static void stage_free(stage *st)
