@@ -35,7 +35,14 @@ typedef struct lucid_ebm_params {
     lucid_binning binning;           /* quantile */
     uint64_t seed;                   /* 42 */
     int threads;                     /* 2 */
+    /* Regression, main terms: boost in histogram space (cross tables of the
+     * terms' cell counts) when that is cheaper than passes over the rows.
+     * Same algorithm, sums in another order.  LUCID_EBM_TABLES_AUTO (0)
+     * decides by cost; _ON / _OFF force it (tests, benchmarks). */
+    int main_tables;
 } lucid_ebm_params;
+
+enum { LUCID_EBM_TABLES_AUTO = 0, LUCID_EBM_TABLES_ON = 1, LUCID_EBM_TABLES_OFF = 2 };
 
 #define LUCID_EBM_MAX_META 16
 

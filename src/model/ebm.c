@@ -189,32 +189,55 @@ static int sums_ok(const sums *s, int min_leaf) { return s->c >= (uint64_t)min_l
 
 static double sums_score(const sums *s) { return s->g * s->g / s->h; }
 
-/* Best cut of a column-indexed side (per-column sums `col`, n2 columns):
- * first best wins.  Returns 1 with the score and the cut. */
-static int best_side_cut(const sums *col, int n2, int min_leaf, double *score, int *cut)
+/* Best cut of a column-indexed side (per-column sums `col`, m columns,
+ * `pre[j]` the sums of columns [0, j)): first best wins.  Returns 1 with
+ * the score and the cut.  Written without branches on the data (they
+ * mispredict): every cut is scored, invalid ones as -inf.  An empty column
+ * adds exact zeros (no sum here is ever -0), so the cut after it scores
+ * exactly as the one before it and, first best winning, would never be
+ * picked: it is marked invalid. */
+static int best_side_cut(const sums *col, const sums *pre, int m, int min_leaf, double *score,
+                         int *cut)
 {
-    sums tot = {0, 0, 0}, left = {0, 0, 0};
-    for (int j = 0; j < n2; j++)
-        sums_add(&tot, col[j].g, col[j].h, col[j].c);
-    int found = 0;
-    for (int j = 1; j < n2; j++) {
-        /* An empty column adds exact zeros (no sum here is ever -0), so the
-         * cut after it scores exactly as the one before it and, first best
-         * winning, is never picked. */
-        if (col[j - 1].c == 0)
-            continue;
-        sums_add(&left, col[j - 1].g, col[j - 1].h, col[j - 1].c);
-        sums right = {tot.g - left.g, tot.h - left.h, tot.c - left.c};
-        if (!sums_ok(&left, min_leaf) || !sums_ok(&right, min_leaf))
-            continue;
-        double s = sums_score(&left) + sums_score(&right);
-        if (!found || s > *score) {
-            *score = s;
-            *cut = j;
-            found = 1;
-        }
+    sums tot = pre[m];
+    double best = -INFINITY;
+    int at = 0;
+    for (int j = 1; j < m; j++) {
+        sums left = pre[j];
+        double rg = tot.g - left.g, rh = tot.h - left.h;
+        uint64_t rc = tot.c - left.c;
+        int ok = (col[j - 1].c != 0) & (left.c >= (uint64_t)min_leaf) & (left.h > 0) &
+                 (rc >= (uint64_t)min_leaf) & (rh > 0);
+        double s = left.g * left.g / (ok ? left.h : 1.0) + rg * rg / (ok ? rh : 1.0);
+        s = ok ? s : -INFINITY;
+        int better = s > best;
+        best = better ? s : best;
+        at = better ? j : at;
     }
-    return found;
+    if (at == 0)
+        return 0;
+    *score = best;
+    *cut = at;
+    return 1;
+}
+
+/* The best cuts of both sides of a first-axis cut.  Their prefix sums are
+ * two independent chains of additions, run side by side in one loop; each
+ * is the running sum in column order (its last entry the side's total). */
+static int best_side_cuts(const sums *lcol, const sums *rcol, int m, int min_leaf, sums *pl,
+                          sums *pr, double *sl, int *bl, double *sr, int *br)
+{
+    sums a = {0, 0, 0}, b = {0, 0, 0};
+    pl[0] = a;
+    pr[0] = b;
+    for (int j = 0; j < m; j++) {
+        sums_add(&a, lcol[j].g, lcol[j].h, lcol[j].c);
+        sums_add(&b, rcol[j].g, rcol[j].h, rcol[j].c);
+        pl[j + 1] = a;
+        pr[j + 1] = b;
+    }
+    return best_side_cut(lcol, pl, m, min_leaf, sl, bl) &
+           best_side_cut(rcol, pr, m, min_leaf, sr, br);
 }
 
 typedef struct pair_cut {
@@ -232,6 +255,7 @@ static int best_pair_cut(const histogram *hs, int n1, int n2, int s1, int s2, in
                          lucid_rng *rng, sums *scratch, int *idx, pair_cut *out)
 {
     sums *left = scratch, *right = scratch + n2, *tot = scratch + 2 * n2;
+    sums *pre_l = scratch + 3 * n2, *pre_r = scratch + 4 * n2 + 1; /* n2 + 1 each */
     int m = 0;
     for (int j = 0; j < n2; j++) {
         sums t = {0, 0, 0};
@@ -258,8 +282,7 @@ static int best_pair_cut(const histogram *hs, int n1, int n2, int s1, int s2, in
         }
         if (a == 1 || rowc > 0) {
             double sl, sr;
-            ok = best_side_cut(left, m, min_leaf, &sl, &bl) &&
-                 best_side_cut(right, m, min_leaf, &sr, &br);
+            ok = best_side_cuts(left, right, m, min_leaf, pre_l, pre_r, &sl, &bl, &sr, &br);
             if (ok) {
                 s = sl + sr;
                 bl = idx[bl - 1] + 1;
@@ -282,7 +305,7 @@ static int best_pair_cut(const histogram *hs, int n1, int n2, int s1, int s2, in
  * on each side, four rectangles each given -G/H x learning rate; the better
  * of the two orientations.  Returns 0 if no valid tree exists. */
 static int tree_2d(const histogram *hs, int n1, int n2, const lucid_ebm_params *p,
-                   lucid_rng *rng, sums *scratch, int *idx, double *update)
+                   lucid_rng *rng, sums *scratch, int *idx, int *which, double *update)
 {
     pair_cut rows = {0, 0, 0, 0}, cols = {0, 0, 0, 0};
     int ok_rows = best_pair_cut(hs, n1, n2, n2, 1, p->min_samples_leaf, rng, scratch, idx, &rows);
@@ -292,9 +315,6 @@ static int tree_2d(const histogram *hs, int n1, int n2, const lucid_ebm_params *
     int by_rows = ok_rows && (!ok_cols || rows.score >= cols.score);
     pair_cut c = by_rows ? rows : cols;
     sums quad[4] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
-    int *which = malloc((size_t)n1 * (size_t)n2 * sizeof *which);
-    if (!which)
-        return 0;
     for (int i = 0; i < n1; i++)
         for (int j = 0; j < n2; j++) {
             int first = by_rows ? i : j, second = by_rows ? j : i;
@@ -309,7 +329,6 @@ static int tree_2d(const histogram *hs, int n1, int n2, const lucid_ebm_params *
         v[q] = leaf_value(quad[q].g, quad[q].h) * p->learning_rate;
     for (size_t k = 0; k < (size_t)n1 * (size_t)n2; k++)
         update[k] = v[which[k]];
-    free(which);
     return 1;
 }
 
@@ -563,6 +582,185 @@ static void free_tables(double **t, int n)
     free(t);
 }
 
+/* ---- Main terms in histogram space ----
+ *
+ * In regression every hessian is 1, so a term's gradient histogram is the
+ * sum of the training residuals per cell, and an update of term t (a
+ * constant per cell) moves the histogram of every other term s by
+ *     sum over t's cells k of  update[k] x (training rows in s-cell b and t-cell k).
+ * Those counts are fixed for the bag.  With them as cumulative tables over
+ * t's non-empty cells, an update costs (non-empty cells of s) x (runs of
+ * equal update values of t) per other term instead of a pass over the
+ * training rows; the validation rows (the early-stopping metric) are still
+ * updated one by one, so the metric is computed exactly as before.  The
+ * training residuals themselves are rebuilt from the best snapshot at the
+ * end, as in the row path.  Same algorithm; only the order of the sums in
+ * the histograms differs. */
+typedef struct cross_tables {
+    int nterms;
+    int *m;          /* non-empty cells per term */
+    uint32_t **sel;  /* [t][j]: the cell of t's j-th non-empty cell */
+    uint32_t **tab;  /* [s * nterms + t]: m[s] x (m[t] + 1) cumulative counts (NULL: s == t) */
+    int *run_lo, *run_hi; /* runs of equal update values, in t's non-empty cells */
+    double *run_v;
+} cross_tables;
+
+static void cross_free(cross_tables *x)
+{
+    if (!x->m)
+        return;
+    for (int t = 0; t < x->nterms; t++)
+        free(x->sel[t]);
+    for (int k = 0; k < x->nterms * x->nterms; k++)
+        free(x->tab[k]);
+    free(x->sel);
+    free(x->tab);
+    free(x->m);
+    free(x->run_lo);
+    free(x->run_hi);
+    free(x->run_v);
+    memset(x, 0, sizeof *x);
+}
+
+/* Whether histogram space pays for this stage: only 1-D terms (a tree's
+ * update then has at most max_leaves runs), and per update the table work
+ * must be well under a pass over the training rows; the tables must also
+ * stay small.  `counts` holds every term's cells at `offset`. */
+static int cross_worth(const stage *st, const lucid_ebm_params *p, const uint32_t *counts,
+                       const size_t *offset, size_t ntrain)
+{
+    if (p->main_tables == LUCID_EBM_TABLES_OFF)
+        return 0;
+    size_t cells = 0, sum_m = 0, entries = 0;
+    for (int t = 0; t < st->nterms; t++) {
+        if (st->n2[t])
+            return 0;
+        size_t m = 0;
+        for (int k = 0; k < st->ncells[t]; k++)
+            m += counts[offset[t] + (size_t)k] > 0;
+        sum_m += m;
+        cells += m + 1;
+    }
+    for (int t = 0; t < st->nterms; t++) {
+        size_t m = 0;
+        for (int k = 0; k < st->ncells[t]; k++)
+            m += counts[offset[t] + (size_t)k] > 0;
+        entries += m * cells;
+    }
+    if (entries > ((size_t)16 << 20) / sizeof(uint32_t))
+        return 0;
+    if (p->main_tables == LUCID_EBM_TABLES_ON)
+        return 1;
+    return sum_m * 4 * (size_t)p->max_leaves < ntrain;
+}
+
+/* Builds the tables from the bag's training rows.  -1 if out of memory. */
+static int cross_build(cross_tables *x, const stage *st, const uint32_t *counts,
+                       const size_t *offset, size_t ntrain)
+{
+    int n = st->nterms;
+    x->nterms = n;
+    x->m = calloc((size_t)n + 1, sizeof *x->m);
+    x->sel = calloc((size_t)n + 1, sizeof *x->sel);
+    x->tab = calloc((size_t)n * (size_t)n + 1, sizeof *x->tab);
+    uint32_t **rank = calloc((size_t)n + 1, sizeof *rank);
+    int maxm = 1;
+    int rc = x->m && x->sel && x->tab && rank ? 0 : -1;
+    for (int t = 0; rc == 0 && t < n; t++) {
+        int nc = st->ncells[t];
+        x->sel[t] = malloc(((size_t)nc + 1) * sizeof **x->sel);
+        rank[t] = malloc(((size_t)nc + 1) * sizeof **rank);
+        if (!x->sel[t] || !rank[t]) {
+            rc = -1;
+            break;
+        }
+        uint32_t m = 0;
+        for (int k = 0; k < nc; k++) {
+            rank[t][k] = m;
+            if (counts[offset[t] + (size_t)k] > 0)
+                x->sel[t][m++] = (uint32_t)k;
+        }
+        x->m[t] = (int)m;
+        if ((int)m > maxm)
+            maxm = (int)m;
+    }
+    x->run_lo = malloc((size_t)maxm * sizeof *x->run_lo);
+    x->run_hi = malloc((size_t)maxm * sizeof *x->run_hi);
+    x->run_v = malloc((size_t)maxm * sizeof *x->run_v);
+    if (!x->run_lo || !x->run_hi || !x->run_v)
+        rc = -1;
+    for (int s = 0; rc == 0 && s < n; s++)
+        for (int t = 0; rc == 0 && t < n; t++) {
+            if (s == t)
+                continue;
+            size_t w = (size_t)x->m[t] + 1;
+            uint32_t *tab = calloc((size_t)x->m[s] * w + 1, sizeof *tab);
+            if (!(x->tab[s * n + t] = tab)) {
+                rc = -1;
+                break;
+            }
+            for (size_t r = 0; r < ntrain; r++)
+                tab[(size_t)rank[s][st->cells[s][r]] * w + rank[t][st->cells[t][r]] + 1]++;
+            for (int j = 0; j < x->m[s]; j++)
+                for (size_t k = 1; k < w; k++)
+                    tab[(size_t)j * w + k] += tab[(size_t)j * w + k - 1];
+        }
+    if (rank)
+        for (int t = 0; t < n; t++)
+            free(rank[t]);
+    free(rank);
+    if (rc < 0)
+        cross_free(x);
+    return rc;
+}
+
+/* Term t's update in histogram space: every term's training gradient sums
+ * (`gall` at `offset`) move by the update, the validation rows are updated
+ * one by one; returns the validation MSE. */
+static double cross_update(const cross_tables *x, bag_state *bag, const stage *st, int t,
+                           const double *update, double *gall, const uint32_t *counts,
+                           const size_t *offset)
+{
+    int nruns = 0;
+    for (int j = 0; j < x->m[t]; j++) {
+        double v = update[x->sel[t][j]];
+        if (nruns > 0 && x->run_v[nruns - 1] == v && x->run_hi[nruns - 1] == j) {
+            x->run_hi[nruns - 1] = j + 1;
+        } else if (v != 0) {
+            x->run_lo[nruns] = j;
+            x->run_hi[nruns] = j + 1;
+            x->run_v[nruns++] = v;
+        }
+    }
+    for (int j = 0; j < x->m[t]; j++) {
+        size_t c = offset[t] + x->sel[t][j];
+        gall[c] += update[x->sel[t][j]] * (double)counts[c];
+    }
+    for (int s = 0; s < x->nterms && nruns > 0; s++) {
+        if (s == t)
+            continue;
+        const uint32_t *tab = x->tab[s * x->nterms + t];
+        size_t w = (size_t)x->m[t] + 1;
+        double *g = gall + offset[s];
+        for (int j = 0; j < x->m[s]; j++) {
+            const uint32_t *row = tab + (size_t)j * w;
+            double d = 0;
+            for (int q = 0; q < nruns; q++)
+                d += x->run_v[q] * (double)(row[x->run_hi[q]] - row[x->run_lo[q]]);
+            g[x->sel[s][j]] += d;
+        }
+    }
+    double metric = 0, *grad = bag->grad;
+    const uint32_t *cells = st->cells[t];
+    for (size_t r = bag->ntrain; r < bag->nrows; r++) {
+        double g = grad[r] + update[cells[r]];
+        grad[r] = g;
+        metric += g * g;
+    }
+    size_t nval = bag->nrows - bag->ntrain;
+    return nval ? metric / (double)nval : 0;
+}
+
 /* Cyclic boosting of the stage's terms from the bag's current scores.  On
  * return *best holds the best snapshot and the bag's scores are those of
  * that snapshot.  -1 if out of memory. */
@@ -581,7 +779,7 @@ static int boost(bag_state *bag, const lucid_ebm_params *p, const stage *st, dou
     double *update = malloc((size_t)maxcells * sizeof *update);
     double *start = malloc((bag->nrows ? bag->nrows : 1) * sizeof *start);
     char *dirty = calloc((size_t)st->nterms + 1, 1);
-    sums *scratch = malloc(3 * ((size_t)maxcells + 1) * sizeof *scratch);
+    sums *scratch = malloc(5 * ((size_t)maxcells + 1) * sizeof *scratch);
     int *iscratch = malloc(((size_t)maxcells + 1) * sizeof *iscratch);
     /* Regression: every hessian is 1, so each term's per-cell row counts
      * (and hessian sums) are fixed for the bag; only gradient sums change. */
@@ -590,9 +788,12 @@ static int boost(bag_state *bag, const lucid_ebm_params *p, const stage *st, dou
     double *gsums = regression ? malloc(2 * (size_t)maxcells * sizeof *gsums) : NULL;
     size_t *offset = regression ? malloc(((size_t)st->nterms + 1) * sizeof *offset) : NULL;
     char *runs = regression ? calloc((size_t)st->nterms + 1, 1) : NULL;
+    cross_tables x = {0};
+    double *gall = NULL; /* histogram space: every term's gradient sums, at offset */
+    int *leaf_of = malloc(((size_t)maxcells + 1) * sizeof *leaf_of); /* tree_2d's cell -> leaf */
     histogram hs = {0, 0, 0};
     int rc = -1; /* out of memory until the end */
-    if (!cur || !snap || !update || !start || !dirty || !scratch || !iscratch ||
+    if (!cur || !snap || !update || !start || !dirty || !scratch || !iscratch || !leaf_of ||
         (regression && (!counts || !hsums || !gsums || !offset || !runs)) ||
         (!regression && hist_alloc(&hs, (size_t)maxcells) < 0))
         goto done;
@@ -610,16 +811,28 @@ static int boost(bag_state *bag, const lucid_ebm_params *p, const stage *st, dou
                 same += st->cells[t][r] == st->cells[t][r - 1];
             runs[t] = (double)same >= RUNS_MIN * (double)bag->ntrain;
         }
+        if (cross_worth(st, p, counts, offset, bag->ntrain) &&
+            (!(gall = malloc(allcells * sizeof *gall)) ||
+             cross_build(&x, st, counts, offset, bag->ntrain) < 0))
+            goto done;
     }
     memcpy(start, bag->score, bag->nrows * sizeof *start);
     double metric = refresh_gradients(bag, p->task);
+    if (gall) {
+        memset(gall, 0, allcells * sizeof *gall);
+        for (int t = 0; t < st->nterms; t++)
+            for (size_t r = 0; r < bag->ntrain; r++)
+                gall[offset[t] + st->cells[t][r]] += bag->grad[r];
+    }
     double min_metric = INFINITY, frozen = INFINITY;
     int no_change = 0, round = 0;
     int have_sums = 0, which = 0; /* gsums + which * maxcells: the current term's gradient sums */
     while (round < p->max_rounds && st->nterms > 0) {
         for (int t = 0; t < st->nterms; t++) {
             histogram view = hs;
-            if (regression) {
+            if (gall) {
+                view = (histogram){gall + offset[t], hsums + offset[t], counts + offset[t]};
+            } else if (regression) {
                 double *g = gsums + (size_t)which * (size_t)maxcells;
                 if (!have_sums) {
                     memset(g, 0, (size_t)st->ncells[t] * sizeof *g);
@@ -632,13 +845,15 @@ static int boost(bag_state *bag, const lucid_ebm_params *p, const stage *st, dou
                 hist_build(&hs, st->ncells[t], st->cells[t], bag->grad, bag->hess, bag->ntrain);
             }
             int ok = st->n2[t] ? tree_2d(&view, st->ncells[t] / st->n2[t], st->n2[t], p,
-                                         &bag->rng, scratch, iscratch, update)
+                                         &bag->rng, scratch, iscratch, leaf_of, update)
                                : tree_1d(&view, st->ncells[t], p, &bag->rng, update);
             if (ok) {
                 for (int k = 0; k < st->ncells[t]; k++)
                     cur[t][k] += update[k];
                 dirty[t] = 1;
-                if (regression) {
+                if (gall) {
+                    metric = cross_update(&x, bag, st, t, update, gall, counts, offset);
+                } else if (regression) {
                     int nt = t + 1 < st->nterms ? t + 1 : 0;
                     which = 1 - which;
                     metric = apply_update_regression(
@@ -694,6 +909,9 @@ done:
     free(gsums);
     free(offset);
     free(runs);
+    free(gall);
+    cross_free(&x);
+    free(leaf_of);
     hist_free(&hs);
     return rc;
 }
