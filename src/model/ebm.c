@@ -314,19 +314,24 @@ static int tree_2d(const histogram *hs, int n1, int n2, const lucid_ebm_params *
         return 0;
     int by_rows = ok_rows && (!ok_cols || rows.score >= cols.score);
     pair_cut c = by_rows ? rows : cols;
-    sums quad[4] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
-    for (int i = 0; i < n1; i++)
-        for (int j = 0; j < n2; j++) {
-            int first = by_rows ? i : j, second = by_rows ? j : i;
-            int side = first >= c.a;
-            int sub = second >= (side ? c.b_right : c.b_left);
-            size_t k = (size_t)i * (size_t)n2 + (size_t)j;
-            which[k] = side * 2 + sub;
-            sums_add(&quad[which[k]], hs->g[k], hs->h[k], hs->c[k]);
-        }
+    /* Each quadrant is a rectangle of the n1 x n2 grid: summed in its own
+     * registers, its cells in increasing cell order. */
     double v[4];
-    for (int q = 0; q < 4; q++)
-        v[q] = leaf_value(quad[q].g, quad[q].h) * p->learning_rate;
+    for (int q = 0; q < 4; q++) {
+        int side = q >> 1, sub = q & 1, second = side ? c.b_right : c.b_left;
+        int f0 = side ? c.a : 0, f1 = side ? (by_rows ? n1 : n2) : c.a;
+        int s0 = sub ? second : 0, s1 = sub ? (by_rows ? n2 : n1) : second;
+        int i0 = by_rows ? f0 : s0, i1 = by_rows ? f1 : s1;
+        int j0 = by_rows ? s0 : f0, j1 = by_rows ? s1 : f1;
+        sums quad = {0, 0, 0};
+        for (int i = i0; i < i1; i++)
+            for (int j = j0; j < j1; j++) {
+                size_t k = (size_t)i * (size_t)n2 + (size_t)j;
+                sums_add(&quad, hs->g[k], hs->h[k], hs->c[k]);
+                which[k] = q;
+            }
+        v[q] = leaf_value(quad.g, quad.h) * p->learning_rate;
+    }
     for (size_t k = 0; k < (size_t)n1 * (size_t)n2; k++)
         update[k] = v[which[k]];
     return 1;
@@ -592,7 +597,7 @@ static void free_tables(double **t, int n)
  * t's non-empty cells, an update costs (non-empty cells of s) x (runs of
  * equal update values of t) per other term instead of a pass over the
  * training rows; the validation rows (the early-stopping metric) are still
- * updated one by one, so the metric is computed exactly as before.  The
+ * updated one by one, so the metric is computed as in the row path.  The
  * training residuals themselves are rebuilt from the best snapshot at the
  * end, as in the row path.  Same algorithm; only the order of the sums in
  * the histograms differs. */
