@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lucid/ebm.h"
+#include "lucid/features.h"
 #include "lucid/online.h"
 #include "lucid/sim.h"
 #include "testutil.h"
@@ -245,12 +247,174 @@ static void replay_reproduces_the_online_run(void **state)
     online_case_free(&c);
 }
 
+/* A throughput history of 10-minute bins from `days_before` days before
+ * 2020-09-01 00:00 (the traces' first submission) to `days_after` days
+ * after, with a daily cycle and some jitter to learn. */
+static void write_history(const char *path, int days_before, int days_after)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("time,submit_gpu_job,submit_gpu_num\n", f);
+    int64_t t0 = 1598918400 - 86400LL * days_before;
+    for (int t = 0; t < 144 * (days_before + days_after); t++) {
+        char when[32];
+        lucid_time_format(t0 + 600LL * t, when, sizeof when);
+        int hour = (t / 6) % 24, jobs = 2 + (hour >= 8 && hour < 20 ? 6 : 0) + (t * 7919) % 5;
+        fprintf(f, "%s,%d,%d\n", when, jobs, 2 * jobs + (t * 31) % 7);
+    }
+    fclose(f);
+}
+
+static void assert_same_forecast(const lucid_forecast *a, const lucid_forecast *b)
+{
+    assert_int_equal(a->count, b->count);
+    assert_memory_equal(a->offset, b->offset, a->count * sizeof *a->offset);
+    assert_memory_equal(a->pred_gpu_job, b->pred_gpu_job, a->count * sizeof *a->pred_gpu_job);
+    assert_memory_equal(a->pred_gpu_num, b->pred_gpu_num, a->count * sizeof *a->pred_gpu_num);
+}
+
+/* The forecast of one target by its definition, written out here: for
+ * each cut w (the window's first row, then a period after the last cut),
+ * a throughput GA2M trained on rows [0, w) predicts rows [w, next cut). */
+static void reference_forecast(const lucid_online_config *oc, const char *target, int64_t period,
+                               double *out)
+{
+    lucid_error err = {{0}};
+    int64_t *times = NULL;
+    lucid_dataset *ds = lucid_features_throughput(oc->history, target, &times, &err);
+    if (!ds)
+        fail_msg("%s", err.msg);
+    lucid_ebm_params p;
+    lucid_ebm_default_params(&p);
+    p.learning_rate = 0.1;
+    p.interactions = 10;
+    p.binning = LUCID_BIN_QUANTILE;
+    p.outer_bags = oc->bags;
+    p.seed = oc->seed;
+    size_t first = 0, *rows = malloc(ds->nrows * sizeof *rows);
+    double *pred = malloc(ds->nrows * sizeof *pred);
+    while (times[first] < oc->window_start)
+        first++;
+    for (size_t week = first, until; week < ds->nrows; week = until) {
+        for (size_t r = 0; r < week; r++)
+            rows[r] = r;
+        lucid_dataset *train = lucid_dataset_subset(ds, rows, week, &err);
+        lucid_ebm *m = train ? lucid_ebm_train(train, &p, &err) : NULL;
+        if (!m || lucid_ebm_predict(m, ds, pred, &err) < 0)
+            fail_msg("%s", err.msg);
+        for (until = week; until < ds->nrows && times[until] < times[week] + period; until++)
+            out[until - first] = pred[until];
+        lucid_ebm_free(m);
+        lucid_dataset_free(train);
+    }
+    free(rows);
+    free(pred);
+    free(times);
+    lucid_dataset_free(ds);
+}
+
+/* The tuner builds the forecasts of several retrain periods together,
+ * training once per distinct cut: each is bit-identical to the forecast
+ * built for its period alone and to the definition above (nested periods
+ * P, P/2, 2P, and 4 h 10 min, whose cuts fall between theirs). */
+static void forecasts_built_together_equal_those_built_alone(void **state)
+{
+    (void)state;
+    char dir[2048], path[4096];
+    test_tmpdir(dir, sizeof dir, "online-forecasts");
+    snprintf(path, sizeof path, "%s/history.csv", dir);
+    write_history(path, 3, 1);
+    lucid_online_config oc = {.history = path, .window_start = 1598918400, .bags = 1, .seed = 7};
+    const int64_t periods[4] = {6 * 3600, 3 * 3600, 12 * 3600, 15000};
+    lucid_forecast together[4], alone;
+    lucid_error err = {{0}};
+    if (lucid_online_forecasts(&oc, periods, 4, together, &err) < 0)
+        fail_msg("%s", err.msg);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(together[i].count, 144);
+        assert_int_equal(together[i].offset[0], 0);
+        if (lucid_online_forecasts(&oc, &periods[i], 1, &alone, &err) < 0)
+            fail_msg("%s", err.msg);
+        assert_same_forecast(&together[i], &alone);
+        lucid_forecast_free(&alone);
+        double want[144];
+        reference_forecast(&oc, "submit_gpu_job", periods[i], want);
+        assert_memory_equal(together[i].pred_gpu_job, want, sizeof want);
+        reference_forecast(&oc, "submit_gpu_num", periods[i], want);
+        assert_memory_equal(together[i].pred_gpu_num, want, sizeof want);
+    }
+    /* The periods' models differ (else the test would prove little). */
+    assert_true(memcmp(together[0].pred_gpu_job, together[1].pred_gpu_job,
+                       144 * sizeof(double)) != 0);
+    for (int i = 0; i < 4; i++)
+        lucid_forecast_free(&together[i]);
+    /* No history, no forecast; a period that never ends, one clear error. */
+    oc.history = NULL;
+    assert_int_equal(lucid_online_forecasts(&oc, periods, 4, together, &err), 0);
+    assert_int_equal(together[3].count, 0);
+    oc.history = path;
+    const int64_t zero = 0;
+    assert_int_equal(lucid_online_forecasts(&oc, &zero, 1, together, &err), -1);
+    assert_non_null(strstr(err.msg, "retrain period 0 s: must be positive"));
+}
+
+/* An online run given the forecast built beforehand schedules exactly as
+ * one that trains its own, and hands back that forecast (a doctored one
+ * shows that it is used, not retrained). */
+static void online_run_with_a_given_forecast_is_the_same_run(void **state)
+{
+    (void)state;
+    char dir[2048], path[4096], history[4096];
+    test_tmpdir(dir, sizeof dir, "online-given");
+    snprintf(path, sizeof path, "%s/t.csv", dir);
+    snprintf(history, sizeof history, "%s/history.csv", dir);
+    write_trace(path, 100);
+    write_history(history, 3, 3);
+    online_case c;
+    online_case_init(&c, path, 1, 12 * 3600, 50, 3);
+    c.oc.history = history;
+    c.oc.window_start = 1598918400;
+    c.oc.bags = 1;
+    lucid_error err = {{0}};
+    const lucid_policy_ops *lucid = lucid_policy_find("lucid");
+    lucid_sim_result trained, given;
+    if (lucid_simulate(&c.cfg, &c.in, &lucid, 1, &trained, NULL, NULL, &err) < 0)
+        fail_msg("%s", err.msg);
+    lucid_forecast fc;
+    if (lucid_online_forecasts(&c.oc, &c.oc.period, 1, &fc, &err) < 0)
+        fail_msg("%s", err.msg);
+    c.oc.forecast = &fc;
+    if (lucid_simulate(&c.cfg, &c.in, &lucid, 1, &given, NULL, NULL, &err) < 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(trained.forecast.count, 3 * 144);
+    assert_same_forecast(&given.forecast, &trained.forecast);
+    assert_true(given.forecast.pred_gpu_job != fc.pred_gpu_job); /* a copy: the run frees it */
+    for (size_t i = 0; i < c.trace.njobs; i++) {
+        assert_int_equal(given.run[i].status, LUCID_DONE);
+        assert_int_equal(given.run[i].start_time, trained.run[i].start_time);
+        assert_int_equal(given.run[i].end_time, trained.run[i].end_time);
+    }
+    assert_int_equal(given.duration_trainings, trained.duration_trainings);
+    lucid_sim_result_free(&given);
+    for (size_t r = 0; r < fc.count; r++)
+        fc.pred_gpu_job[r] += 1000;
+    if (lucid_simulate(&c.cfg, &c.in, &lucid, 1, &given, NULL, NULL, &err) < 0)
+        fail_msg("%s", err.msg);
+    assert_same_forecast(&given.forecast, &fc);
+    lucid_sim_result_free(&given);
+    lucid_sim_result_free(&trained);
+    lucid_forecast_free(&fc);
+    online_case_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(never_learns_from_unended_jobs),
         cmocka_unit_test(retrains_at_the_configured_times),
         cmocka_unit_test(replay_reproduces_the_online_run),
+        cmocka_unit_test(forecasts_built_together_equal_those_built_alone),
+        cmocka_unit_test(online_run_with_a_given_forecast_is_the_same_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

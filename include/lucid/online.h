@@ -23,6 +23,10 @@ typedef struct lucid_online_config {
     size_t min_history;          /* ended jobs needed before the first model (100) */
     int bags;                    /* EBM outer bags (8) */
     uint64_t seed;
+    /* The throughput forecast of this history, window_start, period, bags
+     * and seed, built beforehand (lucid_online_forecasts) and copied into
+     * the run; NULL: the run trains its own. */
+    const lucid_forecast *forecast;
 } lucid_online_config;
 
 typedef struct lucid_online lucid_online;
@@ -33,6 +37,16 @@ typedef struct lucid_online lucid_online;
 lucid_online *lucid_online_new(const lucid_online_config *cfg, const lucid_trace *trace,
                                int32_t *share, lucid_forecast *forecast, lucid_error *err);
 void lucid_online_free(lucid_online *o);
+
+/* The throughput forecasts lucid_online_new would build for each of
+ * `periods` (cfg->period and cfg->forecast are ignored), with each model
+ * trained once for all the periods that retrain at the same row: the
+ * forecast does not depend on the schedule, so runs that differ only in
+ * other knobs can share it.  out[i] (freed with lucid_forecast_free) is
+ * bit-identical to a build for periods[i] alone; all are empty when
+ * cfg->history is NULL.  Returns 0, or -1 with every out[i] empty. */
+int lucid_online_forecasts(const lucid_online_config *cfg, const int64_t *periods, int nperiods,
+                           lucid_forecast *out, lucid_error *err);
 
 /* The update engine at time `now` (trace timeline): retrains the duration
  * model on the jobs with run[i].end_time in [0, now) — cold start below

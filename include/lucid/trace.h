@@ -121,6 +121,8 @@ typedef struct lucid_forecast {
 } lucid_forecast;
 int lucid_forecast_load(lucid_forecast *fc, const char *path, lucid_error *err);
 void lucid_forecast_free(lucid_forecast *fc);
+/* A deep copy of src into dst (dst's old arrays are not freed). */
+int lucid_forecast_copy(lucid_forecast *dst, const lucid_forecast *src, lucid_error *err);
 
 
 /* ---- synthetic traces (synth.c) ---- */

@@ -625,6 +625,26 @@ int lucid_forecast_load(lucid_forecast *fc, const char *path, lucid_error *err)
     return 0;
 }
 
+int lucid_forecast_copy(lucid_forecast *dst, const lucid_forecast *src, lucid_error *err)
+{
+    memset(dst, 0, sizeof *dst);
+    size_t n = src->count;
+    if (n == 0)
+        return 0;
+    dst->offset = malloc((n + 1) * sizeof *dst->offset);
+    dst->pred_gpu_job = malloc((n + 1) * sizeof *dst->pred_gpu_job);
+    dst->pred_gpu_num = malloc((n + 1) * sizeof *dst->pred_gpu_num);
+    if (!dst->offset || !dst->pred_gpu_job || !dst->pred_gpu_num) {
+        lucid_forecast_free(dst);
+        return lucid_error_set(err, "out of memory");
+    }
+    memcpy(dst->offset, src->offset, n * sizeof *dst->offset);
+    memcpy(dst->pred_gpu_job, src->pred_gpu_job, n * sizeof *dst->pred_gpu_job);
+    memcpy(dst->pred_gpu_num, src->pred_gpu_num, n * sizeof *dst->pred_gpu_num);
+    dst->count = n;
+    return 0;
+}
+
 void lucid_forecast_free(lucid_forecast *fc)
 {
     free(fc->offset);

@@ -121,9 +121,24 @@ static int predict_sharing(const lucid_online_config *cfg, const lucid_trace *tr
     return rc;
 }
 
-/* One throughput target: trained on the rows before each week of the
- * window (the update engine), predicting that week's rows. */
-static int forecast_target(const lucid_online_config *cfg, const char *target, double *out,
+/* The first row at least `period` s after row `week`: the end of the rows
+ * predicted by the model trained on the rows before `week`. */
+static size_t period_end(const int64_t *times, size_t week, size_t nrows, int64_t period)
+{
+    size_t until = week;
+    while (until < nrows && times[until] < times[week] + period)
+        until++;
+    return until;
+}
+
+/* One throughput target for several retraining periods at once.  Period i
+ * cuts the window at rows first = w0 < w1 < ... (each the first row a
+ * period after the one before); the model trained on rows [0, w) predicts
+ * rows [w, next cut).  A training depends only on its cut w, so the cuts are
+ * taken in order and each distinct one is trained once, for every period
+ * that cuts there: out[i] gets exactly what period i alone would get. */
+static int forecast_target(const lucid_online_config *cfg, const char *target,
+                           const int64_t *periods, int nperiods, double **out,
                            const int64_t *times, size_t first, size_t nrows, lucid_error *err)
 {
     int64_t *t2 = NULL;
@@ -141,36 +156,55 @@ static int forecast_target(const lucid_online_config *cfg, const char *target, d
     int rc = 0;
     size_t *rows = malloc((ds->nrows + 1) * sizeof *rows);
     double *pred = malloc((ds->nrows + 1) * sizeof *pred);
-    if (!rows || !pred)
+    size_t *next_cut = malloc(((size_t)nperiods + 1) * sizeof *next_cut);
+    if (!rows || !pred || !next_cut)
         rc = lucid_error_set(err, "out of memory");
-    for (size_t week = first; rc == 0 && week < nrows;) {
-        /* Train on every row before `week`, predict rows up to a period later. */
-        size_t n = 0;
-        for (size_t r = 0; r < week; r++)
-            rows[n++] = r;
-        size_t until = week;
-        while (until < nrows && times[until] < times[week] + cfg->period)
-            until++;
-        lucid_dataset *train = lucid_dataset_subset(ds, rows, n, err);
+    for (size_t r = 0; rc == 0 && r < ds->nrows; r++)
+        rows[r] = r;
+    for (int i = 0; rc == 0 && i < nperiods; i++)
+        next_cut[i] = first;
+    for (;;) {
+        size_t week = nrows;
+        for (int i = 0; rc == 0 && i < nperiods; i++)
+            if (next_cut[i] < week)
+                week = next_cut[i];
+        if (rc < 0 || week >= nrows)
+            break;
+        /* Train on every row before `week`; each period cutting here takes
+         * the predictions up to its next cut. */
+        lucid_dataset *train = lucid_dataset_subset(ds, rows, week, err);
         lucid_ebm *m = train ? lucid_ebm_train(train, &p, err) : NULL;
         if (!m || lucid_ebm_predict(m, ds, pred, err) < 0)
             rc = -1;
-        for (size_t r = week; rc == 0 && r < until; r++)
-            out[r - first] = pred[r];
+        for (int i = 0; rc == 0 && i < nperiods; i++) {
+            if (next_cut[i] != week)
+                continue;
+            size_t until = period_end(times, week, nrows, periods[i]);
+            memcpy(out[i] + (week - first), pred + week, (until - week) * sizeof *pred);
+            next_cut[i] = until;
+        }
         lucid_ebm_free(m);
         lucid_dataset_free(train);
-        week = until;
     }
+    free(next_cut);
     free(rows);
     free(pred);
     lucid_dataset_free(ds);
     return rc;
 }
 
-static int build_forecast(const lucid_online_config *cfg, lucid_forecast *fc, lucid_error *err)
+int lucid_online_forecasts(const lucid_online_config *cfg, const int64_t *periods, int nperiods,
+                           lucid_forecast *out, lucid_error *err)
 {
-    memset(fc, 0, sizeof *fc);
+    for (int i = 0; i < nperiods; i++)
+        memset(&out[i], 0, sizeof out[i]);
     if (!cfg->history)
+        return 0;
+    for (int i = 0; i < nperiods; i++)
+        if (periods[i] <= 0)
+            return lucid_error_set(err, "retrain period %lld s: must be positive",
+                                   (long long)periods[i]);
+    if (nperiods <= 0)
         return 0;
     int64_t *times = NULL;
     lucid_dataset *probe = lucid_features_throughput(cfg->history, "submit_gpu_job", &times, err);
@@ -186,22 +220,46 @@ static int build_forecast(const lucid_online_config *cfg, lucid_forecast *fc, lu
                                cfg->history);
     }
     size_t n = nrows - first;
-    fc->offset = malloc(n * sizeof *fc->offset);
-    fc->pred_gpu_job = malloc(n * sizeof *fc->pred_gpu_job);
-    fc->pred_gpu_num = malloc(n * sizeof *fc->pred_gpu_num);
-    int rc = fc->offset && fc->pred_gpu_job && fc->pred_gpu_num ? 0 : lucid_error_set(err, "out of memory");
-    /* Row times relative to the simulation start's calendar time. */
-    for (size_t r = 0; rc == 0 && r < n; r++)
-        fc->offset[r] = times[first + r] - cfg->window_start;
-    fc->count = n;
+    double **jobs = malloc((size_t)nperiods * sizeof *jobs);
+    double **gpus = malloc((size_t)nperiods * sizeof *gpus);
+    int rc = jobs && gpus ? 0 : lucid_error_set(err, "out of memory");
+    for (int i = 0; rc == 0 && i < nperiods; i++) {
+        lucid_forecast *fc = &out[i];
+        fc->offset = malloc(n * sizeof *fc->offset);
+        fc->pred_gpu_job = malloc(n * sizeof *fc->pred_gpu_job);
+        fc->pred_gpu_num = malloc(n * sizeof *fc->pred_gpu_num);
+        if (!fc->offset || !fc->pred_gpu_job || !fc->pred_gpu_num) {
+            rc = lucid_error_set(err, "out of memory");
+            break;
+        }
+        /* Row times relative to the simulation start's calendar time. */
+        for (size_t r = 0; r < n; r++)
+            fc->offset[r] = times[first + r] - cfg->window_start;
+        fc->count = n;
+        jobs[i] = fc->pred_gpu_job;
+        gpus[i] = fc->pred_gpu_num;
+    }
     if (rc == 0)
-        rc = forecast_target(cfg, "submit_gpu_job", fc->pred_gpu_job, times, first, nrows, err);
+        rc = forecast_target(cfg, "submit_gpu_job", periods, nperiods, jobs, times, first, nrows,
+                             err);
     if (rc == 0)
-        rc = forecast_target(cfg, "submit_gpu_num", fc->pred_gpu_num, times, first, nrows, err);
+        rc = forecast_target(cfg, "submit_gpu_num", periods, nperiods, gpus, times, first, nrows,
+                             err);
+    free(jobs);
+    free(gpus);
     free(times);
-    if (rc < 0)
-        lucid_forecast_free(fc);
+    for (int i = 0; rc < 0 && i < nperiods; i++)
+        lucid_forecast_free(&out[i]);
     return rc;
+}
+
+/* The run's forecast: a copy of the one given (built once for several
+ * runs), else trained for this run's period alone. */
+static int build_forecast(const lucid_online_config *cfg, lucid_forecast *fc, lucid_error *err)
+{
+    if (cfg->forecast)
+        return lucid_forecast_copy(fc, cfg->forecast, err);
+    return lucid_online_forecasts(cfg, &cfg->period, 1, fc, err);
 }
 
 lucid_online *lucid_online_new(const lucid_online_config *cfg, const lucid_trace *trace,
