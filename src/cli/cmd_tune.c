@@ -93,6 +93,11 @@ typedef struct tuner {
     int stage_online;   /* evaluations now are online runs (else replays) */
     lucid_sim_result base_result;
     lucid_sim_inputs replay_in;
+    /* The throughput forecast of each retrain period the online runs use,
+     * built once before them: it does not depend on the schedule. */
+    int64_t forecast_period[MAX_GRID + 1];
+    lucid_forecast forecasts[MAX_GRID + 1];
+    int nforecasts;
     const lucid_policy_ops *lucid;
     int threads, budget, objective_queue, quiet;
     int active[NKNOBS]; /* searched (the others keep the experiment's value) */
@@ -169,6 +174,15 @@ static int valid_value(int k, double v)
 
 /* ---- simulating a batch of points on worker threads ---- */
 
+/* The forecast built for `period`, or NULL (the run trains its own). */
+static const lucid_forecast *forecast_for(const tuner *t, int64_t period)
+{
+    for (int i = 0; i < t->nforecasts; i++)
+        if (t->forecast_period[i] == period)
+            return &t->forecasts[i];
+    return NULL;
+}
+
 typedef struct batch {
     const tuner *t;
     evaluation *items;
@@ -197,6 +211,8 @@ static int simulate_point(const tuner *t, evaluation *e, lucid_sim_result *keep,
     }
     for (int k = 0; k < NKNOBS; k++)
         knob_set(&cfg, cfg.online ? &oc : NULL, k, e->p.v[k]);
+    if (cfg.online)
+        oc.forecast = forecast_for(t, oc.period);
     const lucid_policy_ops *policies[1] = {t->lucid};
     lucid_sim_result result;
     if (lucid_simulate(&cfg, in, policies, 1, &result, NULL, NULL, err) < 0)
@@ -722,6 +738,28 @@ static const char sensitivity_head[] =
     "(lucid policy, all jobs; * = the experiment's value)\n"
     "knob                      value      avg JCT    avg queue\n";
 
+/* The forecasts of the experiment's retrain period and, when it is
+ * searched, of every period on its grid: the online runs differ in their
+ * knobs, not in the forecast of a period, so each distinct training cut is
+ * trained once here instead of in every run. */
+static int build_forecasts(tuner *t, lucid_error *err)
+{
+    const lucid_online_config *oc = t->cfg.online;
+    if (!oc->history)
+        return 0;
+    int n = 0;
+    t->forecast_period[n++] = oc->period;
+    for (int i = 0; i < t->ngrid[PERIOD_KNOB] && t->active[PERIOD_KNOB]; i++) {
+        int64_t period = llround(t->grid[PERIOD_KNOB][i]);
+        if (period != oc->period)
+            t->forecast_period[n++] = period;
+    }
+    if (lucid_online_forecasts(oc, t->forecast_period, n, t->forecasts, err) < 0)
+        return -1;
+    t->nforecasts = n;
+    return 0;
+}
+
 /* An online experiment: (1) one online run of the experiment's own
  * configuration; (2) the scheduling knobs searched on replays of that run
  * (its per-job estimates, sharing scores and forecast as inputs: exact for
@@ -732,6 +770,8 @@ static const char sensitivity_head[] =
 static int search_online(tuner *t, const point *base)
 {
     lucid_error err = {{0}};
+    if (build_forecasts(t, &err) < 0)
+        return cli_fail("%s", err.msg);
     t->stage_online = 1;
     t->done[0] = (evaluation){.p = *base, .online = 1};
     if (simulate_point(t, &t->done[0], &t->base_result, &err) < 0)
@@ -888,6 +928,8 @@ int cmd_tune(int argc, char **argv)
     memset(&run, 0, sizeof run);
     rc = tune(&o, &exp, &t, &run);
     free(t.done);
+    for (int i = 0; i < t.nforecasts; i++)
+        lucid_forecast_free(&t.forecasts[i]);
     lucid_sim_result_free(&t.base_result);
     cli_run_free(&run);
     lucid_experiment_free(&exp);
