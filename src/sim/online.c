@@ -7,6 +7,7 @@
 #include "lucid/online.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,21 +132,44 @@ static size_t period_end(const int64_t *times, size_t week, size_t nrows, int64_
     return until;
 }
 
-/* One throughput target for several retraining periods at once.  Period i
- * cuts the window at rows first = w0 < w1 < ... (each the first row a
- * period after the one before); the model trained on rows [0, w) predicts
- * rows [w, next cut).  A training depends only on its cut w, so the cuts are
- * taken in order and each distinct one is trained once, for every period
- * that cuts there: out[i] gets exactly what period i alone would get. */
-static int forecast_target(const lucid_online_config *cfg, const char *target,
-                           const int64_t *periods, int nperiods, double **out,
-                           const int64_t *times, size_t first, size_t nrows, lucid_error *err)
+/* The forecasts of several retraining periods at once.  Period i cuts the
+ * window at rows first = w0 < w1 < ... (each the first row a period after
+ * the one before); the model trained on rows [0, w) predicts rows
+ * [w, next cut).  A training depends only on its target and its cut w, so
+ * each distinct (target, cut) is trained once, for every period cutting
+ * there: out[i] gets exactly what period i alone would get.  The trainings
+ * are independent and run on two worker threads (one EBM thread each): a
+ * training whose bags stop at very different rounds would otherwise leave
+ * a core idle.  Each writes only its own rows of the outputs. */
+typedef struct fc_plan {
+    const lucid_online_config *cfg;
+    lucid_dataset *ds[2];    /* features of submit_gpu_job, submit_gpu_num */
+    double **out[2];         /* [target][period]: rows from `first` */
+    const int64_t *periods;
+    int nperiods;
+    const int64_t *times;
+    size_t first, nrows;
+    size_t *cuts;            /* distinct cuts, largest first (the longest trainings first) */
+    size_t ncuts;
+    size_t next;             /* the next job: cut next / 2, target next % 2 */
+    int failed;
+    lucid_error err;
+    pthread_mutex_t lock;
+} fc_plan;
+
+/* Whether period i cuts at row w. */
+static int period_cuts_at(const fc_plan *pl, int i, size_t w)
 {
-    int64_t *t2 = NULL;
-    lucid_dataset *ds = lucid_features_throughput(cfg->history, target, &t2, err);
-    if (!ds)
-        return -1;
-    free(t2);
+    for (size_t c = pl->first; c < pl->nrows; c = period_end(pl->times, c, pl->nrows, pl->periods[i]))
+        if (c >= w)
+            return c == w;
+    return 0;
+}
+
+static int fc_train(fc_plan *pl, int target, size_t week, size_t *rows, double *pred,
+                    lucid_error *err)
+{
+    const lucid_online_config *cfg = pl->cfg;
     lucid_ebm_params p;
     lucid_ebm_default_params(&p);
     p.learning_rate = 0.1;
@@ -153,43 +177,105 @@ static int forecast_target(const lucid_online_config *cfg, const char *target,
     p.binning = LUCID_BIN_QUANTILE;
     p.outer_bags = cfg->bags;
     p.seed = cfg->seed;
-    int rc = 0;
-    size_t *rows = malloc((ds->nrows + 1) * sizeof *rows);
-    double *pred = malloc((ds->nrows + 1) * sizeof *pred);
-    size_t *next_cut = malloc(((size_t)nperiods + 1) * sizeof *next_cut);
-    if (!rows || !pred || !next_cut)
-        rc = lucid_error_set(err, "out of memory");
-    for (size_t r = 0; rc == 0 && r < ds->nrows; r++)
-        rows[r] = r;
-    for (int i = 0; rc == 0 && i < nperiods; i++)
-        next_cut[i] = first;
-    for (;;) {
-        size_t week = nrows;
-        for (int i = 0; rc == 0 && i < nperiods; i++)
-            if (next_cut[i] < week)
-                week = next_cut[i];
-        if (rc < 0 || week >= nrows)
-            break;
-        /* Train on every row before `week`; each period cutting here takes
-         * the predictions up to its next cut. */
-        lucid_dataset *train = lucid_dataset_subset(ds, rows, week, err);
-        lucid_ebm *m = train ? lucid_ebm_train(train, &p, err) : NULL;
-        if (!m || lucid_ebm_predict(m, ds, pred, err) < 0)
-            rc = -1;
-        for (int i = 0; rc == 0 && i < nperiods; i++) {
-            if (next_cut[i] != week)
-                continue;
-            size_t until = period_end(times, week, nrows, periods[i]);
-            memcpy(out[i] + (week - first), pred + week, (until - week) * sizeof *pred);
-            next_cut[i] = until;
-        }
-        lucid_ebm_free(m);
-        lucid_dataset_free(train);
+    p.threads = 1;
+    lucid_dataset *ds = pl->ds[target];
+    lucid_dataset *train = lucid_dataset_subset(ds, rows, week, err);
+    lucid_ebm *m = train ? lucid_ebm_train(train, &p, err) : NULL;
+    int rc = m && lucid_ebm_predict(m, ds, pred, err) == 0 ? 0 : -1;
+    for (int i = 0; rc == 0 && i < pl->nperiods; i++) {
+        if (!period_cuts_at(pl, i, week))
+            continue;
+        size_t until = period_end(pl->times, week, pl->nrows, pl->periods[i]);
+        memcpy(pl->out[target][i] + (week - pl->first), pred + week, (until - week) * sizeof *pred);
     }
-    free(next_cut);
+    lucid_ebm_free(m);
+    lucid_dataset_free(train);
+    return rc;
+}
+
+static void *fc_worker(void *arg)
+{
+    fc_plan *pl = arg;
+    size_t n = pl->nrows;
+    size_t *rows = malloc((n + 1) * sizeof *rows);
+    double *pred = malloc((n + 1) * sizeof *pred);
+    for (size_t r = 0; rows && r < n; r++)
+        rows[r] = r;
+    for (;;) {
+        pthread_mutex_lock(&pl->lock);
+        size_t job = pl->failed ? 2 * pl->ncuts : pl->next++;
+        pthread_mutex_unlock(&pl->lock);
+        if (job >= 2 * pl->ncuts)
+            break;
+        lucid_error err = {{0}};
+        if (!rows || !pred)
+            lucid_error_set(&err, "out of memory");
+        if (!rows || !pred || fc_train(pl, (int)(job % 2), pl->cuts[job / 2], rows, pred, &err) < 0) {
+            pthread_mutex_lock(&pl->lock);
+            if (!pl->failed)
+                pl->err = err;
+            pl->failed = 1;
+            pthread_mutex_unlock(&pl->lock);
+        }
+    }
     free(rows);
     free(pred);
-    lucid_dataset_free(ds);
+    return NULL;
+}
+
+static int cmp_size_desc(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return (x < y) - (x > y);
+}
+
+static int forecast_all(fc_plan *pl, lucid_error *err)
+{
+    static const char *const targets[2] = {"submit_gpu_job", "submit_gpu_num"};
+    int rc = 0;
+    for (int k = 0; k < 2 && rc == 0; k++) {
+        int64_t *t2 = NULL;
+        if (!(pl->ds[k] = lucid_features_throughput(pl->cfg->history, targets[k], &t2, err)))
+            rc = -1;
+        else if (pl->ds[k]->nrows != pl->nrows)
+            rc = lucid_error_set(err, "%s: the two targets' feature rows differ",
+                                 pl->cfg->history);
+        free(t2);
+    }
+    /* Every period's cuts, merged and deduplicated. */
+    size_t cap = 0;
+    for (int i = 0; rc == 0 && i < pl->nperiods; i++)
+        for (size_t c = pl->first; c < pl->nrows;
+             c = period_end(pl->times, c, pl->nrows, pl->periods[i]))
+            cap++;
+    if (rc == 0 && !(pl->cuts = malloc((cap + 1) * sizeof *pl->cuts)))
+        rc = lucid_error_set(err, "out of memory");
+    for (int i = 0; rc == 0 && i < pl->nperiods; i++)
+        for (size_t c = pl->first; c < pl->nrows;
+             c = period_end(pl->times, c, pl->nrows, pl->periods[i]))
+            pl->cuts[pl->ncuts++] = c;
+    if (rc == 0) {
+        qsort(pl->cuts, pl->ncuts, sizeof *pl->cuts, cmp_size_desc);
+        size_t u = 0;
+        for (size_t c = 0; c < pl->ncuts; c++)
+            if (u == 0 || pl->cuts[u - 1] != pl->cuts[c])
+                pl->cuts[u++] = pl->cuts[c];
+        pl->ncuts = u;
+        pthread_mutex_init(&pl->lock, NULL);
+        pthread_t tid;
+        int threaded = pthread_create(&tid, NULL, fc_worker, pl) == 0;
+        fc_worker(pl);
+        if (threaded)
+            pthread_join(tid, NULL);
+        pthread_mutex_destroy(&pl->lock);
+        if (pl->failed) {
+            *err = pl->err;
+            rc = -1;
+        }
+    }
+    free(pl->cuts);
+    lucid_dataset_free(pl->ds[0]);
+    lucid_dataset_free(pl->ds[1]);
     return rc;
 }
 
@@ -220,9 +306,11 @@ int lucid_online_forecasts(const lucid_online_config *cfg, const int64_t *period
                                cfg->history);
     }
     size_t n = nrows - first;
-    double **jobs = malloc((size_t)nperiods * sizeof *jobs);
-    double **gpus = malloc((size_t)nperiods * sizeof *gpus);
-    int rc = jobs && gpus ? 0 : lucid_error_set(err, "out of memory");
+    fc_plan pl = {.cfg = cfg, .periods = periods, .nperiods = nperiods, .times = times,
+                  .first = first, .nrows = nrows};
+    pl.out[0] = malloc((size_t)nperiods * sizeof *pl.out[0]);
+    pl.out[1] = malloc((size_t)nperiods * sizeof *pl.out[1]);
+    int rc = pl.out[0] && pl.out[1] ? 0 : lucid_error_set(err, "out of memory");
     for (int i = 0; rc == 0 && i < nperiods; i++) {
         lucid_forecast *fc = &out[i];
         fc->offset = malloc(n * sizeof *fc->offset);
@@ -236,17 +324,13 @@ int lucid_online_forecasts(const lucid_online_config *cfg, const int64_t *period
         for (size_t r = 0; r < n; r++)
             fc->offset[r] = times[first + r] - cfg->window_start;
         fc->count = n;
-        jobs[i] = fc->pred_gpu_job;
-        gpus[i] = fc->pred_gpu_num;
+        pl.out[0][i] = fc->pred_gpu_job;
+        pl.out[1][i] = fc->pred_gpu_num;
     }
     if (rc == 0)
-        rc = forecast_target(cfg, "submit_gpu_job", periods, nperiods, jobs, times, first, nrows,
-                             err);
-    if (rc == 0)
-        rc = forecast_target(cfg, "submit_gpu_num", periods, nperiods, gpus, times, first, nrows,
-                             err);
-    free(jobs);
-    free(gpus);
+        rc = forecast_all(&pl, err);
+    free(pl.out[0]);
+    free(pl.out[1]);
     free(times);
     for (int i = 0; rc < 0 && i < nperiods; i++)
         lucid_forecast_free(&out[i]);
