@@ -106,6 +106,8 @@ typedef struct tuner {
     evaluation *done; /* every simulated point */
     int ndone;
     int best; /* index into done */
+    struct timespec t0; /* when tuning began */
+    double cpu0;        /* the process's CPU seconds then */
 } tuner;
 
 static double knob_get(const lucid_sim_config *cfg, int k)
@@ -734,6 +736,16 @@ static double seconds_since(const struct timespec *t0)
     return (double)(t1.tv_sec - t0->tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0->tv_nsec);
 }
 
+/* "[wall s, CPU s]" since tuning began, for the stage lines. */
+static const char *stage_time(const tuner *t, char *buf, size_t size)
+{
+    struct timespec cpu;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
+    snprintf(buf, size, "[%.1f s, %.1f s CPU]", seconds_since(&t->t0),
+             (double)cpu.tv_sec + 1e-9 * (double)cpu.tv_nsec - t->cpu0);
+    return buf;
+}
+
 static const char sensitivity_head[] =
     "(lucid policy, all jobs; * = the experiment's value)\n"
     "knob                      value      avg JCT    avg queue\n";
@@ -770,8 +782,12 @@ static int build_forecasts(tuner *t, lucid_error *err)
 static int search_online(tuner *t, const point *base)
 {
     lucid_error err = {{0}};
+    char tbuf[64];
     if (build_forecasts(t, &err) < 0)
         return cli_fail("%s", err.msg);
+    if (!t->quiet && t->nforecasts > 0)
+        printf("load forecasts of %d retrain period%s built %s\n", t->nforecasts,
+               t->nforecasts == 1 ? "" : "s", stage_time(t, tbuf, sizeof tbuf));
     t->stage_online = 1;
     t->done[0] = (evaluation){.p = *base, .online = 1};
     if (simulate_point(t, &t->done[0], &t->base_result, &err) < 0)
@@ -779,8 +795,8 @@ static int search_online(tuner *t, const point *base)
     t->ndone = 1;
     t->best = 0;
     if (!t->quiet)
-        printf("online run of the experiment: avg JCT %.3f s, avg queue %.3f s\n",
-               t->done[0].avg_jct, t->done[0].avg_queue);
+        printf("online run of the experiment: avg JCT %.3f s, avg queue %.3f s %s\n",
+               t->done[0].avg_jct, t->done[0].avg_queue, stage_time(t, tbuf, sizeof tbuf));
     t->replay_in = t->run->in;
     t->replay_in.lucid_estimates = t->base_result.estimates;
     t->replay_in.lucid_share = t->base_result.share;
@@ -802,6 +818,9 @@ static int search_online(tuner *t, const point *base)
                        t->done[replayed].avg_queue == t->done[0].avg_queue
                    ? "identical"
                    : "DIFFERENT: the replay is not exact");
+    if (!t->quiet)
+        printf("replay search done after %d simulations %s\n", t->ndone,
+               stage_time(t, tbuf, sizeof tbuf));
     point tuned = t->done[t->best].p;
     t->budget = budget;
     t->active[PERIOD_KNOB] = period_active;
@@ -819,15 +838,18 @@ static int search_online(tuner *t, const point *base)
         return -1;
     if (!t->quiet)
         printf("online runs of the best replayed point: best avg JCT %.3f s, avg queue %.3f s "
-               "after %d simulations\n",
-               t->done[t->best].avg_jct, t->done[t->best].avg_queue, t->ndone);
+               "after %d simulations %s\n",
+               t->done[t->best].avg_jct, t->done[t->best].avg_queue, t->ndone,
+               stage_time(t, tbuf, sizeof tbuf));
     return 0;
 }
 
 static int tune(const tune_opts *o, const lucid_experiment *exp, tuner *t, cli_run *run)
 {
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    clock_gettime(CLOCK_MONOTONIC, &t->t0);
+    struct timespec cpu;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
+    t->cpu0 = (double)cpu.tv_sec + 1e-9 * (double)cpu.tv_nsec;
     t->lucid = lucid_policy_find("lucid");
     if (cli_run_config(exp, &t->cfg) != 0 || cli_run_load(exp, &t->lucid, 1, run, &t->cfg) != 0)
         return 1;
@@ -850,7 +872,7 @@ static int tune(const tune_opts *o, const lucid_experiment *exp, tuner *t, cli_r
                          : "");
     if ((t->online ? search_online(t, &base) : search(t, &base)) != 0)
         return 1;
-    double elapsed = seconds_since(&t0);
+    double elapsed = seconds_since(&t->t0);
     const evaluation *best = &t->done[t->best], *start = &t->done[0];
     if (!o->quiet) {
         int stage = t->stage_online;
