@@ -504,6 +504,20 @@ static double apply_update(bag_state *bag, lucid_task task, const uint32_t *cell
     return refresh_gradients(bag, task);
 }
 
+/* Regression: adds update[cell] to the validation rows' residuals and
+ * returns their MSE (the early-stopping metric). */
+static double update_validation(bag_state *bag, const uint32_t *cells, const double *update)
+{
+    double metric = 0, *grad = bag->grad;
+    for (size_t r = bag->ntrain; r < bag->nrows; r++) {
+        double g = grad[r] + update[cells[r]];
+        grad[r] = g;
+        metric += g * g;
+    }
+    size_t nval = bag->nrows - bag->ntrain;
+    return nval ? metric / (double)nval : 0;
+}
+
 /* Regression: adds update[cell] to every bag row's residual (the gradient;
  * the scores are rebuilt from the best snapshot at the end, so they are not
  * kept during boosting), sums the new training residuals into the next
@@ -541,14 +555,7 @@ static double apply_update_regression(bag_state *bag, const uint32_t *cells, con
             next_g[next[r]] += g;
         }
     }
-    double metric = 0;
-    for (size_t r = bag->ntrain; r < bag->nrows; r++) {
-        double g = grad[r] + update[cells[r]];
-        grad[r] = g;
-        metric += g * g;
-    }
-    size_t nval = bag->nrows - bag->ntrain;
-    return nval ? metric / (double)nval : 0;
+    return update_validation(bag, cells, update);
 }
 
 /* Terms whose rows continue the previous row's cell at least this often
@@ -755,15 +762,7 @@ static double cross_update(const cross_tables *x, bag_state *bag, const stage *s
             g[x->sel[s][j]] += d;
         }
     }
-    double metric = 0, *grad = bag->grad;
-    const uint32_t *cells = st->cells[t];
-    for (size_t r = bag->ntrain; r < bag->nrows; r++) {
-        double g = grad[r] + update[cells[r]];
-        grad[r] = g;
-        metric += g * g;
-    }
-    size_t nval = bag->nrows - bag->ntrain;
-    return nval ? metric / (double)nval : 0;
+    return update_validation(bag, st->cells[t], update);
 }
 
 /* Cyclic boosting of the stage's terms from the bag's current scores.  On
