@@ -285,12 +285,7 @@ static void reference_forecast(const lucid_online_config *oc, const char *target
     if (!ds)
         fail_msg("%s", err.msg);
     lucid_ebm_params p;
-    lucid_ebm_default_params(&p);
-    p.learning_rate = 0.1;
-    p.interactions = 10;
-    p.binning = LUCID_BIN_QUANTILE;
-    p.outer_bags = oc->bags;
-    p.seed = oc->seed;
+    lucid_online_forecast_params(oc, &p);
     size_t first = 0, *rows = malloc(ds->nrows * sizeof *rows);
     double *pred = malloc(ds->nrows * sizeof *pred);
     while (times[first] < oc->window_start)

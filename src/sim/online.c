@@ -132,6 +132,16 @@ static size_t period_end(const int64_t *times, size_t week, size_t nrows, int64_
     return until;
 }
 
+void lucid_online_forecast_params(const lucid_online_config *cfg, lucid_ebm_params *p)
+{
+    lucid_ebm_default_params(p);
+    p->learning_rate = 0.1;
+    p->interactions = 10;
+    p->binning = LUCID_BIN_QUANTILE;
+    p->outer_bags = cfg->bags;
+    p->seed = cfg->seed;
+}
+
 /* The forecasts of several retraining periods at once.  Period i cuts the
  * window at rows first = w0 < w1 < ... (each the first row a period after
  * the one before); the model trained on rows [0, w) predicts rows
@@ -169,14 +179,8 @@ static int period_cuts_at(const fc_plan *pl, int i, size_t w)
 static int fc_train(fc_plan *pl, int target, size_t week, size_t *rows, double *pred,
                     lucid_error *err)
 {
-    const lucid_online_config *cfg = pl->cfg;
     lucid_ebm_params p;
-    lucid_ebm_default_params(&p);
-    p.learning_rate = 0.1;
-    p.interactions = 10;
-    p.binning = LUCID_BIN_QUANTILE;
-    p.outer_bags = cfg->bags;
-    p.seed = cfg->seed;
+    lucid_online_forecast_params(pl->cfg, &p);
     p.threads = 1;
     lucid_dataset *ds = pl->ds[target];
     lucid_dataset *train = lucid_dataset_subset(ds, rows, week, err);
