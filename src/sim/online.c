@@ -49,14 +49,22 @@ static void explain_estimate(lucid_online *o, const lucid_dataset *one, double e
         snprintf(terms, size, "(%.300s)", err.msg);
 }
 
-static void duration_params(const lucid_online_config *cfg, lucid_ebm_params *p)
+/* A GA2M's settings: the library defaults, Lucid's learning rate, pairs
+ * and binning, the config's bags and seed. */
+static void ga2m_params(const lucid_online_config *cfg, double learning_rate, int interactions,
+                        lucid_binning binning, lucid_ebm_params *p)
 {
     lucid_ebm_default_params(p);
-    p->learning_rate = 0.01;
-    p->interactions = 20;
-    p->binning = LUCID_BIN_UNIFORM;
+    p->learning_rate = learning_rate;
+    p->interactions = interactions;
+    p->binning = binning;
     p->outer_bags = cfg->bags;
     p->seed = cfg->seed;
+}
+
+static void duration_params(const lucid_online_config *cfg, lucid_ebm_params *p)
+{
+    ga2m_params(cfg, 0.01, 20, LUCID_BIN_UNIFORM, p);
 }
 
 /* Sharing scores: the tree trained on the labelled workloads, applied to
@@ -134,12 +142,7 @@ static size_t period_end(const int64_t *times, size_t week, size_t nrows, int64_
 
 void lucid_online_forecast_params(const lucid_online_config *cfg, lucid_ebm_params *p)
 {
-    lucid_ebm_default_params(p);
-    p->learning_rate = 0.1;
-    p->interactions = 10;
-    p->binning = LUCID_BIN_QUANTILE;
-    p->outer_bags = cfg->bags;
-    p->seed = cfg->seed;
+    ga2m_params(cfg, 0.1, 10, LUCID_BIN_QUANTILE, p);
 }
 
 /* The forecasts of several retraining periods at once.  Period i cuts the
