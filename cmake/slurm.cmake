@@ -71,6 +71,10 @@ if(LUCID_HAVE_SLURM AND LUCID_HAVE_STATE)
   target_include_directories(lucidd PRIVATE ${LUCID_SLURM_INCLUDE_DIR})
   target_link_libraries(lucidd PRIVATE lucid ${LUCID_SLURM_LIBRARY})
   message(STATUS "lucid: building lucidd")
+  # Its options, no cluster needed: bad values refused with one clear line.
+  add_test(NAME lucidd_options COMMAND bash ${CMAKE_SOURCE_DIR}/tests/lucidd_options.sh
+                                       $<TARGET_FILE:lucidd> ${CMAKE_SOURCE_DIR})
+  set_tests_properties(lucidd_options PROPERTIES TIMEOUT 60)
 else()
   message(STATUS "lucid: lucidd skipped (needs libslurm and SQLite)")
 endif()

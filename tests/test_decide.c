@@ -62,7 +62,7 @@ static void priority_order_stops_at_first_failure(void **state)
         {.id = 4, .gpus = 1, .nodes = 1, .priority = 200, .sharing_score = -1},
     };
     decide_result results[4];
-    decide_params params = {.packing = 0, .gpu_memory_mib = 24576};
+    decide_params params = {.packing = 0, .gpu_memory_mib = 24576, .score_sum = 2, .priority_ratio = 2};
     /* Job 2 (best priority) does not fit: nothing behind it starts. */
     assert_int_equal(decide_main(jobs, 4, NULL, 0, nodes, 2, &params, results), 0);
     assert_int_equal(results[0].id, 2);
@@ -113,15 +113,24 @@ static decide_running host(uint32_t id, int gpus, int score, double gmem, double
     return r;
 }
 
-/* One newcomer against one running job: 1 if it is packed onto it. */
-static int packs(decide_job newcomer, decide_running running)
+/* One newcomer against one running job under the pair rule's limits: 1 if
+ * it is packed onto it. */
+static int packs_within(decide_job newcomer, decide_running running, int score_sum,
+                        double priority_ratio)
 {
     decide_node nodes[1];
     make_nodes(nodes, 1, (const int[]){0});
     decide_result result;
-    decide_params params = {.packing = 1, .gpu_memory_mib = 24576};
+    decide_params params = {.packing = 1, .gpu_memory_mib = 24576, .score_sum = score_sum,
+                            .priority_ratio = priority_ratio};
     decide_main(&newcomer, 1, &running, 1, nodes, 1, &params, &result);
     return result.start && result.partner == running.job.id;
+}
+
+/* The same under the paper's limits (scores sum <= 2, ratio <= 2). */
+static int packs(decide_job newcomer, decide_running running)
+{
+    return packs_within(newcomer, running, 2, 2.0);
 }
 
 static void packing_follows_lucid_rules(void **state)
@@ -139,6 +148,13 @@ static void packing_follows_lucid_rules(void **state)
     assert_true(packs(job, host(5, 4, 1, 14575, 1000)));
     /* Newcomer's priority at most twice the partner's. */
     assert_false(packs(job, host(5, 4, 1, 10000, 999)));
+    /* lucidd's --score-sum / --priority-ratio (what `lucid tune` writes):
+     * scores 1 + 2 = 3 and priority 2000 vs 999 pass at 4 and 4; 2000 vs
+     * 499 (ratio 4.008) does not, nor does 1 + 2 at a sum of 2. */
+    assert_true(packs_within(job, host(5, 4, 2, 10000, 999), 4, 4.0));
+    assert_false(packs_within(job, host(5, 4, 2, 10000, 499), 4, 4.0));
+    assert_false(packs_within(job, host(5, 4, 2, 10000, 1000), 2, 4.0));
+    assert_true(packs_within(job, host(5, 4, 2, 10000, 1000), 3, 2.0));
     /* Never more than 8 GPUs, never an unprofiled job, never an already packed one. */
     decide_job big = job;
     big.gpus = 16;
@@ -156,7 +172,7 @@ static void packing_follows_lucid_rules(void **state)
     decide_running partner = host(5, 4, 1, 1000, 1000);
     snprintf(partner.gpu_list, sizeof partner.gpu_list, "4-7");
     decide_result result;
-    decide_params params = {.packing = 1, .gpu_memory_mib = 24576};
+    decide_params params = {.packing = 1, .gpu_memory_mib = 24576, .score_sum = 2, .priority_ratio = 2};
     assert_int_equal(decide_main(&job, 1, &partner, 1, nodes, 1, &params, &result), 1);
     assert_string_equal(result.nodes, "n1");
     assert_string_equal(result.gpu_list, "4-7");
@@ -183,7 +199,7 @@ static void packed_nodes_stay_apart_from_new_placements(void **state)
         {.id = 2, .gpus = 4, .nodes = 1, .priority = 200, .sharing_score = -1},
     };
     decide_result results[2];
-    decide_params params = {.packing = 1, .gpu_memory_mib = 24576};
+    decide_params params = {.packing = 1, .gpu_memory_mib = 24576, .score_sum = 2, .priority_ratio = 2};
     assert_int_equal(decide_main(jobs, 2, &partner, 1, nodes, 2, &params, results), 2);
     assert_int_equal(results[0].partner, 5);
     assert_string_equal(results[0].nodes, "n1");
@@ -272,7 +288,7 @@ static int daemon_starts(int profiling, const decide_job *given, int njobs,
     assert_true(njobs <= SAME_MAX_JOBS && nnodes <= 4);
     memcpy(jobs, given, (size_t)njobs * sizeof *jobs);
     make_nodes(nodes, nnodes, free_gpus);
-    decide_params params = {.packing = packing, .gpu_memory_mib = 24576};
+    decide_params params = {.packing = packing, .gpu_memory_mib = 24576, .score_sum = 2, .priority_ratio = 2};
     int started = profiling ? decide_profiling(jobs, njobs, nodes, nnodes, results)
                             : decide_main(jobs, njobs, NULL, 0, nodes, nnodes, &params, results);
     int n = 0;

@@ -27,6 +27,8 @@ typedef struct lucidd_config {
     double profile_limit_s;       /* profiling time limit (enforced by lucidd) */
     int gpu_limit;                /* largest job that is profiled */
     double gpu_memory_mib;        /* one GPU's memory, for packing */
+    int score_sum;                /* pair rule: sharing scores sum to at most this (2) */
+    double priority_ratio;        /* pair rule: newcomer's priority <= this x partner's (2) */
     int packing_mode;             /* -1 auto, 0 off, 1 on */
     int tick_ms;
     double default_estimate_s;    /* duration estimate without a time limit or model */

@@ -268,11 +268,12 @@ static void free_partners(partner_index *ix)
         free(ix->items[g]);
 }
 
-/* Lucid's affine pair: same GPU count (<= 8), scores sum <= 2, memory fits in
- * one GPU, and the newcomer's priority at most twice the partner's. */
+/* Lucid's affine pair: same GPU count (<= 8), scores sum <= score_sum,
+ * memory fits in one GPU, and the newcomer's priority at most
+ * priority_ratio times the partner's. */
 static int find_partner(const decide_job *job, const decide_running *running,
                         const decide_node *nodes, partner_index *ix, char *taken,
-                        double gpu_memory_mib)
+                        const decide_params *params)
 {
     int g = job->gpus;
     if (g < 1 || g > 8 || job->nodes > 1 || job->sharing_score < 0 || !ix->items[g])
@@ -290,7 +291,8 @@ static int find_partner(const decide_job *job, const decide_running *running,
         lucid_pair_side newcomer = {job->gpus, job->gmem_mib, job->sharing_score, job->priority};
         lucid_pair_side partner = {other->job.gpus, other->job.gmem_mib,
                                    other->job.sharing_score, other->job.priority};
-        if (lucid_pair_allowed(&newcomer, &partner, gpu_memory_mib, 2, 2.0))
+        if (lucid_pair_allowed(&newcomer, &partner, params->gpu_memory_mib, params->score_sum,
+                               params->priority_ratio))
             return i;
     }
     return -1;
@@ -322,7 +324,7 @@ typedef struct main_pass {
     const decide_running *running;
     decide_node *nodes;
     int nnodes;
-    double gpu_memory_mib;
+    const decide_params *params;
     placement place;
     partner_index ix;
     char *taken; /* running jobs that took a partner in this decision */
@@ -335,9 +337,8 @@ static int pack_job(void *ctx, size_t position)
     main_pass *m = ctx;
     const decide_job *job = &m->jobs[position];
     decide_result *result = &m->results[position];
-    int partner = m->taken ? find_partner(job, m->running, m->nodes, &m->ix, m->taken,
-                                          m->gpu_memory_mib)
-                           : -1;
+    int partner =
+        m->taken ? find_partner(job, m->running, m->nodes, &m->ix, m->taken, m->params) : -1;
     if (partner < 0)
         return 0;
     const decide_running *other = &m->running[partner];
@@ -403,7 +404,7 @@ int decide_main(decide_job *jobs, int njobs, const decide_running *running, int 
     order_jobs(jobs, njobs, LUCID_ORDER_PRIORITY);
     clear_results(results, jobs, njobs);
     main_pass m = {.jobs = jobs, .results = results, .running = running, .nodes = nodes,
-                   .nnodes = nnodes, .gpu_memory_mib = params->gpu_memory_mib,
+                   .nnodes = nnodes, .params = params,
                    .taken = calloc((size_t)(nrunning > 0 ? nrunning : 1), 1),
                    .most_free = max_free(nodes, nnodes),
                    .whole_nodes = nodes_with(nodes, nnodes, 8)}; /* for multi-node jobs */

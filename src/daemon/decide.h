@@ -44,6 +44,8 @@ typedef struct decide_params {
     int packing;           /* switch: 1 on (every job tried, partners first), 0 off
                             * (head of line: the first job that does not fit blocks) */
     double gpu_memory_mib; /* one GPU's memory (24576 in the reference) */
+    int score_sum;         /* the pair rule's limits (the paper's: 2 and 2; */
+    double priority_ratio; /* `lucid tune` searches both) */
 } decide_params;
 
 typedef struct decide_result {

@@ -617,7 +617,10 @@ static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs)
         }
     }
     update_packing(d, nodes, nnodes);
-    decide_params params = {.packing = d->packing_on, .gpu_memory_mib = d->cfg.gpu_memory_mib};
+    decide_params params = {.packing = d->packing_on,
+                            .gpu_memory_mib = d->cfg.gpu_memory_mib,
+                            .score_sum = d->cfg.score_sum,
+                            .priority_ratio = d->cfg.priority_ratio};
     t0 = monotonic_s();
     decide_main(waiting, nwaiting, running, nrunning, nodes, nnodes, &params, results);
     double latency = profiling_s + monotonic_s() - t0;

@@ -48,6 +48,9 @@ static const char usage_text[] =
     "  --profile-limit S       profiling time limit in seconds (default 200)\n"
     "  --gpu-limit N           largest job that is profiled (default 8)\n"
     "  --gpu-memory-mib M      one GPU's memory, for packing (default 24576)\n"
+    "  --score-sum X           pack two jobs only if their sharing scores sum to <= X (default 2)\n"
+    "  --priority-ratio X      ... and the newcomer's priority is <= X times the partner's\n"
+    "                          (default 2; `lucid tune` writes tuned values of both)\n"
     "  --packing auto|on|off   packing switch (default auto)\n"
     "  --tick-ms N             decision period (default 500)\n"
     "  --default-estimate S    duration estimate without a time limit or model (default 3600)\n"
@@ -77,6 +80,8 @@ static int parse_args(int argc, char **argv, lucidd_config *cfg)
                            .profile_limit_s = 200,
                            .gpu_limit = 8,
                            .gpu_memory_mib = 24576,
+                           .score_sum = 2,
+                           .priority_ratio = 2,
                            .packing_mode = -1,
                            .tick_ms = 500,
                            .default_estimate_s = 3600,
@@ -125,6 +130,18 @@ static int parse_args(int argc, char **argv, lucidd_config *cfg)
             cfg->gpu_limit = (int)number;
         } else if (strcmp(opt, "--gpu-memory-mib") == 0) {
             if (parse_number(opt, value, 1, &cfg->gpu_memory_mib) < 0)
+                return -1;
+        } else if (strcmp(opt, "--score-sum") == 0) {
+            if (parse_number(opt, value, 0, &number) < 0)
+                return -1;
+            if (number != (int)number || number > 4) {
+                fprintf(stderr, "lucidd: --score-sum: '%s' is not a whole number from 0 to 4\n",
+                        value);
+                return -1;
+            }
+            cfg->score_sum = (int)number;
+        } else if (strcmp(opt, "--priority-ratio") == 0) {
+            if (parse_number(opt, value, 1, &cfg->priority_ratio) < 0)
                 return -1;
         } else if (strcmp(opt, "--tick-ms") == 0) {
             if (parse_number(opt, value, 10, &number) < 0)
