@@ -32,13 +32,13 @@ typedef struct lucid_online_config {
 
 typedef struct lucid_online lucid_online;
 
-/* Trains the sharing tree and the forecasters; fills `share` (per trace job)
- * and `forecast` (rows from the window start, for the packing switch and
- * the profiler). */
 /* Lucid's throughput GA2M settings (learning rate 0.1, quantile binning,
  * 10 pairs) with the config's bags and seed. */
 void lucid_online_forecast_params(const lucid_online_config *cfg, lucid_ebm_params *p);
 
+/* Trains the sharing tree and the forecasters; fills `share` (per trace job)
+ * and `forecast` (rows from the window start, for the packing switch and
+ * the profiler). */
 lucid_online *lucid_online_new(const lucid_online_config *cfg, const lucid_trace *trace,
                                int32_t *share, lucid_forecast *forecast, lucid_error *err);
 void lucid_online_free(lucid_online *o);

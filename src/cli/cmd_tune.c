@@ -736,13 +736,17 @@ static double seconds_since(const struct timespec *t0)
     return (double)(t1.tv_sec - t0->tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0->tv_nsec);
 }
 
-/* "[wall s, CPU s]" since tuning began, for the stage lines. */
-static const char *stage_time(const tuner *t, char *buf, size_t size)
+static double cpu_seconds(void)
 {
     struct timespec cpu;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
-    snprintf(buf, size, "[%.1f s, %.1f s CPU]", seconds_since(&t->t0),
-             (double)cpu.tv_sec + 1e-9 * (double)cpu.tv_nsec - t->cpu0);
+    return (double)cpu.tv_sec + 1e-9 * (double)cpu.tv_nsec;
+}
+
+/* "[wall s, CPU s]" since tuning began, for the stage lines. */
+static const char *stage_time(const tuner *t, char *buf, size_t size)
+{
+    snprintf(buf, size, "[%.1f s, %.1f s CPU]", seconds_since(&t->t0), cpu_seconds() - t->cpu0);
     return buf;
 }
 
@@ -847,9 +851,7 @@ static int search_online(tuner *t, const point *base)
 static int tune(const tune_opts *o, const lucid_experiment *exp, tuner *t, cli_run *run)
 {
     clock_gettime(CLOCK_MONOTONIC, &t->t0);
-    struct timespec cpu;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
-    t->cpu0 = (double)cpu.tv_sec + 1e-9 * (double)cpu.tv_nsec;
+    t->cpu0 = cpu_seconds();
     t->lucid = lucid_policy_find("lucid");
     if (cli_run_config(exp, &t->cfg) != 0 || cli_run_load(exp, &t->lucid, 1, run, &t->cfg) != 0)
         return 1;
