@@ -308,19 +308,27 @@ static lucid_dataset *mixed_data(void)
     return ds;
 }
 
-static lucid_ebm *train_mixed(const lucid_dataset *ds, int threads, uint64_t seed)
+/* An EBM trained with the defaults but these settings; must succeed. */
+static lucid_ebm *train_ebm(const lucid_dataset *ds, double lr, int bags, int pairs, int threads,
+                            uint64_t seed, int tables)
 {
     lucid_ebm_params p;
     lucid_ebm_default_params(&p);
-    p.learning_rate = 0.1;
-    p.outer_bags = 4;
-    p.interactions = 2;
+    p.learning_rate = lr;
+    p.outer_bags = bags;
+    p.interactions = pairs;
     p.threads = threads;
     p.seed = seed;
+    p.main_tables = tables;
     lucid_error err = {{0}};
     lucid_ebm *m = lucid_ebm_train(ds, &p, &err);
     assert_non_null(m);
     return m;
+}
+
+static lucid_ebm *train_mixed(const lucid_dataset *ds, int threads, uint64_t seed)
+{
+    return train_ebm(ds, 0.1, 4, 2, threads, seed, LUCID_EBM_TABLES_AUTO);
 }
 
 static void same_seed_same_model_for_any_thread_count(void **state)
@@ -353,16 +361,7 @@ static void same_seed_same_model_for_any_thread_count(void **state)
  * to rounding.  Each path also fits an additive target exactly. */
 static lucid_ebm *train_tables(const lucid_dataset *ds, int tables, double lr, int pairs)
 {
-    lucid_ebm_params p;
-    lucid_ebm_default_params(&p);
-    p.learning_rate = lr;
-    p.outer_bags = 3;
-    p.interactions = pairs;
-    p.main_tables = tables;
-    lucid_error err = {{0}};
-    lucid_ebm *m = lucid_ebm_train(ds, &p, &err);
-    assert_non_null(m);
-    return m;
+    return train_ebm(ds, lr, 3, pairs, 2, 42, tables);
 }
 
 static void histogram_space_boosting_matches_the_row_passes(void **state)

@@ -619,11 +619,9 @@ typedef struct cross_tables {
 
 static void cross_free(cross_tables *x)
 {
-    if (!x->m)
-        return;
-    for (int t = 0; t < x->nterms; t++)
+    for (int t = 0; x->sel && t < x->nterms; t++)
         free(x->sel[t]);
-    for (int k = 0; k < x->nterms * x->nterms; k++)
+    for (int k = 0; x->tab && k < x->nterms * x->nterms; k++)
         free(x->tab[k]);
     free(x->sel);
     free(x->tab);
