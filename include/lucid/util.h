@@ -56,4 +56,10 @@ char *lucid_strdup(const char *s);
 int lucid_grow(void **items, size_t *cap, size_t need, size_t size);
 #define LUCID_GROW(arr, cap, need) lucid_grow((void **)&(arr), &(cap), (need), sizeof *(arr))
 
+/* Copies `src` (NULL = "") into dst[size] as valid UTF-8: a byte that does
+ * not start a well-formed sequence (RFC 3629: no overlongs, surrogates or
+ * code points above U+10FFFF) becomes '?', and the text is cut on a
+ * character boundary, never inside one.  Returns the bytes written. */
+size_t lucid_utf8_copy(char *dst, size_t size, const char *src);
+
 #endif

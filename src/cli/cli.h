@@ -21,6 +21,7 @@ int cmd_trace(int argc, char **argv);
 int cmd_model(int argc, char **argv);
 int cmd_explain_job(int argc, char **argv); /* `lucid explain` */
 int cmd_queue(int argc, char **argv);
+int cmd_release(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_tune(int argc, char **argv);

@@ -11,6 +11,7 @@ static const cli_command commands[] = {
     {"trace", cmd_trace, "trace tools: `lucid trace synth` writes synthetic traces"},
     {"model", cmd_model, "train, apply, explain and evaluate the interpretable models"},
     {"queue", cmd_queue, "jobs under the live scheduler (lucidd) and why they wait"},
+    {"release", cmd_release, "lift your own hold (sbatch -H) of a job lucidd manages"},
     {"status", cmd_status, "lucidd's profiler, packing switch, metrics backend, models"},
     {"report", cmd_report, "the paper's tables and figures from simulate's outputs, as HTML + SVG"},
     {"explain", cmd_explain_job, "why a job of a simulation waited, started, was packed"},

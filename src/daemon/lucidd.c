@@ -58,6 +58,8 @@ static const char usage_text[] =
     "  --min-history N         finished jobs before the first duration model (default 100)\n"
     "  --sharing-model FILE    sharing scores from this tree (`lucid model train --kind sharing`)\n"
     "  --metrics-test-dir DIR  read GPU samples from DIR/<job>.gpu (test backend)\n"
+    "  --heartbeat FILE        rewrite FILE every tick (\"pid=P time=T intake=MAXID\"): the\n"
+    "                          job_submit plugin and the hand-back watchdog read it\n"
     "Slurm is found through $SLURM_CONF.\n";
 
 static int parse_number(const char *option, const char *value, double min, double *out)
@@ -111,6 +113,8 @@ static int parse_args(int argc, char **argv, lucidd_config *cfg)
             cfg->metrics_test_dir = value;
         else if (strcmp(opt, "--sharing-model") == 0)
             cfg->sharing_model = value;
+        else if (strcmp(opt, "--heartbeat") == 0)
+            cfg->heartbeat_path = value;
         else if (strcmp(opt, "--packing") == 0) {
             if (strcmp(value, "auto") && strcmp(value, "on") && strcmp(value, "off")) {
                 fprintf(stderr, "lucidd: --packing: '%s' is not auto, on or off\n", value);
