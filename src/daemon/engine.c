@@ -680,9 +680,12 @@ static void intake(lucidd *d, const slurm_job *sj)
     hold(d, job, sj);
     if (strcmp(sj->partition, d->cfg.profiling_partition) == 0 && sj->restarts > 0) {
         set_phase(job, LUCID_PHASE_MOVING, "requeued by lucid from the profiler; moving");
-    } else if (strcmp(sj->partition, d->cfg.main_partition) == 0 && sj->restarts > 0 && profiled) {
-        rec->profile_start = sj->submit_time; /* ran in the profiler; exact time lost with the state */
-        route(d, job, "profiled before lucid's state was lost (profile from Slurm's AdminComment)");
+    } else if (strcmp(sj->partition, d->cfg.main_partition) == 0 && sj->restarts > 0) {
+        /* Requeued onto main by lucid before its state was lost: never
+         * profiled twice (the profile, if lucid had written it, is back). */
+        rec->profile_start = sj->submit_time; /* it ran in the profiler; exact time lost */
+        route(d, job, profiled ? "profiled before lucid's state was lost (profile from Slurm's AdminComment)"
+                               : "profiled before lucid's state was lost (Slurm's restart count)");
     } else {
         route(d, job, NULL);
     }
@@ -969,6 +972,13 @@ static void apply_start(lucidd *d, lucidd_job *job, const decide_result *result,
     if (partner) {
         partner->rec.packed_with = job->rec.job_id;
         save(d, partner);
+        /* Both halves of a pair say so in scontrol show job. */
+        char partner_comment[256];
+        snprintf(partner_comment, sizeof partner_comment,
+                 "lucid: running; shares its GPUs with packed job %u", job->rec.job_id);
+        lucid_error comment_err = {{0}};
+        if (slurm_io_comment(partner->rec.job_id, partner_comment, &comment_err) == 0)
+            snprintf(partner->comment_sent, sizeof partner->comment_sent, "%s", partner_comment);
     }
     /* The packing switch at decision time is kept with it: when it is off
      * the order is strict (no job passes a waiting higher-priority one). */
