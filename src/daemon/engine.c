@@ -864,7 +864,7 @@ static void resized(lucidd *d, lucidd_job *job, const slurm_job *sj)
 }
 
 static void track(lucidd *d, lucidd_job *job, const slurm_job *sj, const slurm_job *sjobs, long n,
-                  time_t now, double now_mono)
+                  time_t now, double now_mono, int continuous)
 {
     if (job->restarts_seen < 0)
         job->restarts_seen = sj->restarts; /* first sight after a restart of lucidd */
@@ -898,8 +898,10 @@ static void track(lucidd *d, lucidd_job *job, const slurm_job *sj, const slurm_j
     case LUCID_PHASE_PROFILING:
         if (sj->state == SJ_RUNNING) {
             note_start(d, job, sj);
+            /* Counted only between two ticks that both saw Slurm answer: an
+             * outage of Slurm or of lucidd adds nothing. */
             double limit_gap = 3.0 * d->cfg.tick_ms / 1000.0 + 1.0;
-            if (job->observed_at > 0 && now_mono - job->observed_at <= limit_gap)
+            if (continuous && job->observed_at > 0 && now_mono - job->observed_at <= limit_gap)
                 job->rec.profiled_s += now_mono - job->observed_at;
             job->observed_at = now_mono;
             save(d, job);
@@ -1319,6 +1321,7 @@ void engine_tick(lucidd *d)
         return; /* keep serving the API; try again next tick */
     }
     double now_mono = monotonic_s();
+    int continuous = !d->slurm_down_since;
     if (d->slurm_down_since && d->ticks > 1) {
         lucidd_log("Slurm answers again (unreachable for %lld s)",
                    (long long)(time(NULL) - d->slurm_down_since));
@@ -1336,7 +1339,7 @@ void engine_tick(lucidd *d)
         if (job) {
             job->seen = 1;
             if (!lucid_phase_is_final(job->rec.phase))
-                track(d, job, sj, sjobs, n, now, now_mono);
+                track(d, job, sj, sjobs, n, now, now_mono, continuous);
         } else if (managed(d, sj->partition) && !sj->array_tasks[0] &&
                    (sj->state == SJ_PENDING || sj->state == SJ_RUNNING)) {
             intake(d, sj);
