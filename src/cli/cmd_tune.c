@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "lucid/atomic.h"
 #include "lucid/csv.h"
 
 static const char usage_text[] =
@@ -610,10 +611,12 @@ static int write_tuned(const char *path, const lucid_experiment *exp, const poin
     FILE *in = fopen(exp->path, "r");
     if (!in)
         return cli_fail("%s: cannot open: %s", exp->path, strerror(errno));
-    FILE *out = fopen(path, "w");
+    lucid_outfile tuned;
+    lucid_error err = {{0}};
+    FILE *out = lucid_outfile_open(&tuned, path, &err);
     if (!out) {
         fclose(in);
-        return cli_fail("%s: cannot write: %s", path, strerror(errno));
+        return cli_fail("%s", err.msg);
     }
     fputs(header, out);
     int written[NKNOBS] = {0}, in_lucid = 0, saw_lucid = 0;
@@ -641,10 +644,13 @@ static int write_tuned(const char *path, const lucid_experiment *exp, const poin
     if (!saw_lucid)
         fputs("\n[lucid]\n", out);
     write_missing_knobs(out, best, written, online);
-    int rc = ferror(in) != 0;
+    int bad = ferror(in) != 0;
     fclose(in);
-    rc |= fclose(out) != 0;
-    return rc ? cli_fail("%s: write failed", path) : 0;
+    if (bad) {
+        lucid_outfile_abort(&tuned);
+        return cli_fail("%s: read failed", exp->path);
+    }
+    return lucid_outfile_commit(&tuned, &err) < 0 ? cli_fail("%s", err.msg) : 0;
 }
 
 /* ---- the command ---- */
@@ -939,6 +945,14 @@ int cmd_tune(int argc, char **argv)
     lucid_experiment_defaults(&exp);
     lucid_error err = {{0}};
     if (lucid_experiment_load(&exp, o.experiment, &err) < 0) {
+        lucid_experiment_free(&exp);
+        return cli_fail("%s", err.msg);
+    }
+    /* Checked before the search, not after minutes of it: the tuned file
+     * must not replace the experiment or any file it reads. */
+    const char *inputs[64], *what[64];
+    int ninputs = lucid_experiment_inputs(&exp, inputs, what, 64);
+    if (lucid_check_not_input(o.out, inputs, ninputs, what, &err) < 0) {
         lucid_experiment_free(&exp);
         return cli_fail("%s", err.msg);
     }
