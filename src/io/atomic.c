@@ -112,8 +112,11 @@ int lucid_check_not_input(const char *output, const char *const *inputs, int nin
 {
     for (int i = 0; i < ninputs; i++)
         if (inputs[i] && lucid_same_file(output, inputs[i]))
-            return lucid_error_set(err, "%s: is the input %s%s(%s); choose another output",
-                                   output, what && what[i] ? what[i] : "",
-                                   what && what[i] ? " " : "", inputs[i]);
+            return what && what[i]
+                       ? lucid_error_set(err, "%s: is the input %s (%s); choose another output",
+                                         output, what[i], inputs[i])
+                       : lucid_error_set(err, "%s: is one of the inputs (%s); choose another "
+                                              "output",
+                                         output, inputs[i]);
     return 0;
 }
