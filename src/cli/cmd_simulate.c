@@ -143,8 +143,9 @@ static int check_outputs(const lucid_experiment *exp, const lucid_policy_ops *co
     return 0;
 }
 
-/* The other run's per-policy files go, so that OUTDIR holds one run. */
-static int remove_stale(const char *out, char names[][96], int n, int quiet)
+/* The other run's per-policy files go, so that OUTDIR holds one run; each
+ * removal is said on stderr even with --quiet (files disappear). */
+static int remove_stale(const char *out, char names[][96], int n)
 {
     DIR *dir = opendir(out);
     if (!dir)
@@ -157,7 +158,7 @@ static int remove_stale(const char *out, char names[][96], int n, int quiet)
         snprintf(path, sizeof path, "%s/%s", out, e->d_name);
         if (unlink(path) != 0)
             rc = cli_fail("%s: cannot remove a file of another run: %s", path, strerror(errno));
-        else if (!quiet)
+        else
             fprintf(stderr, "lucid: removed %s (a file of another run)\n", path);
     }
     closedir(dir);
@@ -193,7 +194,7 @@ static int write_manifest(const lucid_experiment *exp, const lucid_policy_ops *c
  * once all are written, so a failure leaves the previous run's files. */
 static int write_outputs(const lucid_experiment *exp, const cli_run *d,
                          const lucid_policy_ops *const *policies, const lucid_sim_result *results,
-                         int n, int quiet)
+                         int n)
 {
     if (make_dir(exp->out) < 0)
         return cli_fail("%s: cannot create directory: %s", exp->out, strerror(errno));
@@ -230,7 +231,7 @@ static int write_outputs(const lucid_experiment *exp, const cli_run *d,
             lucid_outfile_abort(&files[i]);
     if (rc)
         return cli_fail("%s", err.msg);
-    if (remove_stale(exp->out, names, k, quiet) != 0)
+    if (remove_stale(exp->out, names, k) != 0)
         return 1;
     return write_manifest(exp, policies, n, names, k);
 }
@@ -380,7 +381,7 @@ int cmd_simulate(int argc, char **argv)
             rc = cli_fail("%s", err.msg);
         } else {
             clock_gettime(CLOCK_MONOTONIC, &t1);
-            rc = write_outputs(&exp, &d, policies, results, npolicies, quiet);
+            rc = write_outputs(&exp, &d, policies, results, npolicies);
             if (!quiet) {
                 print_tables(&d, results, npolicies);
                 printf("\n%zu jobs, %d policies, %s semantics, simulated in %.3f s; results in %s/\n",
