@@ -147,9 +147,10 @@ static const char *date_of(const int64_t *calendar, int64_t t, char *buf, size_t
     return buf;
 }
 
-/* The same for an interval: " (2020-09-01 00:02:34 - 2020-09-01 03:00:00 UTC)". */
-static const char *dates_of(const int64_t *calendar, int64_t from, int64_t to, char *buf,
-                            size_t size)
+/* The same for an interval: "<before>2020-09-01 00:02:34 - 2020-09-01
+ * 03:00:00 UTC<after>", or "" when the calendar is not known. */
+static const char *dates_of(const int64_t *calendar, int64_t from, int64_t to, const char *before,
+                            const char *after, char *buf, size_t size)
 {
     if (!calendar) {
         buf[0] = '\0';
@@ -158,7 +159,7 @@ static const char *dates_of(const int64_t *calendar, int64_t from, int64_t to, c
     char a[32], b[32];
     lucid_time_format(from + *calendar, a, sizeof a);
     lucid_time_format(to + *calendar, b, sizeof b);
-    snprintf(buf, size, " (%s - %s UTC)", a, b);
+    snprintf(buf, size, "%s%s - %s UTC%s", before, a, b, after);
     return buf;
 }
 
@@ -222,15 +223,15 @@ int lucid_explain_job_dated(const lucid_sim_config *cfg_in, const lucid_sim_inpu
             fprintf(out,
                     "profiling: waited %lld s for the profiler, profiled %lld-%lld%s%s\n",
                     (long long)r->profqueue, (long long)r->prof_start, (long long)r->prof_end,
-                    dates_of(calendar, r->prof_start, r->prof_end, d1, sizeof d1),
+                    dates_of(calendar, r->prof_start, r->prof_end, " (", ")", d1, sizeof d1),
                     r->finished_in_profiler ? "; finished there (never reached the main cluster)"
                                             : "; then went to the main cluster");
     }
     for (size_t k = 0; k < w.nspans; k++) {
         int64_t to = w.spans[k].to >= 0 ? w.spans[k].to : r->start_time;
-        fprintf(out, "waited %lld-%lld (%lld s)%s: %s\n", (long long)w.spans[k].from,
+        fprintf(out, "waited %lld-%lld (%lld s%s): %s\n", (long long)w.spans[k].from,
                 (long long)to, (long long)(to - w.spans[k].from),
-                dates_of(calendar, w.spans[k].from, to, d1, sizeof d1), w.spans[k].reason);
+                dates_of(calendar, w.spans[k].from, to, "; ", "", d1, sizeof d1), w.spans[k].reason);
     }
     if (!(r->finished_in_profiler && (policy->flags & LUCID_POLICY_LUCID))) {
         fprintf(out, "started at %lld%s after a queueing delay of %.0f s", (long long)r->start_time,
