@@ -101,7 +101,7 @@ check "failed simulate keeps the outputs" [ "$(cd first && digest summary.csv jo
 no_temporaries "failed simulate" first
 
 # report: the page shows the run; a bad --model keeps the previous page.
-check "report" "$lucid" report first
+check "report" bash -c "'$lucid' report first >/dev/null"
 check "page shows the trace" grep -q "$bad/good.csv" first/report.html
 check "page shows the semantics" grep -q "<td>semantics</td><td[^>]*><code>fixed</code>" first/report.html
 check "page shows the knobs" grep -q "profiler_time_limit=200" first/report.html
@@ -121,6 +121,15 @@ rm first/series-fifo.csv
 sed -i 's/^summary/summary/; 2s/,2,/,3,/' first/summary.csv
 expect_error "report: an edited file" "first/summary.csv: changed since the run" "$lucid" report first --out mixed.html
 check "no page written for refused runs" [ ! -e mixed.html ]
+# A new run into the folder removes the old run's page (it would show old
+# results), but not a report.html lucid did not write.
+"$lucid" simulate experiment.ini --quiet --out first 2>stale2.log || fail "third simulate"
+check "a new run removes the old report" bash -c "[ ! -e first/report.html ] && [ ! -e first/report/fig9_vc_queue.svg ]"
+check "... and says so" grep -q "removed .*first/report.html (a file of another run)" stale2.log
+echo '<html>my notes</html>' >second/report.html
+notes_sum=$(digest second/report.html)
+"$lucid" simulate experiment.ini --quiet --out second 2>/dev/null || fail "simulate over notes"
+unchanged "a user's report.html" second/report.html "$notes_sum"
 
 # Experiment files: directories, duplicate policies, non-decimal numbers.
 expect_error "directory as experiment" "first: is a directory, not an experiment file" \

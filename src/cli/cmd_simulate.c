@@ -97,6 +97,26 @@ static int is_stale(const char *file, char names[][96], int n)
     return 1;
 }
 
+/* What `lucid report OUTDIR` made of another run: its page (when lucid
+ * wrote it) and the run's figures; they would describe the old results. */
+static const char *const report_outputs[] = {"report.html", "report/fig8_jct_cdf.svg",
+                                             "report/fig9_vc_queue.svg",
+                                             "report/gpu_utilisation.svg"};
+
+static int is_stale_report(const char *out, int i)
+{
+    char path[4352];
+    snprintf(path, sizeof path, "%s/%s", out, report_outputs[i]);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    char head[512];
+    size_t n = fread(head, 1, sizeof head - 1, f);
+    head[n] = '\0';
+    fclose(f);
+    return i > 0 || strstr(head, "<title>Lucid report</title>") != NULL;
+}
+
 /* Before simulating: no output may be one of the inputs, an existing
  * experiment.ini must be one simulate wrote (not the user's own), and the
  * stale files of another run that will be removed must not be inputs. */
@@ -140,6 +160,12 @@ static int check_outputs(const lucid_experiment *exp, const lucid_policy_ops *co
     }
     if (dir)
         closedir(dir);
+    for (size_t i = 0; i < sizeof report_outputs / sizeof report_outputs[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", exp->out, report_outputs[i]);
+        if (is_stale_report(exp->out, (int)i) &&
+            lucid_check_not_input(path, inputs, ninputs, what, &err) < 0)
+            return cli_fail("%s (it would be removed as a file of another run)", err.msg);
+    }
     return 0;
 }
 
@@ -162,6 +188,15 @@ static int remove_stale(const char *out, char names[][96], int n)
             fprintf(stderr, "lucid: removed %s (a file of another run)\n", path);
     }
     closedir(dir);
+    for (size_t i = 0; i < sizeof report_outputs / sizeof report_outputs[0]; i++) {
+        if (!is_stale_report(out, (int)i))
+            continue;
+        snprintf(path, sizeof path, "%s/%s", out, report_outputs[i]);
+        if (unlink(path) != 0)
+            rc = cli_fail("%s: cannot remove a file of another run: %s", path, strerror(errno));
+        else
+            fprintf(stderr, "lucid: removed %s (a file of another run)\n", path);
+    }
     return rc;
 }
 

@@ -449,9 +449,11 @@ int lucid_experiment_inputs(const lucid_experiment *exp, const char **paths, con
         what[n++] = "experiment";
     }
     for (size_t i = 0; i < sizeof keys / sizeof keys[0] && n < max; i++) {
-        const char *v = *(char *const *)(const void *)((const char *)exp + keys[i].offset);
         /* [simulate] out is the one path that is written, not read. */
-        if (keys[i].kind != KEY_PATH || !v || keys[i].offset == FIELD(out))
+        if (keys[i].kind != KEY_PATH || keys[i].offset == FIELD(out))
+            continue;
+        const char *v = *(char *const *)(const void *)((const char *)exp + keys[i].offset);
+        if (!v)
             continue;
         paths[n] = v;
         what[n++] = keys[i].key;
