@@ -428,6 +428,17 @@ static void tick_label(double v, int log_scale, char *buf, size_t size)
         snprintf(buf, size, "%g", v);
 }
 
+/* A log axis gets a tick per decade, a linear one round ticks. */
+static int axis_ticks(const axis *a, double *ticks, int max)
+{
+    if (!a->log)
+        return lucid_svg_ticks(a->lo, a->hi, ticks, max);
+    int n = 0;
+    for (double v = a->lo; v <= a->hi * 1.0001 && n < max; v *= 10)
+        ticks[n++] = v;
+    return n;
+}
+
 /* Frame, grid, ticks, title and axis labels of a chart `height` high. */
 static void draw_axes(lucid_svg *svg, const axis *x, const axis *y, double height,
                       const char *title, const char *xlabel, const char *ylabel)
@@ -436,13 +447,7 @@ static void draw_axes(lucid_svg *svg, const axis *x, const axis *y, double heigh
     char label[32];
     int n;
     if (x) {
-        if (x->log) {
-            n = 0;
-            for (double v = x->lo; v <= x->hi * 1.0001 && n < 64; v *= 10)
-                ticks[n++] = v;
-        } else {
-            n = lucid_svg_ticks(x->lo, x->hi, ticks, 64);
-        }
+        n = axis_ticks(x, ticks, 64);
         for (int i = 0; i < n; i++) {
             double px = fx(x, ticks[i]);
             lucid_svg_line(svg, px, TOP, px, height - BOTTOM, "#e5e5e5", 1);
@@ -451,13 +456,7 @@ static void draw_axes(lucid_svg *svg, const axis *x, const axis *y, double heigh
         }
         lucid_svg_text(svg, (LEFT + FIG_W - RIGHT) / 2.0, height - 20, 13, "middle", 0, xlabel);
     }
-    if (y->log) {
-        n = 0;
-        for (double v = y->lo; v <= y->hi * 1.0001 && n < 64; v *= 10)
-            ticks[n++] = v;
-    } else {
-        n = lucid_svg_ticks(y->lo, y->hi, ticks, 64);
-    }
+    n = axis_ticks(y, ticks, 64);
     for (int i = 0; i < n; i++) {
         double py = fy(y, ticks[i], height);
         lucid_svg_line(svg, LEFT, py, FIG_W - RIGHT, py, "#e5e5e5", 1);

@@ -26,6 +26,7 @@
 
 #include "cli.h"
 #include "lucid/atomic.h"
+#include "lucid/util.h"
 #include "lucid/csv.h"
 
 static const char usage_text[] =
@@ -548,16 +549,6 @@ static void absolute(const char *path, char *buf, size_t size)
         snprintf(buf, size, "%s", path);
 }
 
-static char *trim(char *s)
-{
-    while (*s == ' ' || *s == '\t')
-        s++;
-    size_t n = strlen(s);
-    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r'))
-        s[--n] = '\0';
-    return s;
-}
-
 static void write_missing_knobs(FILE *out, const point *best, int *written, int online)
 {
     for (int k = 0; k < NKNOBS; k++)
@@ -576,13 +567,13 @@ static void write_line(FILE *out, const char *line, const char *section,
     char buf[4096];
     snprintf(buf, sizeof buf, "%s", line);
     char *eq = strchr(buf, '=');
-    char *first = trim(buf);
+    char *first = lucid_trim(buf);
     if (!eq || *first == '#' || *first == ';') {
         fputs(line, out);
         return;
     }
     *eq = '\0';
-    const char *key = trim(first);
+    const char *key = lucid_trim(first);
     if (strcmp(section, "lucid") == 0)
         for (int k = 0; k < NKNOBS; k++)
             if (strcmp(key, knobs[k].key) == 0 && (online || k != PERIOD_KNOB)) {
@@ -624,14 +615,14 @@ static int write_tuned(const char *path, const lucid_experiment *exp, const poin
     while (fgets(line, sizeof line, in)) {
         char copy[4096];
         snprintf(copy, sizeof copy, "%s", line);
-        char *s = trim(copy);
+        char *s = lucid_trim(copy);
         if (s[0] == '[') {
             if (in_lucid)
                 write_missing_knobs(out, best, written, online);
             char *close = strchr(s, ']');
             if (close)
                 *close = '\0';
-            snprintf(section, sizeof section, "%s", trim(s + 1));
+            snprintf(section, sizeof section, "%s", lucid_trim(s + 1));
             in_lucid = strcmp(section, "lucid") == 0;
             saw_lucid |= in_lucid;
             fputs(line, out);

@@ -122,16 +122,6 @@ int lucid_manifest_save(const lucid_manifest *m, const char *dir, lucid_error *e
     return lucid_outfile_commit(&o, err);
 }
 
-static char *trim(char *s)
-{
-    while (*s == ' ' || *s == '\t')
-        s++;
-    size_t n = strlen(s);
-    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r'))
-        s[--n] = '\0';
-    return s;
-}
-
 int lucid_manifest_load(lucid_manifest *m, const char *dir, lucid_error *err)
 {
     char path[4352];
@@ -146,7 +136,7 @@ int lucid_manifest_load(lucid_manifest *m, const char *dir, lucid_error *err)
     int rc = 0;
     while (rc == 0 && fgets(line, sizeof line, f)) {
         lineno++;
-        char *s = trim(line), *eq = strchr(s, '=');
+        char *s = lucid_trim(line), *eq = strchr(s, '=');
         if (!*s || *s == '#')
             continue;
         if (!eq || eq == s) {
@@ -154,7 +144,7 @@ int lucid_manifest_load(lucid_manifest *m, const char *dir, lucid_error *err)
             break;
         }
         *eq = '\0';
-        rc = append(m, trim(s), trim(eq + 1), err);
+        rc = append(m, lucid_trim(s), lucid_trim(eq + 1), err);
     }
     if (rc == 0 && ferror(f))
         rc = lucid_error_set(err, "%s: read failed", path);

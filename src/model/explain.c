@@ -418,19 +418,6 @@ static FILE *open_out(lucid_outfile *o, const char *dir, const char *name, const
  * mean score.  The CSV beside the chart keeps every category. */
 enum { MAX_BARS = 30 };
 
-typedef struct keyed {
-    double key;
-    int bin;
-} keyed;
-
-static int cmp_keyed(const void *a, const void *b)
-{
-    const keyed *x = a, *y = b;
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
-    return x->bin - y->bin;
-}
-
 static int numeric_categories(const lucid_bins *b)
 {
     for (int i = 0; i < b->ncats; i++) {
@@ -443,13 +430,13 @@ static int numeric_categories(const lucid_bins *b)
 }
 
 /* Row-weighted mean score of bins order[from..to) (plain mean if no rows). */
-static double group_score(const lucid_ebm_term *t, const keyed *order, int from, int to)
+static double group_score(const lucid_ebm_term *t, const ranked_term *order, int from, int to)
 {
     double rows = 0, sum = 0, plain = 0;
     for (int i = from; i < to; i++) {
-        rows += t->counts[order[i].bin];
-        sum += t->counts[order[i].bin] * t->scores[order[i].bin];
-        plain += t->scores[order[i].bin];
+        rows += t->counts[order[i].term];
+        sum += t->counts[order[i].term] * t->scores[order[i].term];
+        plain += t->scores[order[i].term];
     }
     return rows > 0 ? sum / rows : plain / (to - from);
 }
@@ -460,7 +447,9 @@ static int category_chart(const char *path, const char *title, const lucid_bins 
     int n = b->ncats;
     if (n <= MAX_BARS)
         return bar_chart(path, title, (const char *const *)b->cats, t->scores + 1, n, err);
-    keyed *order = malloc((size_t)n * sizeof *order);
+    /* Bins ranked (ranked_term, largest first): numeric categories by
+     * decreasing -value, i.e. in increasing order; named ones by |score|. */
+    ranked_term *order = malloc((size_t)n * sizeof *order);
     char(*names)[80] = malloc(MAX_BARS * sizeof *names);
     if (!order || !names) {
         free(order);
@@ -471,22 +460,22 @@ static int category_chart(const char *path, const char *title, const lucid_bins 
     double values[MAX_BARS];
     int numeric = numeric_categories(b), bars = 0;
     for (int i = 0; i < n; i++)
-        order[i] = (keyed){numeric ? strtod(b->cats[i], NULL) : -fabs(t->scores[i + 1]), i + 1};
-    qsort(order, (size_t)n, sizeof *order, cmp_keyed);
+        order[i] = (ranked_term){numeric ? -strtod(b->cats[i], NULL) : fabs(t->scores[i + 1]), i + 1};
+    qsort(order, (size_t)n, sizeof *order, cmp_importance);
     char full[512];
     if (numeric) {
         int per = (n + MAX_BARS - 1) / MAX_BARS;
         for (int from = 0; from < n; from += per, bars++) {
             int to = from + per < n ? from + per : n;
-            snprintf(names[bars], sizeof names[bars], "%s-%s", b->cats[order[from].bin - 1],
-                     b->cats[order[to - 1].bin - 1]);
+            snprintf(names[bars], sizeof names[bars], "%s-%s", b->cats[order[from].term - 1],
+                     b->cats[order[to - 1].term - 1]);
             values[bars] = group_score(t, order, from, to);
         }
         snprintf(full, sizeof full, "%s (%d categories, %d per bar)", title, n, per);
     } else {
         for (; bars < MAX_BARS - 1; bars++) {
-            snprintf(names[bars], sizeof names[bars], "%s", b->cats[order[bars].bin - 1]);
-            values[bars] = t->scores[order[bars].bin];
+            snprintf(names[bars], sizeof names[bars], "%s", b->cats[order[bars].term - 1]);
+            values[bars] = t->scores[order[bars].term];
         }
         snprintf(names[bars], sizeof names[bars], "%d others (mean)", n - bars);
         values[bars] = group_score(t, order, bars, n);
