@@ -26,8 +26,8 @@
 
 #include "cli.h"
 #include "lucid/atomic.h"
-#include "lucid/util.h"
 #include "lucid/csv.h"
+#include "lucid/util.h"
 
 static const char usage_text[] =
     "usage: lucid tune EXPERIMENT.ini [options]\n"
