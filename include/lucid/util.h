@@ -49,6 +49,8 @@ int32_t lucid_strtab_count(const lucid_strtab *tab);
 
 /* A malloc'd copy of `s`, or NULL if out of memory. */
 char *lucid_strdup(const char *s);
+/* `s` without leading blanks and trailing blanks and line ends (edits s). */
+char *lucid_trim(char *s);
 
 /* ---- growable arrays ----
  * Grows *items (element size `size`) to hold at least `need` elements.

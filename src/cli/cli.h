@@ -72,5 +72,9 @@ void cli_run_lucid_knobs(const lucid_experiment *exp, lucid_sim_lucid_config *lc
 int cli_run_load(const lucid_experiment *exp, const lucid_policy_ops *const *policies,
                  int npolicies, cli_run *d, lucid_sim_config *cfg);
 void cli_run_free(cli_run *d);
+/* The offset from the trace's seconds to Unix time: 0 when they are
+ * calendar seconds already, else from the first job's submit_datetime in
+ * the trace file at `path`; -1 when it cannot be known. */
+int cli_run_calendar(const char *path, const lucid_trace *trace, int64_t *offset);
 
 #endif

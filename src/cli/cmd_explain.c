@@ -89,7 +89,11 @@ int cmd_explain_job(int argc, char **argv)
     if (rc == 0 && index < 0)
         rc = cli_fail("explain: no job %lld in %s", (long long)job_id, exp.jobs);
     cfg.threads = 1;
-    if (rc == 0 && lucid_explain_job(&cfg, &d.in, policy, index, stdout, &err) < 0)
+    /* Dates beside the trace's raw seconds when its calendar is known. */
+    int64_t calendar;
+    int dated = rc == 0 && cli_run_calendar(exp.jobs, &d.trace, &calendar) == 0;
+    if (rc == 0 && lucid_explain_job_dated(&cfg, &d.in, policy, index, dated ? &calendar : NULL,
+                                           stdout, &err) < 0)
         rc = cli_fail("%s", err.msg);
     cli_run_free(&d);
     lucid_experiment_free(&exp);

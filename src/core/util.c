@@ -252,6 +252,16 @@ char *lucid_strdup(const char *s)
     return d;
 }
 
+char *lucid_trim(char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r'))
+        s[--n] = '\0';
+    return s;
+}
+
 int lucid_grow(void **items, size_t *cap, size_t need, size_t size)
 {
     if (need <= *cap)
