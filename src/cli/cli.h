@@ -4,6 +4,7 @@
 #ifndef LUCID_CLI_H
 #define LUCID_CLI_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "lucid/experiment.h"
@@ -28,12 +29,24 @@ int cmd_tune(int argc, char **argv);
 /* Prints "lucid: <message>" to stderr and returns 1 (for `return cli_fail(...)`). */
 int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Like cli_fail for a usage error: prints "lucid: <message>", returns 2. */
+int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* 1 when arg asks for help: "--help" or "-h" (every verb and sub-verb). */
+int cli_is_help(const char *arg);
+
 /* For "--name VALUE" and "--name=VALUE": if argv[*i] is option `name`, stores
  * its value, advances *i and returns 1; returns 0 if it is another argument;
  * -1 (after printing) if the value is missing. */
 int cli_option(int argc, char **argv, int *i, const char *name, const char **value);
 /* Parses an integer option value or prints an error naming the option. */
 int cli_int(const char *option, const char *value, int64_t *out);
+
+/* The bundled data file NAME (e.g. "venus-sept/trace.csv") into path: from
+ * $LUCID_DATA_DIR, else the installed data directory beside the program
+ * (../share/lucid from its bindir), else the configured LUCID_DATADIR; the
+ * build tree's program reads the source tree's data/.  -1 when absent, with
+ * path holding "NAME not found in DIR, DIR" for the message. */
+int cli_data_file(const char *name, char *path, size_t size);
 
 /* The live verbs' client of lucidd's socket: --socket value, else
  * $LUCID_SOCKET, else /run/lucid/lucidd.sock. */

@@ -340,7 +340,7 @@ static int cmd_train(const model_opts *o)
 {
     if (need(o->kind, "--kind", "train") < 0 || need(o->data, "--data", "train") < 0 ||
         need(o->out, "--out", "train") < 0)
-        return 1;
+        return 2;
     if (strcmp(o->kind, "sharing") == 0)
         return train_sharing(o);
     if (o->target && strcmp(o->kind, "throughput") != 0)
@@ -423,7 +423,7 @@ static int cmd_predict(const model_opts *o)
 {
     if (need(o->model, "--model", "predict") < 0 || need(o->data, "--data", "predict") < 0 ||
         need(o->out, "--out", "predict") < 0)
-        return 1;
+        return 2;
     any_model am;
     if (load_model(o->model, &am) != 0)
         return 1;
@@ -555,7 +555,7 @@ static int read_compare(const char *path, const char *column, const lucid_datase
 static int cmd_eval(const model_opts *o)
 {
     if (need(o->model, "--model", "eval") < 0 || need(o->data, "--data", "eval") < 0)
-        return 1;
+        return 2;
     any_model am;
     if (load_model(o->model, &am) != 0)
         return 1;
@@ -633,7 +633,7 @@ static int train_week(const lucid_ebm_params *p, const loaded *l,
 static int eval_weekly(const model_opts *o)
 {
     if (need(o->kind, "--kind", "eval --weekly-from") < 0 || need(o->data, "--data", "eval") < 0)
-        return 1;
+        return 2;
     if (strcmp(o->kind, "sharing") == 0)
         return cli_fail("--weekly-from applies to the throughput and duration models");
     lucid_ebm_params p;
@@ -702,7 +702,7 @@ static int cmd_features(const model_opts *o)
 {
     if (need(o->kind, "--kind", "features") < 0 || need(o->data, "--data", "features") < 0 ||
         need(o->out, "--out", "features") < 0)
-        return 1;
+        return 2;
     loaded l;
     if (load_data(o->kind, o->target, o->data, o->pairs, &l) != 0)
         return 1;
@@ -748,7 +748,7 @@ static int cmd_features(const model_opts *o)
 static int cmd_explain(const model_opts *o)
 {
     if (need(o->model, "--model", "explain") < 0)
-        return 1;
+        return 2;
     any_model am;
     if (load_model(o->model, &am) != 0)
         return 1;
@@ -820,7 +820,7 @@ static int cmd_eval_any(const model_opts *o)
         return eval_weekly(o);
     if (o->kind && strcmp(o->kind, "sharing") == 0 && !o->model) {
         if (need(o->data, "--data", "eval") < 0)
-            return 1;
+            return 2;
         return eval_sharing(o);
     }
     return cmd_eval(o);
@@ -836,18 +836,23 @@ static const verb verbs[] = {
 
 int cmd_model(int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+    if (argc < 2 || cli_is_help(argv[1])) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
     for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
         if (strcmp(argv[1], verbs[i].name) == 0) {
+            for (int k = 2; k < argc; k++)
+                if (cli_is_help(argv[k])) { /* `lucid model train --help` */
+                    usage(stdout);
+                    return 0;
+                }
             model_opts o;
             if (parse_opts(argc, argv, &o) < 0)
                 return 2;
             return verbs[i].run(&o);
         }
-    cli_fail("model: unknown verb '%s'", argv[1]);
+    cli_usage_error("model: unknown verb '%s'", argv[1]);
     usage(stderr);
     return 2;
 }
