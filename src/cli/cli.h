@@ -5,6 +5,7 @@
 #define LUCID_CLI_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "lucid/experiment.h"
@@ -55,6 +56,19 @@ const char *cli_lucidd_socket(const char *option_value);
  * decrefs) or NULL after printing why.  Declared opaque to keep jansson out
  * of every verb. */
 struct json_t *cli_lucidd_request(const char *socket_path, const char *request);
+
+/* `lucid queue`'s table (cmd_queue.c).  Filters are comma-separated lists,
+ * NULL for all. */
+typedef struct cli_queue_filter {
+    const char *users, *jobs, *phases;
+} cli_queue_filter;
+/* Prints lucidd's "jobs" array in a squeue-style format (%i %P %j %u %T %b
+ * %M %D %N %Q %e %r %R, '.' right-justifies, a width pads and truncates);
+ * now (epoch seconds) for ELAPSED.  0, or 2 after printing for a bad format. */
+int cli_queue_print(FILE *out, struct json_t *jobs, const cli_queue_filter *filter,
+                    const char *format, int header, long long now);
+/* lucid's priority (lower first) as shown, higher first: 10^9 - 10^8 log10(1 + p). */
+long long cli_queue_display_priority(double priority);
 
 /* ---- experiment_run.c: an experiment turned into a simulation ---- */
 

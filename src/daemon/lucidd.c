@@ -58,7 +58,9 @@ static const char usage_text[] =
     "  --min-history N         finished jobs before the first duration model (default 100)\n"
     "  --sharing-model FILE    sharing scores from this tree (`lucid model train --kind sharing`)\n"
     "  --metrics-test-dir DIR  read GPU samples from DIR/<job>.gpu (test backend)\n"
-    "Slurm is found through $SLURM_CONF.\n";
+    "  --help, --version\n"
+    "Slurm is found through $SLURM_CONF.  Exit status: 0 after a clean stop (SIGTERM),\n"
+    "1 when it cannot start (state, Slurm, socket), 2 for bad options.\n";
 
 static int parse_number(const char *option, const char *value, double min, double *out)
 {
@@ -91,6 +93,10 @@ static int parse_args(int argc, char **argv, lucidd_config *cfg)
         const char *opt = argv[i];
         if (strcmp(opt, "--help") == 0 || strcmp(opt, "-h") == 0) {
             fputs(usage_text, stdout);
+            exit(0);
+        }
+        if (strcmp(opt, "--version") == 0 || strcmp(opt, "-V") == 0) {
+            printf("lucidd %s\n", LUCID_VERSION);
             exit(0);
         }
         if (i + 1 >= argc) {
