@@ -852,7 +852,5 @@ int cmd_model(int argc, char **argv)
                 return 2;
             return verbs[i].run(&o);
         }
-    cli_usage_error("model: unknown verb '%s'", argv[1]);
-    usage(stderr);
-    return 2;
+    return cli_usage_error("model: unknown verb '%s' (see lucid model --help)", argv[1]);
 }

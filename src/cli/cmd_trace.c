@@ -162,9 +162,8 @@ int cmd_trace(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "synth") == 0)
         return synth(argc - 1, argv + 1);
-    int asked = argc >= 2 && cli_is_help(argv[1]);
-    if (argc >= 2 && !asked)
-        cli_usage_error("trace: unknown subcommand '%s'", argv[1]);
-    fputs(usage_text, asked ? stdout : stderr);
-    return asked ? 0 : 2;
+    if (argc >= 2 && !cli_is_help(argv[1]))
+        return cli_usage_error("trace: unknown subcommand '%s' (see lucid trace --help)", argv[1]);
+    fputs(usage_text, argc >= 2 ? stdout : stderr);
+    return argc >= 2 ? 0 : 2;
 }

@@ -66,9 +66,7 @@ static int help(int argc, char **argv)
     }
     const cli_command *c = find_command(argv[1]);
     if (!c) {
-        cli_usage_error("help: unknown command '%s'", argv[1]);
-        usage(stderr);
-        return 2;
+        return cli_usage_error("help: unknown command '%s' (see lucid --help)", argv[1]);
     }
     char *args[] = {argv[1], argc > 2 ? argv[2] : "--help", "--help", NULL};
     return c->run(argc > 2 ? 3 : 2, args);
@@ -175,7 +173,5 @@ int main(int argc, char **argv)
     const cli_command *c = find_command(argv[1]);
     if (c)
         return c->run(argc - 1, argv + 1);
-    cli_usage_error("unknown command '%s'", argv[1]);
-    usage(stderr);
-    return 2;
+    return cli_usage_error("unknown command '%s' (see lucid --help)", argv[1]);
 }

@@ -100,7 +100,7 @@ static int parse_args(int argc, char **argv, lucidd_config *cfg)
             exit(0);
         }
         if (i + 1 >= argc) {
-            fprintf(stderr, "lucidd: %s needs a value (or is unknown)\n%s", opt, usage_text);
+            fprintf(stderr, "lucidd: %s needs a value (or is unknown; see lucidd --help)\n", opt);
             return -1;
         }
         const char *value = argv[++i];
@@ -164,12 +164,12 @@ static int parse_args(int argc, char **argv, lucidd_config *cfg)
                 return -1;
             cfg->min_history = (int)number;
         } else {
-            fprintf(stderr, "lucidd: unknown option %s\n%s", opt, usage_text);
+            fprintf(stderr, "lucidd: unknown option %s (see lucidd --help)\n", opt);
             return -1;
         }
     }
     if (!cfg->state_path || !cfg->socket_path) {
-        fprintf(stderr, "lucidd: --state and --socket are required\n%s", usage_text);
+        fprintf(stderr, "lucidd: --state and --socket are required (see lucidd --help)\n");
         return -1;
     }
     return 0;
