@@ -101,24 +101,24 @@ check "trace synth from another directory" test -s "$tmp/syn/trace.csv"
 mkdir -p "$tmp/inst/bin"
 cp "$lucid" "$tmp/inst/bin/lucid"
 datadir=$("$lucid" trace synth --help | sed -n 's/.*or \(\/[^)]*\)).*/\1/p')
-if [ -e "$datadir/venus-sept/trace.csv" ]; then
+if [ -e "$datadir/data/venus-sept/trace.csv" ]; then
     echo "note: $datadir is installed on this machine; the missing-data case is not checked"
 else
     expect_error "synth without its data" "give one with --from TRACE" \
         env -u LUCID_DATA_DIR "$tmp/inst/bin/lucid" trace synth --out "$tmp/s2" --jobs 20
     status 1 "synth without its data" env -u LUCID_DATA_DIR "$tmp/inst/bin/lucid" trace synth --out "$tmp/s2"
 fi
-mkdir -p "$tmp/inst/share/lucid"
-ln -s "$src/data/venus-sept" "$tmp/inst/share/lucid/venus-sept"
+mkdir -p "$tmp/inst/share/lucid/data"
+ln -s "$src/data/venus-sept" "$tmp/inst/share/lucid/data/venus-sept"
 (cd / && "$tmp/inst/bin/lucid" trace synth --out "$tmp/s3" --jobs 20 >/dev/null)
 check "relocated install finds share/lucid" test -s "$tmp/s3/trace.csv"
 check "same trace either way" cmp -s "$tmp/syn/trace.csv" "$tmp/s3/trace.csv"
 # $LUCID_DATA_DIR comes first: a base trace of Venus's first 300 jobs there
 # gives another synthetic trace than the whole of Venus.
-mkdir -p "$tmp/data/venus-sept"
-head -301 "$src/data/venus-sept/trace.csv" >"$tmp/data/venus-sept/trace.csv"
-cp "$src/data/venus-sept/vc_config.csv" "$tmp/data/venus-sept/"
-LUCID_DATA_DIR=$tmp/data "$tmp/inst/bin/lucid" trace synth --out "$tmp/s4" --jobs 20 >/dev/null
+mkdir -p "$tmp/mine/data/venus-sept"
+head -301 "$src/data/venus-sept/trace.csv" >"$tmp/mine/data/venus-sept/trace.csv"
+cp "$src/data/venus-sept/vc_config.csv" "$tmp/mine/data/venus-sept/"
+LUCID_DATA_DIR=$tmp/mine "$tmp/inst/bin/lucid" trace synth --out "$tmp/s4" --jobs 20 >/dev/null
 check "LUCID_DATA_DIR read first" test -s "$tmp/s4/trace.csv"
 differ() { ! cmp -s "$1" "$2"; }
 check "LUCID_DATA_DIR's base trace used" differ "$tmp/s3/trace.csv" "$tmp/s4/trace.csv"

@@ -42,10 +42,10 @@ int cli_option(int argc, char **argv, int *i, const char *name, const char **val
 /* Parses an integer option value or prints an error naming the option. */
 int cli_int(const char *option, const char *value, int64_t *out);
 
-/* The bundled data file NAME (e.g. "venus-sept/trace.csv") into path: from
+/* The bundled file NAME (e.g. "data/venus-sept/trace.csv") into path: from
  * $LUCID_DATA_DIR, else the installed data directory beside the program
  * (../share/lucid from its bindir), else the configured LUCID_DATADIR; the
- * build tree's program reads the source tree's data/.  -1 when absent, with
+ * build tree's program reads the source tree (same layout: data/, examples/).  -1 when absent, with
  * path holding "NAME not found in DIR, DIR" for the message. */
 int cli_data_file(const char *name, char *path, size_t size);
 

@@ -24,10 +24,10 @@ static const char usage_text[] =
     "  --load X        offered load, GPU-seconds asked per GPU-second (0.9)\n"
     "  --noise X       sigma of log-normal noise on the estimates (0.5)\n"
     "  --seed N        seed (1)\n"
-    "  --from TRACE    base trace (the bundled Venus trace, venus-sept/trace.csv in\n"
-    "                  lucid's data directory: $LUCID_DATA_DIR, ../share/lucid beside\n"
-    "                  the program, or " LUCID_DATADIR ")\n"
-    "  --from-vcs CSV  its VC configuration (venus-sept/vc_config.csv there)\n";
+    "  --from TRACE    base trace (the bundled Venus trace, data/venus-sept/trace.csv\n"
+    "                  in lucid's data directory: $LUCID_DATA_DIR, ../share/lucid\n"
+    "                  beside the program, or " LUCID_DATADIR ")\n"
+    "  --from-vcs CSV  its VC configuration (data/venus-sept/vc_config.csv there)\n";
 
 static int synth(int argc, char **argv)
 {
@@ -94,10 +94,10 @@ static int synth(int argc, char **argv)
     }
     if (!out)
         return cli_usage_error("trace synth: --out DIR is required");
-    if (!from && cli_data_file("venus-sept/trace.csv", from_buf, sizeof from_buf) < 0)
+    if (!from && cli_data_file("data/venus-sept/trace.csv", from_buf, sizeof from_buf) < 0)
         return cli_fail("trace synth: no base trace: %s (give one with --from TRACE --from-vcs CSV)",
                         from_buf);
-    if (!from_vcs && cli_data_file("venus-sept/vc_config.csv", from_vcs_buf,
+    if (!from_vcs && cli_data_file("data/venus-sept/vc_config.csv", from_vcs_buf,
                                    sizeof from_vcs_buf) < 0)
         return cli_fail("trace synth: no base VC file: %s (give one with --from-vcs CSV)",
                         from_vcs_buf);

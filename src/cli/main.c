@@ -100,7 +100,7 @@ static int data_dirs(const char *dirs[3], char exe_dir[PATH_MAX])
             *slash = '\0';
         char build_dir[PATH_MAX];
         if (realpath(LUCID_BUILD_BINDIR, build_dir) && strcmp(exe_dir, build_dir) == 0) {
-            dirs[n++] = LUCID_SOURCE_DATADIR;
+            dirs[n++] = LUCID_SOURCE_DIR;
             return n;
         }
         /* Relative to the program, so a relocated install (DESTDIR,
