@@ -67,6 +67,8 @@ install(FILES ${CMAKE_SOURCE_DIR}/packaging/lucid.conf ${CMAKE_SOURCE_DIR}/packa
 # the prefix given then (`--prefix`, or cpack's /usr); configuration in
 # /etc/lucid for prefix /usr, else PREFIX/etc/lucid.
 if(TARGET lucidd)
+  # A file per prefix and DESTDIR, so installs running at once (tests) do
+  # not hand each other their unit.
   install(CODE "
     if(CMAKE_INSTALL_PREFIX STREQUAL \"/usr\")
       set(LUCID_CONFDIR /etc/lucid)
@@ -74,9 +76,12 @@ if(TARGET lucidd)
       set(LUCID_CONFDIR \${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_SYSCONFDIR}/lucid)
     endif()
     set(LUCID_SBINDIR \${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_SBINDIR})
+    string(MD5 lucid_unit_dir \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}\")
+    set(lucid_unit_dir ${CMAKE_BINARY_DIR}/packaging/\${lucid_unit_dir})
     configure_file(${CMAKE_SOURCE_DIR}/packaging/lucidd.service.in
-                   ${CMAKE_BINARY_DIR}/packaging/lucidd.service @ONLY)")
-  install(FILES ${CMAKE_BINARY_DIR}/packaging/lucidd.service DESTINATION lib/systemd/system)
+                   \${lucid_unit_dir}/lucidd.service @ONLY)
+    file(INSTALL DESTINATION \${CMAKE_INSTALL_PREFIX}/lib/systemd/system TYPE FILE
+         FILES \${lucid_unit_dir}/lucidd.service)")
 endif()
 
 # ---- cpack -G DEB --------------------------------------------------------
@@ -141,5 +146,11 @@ set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "${LUCID_DEB_DEPENDS}")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "slurmctld, slurmd, munge")
 set(CPACK_GENERATOR DEB)
-set(CPACK_OUTPUT_FILE_PREFIX ${CMAKE_BINARY_DIR}/packages)
 include(CPack)
+
+# The install and the package themselves (tests/install_package.sh): files
+# in place for DESTDIR and --prefix, man pages render, dpkg -c and Depends.
+add_test(NAME install_package
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/install_package.sh ${CMAKE_SOURCE_DIR}
+                 ${CMAKE_BINARY_DIR} ${CMAKE_CPACK_COMMAND})
+set_tests_properties(install_package PROPERTIES TIMEOUT 300)
