@@ -154,3 +154,10 @@ add_test(NAME install_package
          COMMAND bash ${CMAKE_SOURCE_DIR}/tests/install_package.sh ${CMAKE_SOURCE_DIR}
                  ${CMAKE_BINARY_DIR} ${CMAKE_CPACK_COMMAND})
 set_tests_properties(install_package PROPERTIES TIMEOUT 300)
+
+# The installed files on a lab cluster (tests/slurm/install.sh).
+if(LUCID_HAVE_LAB AND LUCID_HAVE_SLURM AND TARGET lucidd)
+  add_test(NAME slurm_install
+           COMMAND bash ${CMAKE_SOURCE_DIR}/tests/slurm/install.sh ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
+  set_tests_properties(slurm_install PROPERTIES TIMEOUT 180 LABELS slurm)
+endif()
