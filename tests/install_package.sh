@@ -63,6 +63,13 @@ if [ $have_lucidd = 1 ]; then
         "$tmp/p/lib/systemd/system/lucidd.service"
 fi
 
+# The unit as systemd reads it (where systemd is installed: no output = no
+# unknown keys, the ExecStart program exists, its man page is found).
+if [ $have_lucidd = 1 ] && command -v systemd-analyze >/dev/null; then
+    out=$(MANPATH=$tmp/p/share/man systemd-analyze verify "$tmp/p/lib/systemd/system/lucidd.service" 2>&1)
+    check "systemd-analyze verify lucidd.service: $out" test -z "$out"
+fi
+
 # 3. Man pages.
 if command -v man >/dev/null; then
     for page in "$tmp"/root/usr/share/man/man*/*; do
