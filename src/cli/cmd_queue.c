@@ -138,60 +138,60 @@ static long long elapsed(json_t *job, long long now)
     return (end > 0 ? end : now) - start;
 }
 
-/* One field of a squeue-style format letter into out; its header into
- * title.  Returns -1 for a letter lucid does not know. */
+/* The format letters (squeue's where it has one) and their columns. */
+enum field_kind { TEXT, INTEGER, ESTIMATE, ELAPSED, PRIORITY, WHERE_OR_WHY };
+static const struct {
+    char letter;
+    const char *title, *key;
+    enum field_kind kind;
+} fields[] = {
+    {'i', "JOBID", "job", INTEGER},         {'P', "PARTITION", "partition", TEXT},
+    {'j', "NAME", "name", TEXT},            {'u', "USER", "user", TEXT},
+    {'T', "PHASE", "phase", TEXT},          {'b', "GPUS", "gpus", INTEGER},
+    {'M', "ELAPSED", NULL, ELAPSED},        {'D', "NODES", "nodes", INTEGER},
+    {'N', "NODELIST", "node_list", TEXT},   {'Q', "PRIORITY", "priority", PRIORITY},
+    {'e', "EST_S", "estimate_s", ESTIMATE}, {'r', "REASON", "reason", TEXT},
+    /* squeue's %R: where it runs, else why it waits */
+    {'R', "NODELIST(REASON)", NULL, WHERE_OR_WHY},
+};
+
+/* One field of a job into out (job NULL: nothing); its header into title.
+ * -1 for a letter lucid does not know. */
 static int queue_field(json_t *job, char letter, long long now, char *out, size_t size,
                        const char **title)
 {
-    const char *phase;
-    switch (letter) {
-    case 'i': *title = "JOBID";
-        if (job) snprintf(out, size, "%lld", (long long)num(job, "job"));
+    size_t f = 0;
+    while (f < sizeof fields / sizeof fields[0] && fields[f].letter != letter)
+        f++;
+    if (f == sizeof fields / sizeof fields[0])
+        return -1;
+    *title = fields[f].title;
+    if (!job)
         return 0;
-    case 'P': *title = "PARTITION";
-        if (job) snprintf(out, size, "%s", str(job, "partition"));
-        return 0;
-    case 'j': *title = "NAME";
-        if (job) snprintf(out, size, "%s", str(job, "name"));
-        return 0;
-    case 'u': *title = "USER";
-        if (job) snprintf(out, size, "%s", str(job, "user"));
-        return 0;
-    case 'T': *title = "PHASE";
-        if (job) snprintf(out, size, "%s", str(job, "phase"));
-        return 0;
-    case 'b': *title = "GPUS";
-        if (job) snprintf(out, size, "%lld", (long long)num(job, "gpus"));
-        return 0;
-    case 'M': *title = "ELAPSED";
-        if (job) format_elapsed(elapsed(job, now), out, size);
-        return 0;
-    case 'D': *title = "NODES";
-        if (job) snprintf(out, size, "%lld", (long long)num(job, "nodes"));
-        return 0;
-    case 'N': *title = "NODELIST";
-        if (job) snprintf(out, size, "%s", str(job, "node_list"));
-        return 0;
-    case 'Q': *title = "PRIORITY";
-        if (job) snprintf(out, size, "%lld", cli_queue_display_priority(real(job, "priority")));
-        return 0;
-    case 'e': *title = "EST_S";
-        if (job) snprintf(out, size, "%.0f", real(job, "estimate_s"));
-        return 0;
-    case 'r': *title = "REASON";
-        if (job) snprintf(out, size, "%s", str(job, "reason"));
-        return 0;
-    case 'R': *title = "NODELIST(REASON)"; /* squeue's: where it runs, else why it waits */
-        if (!job)
-            return 0;
-        phase = str(job, "phase");
+    const char *key = fields[f].key, *phase = str(job, "phase");
+    switch (fields[f].kind) {
+    case TEXT:
+        snprintf(out, size, "%s", str(job, key));
+        break;
+    case INTEGER:
+        snprintf(out, size, "%lld", (long long)num(job, key));
+        break;
+    case ESTIMATE:
+        snprintf(out, size, "%.0f", real(job, key));
+        break;
+    case ELAPSED:
+        format_elapsed(elapsed(job, now), out, size);
+        break;
+    case PRIORITY:
+        snprintf(out, size, "%lld", cli_queue_display_priority(real(job, key)));
+        break;
+    case WHERE_OR_WHY:
         snprintf(out, size, "%s",
                  (strcmp(phase, "running") == 0 || strcmp(phase, "profiling") == 0) &&
                          *str(job, "node_list") ? str(job, "node_list") : str(job, "reason"));
-        return 0;
-    default:
-        return -1;
+        break;
     }
+    return 0;
 }
 
 /* Walks a squeue-style format ("%.8i %10P %r": '.' right-justifies, a

@@ -45,13 +45,18 @@ int cli_is_help(const char *arg)
     return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
 }
 
+static void complain(const char *fmt, va_list ap)
+{
+    fputs("lucid: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 int cli_usage_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("lucid: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    complain(fmt, ap);
     va_end(ap);
     return 2;
 }
@@ -65,9 +70,8 @@ static int help(int argc, char **argv)
         return 0;
     }
     const cli_command *c = find_command(argv[1]);
-    if (!c) {
+    if (!c)
         return cli_usage_error("help: unknown command '%s' (see lucid --help)", argv[1]);
-    }
     char *args[] = {argv[1], argc > 2 ? argv[2] : "--help", "--help", NULL};
     return c->run(argc > 2 ? 3 : 2, args);
 }
@@ -76,9 +80,7 @@ int cli_fail(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("lucid: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    complain(fmt, ap);
     va_end(ap);
     return 1;
 }
