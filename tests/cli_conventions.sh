@@ -64,6 +64,7 @@ asks_help "lucid trace synth --help" "$lucid" trace synth --help
 asks_help "lucid trace synth -h" "$lucid" trace synth -h
 asks_help "lucid help trace synth" "$lucid" help trace synth
 asks_help "lucid help model train" "$lucid" help model train
+asks_help "lucid help simulate extra" "$lucid" help simulate extra
 
 # Usage errors: exit 2, one line.
 for verb in simulate queue status report explain tune; do

@@ -62,7 +62,7 @@ int cli_usage_error(const char *fmt, ...)
 }
 
 /* `lucid help [COMMAND [SUBCOMMAND]]`: the command's own --help, so the two
- * never drift apart. */
+ * never drift apart (model's and trace's usage covers their sub-commands). */
 static int help(int argc, char **argv)
 {
     if (argc < 2) {
@@ -72,8 +72,8 @@ static int help(int argc, char **argv)
     const cli_command *c = find_command(argv[1]);
     if (!c)
         return cli_usage_error("help: unknown command '%s' (see lucid --help)", argv[1]);
-    char *args[] = {argv[1], argc > 2 ? argv[2] : "--help", "--help", NULL};
-    return c->run(argc > 2 ? 3 : 2, args);
+    char *args[] = {argv[1], "--help", NULL};
+    return c->run(2, args);
 }
 
 int cli_fail(const char *fmt, ...)
