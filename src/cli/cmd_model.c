@@ -351,7 +351,9 @@ static int train_ebm(const model_opts *o, const lucid_dataset *ds)
 static int cmd_train(const model_opts *o)
 {
     if (need(o->kind, "--kind", "train") < 0 || need(o->data, "--data", "train") < 0 ||
-        need(o->out, "--out", "train") < 0 || out_is_input(o) != 0)
+        need(o->out, "--out", "train") < 0)
+        return 2;
+    if (out_is_input(o) != 0)
         return 1;
     if (strcmp(o->kind, "sharing") == 0)
         return train_sharing(o);
@@ -434,7 +436,9 @@ static int predict_rows(const any_model *am, const lucid_dataset *ds, double *ou
 static int cmd_predict(const model_opts *o)
 {
     if (need(o->model, "--model", "predict") < 0 || need(o->data, "--data", "predict") < 0 ||
-        need(o->out, "--out", "predict") < 0 || out_is_input(o) != 0)
+        need(o->out, "--out", "predict") < 0)
+        return 2;
+    if (out_is_input(o) != 0)
         return 1;
     any_model am;
     if (load_model(o->model, &am) != 0)
@@ -569,7 +573,7 @@ static int read_compare(const char *path, const char *column, const lucid_datase
 static int cmd_eval(const model_opts *o)
 {
     if (need(o->model, "--model", "eval") < 0 || need(o->data, "--data", "eval") < 0)
-        return 1;
+        return 2;
     any_model am;
     if (load_model(o->model, &am) != 0)
         return 1;
@@ -647,7 +651,7 @@ static int train_week(const lucid_ebm_params *p, const loaded *l,
 static int eval_weekly(const model_opts *o)
 {
     if (need(o->kind, "--kind", "eval --weekly-from") < 0 || need(o->data, "--data", "eval") < 0)
-        return 1;
+        return 2;
     if (strcmp(o->kind, "sharing") == 0)
         return cli_fail("--weekly-from applies to the throughput and duration models");
     lucid_ebm_params p;
@@ -715,7 +719,9 @@ static void write_cell(FILE *f, const lucid_column *col, size_t r)
 static int cmd_features(const model_opts *o)
 {
     if (need(o->kind, "--kind", "features") < 0 || need(o->data, "--data", "features") < 0 ||
-        need(o->out, "--out", "features") < 0 || out_is_input(o) != 0)
+        need(o->out, "--out", "features") < 0)
+        return 2;
+    if (out_is_input(o) != 0)
         return 1;
     loaded l;
     if (load_data(o->kind, o->target, o->data, o->pairs, &l) != 0)
@@ -764,7 +770,7 @@ static int cmd_features(const model_opts *o)
 static int cmd_explain(const model_opts *o)
 {
     if (need(o->model, "--model", "explain") < 0)
-        return 1;
+        return 2;
     any_model am;
     if (load_model(o->model, &am) != 0)
         return 1;
@@ -836,7 +842,7 @@ static int cmd_eval_any(const model_opts *o)
         return eval_weekly(o);
     if (o->kind && strcmp(o->kind, "sharing") == 0 && !o->model) {
         if (need(o->data, "--data", "eval") < 0)
-            return 1;
+            return 2;
         return eval_sharing(o);
     }
     return cmd_eval(o);
@@ -852,18 +858,21 @@ static const verb verbs[] = {
 
 int cmd_model(int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+    if (argc < 2 || cli_is_help(argv[1])) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
     for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
         if (strcmp(argv[1], verbs[i].name) == 0) {
+            for (int k = 2; k < argc; k++)
+                if (cli_is_help(argv[k])) { /* `lucid model train --help` */
+                    usage(stdout);
+                    return 0;
+                }
             model_opts o;
             if (parse_opts(argc, argv, &o) < 0)
                 return 2;
             return verbs[i].run(&o);
         }
-    cli_fail("model: unknown verb '%s'", argv[1]);
-    usage(stderr);
-    return 2;
+    return cli_usage_error("model: unknown verb '%s' (see lucid model --help)", argv[1]);
 }

@@ -310,7 +310,7 @@ static int parse_args(int argc, char **argv, lucid_experiment *exp, int *quiet)
                                   strcmp(argv[i - 1], "--quiet") == 0 ||
                                   strcmp(argv[i - 1], "--skip-oversized") == 0)) {
             if (have_file)
-                return cli_fail("more than one experiment file given ('%s')", argv[i]);
+                return cli_usage_error("more than one experiment file given ('%s')", argv[i]);
             if (lucid_experiment_load(exp, argv[i], &err) < 0)
                 return cli_fail("%s", err.msg);
             have_file = 1;
@@ -329,7 +329,7 @@ static int parse_args(int argc, char **argv, lucid_experiment *exp, int *quiet)
         int matched = 0;
         if (argv[i][0] != '-')
             continue;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+        if (cli_is_help(argv[i])) {
             fputs(usage_text, stdout);
             exit(0);
         }
@@ -348,7 +348,7 @@ static int parse_args(int argc, char **argv, lucid_experiment *exp, int *quiet)
         for (size_t f = 0; f < sizeof flags / sizeof flags[0] && !matched; f++) {
             int got = cli_option(argc, argv, &i, flags[f].flag, &value);
             if (got < 0)
-                return 1;
+                return 2;
             if (got == 1) {
                 matched = 1;
                 if (lucid_experiment_set(exp, flags[f].section, flags[f].key, value, ".",
@@ -360,19 +360,20 @@ static int parse_args(int argc, char **argv, lucid_experiment *exp, int *quiet)
             continue;
         int got = cli_option(argc, argv, &i, "--set", &value);
         if (got < 0)
-            return 1;
+            return 2;
         if (got == 1) {
             char buf[1024];
             snprintf(buf, sizeof buf, "%s", value);
             char *dot = strchr(buf, '.'), *eq = strchr(buf, '=');
             if (!dot || !eq || dot > eq)
-                return cli_fail("--set wants SECTION.KEY=VALUE, not '%s'", value);
+                return cli_usage_error("--set wants SECTION.KEY=VALUE, not '%s'", value);
             *dot = *eq = '\0';
             if (lucid_experiment_set(exp, buf, dot + 1, eq + 1, ".", "--set", 0, &err) < 0)
                 return cli_fail("%s", err.msg);
             continue;
         }
-        return cli_fail("simulate: unknown option '%s' (see lucid simulate --help)", argv[i]);
+        return cli_usage_error("simulate: unknown option '%s' (see lucid simulate --help)",
+                               argv[i]);
     }
     return 0;
 }
@@ -382,9 +383,10 @@ int cmd_simulate(int argc, char **argv)
     lucid_experiment exp;
     lucid_experiment_defaults(&exp);
     int quiet = 0;
-    if (parse_args(argc, argv, &exp, &quiet) != 0) {
+    int parsed = parse_args(argc, argv, &exp, &quiet); /* 1 bad input, 2 bad usage */
+    if (parsed != 0) {
         lucid_experiment_free(&exp);
-        return 1;
+        return parsed;
     }
     const lucid_policy_ops *policies[LUCID_EXP_MAX_POLICIES];
     int npolicies = 0;
