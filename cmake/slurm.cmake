@@ -75,6 +75,12 @@ if(LUCID_HAVE_SLURM AND LUCID_HAVE_STATE)
   add_test(NAME lucidd_options COMMAND bash ${CMAKE_SOURCE_DIR}/tests/lucidd_options.sh
                                        $<TARGET_FILE:lucidd> ${CMAKE_SOURCE_DIR})
   set_tests_properties(lucidd_options PROPERTIES TIMEOUT 60)
+  # A real lucidd with Slurm unreachable: slow clients as `nobody`, one
+  # instance per state file and socket (tests/lucidd_server.sh).
+  add_test(NAME lucidd_server COMMAND bash ${CMAKE_SOURCE_DIR}/tests/lucidd_server.sh
+                                      $<TARGET_FILE:lucidd> ${CMAKE_SOURCE_DIR}
+                                      $<TARGET_FILE:lucid_cli>)
+  set_tests_properties(lucidd_server PROPERTIES TIMEOUT 120)
 else()
   message(STATUS "lucid: lucidd skipped (needs libslurm and SQLite)")
 endif()
