@@ -11,6 +11,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <jansson.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
@@ -218,7 +219,8 @@ static size_t read_all(int fd, char *out, size_t size)
         total += (size_t)n;
         size_t room = size > kept + 1 ? size - 1 - kept : 0;
         size_t take = (size_t)n < room ? (size_t)n : room;
-        memcpy(out + kept, chunk, take);
+        if (take)
+            memcpy(out + kept, chunk, take);
         kept += take;
     }
     if (size)
@@ -305,6 +307,11 @@ static void clients_see_only_published_snapshots(void **unused)
     assert_true(last_tick >= 10); /* ~2 s of 80 ms ticks */
     char queue[16384];
     request(f, "{\"cmd\":\"queue\"}\n", queue, sizeof queue); /* final jobs left out */
+    json_error_t jerr;
+    json_t *reply = json_loads(queue, 0, &jerr);
+    assert_non_null(reply);
+    assert_int_equal(json_array_size(json_object_get(reply, "jobs")), 1);
+    json_decref(reply);
     assert_null(strstr(queue, "\"name\":\"job-3\""));
     assert_non_null(strstr(queue, "\"name\":\"job-2\""));
     char metrics[16384];
@@ -393,10 +400,24 @@ static void client_that_never_reads_is_dropped(void **unused)
     /* What the server had sent, then the end: it gave up. */
     size_t total = read_all(idle, NULL, 0);
     close(idle);
-    int fd = connect_unix(f->socket_path); /* a reader gets the whole reply */
+    int fd = connect_unix(f->socket_path); /* a reader gets the whole reply, valid JSON */
     assert_int_equal(write(fd, req, sizeof req - 1), (ssize_t)(sizeof req - 1));
-    size_t whole = read_all(fd, NULL, 0);
+    size_t size = (size_t)32 << 20;
+    char *text = malloc(size);
+    assert_non_null(text);
+    size_t whole = read_all(fd, text, size);
     close(fd);
+    assert_true(whole < size - 1);
+    assert_int_equal(text[whole - 1], '\n');
+    json_error_t jerr;
+    json_t *reply = json_loads(text, 0, &jerr);
+    if (!reply)
+        fail_msg("queue reply is not JSON: %s at %d", jerr.text, jerr.position);
+    json_t *jobs = json_object_get(reply, "jobs");
+    assert_int_equal(json_array_size(jobs), 20000);
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(jobs, 19999), "job")), 20000);
+    json_decref(reply);
+    free(text);
     if (whole < 5000000 || total >= whole)
         fail_msg("non-reader got %zu of %zu bytes", total, whole);
     stop(f);

@@ -92,7 +92,7 @@ double engine_latency_quantile(const lucidd *d, double q);
 typedef struct lucidd_snapshot {
     int refs; /* under the hub's mutex */
     lucidd_job *jobs;
-    size_t njobs;
+    size_t njobs, jobs_cap;
     uint64_t ticks, decisions_applied, slurm_errors, sample_errors, latency_count;
     double latency_sum_s, latency_p50_s, latency_p99_s;
     int packing_on, slurm_up;

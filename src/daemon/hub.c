@@ -37,6 +37,7 @@ struct lucidd_hub {
     pthread_cond_t wake_engine; /* stop, or nothing (the tick period) */
     int stop;
     lucidd_snapshot *current;
+    lucidd_snapshot *spare;     /* the last one released, kept for its job buffer */
     int64_t slurm_down_since;
     double tick_began;          /* monotonic start of the tick in progress, 0 between ticks */
     uint64_t next_id;
@@ -92,6 +93,7 @@ void lucidd_hub_free(lucidd_hub *hub)
     if (!hub)
         return;
     snapshot_free(hub->current);
+    snapshot_free(hub->spare);
     for (int k = 0; k < 2; k++)
         if (hub->wake_pipe[k] >= 0)
             close(hub->wake_pipe[k]);
@@ -107,17 +109,38 @@ int lucidd_hub_wake_fd(const lucidd_hub *hub)
 
 /* ---- snapshot ---- */
 
-/* A copy of everything a client may ask about, made on the engine thread. */
-static lucidd_snapshot *snapshot_make(const lucidd *d)
+/* A released snapshot becomes the spare (its job buffer is reused: 10,000
+ * jobs are ~11 MB, and a fresh buffer each tick would be mapped and faulted
+ * in anew); called under the lock. */
+static lucidd_snapshot *recycle(lucidd_hub *hub, lucidd_snapshot *snap)
 {
-    lucidd_snapshot *snap = calloc(1, sizeof *snap);
+    free(snap->models);
+    snap->models = NULL;
+    lucidd_snapshot *spare = hub->spare;
+    hub->spare = snap;
+    return spare; /* the caller frees the older spare, outside the lock */
+}
+
+/* A copy of everything a client may ask about, made on the engine thread
+ * (into `spare`, the hub's recycled snapshot, when there is one). */
+static lucidd_snapshot *snapshot_make(const lucidd *d, lucidd_snapshot *spare)
+{
+    lucidd_snapshot *snap = spare ? spare : calloc(1, sizeof *snap);
     if (!snap)
         return NULL;
-    snap->jobs = malloc((d->njobs ? d->njobs : 1) * sizeof *snap->jobs);
-    if (!snap->jobs) {
-        free(snap);
-        return NULL;
+    lucidd_job *jobs = snap->jobs;
+    size_t cap = snap->jobs_cap;
+    if (cap < d->njobs || !jobs) {
+        cap = d->njobs + d->njobs / 4 + 16;
+        jobs = realloc(snap->jobs, cap * sizeof *jobs);
+        if (!jobs) {
+            snapshot_free(snap);
+            return NULL;
+        }
     }
+    memset(snap, 0, sizeof *snap);
+    snap->jobs = jobs;
+    snap->jobs_cap = cap;
     if (d->njobs)
         memcpy(snap->jobs, d->jobs, d->njobs * sizeof *snap->jobs);
     snap->njobs = d->njobs;
@@ -150,7 +173,11 @@ static lucidd_snapshot *snapshot_make(const lucidd *d)
 
 void lucidd_hub_publish(lucidd_hub *hub, const lucidd *d, int64_t tick_started)
 {
-    lucidd_snapshot *snap = snapshot_make(d);
+    pthread_mutex_lock(&hub->lock);
+    lucidd_snapshot *spare = hub->spare;
+    hub->spare = NULL;
+    pthread_mutex_unlock(&hub->lock);
+    lucidd_snapshot *snap = snapshot_make(d, spare), *unused = NULL;
     pthread_mutex_lock(&hub->lock);
     /* "Unreachable since" is the start of the first tick whose Slurm call
      * failed; a start-up snapshot (no tick yet) says nothing about Slurm. */
@@ -163,9 +190,10 @@ void lucidd_hub_publish(lucidd_hub *hub, const lucidd *d, int64_t tick_started)
         lucidd_snapshot *old = hub->current;
         hub->current = snap;
         if (old && --old->refs == 0)
-            snapshot_free(old);
+            unused = recycle(hub, old);
     } /* else out of memory: clients keep seeing the previous tick */
     pthread_mutex_unlock(&hub->lock);
+    snapshot_free(unused);
 }
 
 lucidd_snapshot *lucidd_hub_acquire(lucidd_hub *hub, double *tick_running_s)
@@ -184,11 +212,12 @@ void lucidd_hub_release(lucidd_hub *hub, lucidd_snapshot *snap)
 {
     if (!snap)
         return;
+    lucidd_snapshot *unused = NULL;
     pthread_mutex_lock(&hub->lock);
-    int last = --snap->refs == 0;
+    if (--snap->refs == 0)
+        unused = recycle(hub, snap);
     pthread_mutex_unlock(&hub->lock);
-    if (last)
-        snapshot_free(snap);
+    snapshot_free(unused);
 }
 
 /* ---- commands ---- */

@@ -51,7 +51,10 @@ typedef struct conn {
     char in[REQUEST_MAX];
     size_t in_len;
     char *out;
-    size_t out_len, out_off;
+    size_t out_len, out_off, out_cap;
+    lucidd_snapshot *streaming; /* `queue` rendered a slice at a time as the client reads */
+    size_t cursor, emitted;     /* next job of `streaming`; jobs written so far */
+    int all;
     uint32_t uid;
     int32_t pid;
     int have_cred;
@@ -178,6 +181,7 @@ static void conn_close(lucidd_server *srv, conn *c)
     if (c->cmd_id)
         lucidd_hub_forget(srv->hub, c->cmd_id);
     json_decref(c->pending);
+    lucidd_hub_release(srv->hub, c->streaming);
     free(c->out);
     close(c->fd);
     *c = srv->conns[--srv->nconns]; /* order does not matter */
@@ -223,15 +227,6 @@ static json_t *job_json(const lucidd_job *job)
                      "profile_start", (json_int_t)r->profile_start, "main_start",
                      (json_int_t)r->main_start, "end_time", (json_int_t)r->end_time, "runs",
                      r->runs);
-}
-
-static json_t *queue_json(const lucidd_snapshot *s, int all)
-{
-    json_t *jobs = json_array();
-    for (size_t i = 0; i < s->njobs; i++)
-        if (all || !lucid_phase_is_final(s->jobs[i].rec.phase))
-            json_array_append_new(jobs, job_json(&s->jobs[i]));
-    return json_pack("{s:b, s:o}", "ok", 1, "jobs", jobs);
 }
 
 typedef struct lucidd_counts {
@@ -413,10 +408,74 @@ static void conn_reply(conn *c, char *text, size_t len)
 {
     free(c->out);
     c->out = text;
-    c->out_len = text ? len : 0;
+    c->out_len = c->out_cap = text ? len : 0;
     c->out_off = 0;
     c->phase = CONN_WRITING;
     c->deadline = monotonic_s() + REPLY_DEADLINE_S;
+}
+
+/* Appends to the unsent output; -1 out of memory. */
+static int out_append(conn *c, const char *text, size_t len)
+{
+    if (c->out_off == c->out_len)
+        c->out_off = c->out_len = 0; /* all sent: reuse the buffer from its start */
+    if (c->out_len + len > c->out_cap) {
+        size_t cap = c->out_cap ? c->out_cap : 4096;
+        while (cap < c->out_len + len)
+            cap *= 2;
+        char *grown = realloc(c->out, cap);
+        if (!grown)
+            return -1;
+        c->out = grown;
+        c->out_cap = cap;
+    }
+    memcpy(c->out + c->out_len, text, len);
+    c->out_len += len;
+    return 0;
+}
+
+/* `queue` streams: the reply (10 MB for 20,000 jobs) is rendered a slice
+ * at a time, only as fast as the client reads it, from the snapshot the
+ * connection holds.  So a large reply neither sits whole in memory nor
+ * holds up the other clients while it is rendered. */
+#define STREAM_SLICE ((size_t)64 << 10)
+
+static void conn_stream(conn *c, lucidd_snapshot *snap, int all)
+{
+    conn_reply(c, NULL, 0);
+    c->streaming = snap;
+    c->cursor = c->emitted = 0;
+    c->all = all;
+    static const char head[] = "{\"ok\":true,\"jobs\":[";
+    out_append(c, head, sizeof head - 1);
+}
+
+/* Renders the next slice; -1 out of memory. */
+static int stream_more(lucidd_server *srv, conn *c)
+{
+    const lucidd_snapshot *s = c->streaming;
+    size_t start = c->out_len;
+    while (c->cursor < s->njobs && c->out_len - start < STREAM_SLICE) {
+        const lucidd_job *job = &s->jobs[c->cursor++];
+        if (!c->all && lucid_phase_is_final(job->rec.phase))
+            continue;
+        json_t *one = job_json(job);
+        char *text = one ? json_dumps(one, JSON_COMPACT) : NULL;
+        json_decref(one);
+        int rc = text && (c->emitted == 0 || out_append(c, ",", 1) == 0)
+                     ? out_append(c, text, strlen(text))
+                     : -1;
+        c->emitted++;
+        free(text);
+        if (rc < 0)
+            return -1;
+    }
+    if (c->cursor >= s->njobs) {
+        lucidd_hub_release(srv->hub, c->streaming);
+        c->streaming = NULL;
+        return out_append(c, "]}\n", 3);
+    }
+    return 0;
 }
 
 static void conn_reply_json(conn *c, json_t *reply)
@@ -514,7 +573,7 @@ static void answer_unix(lucidd_server *srv, conn *c)
     if (!s)
         conn_reply_json(c, error_json("lucidd is starting"));
     else if (strcmp(cmd, "queue") == 0)
-        conn_reply_json(c, queue_json(s, all));
+        conn_stream(c, lucidd_hub_acquire(srv->hub, NULL), all); /* the stream's own hold */
     else if (strcmp(cmd, "status") == 0)
         conn_reply_json(c, status_json(s, cfg, tick_running_s));
     else if (strcmp(cmd, "explain") == 0)
@@ -595,22 +654,29 @@ static int conn_read(lucidd_server *srv, conn *c)
     return 0;
 }
 
-/* Writes what the socket takes; 1 done, 0 keep going, -1 close. */
-static int conn_write(conn *c)
+/* Writes what the socket takes, rendering a streamed reply as it goes (at
+ * most a few slices per call, so one fast reader does not hold up the
+ * others); 1 done, 0 keep going, -1 close. */
+static int conn_write(lucidd_server *srv, conn *c)
 {
-    while (c->out_off < c->out_len) {
-        ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL);
-        if (n > 0) {
-            c->out_off += (size_t)n;
-            continue;
+    int slices = 4;
+    for (;;) {
+        if (c->out_off == c->out_len && c->streaming) {
+            if (slices-- == 0)
+                return 0; /* the socket is writable: the next poll comes back at once */
+            if (stream_more(srv, c) < 0)
+                return -1;
         }
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        if (c->out_off == c->out_len)
+            return 1;
+        ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL);
+        if (n > 0)
+            c->out_off += (size_t)n;
+        else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return 0;
-        return -1;
+        else if (!(n < 0 && errno == EINTR))
+            return -1;
     }
-    return 1;
 }
 
 /* The engine answered (or the deadline passed: timed_out). */
@@ -691,7 +757,7 @@ static void serve_connections(lucidd_server *srv, const struct pollfd *fds, int 
         if (rc == 0 && c->phase == CONN_WAITING)
             conn_answered(srv, c, now > c->deadline);
         if (rc == 0 && c->phase == CONN_WRITING)
-            rc = conn_write(c);
+            rc = conn_write(srv, c);
         if (rc == 0 && (c->phase != CONN_WAITING && now > c->deadline))
             rc = -1; /* too slow to send its request, or to read its reply */
         if (rc != 0)
