@@ -213,20 +213,44 @@ static json_t *error_json(const char *message)
     return json_pack("{s:b, s:s}", "ok", 0, "error", message);
 }
 
+/* Text as JSON wants it: bytes >= 0x80 become '?' (only used when the
+ * text is not valid UTF-8, so one bad name cannot hide a job or break a reply). */
+static const char *ascii_copy(const char *text, char *buf, size_t size)
+{
+    size_t k = 0;
+    for (; text[k] && k + 1 < size; k++)
+        buf[k] = (unsigned char)text[k] < 0x80 ? text[k] : '?';
+    buf[k] = '\0';
+    return buf;
+}
+
 static json_t *job_json(const lucidd_job *job)
 {
     const lucid_job_record *r = &job->rec;
-    return json_pack("{s:I, s:s, s:s, s:s, s:s, s:i, s:i, s:f, s:f, s:i, s:I, s:s, s:s, s:s,"
-                     " s:I, s:I, s:I, s:I, s:i}",
-                     "job", (json_int_t)r->job_id, "user", r->user, "name", r->name,
-                     "partition", r->partition, "phase", lucid_phase_name(r->phase), "gpus",
-                     r->gpus, "nodes", r->nodes, "priority", r->priority, "estimate_s",
-                     r->estimate_s, "sharing_score", r->sharing_score, "packed_with",
-                     (json_int_t)r->packed_with, "node_list", r->node_list, "gpu_list",
-                     r->gpu_list, "reason", r->reason, "submit_time", (json_int_t)r->submit_time,
-                     "profile_start", (json_int_t)r->profile_start, "main_start",
-                     (json_int_t)r->main_start, "end_time", (json_int_t)r->end_time, "runs",
-                     r->runs);
+    static const char format[] = "{s:I, s:s, s:s, s:s, s:s, s:i, s:i, s:f, s:f, s:i, s:I, s:s,"
+                                 " s:s, s:s, s:I, s:I, s:I, s:I, s:i}";
+    const char *user = r->user, *name = r->name, *partition = r->partition,
+               *node_list = r->node_list, *gpu_list = r->gpu_list, *reason = r->reason;
+    char safe[6][sizeof r->reason];
+    for (int attempt = 0; attempt < 2; attempt++) {
+        json_t *obj = json_pack(
+            format, "job", (json_int_t)r->job_id, "user", user, "name", name, "partition",
+            partition, "phase", lucid_phase_name(r->phase), "gpus", r->gpus, "nodes", r->nodes,
+            "priority", r->priority, "estimate_s", r->estimate_s, "sharing_score",
+            r->sharing_score, "packed_with", (json_int_t)r->packed_with, "node_list", node_list,
+            "gpu_list", gpu_list, "reason", reason, "submit_time", (json_int_t)r->submit_time,
+            "profile_start", (json_int_t)r->profile_start, "main_start",
+            (json_int_t)r->main_start, "end_time", (json_int_t)r->end_time, "runs", r->runs);
+        if (obj)
+            return obj;
+        user = ascii_copy(r->user, safe[0], sizeof safe[0]);
+        name = ascii_copy(r->name, safe[1], sizeof safe[1]);
+        partition = ascii_copy(r->partition, safe[2], sizeof safe[2]);
+        node_list = ascii_copy(r->node_list, safe[3], sizeof safe[3]);
+        gpu_list = ascii_copy(r->gpu_list, safe[4], sizeof safe[4]);
+        reason = ascii_copy(r->reason, safe[5], sizeof safe[5]);
+    }
+    return NULL;
 }
 
 typedef struct lucidd_counts {
@@ -462,10 +486,10 @@ static int stream_more(lucidd_server *srv, conn *c)
         json_t *one = job_json(job);
         char *text = one ? json_dumps(one, JSON_COMPACT) : NULL;
         json_decref(one);
-        int rc = text && (c->emitted == 0 || out_append(c, ",", 1) == 0)
-                     ? out_append(c, text, strlen(text))
-                     : -1;
-        c->emitted++;
+        if (!text)
+            return -1; /* out of memory */
+        int rc = c->emitted++ == 0 || out_append(c, ",", 1) == 0 ? out_append(c, text, strlen(text))
+                                                                 : -1;
         free(text);
         if (rc < 0)
             return -1;
