@@ -373,7 +373,7 @@ static void slow_clients_are_cut_off_others_answered(void **unused)
     pthread_t a, b;
     assert_int_equal(pthread_create(&a, NULL, dribble, &unix_client), 0);
     assert_int_equal(pthread_create(&b, NULL, dribble, &http_client), 0);
-    others_answered_promptly(f, 20, 0.5); /* ~2.5 s: the slow ones are still on */
+    others_answered_promptly(f, 20, 1.0); /* ~2.5 s: the slow ones are still on */
     pthread_join(a, NULL);
     pthread_join(b, NULL);
     /* Cut at the 2 s request deadline: seen after the next 0.9 s byte. */
@@ -397,7 +397,7 @@ static void client_that_never_reads_is_dropped(void **unused)
     assert_int_equal(write(idle, req, sizeof req - 1), (ssize_t)(sizeof req - 1));
     double t0 = now_s();
     sleep_ms(500);
-    others_answered_promptly(f, 10, 0.5);
+    others_answered_promptly(f, 10, 1.0);
     sleep_ms((int)(1000 * (11.0 - (now_s() - t0)))); /* past the 10 s reply deadline */
     /* What the server had sent, then the end: it gave up. */
     size_t total = read_all(idle, NULL, 0);
@@ -436,7 +436,7 @@ static void connection_cap_holds(void **unused)
     char reply[512];
     double took = request(f, "{\"cmd\":\"status\"}\n", reply, sizeof reply);
     assert_string_equal(reply, "{\"ok\":false,\"error\":\"lucidd: too many connections; try again\"}\n");
-    assert_true(took < 0.5);
+    assert_true(took < 1.0);
     sleep_ms(2500); /* the 64 silent ones reach their request deadline */
     for (int i = 0; i < 64; i++) {
         char buf[16];
@@ -463,12 +463,12 @@ static void blocked_tick_delays_no_answer(void **unused)
     sleep_ms(500); /* a 3 s tick is now in progress */
     char reply[8192];
     double took = request(f, "{\"cmd\":\"status\"}\n", reply, sizeof reply);
-    assert_true(took < 0.5);
+    assert_true(took < 1.0);
     long long since = json_number(reply, "slurm_unreachable_since");
     assert_true(since >= down_from - 1 && since <= down_from + 2);
     assert_non_null(strstr(reply, "\"slurm_reachable\":false"));
     assert_null(strstr(reply, "\"tick_running_s\":0.0,"));
-    others_answered_promptly(f, 5, 0.5);
+    others_answered_promptly(f, 5, 1.0);
     /* A release posted now is answered when the engine next drains. */
     double t0 = now_s();
     request(f, "{\"cmd\":\"release\",\"job\":1}\n", reply, sizeof reply);
