@@ -42,6 +42,9 @@ typedef struct lucidd_config {
     int socket_mode;              /* chmod of the socket after bind, -1 = leave (umask) */
 } lucidd_config;
 
+/* Plain data (no pointers it owns): each tick's snapshot for the server
+ * thread copies the job table with memcpy (hub.c).  A field that points to
+ * memory the engine frees or changes would need a deep copy there. */
 typedef struct lucidd_job {
     lucid_job_record rec;
     lucid_gpu_profile profile; /* samples while profiling (persisted when it leaves) */
