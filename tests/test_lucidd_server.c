@@ -99,7 +99,7 @@ typedef struct fixture {
     lucidd_hub *hub;
     lucidd_server *server;
     pthread_t engine, serving;
-    volatile sig_atomic_t stop;
+    volatile sig_atomic_t stop; /* never set: the hub stops the server */
     char dir[512], socket_path[600], state_path[600];
 } fixture;
 
@@ -176,8 +176,7 @@ static fixture *start(const char *name, size_t njobs, int tick_ms)
 
 static void stop(fixture *f)
 {
-    f->stop = 1;
-    lucidd_hub_stop(f->hub);
+    lucidd_hub_stop(f->hub); /* ends both threads' loops */
     pthread_join(f->serving, NULL);
     pthread_join(f->engine, NULL);
     server_close(f->server);

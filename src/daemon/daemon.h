@@ -148,6 +148,7 @@ void lucidd_hub_drain(lucidd_hub *hub, lucidd *d);
  * lucidd_hub_stop (which returns at once; the loop ends after its tick). */
 void lucidd_engine_loop(lucidd *d, lucidd_hub *hub);
 void lucidd_hub_stop(lucidd_hub *hub);
+int lucidd_hub_stopping(lucidd_hub *hub);
 
 /* commands.c (engine thread): one command; writes the answer, returns 0
  * done or -1 refused. */
@@ -158,7 +159,8 @@ typedef struct lucidd_server lucidd_server;
 /* Binds the UNIX socket (refusing one another lucidd serves, replacing only
  * a stale one) and the metrics port; opens a read-only state connection. */
 lucidd_server *server_open(const lucidd_config *cfg, lucidd_hub *hub, lucid_error *err);
-/* Serves until *stop becomes non-zero (checked at least every 200 ms). */
+/* Serves until *stop becomes non-zero (a signal handler's flag) or the hub
+ * is stopped (checked at least every 200 ms). */
 void server_run(lucidd_server *srv, volatile sig_atomic_t *stop);
 /* Closes everything; unlinks the socket only if it is still the one bound. */
 void server_close(lucidd_server *srv);

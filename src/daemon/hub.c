@@ -320,6 +320,14 @@ void lucidd_hub_stop(lucidd_hub *hub)
     pthread_mutex_unlock(&hub->lock);
 }
 
+int lucidd_hub_stopping(lucidd_hub *hub)
+{
+    pthread_mutex_lock(&hub->lock);
+    int stop = hub->stop;
+    pthread_mutex_unlock(&hub->lock);
+    return stop;
+}
+
 static void set_tick_began(lucidd_hub *hub, double began)
 {
     pthread_mutex_lock(&hub->lock);

@@ -792,7 +792,7 @@ static void serve_connections(lucidd_server *srv, const struct pollfd *fds, int 
 void server_run(lucidd_server *srv, volatile sig_atomic_t *stop)
 {
     struct pollfd fds[3 + SERVER_MAX_CONNS];
-    while (!*stop) {
+    while (!*stop && !lucidd_hub_stopping(srv->hub)) {
         int n = 0;
         fds[n++] = (struct pollfd){.fd = lucidd_hub_wake_fd(srv->hub), .events = POLLIN};
         fds[n++] = (struct pollfd){.fd = srv->unix_fd, .events = POLLIN};
