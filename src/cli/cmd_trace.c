@@ -1,4 +1,5 @@
-/* cmd_trace.c — `lucid trace synth`: synthetic Helios-like traces. */
+/* cmd_trace.c — `lucid trace synth`: synthetic Helios-like traces;
+ * `lucid trace import`: public traces and Slurm accounting as trace folders. */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
 #include <limits.h>
@@ -6,9 +7,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "lucid/csv.h"
+#include "lucid/experiment.h"
+#include "lucid/import.h"
 #include "lucid/trace.h"
 
 static const char usage_text[] =
@@ -144,10 +148,299 @@ static int synth(int argc, char **argv)
     return 0;
 }
 
+/* ---------------- import ---------------- */
+
+static void import_usage(FILE *out)
+{
+    fputs("usage: lucid trace import --format F SRC... --out DIR [options]\n"
+          "\n"
+          "Converts a public GPU trace or Slurm accounting into a trace folder that\n"
+          "`lucid simulate DIR/experiment.ini` runs: trace.csv, vc_config.csv,\n"
+          "experiment.ini and MANIFEST (sources with sha256, every rule with the jobs it\n"
+          "removed, counts, the source's licence).  Rules per format: docs/traces.md.\n"
+          "\n"
+          "formats:\n",
+          out);
+    for (size_t i = 0; i < lucid_import_nformats; i++)
+        fprintf(out, "  %-8s %s\n", lucid_import_formats[i].name, lucid_import_formats[i].summary);
+    fputs("\noptions:\n"
+          "  --since T / --until T   keep jobs submitted in [T, T') (YYYY-MM-DD[ HH:MM:SS])\n"
+          "  --origin T              calendar time of trace second 0 (default: the earliest\n"
+          "                          submit read, HeliosData's and Lucid's convention)\n"
+          "  --start T|SECONDS       simulation start written to experiment.ini\n"
+          "  --like EXP.ini          copy an experiment's policies, side files and knobs\n"
+          "  --workload-from TRACE   Lucid's workload columns by job id from TRACE\n"
+          "  --sample-workload       ... and for other jobs, a seeded draw among the 32\n"
+          "                          TRACE jobs nearest in duration (the Lucid authors' way)\n"
+          "  --seed N                seed for --sample-workload (1)\n"
+          "  --gpus-per-node N       node size (format default, 8)\n"
+          "  --vc-by partition|account   sacct: what a VC is (partition)\n"
+          "  --running               sacct: keep still-running jobs, ended at --now\n"
+          "  --now T                 sacct: the end of still-running jobs (latest time seen)\n"
+          "  --attempts last|each    philly: a job's last attempt, or each attempt a job\n"
+          "  --cluster NAME          itp: keep one cluster's file\n",
+          out);
+}
+
+static int parse_when(const char *option, const char *v, int64_t *out)
+{
+    if (lucid_time_parse(v, out) < 0)
+        return cli_fail("%s: '%s' is not YYYY-MM-DD[ HH:MM:SS]", option, v);
+    return 0;
+}
+
+/* The experiment next to the trace: the template's (or default) keys with
+ * the folder's own files; paths inside DIR are written relative to it so the
+ * folder can move. */
+static int write_experiment(FILE *f, const char *template_path, const char *dir_abs,
+                            const lucid_import *imp, int64_t start, int have_start)
+{
+    lucid_experiment exp;
+    lucid_experiment_defaults(&exp);
+    lucid_error err = {{0}};
+    if (template_path && lucid_experiment_load(&exp, template_path, &err) < 0) {
+        lucid_experiment_free(&exp);
+        return cli_fail("%s", err.msg);
+    }
+    /* Without a template: the policies that need nothing beyond the trace
+     * (QSSF needs estimates, Lucid the sharing data: --like brings them). */
+    if (!template_path &&
+        lucid_experiment_set(&exp, "simulate", "policies", "fifo,sjf,srtf,tiresias", NULL,
+                             "import", 0, &err) < 0) {
+        lucid_experiment_free(&exp);
+        return cli_fail("%s", err.msg);
+    }
+    char path[PATH_MAX + 32];
+    free(exp.jobs);
+    free(exp.vcs);
+    free(exp.out);
+    snprintf(path, sizeof path, "%s/trace.csv", dir_abs);
+    exp.jobs = lucid_strdup(path);
+    snprintf(path, sizeof path, "%s/vc_config.csv", dir_abs);
+    exp.vcs = lucid_strdup(path);
+    snprintf(path, sizeof path, "%s/results", dir_abs);
+    exp.out = lucid_strdup(path);
+    exp.gpus_per_node = imp->gpus_per_node;
+    if (have_start)
+        exp.start = start;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    int rc = !mem || !exp.jobs || !exp.vcs || !exp.out || lucid_experiment_write(mem, &exp) < 0;
+    if (mem)
+        rc |= fclose(mem) != 0;
+    lucid_experiment_free(&exp);
+    if (rc) {
+        free(text);
+        return cli_fail("experiment.ini: out of memory");
+    }
+    fprintf(f, "# Written by lucid trace import (%s)%s%s.\n# `lucid simulate experiment.ini` "
+               "runs it; paths are relative to this file.\n",
+            imp->format, template_path ? ", keys from " : "", template_path ? template_path : "");
+    size_t prefix = strlen(dir_abs);
+    for (char *line = text; line && *line;) {
+        char *next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        char *eq = strstr(line, " = ");
+        if (eq && strncmp(eq + 3, dir_abs, prefix) == 0 && eq[3 + prefix] == '/') {
+            eq[3] = '\0';
+            fprintf(f, "%s%s\n", line, eq + 3 + prefix + 1);
+        } else {
+            fprintf(f, "%s\n", line);
+        }
+        line = next;
+    }
+    free(text);
+    return ferror(f) ? 1 : 0;
+}
+
+static int import(int argc, char **argv, const char *command)
+{
+    const char *format = NULL, *out = NULL, *like = NULL, *workload = NULL;
+    const char **sources = calloc((size_t)argc + 1, sizeof *sources);
+    int nsources = 0, sample = 0, have_start = 0;
+    int64_t seed = 1, start = -1;
+    lucid_import_options opt = {.since = INT64_MIN, .until = INT64_MAX};
+    lucid_import_window win = {INT64_MIN, INT64_MAX, INT64_MIN};
+    if (!sources)
+        return cli_fail("out of memory");
+    int rc = 0;
+    for (int i = 1; i < argc && rc == 0; i++) {
+        const char *v;
+        int64_t n;
+        int got = 0;
+        if (strcmp(argv[i], "--help") == 0) {
+            import_usage(stdout);
+            free(sources);
+            return 0;
+        }
+        if (strcmp(argv[i], "--sample-workload") == 0) {
+            sample = 1;
+        } else if (strcmp(argv[i], "--running") == 0) {
+            opt.include_running = 1;
+        } else if ((got = cli_option(argc, argv, &i, "--format", &v)) != 0) {
+            format = v;
+        } else if ((got = cli_option(argc, argv, &i, "--out", &v)) != 0) {
+            out = v;
+        } else if ((got = cli_option(argc, argv, &i, "--like", &v)) != 0) {
+            like = v;
+        } else if ((got = cli_option(argc, argv, &i, "--workload-from", &v)) != 0) {
+            workload = v;
+        } else if ((got = cli_option(argc, argv, &i, "--since", &v)) != 0) {
+            rc = got < 0 || parse_when("--since", v, &win.since);
+        } else if ((got = cli_option(argc, argv, &i, "--until", &v)) != 0) {
+            rc = got < 0 || parse_when("--until", v, &win.until);
+        } else if ((got = cli_option(argc, argv, &i, "--origin", &v)) != 0) {
+            rc = got < 0 || parse_when("--origin", v, &win.origin);
+        } else if ((got = cli_option(argc, argv, &i, "--now", &v)) != 0) {
+            rc = got < 0 || parse_when("--now", v, &opt.now);
+        } else if ((got = cli_option(argc, argv, &i, "--start", &v)) != 0) {
+            have_start = 1;
+            if (got > 0 && lucid_parse_i64(v, &start) < 0 && lucid_time_parse(v, &start) < 0)
+                rc = cli_fail("--start: '%s' is neither seconds nor YYYY-MM-DD HH:MM:SS", v);
+            else if (got > 0 && strchr(v, '-'))
+                have_start = 2; /* calendar: made relative to the origin below */
+        } else if ((got = cli_option(argc, argv, &i, "--seed", &v)) != 0) {
+            rc = got < 0 || cli_int("--seed", v, &seed) < 0;
+        } else if ((got = cli_option(argc, argv, &i, "--gpus-per-node", &v)) != 0) {
+            rc = got < 0 || cli_int("--gpus-per-node", v, &n) < 0;
+            if (rc == 0 && (n < 1 || n > 1024))
+                rc = cli_fail("--gpus-per-node: %lld out of range 1..1024", (long long)n);
+            opt.gpus_per_node = (int32_t)n;
+        } else if ((got = cli_option(argc, argv, &i, "--vc-by", &v)) != 0) {
+            opt.vc_by = v;
+            if (strcmp(v, "partition") != 0 && strcmp(v, "account") != 0)
+                rc = cli_fail("--vc-by: '%s' is neither partition nor account", v);
+        } else if ((got = cli_option(argc, argv, &i, "--attempts", &v)) != 0) {
+            opt.attempts = v;
+            if (strcmp(v, "last") != 0 && strcmp(v, "each") != 0)
+                rc = cli_fail("--attempts: '%s' is neither last nor each", v);
+        } else if ((got = cli_option(argc, argv, &i, "--cluster", &v)) != 0) {
+            opt.cluster = v;
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            free(sources);
+            return cli_fail("trace import: unknown option '%s'", argv[i]) + 1;
+        } else {
+            sources[nsources++] = argv[i];
+        }
+        if (got < 0)
+            rc = 1;
+    }
+    const lucid_import_format *fmt = format ? lucid_import_find(format) : NULL;
+    if (rc == 0 && (!format || !out || nsources == 0)) {
+        import_usage(stderr);
+        free(sources);
+        return 2;
+    }
+    if (rc == 0 && !fmt)
+        rc = cli_fail("trace import: unknown format '%s' (see lucid trace import --help)", format);
+    opt.since = win.since;
+    opt.until = win.until;
+    if (rc) {
+        free(sources);
+        return 1;
+    }
+    /* No command overwrites its own input. */
+    static const char *const names[] = {"trace.csv", "vc_config.csv", "experiment.ini", "MANIFEST"};
+    char dir_abs[PATH_MAX];
+    if (realpath(out, dir_abs))
+        for (int s = 0; s < nsources; s++) {
+            char real[PATH_MAX], mine[PATH_MAX + 32];
+            if (!realpath(sources[s], real))
+                continue; /* the converter reports it */
+            for (int k = 0; k < 4; k++) {
+                snprintf(mine, sizeof mine, "%s/%s", dir_abs, names[k]);
+                if (strcmp(real, mine) == 0) {
+                    free(sources);
+                    return cli_fail("%s: is an input; choose another --out", mine);
+                }
+            }
+        }
+    lucid_import imp;
+    lucid_import_init(&imp, fmt);
+    lucid_error err = {{0}};
+    if (fmt->read(&imp, sources, nsources, &opt, &err) < 0 ||
+        lucid_import_finish(&imp, &win, &err) < 0 ||
+        (workload && lucid_import_workload_from(&imp, workload, sample, (uint64_t)seed, &err) < 0)) {
+        lucid_import_free(&imp);
+        free(sources);
+        return cli_fail("%s", err.msg);
+    }
+    /* The folder is made only once the sources have been read cleanly. */
+    if ((mkdir(out, 0777) < 0 && errno != EEXIST) || !realpath(out, dir_abs)) {
+        lucid_import_free(&imp);
+        free(sources);
+        return cli_fail("%s: cannot create: %s", out, strerror(errno));
+    }
+    if (have_start == 2)
+        start -= win.origin;
+    if (have_start && start < 0) {
+        lucid_import_free(&imp);
+        free(sources);
+        return cli_fail("--start is before --origin");
+    }
+    /* Whole or not at all: every file goes to a temporary name first. */
+    char tmp[4][PATH_MAX + 64], final[4][PATH_MAX + 64];
+    for (int k = 0; k < 4; k++) {
+        snprintf(final[k], sizeof final[k], "%s/%s", dir_abs, names[k]);
+        snprintf(tmp[k], sizeof tmp[k], "%s/.%s.%ld.tmp", dir_abs, names[k], (long)getpid());
+    }
+    FILE *f[4];
+    for (int k = 0; k < 4; k++)
+        f[k] = fopen(tmp[k], "w");
+    for (int k = 0; k < 4 && rc == 0; k++)
+        if (!f[k])
+            rc = cli_fail("%s: cannot write: %s", tmp[k], strerror(errno));
+    if (rc == 0 && (lucid_import_write_trace(&imp, &win, f[0]) < 0 ||
+                    lucid_import_write_vcs(&imp, f[1]) < 0))
+        rc = cli_fail("%s: write error", dir_abs);
+    if (rc == 0)
+        rc = write_experiment(f[2], like, dir_abs, &imp, start, have_start);
+    if (rc == 0 &&
+        lucid_import_write_manifest(&imp, &win, command, sources, nsources, f[3], &err) < 0)
+        rc = cli_fail("%s", err.msg);
+    for (int k = 0; k < 4; k++)
+        if (f[k] && fclose(f[k]) != 0 && rc == 0)
+            rc = cli_fail("%s: write error", tmp[k]);
+    for (int k = 0; k < 4 && rc == 0; k++)
+        if (rename(tmp[k], final[k]) < 0)
+            rc = cli_fail("%s: cannot rename: %s", final[k], strerror(errno));
+    if (rc)
+        for (int k = 0; k < 4; k++)
+            unlink(tmp[k]);
+    else
+        printf("imported %zu jobs (%lld records read) into %s\n", imp.njobs,
+               (long long)imp.records, out);
+    lucid_import_free(&imp);
+    free(sources);
+    return rc;
+}
+
 int cmd_trace(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "synth") == 0)
         return synth(argc - 1, argv + 1);
-    fputs(usage_text, argc >= 2 && strcmp(argv[1], "--help") == 0 ? stdout : stderr);
-    return argc >= 2 && strcmp(argv[1], "--help") == 0 ? 0 : 2;
+    if (argc >= 2 && strcmp(argv[1], "import") == 0) {
+        /* The command line as typed, for the MANIFEST. */
+        size_t len = 16;
+        for (int i = 0; i < argc; i++)
+            len += strlen(argv[i]) + 3;
+        char *command = malloc(len);
+        if (!command)
+            return cli_fail("out of memory");
+        snprintf(command, len, "lucid");
+        for (int i = 0; i < argc; i++) {
+            strcat(command, " ");
+            strcat(command, argv[i]);
+        }
+        int rc = import(argc - 1, argv + 1, command);
+        free(command);
+        return rc;
+    }
+    int help = argc >= 2 && strcmp(argv[1], "--help") == 0;
+    fputs(usage_text, help ? stdout : stderr);
+    fputs("       lucid trace import --format F SRC... --out DIR   (lucid trace import --help)\n",
+          help ? stdout : stderr);
+    return help ? 0 : 2;
 }

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# cli_import.sh — `lucid trace import`: each format's excerpt converts to exact
+# counts and checksums, the Venus round trip through HeliosData's schema gives
+# back the same jobs and the same Table 4, bad input gives one clear line.
+# Usage: cli_import.sh LUCID SOURCE_DIR
+set -u
+source "$2/tests/lib/checks.sh"
+data=$src/tests/data/traces
+cd "$src"
+
+# field FILE KEY: the value of a MANIFEST line "KEY: value".
+field() { sed -n "s/^$2: //p" "$1" | head -1; }
+# removed FILE RULE: how many jobs a MANIFEST rule removed.
+removed() { sed -n "s/^rule: $2 removed=\([0-9]*\):.*/\1/p" "$1"; }
+# body_sha FILE: sha256 of a file (to pin converted output).
+body_sha() { sha256sum "$1" | cut -c1-64; }
+
+# ---- helios: the whole bundled Venus trace, round trip ----
+python3 "$data/helios/venus_to_helios.py" data/venus-sept/trace.csv "$tmp/cluster_log.csv"
+"$lucid" trace import --format helios "$tmp/cluster_log.csv" "$data/helios/cluster_gpu_number.csv" \
+    --out "$tmp/venus" --origin "2020-04-01 00:02:31" --like examples/venus.ini \
+    --workload-from data/venus-sept/trace.csv >/dev/null
+check "helios round trip: 23859 jobs written" [ "$(field "$tmp/venus/MANIFEST" jobs_written)" = 23859 ]
+# Job by job, in the same order: every column the simulator reads.
+check "helios round trip: same jobs, same order" python3 - data/venus-sept/trace.csv "$tmp/venus/trace.csv" <<'PY'
+import csv, sys
+a = list(csv.DictReader(open(sys.argv[1])))
+b = list(csv.DictReader(open(sys.argv[2])))
+cols = ["job_id", "user", "vc", "gpu_num", "cpu_num", "state", "submit_time", "duration",
+        "model", "dataset", "batchsize", "amp", "speed", "gpu_util", "gmem_util", "gmem",
+        "submit_datetime"]
+bad = [x["job_id"] for x, y in zip(a, b) if any(x[c] != y[c] for c in cols)]
+sys.exit(1 if len(a) != 23859 or len(a) != len(b) or bad else 0)
+PY
+check "helios round trip: vc_config.csv as Lucid's" cmp -s <(tail -n +2 "$tmp/venus/vc_config.csv") <(tail -n +2 data/venus-sept/vc_config.csv)
+check "helios round trip: MANIFEST checksum is the source's" \
+    grep -q "^source: .*/cluster_log.csv sha256=$(body_sha "$tmp/cluster_log.csv") bytes=$(wc -c <"$tmp/cluster_log.csv")$" "$tmp/venus/MANIFEST"
+check "helios round trip: licence text carried" grep -q "Attribution 4.0 International" "$tmp/venus/MANIFEST"
+"$lucid" simulate examples/venus.ini --quiet --out "$tmp/ref" &&
+    "$lucid" simulate "$tmp/venus/experiment.ini" --quiet
+for f in summary.csv jobs-fifo.csv jobs-sjf.csv jobs-srtf.csv jobs-qssf.csv jobs-tiresias.csv jobs-lucid.csv; do
+    check "helios round trip: $f as examples/venus.ini" cmp -s "$tmp/ref/$f" "$tmp/venus/results/$f"
+done
+check "helios round trip: Table 4 FIFO row is the paper's" grep -q '^fifo,all,23859,65720\.543,53951\.272,' "$tmp/venus/results/summary.csv"
+
+# ---- helios: the 300-job excerpt and the rules ----
+"$lucid" trace import --format helios "$data/helios/cluster_log.csv" "$data/helios/cluster_gpu_number.csv" --out "$tmp/h300" >/dev/null
+check "helios excerpt: 300 jobs" [ "$(field "$tmp/h300/MANIFEST" jobs_written)" = 300 ]
+check "helios excerpt: trace.csv checksum" [ "$(body_sha "$tmp/h300/trace.csv")" = "92138150a3618ab9c72ea45f64422a5ceb1b08712bdb06f065231f58a8ce5abf" ]
+check "helios excerpt: simulates" "$lucid" simulate "$tmp/h300/experiment.ini" --quiet --policies fifo,sjf
+"$lucid" trace import --format helios "$data/helios/rules.csv" "$data/helios/cluster_gpu_number.csv" --out "$tmp/rules" >/dev/null
+m=$tmp/rules/MANIFEST
+check "helios rules: one job per rule" [ "$(removed "$m" cpu_only)$(removed "$m" zero_duration)$(removed "$m" vc_without_gpus)$(removed "$m" larger_than_vc)" = 1111 ]
+check "helios rules: 3 of 7 kept" [ "$(field "$m" records_read)/$(field "$m" jobs_written)" = 7/3 ]
+"$lucid" trace import --format helios "$data/helios/cluster_log.csv" "$data/helios/cluster_gpu_number.csv" \
+    --since "2020-09-01 06:00:00" --until "2020-09-01 12:00:00" --out "$tmp/window" >/dev/null
+check "helios window: since/until counted" [ "$(removed "$tmp/window/MANIFEST" before_since)+$(removed "$tmp/window/MANIFEST" after_until)+$(field "$tmp/window/MANIFEST" jobs_written)" = "$(awk -F, 'NR>1 && $9<"2020-09-01 06:00:00"' "$data/helios/cluster_log.csv" | wc -l)+$(awk -F, 'NR>1 && $9>="2020-09-01 12:00:00"' "$data/helios/cluster_log.csv" | wc -l)+$(awk -F, 'NR>1 && $9>="2020-09-01 06:00:00" && $9<"2020-09-01 12:00:00"' "$data/helios/cluster_log.csv" | wc -l)" ]
+b=$data/helios/bad
+expect_error "helios unknown state" "unknown_state.csv:4: state: unknown state 'PREEMPTED'" "$lucid" trace import --format helios "$b/unknown_state.csv" --out "$tmp/bad"
+expect_error "helios missing field" "missing_field.csv:4: expected 13 fields" "$lucid" trace import --format helios "$b/missing_field.csv" --out "$tmp/bad"
+expect_error "helios non-UTF-8" "non_utf8.csv:4: user: byte 0xe9 is not UTF-8" "$lucid" trace import --format helios "$b/non_utf8.csv" --out "$tmp/bad"
+expect_error "helios bad time" "bad_time.csv:3: submit_time: '2020-09-31 01:00:00' is not a time" "$lucid" trace import --format helios "$b/bad_time.csv" --out "$tmp/bad"
+expect_error "helios missing column" "missing_column.csv:1: submit_time: required column is missing" "$lucid" trace import --format helios "$b/missing_column.csv" --out "$tmp/bad"
+check "failed import leaves no folder" [ ! -e "$tmp/bad" ]
+expect_error "unknown format" "unknown format 'nope'" "$lucid" trace import --format nope x --out "$tmp/bad"
+cp "$data/helios/cluster_log.csv" "$tmp/h300/trace.csv"
+expect_error "input is not overwritten" "is an input; choose another --out" "$lucid" trace import --format helios "$tmp/h300/trace.csv" --out "$tmp/h300"
+
+finish cli_import
