@@ -66,4 +66,36 @@ expect_error "unknown format" "unknown format 'nope'" "$lucid" trace import --fo
 cp "$data/helios/cluster_log.csv" "$tmp/h300/trace.csv"
 expect_error "input is not overwritten" "is an input; choose another --out" "$lucid" trace import --format helios "$tmp/h300/trace.csv" --out "$tmp/h300"
 
+# ---- sacct: the lab cluster's jobs ----
+sa=$data/sacct
+"$lucid" trace import --format sacct "$sa/lab.sacct" "$sa/lab/nodes.txt" --out "$tmp/lab" >/dev/null
+m=$tmp/lab/MANIFEST
+check "sacct lab: 9 of 13 jobs" [ "$(field "$m" records_read)/$(field "$m" jobs_written)" = 13/9 ]
+check "sacct lab: never started 2, running 1, CPU 1" [ "$(removed "$m" never_started)$(removed "$m" still_running)$(removed "$m" cpu_only)" = 211 ]
+check "sacct lab: GPUs and times are what the lab ran" python3 "$sa/check_lab.py" "$sa/lab" "$tmp/lab/trace.csv"
+check "sacct lab: partitions as VCs, sized from scontrol" [ "$(tail -n +2 "$tmp/lab/vc_config.csv" | paste -sd' ')" = "main,2 profiling,1" ]
+check "sacct lab: 4 GPUs per node" [ "$(field "$m" gpus_per_node)" = 4 ]
+check "sacct lab: trace.csv checksum" [ "$(body_sha "$tmp/lab/trace.csv")" = "1ebe074112570775e1dc9284f3882224b687c47e8625523b911175cf74d899ee" ]
+check "sacct lab: simulates" "$lucid" simulate "$tmp/lab/experiment.ini" --quiet
+"$lucid" trace import --format sacct "$sa/lab.sacct" --running --vc-by account --out "$tmp/lab2" >/dev/null
+check "sacct --running keeps job 13 for its Elapsed (3 s)" grep -q '^13,root,teama,2,1,RUNNING,15,3,' "$tmp/lab2/trace.csv"
+check "sacct --vc-by account" [ "$(tail -n +2 "$tmp/lab2/vc_config.csv" | cut -d, -f1 | sort | paste -sd' ')" = "teama teamb teamc" ]
+
+# ---- sacct: every documented case (steps, arrays, typed GRES, limits) ----
+"$lucid" trace import --format sacct "$sa/schema.sacct" "$sa/nodes.txt" --out "$tmp/schema" >/dev/null
+m=$tmp/schema/MANIFEST
+check "sacct schema: rule counts" [ "$(removed "$m" step)$(removed "$m" never_started)$(removed "$m" still_running)$(removed "$m" cpu_only)$(removed "$m" zero_duration)/$(field "$m" jobs_written)" = 22111/8 ]
+check "sacct schema: typed GRES, 1-day elapsed, time limit" grep -q '^1002,bob,v100,16,32,TIMEOUT,600,90184,90000,v100,' "$tmp/schema/trace.csv"
+check "sacct schema: untyped total wins over typed entries" grep -q '^1001,alice,a100,4,16,COMPLETED,0,3600,7200,a100,' "$tmp/schema/trace.csv"
+check "sacct schema: array task id" grep -q '^1003000001,carol,a100,1,4,COMPLETED,1200,60,1800,,' "$tmp/schema/trace.csv"
+check "sacct schema: 'CANCELLED by UID' is CANCELLED" grep -q '^1006,bob,v100,8,8,CANCELLED,3600,1200,3600,,' "$tmp/schema/trace.csv"
+check "sacct schema: 2 nodes x 8 GPUs per partition" [ "$(tail -n +2 "$tmp/schema/vc_config.csv" | paste -sd' ')" = "a100,2 v100,2" ]
+b=$sa/bad
+expect_error "sacct unknown state" "unknown_state.sacct:3: State: unknown state 'SPECIAL_EXIT_X'" "$lucid" trace import --format sacct "$b/unknown_state.sacct" --out "$tmp/bad"
+expect_error "sacct missing field" "missing_field.sacct:3: expected 13 fields as in the header, found 11" "$lucid" trace import --format sacct "$b/missing_field.sacct" --out "$tmp/bad"
+expect_error "sacct non-UTF-8" "non_utf8.sacct:3: User: byte 0xfc is not UTF-8" "$lucid" trace import --format sacct "$b/non_utf8.sacct" --out "$tmp/bad"
+expect_error "sacct bad TRES" "bad_tres.sacct:3: AllocTRES: 'cpu=1,gres/gpu=four' is not a TRES list" "$lucid" trace import --format sacct "$b/bad_tres.sacct" --out "$tmp/bad"
+expect_error "sacct bad job id" "bad_jobid.sacct:3: JobID: 'job2001' is not a Slurm job id" "$lucid" trace import --format sacct "$b/bad_jobid.sacct" --out "$tmp/bad"
+expect_error "sacct missing column" "missing_column.sacct:1: Submit: required column is missing" "$lucid" trace import --format sacct "$b/missing_column.sacct" --out "$tmp/bad"
+
 finish cli_import

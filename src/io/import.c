@@ -19,9 +19,14 @@ static const char helios_licence[] =
     "https://creativecommons.org/licenses/by/4.0/legalcode.  Cite: Qinghao Hu et al.,\n"
     "\"Characterization and Prediction of Deep Learning Workloads in Large-Scale GPU\n"
     "Datacenters\", SC'21.\n";
+static const char sacct_licence[] =
+    "Your own cluster's Slurm accounting: its licence is your site's. Users, accounts\n"
+    "and partitions are copied as they are: anonymise before publishing.\n";
 const lucid_import_format lucid_import_formats[] = {
     {"helios", "HeliosData cluster_log.csv + cluster_gpu_number.csv (Venus, Earth, ...)",
      lucid_import_helios, helios_licence},
+    {"sacct", "sacct --parsable2 --allocations output [+ scontrol show node -o] (docs/traces.md)",
+     lucid_import_sacct, sacct_licence},
 };
 const size_t lucid_import_nformats = sizeof lucid_import_formats / sizeof lucid_import_formats[0];
 
