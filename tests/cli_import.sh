@@ -98,4 +98,33 @@ expect_error "sacct bad TRES" "bad_tres.sacct:3: AllocTRES: 'cpu=1,gres/gpu=four
 expect_error "sacct bad job id" "bad_jobid.sacct:3: JobID: 'job2001' is not a Slurm job id" "$lucid" trace import --format sacct "$b/bad_jobid.sacct" --out "$tmp/bad"
 expect_error "sacct missing column" "missing_column.sacct:1: Submit: required column is missing" "$lucid" trace import --format sacct "$b/missing_column.sacct" --out "$tmp/bad"
 
+# ---- itp: the first 30 real rows of each of the 10 clusters ----
+it=$data/itp
+"$lucid" trace import --format itp "$it"/cluster*.csv --out "$tmp/itp" >/dev/null
+m=$tmp/itp/MANIFEST
+check "itp excerpt: 300 jobs, 10 VCs" [ "$(field "$m" jobs_written)/$(field "$m" vcs)" = 300/10 ]
+check "itp excerpt: 30 jobs per cluster" [ "$(tail -n +2 "$tmp/itp/trace.csv" | cut -d, -f3 | sort | uniq -c | awk '{print $1}' | sort -u)" = 30 ]
+check "itp excerpt: job 1000001 is cluster01's first row" \
+    grep -q "^1000001,,cluster01,$(sed -n 2p "$it/cluster01.csv" | cut -d, -f4),0,,.*,$(sed -n 2p "$it/cluster01.csv" | cut -d, -f1)$" "$tmp/itp/trace.csv"
+check "itp excerpt: trace.csv checksum" [ "$(body_sha "$tmp/itp/trace.csv")" = 1d0cde190098cf63d079a272f120f22e9fe4ec254aa66203b9c734329d106c46 ]
+check "itp excerpt: MIT licence carried" grep -q "MIT License" "$m"
+"$lucid" trace import --format itp "$it"/cluster0[12].csv --vc-size cluster01=128,cluster02=64 --out "$tmp/itp2" >/dev/null
+check "itp --vc-size" [ "$(tail -n +2 "$tmp/itp2/vc_config.csv" | paste -sd' ')" = "cluster01,16 cluster02,8" ]
+expect_error "itp --vc-size unknown VC" "--vc-size: no VC 'cluster99'" "$lucid" trace import --format itp "$it/cluster01.csv" --vc-size cluster99=8 --out "$tmp/bad"
+b=$it/bad
+expect_error "itp non-UTF-8" "non_utf8.csv:4: job_id: byte 0xff is not UTF-8" "$lucid" trace import --format itp "$b/non_utf8.csv" --out "$tmp/bad"
+expect_error "itp missing field" "missing_field.csv:4: expected 4 fields as in the header, found 3" "$lucid" trace import --format itp "$b/missing_field.csv" --out "$tmp/bad"
+expect_error "itp bad number" "bad_number.csv:4: duration: '2.5h' is not an integer" "$lucid" trace import --format itp "$b/bad_number.csv" --out "$tmp/bad"
+expect_error "itp missing column" "missing_column.csv:1: duration: required column is missing" "$lucid" trace import --format itp "$b/missing_column.csv" --out "$tmp/bad"
+# The full public trace, when it has been fetched (docs/traces.md gives the command):
+# all 69,351 jobs accounted for, rule by rule.
+if [ -n "${LUCID_TRACES:-}" ] && [ -f "$LUCID_TRACES/itp/cluster10.csv" ]; then
+    "$lucid" trace import --format itp "$LUCID_TRACES"/itp/cluster*.csv --out "$tmp/itpfull" >/dev/null
+    m=$tmp/itpfull/MANIFEST
+    check "itp full: 69351 read" [ "$(field "$m" records_read)" = 69351 ]
+    check "itp full: written + removed = 69351" [ $(( $(field "$m" jobs_written) + $(field "$m" jobs_removed) )) = 69351 ]
+else
+    echo "itp full trace: not fetched (set LUCID_TRACES, see docs/traces.md); skipped"
+fi
+
 finish cli_import

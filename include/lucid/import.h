@@ -28,6 +28,7 @@ typedef struct lucid_import_job {
     int32_t gpu_num, cpu_num;
     int32_t vc;         /* index into lucid_import.vc_names */
     int32_t user, state, gpu_type; /* string ids, -1 = none */
+    int32_t source_id;  /* the source's own id when it is not an integer (string id) */
     int32_t workload[LUCID_IMPORT_WORKLOAD_COLS]; /* string ids, -1 = none */
     int64_t record;     /* source line or record (messages, stable order) */
 } lucid_import_job;
@@ -46,7 +47,6 @@ typedef struct lucid_import_options {
     int include_running;    /* sacct: keep still-running jobs, ended at --now */
     int64_t now;            /* calendar seconds for still-running jobs; 0 = latest time seen */
     double procs_per_gpu;   /* swf: processors per GPU (default 1) */
-    const char *cluster;    /* sources with several clusters: keep this one */
     int64_t since, until;   /* the window (as in lucid_import_window), for sources whose
                              * VC sizes vary over time */
 } lucid_import_options;
@@ -109,6 +109,10 @@ int lucid_import_time(const char *s, int64_t *out, const char *file, long line, 
                       lucid_error *err);
 
 /* ---- the shared steps after reading ---- */
+
+/* Overrides VC sizes from "NAME=GPUS,NAME=GPUS" (--vc-size); an unknown VC
+ * or a size not in whole nodes is an error. */
+int lucid_import_set_vc_sizes(lucid_import *imp, const char *spec, lucid_error *err);
 
 typedef struct lucid_import_window {
     int64_t since, until; /* calendar seconds; INT64_MIN / INT64_MAX = open */

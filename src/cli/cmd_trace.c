@@ -178,7 +178,7 @@ static void import_usage(FILE *out)
           "  --running               sacct: keep still-running jobs, ended at --now\n"
           "  --now T                 sacct: the end of still-running jobs (latest time seen)\n"
           "  --attempts last|each    philly: a job's last attempt, or each attempt a job\n"
-          "  --cluster NAME          itp: keep one cluster's file\n",
+          "  --vc-size VC=GPUS,...   VC sizes where the source gives none (itp, philly)\n",
           out);
 }
 
@@ -257,7 +257,7 @@ static int write_experiment(FILE *f, const char *template_path, const char *dir_
 
 static int import(int argc, char **argv, const char *command)
 {
-    const char *format = NULL, *out = NULL, *like = NULL, *workload = NULL;
+    const char *format = NULL, *out = NULL, *like = NULL, *workload = NULL, *vc_sizes = NULL;
     const char **sources = calloc((size_t)argc + 1, sizeof *sources);
     int nsources = 0, sample = 0, have_start = 0;
     int64_t seed = 1, start = -1;
@@ -316,8 +316,8 @@ static int import(int argc, char **argv, const char *command)
             opt.attempts = v;
             if (strcmp(v, "last") != 0 && strcmp(v, "each") != 0)
                 rc = cli_fail("--attempts: '%s' is neither last nor each", v);
-        } else if ((got = cli_option(argc, argv, &i, "--cluster", &v)) != 0) {
-            opt.cluster = v;
+        } else if ((got = cli_option(argc, argv, &i, "--vc-size", &v)) != 0) {
+            vc_sizes = v;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
             free(sources);
             return cli_fail("trace import: unknown option '%s'", argv[i]) + 1;
@@ -361,6 +361,7 @@ static int import(int argc, char **argv, const char *command)
     lucid_import_init(&imp, fmt);
     lucid_error err = {{0}};
     if (fmt->read(&imp, sources, nsources, &opt, &err) < 0 ||
+        (vc_sizes && lucid_import_set_vc_sizes(&imp, vc_sizes, &err) < 0) ||
         lucid_import_finish(&imp, &win, &err) < 0 ||
         (workload && lucid_import_workload_from(&imp, workload, sample, (uint64_t)seed, &err) < 0)) {
         lucid_import_free(&imp);

@@ -22,11 +22,17 @@ static const char helios_licence[] =
 static const char sacct_licence[] =
     "Your own cluster's Slurm accounting: its licence is your site's. Users, accounts\n"
     "and partitions are copied as they are: anonymise before publishing.\n";
+static const char itp_licence[] =
+    "microsoft/elasticflow-traces (https://github.com/microsoft/elasticflow-traces):\n"
+    "released under the MIT License and the Microsoft Open Source Code of Conduct; the\n"
+    "data is Microsoft's ITP cluster log (Gu et al., \"ElasticFlow\", ASPLOS'23).\n";
 const lucid_import_format lucid_import_formats[] = {
     {"helios", "HeliosData cluster_log.csv + cluster_gpu_number.csv (Venus, Earth, ...)",
      lucid_import_helios, helios_licence},
     {"sacct", "sacct --parsable2 --allocations output [+ scontrol show node -o] (docs/traces.md)",
      lucid_import_sacct, sacct_licence},
+    {"itp", "microsoft/elasticflow-traces raw CSVs (one file per cluster)", lucid_import_itp,
+     itp_licence},
 };
 const size_t lucid_import_nformats = sizeof lucid_import_formats / sizeof lucid_import_formats[0];
 
@@ -79,7 +85,7 @@ lucid_import_job *lucid_import_push(lucid_import *imp)
         return NULL;
     lucid_import_job *job = &imp->jobs[imp->njobs++];
     memset(job, 0, sizeof *job);
-    job->user = job->state = job->gpu_type = -1;
+    job->user = job->state = job->gpu_type = job->source_id = -1;
     job->time_limit = -1;
     for (int k = 0; k < LUCID_IMPORT_WORKLOAD_COLS; k++)
         job->workload[k] = -1;
@@ -174,6 +180,36 @@ int lucid_import_time(const char *s, int64_t *out, const char *file, long line, 
 }
 
 /* ---------------- window, VC sizes ---------------- */
+
+int lucid_import_set_vc_sizes(lucid_import *imp, const char *spec, lucid_error *err)
+{
+    char *copy = lucid_strdup(spec), *save = NULL;
+    if (!copy)
+        return lucid_error_set(err, "out of memory");
+    int rc = 0;
+    for (char *item = strtok_r(copy, ",", &save); item && rc == 0;
+         item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '=');
+        int64_t gpus;
+        int32_t v = -1;
+        if (eq) {
+            *eq = '\0';
+            v = imp->vc_names ? lucid_strtab_find(imp->vc_names, item) : -1;
+        }
+        if (!eq || lucid_parse_i64(eq + 1, &gpus) < 0 || gpus < 0 ||
+            gpus % imp->gpus_per_node != 0)
+            rc = lucid_error_set(err, "--vc-size: '%s' is not NAME=GPUS in whole %d-GPU nodes",
+                                 item, imp->gpus_per_node);
+        else if (v < 0)
+            rc = lucid_error_set(err, "--vc-size: no VC '%s' in the sources", item);
+        else
+            imp->vc_gpus[v] = gpus;
+    }
+    free(copy);
+    if (rc == 0 && lucid_import_note(imp, "VC sizes set by --vc-size %s", spec) < 0)
+        rc = lucid_error_set(err, "out of memory");
+    return rc;
+}
 
 static int compare_job(const void *a, const void *b)
 {
@@ -432,8 +468,9 @@ static const char *str_or_empty(const lucid_import *imp, int32_t id)
 
 int lucid_import_write_trace(const lucid_import *imp, const lucid_import_window *win, FILE *out)
 {
-    int has_limit = 0, has_type = 0, has_workload = 0;
+    int has_limit = 0, has_type = 0, has_workload = 0, has_source = 0;
     for (size_t i = 0; i < imp->njobs; i++) {
+        has_source |= imp->jobs[i].source_id >= 0;
         has_limit |= imp->jobs[i].time_limit >= 0;
         has_type |= imp->jobs[i].gpu_type >= 0;
         has_workload |= imp->jobs[i].workload[0] >= 0;
@@ -446,7 +483,8 @@ int lucid_import_write_trace(const lucid_import *imp, const lucid_import_window 
     if (has_workload)
         for (int k = 0; k < LUCID_IMPORT_WORKLOAD_COLS; k++)
             fprintf(out, ",%s", workload_names[k]);
-    fputs(",submit_datetime\n", out);
+    fputs(",submit_datetime", out);
+    fputs(has_source ? ",source_id\n" : "\n", out);
     for (size_t i = 0; i < imp->njobs; i++) {
         const lucid_import_job *job = &imp->jobs[i];
         fprintf(out, "%lld,", (long long)job->job_id);
@@ -474,7 +512,12 @@ int lucid_import_write_trace(const lucid_import *imp, const lucid_import_window 
             }
         char when[32];
         lucid_time_format(job->submit, when, sizeof when);
-        fprintf(out, ",%s\n", when);
+        fprintf(out, ",%s", when);
+        if (has_source) {
+            fputc(',', out);
+            put_field(out, str_or_empty(imp, job->source_id));
+        }
+        fputc('\n', out);
     }
     return ferror(out) ? -1 : 0;
 }
