@@ -116,6 +116,28 @@ expect_error "itp non-UTF-8" "non_utf8.csv:4: job_id: byte 0xff is not UTF-8" "$
 expect_error "itp missing field" "missing_field.csv:4: expected 4 fields as in the header, found 3" "$lucid" trace import --format itp "$b/missing_field.csv" --out "$tmp/bad"
 expect_error "itp bad number" "bad_number.csv:4: duration: '2.5h' is not an integer" "$lucid" trace import --format itp "$b/bad_number.csv" --out "$tmp/bad"
 expect_error "itp missing column" "missing_column.csv:1: duration: required column is missing" "$lucid" trace import --format itp "$b/missing_column.csv" --out "$tmp/bad"
+# ---- philly: built to the published schema (README's example job + one per rule) ----
+ph=$data/philly
+"$lucid" trace import --format philly "$ph/cluster_job_log" "$ph/cluster_machine_list" --out "$tmp/ph" >/dev/null
+m=$tmp/ph/MANIFEST
+check "philly: 5 of 12 jobs" [ "$(field "$m" records_read)/$(field "$m" jobs_written)" = 12/5 ]
+check "philly: one job per rule (no_times 2)" [ "$(removed "$m" no_attempt)$(removed "$m" no_submit_time)$(removed "$m" no_times)$(removed "$m" still_running)$(removed "$m" no_gpus)$(removed "$m" zero_duration)" = 112111 ]
+# Hand-computed: README job = 74 s + 2 d 05:39:42 = 193256 s on 8 GPUs; 2 hosts x 8 GPUs.
+check "philly sum: attempts summed, GPUs over hosts" [ "$(cut -d, -f1,4,7,8 "$tmp/ph/trace.csv" | tail -n +2 | paste -sd' ')" = "1,8,0,193256 2,16,2901,10800 8,1,10671,42 9,2,13101,3600 11,4,17001,6300" ]
+check "philly: trace.csv checksum" [ "$(body_sha "$tmp/ph/trace.csv")" = "ff3752be8f59653125631e12ad28c8ca69e8f4a792cc4467c69045b02817efdb" ]
+check "philly: nodes from the machine list" [ "$(field "$m" gpus_per_node)" = 8 ]
+"$lucid" trace import --format philly "$ph/cluster_job_log" --attempts span --out "$tmp/ph2" >/dev/null
+check "philly span: first start to last end" [ "$(cut -d, -f1,8 "$tmp/ph2/trace.csv" | tail -n +2 | paste -sd' ')" = "1,193263 2,10800 8,42 9,7200 11,11700" ]
+"$lucid" trace import --format philly "$ph/cluster_job_log" --attempts each --out "$tmp/ph3" >/dev/null
+check "philly each: one job per attempt, resubmitted when the previous ended" [ "$(cut -d, -f1,7,8 "$tmp/ph3/trace.csv" | tail -n +2 | paste -sd' ')" = "1000,0,74 1001,104,193182 2000,2901,10800 8000,10671,42 9001,13101,3600 11000,17001,1800 11001,19101,3600 11002,24501,900" ]
+check "philly: simulates" "$lucid" simulate "$tmp/ph/experiment.ini" --quiet
+b=$ph/bad
+expect_error "philly truncated JSON" "truncated.json:96: truncated JSON: end of file inside job record 3" "$lucid" trace import --format philly "$b/truncated.json" --out "$tmp/bad"
+expect_error "philly missing field" "missing_field.json:49: vc: missing or not a string" "$lucid" trace import --format philly "$b/missing_field.json" --out "$tmp/bad"
+expect_error "philly unknown status" "unknown_status.json:49: status: unknown status 'Preempted'" "$lucid" trace import --format philly "$b/unknown_status.json" --out "$tmp/bad"
+expect_error "philly non-UTF-8" "non_utf8.json:88: job record 2: invalid JSON: unable to decode byte 0xff" "$lucid" trace import --format philly "$b/non_utf8.json" --out "$tmp/bad"
+expect_error "philly trailing garbage" "not_a_list.json:50: expected a job object ('{'), found 'h'" "$lucid" trace import --format philly "$b/not_a_list.json" --out "$tmp/bad"
+
 # The full public trace, when it has been fetched (docs/traces.md gives the command):
 # all 69,351 jobs accounted for, rule by rule.
 if [ -n "${LUCID_TRACES:-}" ] && [ -f "$LUCID_TRACES/itp/cluster10.csv" ]; then

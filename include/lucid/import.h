@@ -43,7 +43,7 @@ typedef struct lucid_import_rule {
 typedef struct lucid_import_options {
     int32_t gpus_per_node;  /* 0 = the format's default */
     const char *vc_by;      /* sacct: "partition" (default) or "account" */
-    const char *attempts;   /* philly: "last" (default) or "each" */
+    const char *attempts;   /* philly: "sum" (default), "span" or "each" */
     int include_running;    /* sacct: keep still-running jobs, ended at --now */
     int64_t now;            /* calendar seconds for still-running jobs; 0 = latest time seen */
     double procs_per_gpu;   /* swf: processors per GPU (default 1) */
@@ -154,5 +154,10 @@ int lucid_import_itp(lucid_import *imp, const char *const *paths, int npaths,
                      const lucid_import_options *opt, lucid_error *err);
 int lucid_import_philly(lucid_import *imp, const char *const *paths, int npaths,
                         const lucid_import_options *opt, lucid_error *err);
+/* The readers over an open stream (`name` in messages): fuzzing, tests. */
+int lucid_import_philly_stream(lucid_import *imp, FILE *f, const char *name,
+                               const lucid_import_options *opt, lucid_error *err);
+int lucid_import_sacct_stream(lucid_import *imp, FILE *f, const char *name,
+                              const lucid_import_options *opt, lucid_error *err);
 
 #endif

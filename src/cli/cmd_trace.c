@@ -177,7 +177,8 @@ static void import_usage(FILE *out)
           "  --vc-by partition|account   sacct: what a VC is (partition)\n"
           "  --running               sacct: keep still-running jobs, ended at --now\n"
           "  --now T                 sacct: the end of still-running jobs (latest time seen)\n"
-          "  --attempts last|each    philly: a job's last attempt, or each attempt a job\n"
+          "  --attempts sum|span|each  philly: one job, duration the attempts' sum (sum)\n"
+          "                          or first start to last end (span); or each attempt a job\n"
           "  --vc-size VC=GPUS,...   VC sizes where the source gives none (itp, philly)\n",
           out);
 }
@@ -314,8 +315,8 @@ static int import(int argc, char **argv, const char *command)
                 rc = cli_fail("--vc-by: '%s' is neither partition nor account", v);
         } else if ((got = cli_option(argc, argv, &i, "--attempts", &v)) != 0) {
             opt.attempts = v;
-            if (strcmp(v, "last") != 0 && strcmp(v, "each") != 0)
-                rc = cli_fail("--attempts: '%s' is neither last nor each", v);
+            if (strcmp(v, "sum") != 0 && strcmp(v, "span") != 0 && strcmp(v, "each") != 0)
+                rc = cli_fail("--attempts: '%s' is not sum, span or each", v);
         } else if ((got = cli_option(argc, argv, &i, "--vc-size", &v)) != 0) {
             vc_sizes = v;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {

@@ -26,6 +26,12 @@ static const char itp_licence[] =
     "microsoft/elasticflow-traces (https://github.com/microsoft/elasticflow-traces):\n"
     "released under the MIT License and the Microsoft Open Source Code of Conduct; the\n"
     "data is Microsoft's ITP cluster log (Gu et al., \"ElasticFlow\", ASPLOS'23).\n";
+static const char philly_licence[] =
+    "msr-fiddle/philly-traces (https://github.com/msr-fiddle/philly-traces):\n"
+    "Creative Commons Attribution 4.0 International (CC-BY-4.0) for the data. Cite:\n"
+    "Myeongjae Jeon et al., \"Analysis of Large-Scale Multi-Tenant GPU Clusters for\n"
+    "DNN Training Workloads\", USENIX ATC'19.\n";
+
 const lucid_import_format lucid_import_formats[] = {
     {"helios", "HeliosData cluster_log.csv + cluster_gpu_number.csv (Venus, Earth, ...)",
      lucid_import_helios, helios_licence},
@@ -33,6 +39,8 @@ const lucid_import_format lucid_import_formats[] = {
      lucid_import_sacct, sacct_licence},
     {"itp", "microsoft/elasticflow-traces raw CSVs (one file per cluster)", lucid_import_itp,
      itp_licence},
+    {"philly", "msr-fiddle philly-traces cluster_job_log (JSON) [+ cluster_machine_list]",
+     lucid_import_philly, philly_licence},
 };
 const size_t lucid_import_nformats = sizeof lucid_import_formats / sizeof lucid_import_formats[0];
 

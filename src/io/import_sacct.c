@@ -362,20 +362,101 @@ static int read_nodes(lucid_import *imp, const char *path, FILE *f, int by_parti
     return rc;
 }
 
+static int sacct_rules_add(lucid_import *imp, sacct_rules *r)
+{
+    r->step = lucid_import_rule_add(imp, "step", "job step rows (JOB.batch, JOB.0 ...): the "
+                                                 "allocation row carries the job (use --allocations)");
+    r->never_started = lucid_import_rule_add(imp, "never_started", "PENDING, or no Start: "
+                                                                   "cancelled or still waiting, "
+                                                                   "never held GPUs");
+    r->running = lucid_import_rule_add(imp, "still_running", "no End yet (keep them with --running)");
+    r->cpu_only = lucid_import_rule_add(imp, "cpu_only", "no gres/gpu in AllocTRES");
+    r->zero = lucid_import_rule_add(imp, "zero_duration", "End - Start < 1 s");
+    return r->zero < 0 ? -1 : 0;
+}
+
+/* One sacct file: the header names the columns, then one row per line. */
+static int read_sacct(lucid_import *imp, FILE *f, const char *path, char *first, ssize_t got,
+                      const sacct_rules *r, const lucid_import_options *opt, lucid_error *err)
+{
+    int by_partition = !opt->vc_by || strcmp(opt->vc_by, "partition") == 0;
+    int64_t latest = INT64_MIN;
+    char *header[SACCT_MAX_FIELDS + 1], *fields[SACCT_MAX_FIELDS + 1];
+    char *head = got > 0 ? lucid_strdup(first) : NULL;
+    char *line = NULL;
+    size_t cap = 0;
+    int nhead = 0, rc = 0;
+    if (!head)
+        rc = lucid_error_at(err, path, 1, NULL, "empty file (expected sacct's header)");
+    else {
+        head[strcspn(head, "\r\n")] = '\0';
+        nhead = split(head, header);
+    }
+    sacct_cols c = {0};
+    static const char *const need[] = {"JobID", "Submit", "Start", "End", "State", "AllocTRES"};
+    int *slots[] = {&c.id, &c.submit, &c.start, &c.end, &c.state, &c.alloc};
+    for (int k = 0; k < 6 && rc == 0; k++)
+        if ((*slots[k] = col_of(header, nhead, need[k])) < 0)
+            rc = lucid_error_at(err, path, 1, need[k],
+                                "required column is missing (see docs/traces.md for the "
+                                "sacct command)");
+    if (rc == 0) {
+        c.user = col_of(header, nhead, "User");
+        c.account = col_of(header, nhead, "Account");
+        c.partition = col_of(header, nhead, "Partition");
+        c.req = col_of(header, nhead, "ReqTRES");
+        c.elapsed = col_of(header, nhead, "Elapsed");
+        c.limit = col_of(header, nhead, "Timelimit");
+    }
+    int vc_col = by_partition ? c.partition : c.account;
+    if (rc == 0 && vc_col < 0)
+        rc = lucid_error_at(err, path, 1, by_partition ? "Partition" : "Account",
+                            "required column is missing (it names the VCs)");
+    long lineno = 1;
+    while (rc == 0 && (got = getline(&line, &cap, f)) >= 0) {
+        lineno++;
+        if (strlen(line) < (size_t)got) {
+            /* getline keeps NUL bytes; strlen would silently cut the row */
+            rc = lucid_error_at(err, path, lineno, NULL, "NUL byte in the row");
+            break;
+        }
+        line[strcspn(line, "\r\n")] = '\0';
+        if (!*line)
+            continue;
+        int n = split(line, fields);
+        if (n != nhead) {
+            rc = lucid_error_at(err, path, lineno, NULL,
+                                "expected %d fields as in the header, found %d", nhead, n);
+            break;
+        }
+        rc = read_row(imp, path, lineno, fields, &c, vc_col, r, opt, &latest, err);
+    }
+    free(head);
+    free(line);
+    return rc;
+}
+
+int lucid_import_sacct_stream(lucid_import *imp, FILE *f, const char *name,
+                              const lucid_import_options *opt, lucid_error *err)
+{
+    sacct_rules r;
+    if (sacct_rules_add(imp, &r) < 0)
+        return lucid_error_set(err, "import: too many rules");
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t got = getline(&line, &cap, f);
+    int rc = read_sacct(imp, f, name, line, got, &r, opt, err);
+    free(line);
+    return rc;
+}
+
 int lucid_import_sacct(lucid_import *imp, const char *const *paths, int npaths,
                        const lucid_import_options *opt, lucid_error *err)
 {
     int by_partition = !opt->vc_by || strcmp(opt->vc_by, "partition") == 0;
-    sacct_rules r = {
-        lucid_import_rule_add(imp, "step", "job step rows (JOB.batch, JOB.0 ...): the allocation "
-                                           "row carries the job (use --allocations)"),
-        lucid_import_rule_add(imp, "never_started", "PENDING, or no Start: cancelled or still "
-                                                    "waiting, never held GPUs"),
-        lucid_import_rule_add(imp, "still_running", "no End yet (keep them with --running)"),
-        lucid_import_rule_add(imp, "cpu_only", "no gres/gpu in AllocTRES"),
-        lucid_import_rule_add(imp, "zero_duration", "End - Start < 1 s"),
-    };
-    int64_t latest = INT64_MIN;
+    sacct_rules r;
+    if (sacct_rules_add(imp, &r) < 0)
+        return lucid_error_set(err, "import: too many rules");
     int have_nodes = 0;
     for (int i = 0; i < npaths; i++) {
         FILE *f = fopen(paths[i], "r");
@@ -384,64 +465,14 @@ int lucid_import_sacct(lucid_import *imp, const char *const *paths, int npaths,
         char *line = NULL;
         size_t cap = 0;
         ssize_t got = getline(&line, &cap, f);
+        int rc;
         if (got > 0 && strncmp(line, "NodeName=", 9) == 0) {
             rewind(f);
-            int rc = read_nodes(imp, paths[i], f, by_partition, err);
-            free(line);
-            fclose(f);
-            if (rc < 0)
-                return -1;
+            rc = read_nodes(imp, paths[i], f, by_partition, err);
             have_nodes = 1;
-            continue;
+        } else {
+            rc = read_sacct(imp, f, paths[i], line, got, &r, opt, err);
         }
-        char *header[SACCT_MAX_FIELDS + 1], *fields[SACCT_MAX_FIELDS + 1];
-        char *head = got > 0 ? lucid_strdup(line) : NULL;
-        int nhead = 0, rc = 0;
-        if (!head)
-            rc = lucid_error_at(err, paths[i], 1, NULL, "empty file (expected sacct's header)");
-        else {
-            head[strcspn(head, "\r\n")] = '\0';
-            nhead = split(head, header);
-        }
-        sacct_cols c = {0};
-        static const char *const need[] = {"JobID", "Submit", "Start", "End", "State", "AllocTRES"};
-        int *slots[] = {&c.id, &c.submit, &c.start, &c.end, &c.state, &c.alloc};
-        for (int k = 0; k < 6 && rc == 0; k++)
-            if ((*slots[k] = col_of(header, nhead, need[k])) < 0)
-                rc = lucid_error_at(err, paths[i], 1, need[k],
-                                    "required column is missing (see docs/traces.md for the "
-                                    "sacct command)");
-        c.user = col_of(header, nhead, "User");
-        c.account = col_of(header, nhead, "Account");
-        c.partition = col_of(header, nhead, "Partition");
-        c.req = col_of(header, nhead, "ReqTRES");
-        c.elapsed = col_of(header, nhead, "Elapsed");
-        c.limit = col_of(header, nhead, "Timelimit");
-        int vc_col = by_partition ? c.partition : c.account;
-        if (rc == 0 && vc_col < 0)
-            rc = lucid_error_at(err, paths[i], 1, by_partition ? "Partition" : "Account",
-                                "required column is missing (it names the VCs)");
-        long lineno = 1;
-        while (rc == 0 && (got = getline(&line, &cap, f)) >= 0) {
-            lineno++;
-            line[strcspn(line, "\r\n")] = '\0';
-            if (!*line)
-                continue;
-            if (memchr(line, '\0', (size_t)got) != line + strlen(line) &&
-                strlen(line) + 1 < (size_t)got) {
-                /* getline keeps NUL bytes; strlen would silently cut the row */
-                rc = lucid_error_at(err, paths[i], lineno, NULL, "NUL byte in the row");
-                break;
-            }
-            int n = split(line, fields);
-            if (n != nhead) {
-                rc = lucid_error_at(err, paths[i], lineno, NULL,
-                                    "expected %d fields as in the header, found %d", nhead, n);
-                break;
-            }
-            rc = read_row(imp, paths[i], lineno, fields, &c, vc_col, &r, opt, &latest, err);
-        }
-        free(head);
         free(line);
         fclose(f);
         if (rc < 0)
