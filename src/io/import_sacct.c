@@ -34,7 +34,8 @@ typedef struct sacct_cols {
     int id, user, account, partition, alloc, req, submit, start, end, elapsed, state, limit;
 } sacct_cols;
 
-/* Splits a line on '|' in place; returns the number of fields. */
+/* Splits a line on '|' in place; returns the number of fields, or -1 for
+ * more than SACCT_MAX_FIELDS. */
 static int split(char *line, char **fields)
 {
     int n = 0;
@@ -43,7 +44,7 @@ static int split(char *line, char **fields)
         if (*p == '|') {
             *p = '\0';
             if (n == SACCT_MAX_FIELDS)
-                return n + 1;
+                return -1;
             fields[n++] = p + 1;
         }
     return n;
@@ -390,7 +391,8 @@ static int read_sacct(lucid_import *imp, FILE *f, const char *path, char *first,
         rc = lucid_error_at(err, path, 1, NULL, "empty file (expected sacct's header)");
     else {
         head[strcspn(head, "\r\n")] = '\0';
-        nhead = split(head, header);
+        if ((nhead = split(head, header)) < 0)
+            rc = lucid_error_at(err, path, 1, NULL, "more than %d columns", SACCT_MAX_FIELDS);
     }
     sacct_cols c = {0};
     static const char *const need[] = {"JobID", "Submit", "Start", "End", "State", "AllocTRES"};
@@ -424,6 +426,10 @@ static int read_sacct(lucid_import *imp, FILE *f, const char *path, char *first,
         if (!*line)
             continue;
         int n = split(line, fields);
+        if (n < 0) {
+            rc = lucid_error_at(err, path, lineno, NULL, "more than %d fields", SACCT_MAX_FIELDS);
+            break;
+        }
         if (n != nhead) {
             rc = lucid_error_at(err, path, lineno, NULL,
                                 "expected %d fields as in the header, found %d", nhead, n);
