@@ -127,7 +127,8 @@ double lucid_percentile(double *v, size_t n, double p);
  * profiled,finished_in_profiler,packed_with */
 int lucid_write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
                      const lucid_sim_result *result);
-/* summary rows (no header): policy,vc,jobs,avg_jct,avg_queue,p999_queue per VC (by name) and `all` */
+/* summary rows (no header): policy,vc,jobs,avg_jct,avg_queue,p999_queue per VC (by name) and
+ * `all`, then the columns of lucid_metrics_header (bounds.h) */
 int lucid_write_summary_rows(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
                              const lucid_sim_result *result);
 /* series-<policy>.csv */

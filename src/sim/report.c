@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lucid/bounds.h"
 #include "lucid/sim.h"
 
 static void print_number(FILE *out, double v)
@@ -69,9 +70,17 @@ int lucid_write_summary_rows(FILE *out, const lucid_trace *trace, const lucid_vc
         }
         if (vc >= 0 && s.jobs == 0)
             continue;
-        fprintf(out, "%s,%s,%lld,%.3f,%.3f,%.3f\n", result->policy->name,
+        fprintf(out, "%s,%s,%lld,%.3f,%.3f,%.3f", result->policy->name,
                 vc >= 0 ? lucid_vcs_name(vcs, vc) : "all", (long long)s.jobs, s.avg_jct,
                 s.avg_queue, s.p999_queue);
+        /* The floor, gap, bounded slowdown and fairness columns (bounds.c). */
+        lucid_metrics m;
+        if (lucid_metrics_compute(trace, result, vc, &m) < 0) {
+            rc = -1;
+            break;
+        }
+        lucid_metrics_write(out, &m);
+        fputc('\n', out);
     }
     free(order);
     return rc < 0 || ferror(out) ? -1 : 0;
