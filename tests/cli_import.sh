@@ -138,6 +138,13 @@ expect_error "philly unknown status" "unknown_status.json:49: status: unknown st
 expect_error "philly non-UTF-8" "non_utf8.json:88: job record 2: invalid JSON: unable to decode byte 0xff" "$lucid" trace import --format philly "$b/non_utf8.json" --out "$tmp/bad"
 expect_error "philly trailing garbage" "not_a_list.json:50: expected a job object ('{'), found 'h'" "$lucid" trace import --format philly "$b/not_a_list.json" --out "$tmp/bad"
 
+# Every MANIFEST balances: records read = written + removed (philly --attempts
+# each is the documented exception: one record, one job per attempt).
+for m in "$tmp"/*/MANIFEST; do
+    case $m in */ph3/*) continue ;; esac
+    check "records = written + removed in ${m#$tmp/}" [ "$(field "$m" records_read)" = $(( $(field "$m" jobs_written) + $(field "$m" jobs_removed) )) ]
+done
+
 # The full public trace, when it has been fetched (docs/traces.md gives the command):
 # all 69,351 jobs accounted for, rule by rule.
 if [ -n "${LUCID_TRACES:-}" ] && [ -f "$LUCID_TRACES/itp/cluster10.csv" ]; then

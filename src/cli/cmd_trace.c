@@ -176,7 +176,7 @@ static void import_usage(FILE *out)
           "  --gpus-per-node N       node size (format default, 8)\n"
           "  --vc-by partition|account   sacct: what a VC is (partition)\n"
           "  --running               sacct: keep still-running jobs, ended at --now\n"
-          "  --now T                 sacct: the end of still-running jobs (latest time seen)\n"
+          "  --now T                 sacct: end still-running jobs at T (default: Start + Elapsed)\n"
           "  --attempts sum|span|each  philly: one job, duration the attempts' sum (sum)\n"
           "                          or first start to last end (span); or each attempt a job\n"
           "  --vc-size VC=GPUS,...   VC sizes where the source gives none (itp, philly)\n",

@@ -232,7 +232,7 @@ int lucid_import_philly_stream(lucid_import *imp, FILE *f, const char *file,
     long line = 1, start_line = 0;
     int64_t record = 0;
     int c;
-    while (rc == 0 && (c = getc(f)) != EOF) {
+    while (rc == 0 && (c = getc_unlocked(f)) != EOF) {
         if (c == '\n')
             line++;
         if (depth == 0) {
@@ -255,7 +255,7 @@ int lucid_import_philly_stream(lucid_import *imp, FILE *f, const char *file,
             start_line = line;
             len = 0;
         }
-        if (LUCID_GROW(buf, cap, len + 2) < 0) {
+        if (len + 2 > cap && LUCID_GROW(buf, cap, len + 2) < 0) {
             rc = lucid_error_set(err, "out of memory");
             break;
         }

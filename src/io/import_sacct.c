@@ -196,17 +196,17 @@ typedef struct sacct_rules {
 
 static int read_row(lucid_import *imp, const char *path, long line, char **f, const sacct_cols *c,
                     int vc_col, const sacct_rules *r, const lucid_import_options *opt,
-                    int64_t *latest, lucid_error *err)
+                    lucid_error *err)
 {
     int64_t id = 0, submit, start, end, gpus, cpus, limit = -1;
     int kind = parse_job_id(f[c->id], &id);
     if (kind < 0)
         return lucid_error_at(err, path, line, "JobID", "'%s' is not a Slurm job id", f[c->id]);
+    imp->records++; /* every row, steps too: records = written + removed */
     if (kind == 1) {
         lucid_import_count(imp, r->step);
         return 0;
     }
-    imp->records++;
     for (int k = 0; k < 3; k++) {
         int col = k == 0 ? c->user : k == 1 ? c->account : c->partition;
         if (col >= 0 && lucid_import_check_text(f[col], path, line, k == 0   ? "User"
@@ -228,7 +228,6 @@ static int read_row(lucid_import *imp, const char *path, long line, char **f, co
     if (lucid_import_time(f[c->submit], &submit, path, line, "Submit", err) < 0 ||
         lucid_import_time(f[c->start], &start, path, line, "Start", err) < 0)
         return -1;
-    *latest = start > *latest ? start : *latest;
     if (never(f[c->end])) {
         if (!opt->include_running) {
             lucid_import_count(imp, r->running);
@@ -245,7 +244,6 @@ static int read_row(lucid_import *imp, const char *path, long line, char **f, co
     } else if (lucid_import_time(f[c->end], &end, path, line, "End", err) < 0) {
         return -1;
     }
-    *latest = end > *latest ? end : *latest;
     char types[256];
     const char *tres = *f[c->alloc] ? f[c->alloc] : "";
     if (parse_tres(tres, &gpus, &cpus, types, sizeof types) < 0)
@@ -381,7 +379,6 @@ static int read_sacct(lucid_import *imp, FILE *f, const char *path, char *first,
                       const sacct_rules *r, const lucid_import_options *opt, lucid_error *err)
 {
     int by_partition = !opt->vc_by || strcmp(opt->vc_by, "partition") == 0;
-    int64_t latest = INT64_MIN;
     char *header[SACCT_MAX_FIELDS + 1], *fields[SACCT_MAX_FIELDS + 1];
     char *head = got > 0 ? lucid_strdup(first) : NULL;
     char *line = NULL;
@@ -435,7 +432,7 @@ static int read_sacct(lucid_import *imp, FILE *f, const char *path, char *first,
                                 "expected %d fields as in the header, found %d", nhead, n);
             break;
         }
-        rc = read_row(imp, path, lineno, fields, &c, vc_col, r, opt, &latest, err);
+        rc = read_row(imp, path, lineno, fields, &c, vc_col, r, opt, err);
     }
     free(head);
     free(line);
