@@ -138,6 +138,25 @@ expect_error "philly unknown status" "unknown_status.json:49: status: unknown st
 expect_error "philly non-UTF-8" "non_utf8.json:88: job record 2: invalid JSON: unable to decode byte 0xff" "$lucid" trace import --format philly "$b/non_utf8.json" --out "$tmp/bad"
 expect_error "philly trailing garbage" "not_a_list.json:50: expected a job object ('{'), found 'h'" "$lucid" trace import --format philly "$b/not_a_list.json" --out "$tmp/bad"
 
+# ---- swf: built to the SWF 2.2 definition, 4 processors per GPU ----
+sw=$data/swf
+"$lucid" trace import --format swf "$sw/excerpt.swf" --procs-per-gpu 4 --out "$tmp/swf" >/dev/null
+m=$tmp/swf/MANIFEST
+check "swf: 7 of 12 lines, partial 2, no run time 2, no processors 1" [ "$(field "$m" records_read)/$(field "$m" jobs_written)/$(removed "$m" partial_execution)$(removed "$m" no_runtime)$(removed "$m" no_processors)" = 12/7/221 ]
+# ceil(procs / 4): 4 -> 1, 8 -> 2, requested 16 (allocated unknown) -> 4, 6 -> 2;
+# requested time -> time_limit; UnixStartTime 2005-01-01 08:00:00 UTC.
+check "swf: GPUs, limits, states" [ "$(tail -n +2 "$tmp/swf/trace.csv" | cut -d, -f1,4,6,8,9 | paste -sd' ')" = "1,1,COMPLETED,3600,7200 2,2,FAILED,120,600 3,4,COMPLETED,1800,3600 5,8,COMPLETED,7200,14400 8,1,UNKNOWN,450, 9,16,COMPLETED,86400,86400 10,2,FAILED,30,120" ]
+check "swf: calendar from UnixStartTime" grep -q ',2005-01-01 08:00:00$' "$tmp/swf/trace.csv"
+check "swf: one VC of MaxProcs 64 / 4 = 16 GPUs" [ "$(tail -n +2 "$tmp/swf/vc_config.csv")" = "swf,2" ]
+check "swf: trace.csv checksum" [ "$(body_sha "$tmp/swf/trace.csv")" = 5b1880aa5ec7f71d9229fd5f0699647b519da98d1705177f3492ecd05e132826 ]
+"$lucid" trace import --format swf "$sw/excerpt.swf" --procs-per-gpu 4 --vc-by queue --vc-size queue1=32,queue2=32 --out "$tmp/swf2" >/dev/null
+check "swf --vc-by queue" [ "$(tail -n +2 "$tmp/swf2/vc_config.csv" | paste -sd' ')" = "queue1,4 queue2,4" ]
+b=$sw/bad
+expect_error "swf unknown status" "unknown_status.swf:12: status: 7 is not an SWF status" "$lucid" trace import --format swf "$b/unknown_status.swf" --out "$tmp/bad"
+expect_error "swf missing field" "missing_field.swf:12: expected 18 fields, found 17" "$lucid" trace import --format swf "$b/missing_field.swf" --out "$tmp/bad"
+expect_error "swf not a number" "not_a_number.swf:12: field 4: '3O" "$lucid" trace import --format swf "$b/not_a_number.swf" --out "$tmp/bad"
+expect_error "swf non-UTF-8" "non_utf8.swf:11: byte 0xfc is not UTF-8" "$lucid" trace import --format swf "$b/non_utf8.swf" --out "$tmp/bad"
+
 # Every MANIFEST balances: records read = written + removed (philly --attempts
 # each is the documented exception: one record, one job per attempt).
 for m in "$tmp"/*/MANIFEST; do

@@ -42,7 +42,8 @@ typedef struct lucid_import_rule {
 /* Options every converter may read; unset values are 0/NULL. */
 typedef struct lucid_import_options {
     int32_t gpus_per_node;  /* 0 = the format's default */
-    const char *vc_by;      /* sacct: "partition" (default) or "account" */
+    const char *vc_by;      /* sacct: "partition" (default) or "account"; swf: "queue",
+                             * "partition" or NULL (one VC) */
     const char *attempts;   /* philly: "sum" (default), "span" or "each" */
     int include_running;    /* sacct: keep still-running jobs, ended at --now */
     int64_t now;            /* calendar seconds for still-running jobs; 0 = latest time seen */
@@ -154,6 +155,8 @@ int lucid_import_itp(lucid_import *imp, const char *const *paths, int npaths,
                      const lucid_import_options *opt, lucid_error *err);
 int lucid_import_philly(lucid_import *imp, const char *const *paths, int npaths,
                         const lucid_import_options *opt, lucid_error *err);
+int lucid_import_swf(lucid_import *imp, const char *const *paths, int npaths,
+                     const lucid_import_options *opt, lucid_error *err);
 /* The readers over an open stream (`name` in messages): fuzzing, tests. */
 int lucid_import_philly_stream(lucid_import *imp, FILE *f, const char *name,
                                const lucid_import_options *opt, lucid_error *err);

@@ -175,6 +175,8 @@ static void import_usage(FILE *out)
           "  --seed N                seed for --sample-workload (1)\n"
           "  --gpus-per-node N       node size (format default, 8)\n"
           "  --vc-by partition|account   sacct: what a VC is (partition)\n"
+          "  --vc-by queue|partition     swf: one VC per queue or partition (default: one VC)\n"
+          "  --procs-per-gpu X       swf: processors per GPU (1)\n"
           "  --running               sacct: keep still-running jobs, ended at --now\n"
           "  --now T                 sacct: end still-running jobs at T (default: Start + Elapsed)\n"
           "  --attempts sum|span|each  philly: one job, duration the attempts' sum (sum)\n"
@@ -311,12 +313,17 @@ static int import(int argc, char **argv, const char *command)
             opt.gpus_per_node = (int32_t)n;
         } else if ((got = cli_option(argc, argv, &i, "--vc-by", &v)) != 0) {
             opt.vc_by = v;
-            if (strcmp(v, "partition") != 0 && strcmp(v, "account") != 0)
-                rc = cli_fail("--vc-by: '%s' is neither partition nor account", v);
+            if (strcmp(v, "partition") != 0 && strcmp(v, "account") != 0 &&
+                strcmp(v, "queue") != 0)
+                rc = cli_fail("--vc-by: '%s' is not partition, account (sacct) or queue (swf)", v);
         } else if ((got = cli_option(argc, argv, &i, "--attempts", &v)) != 0) {
             opt.attempts = v;
             if (strcmp(v, "sum") != 0 && strcmp(v, "span") != 0 && strcmp(v, "each") != 0)
                 rc = cli_fail("--attempts: '%s' is not sum, span or each", v);
+        } else if ((got = cli_option(argc, argv, &i, "--procs-per-gpu", &v)) != 0) {
+            if (got > 0 && (lucid_parse_f64(v, &opt.procs_per_gpu) < 0 || opt.procs_per_gpu <= 0 ||
+                            opt.procs_per_gpu > 1e6))
+                rc = cli_fail("--procs-per-gpu: '%s' is not a positive number", v);
         } else if ((got = cli_option(argc, argv, &i, "--vc-size", &v)) != 0) {
             vc_sizes = v;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {

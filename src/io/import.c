@@ -32,6 +32,11 @@ static const char philly_licence[] =
     "Myeongjae Jeon et al., \"Analysis of Large-Scale Multi-Tenant GPU Clusters for\n"
     "DNN Training Workloads\", USENIX ATC'19.\n";
 
+static const char swf_licence[] =
+    "Parallel Workloads Archive (https://www.cs.huji.ac.il/labs/parallel/workload/): the\n"
+    "logs are free to use with acknowledgement of the log's source (its header's\n"
+    "Acknowledge line) and of the archive: D. G. Feitelson, D. Tsafrir, D. Krakov, \"Experience\n"
+    "with using the Parallel Workloads Archive\", JPDC 74(10), 2014.\n";
 const lucid_import_format lucid_import_formats[] = {
     {"helios", "HeliosData cluster_log.csv + cluster_gpu_number.csv (Venus, Earth, ...)",
      lucid_import_helios, helios_licence},
@@ -41,6 +46,8 @@ const lucid_import_format lucid_import_formats[] = {
      itp_licence},
     {"philly", "msr-fiddle philly-traces cluster_job_log (JSON) [+ cluster_machine_list]",
      lucid_import_philly, philly_licence},
+    {"swf", "Standard Workload Format (Parallel Workloads Archive), processors -> GPUs",
+     lucid_import_swf, swf_licence},
 };
 const size_t lucid_import_nformats = sizeof lucid_import_formats / sizeof lucid_import_formats[0];
 
