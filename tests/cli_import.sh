@@ -157,6 +157,20 @@ expect_error "swf missing field" "missing_field.swf:12: expected 18 fields, foun
 expect_error "swf not a number" "not_a_number.swf:12: field 4: '3O" "$lucid" trace import --format swf "$b/not_a_number.swf" --out "$tmp/bad"
 expect_error "swf non-UTF-8" "non_utf8.swf:11: byte 0xfc is not UTF-8" "$lucid" trace import --format swf "$b/non_utf8.swf" --out "$tmp/bad"
 
+# ---- pai2020: real machine spec, job and task tables built to the published schema ----
+pa=$data/pai2020
+"$lucid" trace import --format pai2020 "$pa/pai_job_table.csv" "$pa/pai_task_table.csv" "$pa/pai_machine_spec.csv" --out "$tmp/pai" >/dev/null
+m=$tmp/pai/MANIFEST
+check "pai: 4 of 11 jobs, one per rule, the mixed-type job in a 0-GPU VC" [ "$(field "$m" records_read)/$(field "$m" jobs_written)/$(removed "$m" still_running)$(removed "$m" never_started)$(removed "$m" no_task)$(removed "$m" no_times)$(removed "$m" cpu_only)$(removed "$m" zero_duration)$(removed "$m" vc_without_gpus)" = 11/4/1111111 ]
+# a1a1: 4 workers x ceil(100/100) + 2 ps x 0 = 4 GPUs, 100005..103700; b2b2: 2 x 2 + 1 x ceil(0.25) = 5.
+check "pai: GPUs from inst_num x ceil(plan_gpu/100), first start to last end" [ "$(tail -n +2 "$tmp/pai/trace.csv" | cut -d, -f1,3,4,8 | paste -sd' ')" = "3,V100M32,4,3695 4,V100M32,5,59900 2,MISC,1,38 1,V100,1,536" ]
+# The real pai_machine_spec.csv: MISC 280 x 8 GPUs, V100 104 x 8, V100M32 135 x 8.
+check "pai: VC sizes from the real machine spec" [ "$(tail -n +2 "$tmp/pai/vc_config.csv" | paste -sd' ')" = "MISC,280 V100,104 V100M32,135" ]
+check "pai: trace.csv checksum" [ "$(body_sha "$tmp/pai/trace.csv")" = 52ddc17d0d6656d50f3850fde5b0b8648b17a2060a218a290651eccc816f29ae ]
+expect_error "pai unknown status" "bad/pai_job_table.csv:3: status: unknown status 'Pending'" "$lucid" trace import --format pai2020 "$pa"/bad/pai_*.csv --out "$tmp/bad"
+expect_error "pai missing field" "bad2/pai_task_table.csv:2: expected 10 fields" "$lucid" trace import --format pai2020 "$pa"/bad2/pai_*.csv --out "$tmp/bad"
+expect_error "pai non-UTF-8" "bad3/pai_job_table.csv:2: user: byte 0xe9 is not UTF-8" "$lucid" trace import --format pai2020 "$pa"/bad3/pai_*.csv --out "$tmp/bad"
+
 # Every MANIFEST balances: records read = written + removed (philly --attempts
 # each is the documented exception: one record, one job per attempt).
 for m in "$tmp"/*/MANIFEST; do

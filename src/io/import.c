@@ -37,6 +37,11 @@ static const char swf_licence[] =
     "logs are free to use with acknowledgement of the log's source (its header's\n"
     "Acknowledge line) and of the archive: D. G. Feitelson, D. Tsafrir, D. Krakov, \"Experience\n"
     "with using the Parallel Workloads Archive\", JPDC 74(10), 2014.\n";
+static const char pai_licence[] =
+    "alibaba/clusterdata cluster-trace-gpu-v2020 (https://github.com/alibaba/clusterdata):\n"
+    "the repository carries no licence file; Alibaba publishes the trace for research and\n"
+    "asks users to cite Qizhen Weng et al., \"MLaaS in the Wild: Workload Analysis and\n"
+    "Scheduling in Large-Scale Heterogeneous GPU Clusters\", NSDI'22.\n";
 const lucid_import_format lucid_import_formats[] = {
     {"helios", "HeliosData cluster_log.csv + cluster_gpu_number.csv (Venus, Earth, ...)",
      lucid_import_helios, helios_licence},
@@ -46,6 +51,8 @@ const lucid_import_format lucid_import_formats[] = {
      itp_licence},
     {"philly", "msr-fiddle philly-traces cluster_job_log (JSON) [+ cluster_machine_list]",
      lucid_import_philly, philly_licence},
+    {"pai2020", "Alibaba PAI: pai_job_table + pai_task_table [+ pai_machine_spec] (.csv)",
+     lucid_import_pai, pai_licence},
     {"swf", "Standard Workload Format (Parallel Workloads Archive), processors -> GPUs",
      lucid_import_swf, swf_licence},
 };
