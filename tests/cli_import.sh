@@ -171,6 +171,23 @@ expect_error "pai unknown status" "bad/pai_job_table.csv:3: status: unknown stat
 expect_error "pai missing field" "bad2/pai_task_table.csv:2: expected 10 fields" "$lucid" trace import --format pai2020 "$pa"/bad2/pai_*.csv --out "$tmp/bad"
 expect_error "pai non-UTF-8" "bad3/pai_job_table.csv:2: user: byte 0xe9 is not UTF-8" "$lucid" trace import --format pai2020 "$pa"/bad3/pai_*.csv --out "$tmp/bad"
 
+# ---- acme: the README's example rows + one per rule, time-zone-aware ----
+ac=$data/acme
+"$lucid" trace import --format acme "$ac/trace_seren.csv" "$ac/trace_kalos.csv" --out "$tmp/acme" >/dev/null
+m=$tmp/acme/MANIFEST
+check "acme: 7 of 10, cpu_only 1, no_times 1, zero_duration 1" [ "$(field "$m" records_read)/$(field "$m" jobs_written)/$(removed "$m" cpu_only)$(removed "$m" no_times)$(removed "$m" zero_duration)" = 10/7/111 ]
+# 00:18:22+08:00 is 16:18:22 UTC the day before; Kalos' 03:10+08:00 (19:10 UTC on the
+# 16th) sorts before its 11:00+00:00 jobs.
+check "acme: offsets applied" [ "$(tail -n +2 "$tmp/acme/trace.csv" | cut -d, -f1,9 | paste -sd' ')" = "5778432,2023-02-28 16:18:22 5778469,2023-02-28 16:23:58 5778473,2023-02-28 16:40:00 5778474,2023-02-28 16:50:00 2000000003,2023-05-16 19:10:00 2000000001,2023-05-17 11:00:58 2000000002,2023-05-17 11:28:42" ]
+check "acme: Kalos ids kept in source_id" grep -q '^2000000001,uf794,kalos,64,960,FAILED,6720156,18,2023-05-17 11:00:58,dlctk696s0jbvitv$' "$tmp/acme/trace.csv"
+check "acme: node_num x 8 < gpu_num counted" grep -q '^Acme: .*; 1 jobs ask for more GPUs than node_num x 8' "$m"
+check "acme: trace.csv checksum" [ "$(body_sha "$tmp/acme/trace.csv")" = b958c7859ac17e748357a3501e902d86c7ae79591fe01ef174b83d142edb9da7 ]
+b=$ac/bad
+expect_error "acme unknown state" "trace_unknown_state.csv:3: state: unknown state 'PREEMPTED'" "$lucid" trace import --format acme "$b/trace_unknown_state.csv" --out "$tmp/bad"
+expect_error "acme missing field" "trace_missing_field.csv:3: expected 13 fields" "$lucid" trace import --format acme "$b/trace_missing_field.csv" --out "$tmp/bad"
+expect_error "acme bad offset" "trace_bad_offset.csv:3: submit_time: '2023-03-01 00:18:22+8h': bad UTC offset" "$lucid" trace import --format acme "$b/trace_bad_offset.csv" --out "$tmp/bad"
+expect_error "acme non-UTF-8" "trace_non_utf8.csv:3: user: byte 0xff is not UTF-8" "$lucid" trace import --format acme "$b/trace_non_utf8.csv" --out "$tmp/bad"
+
 # Every MANIFEST balances: records read = written + removed (philly --attempts
 # each is the documented exception: one record, one job per attempt).
 for m in "$tmp"/*/MANIFEST; do

@@ -105,7 +105,8 @@ struct lucid_csv;
 /* Looks up `n` header names; a missing one is "file:1: name: required column is missing". */
 int lucid_import_columns(const struct lucid_csv *csv, const char *const *names, int *cols, int n,
                          lucid_error *err);
-/* A calendar time "YYYY-MM-DD HH:MM:SS" (or with 'T', or a date) from a field. */
+/* A calendar time "YYYY-MM-DD HH:MM:SS" (or with 'T', or a date) from a field;
+ * a trailing UTC offset ("+08:00", "-0500", "Z") is applied, giving UTC. */
 int lucid_import_time(const char *s, int64_t *out, const char *file, long line, const char *field,
                       lucid_error *err);
 
@@ -157,6 +158,8 @@ int lucid_import_philly(lucid_import *imp, const char *const *paths, int npaths,
                         const lucid_import_options *opt, lucid_error *err);
 int lucid_import_swf(lucid_import *imp, const char *const *paths, int npaths,
                      const lucid_import_options *opt, lucid_error *err);
+int lucid_import_acme(lucid_import *imp, const char *const *paths, int npaths,
+                      const lucid_import_options *opt, lucid_error *err);
 int lucid_import_pai(lucid_import *imp, const char *const *paths, int npaths,
                      const lucid_import_options *opt, lucid_error *err);
 /* The readers over an open stream (`name` in messages): fuzzing, tests. */

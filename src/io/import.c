@@ -42,6 +42,11 @@ static const char pai_licence[] =
     "the repository carries no licence file; Alibaba publishes the trace for research and\n"
     "asks users to cite Qizhen Weng et al., \"MLaaS in the Wild: Workload Analysis and\n"
     "Scheduling in Large-Scale Heterogeneous GPU Clusters\", NSDI'22.\n";
+static const char acme_licence[] =
+    "InternLM/AcmeTrace (https://github.com/InternLM/AcmeTrace; job traces on HuggingFace,\n"
+    "Qinghao/AcmeTrace): released for academic purposes (the repository's README); cite\n"
+    "Qinghao Hu et al., \"Characterization of Large Language Model Development in the\n"
+    "Datacenter\", NSDI'24.\n";
 const lucid_import_format lucid_import_formats[] = {
     {"helios", "HeliosData cluster_log.csv + cluster_gpu_number.csv (Venus, Earth, ...)",
      lucid_import_helios, helios_licence},
@@ -51,6 +56,8 @@ const lucid_import_format lucid_import_formats[] = {
      itp_licence},
     {"philly", "msr-fiddle philly-traces cluster_job_log (JSON) [+ cluster_machine_list]",
      lucid_import_philly, philly_licence},
+    {"acme", "InternLM AcmeTrace trace_seren.csv / trace_kalos.csv (one VC per cluster)",
+     lucid_import_acme, acme_licence},
     {"pai2020", "Alibaba PAI: pai_job_table + pai_task_table [+ pai_machine_spec] (.csv)",
      lucid_import_pai, pai_licence},
     {"swf", "Standard Workload Format (Parallel Workloads Archive), processors -> GPUs",
@@ -195,9 +202,34 @@ int lucid_import_columns(const lucid_csv *csv, const char *const *names, int *co
 int lucid_import_time(const char *s, int64_t *out, const char *file, long line, const char *field,
                       lucid_error *err)
 {
+    /* An offset after the clock time: "+08:00", "+0800", "+08", "Z". */
+    char plain[32];
+    size_t n = strlen(s);
+    int64_t offset = 0;
+    if (n > 19 && n < sizeof plain && (s[19] == '+' || s[19] == '-' || s[19] == 'Z')) {
+        const char *z = s + 19, *p = z + 1;
+        int digits[4], nd = 0;
+        while (*p && nd < 4) {
+            if (*p >= '0' && *p <= '9')
+                digits[nd++] = *p - '0';
+            else if (!(*p == ':' && nd == 2))
+                break;
+            p++;
+        }
+        int ok = *z == 'Z' ? !z[1] : !*p && (nd == 2 || nd == 4);
+        int hh = nd >= 2 ? digits[0] * 10 + digits[1] : 0;
+        int mm = nd == 4 ? digits[2] * 10 + digits[3] : 0;
+        if (!ok || hh > 14 || mm > 59)
+            return lucid_error_at(err, file, line, field, "'%s': bad UTC offset", s);
+        offset = (*z == '-' ? -1 : 1) * (int64_t)(hh * 3600 + mm * 60);
+        memcpy(plain, s, 19);
+        plain[19] = '\0';
+        s = plain;
+    }
     if (lucid_time_parse(s, out) < 0)
         return lucid_error_at(err, file, line, field, "'%s' is not a time (YYYY-MM-DD HH:MM:SS)",
                               s);
+    *out -= offset; /* local = UTC + offset */
     return 0;
 }
 
