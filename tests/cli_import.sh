@@ -188,6 +188,10 @@ expect_error "acme missing field" "trace_missing_field.csv:3: expected 13 fields
 expect_error "acme bad offset" "trace_bad_offset.csv:3: submit_time: '2023-03-01 00:18:22+8h': bad UTC offset" "$lucid" trace import --format acme "$b/trace_bad_offset.csv" --out "$tmp/bad"
 expect_error "acme non-UTF-8" "trace_non_utf8.csv:3: user: byte 0xff is not UTF-8" "$lucid" trace import --format acme "$b/trace_non_utf8.csv" --out "$tmp/bad"
 
+# ---- lucidd: the state database (tests/test_import_lucidd.c writes one with the
+# daemon's own store); a file that is not one is refused in one line. ----
+expect_error "lucidd: not a state database" "excerpt.swf: not a lucidd state database" "$lucid" trace import --format lucidd "$data/swf/excerpt.swf" --out "$tmp/bad"
+
 # Every MANIFEST balances: records read = written + removed (philly --attempts
 # each is the documented exception: one record, one job per attempt).
 for m in "$tmp"/*/MANIFEST; do

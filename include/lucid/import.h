@@ -160,6 +160,8 @@ int lucid_import_swf(lucid_import *imp, const char *const *paths, int npaths,
                      const lucid_import_options *opt, lucid_error *err);
 int lucid_import_acme(lucid_import *imp, const char *const *paths, int npaths,
                       const lucid_import_options *opt, lucid_error *err);
+int lucid_import_lucidd(lucid_import *imp, const char *const *paths, int npaths,
+                        const lucid_import_options *opt, lucid_error *err);
 int lucid_import_pai(lucid_import *imp, const char *const *paths, int npaths,
                      const lucid_import_options *opt, lucid_error *err);
 /* The readers over an open stream (`name` in messages): fuzzing, tests. */

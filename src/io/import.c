@@ -47,6 +47,9 @@ static const char acme_licence[] =
     "Qinghao/AcmeTrace): released for academic purposes (the repository's README); cite\n"
     "Qinghao Hu et al., \"Characterization of Large Language Model Development in the\n"
     "Datacenter\", NSDI'24.\n";
+static const char lucidd_licence[] =
+    "Your own cluster's history as lucidd recorded it: its licence is your site's. Users\n"
+    "are copied as they are: anonymise before publishing.\n";
 const lucid_import_format lucid_import_formats[] = {
     {"helios", "HeliosData cluster_log.csv + cluster_gpu_number.csv (Venus, Earth, ...)",
      lucid_import_helios, helios_licence},
@@ -60,6 +63,8 @@ const lucid_import_format lucid_import_formats[] = {
      lucid_import_acme, acme_licence},
     {"pai2020", "Alibaba PAI: pai_job_table + pai_task_table [+ pai_machine_spec] (.csv)",
      lucid_import_pai, pai_licence},
+    {"lucidd", "a live cluster's history: lucidd's state database (read-only)",
+     lucid_import_lucidd, lucidd_licence},
     {"swf", "Standard Workload Format (Parallel Workloads Archive), processors -> GPUs",
      lucid_import_swf, swf_licence},
 };
@@ -527,7 +532,8 @@ int lucid_import_write_trace(const lucid_import *imp, const lucid_import_window 
         has_source |= imp->jobs[i].source_id >= 0;
         has_limit |= imp->jobs[i].time_limit >= 0;
         has_type |= imp->jobs[i].gpu_type >= 0;
-        has_workload |= imp->jobs[i].workload[0] >= 0;
+        for (int k = 0; k < LUCID_IMPORT_WORKLOAD_COLS; k++)
+            has_workload |= imp->jobs[i].workload[k] >= 0;
     }
     fputs("job_id,user,vc,gpu_num,cpu_num,state,submit_time,duration", out);
     if (has_limit)
