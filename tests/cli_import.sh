@@ -188,6 +188,32 @@ expect_error "acme missing field" "trace_missing_field.csv:3: expected 13 fields
 expect_error "acme bad offset" "trace_bad_offset.csv:3: submit_time: '2023-03-01 00:18:22+8h': bad UTC offset" "$lucid" trace import --format acme "$b/trace_bad_offset.csv" --out "$tmp/bad"
 expect_error "acme non-UTF-8" "trace_non_utf8.csv:3: user: byte 0xff is not UTF-8" "$lucid" trace import --format acme "$b/trace_non_utf8.csv" --out "$tmp/bad"
 
+# ---- --workload-from: by job id, else (--sample-workload) one of the 32 reference
+# jobs nearest in duration, seeded ----
+{
+    echo "job_id,vc,gpu_num,submit_time,duration,model,dataset,batchsize,amp,speed,gpu_util,gmem_util,gmem"
+    for d in $(seq 1 40); do echo "$((1000 + d)),a,1,$d,$d,m$d,ds,32,0,1.0,50,20,1000"; done
+} >"$tmp/ref.csv"
+{
+    echo "job_id,user,vc,gpu_num,cpu_num,state,submit_time,duration"
+    echo "1005,u,a,1,1,COMPLETED,2020-01-01 00:00:00,77"
+    echo "2001,u,a,1,1,COMPLETED,2020-01-01 00:00:01,100"
+    echo "2002,u,a,1,1,COMPLETED,2020-01-01 00:00:02,1"
+    echo "2003,u,a,1,1,COMPLETED,2020-01-01 00:00:03,20"
+} >"$tmp/w.csv"
+"$lucid" trace import --format helios "$tmp/w.csv" --workload-from "$tmp/ref.csv" --sample-workload --seed 3 --out "$tmp/w1" >/dev/null
+"$lucid" trace import --format helios "$tmp/w.csv" --workload-from "$tmp/ref.csv" --sample-workload --seed 3 --out "$tmp/w2" >/dev/null
+model() { awk -F, -v id="$2" 'NR > 1 && $1 == id { print substr($9, 2) }' "$1/trace.csv"; }
+check "workload by id: job 1005 gets m5 whatever its duration" [ "$(model "$tmp/w1" 1005)" = 5 ]
+# Duration 100: the 32 longest (9..40); 1: the 32 shortest (1..32); 20: 16 below, 16 from it (4..35).
+m1=$(model "$tmp/w1" 2001) m2=$(model "$tmp/w1" 2002) m3=$(model "$tmp/w1" 2003)
+check "sampled workloads from the 32 nearest durations ($m1 $m2 $m3)" \
+    [ "${m1:-0}" -ge 9 -a "${m1:-0}" -le 40 -a "${m2:-0}" -ge 1 -a "${m2:-0}" -le 32 -a "${m3:-0}" -ge 4 -a "${m3:-0}" -le 35 ]
+check "sampling is seeded: same seed, same trace" cmp -s "$tmp/w1/trace.csv" "$tmp/w2/trace.csv"
+check "MANIFEST notes how workloads were filled" grep -q "1 jobs by job id, 3 sampled among the 32 jobs nearest in duration (seed 3), 0 left without" "$tmp/w1/MANIFEST"
+"$lucid" trace import --format helios "$tmp/w.csv" --workload-from "$tmp/ref.csv" --out "$tmp/w3" >/dev/null
+check "without --sample-workload the others get none" grep -q "1 jobs by job id, 0 sampled .*, 3 left without" "$tmp/w3/MANIFEST"
+
 # ---- lucidd: the state database (tests/test_import_lucidd.c writes one with the
 # daemon's own store); a file that is not one is refused in one line. ----
 expect_error "lucidd: not a state database" "excerpt.swf: not a lucidd state database" "$lucid" trace import --format lucidd "$data/swf/excerpt.swf" --out "$tmp/bad"
