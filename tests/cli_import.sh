@@ -90,6 +90,11 @@ check "sacct schema: untyped total wins over typed entries" grep -q '^1001,alice
 check "sacct schema: array task id" grep -q '^1003000001,carol,a100,1,4,COMPLETED,1200,60,1800,,' "$tmp/schema/trace.csv"
 check "sacct schema: 'CANCELLED by UID' is CANCELLED" grep -q '^1006,bob,v100,8,8,CANCELLED,3600,1200,3600,,' "$tmp/schema/trace.csv"
 check "sacct schema: 2 nodes x 8 GPUs per partition" [ "$(tail -n +2 "$tmp/schema/vc_config.csv" | paste -sd' ')" = "a100,2 v100,2" ]
+# The optional columns travel through the simulator to jobs-<policy>.csv.
+"$lucid" simulate "$tmp/schema/experiment.ini" --quiet --policies fifo
+check "jobs-fifo.csv carries user, state, time_limit, gpu_type" grep -q '^1002,v100,16,600,90184,600,90784,0,90184,,,,bob,TIMEOUT,90000,v100$' "$tmp/schema/results/jobs-fifo.csv"
+printf 'job_id,vc,gpu_num,submit_time,duration,time_limit\n1,a100,1,0,5,soon\n' >"$tmp/tl.csv"
+expect_error "a bad time_limit is named" "tl.csv:2: time_limit: 'soon' is not an integer" "$lucid" simulate --quiet --jobs "$tmp/tl.csv" --vcs "$tmp/schema/vc_config.csv" --out "$tmp/tlout"
 b=$sa/bad
 expect_error "sacct unknown state" "unknown_state.sacct:3: State: unknown state 'SPECIAL_EXIT_X'" "$lucid" trace import --format sacct "$b/unknown_state.sacct" --out "$tmp/bad"
 expect_error "sacct missing field" "missing_field.sacct:3: expected 13 fields as in the header, found 11" "$lucid" trace import --format sacct "$b/missing_field.sacct" --out "$tmp/bad"

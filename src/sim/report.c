@@ -19,8 +19,10 @@ int lucid_write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
 {
     int lucid = (result->policy->flags & LUCID_POLICY_LUCID) != 0;
     fputs("job_id,vc,gpu_num,submit_time,duration,start_time,end_time,queue,jct,profiled,"
-          "finished_in_profiler,packed_with\n",
+          "finished_in_profiler,packed_with",
           out);
+    lucid_carry_header(out, trace);
+    fputc('\n', out);
     for (size_t i = 0; i < trace->njobs; i++) {
         if (result->excluded[i])
             continue;
@@ -37,6 +39,7 @@ int lucid_write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
             fputs(",,", out);
         if (r->packed_with >= 0)
             fprintf(out, "%lld", (long long)trace->jobs[r->packed_with].job_id);
+        lucid_carry_row(out, trace, job);
         fputc('\n', out);
     }
     return ferror(out) ? -1 : 0;
