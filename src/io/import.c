@@ -505,21 +505,6 @@ int lucid_import_workload_from(lucid_import *imp, const char *trace_path, int sa
 
 /* ---------------- writers ---------------- */
 
-static void put_field(FILE *out, const char *s)
-{
-    if (!strpbrk(s, ",\"\r\n")) {
-        fputs(s, out);
-        return;
-    }
-    fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', out);
-        fputc(*s, out);
-    }
-    fputc('"', out);
-}
-
 static const char *str_or_empty(const lucid_import *imp, int32_t id)
 {
     return id >= 0 && imp->strings ? lucid_strtab_get(imp->strings, id) : "";
@@ -548,11 +533,11 @@ int lucid_import_write_trace(const lucid_import *imp, const lucid_import_window 
     for (size_t i = 0; i < imp->njobs; i++) {
         const lucid_import_job *job = &imp->jobs[i];
         fprintf(out, "%lld,", (long long)job->job_id);
-        put_field(out, str_or_empty(imp, job->user));
+        lucid_csv_write_field(out, str_or_empty(imp, job->user));
         fputc(',', out);
-        put_field(out, lucid_strtab_get(imp->vc_names, job->vc));
+        lucid_csv_write_field(out, lucid_strtab_get(imp->vc_names, job->vc));
         fprintf(out, ",%d,%d,", job->gpu_num, job->cpu_num);
-        put_field(out, str_or_empty(imp, job->state));
+        lucid_csv_write_field(out, str_or_empty(imp, job->state));
         fprintf(out, ",%lld,%lld", (long long)(job->submit - win->origin),
                 (long long)job->duration);
         if (has_limit) {
@@ -563,19 +548,19 @@ int lucid_import_write_trace(const lucid_import *imp, const lucid_import_window 
         }
         if (has_type) {
             fputc(',', out);
-            put_field(out, str_or_empty(imp, job->gpu_type));
+            lucid_csv_write_field(out, str_or_empty(imp, job->gpu_type));
         }
         if (has_workload)
             for (int k = 0; k < LUCID_IMPORT_WORKLOAD_COLS; k++) {
                 fputc(',', out);
-                put_field(out, str_or_empty(imp, job->workload[k]));
+                lucid_csv_write_field(out, str_or_empty(imp, job->workload[k]));
             }
         char when[32];
         lucid_time_format(job->submit, when, sizeof when);
         fprintf(out, ",%s", when);
         if (has_source) {
             fputc(',', out);
-            put_field(out, str_or_empty(imp, job->source_id));
+            lucid_csv_write_field(out, str_or_empty(imp, job->source_id));
         }
         fputc('\n', out);
     }
@@ -594,7 +579,7 @@ int lucid_import_write_vcs(const lucid_import *imp, FILE *out)
     fputs("vc,nodes\n", out);
     for (int32_t v = 0; v < nvcs; v++)
         if (used[v]) {
-            put_field(out, lucid_strtab_get(imp->vc_names, v));
+            lucid_csv_write_field(out, lucid_strtab_get(imp->vc_names, v));
             fprintf(out, ",%lld\n", (long long)(imp->vc_gpus[v] / imp->gpus_per_node));
         }
     free(used);

@@ -4,27 +4,15 @@
  * the columns the trace has are written; kept apart from report.c's writer,
  * which calls these two functions. */
 #include <stdio.h>
-#include <string.h>
 
+#include "lucid/csv.h"
 #include "lucid/sim.h"
 
 static void put_text(FILE *out, const lucid_trace *trace, int32_t id)
 {
     fputc(',', out);
-    if (id < 0 || !trace->strings)
-        return;
-    const char *s = lucid_strtab_get(trace->strings, id);
-    if (!strpbrk(s, ",\"\r\n")) {
-        fputs(s, out);
-        return;
-    }
-    fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', out);
-        fputc(*s, out);
-    }
-    fputc('"', out);
+    if (id >= 0 && trace->strings)
+        lucid_csv_write_field(out, lucid_strtab_get(trace->strings, id));
 }
 
 void lucid_carry_header(FILE *out, const lucid_trace *trace)
