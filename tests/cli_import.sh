@@ -223,6 +223,11 @@ check "without --sample-workload the others get none" grep -q "1 jobs by job id,
 # daemon's own store); a file that is not one is refused in one line. ----
 expect_error "lucidd: not a state database" "excerpt.swf: not a lucidd state database" "$lucid" trace import --format lucidd "$data/swf/excerpt.swf" --out "$tmp/bad"
 
+# --help lists every format and exits 0; no arguments is a usage error (2).
+check "import --help lists the 8 formats" [ "$("$lucid" trace import --help | grep -cE '^  (helios|sacct|itp|philly|acme|pai2020|lucidd|swf) ')" = 8 ]
+"$lucid" trace import >/dev/null 2>&1
+check "import without arguments exits 2" [ $? = 2 ]
+
 # Every MANIFEST balances: records read = written + removed (philly --attempts
 # each is the documented exception: one record, one job per attempt).
 for m in "$tmp"/*/MANIFEST; do

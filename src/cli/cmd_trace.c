@@ -154,10 +154,11 @@ static void import_usage(FILE *out)
 {
     fputs("usage: lucid trace import --format F SRC... --out DIR [options]\n"
           "\n"
-          "Converts a public GPU trace or Slurm accounting into a trace folder that\n"
-          "`lucid simulate DIR/experiment.ini` runs: trace.csv, vc_config.csv,\n"
-          "experiment.ini and MANIFEST (sources with sha256, every rule with the jobs it\n"
-          "removed, counts, the source's licence).  Rules per format: docs/traces.md.\n"
+          "Converts a public GPU trace, Slurm accounting or lucidd's history into a\n"
+          "trace folder that `lucid simulate DIR/experiment.ini` runs: trace.csv,\n"
+          "vc_config.csv, experiment.ini and MANIFEST (sources with sha256, every rule\n"
+          "with the jobs it removed, counts, the source's licence).  Rules per format:\n"
+          "docs/traces.md.\n"
           "\n"
           "formats:\n",
           out);
@@ -181,7 +182,8 @@ static void import_usage(FILE *out)
           "  --now T                 sacct: end still-running jobs at T (default: Start + Elapsed)\n"
           "  --attempts sum|span|each  philly: one job, duration the attempts' sum (sum)\n"
           "                          or first start to last end (span); or each attempt a job\n"
-          "  --vc-size VC=GPUS,...   VC sizes where the source gives none (itp, philly)\n",
+          "  --vc-size VC=GPUS,...   VC sizes where the source gives none (itp, philly, acme,\n"
+          "                          lucidd, sacct --vc-by account, swf queues)\n",
           out);
 }
 
