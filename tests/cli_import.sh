@@ -223,6 +223,12 @@ check "without --sample-workload the others get none" grep -q "1 jobs by job id,
 # daemon's own store); a file that is not one is refused in one line. ----
 expect_error "lucidd: not a state database" "excerpt.swf: not a lucidd state database" "$lucid" trace import --format lucidd "$data/swf/excerpt.swf" --out "$tmp/bad"
 
+# The MANIFEST's command line is quoted for the shell and redoes the import exactly.
+check "MANIFEST command quotes arguments" grep -q "^command: lucid trace import --format helios .* --origin '2020-04-01 00:02:31' " "$tmp/venus/MANIFEST"
+cp "$tmp/venus/trace.csv" "$tmp/venus-first.csv"
+(eval "\"\$lucid\"$(sed -n 's/^command: lucid//p' "$tmp/venus/MANIFEST")" >/dev/null)
+check "MANIFEST command reproduces trace.csv" cmp -s "$tmp/venus-first.csv" "$tmp/venus/trace.csv"
+
 # --help lists every format and exits 0; no arguments is a usage error (2).
 check "import --help lists the 8 formats" [ "$("$lucid" trace import --help | grep -cE '^  (helios|sacct|itp|philly|acme|pai2020|lucidd|swf) ')" = 8 ]
 "$lucid" trace import >/dev/null 2>&1

@@ -433,17 +433,30 @@ int cmd_trace(int argc, char **argv)
     if (argc >= 2 && strcmp(argv[1], "synth") == 0)
         return synth(argc - 1, argv + 1);
     if (argc >= 2 && strcmp(argv[1], "import") == 0) {
-        /* The command line as typed, for the MANIFEST. */
+        /* The command line for the MANIFEST, quoted for a POSIX shell where
+         * an argument needs it, so it can be pasted to redo the import. */
         size_t len = 16;
         for (int i = 0; i < argc; i++)
-            len += strlen(argv[i]) + 3;
+            len += 4 * strlen(argv[i]) + 3;
         char *command = malloc(len);
         if (!command)
             return cli_fail("out of memory");
-        snprintf(command, len, "lucid");
+        char *p = command + sprintf(command, "lucid");
         for (int i = 0; i < argc; i++) {
-            strcat(command, " ");
-            strcat(command, argv[i]);
+            int plain = *argv[i] != '\0';
+            for (const char *c = argv[i]; *c; c++)
+                plain &= strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                "0123456789-_./=:,+@%", *c) != NULL;
+            *p++ = ' ';
+            if (plain) {
+                p += sprintf(p, "%s", argv[i]);
+                continue;
+            }
+            *p++ = '\'';
+            for (const char *c = argv[i]; *c; c++)
+                p += *c == '\'' ? sprintf(p, "'\\''") : sprintf(p, "%c", *c);
+            *p++ = '\'';
+            *p = '\0';
         }
         int rc = import(argc - 1, argv + 1, command);
         free(command);
