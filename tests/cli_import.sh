@@ -225,7 +225,7 @@ expect_error "lucidd: not a state database" "excerpt.swf: not a lucidd state dat
 
 # The MANIFEST's command line is quoted for the shell and redoes the import exactly.
 check "MANIFEST command quotes arguments" grep -q "^command: lucid trace import --format helios .* --origin '2020-04-01 00:02:31' " "$tmp/venus/MANIFEST"
-cp "$tmp/venus/trace.csv" "$tmp/venus-first.csv"
+mv "$tmp/venus/trace.csv" "$tmp/venus-first.csv"
 (eval "\"\$lucid\"$(sed -n 's/^command: lucid//p' "$tmp/venus/MANIFEST")" >/dev/null)
 check "MANIFEST command reproduces trace.csv" cmp -s "$tmp/venus-first.csv" "$tmp/venus/trace.csv"
 
