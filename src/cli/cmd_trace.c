@@ -260,156 +260,144 @@ static int write_experiment(FILE *f, const char *template_path, const char *dir_
     return ferror(f) ? 1 : 0;
 }
 
-static int import(int argc, char **argv, const char *command)
+/* What `trace import` was asked to do. */
+typedef struct import_args {
+    const char *format, *out, *like, *workload, *vc_sizes;
+    const char **sources;
+    int nsources, sample;
+    int have_start; /* 0 none, 1 trace seconds, 2 a calendar time (made relative later) */
+    int64_t seed, start;
+    lucid_import_options opt;
+    lucid_import_window win;
+} import_args;
+
+/* Parses the command line: -1 to go on, else the exit status (help printed,
+ * or an error). */
+static int parse_import_args(int argc, char **argv, import_args *a)
 {
-    const char *format = NULL, *out = NULL, *like = NULL, *workload = NULL, *vc_sizes = NULL;
-    const char **sources = calloc((size_t)argc + 1, sizeof *sources);
-    int nsources = 0, sample = 0, have_start = 0;
-    int64_t seed = 1, start = -1;
-    lucid_import_options opt = {.since = INT64_MIN, .until = INT64_MAX};
-    lucid_import_window win = {INT64_MIN, INT64_MAX, INT64_MIN};
-    if (!sources)
-        return cli_fail("out of memory");
-    int rc = 0;
-    for (int i = 1; i < argc && rc == 0; i++) {
+    for (int i = 1; i < argc; i++) {
         const char *v;
         int64_t n;
-        int got = 0;
+        int got = 0, rc = 0;
         if (strcmp(argv[i], "--help") == 0) {
             import_usage(stdout);
-            free(sources);
             return 0;
         }
         if (strcmp(argv[i], "--sample-workload") == 0) {
-            sample = 1;
+            a->sample = 1;
         } else if (strcmp(argv[i], "--running") == 0) {
-            opt.include_running = 1;
+            a->opt.include_running = 1;
         } else if ((got = cli_option(argc, argv, &i, "--format", &v)) != 0) {
-            format = v;
+            a->format = v;
         } else if ((got = cli_option(argc, argv, &i, "--out", &v)) != 0) {
-            out = v;
+            a->out = v;
         } else if ((got = cli_option(argc, argv, &i, "--like", &v)) != 0) {
-            like = v;
+            a->like = v;
         } else if ((got = cli_option(argc, argv, &i, "--workload-from", &v)) != 0) {
-            workload = v;
-        } else if ((got = cli_option(argc, argv, &i, "--since", &v)) != 0) {
-            rc = got < 0 || parse_when("--since", v, &win.since);
-        } else if ((got = cli_option(argc, argv, &i, "--until", &v)) != 0) {
-            rc = got < 0 || parse_when("--until", v, &win.until);
-        } else if ((got = cli_option(argc, argv, &i, "--origin", &v)) != 0) {
-            rc = got < 0 || parse_when("--origin", v, &win.origin);
-        } else if ((got = cli_option(argc, argv, &i, "--now", &v)) != 0) {
-            rc = got < 0 || parse_when("--now", v, &opt.now);
-        } else if ((got = cli_option(argc, argv, &i, "--start", &v)) != 0) {
-            have_start = 1;
-            if (got > 0 && lucid_parse_i64(v, &start) < 0 && lucid_time_parse(v, &start) < 0)
-                rc = cli_fail("--start: '%s' is neither seconds nor YYYY-MM-DD HH:MM:SS", v);
-            else if (got > 0 && strchr(v, '-'))
-                have_start = 2; /* calendar: made relative to the origin below */
-        } else if ((got = cli_option(argc, argv, &i, "--seed", &v)) != 0) {
-            rc = got < 0 || cli_int("--seed", v, &seed) < 0;
-        } else if ((got = cli_option(argc, argv, &i, "--gpus-per-node", &v)) != 0) {
-            rc = got < 0 || cli_int("--gpus-per-node", v, &n) < 0;
+            a->workload = v;
+        } else if ((got = cli_option(argc, argv, &i, "--vc-size", &v)) != 0) {
+            a->vc_sizes = v;
+        } else if ((got = cli_option(argc, argv, &i, "--since", &v)) > 0) {
+            rc = parse_when("--since", v, &a->win.since);
+        } else if ((got = cli_option(argc, argv, &i, "--until", &v)) > 0) {
+            rc = parse_when("--until", v, &a->win.until);
+        } else if ((got = cli_option(argc, argv, &i, "--origin", &v)) > 0) {
+            rc = parse_when("--origin", v, &a->win.origin);
+        } else if ((got = cli_option(argc, argv, &i, "--now", &v)) > 0) {
+            rc = parse_when("--now", v, &a->opt.now);
+        } else if ((got = cli_option(argc, argv, &i, "--start", &v)) > 0) {
+            a->have_start = 1;
+            if (lucid_parse_i64(v, &a->start) < 0) {
+                a->have_start = 2;
+                if (lucid_time_parse(v, &a->start) < 0)
+                    rc = cli_fail("--start: '%s' is neither seconds nor YYYY-MM-DD HH:MM:SS", v);
+            }
+        } else if ((got = cli_option(argc, argv, &i, "--seed", &v)) > 0) {
+            rc = cli_int("--seed", v, &a->seed) < 0;
+        } else if ((got = cli_option(argc, argv, &i, "--gpus-per-node", &v)) > 0) {
+            rc = cli_int("--gpus-per-node", v, &n) < 0;
             if (rc == 0 && (n < 1 || n > 1024))
                 rc = cli_fail("--gpus-per-node: %lld out of range 1..1024", (long long)n);
-            opt.gpus_per_node = (int32_t)n;
-        } else if ((got = cli_option(argc, argv, &i, "--vc-by", &v)) != 0) {
-            opt.vc_by = v;
+            a->opt.gpus_per_node = (int32_t)n;
+        } else if ((got = cli_option(argc, argv, &i, "--vc-by", &v)) > 0) {
+            a->opt.vc_by = v;
             if (strcmp(v, "partition") != 0 && strcmp(v, "account") != 0 &&
                 strcmp(v, "queue") != 0)
                 rc = cli_fail("--vc-by: '%s' is not partition, account (sacct) or queue (swf)", v);
-        } else if ((got = cli_option(argc, argv, &i, "--attempts", &v)) != 0) {
-            opt.attempts = v;
+        } else if ((got = cli_option(argc, argv, &i, "--attempts", &v)) > 0) {
+            a->opt.attempts = v;
             if (strcmp(v, "sum") != 0 && strcmp(v, "span") != 0 && strcmp(v, "each") != 0)
                 rc = cli_fail("--attempts: '%s' is not sum, span or each", v);
-        } else if ((got = cli_option(argc, argv, &i, "--procs-per-gpu", &v)) != 0) {
-            if (got > 0 && (lucid_parse_f64(v, &opt.procs_per_gpu) < 0 || opt.procs_per_gpu <= 0 ||
-                            opt.procs_per_gpu > 1e6))
+        } else if ((got = cli_option(argc, argv, &i, "--procs-per-gpu", &v)) > 0) {
+            if (lucid_parse_f64(v, &a->opt.procs_per_gpu) < 0 || a->opt.procs_per_gpu <= 0 ||
+                a->opt.procs_per_gpu > 1e6)
                 rc = cli_fail("--procs-per-gpu: '%s' is not a positive number", v);
-        } else if ((got = cli_option(argc, argv, &i, "--vc-size", &v)) != 0) {
-            vc_sizes = v;
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            free(sources);
+        } else if (got == 0 && argv[i][0] == '-' && argv[i][1] != '\0') {
             return cli_fail("trace import: unknown option '%s'", argv[i]) + 1;
-        } else {
-            sources[nsources++] = argv[i];
+        } else if (got == 0) {
+            a->sources[a->nsources++] = argv[i];
         }
         if (got < 0)
-            rc = 1;
+            return 2; /* an option without its value: a usage error */
+        if (rc)
+            return 1;
     }
-    const lucid_import_format *fmt = format ? lucid_import_find(format) : NULL;
-    if (rc == 0 && (!format || !out || nsources == 0)) {
+    if (!a->format || !a->out || a->nsources == 0) {
         import_usage(stderr);
-        free(sources);
         return 2;
     }
-    if (rc == 0 && !fmt)
-        rc = cli_fail("trace import: unknown format '%s' (see lucid trace import --help)", format);
-    opt.since = win.since;
-    opt.until = win.until;
-    if (rc) {
-        free(sources);
-        return 1;
-    }
-    /* No command overwrites its own input. */
-    static const char *const names[] = {"trace.csv", "vc_config.csv", "experiment.ini", "MANIFEST"};
+    a->opt.since = a->win.since;
+    a->opt.until = a->win.until;
+    return -1;
+}
+
+static const char *const import_files[] = {"trace.csv", "vc_config.csv", "experiment.ini",
+                                           "MANIFEST"};
+
+/* No command overwrites its own input: 1 (after printing) if a source is
+ * one of the files the import would write. */
+static int overwrites_input(const import_args *a)
+{
     char dir_abs[PATH_MAX];
-    if (realpath(out, dir_abs))
-        for (int s = 0; s < nsources; s++) {
-            char real[PATH_MAX], mine[PATH_MAX + 32];
-            if (!realpath(sources[s], real))
-                continue; /* the converter reports it */
-            for (int k = 0; k < 4; k++) {
-                snprintf(mine, sizeof mine, "%s/%s", dir_abs, names[k]);
-                if (strcmp(real, mine) == 0) {
-                    free(sources);
-                    return cli_fail("%s: is an input; choose another --out", mine);
-                }
-            }
+    if (!realpath(a->out, dir_abs))
+        return 0; /* no folder yet: nothing in it can be a source */
+    for (int s = 0; s < a->nsources; s++) {
+        char real[PATH_MAX], mine[PATH_MAX + 32];
+        if (!realpath(a->sources[s], real))
+            continue; /* the converter reports it */
+        for (int k = 0; k < 4; k++) {
+            snprintf(mine, sizeof mine, "%s/%s", dir_abs, import_files[k]);
+            if (strcmp(real, mine) == 0)
+                return cli_fail("%s: is an input; choose another --out", mine);
         }
-    lucid_import imp;
-    lucid_import_init(&imp, fmt);
-    lucid_error err = {{0}};
-    if (fmt->read(&imp, sources, nsources, &opt, &err) < 0 ||
-        (vc_sizes && lucid_import_set_vc_sizes(&imp, vc_sizes, &err) < 0) ||
-        lucid_import_finish(&imp, &win, &err) < 0 ||
-        (workload && lucid_import_workload_from(&imp, workload, sample, (uint64_t)seed, &err) < 0)) {
-        lucid_import_free(&imp);
-        free(sources);
-        return cli_fail("%s", err.msg);
     }
-    /* The folder is made only once the sources have been read cleanly. */
-    if ((mkdir(out, 0777) < 0 && errno != EEXIST) || !realpath(out, dir_abs)) {
-        lucid_import_free(&imp);
-        free(sources);
-        return cli_fail("%s: cannot create: %s", out, strerror(errno));
-    }
-    if (have_start == 2)
-        start -= win.origin;
-    if (have_start && start < 0) {
-        lucid_import_free(&imp);
-        free(sources);
-        return cli_fail("--start is before --origin");
-    }
-    /* Whole or not at all: every file goes to a temporary name first. */
+    return 0;
+}
+
+/* Writes the four files whole or not at all: each to a temporary name,
+ * renamed only when all are complete. */
+static int write_folder(const lucid_import *imp, const import_args *a, const char *dir_abs,
+                        const char *command)
+{
     char tmp[4][PATH_MAX + 64], final[4][PATH_MAX + 64];
-    for (int k = 0; k < 4; k++) {
-        snprintf(final[k], sizeof final[k], "%s/%s", dir_abs, names[k]);
-        snprintf(tmp[k], sizeof tmp[k], "%s/.%s.%ld.tmp", dir_abs, names[k], (long)getpid());
-    }
     FILE *f[4];
-    for (int k = 0; k < 4; k++)
+    int rc = 0;
+    lucid_error err = {{0}};
+    for (int k = 0; k < 4; k++) {
+        snprintf(final[k], sizeof final[k], "%s/%s", dir_abs, import_files[k]);
+        snprintf(tmp[k], sizeof tmp[k], "%s/.%s.%ld.tmp", dir_abs, import_files[k],
+                 (long)getpid());
         f[k] = fopen(tmp[k], "w");
-    for (int k = 0; k < 4 && rc == 0; k++)
-        if (!f[k])
+        if (!f[k] && rc == 0)
             rc = cli_fail("%s: cannot write: %s", tmp[k], strerror(errno));
-    if (rc == 0 && (lucid_import_write_trace(&imp, &win, f[0]) < 0 ||
-                    lucid_import_write_vcs(&imp, f[1]) < 0))
+    }
+    if (rc == 0 && (lucid_import_write_trace(imp, &a->win, f[0]) < 0 ||
+                    lucid_import_write_vcs(imp, f[1]) < 0))
         rc = cli_fail("%s: write error", dir_abs);
     if (rc == 0)
-        rc = write_experiment(f[2], like, dir_abs, &imp, start, have_start);
-    if (rc == 0 &&
-        lucid_import_write_manifest(&imp, &win, command, sources, nsources, f[3], &err) < 0)
+        rc = write_experiment(f[2], a->like, dir_abs, imp, a->start, a->have_start);
+    if (rc == 0 && lucid_import_write_manifest(imp, &a->win, command, a->sources, a->nsources,
+                                               f[3], &err) < 0)
         rc = cli_fail("%s", err.msg);
     for (int k = 0; k < 4; k++)
         if (f[k] && fclose(f[k]) != 0 && rc == 0)
@@ -420,11 +408,53 @@ static int import(int argc, char **argv, const char *command)
     if (rc)
         for (int k = 0; k < 4; k++)
             unlink(tmp[k]);
+    return rc;
+}
+
+static int import(int argc, char **argv, const char *command)
+{
+    import_args a = {.seed = 1, .start = -1,
+                     .opt = {.since = INT64_MIN, .until = INT64_MAX},
+                     .win = {INT64_MIN, INT64_MAX, INT64_MIN}};
+    a.sources = calloc((size_t)argc + 1, sizeof *a.sources);
+    if (!a.sources)
+        return cli_fail("out of memory");
+    int rc = parse_import_args(argc, argv, &a);
+    const lucid_import_format *fmt = rc < 0 ? lucid_import_find(a.format) : NULL;
+    if (rc < 0 && !fmt)
+        rc = cli_fail("trace import: unknown format '%s' (see lucid trace import --help)",
+                      a.format);
+    if (rc < 0 && overwrites_input(&a))
+        rc = 1;
+    if (rc >= 0) {
+        free(a.sources);
+        return rc;
+    }
+    lucid_import imp;
+    lucid_import_init(&imp, fmt);
+    lucid_error err = {{0}};
+    char dir_abs[PATH_MAX];
+    rc = 0;
+    if (fmt->read(&imp, a.sources, a.nsources, &a.opt, &err) < 0 ||
+        (a.vc_sizes && lucid_import_set_vc_sizes(&imp, a.vc_sizes, &err) < 0) ||
+        lucid_import_finish(&imp, &a.win, &err) < 0 ||
+        (a.workload &&
+         lucid_import_workload_from(&imp, a.workload, a.sample, (uint64_t)a.seed, &err) < 0))
+        rc = cli_fail("%s", err.msg);
+    /* The folder is made only once the sources have been read cleanly. */
+    else if ((mkdir(a.out, 0777) < 0 && errno != EEXIST) || !realpath(a.out, dir_abs))
+        rc = cli_fail("%s: cannot create: %s", a.out, strerror(errno));
+    else if (a.have_start == 2 && (a.start -= a.win.origin) < 0)
+        rc = cli_fail("--start is before --origin");
+    else if (a.have_start == 1 && a.start < 0)
+        rc = cli_fail("--start: %lld is negative", (long long)a.start);
     else
+        rc = write_folder(&imp, &a, dir_abs, command);
+    if (rc == 0)
         printf("imported %zu jobs (%lld records read) into %s\n", imp.njobs,
-               (long long)imp.records, out);
+               (long long)imp.records, a.out);
     lucid_import_free(&imp);
-    free(sources);
+    free(a.sources);
     return rc;
 }
 
