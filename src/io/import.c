@@ -286,93 +286,119 @@ static int compare_id(const void *a, const void *b)
     return x->record < y->record ? -1 : x->record > y->record;
 }
 
-int lucid_import_finish(lucid_import *imp, lucid_import_window *win, lucid_error *err)
+/* Removes the jobs that `rule_of` assigns a rule (>= 0), counting them. */
+static void remove_jobs(lucid_import *imp, int (*rule_of)(const lucid_import *,
+                                                         const lucid_import_job *, const void *),
+                        const void *ctx)
 {
-    if (win->origin == INT64_MIN) {
-        win->origin = INT64_MAX;
-        for (size_t i = 0; i < imp->njobs; i++)
-            if (imp->jobs[i].submit < win->origin)
-                win->origin = imp->jobs[i].submit;
-        if (imp->njobs == 0)
-            win->origin = 0;
-    }
-    int before = lucid_import_rule_add(imp, "before_since", "submitted before --since");
-    int after = lucid_import_rule_add(imp, "after_until", "submitted at or after --until");
-    int early = lucid_import_rule_add(imp, "before_origin", "submitted before --origin (trace "
-                                                           "times cannot be negative)");
-    int no_vc = lucid_import_rule_add(imp, "vc_without_gpus",
-                                      "in a VC the source gives no GPUs for the window");
-    int too_big = lucid_import_rule_add(imp, "larger_than_vc",
-                                        "asks for more GPUs than its VC has (would never run)");
-    if (too_big < 0)
-        return lucid_error_set(err, "import: too many rules");
     size_t kept = 0;
     for (size_t i = 0; i < imp->njobs; i++) {
-        lucid_import_job *job = &imp->jobs[i];
-        int rule = -1;
-        if (job->submit < win->since)
-            rule = before;
-        else if (job->submit >= win->until)
-            rule = after;
-        else if (job->submit < win->origin)
-            rule = early;
-        else if (imp->vc_gpus[job->vc] == 0)
-            rule = no_vc;
+        int rule = rule_of(imp, &imp->jobs[i], ctx);
         if (rule >= 0)
             lucid_import_count(imp, rule);
         else
-            imp->jobs[kept++] = *job;
+            imp->jobs[kept++] = imp->jobs[i];
     }
     imp->njobs = kept;
-    /* Sizes the source does not give: the largest job rounded up to whole
-     * nodes, so every job fits (documented per format). */
+}
+
+typedef struct window_rules {
+    const lucid_import_window *win;
+    int before, after, early, no_vc;
+} window_rules;
+
+static int window_rule(const lucid_import *imp, const lucid_import_job *job, const void *ctx)
+{
+    const window_rules *r = ctx;
+    return job->submit < r->win->since     ? r->before
+           : job->submit >= r->win->until  ? r->after
+           : job->submit < r->win->origin  ? r->early
+           : imp->vc_gpus[job->vc] == 0    ? r->no_vc
+                                           : -1;
+}
+
+static int oversized_rule(const lucid_import *imp, const lucid_import_job *job, const void *ctx)
+{
+    /* vc_config.csv holds whole nodes: what fits is nodes x node size. */
+    int64_t usable = imp->vc_gpus[job->vc] / imp->gpus_per_node * imp->gpus_per_node;
+    return job->gpu_num > usable ? *(const int *)ctx : -1;
+}
+
+/* Sizes the source does not give: the VC's largest job rounded up to whole
+ * nodes, so every job fits (noted in the MANIFEST). */
+static int derive_sizes(lucid_import *imp, lucid_error *err)
+{
     int32_t nvcs = imp->vc_names ? lucid_strtab_count(imp->vc_names) : 0;
+    int64_t *largest = calloc((size_t)nvcs + 1, sizeof *largest);
+    if (!largest)
+        return lucid_error_set(err, "out of memory");
+    for (size_t i = 0; i < imp->njobs; i++)
+        if (imp->jobs[i].gpu_num > largest[imp->jobs[i].vc])
+            largest[imp->jobs[i].vc] = imp->jobs[i].gpu_num;
     int derived = 0;
     for (int32_t v = 0; v < nvcs; v++)
         if (imp->vc_gpus[v] < 0) {
-            int64_t largest = 0;
-            for (size_t i = 0; i < imp->njobs; i++)
-                if (imp->jobs[i].vc == v && imp->jobs[i].gpu_num > largest)
-                    largest = imp->jobs[i].gpu_num;
-            imp->vc_gpus[v] = (largest + imp->gpus_per_node - 1) / imp->gpus_per_node *
+            imp->vc_gpus[v] = (largest[v] + imp->gpus_per_node - 1) / imp->gpus_per_node *
                               imp->gpus_per_node;
             derived = 1;
         }
+    free(largest);
     if (derived &&
         lucid_import_note(imp, "VC sizes not given by the source: the largest job's GPUs, "
                                "rounded up to whole nodes of %d GPUs",
                           imp->gpus_per_node) < 0)
         return lucid_error_set(err, "out of memory");
-    kept = 0;
-    for (size_t i = 0; i < imp->njobs; i++) {
-        const lucid_import_job *job = &imp->jobs[i];
-        int64_t nodes = imp->vc_gpus[job->vc] / imp->gpus_per_node;
-        if (job->gpu_num > nodes * imp->gpus_per_node)
-            lucid_import_count(imp, too_big);
-        else
-            imp->jobs[kept++] = *job;
-    }
-    imp->njobs = kept;
-    if (imp->njobs == 0)
-        return lucid_error_set(err, "import: no GPU jobs left after the rules");
-    qsort(imp->jobs, imp->njobs, sizeof *imp->jobs, compare_job);
-    /* The simulator needs unique job ids: a repeat is the source's fault,
-     * reported with both records. */
+    return 0;
+}
+
+/* The simulator needs unique job ids: a repeat is the source's fault,
+ * reported with both records. */
+static int check_unique_ids(const lucid_import *imp, lucid_error *err)
+{
     lucid_import_job *by_id = malloc(imp->njobs * sizeof *by_id);
     if (!by_id)
         return lucid_error_set(err, "out of memory");
     memcpy(by_id, imp->jobs, imp->njobs * sizeof *by_id);
     qsort(by_id, imp->njobs, sizeof *by_id, compare_id);
     int rc = 0;
-    for (size_t i = 1; i < imp->njobs; i++)
-        if (by_id[i].job_id == by_id[i - 1].job_id) {
+    for (size_t i = 1; i < imp->njobs && rc == 0; i++)
+        if (by_id[i].job_id == by_id[i - 1].job_id)
             rc = lucid_error_set(err, "import: job id %lld appears twice (records %lld and %lld)",
                                  (long long)by_id[i].job_id, (long long)by_id[i - 1].record,
                                  (long long)by_id[i].record);
-            break;
-        }
     free(by_id);
     return rc;
+}
+
+int lucid_import_finish(lucid_import *imp, lucid_import_window *win, lucid_error *err)
+{
+    if (win->origin == INT64_MIN) {
+        win->origin = imp->njobs ? INT64_MAX : 0;
+        for (size_t i = 0; i < imp->njobs; i++)
+            if (imp->jobs[i].submit < win->origin)
+                win->origin = imp->jobs[i].submit;
+    }
+    window_rules w = {
+        win,
+        lucid_import_rule_add(imp, "before_since", "submitted before --since"),
+        lucid_import_rule_add(imp, "after_until", "submitted at or after --until"),
+        lucid_import_rule_add(imp, "before_origin", "submitted before --origin (trace times "
+                                                    "cannot be negative)"),
+        lucid_import_rule_add(imp, "vc_without_gpus",
+                              "in a VC the source gives no GPUs for the window"),
+    };
+    int too_big = lucid_import_rule_add(imp, "larger_than_vc",
+                                        "asks for more GPUs than its VC has (would never run)");
+    if (too_big < 0)
+        return lucid_error_set(err, "import: too many rules");
+    remove_jobs(imp, window_rule, &w);
+    if (derive_sizes(imp, err) < 0)
+        return -1;
+    remove_jobs(imp, oversized_rule, &too_big);
+    if (imp->njobs == 0)
+        return lucid_error_set(err, "import: no GPU jobs left after the rules");
+    qsort(imp->jobs, imp->njobs, sizeof *imp->jobs, compare_job);
+    return check_unique_ids(imp, err);
 }
 
 /* ---------------- workload columns ---------------- */
