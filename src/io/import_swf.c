@@ -41,13 +41,101 @@ static int header_value(const char *line, const char *key, int64_t *out)
     return 1;
 }
 
+/* The 18 integers of a job line; "-1.00" and "3.5" count as their integer
+ * part (some logs write them). */
+static int parse_fields(const char *p, int64_t *v, const char *path, long lineno,
+                        lucid_error *err)
+{
+    int n = 0;
+    char *end;
+    while (*p && n < SWF_FIELDS) {
+        long long x = strtoll(p, &end, 10);
+        if (end == p || (*end && *end != ' ' && *end != '\t' && *end != '.'))
+            return lucid_error_at(err, path, lineno, NULL, "field %d: '%.20s' is not an integer",
+                                  n + 1, p);
+        while (*end && *end != ' ' && *end != '\t')
+            end++;
+        v[n++] = x;
+        p = end;
+        while (*p == ' ' || *p == '\t')
+            p++;
+    }
+    if (n != SWF_FIELDS || *p)
+        return lucid_error_at(err, path, lineno, NULL, "expected %d fields, found %s%d",
+                              SWF_FIELDS, *p ? "more than " : "", n);
+    return 0;
+}
+
+typedef struct swf_file {
+    const char *path;
+    int64_t index, epoch;
+    double procs_per_gpu;
+    int vc_field; /* 0: one VC; else the 1-based field naming it (15 queue, 16 partition) */
+} swf_file;
+
+/* One job line: a job, a counted rule, or an error. */
+static int add_job(lucid_import *imp, const swf_file *sf, long lineno, const int64_t *v,
+                   const swf_rules *r, lucid_error *err)
+{
+    static const char *const states[] = {"FAILED", "COMPLETED", NULL, NULL, NULL, "CANCELLED"};
+    int64_t status = v[10], procs = v[4] > 0 ? v[4] : v[7];
+    imp->records++;
+    if (status >= 2 && status <= 4) {
+        lucid_import_count(imp, r->partial);
+        return 0;
+    }
+    if (status != -1 && status != 0 && status != 1 && status != 5)
+        return lucid_error_at(err, sf->path, lineno, "status",
+                              "%lld is not an SWF status (-1, 0, 1, 5; 2-4 partial)",
+                              (long long)status);
+    if (procs <= 0) {
+        lucid_import_count(imp, r->no_procs);
+        return 0;
+    }
+    if (v[3] < 1) {
+        lucid_import_count(imp, r->no_runtime);
+        return 0;
+    }
+    if (v[1] < 0)
+        return lucid_error_at(err, sf->path, lineno, "submit time", "%lld is negative",
+                              (long long)v[1]);
+    double g = (double)procs / sf->procs_per_gpu;
+    int64_t gpus = (int64_t)g;
+    if ((double)gpus < g)
+        gpus++;
+    if (gpus > (1 << 20))
+        return lucid_error_at(err, sf->path, lineno, "processors", "%lld is implausible",
+                              (long long)procs);
+    char vc[64], user[32];
+    if (sf->vc_field)
+        snprintf(vc, sizeof vc, "%s%lld", sf->vc_field == 15 ? "queue" : "partition",
+                 (long long)v[sf->vc_field - 1]);
+    else
+        snprintf(vc, sizeof vc, "swf");
+    snprintf(user, sizeof user, "u%lld", (long long)v[11]);
+    lucid_import_job *job = lucid_import_push(imp);
+    int32_t vid = job ? lucid_import_vc(imp, vc, -1) : -1;
+    if (!job || vid < 0)
+        return lucid_error_set(err, "out of memory");
+    job->job_id = v[0] + sf->index * 1000000000LL;
+    job->submit = sf->epoch + v[1];
+    job->duration = v[3];
+    job->time_limit = v[8] > 0 ? v[8] : -1;
+    job->gpu_num = (int32_t)gpus;
+    job->cpu_num = procs > (1 << 24) ? (1 << 24) : (int32_t)procs;
+    job->vc = vid;
+    job->record = (sf->index << 40) + lineno;
+    job->user = v[11] >= 0 ? lucid_import_string(imp, user) : -1;
+    job->state = lucid_import_string(imp, status == -1 ? "UNKNOWN" : states[status]);
+    return 0;
+}
+
 static int read_swf(lucid_import *imp, FILE *f, const char *path, int64_t file_index,
                     const swf_rules *r, const lucid_import_options *opt, int64_t *max_procs,
                     lucid_error *err)
 {
-    double ppg = opt->procs_per_gpu > 0 ? opt->procs_per_gpu : 1;
-    int by = !opt->vc_by ? 0 : strcmp(opt->vc_by, "queue") == 0 ? 15 : 16;
-    int64_t epoch = 0;
+    swf_file sf = {path, file_index, 0, opt->procs_per_gpu > 0 ? opt->procs_per_gpu : 1,
+                   !opt->vc_by ? 0 : strcmp(opt->vc_by, "queue") == 0 ? 15 : 16};
     char *line = NULL;
     size_t cap = 0;
     ssize_t got;
@@ -67,98 +155,15 @@ static int read_swf(lucid_import *imp, FILE *f, const char *path, int64_t file_i
         const char *p = line;
         while (*p == ' ' || *p == '\t')
             p++;
-        if (!*p)
-            continue;
         if (*p == ';') {
-            header_value(p, "UnixStartTime", &epoch);
+            header_value(p, "UnixStartTime", &sf.epoch);
             header_value(p, "MaxProcs", max_procs);
-            continue;
+        } else if (*p) {
+            int64_t v[SWF_FIELDS];
+            rc = parse_fields(p, v, path, lineno, err);
+            if (rc == 0)
+                rc = add_job(imp, &sf, lineno, v, r, err);
         }
-        int64_t v[SWF_FIELDS];
-        int n = 0;
-        char *end;
-        while (*p && n < SWF_FIELDS) {
-            long long x = strtoll(p, &end, 10);
-            if (end == p || (*end && *end != ' ' && *end != '\t' && *end != '.'))
-                break;
-            if (*end == '.') /* some logs write "-1.00" or "3.5": the integer part */
-                while (*end && *end != ' ' && *end != '\t')
-                    end++;
-            v[n++] = x;
-            p = end;
-            while (*p == ' ' || *p == '\t')
-                p++;
-        }
-        if (*p && n < SWF_FIELDS) {
-            rc = lucid_error_at(err, path, lineno, NULL, "field %d: '%.20s' is not an integer",
-                                n + 1, p);
-            break;
-        }
-        if (n != SWF_FIELDS || *p) {
-            rc = lucid_error_at(err, path, lineno, NULL, "expected %d fields, found %s%d",
-                                SWF_FIELDS, *p ? "more than " : "", n);
-            break;
-        }
-        imp->records++;
-        static const char *const states[] = {"FAILED", "COMPLETED", NULL, NULL, NULL,
-                                             "CANCELLED"};
-        int64_t status = v[10];
-        if (status >= 2 && status <= 4) {
-            lucid_import_count(imp, r->partial);
-            continue;
-        }
-        if (status != -1 && status != 0 && status != 1 && status != 5) {
-            rc = lucid_error_at(err, path, lineno, "status",
-                                "%lld is not an SWF status (-1, 0, 1, 5; 2-4 partial)",
-                                (long long)status);
-            break;
-        }
-        int64_t procs = v[4] > 0 ? v[4] : v[7];
-        if (procs <= 0) {
-            lucid_import_count(imp, r->no_procs);
-            continue;
-        }
-        if (v[3] < 1) {
-            lucid_import_count(imp, r->no_runtime);
-            continue;
-        }
-        if (v[1] < 0) {
-            rc = lucid_error_at(err, path, lineno, "submit time", "%lld is negative",
-                                (long long)v[1]);
-            break;
-        }
-        double g = (double)procs / ppg;
-        int64_t gpus = (int64_t)g;
-        if ((double)gpus < g)
-            gpus++;
-        if (gpus > (1 << 20)) {
-            rc = lucid_error_at(err, path, lineno, "processors", "%lld is implausible",
-                                (long long)procs);
-            break;
-        }
-        char vc[64], user[32];
-        if (by)
-            snprintf(vc, sizeof vc, "%s%lld", by == 15 ? "queue" : "partition",
-                     (long long)v[by - 1]);
-        else
-            snprintf(vc, sizeof vc, "swf");
-        snprintf(user, sizeof user, "u%lld", (long long)v[11]);
-        lucid_import_job *job = lucid_import_push(imp);
-        int32_t vid = job ? lucid_import_vc(imp, vc, -1) : -1;
-        if (!job || vid < 0) {
-            rc = lucid_error_set(err, "out of memory");
-            break;
-        }
-        job->job_id = v[0] + file_index * 1000000000LL;
-        job->submit = epoch + v[1];
-        job->duration = v[3];
-        job->time_limit = v[8] > 0 ? v[8] : -1;
-        job->gpu_num = (int32_t)gpus;
-        job->cpu_num = procs > (1 << 24) ? (1 << 24) : (int32_t)procs;
-        job->vc = vid;
-        job->record = (file_index << 40) + lineno;
-        job->user = v[11] >= 0 ? lucid_import_string(imp, user) : -1;
-        job->state = lucid_import_string(imp, status == -1 ? "UNKNOWN" : states[status]);
     }
     free(line);
     return rc;
