@@ -110,6 +110,12 @@ int lucid_import_columns(const struct lucid_csv *csv, const char *const *names, 
 int lucid_import_time(const char *s, int64_t *out, const char *file, long line, const char *field,
                       lucid_error *err);
 
+/* A row's run time: its `duration` column (seconds, may be fractional), else
+ * end_time - start_time; -1 when neither is there (the job never ran).
+ * Column indices < 0 are absent columns. */
+int lucid_import_duration(const struct lucid_csv *csv, int duration_col, int start_col,
+                          int end_col, int64_t *out, lucid_error *err);
+
 /* ---- the shared steps after reading ---- */
 
 /* Overrides VC sizes from "NAME=GPUS,NAME=GPUS" (--vc-size); an unknown VC

@@ -238,6 +238,31 @@ int lucid_import_time(const char *s, int64_t *out, const char *file, long line, 
     return 0;
 }
 
+/* `duration`, else end_time - start_time; -1 when neither is there (the job
+ * never ran). */
+int lucid_import_duration(const lucid_csv *csv, int dur, int start, int end, int64_t *out,
+                        lucid_error *err)
+{
+    *out = -1;
+    if (dur >= 0 && *lucid_csv_field(csv, dur)) {
+        double d;
+        if (lucid_csv_f64(csv, dur, &d, err) < 0)
+            return -1;
+        *out = (int64_t)d;
+    } else if (start >= 0 && end >= 0 && *lucid_csv_field(csv, start) &&
+               *lucid_csv_field(csv, end)) {
+        int64_t t0, t1;
+        const char *path = lucid_csv_name(csv);
+        long line = lucid_csv_line(csv);
+        if (lucid_import_time(lucid_csv_field(csv, start), &t0, path, line, "start_time", err) <
+                0 ||
+            lucid_import_time(lucid_csv_field(csv, end), &t1, path, line, "end_time", err) < 0)
+            return -1;
+        *out = t1 - t0;
+    }
+    return 0;
+}
+
 /* ---------------- window, VC sizes ---------------- */
 
 int lucid_import_set_vc_sizes(lucid_import *imp, const char *spec, lucid_error *err)

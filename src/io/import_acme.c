@@ -95,23 +95,9 @@ static int read_cluster(lucid_import *imp, const char *path, int64_t file_index,
             lucid_import_count(imp, rules[0]);
             continue;
         }
-        if (dur >= 0 && *lucid_csv_field(csv, dur)) {
-            double d;
-            if (lucid_csv_f64(csv, dur, &d, err) < 0) {
-                rc = -1;
-                break;
-            }
-            duration = (int64_t)d;
-        } else if (start >= 0 && end >= 0 && *lucid_csv_field(csv, start) &&
-                   *lucid_csv_field(csv, end)) {
-            int64_t t0, t1;
-            if (lucid_import_time(lucid_csv_field(csv, start), &t0, path, line, "start_time",
-                                  err) < 0 ||
-                lucid_import_time(lucid_csv_field(csv, end), &t1, path, line, "end_time", err) < 0) {
-                rc = -1;
-                break;
-            }
-            duration = t1 - t0;
+        if (lucid_import_duration(csv, dur, start, end, &duration, err) < 0) {
+            rc = -1;
+            break;
         }
         if (duration < 0) {
             lucid_import_count(imp, rules[1]);

@@ -56,7 +56,7 @@ static int read_log(lucid_import *imp, const char *path, int64_t record_base, lu
     int cpu_only = lucid_import_rule_add(imp, "cpu_only", "gpu_num = 0: CPU jobs, which GPU "
                                                           "schedulers never see");
     int never_ran = lucid_import_rule_add(imp, "zero_duration",
-                                          "duration < 1 s: cancelled before starting");
+                                          "duration < 1 s or no times: never ran");
     int got = 0;
     while (rc == 0 && (got = lucid_csv_next(csv, err)) == 1) {
         long line = lucid_csv_line(csv);
@@ -84,20 +84,9 @@ static int read_log(lucid_import *imp, const char *path, int64_t record_base, lu
             rc = -1;
             break;
         }
-        if (dur >= 0) {
-            if (lucid_csv_i64(csv, dur, &duration, err) < 0) {
-                rc = -1;
-                break;
-            }
-        } else {
-            int64_t t0, t1;
-            if (lucid_import_time(lucid_csv_field(csv, start), &t0, path, line, "start_time",
-                                  err) < 0 ||
-                lucid_import_time(lucid_csv_field(csv, end), &t1, path, line, "end_time", err) < 0) {
-                rc = -1;
-                break;
-            }
-            duration = t1 - t0;
+        if (lucid_import_duration(csv, dur, start, end, &duration, err) < 0) {
+            rc = -1;
+            break;
         }
         if (cpu >= 0 && *lucid_csv_field(csv, cpu) &&
             (lucid_csv_i64(csv, cpu, &cpus, err) < 0 || cpus < 0 || cpus > (1 << 24))) {
