@@ -450,9 +450,12 @@ static int compare_ref_duration(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-int lucid_import_workload_from(lucid_import *imp, const char *trace_path, int sample,
-                               uint64_t seed, lucid_error *err)
+/* The reference jobs that have a workload: id, duration, the 8 fields. */
+static int load_reference(lucid_import *imp, const char *trace_path, ref_job **out, size_t *n,
+                          lucid_error *err)
 {
+    *out = NULL;
+    *n = 0;
     lucid_csv *csv = lucid_csv_open(trace_path, err);
     if (!csv)
         return -1;
@@ -500,6 +503,18 @@ int lucid_import_workload_from(lucid_import *imp, const char *trace_path, int sa
         free(refs);
         return -1;
     }
+    *out = refs;
+    *n = nrefs;
+    return 0;
+}
+
+int lucid_import_workload_from(lucid_import *imp, const char *trace_path, int sample,
+                               uint64_t seed, lucid_error *err)
+{
+    ref_job *refs;
+    size_t nrefs;
+    if (load_reference(imp, trace_path, &refs, &nrefs, err) < 0)
+        return -1;
     /* By id first: the Lucid authors attached one workload per real job. */
     qsort(refs, nrefs, sizeof *refs, compare_ref_id);
     size_t by_id = 0, sampled = 0, none = 0;
