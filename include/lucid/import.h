@@ -110,6 +110,17 @@ int lucid_import_columns(const struct lucid_csv *csv, const char *const *names, 
 int lucid_import_time(const char *s, int64_t *out, const char *file, long line, const char *field,
                       lucid_error *err);
 
+/* Line-oriented sources (sacct, PAI, SWF). */
+/* The next line without its line end in *line: 1 a line, 0 the end, -1 (a
+ * NUL byte, which strlen would silently cut, or a read error). */
+int lucid_import_line(FILE *f, char **line, size_t *cap, const char *path, long *lineno,
+                      lucid_error *err);
+/* Splits `line` on `sep` in place: the number of fields, -1 for more than `max`. */
+int lucid_import_split(char *line, char sep, char **fields, int max);
+/* A per-cluster file's name without folder, `prefix` and extension
+ * ("data/trace_seren.csv", "trace_" -> "seren"): the VC it stands for. */
+void lucid_import_name_of(const char *path, const char *prefix, char *buf, size_t size);
+
 /* A row's run time: its `duration` column (seconds, may be fractional), else
  * end_time - start_time; -1 when neither is there (the job never ran).
  * Column indices < 0 are absent columns. */

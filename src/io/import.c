@@ -263,6 +263,45 @@ int lucid_import_duration(const lucid_csv *csv, int dur, int start, int end, int
     return 0;
 }
 
+int lucid_import_line(FILE *f, char **line, size_t *cap, const char *path, long *lineno,
+                      lucid_error *err)
+{
+    ssize_t got = getline(line, cap, f);
+    if (got < 0)
+        return ferror(f) ? lucid_error_set(err, "%s: read error", path) : 0;
+    ++*lineno;
+    if (strlen(*line) < (size_t)got)
+        return lucid_error_at(err, path, *lineno, NULL, "NUL byte in the line");
+    (*line)[strcspn(*line, "\r\n")] = '\0';
+    return 1;
+}
+
+int lucid_import_split(char *line, char sep, char **fields, int max)
+{
+    int n = 0;
+    fields[n++] = line;
+    for (char *p = line; *p; p++)
+        if (*p == sep) {
+            *p = '\0';
+            if (n == max)
+                return -1;
+            fields[n++] = p + 1;
+        }
+    return n;
+}
+
+void lucid_import_name_of(const char *path, const char *prefix, char *buf, size_t size)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if (prefix && strncmp(base, prefix, strlen(prefix)) == 0 && base[strlen(prefix)])
+        base += strlen(prefix);
+    snprintf(buf, size, "%s", base);
+    char *dot = strrchr(buf, '.');
+    if (dot && dot != buf)
+        *dot = '\0';
+}
+
 /* ---------------- window, VC sizes ---------------- */
 
 int lucid_import_set_vc_sizes(lucid_import *imp, const char *spec, lucid_error *err)

@@ -35,15 +35,8 @@ static int read_cluster(lucid_import *imp, const char *path, int64_t file_index,
     if (rc == 0 && dur < 0 && (start < 0 || end < 0))
         rc = lucid_error_at(err, path, 1, "duration",
                             "required column is missing (or start_time and end_time)");
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    if (strncmp(base, "trace_", 6) == 0)
-        base += 6;
     char vc[128];
-    snprintf(vc, sizeof vc, "%s", base);
-    char *dot = strrchr(vc, '.');
-    if (dot && dot != vc)
-        *dot = '\0';
+    lucid_import_name_of(path, "trace_", vc, sizeof vc);
     int32_t v = rc == 0 ? lucid_import_vc(imp, vc, -1) : -1;
     if (rc == 0 && v < 0)
         rc = lucid_error_set(err, "out of memory");

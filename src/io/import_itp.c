@@ -27,14 +27,8 @@ static int read_cluster(lucid_import *imp, const char *path, int64_t file_index,
     static const char *const names[] = {"job_id", "submission_time", "duration", "num_gpu"};
     int c[4];
     int rc = lucid_import_columns(csv, names, c, 4, err);
-    /* The VC: the file name without folder and extension. */
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
     char vc[256];
-    snprintf(vc, sizeof vc, "%s", base);
-    char *dot = strrchr(vc, '.');
-    if (dot && dot != vc)
-        *dot = '\0';
+    lucid_import_name_of(path, NULL, vc, sizeof vc);
     int32_t v = rc == 0 ? lucid_import_vc(imp, vc, -1) : -1;
     if (rc == 0 && v < 0)
         rc = lucid_error_set(err, "out of memory");

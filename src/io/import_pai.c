@@ -46,20 +46,6 @@ typedef struct pai_state {
     int64_t orphan_tasks;
 } pai_state;
 
-static int split(char *line, char **f)
-{
-    int n = 0;
-    f[n++] = line;
-    for (char *p = line; *p; p++)
-        if (*p == ',') {
-            *p = '\0';
-            if (n == PAI_MAX_FIELDS)
-                return -1;
-            f[n++] = p + 1;
-        }
-    return n;
-}
-
 /* "4550879.0" -> seconds; "" or "nan" -> absent (0). */
 static int seconds(const char *s, int64_t *out, int *present)
 {
@@ -198,19 +184,16 @@ static int read_table(lucid_import *imp, pai_state *st, const char *path, int nf
         return lucid_error_set(err, "%s: cannot open", path);
     char *line = NULL, *fields[PAI_MAX_FIELDS + 1];
     size_t cap = 0;
-    ssize_t got;
     long lineno = 0;
-    int rc = 0;
-    while (rc == 0 && (got = getline(&line, &cap, f)) >= 0) {
-        lineno++;
-        if (strlen(line) < (size_t)got) {
-            rc = lucid_error_at(err, path, lineno, NULL, "NUL byte in the row");
+    int rc = 0, got;
+    while (rc == 0 && (got = lucid_import_line(f, &line, &cap, path, &lineno, err)) != 0) {
+        if (got < 0) {
+            rc = -1;
             break;
         }
-        line[strcspn(line, "\r\n")] = '\0';
         if (!*line || (lineno == 1 && strcmp(line, header) == 0))
             continue;
-        int n = split(line, fields);
+        int n = lucid_import_split(line, ',', fields, PAI_MAX_FIELDS);
         if (n != nfields) {
             rc = lucid_error_at(err, path, lineno, NULL, "expected %d fields (%s), found %s%d",
                                 nfields, header, n < 0 ? "more than " : "",

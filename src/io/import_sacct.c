@@ -34,22 +34,6 @@ typedef struct sacct_cols {
     int id, user, account, partition, alloc, req, submit, start, end, elapsed, state, limit;
 } sacct_cols;
 
-/* Splits a line on '|' in place; returns the number of fields, or -1 for
- * more than SACCT_MAX_FIELDS. */
-static int split(char *line, char **fields)
-{
-    int n = 0;
-    fields[n++] = line;
-    for (char *p = line; *p; p++)
-        if (*p == '|') {
-            *p = '\0';
-            if (n == SACCT_MAX_FIELDS)
-                return -1;
-            fields[n++] = p + 1;
-        }
-    return n;
-}
-
 static int col_of(char **names, int n, const char *want)
 {
     for (int i = 0; i < n; i++)
@@ -388,7 +372,7 @@ static int read_sacct(lucid_import *imp, FILE *f, const char *path, char *first,
         rc = lucid_error_at(err, path, 1, NULL, "empty file (expected sacct's header)");
     else {
         head[strcspn(head, "\r\n")] = '\0';
-        if ((nhead = split(head, header)) < 0)
+        if ((nhead = lucid_import_split(head, '|', header, SACCT_MAX_FIELDS)) < 0)
             rc = lucid_error_at(err, path, 1, NULL, "more than %d columns", SACCT_MAX_FIELDS);
     }
     sacct_cols c = {0};
@@ -412,17 +396,15 @@ static int read_sacct(lucid_import *imp, FILE *f, const char *path, char *first,
         rc = lucid_error_at(err, path, 1, by_partition ? "Partition" : "Account",
                             "required column is missing (it names the VCs)");
     long lineno = 1;
-    while (rc == 0 && (got = getline(&line, &cap, f)) >= 0) {
-        lineno++;
-        if (strlen(line) < (size_t)got) {
-            /* getline keeps NUL bytes; strlen would silently cut the row */
-            rc = lucid_error_at(err, path, lineno, NULL, "NUL byte in the row");
+    int more;
+    while (rc == 0 && (more = lucid_import_line(f, &line, &cap, path, &lineno, err)) != 0) {
+        if (more < 0) {
+            rc = -1;
             break;
         }
-        line[strcspn(line, "\r\n")] = '\0';
         if (!*line)
             continue;
-        int n = split(line, fields);
+        int n = lucid_import_split(line, '|', fields, SACCT_MAX_FIELDS);
         if (n < 0) {
             rc = lucid_error_at(err, path, lineno, NULL, "more than %d fields", SACCT_MAX_FIELDS);
             break;

@@ -138,17 +138,10 @@ static int read_swf(lucid_import *imp, FILE *f, const char *path, int64_t file_i
                    !opt->vc_by ? 0 : strcmp(opt->vc_by, "queue") == 0 ? 15 : 16};
     char *line = NULL;
     size_t cap = 0;
-    ssize_t got;
     long lineno = 0;
-    int rc = 0;
-    while (rc == 0 && (got = getline(&line, &cap, f)) >= 0) {
-        lineno++;
-        if (strlen(line) < (size_t)got) {
-            rc = lucid_error_at(err, path, lineno, NULL, "NUL byte in the line");
-            break;
-        }
-        line[strcspn(line, "\r\n")] = '\0';
-        if (lucid_import_check_text(line, path, lineno, NULL, err) < 0) {
+    int rc = 0, got;
+    while (rc == 0 && (got = lucid_import_line(f, &line, &cap, path, &lineno, err)) != 0) {
+        if (got < 0 || lucid_import_check_text(line, path, lineno, NULL, err) < 0) {
             rc = -1;
             break;
         }
