@@ -35,6 +35,11 @@ if(LUCID_HAVE_LAB)
   add_test(NAME slurm_lab_smoke
            COMMAND bash ${CMAKE_SOURCE_DIR}/tests/slurm/lab_smoke.sh ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
   set_tests_properties(slurm_lab_smoke PROPERTIES TIMEOUT 120 LABELS slurm)
+  # trace import on a sacct-schema export of what the lab just ran (docs/traces.md).
+  add_test(NAME slurm_import_lab
+           COMMAND bash ${CMAKE_SOURCE_DIR}/tests/slurm/import_lab.sh ${CMAKE_SOURCE_DIR}
+                   ${CMAKE_BINARY_DIR} $<TARGET_FILE:lucid_cli>)
+  set_tests_properties(slurm_import_lab PROPERTIES TIMEOUT 120 LABELS slurm)
 endif()
 
 # lucid's Slurm plugins, loaded by slurmctld (job_submit) and slurmstepd
