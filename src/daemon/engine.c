@@ -244,8 +244,12 @@ static void profile_tag(const lucidd_job *job, char *out, size_t size)
 
 static void comment_text(const lucidd_job *job, char *out, size_t size)
 {
-    char tag[64];
+    char tag[96];
     profile_tag(job, tag, sizeof tag);
+    /* The plugin's mark of the owner's own hold stays in the comment: a
+     * lucidd that lost its state (or the hand-back watchdog) still sees it. */
+    if (job->rec.user_hold)
+        snprintf(tag + strlen(tag), sizeof tag - strlen(tag), " lucid-user-hold");
     const lucid_job_record *r = &job->rec;
     if (r->phase == LUCID_PHASE_RUNNING && r->packed_with)
         snprintf(out, size, "lucid: running packed with job %u on %.40s GPUs %.20s lucid-gpus=%.20s%s",
