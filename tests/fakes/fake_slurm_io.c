@@ -11,6 +11,8 @@ fake_slurm fake;
 static void logf_call(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void logf_call(const char *fmt, ...)
 {
+    if (fake.quiet)
+        return;
     size_t used = strlen(fake.log);
     va_list ap;
     va_start(ap, fmt);
