@@ -3,7 +3,8 @@
  * SRTF and Tiresias keep ordered structures (src/sched/preemptive.c,
  * ordset.c) instead of re-sorting every waiting and running job at every
  * decision; FIFO and SJF insert arrivals into a sorted queue instead of
- * sorting it.  This test keeps the re-sorting implementations (what the
+ * sorting it; Lucid finds packing partners in an ordered set with bounds
+ * instead of scanning its running jobs.  This test keeps the re-sorting implementations (what the
  * library did before, written out plainly here) and checks that both give
  * the same start, end, queue time and checkpoint count for every job of a
  * synthetic trace, in both semantics and with both placers that matter
@@ -275,11 +276,52 @@ static const lucid_policy_ops slow_sjf = {
     .next_decision = lucid_no_timed_decisions,
 };
 
+/* Lucid: the first partner found by scanning the running list in start
+ * order, as the reference does. */
+static int slow_outside(const lucid_sched *s, int32_t job)
+{
+    int32_t model = s->jobs[job].workload.model;
+    return model < 0 || (s->lucid->outside_model && s->lucid->outside_model[model]);
+}
+
+static int slow_pack(lucid_sched *s, int32_t job)
+{
+    const lucid_lucid_inputs *in = s->lucid;
+    int32_t gpus = s->jobs[job].gpu_num;
+    lucid_pair_side newcomer = {gpus, s->jobs[job].gmem, s->run[job].share_score,
+                                s->priority[job]};
+    for (int32_t other = s->run_head; other >= 0; other = s->run[other].run_next) {
+        lucid_pair_side running = {s->jobs[other].gpu_num, s->jobs[other].gmem,
+                                   s->run[other].share_score, s->priority[other]};
+        if (!s->run[other].exclusive || s->jobs[other].gpu_num != gpus ||
+            !lucid_pair_allowed(&newcomer, &running, in->gmem_limit, in->score_sum,
+                                in->priority_ratio))
+            continue;
+        double speed_job = 1.0, speed_other = 1.0;
+        if (!slow_outside(s, job) && !slow_outside(s, other) && in->pairs)
+            lucid_pairs_speed(in->pairs, &s->jobs[job].workload, &s->jobs[other].workload,
+                              &speed_job, &speed_other);
+        lucid_sched_start_packed(s, job, other, speed_job, speed_other);
+        return 1;
+    }
+    return 0;
+}
+
+static void slow_lucid_decide(lucid_sched *s)
+{
+    lucid_sched_start_queue(s, lucid_packing_switch_at(s->lucid, s->now), slow_pack);
+}
+
+static lucid_policy_ops slow_lucid; /* lucid's ops with the scanning decide (main) */
+
 /* ---------------- the comparison ---------------- */
 
 typedef struct scale_trace {
     lucid_vcs vcs;
     lucid_trace trace;
+    double *est;
+    lucid_sharing sharing;
+    lucid_pairs pairs;
 } scale_trace;
 
 static size_t scale_jobs(void)
@@ -327,6 +369,15 @@ static int setup(void **state)
     if (lucid_trace_load(&t->trace, path, &t->vcs, &err) < 0)
         fail_msg("%s", err.msg);
     assert_int_equal(t->trace.njobs, jobs);
+    snprintf(path, sizeof path, "%s/estimates.csv", dir);
+    if (lucid_estimates_load(&t->est, &t->trace, path, &err) < 0 ||
+        lucid_sharing_load(&t->sharing, &t->trace,
+                           test_path(path, sizeof path, "data/venus-sept/sharing_labels.csv"),
+                           &err) < 0 ||
+        lucid_pairs_load(&t->pairs, &t->trace,
+                         test_path(path, sizeof path, "data/venus-sept/colocation_pairs.csv"),
+                         &err) < 0)
+        fail_msg("%s", err.msg);
     lucid_trace_free(&base);
     lucid_vcs_free(&base_vcs);
     *state = t;
@@ -338,6 +389,9 @@ static int teardown(void **state)
     scale_trace *t = *state;
     lucid_trace_free(&t->trace);
     lucid_vcs_free(&t->vcs);
+    free(t->est);
+    lucid_sharing_free(&t->sharing);
+    lucid_pairs_free(&t->pairs);
     free(t);
     return 0;
 }
@@ -352,13 +406,17 @@ static void compare(scale_trace *t, const lucid_policy_ops *fast, const lucid_po
     cfg.sem = reference ? lucid_semantics_reference() : lucid_semantics_fixed();
     cfg.placer = lucid_placer_find(placer);
     assert_non_null(cfg.placer);
-    lucid_sim_inputs in = {.trace = &t->trace, .vcs = &t->vcs};
+    cfg.lucid.profiler_nodes = 15;
+    cfg.lucid.profiler_factor = 1;
+    lucid_sim_inputs in = {.trace = &t->trace, .vcs = &t->vcs, .qssf_estimates = t->est,
+                           .lucid_estimates = t->est, .sharing = &t->sharing,
+                           .pairs = &t->pairs};
     lucid_sim_result a = {0}, b = {0};
     lucid_error err = {{0}};
     if (lucid_simulate(&cfg, &in, &fast, 1, &a, NULL, NULL, &err) < 0 ||
         lucid_simulate(&cfg, &in, &slow, 1, &b, NULL, NULL, &err) < 0)
         fail_msg("%s: %s", fast->name, err.msg);
-    size_t preempted = 0;
+    size_t preempted = 0, packed = 0;
     for (size_t i = 0; i < t->trace.njobs; i++) {
         const lucid_jobrun *x = &a.run[i], *y = &b.run[i];
         if (x->start_time != y->start_time || x->end_time != y->end_time ||
@@ -371,11 +429,17 @@ static void compare(scale_trace *t, const lucid_policy_ops *fast, const lucid_po
                      (long long)y->end_time, y->queue, y->ckpt_times);
         assert_true(x->end_time > x->start_time && x->start_time >= t->trace.jobs[i].submit_time);
         preempted += x->ckpt_times > 0;
+        packed += x->packed_with >= 0;
+        if (x->packed_with != y->packed_with)
+            fail_msg("%s: job %lld packed with %d, re-sorting with %d", fast->name,
+                     (long long)t->trace.jobs[i].job_id, x->packed_with, y->packed_with);
     }
     /* the preemptive policies must actually preempt on this trace, or the
      * comparison would not exercise their structures */
-    if (fast->flags & LUCID_POLICY_REMAIN_BASED)
+    if ((fast->flags & LUCID_POLICY_REMAIN_BASED) && !(fast->flags & LUCID_POLICY_LUCID))
         assert_true(preempted > 0);
+    if (fast->flags & LUCID_POLICY_LUCID) /* and Lucid must pack */
+        assert_true(packed > 0);
     lucid_sim_result_free(&a);
     lucid_sim_result_free(&b);
 }
@@ -400,9 +464,18 @@ static void fifo_sjf_match(void **state)
     compare(*state, &lucid_policy_sjf, &slow_sjf, 0, "consolidate");
 }
 
+static void lucid_matches(void **state)
+{
+    compare(*state, &lucid_policy_lucid, &slow_lucid, 1, "consolidate");
+    compare(*state, &lucid_policy_lucid, &slow_lucid, 0, "consolidate");
+}
+
 int main(void)
 {
+    slow_lucid = lucid_policy_lucid;
+    slow_lucid.decide = slow_lucid_decide;
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(lucid_matches),
         cmocka_unit_test(srtf_matches),
         cmocka_unit_test(tiresias_matches),
         cmocka_unit_test(fifo_sjf_match),

@@ -110,8 +110,7 @@ typedef struct lucid_jobrun {
     uint32_t arrival_seq; /* order of joining the queue (stable tie-break) */
     uint32_t run_seq;     /* order in the running list */
     int32_t run_prev, run_next; /* running list links (job indices, -1 = none) */
-    int32_t cand_prev, cand_next; /* partner-candidate list links */
-    int8_t in_cand;
+    int8_t in_cand;       /* Lucid: in its GPU count's partner candidates */
     int32_t alloc_off, alloc_n; /* GPUs held: entries in lucid_sched.allocs */
     int32_t partner;      /* job sharing our GPUs now, -1 */
     int32_t packed_with;  /* last partner (for reports), -1 */
@@ -154,9 +153,10 @@ typedef struct lucid_sched {
     size_t qcap;
     int64_t arrivals_step;        /* step of the latest arrival */
     size_t arrivals_now;          /* jobs that arrived at arrivals_step */
-    /* Running exclusive jobs of g GPUs (g <= LUCID_PACK_MAX_GPUS) in start
-     * order: the packing partner candidates. */
-    int32_t cand_head[LUCID_PACK_MAX_GPUS + 1], cand_tail[LUCID_PACK_MAX_GPUS + 1];
+    /* Lucid only (NULL otherwise): per GPU count g <= LUCID_PACK_MAX_GPUS,
+     * the running exclusive jobs of g GPUs in start order, the packing
+     * partner candidates (an ordered set, src/sched/ordset.h). */
+    struct lucid_ordset *cand;
     int32_t run_head, run_tail;   /* running list in start order */
     size_t nrunning;
     uint32_t next_run_seq, next_arrival_seq;

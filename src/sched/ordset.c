@@ -3,6 +3,7 @@
  * probability, so the recursion stays shallow. */
 #include "ordset.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 #include "lucid/util.h"
@@ -37,7 +38,22 @@ static int64_t sum_of(const lucid_ordset *o, int32_t n) { return n == NIL ? 0 : 
 static void update(lucid_ordset *o, int32_t n)
 {
     lucid_ordnode *x = &o->nodes[n];
-    x->sum = x->gpus + sum_of(o, x->left) + sum_of(o, x->right);
+    x->sum = x->gpus;
+    x->min_gmem = x->gmem;
+    x->min_score = x->score;
+    x->min_priority = x->max_priority = x->priority;
+    const int32_t kids[2] = {x->left, x->right};
+    for (int k = 0; k < 2; k++) {
+        if (kids[k] == NIL)
+            continue;
+        const lucid_ordnode *c = &o->nodes[kids[k]];
+        x->sum += c->sum;
+        x->min_gmem = fmin(x->min_gmem, c->min_gmem);
+        x->min_score = c->min_score < x->min_score ? c->min_score : x->min_score;
+        /* fmin/fmax skip NaN: a NaN priority never passes the rule anyway */
+        x->min_priority = fmin(x->min_priority, c->min_priority);
+        x->max_priority = fmax(x->max_priority, c->max_priority);
+    }
 }
 
 static int before(const lucid_ordnode *x, double key, uint32_t seq)
@@ -80,6 +96,12 @@ static int32_t merge(lucid_ordset *o, int32_t l, int32_t r)
 
 int lucid_ordset_insert(lucid_ordset *o, double key, uint32_t seq, int32_t job, int32_t gpus)
 {
+    return lucid_ordset_insert_pair(o, key, seq, job, gpus, 0, 0, 0);
+}
+
+int lucid_ordset_insert_pair(lucid_ordset *o, double key, uint32_t seq, int32_t job, int32_t gpus,
+                             double gmem, int32_t score, double priority)
+{
     int32_t n;
     if (o->free_list != NIL) {
         n = o->free_list;
@@ -90,7 +112,10 @@ int lucid_ordset_insert(lucid_ordset *o, double key, uint32_t seq, int32_t job, 
         n = (int32_t)o->used++;
     }
     o->nodes[n] = (lucid_ordnode){.key = key, .seq = seq, .prio = next_prio(o), .job = job,
-                                  .gpus = gpus, .left = NIL, .right = NIL, .sum = gpus};
+                                  .gpus = gpus, .left = NIL, .right = NIL,
+                                  .gmem = gmem == gmem ? gmem : 0, .score = score,
+                                  .priority = priority};
+    update(o, n);
     int32_t l, r;
     split(o, o->root, key, seq, &l, &r);
     o->root = merge(o, merge(o, l, n), r);
@@ -177,4 +202,32 @@ int32_t lucid_ordset_first_at_least(const lucid_ordset *o, double k, double *key
         return -1;
     *key = o->nodes[best].key;
     return o->nodes[best].job;
+}
+
+/* Could some element of subtree t pass the rule? (never a wrong "no") */
+static int may_match(const lucid_ordnode *x, const lucid_ordset_match *m)
+{
+    if (!(x->min_gmem < m->gmem_below) || x->min_score > m->score_upto)
+        return 0;
+    double a = x->max_priority * m->ratio, b = x->min_priority * m->ratio;
+    return m->priority <= fmax(a, b) || a != a || b != b;
+}
+
+static int32_t first_match(const lucid_ordset *o, int32_t t, const lucid_ordset_match *m)
+{
+    while (t != NIL && may_match(&o->nodes[t], m)) {
+        const lucid_ordnode *x = &o->nodes[t];
+        int32_t found = first_match(o, x->left, m);
+        if (found >= 0)
+            return found;
+        if (m->accept(m->ctx, x->job))
+            return x->job;
+        t = x->right;
+    }
+    return -1;
+}
+
+int32_t lucid_ordset_first_match(const lucid_ordset *o, const lucid_ordset_match *m)
+{
+    return first_match(o, o->root, m);
 }
