@@ -83,6 +83,7 @@ typedef struct lucid_sim_result {
     const lucid_policy_ops *policy;
     lucid_jobrun *run;       /* per trace job */
     unsigned char *excluded; /* per job: 1 if not simulated (oversized, skipped) */
+    size_t nexcluded;        /* jobs with excluded[i] = 1 */
     lucid_sample *samples;   /* by VC then time (when cfg.series) */
     size_t nsamples;
     int64_t profiled, finished_in_profiler, packed_at_end;

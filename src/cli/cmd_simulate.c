@@ -247,11 +247,15 @@ int cmd_simulate(int argc, char **argv)
             rc = cli_fail("%s", err.msg);
         } else {
             clock_gettime(CLOCK_MONOTONIC, &t1);
+            size_t left_out = npolicies > 0 ? results[0].nexcluded : 0;
+            if (!quiet && left_out)
+                fprintf(stderr, "lucid: --skip-oversized: left out %zu job%s larger than its VC\n",
+                        left_out, left_out == 1 ? "" : "s");
             rc = write_outputs(&exp, &d, results, npolicies);
             if (!quiet) {
                 print_tables(&d, results, npolicies);
                 printf("\n%zu jobs, %d policies, %s semantics, simulated in %.3f s; results in %s/\n",
-                       d.trace.njobs, npolicies, exp.reference ? "reference" : "fixed",
+                       d.trace.njobs - left_out, npolicies, exp.reference ? "reference" : "fixed",
                        (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec),
                        exp.out);
             }

@@ -146,6 +146,9 @@ static lucid_csv *open_owned(const char *name, char *buf, size_t len, lucid_erro
     csv->buf = buf;
     csv->len = len;
     csv->next_line = 1;
+    /* A UTF-8 byte-order mark (spreadsheet exports) is not part of the first column's name. */
+    if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
+        csv->pos = 3;
     csv->name = lucid_strdup(name);
     if (!csv->name) {
         lucid_csv_close(csv);
@@ -277,9 +280,20 @@ const char *lucid_csv_field(const lucid_csv *csv, int col)
 long lucid_csv_line(const lucid_csv *csv) { return csv->line; }
 const char *lucid_csv_name(const lucid_csv *csv) { return csv->name; }
 
+/* Plain decimal notation only: strtod alone would also take hexadecimal
+ * ("0x10" = 16), "inf", "nan" and "infinity". */
+static int decimal_text(const char *s)
+{
+    for (; *s; s++)
+        if (!isdigit((unsigned char)*s) && *s != '.' && *s != '-' && *s != '+' && *s != 'e' &&
+            *s != 'E')
+            return 0;
+    return 1;
+}
+
 int lucid_parse_f64(const char *s, double *out)
 {
-    if (!s || !*s || isspace((unsigned char)*s))
+    if (!s || !*s || isspace((unsigned char)*s) || !decimal_text(s))
         return -1;
     char *end;
     errno = 0;
@@ -292,7 +306,7 @@ int lucid_parse_f64(const char *s, double *out)
 
 int lucid_parse_i64(const char *s, int64_t *out)
 {
-    if (!s || !*s || isspace((unsigned char)*s))
+    if (!s || !*s || isspace((unsigned char)*s) || !decimal_text(s))
         return -1;
     char *end;
     errno = 0;
@@ -302,7 +316,10 @@ int lucid_parse_i64(const char *s, int64_t *out)
         return 0;
     }
     double d;
-    if (lucid_parse_f64(s, &d) < 0 || d != floor(d) || fabs(d) > 9.0e15)
+    /* "3600.0" and "9e18" are integers too (pandas writes the former);
+     * anything below 2^63 converts safely, and the callers' range checks
+     * then name the field and the limit. */
+    if (lucid_parse_f64(s, &d) < 0 || d != floor(d) || fabs(d) >= 0x1p63)
         return -1;
     *out = (int64_t)d;
     return 0;

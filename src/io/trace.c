@@ -133,13 +133,16 @@ static int read_submit_time(const lucid_csv *csv, int col, int64_t *out, lucid_e
         if (lucid_time_parse(s, out) < 0)
             return lucid_error_at(err, lucid_csv_name(csv), lucid_csv_line(csv), "submit_time",
                                   "'%s' is neither integer seconds nor YYYY-MM-DD HH:MM:SS", s);
-        return 0;
-    }
-    if (lucid_csv_i64(csv, col, out, err) < 0)
+    } else if (lucid_csv_i64(csv, col, out, err) < 0) {
         return -1;
+    }
     if (*out < 0)
         return lucid_error_at(err, lucid_csv_name(csv), lucid_csv_line(csv), "submit_time",
                               "negative time %lld", (long long)*out);
+    if (*out > LUCID_TIME_MAX)
+        return lucid_error_at(err, lucid_csv_name(csv), lucid_csv_line(csv), "submit_time",
+                              "%lld is beyond the latest supported time %lld (2^40 s)",
+                              (long long)*out, (long long)LUCID_TIME_MAX);
     return 0;
 }
 
@@ -190,9 +193,10 @@ static int read_job(lucid_trace *trace, const lucid_csv *csv, const trace_column
         return lucid_error_at(err, file, line, "duration",
                               "%lld: a duration must be a positive number of seconds",
                               (long long)job->duration);
-    if (job->duration > ((int64_t)1 << 40))
-        return lucid_error_at(err, file, line, "duration", "%lld is implausibly large",
-                              (long long)job->duration);
+    if (job->duration > LUCID_TIME_MAX)
+        return lucid_error_at(err, file, line, "duration",
+                              "%lld is beyond the longest supported duration %lld (2^40 s)",
+                              (long long)job->duration, (long long)LUCID_TIME_MAX);
     if (optional_string(trace, csv, c->user, &job->user) < 0 ||
         optional_string(trace, csv, c->state, &job->state) < 0 ||
         optional_string(trace, csv, c->model, &job->workload.model) < 0 ||
@@ -600,6 +604,12 @@ int lucid_forecast_load(lucid_forecast *fc, const char *path, lucid_error *err)
         if (lucid_time_parse(s, &t) < 0 && lucid_parse_i64(s, &t) < 0) {
             lucid_error_at(err, path, lucid_csv_line(csv), "time",
                            "'%s' is neither YYYY-MM-DD HH:MM:SS nor integer seconds", s);
+            break;
+        }
+        if (t < 0 || t > LUCID_TIME_MAX) { /* so that t - first cannot overflow */
+            lucid_error_at(err, path, lucid_csv_line(csv), "time",
+                           "%lld out of range 0..%lld (2^40 s)", (long long)t,
+                           (long long)LUCID_TIME_MAX);
             break;
         }
         if (fc->count == 0)

@@ -9,7 +9,14 @@
  * service is frozen, so between decisions the outcome only changes when a
  * running job crosses the threshold: each running job's crossing step is
  * known when it starts and kept in a min-heap, which gives both the next
- * decision and the jobs to move to the low queue at a decision. */
+ * decision and the jobs to move to the low queue at a decision.
+ *
+ * (The re-sorting implementation also decided every interval while a job
+ * that had crossed kept running.  Such a decision repeats one that changed
+ * nothing on an unchanged state, so it changes nothing either — the
+ * placers draw random numbers only on the way to a placement that
+ * succeeds — and skipping it keeps the results while a queue waiting
+ * behind a long job no longer costs a step a minute.) */
 #include <stdlib.h>
 
 #include "preemptive.h"
@@ -28,10 +35,6 @@ typedef struct tiresias_state {
     crossing *heap;
     size_t n, cap;
     int64_t moved_upto; /* crossings at or before this step are in the low queue */
-    /* Running jobs that started in the high queue and have crossed: as long
-     * as one runs, a decision is due every interval (the re-sorting
-     * implementation's next-decision rule, kept so results stay identical). */
-    size_t crossed_running;
 } tiresias_state;
 
 static int crossing_of(const lucid_sched *s, int32_t job, int64_t *time)
@@ -126,20 +129,11 @@ static int tiresias_started(lucid_sched *s, lucid_preemptive *p, int32_t job)
     return heap_push(p->policy, (crossing){cross, s->run[job].run_seq, job});
 }
 
-static void tiresias_stopping(lucid_sched *s, lucid_preemptive *p, int32_t job)
-{
-    tiresias_state *st = p->policy;
-    int64_t cross;
-    if (crossing_of(s, job, &cross) && cross <= st->moved_upto)
-        st->crossed_running--;
-}
-
 static const lucid_preemptive_keys tiresias_keys = {
     .waiting_key = tiresias_waiting_key,
     .running_key = tiresias_running_key,
     .running_before = tiresias_running_before,
     .started = tiresias_started,
-    .stopping = tiresias_stopping,
 };
 
 static int tiresias_init(lucid_sched *s, lucid_error *err)
@@ -173,7 +167,6 @@ static void tiresias_decide(lucid_sched *s)
         lucid_ordset_remove(&p->running, high, s->run[job].run_seq);
         lucid_ordset_insert(&p->running, high + TIRESIAS_LOW, s->run[job].run_seq, job,
                             s->jobs[job].gpu_num);
-        st->crossed_running++;
         heap_pop(st);
     }
     st->moved_upto = s->now;
@@ -193,8 +186,6 @@ static int64_t tiresias_next_decision(const lucid_sched *s)
     if (s->now % TIRESIAS_INTERVAL != 0 || s->changed)
         return next_multiple(s->now + 1);
     tiresias_state *st = ((lucid_preemptive *)s->policy_state)->policy;
-    if (st->crossed_running > 0)
-        return next_multiple(s->now + 1);
     heap_clean(s, st);
     if (st->n == 0)
         return LUCID_NEVER;

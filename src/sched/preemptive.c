@@ -71,8 +71,6 @@ int lucid_preemptive_arrive(lucid_sched *s, int32_t job)
 
 static void running_remove(lucid_sched *s, lucid_preemptive *p, int32_t job)
 {
-    if (p->keys->stopping)
-        p->keys->stopping(s, p, job);
     lucid_ordset_remove(&p->running, p->keys->running_key(s, p, job), s->run[job].run_seq);
 }
 

@@ -29,10 +29,8 @@ typedef struct lucid_preemptive_keys {
     double (*running_key)(const lucid_sched *s, const struct lucid_preemptive *p, int32_t job);
     /* GPUs of the running jobs ordered before waiting job `job`. */
     int64_t (*running_before)(const lucid_sched *s, const struct lucid_preemptive *p, int32_t job);
-    /* A job has started, or is about to stop running (ends or is
-     * preempted): the policy's own bookkeeping (optional). */
+    /* A job has started: the policy's own bookkeeping (optional). */
     int (*started)(lucid_sched *s, struct lucid_preemptive *p, int32_t job);
-    void (*stopping)(lucid_sched *s, struct lucid_preemptive *p, int32_t job);
 } lucid_preemptive_keys;
 
 typedef struct lucid_preemptive {

@@ -18,6 +18,10 @@
 
 #define TEMP_NODE_LABEL 9999
 #define SAMPLE_PERIOD 60
+/* Series cover at most ten years of simulated time (5.3M samples, ~170 MB
+ * per VC): a trace that runs longer, e.g. one stray submit time far in the
+ * future, is refused instead of filling memory. */
+#define SERIES_MAX_SPAN ((int64_t)3650 * 86400)
 
 void lucid_sim_config_defaults(lucid_sim_config *cfg)
 {
@@ -253,6 +257,14 @@ static int vc_run_until(sim_context *ctx, vc_run *v, int64_t limit, lucid_error 
         }
         if (t >= limit)
             return 0;
+        if (cfg->series && t - cfg->start > SERIES_MAX_SPAN)
+            return lucid_error_set(err,
+                                   "%s: VC %s: --series covers at most %lld days of simulated "
+                                   "time, but this run reaches day %lld (job submit times or "
+                                   "durations far apart?)",
+                                   pr->policy->name, lucid_vcs_name(ctx->in->vcs, v->vc),
+                                   (long long)(SERIES_MAX_SPAN / 86400),
+                                   (long long)((t - cfg->start) / 86400));
         if (cfg->series) {
             int64_t m = v->previous + SAMPLE_PERIOD -
                         ((v->previous % SAMPLE_PERIOD) + SAMPLE_PERIOD) % SAMPLE_PERIOD;
@@ -509,6 +521,8 @@ static int prepare_run(sim_context *ctx, policy_run *pr, lucid_error *err)
     if (!pr->result->run || !pr->result->excluded)
         return lucid_error_set(err, "out of memory");
     memcpy(pr->result->excluded, ctx->excluded, trace->njobs);
+    for (size_t i = 0; i < trace->njobs; i++)
+        pr->result->nexcluded += ctx->excluded[i];
     if (pr->policy->flags & LUCID_POLICY_ESTIMATES) {
         int lucid = (pr->policy->flags & LUCID_POLICY_LUCID) != 0;
         const double *est = lucid ? in->lucid_estimates : in->qssf_estimates;
