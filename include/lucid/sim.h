@@ -98,9 +98,12 @@ typedef struct lucid_sim_result {
     lucid_forecast forecast; /* the load forecast the run used */
 } lucid_sim_result;
 
-/* Progress callback: called from worker threads with the number of VC
- * tasks done so far (serialized by the simulator). */
-typedef void (*lucid_progress_fn)(void *user, int done, int total);
+/* Progress callback: called from worker threads (serialized by the
+ * simulator) with the jobs ended so far over all policies' runs and the
+ * total; `done` grows with simulated time inside each VC run (every ~1,000
+ * ended jobs and when a run stops) and never goes back, online runs
+ * included.  Jobs that end in Lucid's profiler are not counted. */
+typedef void (*lucid_progress_fn)(void *user, int64_t done, int64_t total);
 
 /* Runs each policy over the trace.  results[i] receives policy i. */
 int lucid_simulate(const lucid_sim_config *cfg, const lucid_sim_inputs *in,

@@ -18,6 +18,7 @@
 
 #define TEMP_NODE_LABEL 9999
 #define SAMPLE_PERIOD 60
+#define PROGRESS_BATCH 1024 /* ended jobs between progress reports of a VC run */
 /* Series cover at most ten years of simulated time (5.3M samples, ~170 MB
  * per VC): a trace that runs longer, e.g. one stray submit time far in the
  * future, is refused instead of filling memory. */
@@ -78,6 +79,10 @@ typedef struct sim_context {
     int32_t *task_run, *task_vc;
     int ntasks, next_task, done_tasks;
     pthread_mutex_t lock;
+    /* progress: jobs ended over all policies' runs (one counter for the
+     * whole call, so it never restarts, and it moves with simulated time
+     * inside a VC run, not only when a run completes) */
+    int64_t done_jobs, total_jobs;
     lucid_progress_fn progress;
     void *user;
     int failed;
@@ -186,6 +191,7 @@ typedef struct vc_run {
     size_t next_scaling;
     size_t next_arrival, last;
     int64_t remaining;
+    int64_t unreported;   /* jobs ended here since the last progress report */
     lucid_sample *samples;
     size_t nsamples, cap_samples;
     int64_t policy_next, forced, previous;
@@ -227,8 +233,23 @@ static int vc_run_begin(sim_context *ctx, policy_run *pr, int32_t vc, vc_run *v,
     return 0;
 }
 
+/* Adds a VC run's ended jobs to the shared counter and tells the caller
+ * (`lock`: take the context lock, 0 when the caller holds it). */
+static void report_progress(sim_context *ctx, vc_run *v, int lock)
+{
+    if (!ctx->progress || v->unreported == 0)
+        return;
+    if (lock)
+        pthread_mutex_lock(&ctx->lock);
+    ctx->done_jobs += v->unreported;
+    v->unreported = 0;
+    ctx->progress(ctx->user, ctx->done_jobs, ctx->total_jobs);
+    if (lock)
+        pthread_mutex_unlock(&ctx->lock);
+}
+
 /* Runs the steps before `limit` (LUCID_NEVER: to the end). */
-static int vc_run_until(sim_context *ctx, vc_run *v, int64_t limit, lucid_error *err)
+static int vc_run_steps(sim_context *ctx, vc_run *v, int64_t limit, lucid_error *err)
 {
     const lucid_sim_config *cfg = ctx->cfg;
     const lucid_trace *trace = ctx->in->trace;
@@ -277,7 +298,11 @@ static int vc_run_until(sim_context *ctx, vc_run *v, int64_t limit, lucid_error 
         }
         s->now = t;
         v->forced = LUCID_NEVER;
-        v->remaining -= lucid_sched_finish_due(s, t);
+        int ended = lucid_sched_finish_due(s, t);
+        v->remaining -= ended;
+        v->unreported += ended;
+        if (v->unreported >= PROGRESS_BATCH)
+            report_progress(ctx, v, 1);
         while (rc == 0 && v->next_arrival < v->last && pr->arrival_time[v->next_arrival] == t) {
             if (pr->policy->arrive(s, pr->arrival_job[v->next_arrival]) < 0)
                 rc = lucid_error_set(err, "out of memory");
@@ -305,6 +330,13 @@ static int vc_run_until(sim_context *ctx, vc_run *v, int64_t limit, lucid_error 
         v->previous = t;
     }
     return 0;
+}
+
+static int vc_run_until(sim_context *ctx, vc_run *v, int64_t limit, lucid_error *err)
+{
+    int rc = vc_run_steps(ctx, v, limit, err);
+    report_progress(ctx, v, 1);
+    return rc;
 }
 
 static void vc_run_end(vc_run *v)
@@ -580,8 +612,6 @@ static void *worker(void *arg)
             ctx->err = err;
         }
         ctx->done_tasks++;
-        if (ctx->progress)
-            ctx->progress(ctx->user, ctx->done_tasks, ctx->ntasks);
         pthread_mutex_unlock(&ctx->lock);
     }
 }
@@ -773,6 +803,8 @@ int lucid_simulate(const lucid_sim_config *cfg_in, const lucid_sim_inputs *in,
         ctx.runs[p].result = &results[p];
         rc = prepare_run(&ctx, &ctx.runs[p], err);
     }
+    for (int p = 0; p < npolicies && rc == 0; p++)
+        ctx.total_jobs += (int64_t)ctx.runs[p].vc_first[nvcs];
     if (rc == 0) {
         /* Big VCs first keeps both workers busy to the end. */
         for (int p = 0; p < npolicies; p++)
