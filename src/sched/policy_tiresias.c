@@ -148,6 +148,14 @@ static int tiresias_init(lucid_sched *s, lucid_error *err)
     return 0;
 }
 
+static void tiresias_destroy(lucid_sched *s)
+{
+    lucid_preemptive *p = s->policy_state;
+    if (p && p->policy)
+        free(((tiresias_state *)p->policy)->heap);
+    lucid_preemptive_destroy(s);
+}
+
 static int tiresias_arrive(lucid_sched *s, int32_t job)
 {
     s->run[job].attained = 0;
@@ -199,7 +207,7 @@ const lucid_policy_ops lucid_policy_tiresias = {
     .flags = LUCID_POLICY_REMAIN_BASED,
     .decision_period = TIRESIAS_INTERVAL,
     .init = tiresias_init,
-    .destroy = lucid_preemptive_destroy,
+    .destroy = tiresias_destroy,
     .arrive = tiresias_arrive,
     .decide = tiresias_decide,
     .next_decision = tiresias_next_decision,
