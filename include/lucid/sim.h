@@ -121,6 +121,10 @@ typedef struct lucid_summary {
  * jobs with more than `min_gpus` and at most `max_gpus` GPUs. */
 int lucid_summarize(const lucid_trace *trace, const lucid_sim_result *result, int32_t vc,
                     int32_t min_gpus_exclusive, int32_t max_gpus, lucid_summary *out);
+/* The same for every VC at once (out[v] for VC v, out[nvcs] for all; all
+ * GPU counts), in one pass over the jobs. */
+int lucid_summarize_vcs(const lucid_trace *trace, const lucid_sim_result *result, int32_t nvcs,
+                        lucid_summary *out);
 /* The p-th percentile (0..100) with linear interpolation between closest ranks; sorts `v`. */
 double lucid_percentile(double *v, size_t n, double p);
 

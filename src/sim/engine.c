@@ -898,6 +898,61 @@ double lucid_percentile(double *v, size_t n, double p)
     return v[lo] + (v[hi] - v[lo]) * frac;
 }
 
+int lucid_summarize_vcs(const lucid_trace *trace, const lucid_sim_result *result, int32_t nvcs,
+                        lucid_summary *out)
+{
+    /* One pass for counts and sums (each VC's sums add its jobs in trace
+     * order, as lucid_summarize does, so the results are the same bits),
+     * then each VC's queue times gathered into its own segment for the
+     * percentile. */
+    size_t *first = calloc((size_t)nvcs + 2, sizeof *first);
+    double *jct = calloc((size_t)nvcs + 1, sizeof *jct), *queue = calloc((size_t)nvcs + 1, sizeof *queue);
+    double *by_vc = malloc((trace->njobs + 1) * sizeof *by_vc);
+    double *all = malloc((trace->njobs + 1) * sizeof *all);
+    int rc = first && jct && queue && by_vc && all ? 0 : -1;
+    size_t n = 0;
+    double jct_all = 0, queue_all = 0;
+    for (size_t i = 0; rc == 0 && i < trace->njobs; i++) {
+        if (result->excluded[i])
+            continue;
+        const lucid_job *job = &trace->jobs[i];
+        const lucid_jobrun *r = &result->run[i];
+        double j = (double)(r->end_time - job->submit_time);
+        jct[job->vc] += j;
+        queue[job->vc] += r->queue;
+        first[job->vc + 1]++;
+        jct_all += j;
+        queue_all += r->queue;
+        all[n++] = r->queue;
+    }
+    for (int32_t v = 0; rc == 0 && v < nvcs; v++)
+        first[v + 1] += first[v];
+    for (size_t i = 0; rc == 0 && i < trace->njobs; i++)
+        if (!result->excluded[i])
+            by_vc[first[trace->jobs[i].vc]++] = result->run[i].queue;
+    for (int32_t v = nvcs; rc == 0 && v > 0; v--) /* back to segment starts */
+        first[v] = first[v - 1];
+    if (rc == 0)
+        first[0] = 0;
+    for (int32_t v = 0; rc == 0 && v <= nvcs; v++) {
+        size_t count = v < nvcs ? first[v + 1] - first[v] : n;
+        lucid_summary *o = &out[v];
+        memset(o, 0, sizeof *o);
+        o->jobs = (int64_t)count;
+        if (count == 0)
+            continue;
+        o->avg_jct = (v < nvcs ? jct[v] : jct_all) / (double)count;
+        o->avg_queue = (v < nvcs ? queue[v] : queue_all) / (double)count;
+        o->p999_queue = lucid_percentile(v < nvcs ? by_vc + first[v] : all, count, 99.9);
+    }
+    free(first);
+    free(jct);
+    free(queue);
+    free(by_vc);
+    free(all);
+    return rc;
+}
+
 int lucid_summarize(const lucid_trace *trace, const lucid_sim_result *result, int32_t vc,
                     int32_t min_gpus_exclusive, int32_t max_gpus, lucid_summary *out)
 {
