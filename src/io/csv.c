@@ -368,11 +368,11 @@ int lucid_parse_i64(const char *s, int64_t *out)
     const char *p = s + (*s == '-');
     int64_t v = 0;
     int digits = 0;
-    while (*p >= '0' && *p <= '9' && digits < 19) {
+    while (*p >= '0' && *p <= '9' && digits < 18) {
         v = v * 10 + (*p++ - '0');
         digits++;
     }
-    if (*p == '\0' && digits > 0 && digits <= 18) {
+    if (*p == '\0' && digits > 0) { /* 18 digits at most: no overflow */
         *out = *s == '-' ? -v : v;
         return 0;
     }
