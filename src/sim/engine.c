@@ -530,11 +530,33 @@ static int build_arrivals(sim_context *ctx, policy_run *pr, lucid_error *err)
         }
         list[n++] = (arrival){at, job->vc, (int32_t)i};
     }
-    qsort(list, n, sizeof *list, compare_arrivals);
-    for (size_t k = 0; k < n; k++) {
-        pr->arrival_time[k] = list[k].time;
-        pr->arrival_job[k] = list[k].job;
-        pr->vc_first[list[k].vc + 1] = k + 1;
+    /* Usually the list is in (time, job) order already (the trace is sorted
+     * by submit time): then a stable counting pass by VC gives the
+     * (vc, time, job) order without a sort. */
+    size_t k = 1;
+    while (k < n && (list[k - 1].time < list[k].time ||
+                     (list[k - 1].time == list[k].time && list[k - 1].job < list[k].job)))
+        k++;
+    if (k < n) {
+        qsort(list, n, sizeof *list, compare_arrivals);
+        for (k = 0; k < n; k++) {
+            pr->arrival_time[k] = list[k].time;
+            pr->arrival_job[k] = list[k].job;
+            pr->vc_first[list[k].vc + 1] = k + 1;
+        }
+    } else {
+        for (k = 0; k < n; k++)
+            pr->vc_first[list[k].vc + 1]++;
+        for (int32_t v = 0; v < nvcs; v++)
+            pr->vc_first[v + 1] += pr->vc_first[v];
+        for (k = 0; k < n; k++) { /* vc_first[v] runs up to the end of VC v */
+            size_t at = pr->vc_first[list[k].vc]++;
+            pr->arrival_time[at] = list[k].time;
+            pr->arrival_job[at] = list[k].job;
+        }
+        for (int32_t v = nvcs; v > 0; v--)
+            pr->vc_first[v] = pr->vc_first[v - 1];
+        pr->vc_first[0] = 0;
     }
     for (int32_t v = 1; v <= nvcs; v++)
         if (pr->vc_first[v] < pr->vc_first[v - 1])
