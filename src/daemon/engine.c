@@ -1183,26 +1183,38 @@ static decide_job decide_view(const lucidd_job *job)
     return view;
 }
 
-/* The nodes a job with its own -w / --exclude may use (mask over `nodes`),
- * and whether any set of them could ever hold it: 1 yes, 0 never. */
-static int allowed_nodes(const lucidd_job *job, const decide_node *nodes, int nnodes,
-                         unsigned char *mask, char *why, size_t size)
+/* The nodes a job with its own -w / --exclude may use, as a mask over `nodes`. */
+static void node_mask(const lucidd_job *job, const decide_node *nodes, int nnodes,
+                      unsigned char *mask)
 {
-    int count = 0, total = 0, largest = 0;
+    for (int k = 0; k < nnodes; k++)
+        mask[k] = !(job->user_nodes[0] && !slurm_io_in_hostlist(job->user_nodes, nodes[k].name)) &&
+                  !(job->user_exclude[0] && slurm_io_in_hostlist(job->user_exclude, nodes[k].name));
+}
+
+typedef struct node_sizes {
+    int count, total, largest; /* nodes, their GPUs, the largest node's */
+} node_sizes;
+
+static node_sizes sizes_of(const decide_node *nodes, int nnodes, const unsigned char *mask)
+{
+    node_sizes z = {0, 0, 0};
     for (int k = 0; k < nnodes; k++) {
-        int ok = 1;
-        if (job->user_nodes[0] && !slurm_io_in_hostlist(job->user_nodes, nodes[k].name))
-            ok = 0;
-        if (job->user_exclude[0] && slurm_io_in_hostlist(job->user_exclude, nodes[k].name))
-            ok = 0;
-        mask[k] = (unsigned char)ok;
-        if (ok) {
-            count++;
-            total += nodes[k].total_gpus;
-            if (nodes[k].total_gpus > largest)
-                largest = nodes[k].total_gpus;
-        }
+        if (mask && !mask[k])
+            continue;
+        z.count++;
+        z.total += nodes[k].total_gpus;
+        if (nodes[k].total_gpus > z.largest)
+            z.largest = nodes[k].total_gpus;
     }
+    return z;
+}
+
+/* Whether some set of the nodes sized `z` could ever hold the job: 1 yes,
+ * 0 never (why says which limit). */
+static int placeable(const lucidd_job *job, node_sizes z, char *why, size_t size)
+{
+    int count = z.count, total = z.total, largest = z.largest;
     const lucid_job_record *r = &job->rec;
     if (count == 0) {
         snprintf(why, size, "no node of its partition is left by -w %.60s / --exclude %.60s",
@@ -1261,10 +1273,9 @@ static void update_packing(lucidd *d, const decide_job *waiting, int nwaiting,
 static int gather_waiting(lucidd *d, lucid_phase phase, const decide_node *nodes, int nnodes,
                           decide_job *waiting, unsigned char *masks)
 {
-    int count = 0, largest = 0;
-    for (int k = 0; k < nnodes; k++)
-        if (nodes[k].total_gpus > largest)
-            largest = nodes[k].total_gpus;
+    size_t nmasks = 0;
+    node_sizes all = sizes_of(nodes, nnodes, NULL);
+    int count = 0, largest = all.largest;
     for (size_t i = 0; i < d->njobs; i++) {
         lucidd_job *job = &d->jobs[i];
         if (job->rec.phase != phase || job->waits_for[0])
@@ -1278,14 +1289,21 @@ static int gather_waiting(lucidd *d, lucid_phase phase, const decide_node *nodes
                 continue;
             }
         } else if (nnodes > 0) {
-            unsigned char *mask = masks + (size_t)count * (size_t)nnodes;
+            /* Every job is checked against the partition's node sizes; only
+             * a job with its own node choice keeps its mask. */
+            int chose = job->user_nodes[0] || job->user_exclude[0];
+            unsigned char *mask = chose ? masks + nmasks * (size_t)nnodes : NULL;
+            if (mask)
+                node_mask(job, nodes, nnodes, mask);
             char why[200];
-            if (!allowed_nodes(job, nodes, nnodes, mask, why, sizeof why)) {
+            if (!placeable(job, mask ? sizes_of(nodes, nnodes, mask) : all, why, sizeof why)) {
                 hand_back(d, job, why);
                 continue;
             }
-            if (job->user_nodes[0] || job->user_exclude[0])
+            if (mask) {
                 view.node_ok = mask;
+                nmasks++;
+            }
         }
         waiting[count++] = view;
     }
@@ -1310,7 +1328,12 @@ static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs)
     decide_job *waiting = calloc(d->njobs + 1, sizeof *waiting);
     decide_running *running = calloc(d->njobs + 1, sizeof *running);
     decide_result *results = calloc(d->njobs + 1, sizeof *results);
-    unsigned char *masks = calloc((d->njobs + 1) * nn, 1);
+    /* Node masks only for the jobs that chose their nodes (-w, --exclude). */
+    size_t nconstrained = 1;
+    for (size_t i = 0; i < d->njobs; i++)
+        nconstrained += d->jobs[i].rec.phase == LUCID_PHASE_MAIN_QUEUE &&
+                        (d->jobs[i].user_nodes[0] || d->jobs[i].user_exclude[0]);
+    unsigned char *masks = calloc(nconstrained * nn, 1);
     if (!nodes || !waiting || !running || !results || !masks)
         goto done;
 
