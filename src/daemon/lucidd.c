@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "handback.h"
 #include "lucid/util.h"
 #include "models.h"
 #include "slurm_io.h"
@@ -58,6 +59,7 @@ static const char usage_text[] =
     "  --min-history N         finished jobs before the first duration model (default 100)\n"
     "  --sharing-model FILE    sharing scores from this tree (`lucid model train --kind sharing`)\n"
     "  --metrics-test-dir DIR  read GPU samples from DIR/<job>.gpu (test backend)\n"
+    "lucidd --hand-back-after S --heartbeat FILE [...]: the fail-open watchdog instead\n"
     "Slurm is found through $SLURM_CONF.\n";
 
 static int parse_number(const char *option, const char *value, double min, double *out)
@@ -202,6 +204,8 @@ static void serve(lucidd *d, int unix_fd, int http_fd)
 int main(int argc, char **argv)
 {
     static lucidd d; /* large (latency ring): not on the stack */
+    if (handback_wanted(argc, argv))
+        return handback_main(argc, argv);
     if (parse_args(argc, argv, &d.cfg) < 0)
         return 2;
     signal(SIGPIPE, SIG_IGN);
