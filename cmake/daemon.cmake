@@ -38,3 +38,18 @@ target_sources(lucid PRIVATE ${CMAKE_SOURCE_DIR}/src/daemon/decide.c)
 add_executable(decide_latency ${CMAKE_SOURCE_DIR}/bench/decide_latency.c)
 target_link_libraries(decide_latency PRIVATE lucid)
 set_target_properties(decide_latency PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)
+
+# lucidd's tick (src/daemon/engine.c) against an in-memory Slurm
+# (tests/fakes/fake_slurm_io.c): needs no libslurm and no cluster.
+if(SQLite3_FOUND)
+  add_executable(test_lucidd_engine ${CMAKE_SOURCE_DIR}/tests/lucidd/test_engine.c
+                                    ${CMAKE_SOURCE_DIR}/tests/fakes/fake_slurm_io.c
+                                    ${CMAKE_SOURCE_DIR}/src/daemon/engine.c
+                                    ${CMAKE_SOURCE_DIR}/tests/testutil.c)
+  target_include_directories(test_lucidd_engine PRIVATE ${CMAKE_SOURCE_DIR}/tests)
+  target_compile_definitions(test_lucidd_engine PRIVATE
+    LUCID_SOURCE_DIR="${CMAKE_SOURCE_DIR}" LUCID_BINARY_DIR="${CMAKE_BINARY_DIR}")
+  target_link_libraries(test_lucidd_engine PRIVATE lucid PkgConfig::CMOCKA)
+  add_test(NAME test_lucidd_engine COMMAND test_lucidd_engine)
+  set_tests_properties(test_lucidd_engine PROPERTIES TIMEOUT 120)
+endif()

@@ -19,5 +19,27 @@ expect_error "ratio not a number" "--priority-ratio: 'two' is not a number >= 1"
 help=$("$lucidd" --help)
 check "help lists --score-sum" grep -q -- '--score-sum X' <<<"$help"
 check "help lists --priority-ratio" grep -q -- '--priority-ratio X' <<<"$help"
+# --config FILE: long options without --, comments, flags override the file.
+printf '# lucidd\nstate = %s/a.db   # inline comment\nsocket = %s/sock\n; other comment\n\nprofile-limit = 300\n' \
+    "$tmp" "$tmp" >"$tmp/good.conf"
+expect_error "config: a flag overrides the file" "state database $tmp/no/b.db: cannot open" \
+    "$lucidd" --config "$tmp/good.conf" --state "$tmp/no/b.db"
+check "config: the file's state not used" test ! -e "$tmp/a.db"
+printf 'state = x\nsocket = y\nscore-sum = 2.5\n' >"$tmp/bad.conf"
+expect_error "config: bad value named by file and line" "bad.conf:3: --score-sum: '2.5' is not a whole number" \
+    "$lucidd" --config "$tmp/bad.conf"
+printf 'state = x\nfrob = 1\n' >"$tmp/key.conf"
+expect_error "config: unknown key" "key.conf:2: unknown key 'frob'" "$lucidd" --config "$tmp/key.conf"
+printf 'state\n' >"$tmp/eq.conf"
+expect_error "config: no =" "eq.conf:1: expected key = value" "$lucidd" --config "$tmp/eq.conf"
+expect_error "config: missing file" "--config $tmp/none.conf: cannot open" "$lucidd" --config "$tmp/none.conf"
+expect_error "config: a directory" "--config $tmp: cannot read" "$lucidd" --config "$tmp"
+"$lucidd" --config "$tmp/key.conf" >/dev/null 2>&1
+check "config: bad file exits 1" test $? -eq 1
+"$lucidd" --config "$tmp/good.conf" --frob 1 >/dev/null 2>&1
+check "config: bad flag exits 2" test $? -eq 2
+# The example shipped with the package parses (it fails later, at its state path).
+example=$("$lucidd" --config "$src/packaging/lucidd.conf" --state "$tmp/no/c.db" 2>&1)
+check "packaged lucidd.conf parses: $example" grep -q "state database $tmp/no/c.db" <<<"$example"
 check "refused runs created no state" test ! -e "$tmp/state.db"
 finish lucidd_options

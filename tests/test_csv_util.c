@@ -102,6 +102,33 @@ static void calendar_matches_known_dates(void **state)
     assert_string_equal(buf, "2020-04-01 00:02:31");
 }
 
+/* Names from Slurm are cut to our fields on character boundaries and any
+ * byte that is not UTF-8 becomes '?', so JSON replies never fail. */
+static void utf8_copy_cuts_on_character_boundaries(void **state)
+{
+    (void)state;
+    char out[8];
+    /* "aé€😀": 1 + 2 + 3 + 4 bytes; 7 bytes of room keep "aé€" (6). */
+    assert_int_equal(lucid_utf8_copy(out, sizeof out, "a\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80"), 6);
+    assert_string_equal(out, "a\xC3\xA9\xE2\x82\xAC");
+    /* Room for 1 + 2 bytes then a 3-byte character: cut before it. */
+    char four[5];
+    assert_int_equal(lucid_utf8_copy(four, sizeof four, "a\xC3\xA9\xE2\x82\xAC"), 3);
+    assert_string_equal(four, "a\xC3\xA9");
+    /* A name already cut mid-character by Slurm, an overlong, a surrogate,
+     * a stray continuation byte and a byte above U+10FFFF. */
+    assert_int_equal(lucid_utf8_copy(out, sizeof out, "ab\xE2\x82"), 4);
+    assert_string_equal(out, "ab??");
+    assert_int_equal(lucid_utf8_copy(out, sizeof out, "\xC0\xAF\xED\xA0\x80"), 5);
+    assert_string_equal(out, "?????");
+    assert_int_equal(lucid_utf8_copy(out, sizeof out, "\x80x\xF4\x90\x80\x80"), 6);
+    assert_string_equal(out, "?x????");
+    assert_int_equal(lucid_utf8_copy(out, sizeof out, NULL), 0);
+    assert_string_equal(out, "");
+    assert_int_equal(lucid_utf8_copy(out, 1, "abc"), 0);
+    assert_string_equal(out, "");
+}
+
 static void interning_and_rng(void **state)
 {
     (void)state;
@@ -133,6 +160,7 @@ int main(void)
         cmocka_unit_test(numbers_parse_strictly),
         cmocka_unit_test(calendar_matches_known_dates),
         cmocka_unit_test(interning_and_rng),
+        cmocka_unit_test(utf8_copy_cuts_on_character_boundaries),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

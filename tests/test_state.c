@@ -315,7 +315,15 @@ static void model_files_and_schema_upgrade(void **state)
     assert_int_equal(lucid_state_get_job(db, 7, &job, &err), 1);
     assert_int_equal(job.cpus, 0);
     assert_int_equal(job.end_time, 170);
+    /* Schema 3's columns exist after the upgrade, empty until written. */
+    assert_string_equal(job.outcome, "");
+    assert_true(job.profiled_s == 0);
     job.cpus = 12;
+    snprintf(job.outcome, sizeof job.outcome, "completed");
+    snprintf(job.ended_in, sizeof job.ended_in, "main");
+    snprintf(job.gpu_request, sizeof job.gpu_request, "tpn=gres:gpu:2");
+    job.profiled_s = 2.75;
+    job.user_hold = 1;
     assert_int_equal(lucid_state_put_job(db, &job, &err), 0);
     lucid_model_version model = {.version = 3, .trained_at = 1700000000, .rows = 120};
     snprintf(model.name, sizeof model.name, "duration");
@@ -327,6 +335,11 @@ static void model_files_and_schema_upgrade(void **state)
     assert_non_null(db);
     assert_int_equal(lucid_state_get_job(db, 7, &job, &err), 1);
     assert_int_equal(job.cpus, 12);
+    assert_string_equal(job.outcome, "completed");
+    assert_string_equal(job.ended_in, "main");
+    assert_string_equal(job.gpu_request, "tpn=gres:gpu:2");
+    assert_true(job.profiled_s == 2.75);
+    assert_int_equal(job.user_hold, 1);
     lucid_model_version back;
     char *body = NULL;
     assert_int_equal(lucid_state_load_model(db, "duration", &back, &body, &err), 1);

@@ -5,17 +5,22 @@
 
 #include "simtest.h"
 
-static char *explain(simtest *t, const char *policy, int64_t job_id)
+static char *explain_dated(simtest *t, const char *policy, int64_t job_id, const int64_t *calendar)
 {
     char *text = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);
     lucid_error err = {{0}};
-    if (lucid_explain_job(&t->cfg, &t->in, lucid_policy_find(policy),
-                          lucid_trace_find(&t->trace, job_id), out, &err) < 0)
+    if (lucid_explain_job_dated(&t->cfg, &t->in, lucid_policy_find(policy),
+                                lucid_trace_find(&t->trace, job_id), calendar, out, &err) < 0)
         fail_msg("%s", err.msg);
     fclose(out);
     return text;
+}
+
+static char *explain(simtest *t, const char *policy, int64_t job_id)
+{
+    return explain_dated(t, policy, job_id, NULL);
 }
 
 static void expect_line(const char *text, const char *line)
@@ -41,6 +46,25 @@ static void fifo_waits_behind_the_head(void **state)
     expect_line(text, "waited 15-16 (1 s): needs 1 GPUs: 0 free in the VC");
     expect_line(text, "started at 16 after a queueing delay of 12 s");
     expect_line(text, "ended at 17: JCT 13 s");
+    free(text);
+    simtest_free(&t);
+}
+
+/* With the trace's calendar known (second 0 = 2020-09-01 00:00:00 UTC,
+ * Unix time 1598918400), every time gets its date; the same schedule. */
+static void dates_beside_trace_seconds(void **state)
+{
+    (void)state;
+    simtest t;
+    simtest_load(&t, 1,
+                 "job_id,vc,gpu_num,submit_time,duration\n"
+                 "1,a,8,0,10\n2,a,4,1,5\n3,a,2,2,3\n4,a,8,3,1\n5,a,1,4,1\n");
+    const int64_t calendar = 1598918400;
+    char *text = explain_dated(&t, "fifo", 5, &calendar);
+    expect_line(text, "job 5: VC a, 1 GPUs, submitted at 4 (2020-09-01 00:00:04 UTC), runs 1 s");
+    expect_line(text, "waited 4-10 (6 s; 2020-09-01 00:00:04 - 2020-09-01 00:00:10 UTC): behind job 2");
+    expect_line(text, "started at 16 (2020-09-01 00:00:16 UTC) after a queueing delay of 12 s");
+    expect_line(text, "ended at 17 (2020-09-01 00:00:17 UTC): JCT 13 s");
     free(text);
     simtest_free(&t);
 }
@@ -100,6 +124,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fifo_waits_behind_the_head),
+        cmocka_unit_test(dates_beside_trace_seconds),
         cmocka_unit_test(tiresias_waits_for_its_decision_grid),
         cmocka_unit_test(lucid_packing_reasons),
     };

@@ -9,7 +9,9 @@
  *              profiler_autoscale, borrow_vc, gpu_mem_mib, priority_ratio,
  *              score_sum, pack_threshold, scale_down_factor, models, history,
  *              history_start, retrain_period, min_history, model_bags
- * Unknown sections or keys, and bad values, are errors naming the line. */
+ * Unknown sections or keys, and bad values, are errors naming the line.
+ * "#" or ";" after whitespace starts a comment; numbers are decimal only
+ * ("0x10" is refused); a policy may be listed once. */
 #ifndef LUCID_EXPERIMENT_H
 #define LUCID_EXPERIMENT_H
 
@@ -74,5 +76,17 @@ void lucid_experiment_free(lucid_experiment *exp);
  * the experiment was loaded with absolute paths); reading the result back
  * gives the same experiment. */
 int lucid_experiment_write(FILE *out, const lucid_experiment *exp);
+/* The files the experiment reads (the experiment file itself first, then
+ * every path key but [simulate] out), with their key names in `what`;
+ * returns how many (at most max).  Pointers into exp. */
+int lucid_experiment_inputs(const lucid_experiment *exp, const char **paths, const char **what,
+                            int max);
+/* Adds to m what the experiment is: "semantics", every non-path setting as
+ * "section.key", Lucid's knobs on one "knobs" line, and one
+ * "input = <key> <absolute path> fnv1a64:<hash>" per input file with
+ * "inputs_hash" over them all (manifest.h). */
+struct lucid_manifest;
+int lucid_experiment_manifest(const lucid_experiment *exp, struct lucid_manifest *m,
+                              lucid_error *err);
 
 #endif

@@ -17,8 +17,18 @@ void lucid_explain_importance(const lucid_ebm *m, FILE *out);
 /* Writes into `dir` (created if needed): importance.csv/.svg, and per term
  * term_<name>.csv/.svg (main terms: bin, range or category, training rows,
  * score, spread over bags, isotonic score; pairs: a score matrix and a
- * heatmap). */
+ * heatmap).  Charts stay readable: a categorical term draws at most 30
+ * bars (numeric categories grouped into runs, named ones as the largest
+ * scores plus "others"); heatmaps leave out bins without training rows and
+ * label bins by category name or the whole number they hold. */
 int lucid_explain_write_dir(const lucid_ebm *m, const char *dir, lucid_error *err);
+
+/* Term indices by decreasing importance into order[m->nterms]; -1 if out
+ * of memory. */
+int lucid_explain_rank(const lucid_ebm *m, int *order);
+/* The name, without extension, of term t's files in lucid_explain_write_dir:
+ * "term_<feature>" or "term_<first>_x_<second>". */
+void lucid_explain_term_file(const lucid_ebm *m, int t, char *buf, size_t size);
 
 /* The prediction for the row whose key is `key`, term by term, largest
  * contributions first. */

@@ -142,5 +142,11 @@ int lucid_write_series(FILE *out, const lucid_vcs *vcs, const lucid_sim_result *
 int lucid_explain_job(const lucid_sim_config *cfg, const lucid_sim_inputs *in,
                       const struct lucid_policy_ops *policy, int64_t job, FILE *out,
                       lucid_error *err);
+/* The same with dates: `calendar` (NULL: none) is the offset from trace
+ * seconds to Unix time, and every time printed gets its UTC date beside it
+ * ("submitted at 13219203 (2020-09-01 00:02:34 UTC)"). */
+int lucid_explain_job_dated(const lucid_sim_config *cfg, const lucid_sim_inputs *in,
+                            const struct lucid_policy_ops *policy, int64_t job, const int64_t *calendar,
+                            FILE *out, lucid_error *err);
 
 #endif

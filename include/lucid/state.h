@@ -27,7 +27,11 @@ typedef enum lucid_phase {
     LUCID_PHASE_RUNNING,           /* released on main by lucid */
     LUCID_PHASE_DONE_IN_PROFILER,  /* ended within the profiling time limit */
     LUCID_PHASE_DONE,              /* ended on main */
-    LUCID_PHASE_FAILED,            /* cancelled, failed, or rejected with a reason */
+    LUCID_PHASE_FAILED,            /* ended otherwise: failed, cancelled, timed out, rejected
+                                    * (the record's outcome says which) */
+    LUCID_PHASE_HANDED_BACK,       /* lucid gave the job to Slurm's own scheduler (a request
+                                    * lucid cannot place, or fail-open); tracked to its end */
+    LUCID_PHASE_ENDED_UNKNOWN,     /* ended while lucid could not see how (no accounting) */
     LUCID_PHASE_COUNT
 } lucid_phase;
 
@@ -35,7 +39,7 @@ typedef enum lucid_phase {
 const char *lucid_phase_name(lucid_phase phase);
 /* -1 if `name` is not a phase. */
 int lucid_phase_parse(const char *name, lucid_phase *out);
-/* DONE_IN_PROFILER, DONE, FAILED. */
+/* DONE_IN_PROFILER, DONE, FAILED, ENDED_UNKNOWN. */
 int lucid_phase_is_final(lucid_phase phase);
 
 typedef struct lucid_job_record {
@@ -58,6 +62,15 @@ typedef struct lucid_job_record {
     char reason[256];     /* why it waits, or why it failed */
     int runs;             /* starts on main seen so far (must end at most 1) */
     int cpus;             /* CPUs asked (0 = unknown) */
+    /* How a job ended (set with a final phase): "completed", "failed",
+     * "cancelled", "timeout", "node-fail", "out-of-memory", "preempted",
+     * "rejected", "unknown"; and where: "queue", "profiler", "main". */
+    char outcome[24];
+    char ended_in[16];
+    double profiled_s;    /* profiling time lucid observed (its limit counts only this) */
+    int user_hold;        /* the owner holds it (sbatch -H); `lucid release` lifts it */
+    char gpu_request[64]; /* the job's own GPU TRES as submitted ("tpn=gres:gpu:4"), so a
+                           * pair that never formed can be given its GPUs back */
 } lucid_job_record;
 
 typedef struct lucid_decision_record {

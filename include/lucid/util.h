@@ -49,11 +49,19 @@ int32_t lucid_strtab_count(const lucid_strtab *tab);
 
 /* A malloc'd copy of `s`, or NULL if out of memory. */
 char *lucid_strdup(const char *s);
+/* `s` without leading blanks and trailing blanks and line ends (edits s). */
+char *lucid_trim(char *s);
 
 /* ---- growable arrays ----
  * Grows *items (element size `size`) to hold at least `need` elements.
  * 0 on success, -1 if out of memory (the array is unchanged). */
 int lucid_grow(void **items, size_t *cap, size_t need, size_t size);
 #define LUCID_GROW(arr, cap, need) lucid_grow((void **)&(arr), &(cap), (need), sizeof *(arr))
+
+/* Copies `src` (NULL = "") into dst[size] as valid UTF-8: a byte that does
+ * not start a well-formed sequence (RFC 3629: no overlongs, surrogates or
+ * code points above U+10FFFF) becomes '?', and the text is cut on a
+ * character boundary, never inside one.  Returns the bytes written. */
+size_t lucid_utf8_copy(char *dst, size_t size, const char *src);
 
 #endif

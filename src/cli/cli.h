@@ -4,6 +4,8 @@
 #ifndef LUCID_CLI_H
 #define LUCID_CLI_H
 
+#include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "lucid/experiment.h"
@@ -21,12 +23,18 @@ int cmd_trace(int argc, char **argv);
 int cmd_model(int argc, char **argv);
 int cmd_explain_job(int argc, char **argv); /* `lucid explain` */
 int cmd_queue(int argc, char **argv);
+int cmd_release(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 
 /* Prints "lucid: <message>" to stderr and returns 1 (for `return cli_fail(...)`). */
 int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Like cli_fail for a usage error: prints "lucid: <message>", returns 2. */
+int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* 1 when arg asks for help: "--help" or "-h" (every verb and sub-verb). */
+int cli_is_help(const char *arg);
 
 /* For "--name VALUE" and "--name=VALUE": if argv[*i] is option `name`, stores
  * its value, advances *i and returns 1; returns 0 if it is another argument;
@@ -35,6 +43,13 @@ int cli_option(int argc, char **argv, int *i, const char *name, const char **val
 /* Parses an integer option value or prints an error naming the option. */
 int cli_int(const char *option, const char *value, int64_t *out);
 
+/* The bundled file NAME (e.g. "data/venus-sept/trace.csv") into path: from
+ * $LUCID_DATA_DIR, else the installed data directory beside the program
+ * (../share/lucid from its bindir), else the configured LUCID_DATADIR; the
+ * build tree's program reads the source tree (same layout: data/, examples/).  -1 when absent, with
+ * path holding "NAME not found in DIR, DIR" for the message. */
+int cli_data_file(const char *name, char *path, size_t size);
+
 /* The live verbs' client of lucidd's socket: --socket value, else
  * $LUCID_SOCKET, else /run/lucid/lucidd.sock. */
 const char *cli_lucidd_socket(const char *option_value);
@@ -42,6 +57,19 @@ const char *cli_lucidd_socket(const char *option_value);
  * decrefs) or NULL after printing why.  Declared opaque to keep jansson out
  * of every verb. */
 struct json_t *cli_lucidd_request(const char *socket_path, const char *request);
+
+/* `lucid queue`'s table (cmd_queue.c).  Filters are comma-separated lists,
+ * NULL for all. */
+typedef struct cli_queue_filter {
+    const char *users, *jobs, *phases;
+} cli_queue_filter;
+/* Prints lucidd's "jobs" array in a squeue-style format (%i %P %j %u %T %b
+ * %M %D %N %Q %e %r %R, '.' right-justifies, a width pads and truncates);
+ * now (epoch seconds) for ELAPSED.  0, or 2 after printing for a bad format. */
+int cli_queue_print(FILE *out, struct json_t *jobs, const cli_queue_filter *filter,
+                    const char *format, int header, long long now);
+/* lucid's priority (lower first) as shown, higher first: 10^9 - 10^8 log10(1 + p). */
+long long cli_queue_display_priority(double priority);
 
 /* ---- experiment_run.c: an experiment turned into a simulation ---- */
 
@@ -71,5 +99,9 @@ void cli_run_lucid_knobs(const lucid_experiment *exp, lucid_sim_lucid_config *lc
 int cli_run_load(const lucid_experiment *exp, const lucid_policy_ops *const *policies,
                  int npolicies, cli_run *d, lucid_sim_config *cfg);
 void cli_run_free(cli_run *d);
+/* The offset from the trace's seconds to Unix time: 0 when they are
+ * calendar seconds already, else from the first job's submit_datetime in
+ * the trace file at `path`; -1 when it cannot be known. */
+int cli_run_calendar(const char *path, const lucid_trace *trace, int64_t *offset);
 
 #endif

@@ -26,26 +26,26 @@ int cmd_explain_job(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *v;
         int got;
-        if (strcmp(argv[i], "--help") == 0) {
+        if (cli_is_help(argv[i])) {
             fputs(usage_text, stdout);
             return 0;
         }
         if ((got = cli_option(argc, argv, &i, "--policy", &v)) != 0) {
             if (got < 0)
-                return 1;
+                return 2;
             policy_name = v;
         } else if ((got = cli_option(argc, argv, &i, "--socket", &v)) != 0) {
             if (got < 0)
-                return 1;
+                return 2;
             socket_path = v;
         } else if (argv[i][0] == '-') {
-            return cli_fail("explain: unknown option '%s'", argv[i]);
+            return cli_usage_error("explain: unknown option '%s'", argv[i]);
         } else if (!outdir) {
             outdir = argv[i];
         } else if (!job_text) {
             job_text = argv[i];
         } else {
-            return cli_fail("explain: unexpected argument '%s'", argv[i]);
+            return cli_usage_error("explain: unexpected argument '%s'", argv[i]);
         }
     }
     int64_t job_id;
@@ -89,7 +89,11 @@ int cmd_explain_job(int argc, char **argv)
     if (rc == 0 && index < 0)
         rc = cli_fail("explain: no job %lld in %s", (long long)job_id, exp.jobs);
     cfg.threads = 1;
-    if (rc == 0 && lucid_explain_job(&cfg, &d.in, policy, index, stdout, &err) < 0)
+    /* Dates beside the trace's raw seconds when its calendar is known. */
+    int64_t calendar;
+    int dated = rc == 0 && cli_run_calendar(exp.jobs, &d.trace, &calendar) == 0;
+    if (rc == 0 && lucid_explain_job_dated(&cfg, &d.in, policy, index, dated ? &calendar : NULL,
+                                           stdout, &err) < 0)
         rc = cli_fail("%s", err.msg);
     cli_run_free(&d);
     lucid_experiment_free(&exp);

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "lucid/atomic.h"
 #include "lucid/cart.h"
 #include "lucid/csv.h"
 #include "lucid/ebm.h"
@@ -104,6 +105,17 @@ static int parse_opts(int argc, char **argv, model_opts *o)
         cli_fail("--threads must be 1..64, --bags 1..1000, --test-percent 1..99");
         return -1;
     }
+    return 0;
+}
+
+/* --out must not name a file the verb reads (--data, --model, --pairs). */
+static int out_is_input(const model_opts *o)
+{
+    const char *inputs[] = {o->data, o->model, o->pairs};
+    const char *what[] = {"--data", "--model", "--pairs"};
+    lucid_error err = {{0}};
+    if (o->out && lucid_check_not_input(o->out, inputs, 3, what, &err) < 0)
+        return cli_fail("%s", err.msg);
     return 0;
 }
 
@@ -340,6 +352,8 @@ static int cmd_train(const model_opts *o)
 {
     if (need(o->kind, "--kind", "train") < 0 || need(o->data, "--data", "train") < 0 ||
         need(o->out, "--out", "train") < 0)
+        return 2;
+    if (out_is_input(o) != 0)
         return 1;
     if (strcmp(o->kind, "sharing") == 0)
         return train_sharing(o);
@@ -423,6 +437,8 @@ static int cmd_predict(const model_opts *o)
 {
     if (need(o->model, "--model", "predict") < 0 || need(o->data, "--data", "predict") < 0 ||
         need(o->out, "--out", "predict") < 0)
+        return 2;
+    if (out_is_input(o) != 0)
         return 1;
     any_model am;
     if (load_model(o->model, &am) != 0)
@@ -435,16 +451,18 @@ static int cmd_predict(const model_opts *o)
     if (rc == 0)
         rc = predict_rows(&am, l.ds, pred);
     FILE *f = NULL;
-    if (rc == 0 && !(f = fopen(o->out, "w")))
-        rc = cli_fail("%s: cannot write", o->out);
+    lucid_outfile file = {0};
+    lucid_error err = {{0}};
+    if (rc == 0 && !(f = lucid_outfile_open(&file, o->out, &err)))
+        rc = cli_fail("%s", err.msg);
     if (rc == 0) {
         fprintf(f, "%s,prediction\n", l.times && strcmp(am.model, "duration") == 0 ? "job_id"
                                       : l.times                              ? "time"
                                                                              : "workload");
         for (size_t r = 0; r < l.ds->nrows; r++)
             fprintf(f, "%s,%.17g\n", l.ds->row_keys[r], pred[r]);
-        if (fclose(f) != 0)
-            rc = cli_fail("%s: write failed", o->out);
+        if (lucid_outfile_commit(&file, &err) < 0)
+            rc = cli_fail("%s", err.msg);
     }
     free(pred);
     if (l.ds)
@@ -555,7 +573,7 @@ static int read_compare(const char *path, const char *column, const lucid_datase
 static int cmd_eval(const model_opts *o)
 {
     if (need(o->model, "--model", "eval") < 0 || need(o->data, "--data", "eval") < 0)
-        return 1;
+        return 2;
     any_model am;
     if (load_model(o->model, &am) != 0)
         return 1;
@@ -633,7 +651,7 @@ static int train_week(const lucid_ebm_params *p, const loaded *l,
 static int eval_weekly(const model_opts *o)
 {
     if (need(o->kind, "--kind", "eval --weekly-from") < 0 || need(o->data, "--data", "eval") < 0)
-        return 1;
+        return 2;
     if (strcmp(o->kind, "sharing") == 0)
         return cli_fail("--weekly-from applies to the throughput and duration models");
     lucid_ebm_params p;
@@ -702,6 +720,8 @@ static int cmd_features(const model_opts *o)
 {
     if (need(o->kind, "--kind", "features") < 0 || need(o->data, "--data", "features") < 0 ||
         need(o->out, "--out", "features") < 0)
+        return 2;
+    if (out_is_input(o) != 0)
         return 1;
     loaded l;
     if (load_data(o->kind, o->target, o->data, o->pairs, &l) != 0)
@@ -710,9 +730,11 @@ static int cmd_features(const model_opts *o)
     int rc = 0;
     if (o->until && parse_time_opt("--train-until", o->until, &until) < 0)
         rc = 1;
-    FILE *f = rc == 0 ? fopen(o->out, "w") : NULL;
+    lucid_outfile file = {0};
+    lucid_error err = {{0}};
+    FILE *f = rc == 0 ? lucid_outfile_open(&file, o->out, &err) : NULL;
     if (rc == 0 && !f)
-        rc = cli_fail("%s: cannot write", o->out);
+        rc = cli_fail("%s", err.msg);
     if (rc == 0) {
         /* key, every feature, the target, and (time series) the split side. */
         fprintf(f, "key");
@@ -735,8 +757,8 @@ static int cmd_features(const model_opts *o)
                 fprintf(f, ",%s", l.times[r] < until ? "train" : "test");
             fputc('\n', f);
         }
-        if (fclose(f) != 0)
-            rc = cli_fail("%s: write failed", o->out);
+        if (lucid_outfile_commit(&file, &err) < 0)
+            rc = cli_fail("%s", err.msg);
     }
     loaded_free(&l);
     return rc;
@@ -748,7 +770,7 @@ static int cmd_features(const model_opts *o)
 static int cmd_explain(const model_opts *o)
 {
     if (need(o->model, "--model", "explain") < 0)
-        return 1;
+        return 2;
     any_model am;
     if (load_model(o->model, &am) != 0)
         return 1;
@@ -820,7 +842,7 @@ static int cmd_eval_any(const model_opts *o)
         return eval_weekly(o);
     if (o->kind && strcmp(o->kind, "sharing") == 0 && !o->model) {
         if (need(o->data, "--data", "eval") < 0)
-            return 1;
+            return 2;
         return eval_sharing(o);
     }
     return cmd_eval(o);
@@ -836,18 +858,21 @@ static const verb verbs[] = {
 
 int cmd_model(int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+    if (argc < 2 || cli_is_help(argv[1])) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
     for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
         if (strcmp(argv[1], verbs[i].name) == 0) {
+            for (int k = 2; k < argc; k++)
+                if (cli_is_help(argv[k])) { /* `lucid model train --help` */
+                    usage(stdout);
+                    return 0;
+                }
             model_opts o;
             if (parse_opts(argc, argv, &o) < 0)
                 return 2;
             return verbs[i].run(&o);
         }
-    cli_fail("model: unknown verb '%s'", argv[1]);
-    usage(stderr);
-    return 2;
+    return cli_usage_error("model: unknown verb '%s' (see lucid model --help)", argv[1]);
 }

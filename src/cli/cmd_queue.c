@@ -1,14 +1,17 @@
 /* cmd_queue.c — `lucid queue`: lucidd's view of the jobs it manages, like
- * squeue but with lucid's phase, priority, estimate and the reason each job
- * waits; `--job ID` adds the decisions taken for one job and why.  Also home
+ * squeue (its columns, -u/--me/-j/-t filters and -o format letters) with
+ * lucid's phase, priority and the reason each job waits; `--job ID` adds the decisions taken for one job and why.  Also home
  * of the small client every live verb uses to ask lucidd over its socket. */
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -92,18 +95,182 @@ static double real(json_t *obj, const char *key)
     return json_number_value(json_object_get(obj, key));
 }
 
-static void print_queue(json_t *jobs)
+/* Slurm users read priorities higher-is-first; lucid's (estimate x GPUs, in
+ * GPU-seconds) runs lower first.  Shown as 10^9 - 10^8 log10(1 + p): strictly
+ * decreasing, a whole number like Slurm's, 10^9 for a job of priority 0 and
+ * 10^8 less for every factor of ten (0 from p = 10^10 on, more than a
+ * year on 256 GPUs).  `--json` carries lucid's own value. */
+long long cli_queue_display_priority(double priority)
 {
-    printf("%-8s %-10s %-16s %4s %12s %10s  %s\n", "JOB", "USER", "PHASE", "GPUS", "PRIORITY",
-           "EST_S", "REASON");
+    if (!(priority > 0))
+        return 1000000000LL;
+    double shown = 1e9 - 1e8 * log10(1.0 + priority);
+    return shown > 0 ? llround(shown) : 0;
+}
+
+/* Time used, as squeue's %M: M:SS, H:MM:SS or D-HH:MM:SS. */
+static void format_elapsed(long long s, char *out, size_t size)
+{
+    if (s < 0)
+        s = 0;
+    long long d = s / 86400, h = s % 86400 / 3600, m = s % 3600 / 60, sec = s % 60;
+    if (d)
+        snprintf(out, size, "%lld-%02lld:%02lld:%02lld", d, h, m, sec);
+    else if (h)
+        snprintf(out, size, "%lld:%02lld:%02lld", h, m, sec);
+    else
+        snprintf(out, size, "%lld:%02lld", m, sec);
+}
+
+/* Seconds the job has run in its current (or last) run. */
+static long long elapsed(json_t *job, long long now)
+{
+    const char *phase = str(job, "phase");
+    long long start = num(job, "main_start"), end = num(job, "end_time");
+    if (strcmp(phase, "profiling") == 0 || strcmp(phase, "done-in-profiler") == 0 ||
+        (start == 0 && num(job, "profile_start") > 0 && strcmp(phase, "failed") == 0))
+        start = num(job, "profile_start");
+    else if (strcmp(phase, "running") != 0 && strcmp(phase, "done") != 0 &&
+             strcmp(phase, "failed") != 0)
+        return 0; /* waiting: profile-queue, moving, main-queue */
+    if (start <= 0)
+        return 0;
+    return (end > 0 ? end : now) - start;
+}
+
+/* The format letters (squeue's where it has one) and their columns. */
+enum field_kind { TEXT, INTEGER, ESTIMATE, ELAPSED, PRIORITY, WHERE_OR_WHY };
+static const struct {
+    char letter;
+    const char *title, *key;
+    enum field_kind kind;
+} fields[] = {
+    {'i', "JOBID", "job", INTEGER},         {'P', "PARTITION", "partition", TEXT},
+    {'j', "NAME", "name", TEXT},            {'u', "USER", "user", TEXT},
+    {'T', "PHASE", "phase", TEXT},          {'b', "GPUS", "gpus", INTEGER},
+    {'M', "ELAPSED", NULL, ELAPSED},        {'D', "NODES", "nodes", INTEGER},
+    {'N', "NODELIST", "node_list", TEXT},   {'Q', "PRIORITY", "priority", PRIORITY},
+    {'e', "EST_S", "estimate_s", ESTIMATE}, {'r', "REASON", "reason", TEXT},
+    /* squeue's %R: where it runs, else why it waits */
+    {'R', "NODELIST(REASON)", NULL, WHERE_OR_WHY},
+};
+
+/* One field of a job into out (job NULL: nothing); its header into title.
+ * -1 for a letter lucid does not know. */
+static int queue_field(json_t *job, char letter, long long now, char *out, size_t size,
+                       const char **title)
+{
+    size_t f = 0;
+    while (f < sizeof fields / sizeof fields[0] && fields[f].letter != letter)
+        f++;
+    if (f == sizeof fields / sizeof fields[0])
+        return -1;
+    *title = fields[f].title;
+    if (!job)
+        return 0;
+    const char *key = fields[f].key, *phase = str(job, "phase");
+    switch (fields[f].kind) {
+    case TEXT:
+        snprintf(out, size, "%s", str(job, key));
+        break;
+    case INTEGER:
+        snprintf(out, size, "%lld", (long long)num(job, key));
+        break;
+    case ESTIMATE:
+        snprintf(out, size, "%.0f", real(job, key));
+        break;
+    case ELAPSED:
+        format_elapsed(elapsed(job, now), out, size);
+        break;
+    case PRIORITY:
+        snprintf(out, size, "%lld", cli_queue_display_priority(real(job, key)));
+        break;
+    case WHERE_OR_WHY:
+        snprintf(out, size, "%s",
+                 (strcmp(phase, "running") == 0 || strcmp(phase, "profiling") == 0) &&
+                         *str(job, "node_list") ? str(job, "node_list") : str(job, "reason"));
+        break;
+    }
+    return 0;
+}
+
+/* Walks a squeue-style format ("%.8i %10P %r": '.' right-justifies, a
+ * width pads and truncates, other text is copied) for one job, or for the
+ * header line when job is NULL.  -1 (after printing) on an unknown letter. */
+static int queue_line(FILE *out, const char *format, json_t *job, long long now)
+{
+    for (const char *p = format; *p; p++) {
+        if (*p != '%') {
+            if (out)
+                fputc(*p, out);
+            continue;
+        }
+        if (p[1] == '%') {
+            if (out)
+                fputc('%', out);
+            p++;
+            continue;
+        }
+        int right = 0;
+        long width = 0;
+        if (*++p == '.')
+            right = 1, p++;
+        while (*p >= '0' && *p <= '9' && width < 1000)
+            width = width * 10 + (*p++ - '0');
+        char value[512] = "";
+        const char *title = "";
+        if (!*p || queue_field(job, *p, now, value, sizeof value, &title) < 0) {
+            cli_usage_error("queue: format '%s': unknown field '%%%.1s' (known: %%i %%P %%j %%u "
+                            "%%T %%b %%M %%D %%N %%Q %%e %%r %%R)", format, p);
+            return -1;
+        }
+        const char *text = job ? value : title;
+        if (!out)
+            continue;
+        if (width > 0)
+            fprintf(out, right ? "%*.*s" : "%-*.*s", (int)width, (int)width, text);
+        else
+            fputs(text, out);
+    }
+    if (out)
+        fputc('\n', out);
+    return 0;
+}
+
+/* Membership of text in a comma-separated list (NULL list: everything). */
+static int in_list(const char *list, const char *text)
+{
+    if (!list)
+        return 1;
+    size_t n = strlen(text);
+    for (const char *p = list; *p;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        if (len == n && strncmp(p, text, n) == 0)
+            return 1;
+        p += len + (comma != NULL);
+    }
+    return 0;
+}
+
+int cli_queue_print(FILE *out, json_t *jobs, const cli_queue_filter *filter, const char *format,
+                    int header, long long now)
+{
+    if (queue_line(header ? out : NULL, format, NULL, now) < 0)
+        return 2;
     size_t i;
     json_t *job;
     json_array_foreach(jobs, i, job)
     {
-        printf("%-8lld %-10s %-16s %4lld %12.0f %10.0f  %s\n", (long long)num(job, "job"),
-               str(job, "user"), str(job, "phase"), (long long)num(job, "gpus"),
-               real(job, "priority"), real(job, "estimate_s"), str(job, "reason"));
+        char id[32];
+        snprintf(id, sizeof id, "%lld", (long long)num(job, "job"));
+        if (!in_list(filter->users, str(job, "user")) || !in_list(filter->jobs, id) ||
+            !in_list(filter->phases, str(job, "phase")))
+            continue;
+        if (queue_line(out, format, job, now) < 0)
+            return 2;
     }
+    return 0;
 }
 
 static void print_explain(json_t *reply)
@@ -131,31 +298,93 @@ static void print_explain(json_t *reply)
     }
 }
 
+static const char usage_text[] =
+    "usage: lucid queue [options]            like squeue, for the jobs lucidd manages\n"
+    "       lucid queue --job ID             one job: phases, profile, estimate, decisions\n"
+    "\n"
+    "  -u, --user LIST      only these users' jobs (comma-separated)\n"
+    "      --me             only my jobs\n"
+    "  -j, --jobs LIST      only these job ids\n"
+    "  -t, --states LIST    only these phases: profile-queue, profiling, moving, main-queue,\n"
+    "                       running, done-in-profiler, done, failed (finished ones imply --all)\n"
+    "  -o, --format FORMAT  squeue-style fields: %i job, %P partition, %j name, %u user,\n"
+    "                       %T phase, %b GPUs, %M elapsed, %D nodes, %N node list,\n"
+    "                       %Q priority, %e estimate (s), %r reason, %R node list if\n"
+    "                       running else reason; %.8i right-justifies in 8 columns\n"
+    "      --noheader       no header line\n"
+    "  -a, --all            also finished jobs\n"
+    "      --json           lucidd's answer as JSON (lucid's own priority: lower runs first)\n"
+    "      --socket PATH    lucidd's socket ($LUCID_SOCKET, else /run/lucid/lucidd.sock)\n"
+    "\n"
+    "PRIORITY is shown higher-runs-first as in Slurm: 10^9 - 10^8 log10(1 + p), where\n"
+    "p = estimated seconds x GPUs is lucid's priority (lower runs first).\n";
+
+/* The phases -t accepts; finished ones need the daemon's "all" list. */
+static int check_phases(const char *list, int *all)
+{
+    static const char *const known[] = {"profile-queue", "profiling", "moving", "main-queue",
+                                        "running", "done-in-profiler", "done", "failed"};
+    for (const char *p = list; *p;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        size_t k = 0;
+        while (k < sizeof known / sizeof known[0] &&
+               !(strlen(known[k]) == len && strncmp(known[k], p, len) == 0))
+            k++;
+        if (k == sizeof known / sizeof known[0])
+            return cli_usage_error("queue: -t: unknown phase '%.*s' (see lucid queue --help)",
+                                   (int)len, p);
+        if (k >= 5)
+            *all = 1;
+        p += len + (comma != NULL);
+    }
+    return 0;
+}
+
 int cmd_queue(int argc, char **argv)
 {
-    const char *socket_path = NULL, *job = NULL;
-    int as_json = 0, all = 0;
+    const char *socket_path = NULL, *job = NULL, *format = "%.8i %10P %12j %8u %16T %.4b %.10M "
+                                                          "%.5D %.10Q %r";
+    cli_queue_filter filter = {0};
+    int as_json = 0, all = 0, header = 1;
+    static const struct {
+        const char *short_name, *long_name;
+    } listed[] = {{"-u", "--user"}, {"-j", "--jobs"}, {"-t", "--states"}, {"-o", "--format"}};
+    const char **listed_values[] = {&filter.users, &filter.jobs, &filter.phases, &format};
     for (int i = 1; i < argc; i++) {
-        int r;
-        if (strcmp(argv[i], "--help") == 0) {
-            puts("usage: lucid queue [--socket PATH] [--all] [--json] [--job ID]\n"
-                 "  jobs under lucidd: phase, GPUs, lucid priority (lower runs first),\n"
-                 "  estimated duration and why each waits; --job explains one job.");
+        int r = 0;
+        if (cli_is_help(argv[i])) {
+            fputs(usage_text, stdout);
             return 0;
         } else if (strcmp(argv[i], "--json") == 0) {
             as_json = 1;
-        } else if (strcmp(argv[i], "--all") == 0) {
+            continue;
+        } else if (strcmp(argv[i], "--all") == 0 || strcmp(argv[i], "-a") == 0) {
             all = 1;
-        } else if ((r = cli_option(argc, argv, &i, "--socket", &socket_path)) != 0) {
-            if (r < 0)
-                return 2;
-        } else if ((r = cli_option(argc, argv, &i, "--job", &job)) != 0) {
-            if (r < 0)
-                return 2;
-        } else {
-            return cli_fail("queue: unknown argument '%s'", argv[i]);
+            continue;
+        } else if (strcmp(argv[i], "--noheader") == 0) {
+            header = 0;
+            continue;
+        } else if (strcmp(argv[i], "--me") == 0) {
+            struct passwd *pw = getpwuid(getuid());
+            if (!pw)
+                return cli_fail("queue: --me: no user name for uid %u", (unsigned)getuid());
+            filter.users = pw->pw_name;
+            continue;
         }
+        for (size_t k = 0; k < sizeof listed / sizeof listed[0] && r == 0; k++)
+            if ((r = cli_option(argc, argv, &i, listed[k].short_name, listed_values[k])) == 0)
+                r = cli_option(argc, argv, &i, listed[k].long_name, listed_values[k]);
+        if (r == 0 && (r = cli_option(argc, argv, &i, "--socket", &socket_path)) == 0)
+            r = cli_option(argc, argv, &i, "--job", &job);
+        if (r < 0)
+            return 2;
+        if (r == 0)
+            return cli_usage_error("queue: unknown argument '%s' (see lucid queue --help)",
+                                   argv[i]);
     }
+    if (filter.phases && check_phases(filter.phases, &all) != 0)
+        return 2;
     char request[128];
     int64_t job_id = 0;
     if (job && cli_int("--job", job, &job_id) < 0)
@@ -167,12 +396,14 @@ int cmd_queue(int argc, char **argv)
     json_t *reply = cli_lucidd_request(cli_lucidd_socket(socket_path), request);
     if (!reply)
         return 1;
+    int rc = 0;
     if (as_json)
         json_dumpf(reply, stdout, JSON_INDENT(2)), putchar('\n');
     else if (job)
         print_explain(reply);
     else
-        print_queue(json_object_get(reply, "jobs"));
+        rc = cli_queue_print(stdout, json_object_get(reply, "jobs"), &filter, format, header,
+                             (long long)time(NULL));
     json_decref(reply);
-    return 0;
+    return rc;
 }

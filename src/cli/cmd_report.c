@@ -10,21 +10,24 @@
  *   for each --model file: its importance chart and shape functions (explain.h)
  * The page is well-formed XML (XHTML syntax), so XML tools can check it.
  * Input errors name the file, line and field. */
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "lucid/atomic.h"
 #include "lucid/cart.h"
 #include "lucid/csv.h"
 #include "lucid/ebm.h"
 #include "lucid/explain.h"
+#include "lucid/manifest.h"
 #include "lucid/model_file.h"
 #include "lucid/svg.h"
+#include "lucid/util.h"
 
 static const char usage_text[] =
     "usage: lucid report OUTDIR [options]\n"
@@ -62,8 +65,10 @@ typedef struct policy_data {
     double *jct;                           /* jobs-<policy>.csv, sorted */
     size_t njct;
     size_class large, small;
+    int64_t first_submit, last_submit;     /* jobs-<policy>.csv */
     double util_day[UTIL_BINS], util[UTIL_BINS]; /* series: days from the start, 0..1 */
     int nutil;
+    int have_series;
 } policy_data;
 
 typedef struct report {
@@ -73,10 +78,14 @@ typedef struct report {
     int npol;
     char *vcs[MAX_VCS];
     int nvcs;
+    lucid_manifest manifest; /* OUTDIR/MANIFEST */
+    int have_manifest, checked; /* files checked against it */
+    double series_days, tail_days; /* utilisation: the trace's span, the drain left out */
 } report;
 
 static void report_free(report *r)
 {
+    lucid_manifest_free(&r->manifest);
     for (int p = 0; p < r->npol; p++)
         free(r->pol[p].jct);
     free(r->pol);
@@ -139,10 +148,24 @@ static int find_vc(report *r, const char *name, const lucid_csv *csv, lucid_erro
     return r->nvcs++;
 }
 
+/* A file of OUTDIR, refused when the MANIFEST does not list it with its
+ * current hash: it is from another run (or was edited since). */
+static int check_run(report *r, const char *name, lucid_error *err)
+{
+    if (!r->have_manifest)
+        return 0;
+    if (lucid_manifest_check_file(&r->manifest, r->dir, name, err) < 0)
+        return -1;
+    r->checked++;
+    return 0;
+}
+
 static int read_summary(report *r, lucid_error *err)
 {
     char path[4352];
     snprintf(path, sizeof path, "%s/summary.csv", r->dir);
+    if (check_run(r, "summary.csv", err) < 0)
+        return -1;
     lucid_csv *csv = lucid_csv_open(path, err);
     if (!csv)
         return -1;
@@ -191,18 +214,24 @@ static int cmp_double(const void *a, const void *b)
 
 static int read_jobs(report *r, policy_data *pd, lucid_error *err)
 {
-    char path[4352];
-    snprintf(path, sizeof path, "%s/jobs-%s.csv", r->dir, pd->name);
+    char path[4352], name[128];
+    snprintf(name, sizeof name, "jobs-%s.csv", pd->name);
+    snprintf(path, sizeof path, "%s/%s", r->dir, name);
+    if (check_run(r, name, err) < 0)
+        return -1;
     lucid_csv *csv = lucid_csv_open(path, err);
     if (!csv)
         return -1;
-    static const char *const names[] = {"gpu_num", "queue", "jct"};
-    int c[3], rc = require_columns(csv, names, c, 3, err), more;
+    static const char *const names[] = {"gpu_num", "queue", "jct", "submit_time"};
+    int c[4], rc = require_columns(csv, names, c, 4, err), more;
     size_t cap = 0;
+    pd->first_submit = INT64_MAX;
+    pd->last_submit = INT64_MIN;
     while (rc == 0 && (more = lucid_csv_next(csv, err)) != 0) {
-        int64_t gpus;
+        int64_t gpus, submit;
         double queue, jct;
         if (more < 0 || lucid_csv_i64(csv, c[0], &gpus, err) < 0 ||
+            lucid_csv_i64(csv, c[3], &submit, err) < 0 ||
             read_nonneg(csv, c[1], "queue", &queue, err) < 0 ||
             read_nonneg(csv, c[2], "jct", &jct, err) < 0) {
             rc = -1;
@@ -218,6 +247,8 @@ static int read_jobs(report *r, policy_data *pd, lucid_error *err)
             pd->jct = grown;
         }
         pd->jct[pd->njct++] = jct;
+        pd->first_submit = submit < pd->first_submit ? submit : pd->first_submit;
+        pd->last_submit = submit > pd->last_submit ? submit : pd->last_submit;
         size_class *sc = gpus > 8 ? &pd->large : &pd->small;
         sc->jobs++;
         sc->jct_sum += jct;
@@ -229,82 +260,137 @@ static int read_jobs(report *r, policy_data *pd, lucid_error *err)
     return rc;
 }
 
-/* Cluster-wide utilisation, busy GPUs over all GPUs of the VCs sampled (a
- * VC's samples stop with its last job), averaged in UTIL_BINS equal time
- * bins.  A missing file is not an error. */
+/* One row of a series file. */
+typedef struct sample {
+    int64_t time;
+    int32_t vc, busy, total;
+} sample;
+
+/* Whole-cluster utilisation in UTIL_BINS equal time bins from the first
+ * sample to the trace's last submission (`end`; the drain after it, when a
+ * few long jobs run on an idle cluster, is left out): in each bin, the sum
+ * over every VC of its mean busy GPUs over the sum of its GPUs.  A VC's
+ * samples stop with its last job; from then on it counts as idle, not as
+ * gone (which made the last running VCs look like a full cluster). */
+static int bin_utilisation(policy_data *pd, const sample *rows, size_t n, int nvcs, int64_t end,
+                           int64_t *start, lucid_error *err)
+{
+    int64_t t0 = rows[0].time;
+    for (size_t i = 1; i < n; i++)
+        t0 = rows[i].time < t0 ? rows[i].time : t0;
+    if (end <= t0)
+        end = t0 + 1;
+    *start = t0;
+    size_t cells = (size_t)UTIL_BINS * (size_t)nvcs;
+    double *busy = calloc(cells, sizeof *busy), *total = calloc(cells, sizeof *total),
+           *count = calloc(cells, sizeof *count), *last_total = calloc((size_t)nvcs, sizeof *last_total);
+    if (!busy || !total || !count || !last_total) {
+        free(busy);
+        free(total);
+        free(count);
+        free(last_total);
+        return lucid_error_set(err, "out of memory");
+    }
+    double width = (double)(end - t0) / UTIL_BINS;
+    int64_t *first_time = malloc((size_t)nvcs * sizeof *first_time);
+    for (int v = 0; first_time && v < nvcs; v++)
+        first_time[v] = INT64_MAX;
+    for (size_t i = 0; first_time && i < n; i++) {
+        const sample *s = &rows[i];
+        if (s->time < first_time[s->vc]) { /* before its first bin, a VC has its first size */
+            first_time[s->vc] = s->time;
+            last_total[s->vc] = s->total;
+        }
+        if (s->time > end)
+            continue;
+        int b = (int)((double)(s->time - t0) / width);
+        size_t cell = (size_t)(b < UTIL_BINS ? b : UTIL_BINS - 1) * (size_t)nvcs + (size_t)s->vc;
+        busy[cell] += s->busy;
+        total[cell] += s->total;
+        count[cell] += 1;
+    }
+    for (int b = 0; first_time && b < UTIL_BINS; b++) {
+        double all_busy = 0, all_total = 0;
+        for (int v = 0; v < nvcs; v++) {
+            size_t cell = (size_t)b * (size_t)nvcs + (size_t)v;
+            if (count[cell] > 0) {
+                last_total[v] = total[cell] / count[cell];
+                all_busy += busy[cell] / count[cell];
+            }
+            all_total += last_total[v];
+        }
+        if (all_total > 0) {
+            pd->util_day[pd->nutil] = ((double)b + 0.5) * width / 86400.0;
+            pd->util[pd->nutil++] = all_busy / all_total;
+        }
+    }
+    int rc = first_time ? 0 : lucid_error_set(err, "out of memory");
+    free(first_time);
+    free(busy);
+    free(total);
+    free(count);
+    free(last_total);
+    return rc;
+}
+
+/* series-<policy>.csv, when there is one (a missing file is not an error). */
 static int read_series(report *r, policy_data *pd, lucid_error *err)
 {
-    char path[4352];
-    snprintf(path, sizeof path, "%s/series-%s.csv", r->dir, pd->name);
+    char path[4352], name[128];
+    snprintf(name, sizeof name, "series-%s.csv", pd->name);
+    snprintf(path, sizeof path, "%s/%s", r->dir, name);
     FILE *probe = fopen(path, "r");
     if (!probe)
         return errno == ENOENT ? 0 : lucid_error_at(err, path, 0, NULL, "cannot open: %s",
                                                     strerror(errno));
     fclose(probe);
+    if (check_run(r, name, err) < 0)
+        return -1;
     lucid_csv *csv = lucid_csv_open(path, err);
     if (!csv)
         return -1;
-    static const char *const names[] = {"time", "total_gpus", "idle_gpus"};
-    int c[3], rc = require_columns(csv, names, c, 3, err), more;
-    int64_t *times = NULL, *busy = NULL, *total = NULL;
+    static const char *const names[] = {"time", "vc", "total_gpus", "idle_gpus"};
+    int c[4], rc = require_columns(csv, names, c, 4, err), more;
+    sample *rows = NULL;
     size_t n = 0, cap = 0;
+    lucid_strtab *vcs = lucid_strtab_new();
+    if (!vcs)
+        rc = lucid_error_set(err, "out of memory");
     while (rc == 0 && (more = lucid_csv_next(csv, err)) != 0) {
         int64_t t, all, idle;
+        int32_t vc;
         if (more < 0 || lucid_csv_i64(csv, c[0], &t, err) < 0 ||
-            lucid_csv_i64(csv, c[1], &all, err) < 0 || lucid_csv_i64(csv, c[2], &idle, err) < 0) {
+            lucid_csv_i64(csv, c[2], &all, err) < 0 || lucid_csv_i64(csv, c[3], &idle, err) < 0) {
             rc = -1;
             break;
         }
-        if (all < 0 || idle < 0 || idle > all) {
+        if (all < 0 || idle < 0 || idle > all || all > INT32_MAX) {
             rc = lucid_error_at(err, path, lucid_csv_line(csv), "idle_gpus",
                                 "%lld idle of %lld GPUs", (long long)idle, (long long)all);
             break;
         }
-        if (n == cap) {
-            cap = cap ? 2 * cap : 4096;
-            int64_t *t2 = realloc(times, cap * sizeof *t2);
-            if (t2)
-                times = t2;
-            int64_t *b2 = realloc(busy, cap * sizeof *b2);
-            if (b2)
-                busy = b2;
-            int64_t *a2 = realloc(total, cap * sizeof *a2);
-            if (a2)
-                total = a2;
-            if (!t2 || !b2 || !a2) {
-                rc = lucid_error_set(err, "out of memory");
-                break;
-            }
+        if ((vc = lucid_strtab_intern(vcs, lucid_csv_field(csv, c[1]))) < 0 ||
+            LUCID_GROW(rows, cap, n + 1) < 0) {
+            rc = lucid_error_set(err, "out of memory");
+            break;
         }
-        times[n] = t;
-        busy[n] = all - idle;
-        total[n] = all;
-        n++;
+        rows[n++] = (sample){t, vc, (int32_t)(all - idle), (int32_t)all};
     }
     lucid_csv_close(csv);
     if (rc == 0 && n > 0) {
-        int64_t t0 = times[0], t1 = times[0];
-        for (size_t i = 1; i < n; i++) {
-            t0 = times[i] < t0 ? times[i] : t0;
-            t1 = times[i] > t1 ? times[i] : t1;
+        int64_t t0, last = rows[0].time;
+        for (size_t i = 1; i < n; i++)
+            last = rows[i].time > last ? rows[i].time : last;
+        int64_t end = pd->njct ? pd->last_submit : last;
+        pd->have_series = 1;
+        rc = bin_utilisation(pd, rows, n, lucid_strtab_count(vcs), end, &t0, err);
+        if (end > t0) {
+            r->series_days = fmax(r->series_days, (double)(end - t0) / 86400.0);
+            r->tail_days = fmax(r->tail_days, (double)(last - end) / 86400.0);
         }
-        double width = (double)(t1 - t0 + 1) / UTIL_BINS, bin_busy[UTIL_BINS] = {0},
-               bin_total[UTIL_BINS] = {0};
-        for (size_t i = 0; i < n; i++) {
-            int b = (int)((double)(times[i] - t0) / width);
-            b = b < UTIL_BINS ? b : UTIL_BINS - 1;
-            bin_busy[b] += (double)busy[i];
-            bin_total[b] += (double)total[i];
-        }
-        for (int b = 0; b < UTIL_BINS; b++)
-            if (bin_total[b] > 0) {
-                pd->util_day[pd->nutil] = ((double)b + 0.5) * width / 86400.0;
-                pd->util[pd->nutil++] = bin_busy[b] / bin_total[b];
-            }
     }
-    free(times);
-    free(busy);
-    free(total);
+    free(rows);
+    lucid_strtab_free(vcs);
     return rc;
 }
 
@@ -342,6 +428,17 @@ static void tick_label(double v, int log_scale, char *buf, size_t size)
         snprintf(buf, size, "%g", v);
 }
 
+/* A log axis gets a tick per decade, a linear one round ticks. */
+static int axis_ticks(const axis *a, double *ticks, int max)
+{
+    if (!a->log)
+        return lucid_svg_ticks(a->lo, a->hi, ticks, max);
+    int n = 0;
+    for (double v = a->lo; v <= a->hi * 1.0001 && n < max; v *= 10)
+        ticks[n++] = v;
+    return n;
+}
+
 /* Frame, grid, ticks, title and axis labels of a chart `height` high. */
 static void draw_axes(lucid_svg *svg, const axis *x, const axis *y, double height,
                       const char *title, const char *xlabel, const char *ylabel)
@@ -350,13 +447,7 @@ static void draw_axes(lucid_svg *svg, const axis *x, const axis *y, double heigh
     char label[32];
     int n;
     if (x) {
-        if (x->log) {
-            n = 0;
-            for (double v = x->lo; v <= x->hi * 1.0001 && n < 64; v *= 10)
-                ticks[n++] = v;
-        } else {
-            n = lucid_svg_ticks(x->lo, x->hi, ticks, 64);
-        }
+        n = axis_ticks(x, ticks, 64);
         for (int i = 0; i < n; i++) {
             double px = fx(x, ticks[i]);
             lucid_svg_line(svg, px, TOP, px, height - BOTTOM, "#e5e5e5", 1);
@@ -365,11 +456,11 @@ static void draw_axes(lucid_svg *svg, const axis *x, const axis *y, double heigh
         }
         lucid_svg_text(svg, (LEFT + FIG_W - RIGHT) / 2.0, height - 20, 13, "middle", 0, xlabel);
     }
-    n = lucid_svg_ticks(y->lo, y->hi, ticks, 64);
+    n = axis_ticks(y, ticks, 64);
     for (int i = 0; i < n; i++) {
         double py = fy(y, ticks[i], height);
         lucid_svg_line(svg, LEFT, py, FIG_W - RIGHT, py, "#e5e5e5", 1);
-        snprintf(label, sizeof label, "%g", ticks[i]);
+        tick_label(ticks[i], y->log, label, sizeof label);
         lucid_svg_text(svg, LEFT - 6, py + 4, 11, "end", 0, label);
     }
     lucid_svg_rect(svg, LEFT, TOP, FIG_W - LEFT - RIGHT, height - TOP - BOTTOM, "none", "#333333");
@@ -439,34 +530,41 @@ static int figure_cdf(const report *r, const char *path, lucid_error *err)
     return save(svg, path, err);
 }
 
-/* Figure 9: average queueing delay per VC, one bar per policy in each VC's group. */
+/* Figure 9: average queueing delay per VC, one bar per policy in each VC's
+ * group, on a log axis from the decade below the smallest non-zero delay to
+ * the decade above the largest: the delays span decades, and on a linear
+ * axis FIFO's flattens every other policy's.  A zero delay has no bar. */
 static int figure_vc_queue(const report *r, const char *path, lucid_error *err)
 {
-    double hi = 0;
+    double lo = INFINITY, hi = 0;
     for (int p = 0; p < r->npol; p++)
-        for (int v = 0; v < r->nvcs; v++)
-            if (!isnan(r->pol[p].vc_queue[v]))
-                hi = fmax(hi, r->pol[p].vc_queue[v]);
-    double ticks[64];
-    int nt = lucid_svg_ticks(0, hi > 0 ? hi : 1, ticks, 64);
-    axis y = {0, nt ? fmax(ticks[nt - 1], hi > 0 ? hi : 1) : 1, 0};
-    if (y.hi < hi * 1.0001)
-        y.hi = hi * 1.1;
+        for (int v = 0; v < r->nvcs; v++) {
+            double q = r->pol[p].vc_queue[v];
+            if (!isnan(q) && q > 0) {
+                lo = fmin(lo, q);
+                hi = fmax(hi, q);
+            }
+        }
+    if (!(hi >= lo))
+        lo = hi = 1;
+    axis y = {pow(10, floor(log10(lo))), pow(10, ceil(log10(hi))), 1};
+    if (y.hi <= y.lo)
+        y.hi = y.lo * 10;
     const double height = FIG_H + 40; /* room for the slanted VC names */
     lucid_svg *svg = lucid_svg_new(FIG_W, height);
     if (!svg)
         return lucid_error_set(err, "out of memory");
     draw_axes(svg, NULL, &y, height - 40, "Figure 9: average queueing delay per VC", "",
-              "average queueing delay (s)");
+              "average queueing delay (s, log scale)");
     double group = (FIG_W - LEFT - RIGHT) / (double)(r->nvcs ? r->nvcs : 1);
     double bar = group * 0.8 / r->npol;
     for (int v = 0; v < r->nvcs; v++) {
         double gx = LEFT + group * v + group * 0.1;
         for (int p = 0; p < r->npol; p++) {
             double q = r->pol[p].vc_queue[v];
-            if (isnan(q))
+            if (isnan(q) || q <= 0)
                 continue;
-            double top = fy(&y, q, height - 40), base = fy(&y, 0, height - 40);
+            double top = fy(&y, q, height - 40), base = fy(&y, y.lo, height - 40);
             lucid_svg_rect(svg, gx + bar * p, top, bar, base - top, colour(p), "none");
         }
         double cx = LEFT + group * (v + 0.5), cy = height - 40 - BOTTOM + 14;
@@ -477,22 +575,20 @@ static int figure_vc_queue(const report *r, const char *path, lucid_error *err)
     return save(svg, path, err);
 }
 
-/* Cluster GPU utilisation over time (busy / all GPUs, binned). */
+/* Cluster GPU utilisation over time (busy / all GPUs of the cluster,
+ * binned), from the start to the trace's last submission. */
 static int figure_utilisation(const report *r, const char *path, lucid_error *err)
 {
-    double hi = 0;
     int shown[MAX_POLICIES];
-    for (int p = 0; p < r->npol; p++) {
+    for (int p = 0; p < r->npol; p++)
         shown[p] = r->pol[p].nutil > 0;
-        for (int i = 0; i < r->pol[p].nutil; i++)
-            hi = fmax(hi, r->pol[p].util_day[i]);
-    }
-    axis x = {0, hi > 0 ? hi * 1.02 : 1, 0}, y = {0, 100, 0};
+    axis x = {0, r->series_days > 0 ? r->series_days : 1, 0}, y = {0, 100, 0};
     lucid_svg *svg = lucid_svg_new(FIG_W, FIG_H);
     if (!svg)
         return lucid_error_set(err, "out of memory");
-    draw_axes(svg, &x, &y, FIG_H, "GPU utilisation over time", "time since the first sample (days)",
-              "busy GPUs (% of the GPUs of VCs still running)");
+    draw_axes(svg, &x, &y, FIG_H, "GPU utilisation over time",
+              "time since the start (days), to the last submission",
+              "busy GPUs (% of all the cluster's GPUs)");
     double xs[UTIL_BINS], ys[UTIL_BINS];
     for (int p = 0; p < r->npol; p++) {
         const policy_data *pd = &r->pol[p];
@@ -589,11 +685,6 @@ static void table5(FILE *out, const report *r)
     fputs("</table>\n", out);
 }
 
-static int cmp_string(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static int make_dir(const char *path, lucid_error *err)
 {
     if (mkdir(path, 0777) != 0 && errno != EEXIST)
@@ -653,31 +744,27 @@ static int model_section(FILE *out, const report *r, const char *path, lucid_err
         return -1;
     snprintf(dir, sizeof dir, "%s/model-%s", r->figdir, name);
     int rc = lucid_explain_write_dir(m, dir, err);
-    lucid_ebm_free(m);
-    if (rc < 0)
+    if (rc < 0) {
+        lucid_ebm_free(m);
         return -1;
-    DIR *d = opendir(dir);
-    if (!d)
-        return lucid_error_at(err, dir, 0, NULL, "cannot read: %s", strerror(errno));
-    char *terms[1024];
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d)) && n < 1024;) {
-        size_t len = strlen(e->d_name);
-        if (len > 9 && strncmp(e->d_name, "term_", 5) == 0 && strcmp(e->d_name + len - 4, ".svg") == 0)
-            if ((terms[n] = strdup(e->d_name)))
-                n++;
     }
-    closedir(d);
-    qsort(terms, (size_t)n, sizeof *terms, cmp_string);
-    char svg[5120];
+    /* The importance chart, then the terms from the most important down. */
+    char svg[5400];
     snprintf(svg, sizeof svg, "%s/importance.svg", dir);
     rc = embed_svg(out, svg, err);
-    for (int i = 0; i < n; i++) {
-        snprintf(svg, sizeof svg, "%s/%s", dir, terms[i]);
-        if (rc == 0)
+    int *order = malloc((size_t)(m->nterms ? m->nterms : 1) * sizeof *order);
+    if (rc == 0 && (!order || lucid_explain_rank(m, order) < 0))
+        rc = lucid_error_set(err, "out of memory");
+    for (int i = 0; i < m->nterms && rc == 0; i++) {
+        char base[600];
+        lucid_explain_term_file(m, order[i], base, sizeof base);
+        snprintf(svg, sizeof svg, "%s/%s.svg", dir, base);
+        /* A term with a single bin has no chart. */
+        if (access(svg, F_OK) == 0)
             rc = embed_svg(out, svg, err);
-        free(terms[i]);
     }
+    free(order);
+    lucid_ebm_free(m);
     return rc;
 }
 
@@ -689,14 +776,38 @@ static const char style[] =
     "figure{margin:1.5em 0}svg{max-width:100%;height:auto}"
     "figcaption{color:#666;font-size:small}";
 
-static int write_page(const report *r, const char *html, const char *const *models, int nmodels,
+/* Which run the page shows: the MANIFEST's lines (inputs with their hashes,
+ * semantics, policies, knobs), not the per-file hashes it was checked with. */
+static void run_section(FILE *out, const report *r)
+{
+    fputs("<h2>Run</h2>\n", out);
+    if (!r->have_manifest) {
+        fputs("<p>No MANIFEST in the folder (written by a lucid before 0.1.0 recorded its "
+              "runs): which trace, semantics and knobs produced these files is not known, and "
+              "files of different runs cannot be told apart.</p>\n",
+              out);
+        return;
+    }
+    fprintf(out, "<p>From <code>MANIFEST</code>; the %d files read were checked against its "
+                 "hashes.</p>\n<table>\n",
+            r->checked);
+    for (size_t i = 0; i < r->manifest.n; i++) {
+        if (strcmp(r->manifest.keys[i], "file") == 0)
+            continue;
+        fputs("<tr><td>", out);
+        html_text(out, r->manifest.keys[i]);
+        fputs("</td><td style=\"text-align:left\"><code>", out);
+        html_text(out, r->manifest.values[i]);
+        fputs("</code></td></tr>\n", out);
+    }
+    fputs("</table>\n", out);
+}
+
+static int write_page(const report *r, FILE *out, const char *const *models, int nmodels,
                       lucid_error *err)
 {
     static const char *const figures[] = {"fig8_jct_cdf.svg", "fig9_vc_queue.svg",
                                           "gpu_utilisation.svg"};
-    FILE *out = fopen(html, "w");
-    if (!out)
-        return lucid_error_at(err, html, 0, NULL, "cannot write: %s", strerror(errno));
     fprintf(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"
                  "<title>Lucid report</title>\n<style>%s</style>\n</head>\n<body>\n",
             style);
@@ -705,6 +816,7 @@ static int write_page(const report *r, const char *html, const char *const *mode
     fprintf(out, "</code>: %d policies, %d VCs. Times in seconds; large jobs use more than 8 "
                  "GPUs.</p>\n",
             r->npol, r->nvcs);
+    run_section(out, r);
     table4(out, r);
     table5(out, r);
     int have_series = 0, rc = 0;
@@ -717,6 +829,11 @@ static int write_page(const report *r, const char *html, const char *const *mode
                   out);
             continue;
         }
+        if (f == 2)
+            fprintf(out, "<p>GPU utilisation: busy GPUs over all the cluster's GPUs, from the "
+                         "start to the trace's last submission (%.1f days); the %.1f days after "
+                         "it, while the last jobs drain, are left out.</p>\n",
+                    r->series_days, r->tail_days);
         char path[4608];
         snprintf(path, sizeof path, "%s/%s", r->figdir, figures[f]);
         rc = embed_svg(out, path, err);
@@ -724,19 +841,69 @@ static int write_page(const report *r, const char *html, const char *const *mode
     for (int i = 0; i < nmodels && rc == 0; i++)
         rc = model_section(out, r, models[i], err);
     fputs("</body>\n</html>\n", out);
-    if (fclose(out) != 0 && rc == 0)
-        rc = lucid_error_at(err, html, 0, NULL, "write failed");
     return rc;
+}
+
+/* Every --model file is read before anything is written: a bad one fails
+ * the run with the previous report in place. */
+static int check_models(const char *const *models, int nmodels, lucid_error *err)
+{
+    for (int i = 0; i < nmodels; i++) {
+        char kind[32];
+        if (lucid_model_file_kind(models[i], kind, sizeof kind, err) < 0)
+            return -1;
+        if (strcmp(kind, "cart") == 0) {
+            lucid_cart *tree = lucid_cart_load(models[i], err);
+            if (!tree)
+                return -1;
+            lucid_cart_free(tree);
+        } else if (strcmp(kind, "ebm") == 0) {
+            lucid_ebm *m = lucid_ebm_load(models[i], err);
+            if (!m)
+                return -1;
+            lucid_ebm_free(m);
+        } else {
+            return lucid_error_at(err, models[i], 0, "kind", "unknown model kind '%s'", kind);
+        }
+    }
+    return 0;
+}
+
+/* The page must not replace a file the report reads. */
+static int check_page_path(const report *r, const char *html, const char *const *models,
+                           int nmodels, lucid_error *err)
+{
+    char paths[2 * MAX_POLICIES + 3][4352];
+    const char *inputs[2 * MAX_POLICIES + 3 + MAX_MODELS];
+    int n = 0;
+    snprintf(paths[n++], sizeof paths[0], "%s/summary.csv", r->dir);
+    snprintf(paths[n++], sizeof paths[0], "%s/%s", r->dir, LUCID_MANIFEST_NAME);
+    snprintf(paths[n++], sizeof paths[0], "%s/experiment.ini", r->dir);
+    for (int p = 0; p < r->npol; p++) {
+        snprintf(paths[n++], sizeof paths[0], "%s/jobs-%s.csv", r->dir, r->pol[p].name);
+        snprintf(paths[n++], sizeof paths[0], "%s/series-%s.csv", r->dir, r->pol[p].name);
+    }
+    for (int i = 0; i < n; i++)
+        inputs[i] = paths[i];
+    for (int i = 0; i < nmodels; i++)
+        inputs[n++] = models[i];
+    return lucid_check_not_input(html, inputs, n, NULL, err);
 }
 
 static int build(report *r, const char *html, const char *const *models, int nmodels,
                  lucid_error *err)
 {
+    int have = lucid_manifest_load(&r->manifest, r->dir, err);
+    if (have < 0)
+        return -1;
+    r->have_manifest = have == 0;
     if (read_summary(r, err) < 0)
         return -1;
     for (int p = 0; p < r->npol; p++)
         if (read_jobs(r, &r->pol[p], err) < 0 || read_series(r, &r->pol[p], err) < 0)
             return -1;
+    if (check_page_path(r, html, models, nmodels, err) < 0 || check_models(models, nmodels, err) < 0)
+        return -1;
     snprintf(r->figdir, sizeof r->figdir, "%s/report", r->dir);
     if (make_dir(r->figdir, err) < 0)
         return -1;
@@ -753,7 +920,16 @@ static int build(report *r, const char *html, const char *const *models, int nmo
     snprintf(path, sizeof path, "%s/gpu_utilisation.svg", r->figdir);
     if (have_series && figure_utilisation(r, path, err) < 0)
         return -1;
-    return write_page(r, html, models, nmodels, err);
+    /* Written whole or not at all: a failure keeps the previous page. */
+    lucid_outfile page;
+    FILE *out = lucid_outfile_open(&page, html, err);
+    if (!out)
+        return -1;
+    if (write_page(r, out, models, nmodels, err) < 0) {
+        lucid_outfile_abort(&page);
+        return -1;
+    }
+    return lucid_outfile_commit(&page, err);
 }
 
 int cmd_report(int argc, char **argv)

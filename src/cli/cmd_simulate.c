@@ -1,7 +1,10 @@
 /* cmd_simulate.c — `lucid simulate [EXPERIMENT.ini] [options]`: load a trace
  * and its side files, run the policies, write summary.csv, jobs-<policy>.csv
  * (and series-<policy>.csv), and print the paper's Tables 4 and 5. */
+#define _XOPEN_SOURCE 700 /* realpath */
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,8 +13,10 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "lucid/atomic.h"
 #include "lucid/csv.h"
 #include "lucid/experiment.h"
+#include "lucid/manifest.h"
 #include "lucid/sim.h"
 
 static const char usage_text[] =
@@ -58,52 +63,212 @@ static void show_progress(void *user, int done, int total)
     fflush(stderr);
 }
 
+/* What a run writes into OUTDIR besides MANIFEST: summary.csv,
+ * jobs-<policy>.csv, series-<policy>.csv (--series) and experiment.ini. */
+enum { MAX_OUTPUTS = 3 + 2 * LUCID_EXP_MAX_POLICIES };
+
+static int output_names(const lucid_experiment *exp, const lucid_policy_ops *const *policies,
+                        int n, char names[][96])
+{
+    int k = 0;
+    snprintf(names[k++], 96, "summary.csv");
+    for (int i = 0; i < n; i++) {
+        snprintf(names[k++], 96, "jobs-%s.csv", policies[i]->name);
+        if (exp->series)
+            snprintf(names[k++], 96, "series-%s.csv", policies[i]->name);
+    }
+    snprintf(names[k++], 96, "experiment.ini");
+    return k;
+}
+
+static const char experiment_header[] =
+    "# The experiment this output directory was produced with (lucid simulate).\n";
+
+/* A per-policy file of another run (jobs-*.csv, series-*.csv not in names). */
+static int is_stale(const char *file, char names[][96], int n)
+{
+    size_t len = strlen(file);
+    if (!(strncmp(file, "jobs-", 5) == 0 || strncmp(file, "series-", 7) == 0) || len < 5 ||
+        strcmp(file + len - 4, ".csv") != 0)
+        return 0;
+    for (int i = 0; i < n; i++)
+        if (strcmp(file, names[i]) == 0)
+            return 0;
+    return 1;
+}
+
+/* What `lucid report OUTDIR` made of another run: its page (when lucid
+ * wrote it) and the run's figures; they would describe the old results. */
+static const char *const report_outputs[] = {"report.html", "report/fig8_jct_cdf.svg",
+                                             "report/fig9_vc_queue.svg",
+                                             "report/gpu_utilisation.svg"};
+
+static int is_stale_report(const char *out, int i)
+{
+    char path[4352];
+    snprintf(path, sizeof path, "%s/%s", out, report_outputs[i]);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    char head[512];
+    size_t n = fread(head, 1, sizeof head - 1, f);
+    head[n] = '\0';
+    fclose(f);
+    return i > 0 || strstr(head, "<title>Lucid report</title>") != NULL;
+}
+
+/* Before simulating: no output may be one of the inputs, an existing
+ * experiment.ini must be one simulate wrote (not the user's own), and the
+ * stale files of another run that will be removed must not be inputs. */
+static int check_outputs(const lucid_experiment *exp, const lucid_policy_ops *const *policies,
+                         int n)
+{
+    struct stat st;
+    if (stat(exp->out, &st) == 0 && !S_ISDIR(st.st_mode))
+        return cli_fail("%s: not a directory (--out names the output folder)", exp->out);
+    const char *inputs[64], *what[64];
+    int ninputs = lucid_experiment_inputs(exp, inputs, what, 64);
+    char names[MAX_OUTPUTS + 1][96], path[4352];
+    int k = output_names(exp, policies, n, names);
+    snprintf(names[k++], 96, "%s", LUCID_MANIFEST_NAME);
+    lucid_error err = {{0}};
+    for (int i = 0; i < k; i++) {
+        snprintf(path, sizeof path, "%s/%s", exp->out, names[i]);
+        if (lucid_check_not_input(path, inputs, ninputs, what, &err) < 0)
+            return cli_fail("%s", err.msg);
+    }
+    snprintf(path, sizeof path, "%s/experiment.ini", exp->out);
+    FILE *old = fopen(path, "r");
+    if (old) {
+        char first[256] = "";
+        int ours = fgets(first, sizeof first, old) && strcmp(first, experiment_header) == 0;
+        fclose(old);
+        if (!ours)
+            return cli_fail("%s: exists and was not written by lucid simulate; choose another "
+                            "--out (an output folder holds one run)",
+                            path);
+    }
+    DIR *dir = opendir(exp->out);
+    for (struct dirent *e; dir && (e = readdir(dir));) {
+        if (!is_stale(e->d_name, names, k))
+            continue;
+        snprintf(path, sizeof path, "%s/%s", exp->out, e->d_name);
+        if (lucid_check_not_input(path, inputs, ninputs, what, &err) < 0) {
+            closedir(dir);
+            return cli_fail("%s (it would be removed as a file of another run)", err.msg);
+        }
+    }
+    if (dir)
+        closedir(dir);
+    for (size_t i = 0; i < sizeof report_outputs / sizeof report_outputs[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", exp->out, report_outputs[i]);
+        if (is_stale_report(exp->out, (int)i) &&
+            lucid_check_not_input(path, inputs, ninputs, what, &err) < 0)
+            return cli_fail("%s (it would be removed as a file of another run)", err.msg);
+    }
+    return 0;
+}
+
+/* The other run's per-policy files go, so that OUTDIR holds one run; each
+ * removal is said on stderr even with --quiet (files disappear). */
+static int remove_stale(const char *out, char names[][96], int n)
+{
+    DIR *dir = opendir(out);
+    if (!dir)
+        return cli_fail("%s: cannot read: %s", out, strerror(errno));
+    char path[4352];
+    int rc = 0;
+    for (struct dirent *e; (e = readdir(dir));) {
+        if (!is_stale(e->d_name, names, n))
+            continue;
+        snprintf(path, sizeof path, "%s/%s", out, e->d_name);
+        if (unlink(path) != 0)
+            rc = cli_fail("%s: cannot remove a file of another run: %s", path, strerror(errno));
+        else
+            fprintf(stderr, "lucid: removed %s (a file of another run)\n", path);
+    }
+    closedir(dir);
+    for (size_t i = 0; i < sizeof report_outputs / sizeof report_outputs[0]; i++) {
+        if (!is_stale_report(out, (int)i))
+            continue;
+        snprintf(path, sizeof path, "%s/%s", out, report_outputs[i]);
+        if (unlink(path) != 0)
+            rc = cli_fail("%s: cannot remove a file of another run: %s", path, strerror(errno));
+        else
+            fprintf(stderr, "lucid: removed %s (a file of another run)\n", path);
+    }
+    return rc;
+}
+
+static int write_manifest(const lucid_experiment *exp, const lucid_policy_ops *const *policies,
+                          int n, char names[][96], int k)
+{
+    lucid_manifest m = {0};
+    lucid_error err = {{0}};
+    char real[PATH_MAX], list[1024] = "", path[4352];
+    size_t used = 0;
+    for (int i = 0; i < n && used < sizeof list; i++)
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? "," : "",
+                                 policies[i]->name);
+    int rc = lucid_manifest_add(&m, &err, "lucid_version", "%s", LUCID_VERSION);
+    rc = rc ? rc : lucid_manifest_add(&m, &err, "verb", "simulate");
+    rc = rc ? rc : lucid_manifest_add(&m, &err, "out", "%s",
+                                      realpath(exp->out, real) ? real : exp->out);
+    rc = rc ? rc : lucid_manifest_add(&m, &err, "policies", "%s", list);
+    rc = rc ? rc : lucid_experiment_manifest(exp, &m, &err);
+    for (int i = 0; i < k && rc == 0; i++) {
+        snprintf(path, sizeof path, "%s/%s", exp->out, names[i]);
+        rc = lucid_manifest_add_hash(&m, "file", path, names[i], &err);
+    }
+    rc = rc ? rc : lucid_manifest_save(&m, exp->out, &err);
+    lucid_manifest_free(&m);
+    return rc < 0 ? cli_fail("%s", err.msg) : 0;
+}
+
+/* Every file goes to a temporary name first and all are renamed together
+ * once all are written, so a failure leaves the previous run's files. */
 static int write_outputs(const lucid_experiment *exp, const cli_run *d,
-                         const lucid_sim_result *results, int n)
+                         const lucid_policy_ops *const *policies, const lucid_sim_result *results,
+                         int n)
 {
     if (make_dir(exp->out) < 0)
         return cli_fail("%s: cannot create directory: %s", exp->out, strerror(errno));
-    char path[4352];
-    snprintf(path, sizeof path, "%s/summary.csv", exp->out);
-    FILE *summary = fopen(path, "w");
-    if (!summary)
-        return cli_fail("%s: cannot write: %s", path, strerror(errno));
-    fputs("policy,vc,jobs,avg_jct,avg_queue,p999_queue\n", summary);
-    int rc = 0;
-    for (int i = 0; i < n && rc == 0; i++) {
-        rc |= lucid_write_summary_rows(summary, &d->trace, &d->vcs, &results[i]);
-        snprintf(path, sizeof path, "%s/jobs-%s.csv", exp->out, results[i].policy->name);
-        FILE *jobs = fopen(path, "w");
-        if (!jobs) {
-            rc = cli_fail("%s: cannot write: %s", path, strerror(errno));
-            break;
-        }
-        rc |= lucid_write_jobs(jobs, &d->trace, &d->vcs, &results[i]);
-        rc |= fclose(jobs) != 0;
-        if (exp->series) {
-            snprintf(path, sizeof path, "%s/series-%s.csv", exp->out, results[i].policy->name);
-            FILE *series = fopen(path, "w");
-            if (!series) {
-                rc = cli_fail("%s: cannot write: %s", path, strerror(errno));
-                break;
-            }
-            rc |= lucid_write_series(series, &d->vcs, &results[i]);
-            rc |= fclose(series) != 0;
-        }
+    char names[MAX_OUTPUTS][96], path[4352];
+    int k = output_names(exp, policies, n, names), rc = 0;
+    lucid_outfile files[MAX_OUTPUTS];
+    memset(files, 0, sizeof files);
+    lucid_error err = {{0}};
+    for (int i = 0; i < k && rc == 0; i++) {
+        snprintf(path, sizeof path, "%s/%s", exp->out, names[i]);
+        if (!lucid_outfile_open(&files[i], path, &err))
+            rc = -1;
     }
-    rc |= fclose(summary) != 0;
-    /* The experiment as run (flags applied, absolute paths): `lucid explain
-     * OUTDIR JOB` re-runs from it. */
-    snprintf(path, sizeof path, "%s/experiment.ini", exp->out);
-    FILE *used = fopen(path, "w");
-    if (!used)
-        return cli_fail("%s: cannot write: %s", path, strerror(errno));
-    fputs("# The experiment this output directory was produced with (lucid simulate).\n", used);
-    rc |= lucid_experiment_write(used, exp);
-    rc |= fclose(used) != 0;
+    if (rc == 0) {
+        FILE *summary = files[0].f;
+        fputs("policy,vc,jobs,avg_jct,avg_queue,p999_queue\n", summary);
+        for (int i = 0, f = 1; i < n; i++) {
+            rc |= lucid_write_summary_rows(summary, &d->trace, &d->vcs, &results[i]);
+            rc |= lucid_write_jobs(files[f++].f, &d->trace, &d->vcs, &results[i]);
+            if (exp->series)
+                rc |= lucid_write_series(files[f++].f, &d->vcs, &results[i]);
+        }
+        /* The experiment as run (flags applied, absolute paths): `lucid
+         * explain OUTDIR JOB` re-runs from it. */
+        fputs(experiment_header, files[k - 1].f);
+        rc |= lucid_experiment_write(files[k - 1].f, exp);
+        if (rc)
+            lucid_error_set(&err, "%s: error while writing results", exp->out);
+    }
+    for (int i = 0; i < k; i++)
+        if (rc == 0 && lucid_outfile_commit(&files[i], &err) < 0)
+            rc = -1;
+        else
+            lucid_outfile_abort(&files[i]);
     if (rc)
-        return cli_fail("%s: error while writing results", exp->out);
-    return 0;
+        return cli_fail("%s", err.msg);
+    if (remove_stale(exp->out, names, k) != 0)
+        return 1;
+    return write_manifest(exp, policies, n, names, k);
 }
 
 static void print_tables(const cli_run *d, const lucid_sim_result *results, int n)
@@ -145,7 +310,7 @@ static int parse_args(int argc, char **argv, lucid_experiment *exp, int *quiet)
                                   strcmp(argv[i - 1], "--quiet") == 0 ||
                                   strcmp(argv[i - 1], "--skip-oversized") == 0)) {
             if (have_file)
-                return cli_fail("more than one experiment file given ('%s')", argv[i]);
+                return cli_usage_error("more than one experiment file given ('%s')", argv[i]);
             if (lucid_experiment_load(exp, argv[i], &err) < 0)
                 return cli_fail("%s", err.msg);
             have_file = 1;
@@ -164,7 +329,7 @@ static int parse_args(int argc, char **argv, lucid_experiment *exp, int *quiet)
         int matched = 0;
         if (argv[i][0] != '-')
             continue;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+        if (cli_is_help(argv[i])) {
             fputs(usage_text, stdout);
             exit(0);
         }
@@ -183,7 +348,7 @@ static int parse_args(int argc, char **argv, lucid_experiment *exp, int *quiet)
         for (size_t f = 0; f < sizeof flags / sizeof flags[0] && !matched; f++) {
             int got = cli_option(argc, argv, &i, flags[f].flag, &value);
             if (got < 0)
-                return 1;
+                return 2;
             if (got == 1) {
                 matched = 1;
                 if (lucid_experiment_set(exp, flags[f].section, flags[f].key, value, ".",
@@ -195,19 +360,20 @@ static int parse_args(int argc, char **argv, lucid_experiment *exp, int *quiet)
             continue;
         int got = cli_option(argc, argv, &i, "--set", &value);
         if (got < 0)
-            return 1;
+            return 2;
         if (got == 1) {
             char buf[1024];
             snprintf(buf, sizeof buf, "%s", value);
             char *dot = strchr(buf, '.'), *eq = strchr(buf, '=');
             if (!dot || !eq || dot > eq)
-                return cli_fail("--set wants SECTION.KEY=VALUE, not '%s'", value);
+                return cli_usage_error("--set wants SECTION.KEY=VALUE, not '%s'", value);
             *dot = *eq = '\0';
             if (lucid_experiment_set(exp, buf, dot + 1, eq + 1, ".", "--set", 0, &err) < 0)
                 return cli_fail("%s", err.msg);
             continue;
         }
-        return cli_fail("simulate: unknown option '%s' (see lucid simulate --help)", argv[i]);
+        return cli_usage_error("simulate: unknown option '%s' (see lucid simulate --help)",
+                               argv[i]);
     }
     return 0;
 }
@@ -217,9 +383,10 @@ int cmd_simulate(int argc, char **argv)
     lucid_experiment exp;
     lucid_experiment_defaults(&exp);
     int quiet = 0;
-    if (parse_args(argc, argv, &exp, &quiet) != 0) {
+    int parsed = parse_args(argc, argv, &exp, &quiet); /* 1 bad input, 2 bad usage */
+    if (parsed != 0) {
         lucid_experiment_free(&exp);
-        return 1;
+        return parsed;
     }
     const lucid_policy_ops *policies[LUCID_EXP_MAX_POLICIES];
     int npolicies = 0;
@@ -230,6 +397,10 @@ int cmd_simulate(int argc, char **argv)
     }
     if (!exp.out)
         exp.out = strdup("out");
+    if (check_outputs(&exp, policies, npolicies) != 0) {
+        lucid_experiment_free(&exp);
+        return 1;
+    }
 
     cli_run d;
     lucid_error err = {{0}};
@@ -247,7 +418,7 @@ int cmd_simulate(int argc, char **argv)
             rc = cli_fail("%s", err.msg);
         } else {
             clock_gettime(CLOCK_MONOTONIC, &t1);
-            rc = write_outputs(&exp, &d, results, npolicies);
+            rc = write_outputs(&exp, &d, policies, results, npolicies);
             if (!quiet) {
                 print_tables(&d, results, npolicies);
                 printf("\n%zu jobs, %d policies, %s semantics, simulated in %.3f s; results in %s/\n",

@@ -66,7 +66,7 @@ int cmd_status(int argc, char **argv)
     int as_json = 0;
     for (int i = 1; i < argc; i++) {
         int r;
-        if (strcmp(argv[i], "--help") == 0) {
+        if (cli_is_help(argv[i])) {
             puts("usage: lucid status [--socket PATH] [--json]\n"
                  "  lucidd's profiler, packing switch, GPU metrics backend, models, phases.");
             return 0;
@@ -76,7 +76,8 @@ int cmd_status(int argc, char **argv)
             if (r < 0)
                 return 2;
         } else {
-            return cli_fail("status: unknown argument '%s'", argv[i]);
+            return cli_usage_error("status: unknown argument '%s' (see lucid status --help)",
+                                   argv[i]);
         }
     }
     json_t *reply = cli_lucidd_request(cli_lucidd_socket(socket_path), "{\"cmd\":\"status\"}");

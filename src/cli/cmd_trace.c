@@ -24,71 +24,85 @@ static const char usage_text[] =
     "  --load X        offered load, GPU-seconds asked per GPU-second (0.9)\n"
     "  --noise X       sigma of log-normal noise on the estimates (0.5)\n"
     "  --seed N        seed (1)\n"
-    "  --from TRACE    base trace (data/venus-sept/trace.csv)\n"
-    "  --from-vcs CSV  its VC configuration (data/venus-sept/vc_config.csv)\n";
+    "  --from TRACE    base trace (the bundled Venus trace, data/venus-sept/trace.csv\n"
+    "                  in lucid's data directory: $LUCID_DATA_DIR, ../share/lucid\n"
+    "                  beside the program, or " LUCID_DATADIR ")\n"
+    "  --from-vcs CSV  its VC configuration (data/venus-sept/vc_config.csv there)\n";
 
 static int synth(int argc, char **argv)
 {
     lucid_synth_config cfg = {.jobs = 10000, .nodes = 135, .vcs = 15, .gpus_per_node = 8,
                               .load = 0.9, .estimate_noise = 0.5, .seed = 1};
-    const char *out = NULL, *from = "data/venus-sept/trace.csv",
-               *from_vcs = "data/venus-sept/vc_config.csv";
+    /* The default base is the bundled Venus trace, found wherever lucid
+     * runs from (cli_data_file: installed data directory or source tree). */
+    const char *out = NULL, *from = NULL, *from_vcs = NULL;
+    char from_buf[4096], from_vcs_buf[4096];
     for (int i = 1; i < argc; i++) {
         const char *v;
         int64_t n;
         int got;
-        if (strcmp(argv[i], "--help") == 0) {
+        if (cli_is_help(argv[i])) {
             fputs(usage_text, stdout);
             return 0;
         }
         if ((got = cli_option(argc, argv, &i, "--out", &v)) != 0) {
             if (got < 0)
-                return 1;
+                return 2;
             out = v;
         } else if ((got = cli_option(argc, argv, &i, "--from", &v)) != 0) {
             if (got < 0)
-                return 1;
+                return 2;
             from = v;
         } else if ((got = cli_option(argc, argv, &i, "--from-vcs", &v)) != 0) {
             if (got < 0)
-                return 1;
+                return 2;
             from_vcs = v;
         } else if ((got = cli_option(argc, argv, &i, "--jobs", &v)) != 0) {
             if (got < 0 || cli_int("--jobs", v, &n) < 0)
-                return 1;
+                return 2;
             cfg.jobs = n;
         } else if ((got = cli_option(argc, argv, &i, "--nodes", &v)) != 0) {
             if (got < 0 || cli_int("--nodes", v, &n) < 0)
-                return 1;
+                return 2;
             if (n < 1 || n > 1000000)
-                return cli_fail("--nodes: %lld out of range 1..1000000", (long long)n);
+                return cli_usage_error("--nodes: %lld out of range 1..1000000", (long long)n);
             cfg.nodes = (int32_t)n;
         } else if ((got = cli_option(argc, argv, &i, "--vcs", &v)) != 0) {
             if (got < 0 || cli_int("--vcs", v, &n) < 0)
-                return 1;
+                return 2;
             if (n < 1 || n > 100000)
-                return cli_fail("--vcs: %lld out of range 1..100000", (long long)n);
+                return cli_usage_error("--vcs: %lld out of range 1..100000", (long long)n);
             cfg.vcs = (int32_t)n;
         } else if ((got = cli_option(argc, argv, &i, "--seed", &v)) != 0) {
             if (got < 0 || cli_int("--seed", v, &n) < 0)
-                return 1;
+                return 2;
             cfg.seed = (uint64_t)n;
         } else if ((got = cli_option(argc, argv, &i, "--load", &v)) != 0) {
             if (got < 0)
-                return 1;
+                return 2;
             if (lucid_parse_f64(v, &cfg.load) < 0 || cfg.load <= 0)
-                return cli_fail("--load: '%s' is not a positive number", v);
+                return cli_usage_error("--load: '%s' is not a positive number", v);
         } else if ((got = cli_option(argc, argv, &i, "--noise", &v)) != 0) {
             if (got < 0)
-                return 1;
+                return 2;
             if (lucid_parse_f64(v, &cfg.estimate_noise) < 0 || cfg.estimate_noise < 0)
-                return cli_fail("--noise: '%s' is not a non-negative number", v);
+                return cli_usage_error("--noise: '%s' is not a non-negative number", v);
         } else {
-            return cli_fail("trace synth: unknown option '%s'", argv[i]);
+            return cli_usage_error("trace synth: unknown option '%s' (see lucid trace synth --help)",
+                                   argv[i]);
         }
     }
     if (!out)
-        return cli_fail("trace synth: --out DIR is required");
+        return cli_usage_error("trace synth: --out DIR is required");
+    if (!from && cli_data_file("data/venus-sept/trace.csv", from_buf, sizeof from_buf) < 0)
+        return cli_fail("trace synth: no base trace: %s (give one with --from TRACE --from-vcs CSV)",
+                        from_buf);
+    if (!from_vcs && cli_data_file("data/venus-sept/vc_config.csv", from_vcs_buf,
+                                   sizeof from_vcs_buf) < 0)
+        return cli_fail("trace synth: no base VC file: %s (give one with --from-vcs CSV)",
+                        from_vcs_buf);
+    from = from ? from : from_buf;
+    from_vcs = from_vcs ? from_vcs : from_vcs_buf;
     if (mkdir(out, 0777) < 0 && errno != EEXIST)
         return cli_fail("%s: cannot create: %s", out, strerror(errno));
     lucid_error err = {{0}};
@@ -148,6 +162,8 @@ int cmd_trace(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "synth") == 0)
         return synth(argc - 1, argv + 1);
-    fputs(usage_text, argc >= 2 && strcmp(argv[1], "--help") == 0 ? stdout : stderr);
-    return argc >= 2 && strcmp(argv[1], "--help") == 0 ? 0 : 2;
+    if (argc >= 2 && !cli_is_help(argv[1]))
+        return cli_usage_error("trace: unknown subcommand '%s' (see lucid trace --help)", argv[1]);
+    fputs(usage_text, argc >= 2 ? stdout : stderr);
+    return argc >= 2 ? 0 : 2;
 }

@@ -25,7 +25,9 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "lucid/atomic.h"
 #include "lucid/csv.h"
+#include "lucid/util.h"
 
 static const char usage_text[] =
     "usage: lucid tune EXPERIMENT.ini [options]\n"
@@ -547,16 +549,6 @@ static void absolute(const char *path, char *buf, size_t size)
         snprintf(buf, size, "%s", path);
 }
 
-static char *trim(char *s)
-{
-    while (*s == ' ' || *s == '\t')
-        s++;
-    size_t n = strlen(s);
-    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r'))
-        s[--n] = '\0';
-    return s;
-}
-
 static void write_missing_knobs(FILE *out, const point *best, int *written, int online)
 {
     for (int k = 0; k < NKNOBS; k++)
@@ -575,13 +567,13 @@ static void write_line(FILE *out, const char *line, const char *section,
     char buf[4096];
     snprintf(buf, sizeof buf, "%s", line);
     char *eq = strchr(buf, '=');
-    char *first = trim(buf);
+    char *first = lucid_trim(buf);
     if (!eq || *first == '#' || *first == ';') {
         fputs(line, out);
         return;
     }
     *eq = '\0';
-    const char *key = trim(first);
+    const char *key = lucid_trim(first);
     if (strcmp(section, "lucid") == 0)
         for (int k = 0; k < NKNOBS; k++)
             if (strcmp(key, knobs[k].key) == 0 && (online || k != PERIOD_KNOB)) {
@@ -610,10 +602,12 @@ static int write_tuned(const char *path, const lucid_experiment *exp, const poin
     FILE *in = fopen(exp->path, "r");
     if (!in)
         return cli_fail("%s: cannot open: %s", exp->path, strerror(errno));
-    FILE *out = fopen(path, "w");
+    lucid_outfile tuned;
+    lucid_error err = {{0}};
+    FILE *out = lucid_outfile_open(&tuned, path, &err);
     if (!out) {
         fclose(in);
-        return cli_fail("%s: cannot write: %s", path, strerror(errno));
+        return cli_fail("%s", err.msg);
     }
     fputs(header, out);
     int written[NKNOBS] = {0}, in_lucid = 0, saw_lucid = 0;
@@ -621,14 +615,14 @@ static int write_tuned(const char *path, const lucid_experiment *exp, const poin
     while (fgets(line, sizeof line, in)) {
         char copy[4096];
         snprintf(copy, sizeof copy, "%s", line);
-        char *s = trim(copy);
+        char *s = lucid_trim(copy);
         if (s[0] == '[') {
             if (in_lucid)
                 write_missing_knobs(out, best, written, online);
             char *close = strchr(s, ']');
             if (close)
                 *close = '\0';
-            snprintf(section, sizeof section, "%s", trim(s + 1));
+            snprintf(section, sizeof section, "%s", lucid_trim(s + 1));
             in_lucid = strcmp(section, "lucid") == 0;
             saw_lucid |= in_lucid;
             fputs(line, out);
@@ -641,10 +635,13 @@ static int write_tuned(const char *path, const lucid_experiment *exp, const poin
     if (!saw_lucid)
         fputs("\n[lucid]\n", out);
     write_missing_knobs(out, best, written, online);
-    int rc = ferror(in) != 0;
+    int bad = ferror(in) != 0;
     fclose(in);
-    rc |= fclose(out) != 0;
-    return rc ? cli_fail("%s: write failed", path) : 0;
+    if (bad) {
+        lucid_outfile_abort(&tuned);
+        return cli_fail("%s: read failed", exp->path);
+    }
+    return lucid_outfile_commit(&tuned, &err) < 0 ? cli_fail("%s", err.msg) : 0;
 }
 
 /* ---- the command ---- */
@@ -939,6 +936,14 @@ int cmd_tune(int argc, char **argv)
     lucid_experiment_defaults(&exp);
     lucid_error err = {{0}};
     if (lucid_experiment_load(&exp, o.experiment, &err) < 0) {
+        lucid_experiment_free(&exp);
+        return cli_fail("%s", err.msg);
+    }
+    /* Checked before the search, not after minutes of it: the tuned file
+     * must not replace the experiment or any file it reads. */
+    const char *inputs[64], *what[64];
+    int ninputs = lucid_experiment_inputs(&exp, inputs, what, 64);
+    if (lucid_check_not_input(o.out, inputs, ninputs, what, &err) < 0) {
         lucid_experiment_free(&exp);
         return cli_fail("%s", err.msg);
     }

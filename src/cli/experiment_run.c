@@ -125,21 +125,25 @@ static int has_policy(const lucid_policy_ops *const *policies, int n, const char
     return 0;
 }
 
-/* The calendar time of trace second `start`, from the submit_datetime of
- * the first job (traces on their own timeline carry both columns). */
-static int calendar_of(const char *path, const lucid_trace *trace, int64_t start, int64_t *out)
+int cli_run_calendar(const char *path, const lucid_trace *trace, int64_t *offset)
 {
+    if (trace->njobs == 0)
+        return -1;
+    const lucid_job *first = &trace->jobs[0];
+    if (first->submit_time >= 946684800) { /* after 2000: already calendar seconds */
+        *offset = 0;
+        return 0;
+    }
     lucid_error err;
     lucid_csv *csv = lucid_csv_open(path, &err);
     if (!csv)
         return -1;
     int col = lucid_csv_col(csv, "submit_datetime"), rc = -1;
-    const lucid_job *first = &trace->jobs[0];
     while (col >= 0 && lucid_csv_next(csv, &err) == 1)
         if (lucid_csv_line(csv) == first->line) {
             int64_t when;
             if (lucid_time_parse(lucid_csv_field(csv, col), &when) == 0) {
-                *out = when - (first->submit_time - start);
+                *offset = when - first->submit_time;
                 rc = 0;
             }
             break;
@@ -171,9 +175,12 @@ static int load_online(const lucid_experiment *exp, cli_run *d, lucid_error *err
             return lucid_error_set(err, "[lucid] history_start: '%s' is not YYYY-MM-DD HH:MM:SS",
                                    exp->history_start);
     } else if (exp->history) {
+        int64_t offset;
         if (start >= 946684800) /* after 2000: the trace's times are calendar seconds */
             oc->window_start = start;
-        else if (calendar_of(exp->jobs, &d->trace, start, &oc->window_start) < 0)
+        else if (cli_run_calendar(exp->jobs, &d->trace, &offset) == 0)
+            oc->window_start = start + offset;
+        else
             return lucid_error_set(err, "[lucid] history needs history_start (the calendar time "
                                         "of the simulation start): the trace has no "
                                         "submit_datetime column to derive it from");

@@ -252,6 +252,16 @@ char *lucid_strdup(const char *s)
     return d;
 }
 
+char *lucid_trim(char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r'))
+        s[--n] = '\0';
+    return s;
+}
+
 int lucid_grow(void **items, size_t *cap, size_t need, size_t size)
 {
     if (need <= *cap)
@@ -265,4 +275,61 @@ int lucid_grow(void **items, size_t *cap, size_t need, size_t size)
     *items = grown;
     *cap = n;
     return 0;
+}
+
+/* Length of the well-formed UTF-8 sequence at p (1-4), or 0 if malformed. */
+static size_t utf8_sequence(const unsigned char *p)
+{
+    unsigned char c = p[0];
+    if (c < 0x80)
+        return 1;
+    size_t len;
+    unsigned char lo = 0x80, hi = 0xBF; /* allowed range of the second byte */
+    if (c >= 0xC2 && c <= 0xDF)
+        len = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        if (c == 0xE0)
+            lo = 0xA0; /* no overlongs */
+        else if (c == 0xED)
+            hi = 0x9F; /* no surrogates */
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        if (c == 0xF0)
+            lo = 0x90;
+        else if (c == 0xF4)
+            hi = 0x8F; /* nothing above U+10FFFF */
+    } else
+        return 0;
+    if (p[1] < lo || p[1] > hi)
+        return 0;
+    for (size_t k = 2; k < len; k++)
+        if (p[k] < 0x80 || p[k] > 0xBF)
+            return 0;
+    return len;
+}
+
+size_t lucid_utf8_copy(char *dst, size_t size, const char *src)
+{
+    if (size == 0)
+        return 0;
+    const unsigned char *p = (const unsigned char *)(src ? src : "");
+    size_t used = 0;
+    while (*p) {
+        size_t len = utf8_sequence(p);
+        const char *piece = (const char *)p;
+        size_t take = len;
+        if (len == 0) {
+            piece = "?";
+            take = 1;
+            len = 1;
+        }
+        if (used + take >= size)
+            break;
+        memcpy(dst + used, piece, take);
+        used += take;
+        p += len;
+    }
+    dst[used] = '\0';
+    return used;
 }

@@ -35,6 +35,8 @@ typedef struct lucidd_config {
     double retrain_period_s;      /* update engine: seconds between trainings */
     int min_history;              /* finished jobs before the first duration model */
     const char *sharing_model;    /* CART file for sharing scores, or NULL */
+    const char *heartbeat_path;   /* rewritten every tick for the job_submit plugin's
+                                   * fail-open and the hand-back watchdog, or NULL */
 } lucidd_config;
 
 typedef struct lucidd_job {
@@ -47,6 +49,18 @@ typedef struct lucidd_job {
     uint32_t time_limit_min;   /* Slurm's, as last read (0 = none or not read yet) */
     int64_t estimate_version;  /* duration model version behind rec.estimate_s (0 heuristic) */
     int64_t estimated_with;    /* duration version current when it was estimated (-1 never) */
+    /* Slurm's view, refreshed every tick (not persisted). */
+    uint32_t uid;              /* owner */
+    int releasing;             /* lucid released it; Slurm has not started it yet */
+    char slurm_reason[64];     /* Slurm's reason while it pends */
+    char waits_for[16];        /* why Slurm would not run it now: "dependency", "begin",
+                                * "user-hold", or "" (lucid may schedule it) */
+    char user_nodes[256];      /* the job's own -w, while held */
+    char user_exclude[256];    /* the job's own --exclude */
+    int nodes_fixed;           /* it asked a node count (else placement chooses) */
+    double observed_at;        /* monotonic time it was last seen running in the profiler */
+    char comment_sent[256];    /* AdminComment last written to Slurm */
+    double comment_at;         /* monotonic time of that write */
 } lucidd_job;
 
 #define LUCIDD_LATENCY_SAMPLES 1024
@@ -63,6 +77,9 @@ typedef struct lucidd {
     int packing_on;
     int main_gpus;           /* GPUs of the main partition (bad-input check) */
     int slurm_up;            /* the latest Slurm call worked */
+    time_t slurm_down_since; /* when Slurm stopped answering (0 while it answers) */
+    double slurm_back_at;    /* monotonic time Slurm answered again after an outage or start */
+    uint32_t intake_max;     /* highest job id taken in (and put on an operator's hold) */
     int reconciled;          /* unacknowledged decisions settled since start */
     char last_error[LUCID_ERROR_MAX];
     time_t started;
@@ -79,6 +96,16 @@ void engine_tick(lucidd *d);
 lucidd_job *engine_find(lucidd *d, uint32_t job_id);
 /* Percentile (0..1) of the recorded decision latencies, seconds. */
 double engine_latency_quantile(const lucidd *d, double q);
+/* `lucid release JOB` from user `uid`: lifts the owner's own hold (sbatch
+ * -H); the owner or root only.  0 done, -1 refused (reply says why). */
+int engine_release(lucidd *d, uint32_t job_id, uint32_t uid, char *reply, size_t size);
+/* Jobs ended per (where, outcome): what status and /metrics report. */
+typedef struct lucidd_ended {
+    char where[16], outcome[24];
+    long count;
+} lucidd_ended;
+/* Fills up to max distinct (where, outcome) pairs; returns how many. */
+int engine_ended_counts(const lucidd *d, lucidd_ended *out, int max);
 
 /* server.c */
 int server_open(lucidd *d, int *unix_fd, int *http_fd, lucid_error *err);

@@ -19,10 +19,12 @@
 typedef struct decide_job {
     uint32_t id;
     int gpus;          /* total */
-    int nodes;         /* nodes asked */
+    int nodes;         /* nodes asked; <= 0: none fixed, placement chooses */
     double priority;   /* lower first; ties by id */
     int sharing_score; /* 0..2, or -1 unknown (never packed) */
     double gmem_mib;   /* profiled peak GPU memory */
+    const unsigned char *node_ok; /* NULL: any node; else node_ok[k] != 0 for the nodes
+                                   * it may use (its own -w / --exclude) */
 } decide_job;
 
 typedef struct decide_running {

@@ -1,29 +1,46 @@
 /* engine.c — lucidd's tick: read Slurm, move each job through its phases,
  * enforce the profiling time limit, ask decide.c what starts, apply it.
  *
- * Durability rule: a decision is written (with the job's new phase) before it
- * is applied to Slurm and acknowledged after; a restart finds unacknowledged
- * decisions and re-applies or acknowledges them from what Slurm reports
- * (engine_reconcile), so no job is lost or started twice.
+ * Lucid's picture of the cluster is Slurm's: used GPUs per node come from
+ * Slurm (with detail), less what lucid released that Slurm has not started
+ * yet; a job lucid released is "releasing" (with Slurm's reason) until Slurm
+ * runs it.  Jobs Slurm itself would not run yet (a dependency, --begin, the
+ * owner's own hold) wait without taking capacity.  Requests lucid cannot
+ * place (no node could ever hold them) are handed back to Slurm's own
+ * scheduler untouched, so Slurm's reason shows.
  *
- * Estimates and sharing scores come from models.c (the duration model the
- * update engine retrains, or the heuristic before it has enough finished
- * jobs; the sharing tree or the utilisation heuristic); a profiled job's
- * estimate is never below the time it already ran in the profiler.  The
- * packing switch "auto" is on while the main queue asks for more GPUs than
- * are free (docs/live.md). */
+ * Exactly once: a decision is written (with the job's new phase) before it
+ * is applied to Slurm and acknowledged after; a restart reconciles the
+ * unacknowledged ones (engine_reconcile).  A requeue is sent only after
+ * Slurm confirms, just then, that the job still runs in the profiler.  The
+ * profiling limit counts only time lucid watched the job run with Slurm
+ * answering, and none for a short grace after Slurm comes back (its view of
+ * jobs that ended during an outage settles first).  Lucid's hold is an
+ * operator's hold, which a job's owner cannot lift behind lucid's back.
+ *
+ * Estimates and sharing scores come from models.c (docs/live.md). */
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "daemon.h"
 #include "decide.h"
 #include "lucid/util.h"
 #include "models.h"
 #include "slurm_io.h"
+
+/* No profiling limit is enforced this long after Slurm answers again. */
+#define GRACE_AFTER_OUTAGE_S 5.0
+/* A waiting job's AdminComment is rewritten at most this often, and at most
+ * this many per tick (each is one RPC to slurmctld). */
+#define COMMENT_PERIOD_S 30.0
+#define COMMENTS_PER_TICK 64
+/* Array tasks split into jobs of their own per tick. */
+#define SPLITS_PER_TICK 256
 
 static double monotonic_s(void)
 {
@@ -74,6 +91,14 @@ static void set_phase(lucidd_job *job, lucid_phase phase, const char *reason)
     snprintf(job->rec.reason, sizeof job->rec.reason, "%s", reason);
     if (lucid_phase_is_final(phase) && !job->rec.end_time)
         job->rec.end_time = time(NULL);
+}
+
+static void set_reason(lucidd *d, lucidd_job *job, const char *reason)
+{
+    if (strcmp(job->rec.reason, reason) != 0) {
+        snprintf(job->rec.reason, sizeof job->rec.reason, "%s", reason);
+        save(d, job);
+    }
 }
 
 /* Fault injection for the recovery tests: with LUCIDD_TEST_CRASH_AFTER_RECORD=N
@@ -156,6 +181,11 @@ static int held(lucid_phase phase)
            phase == LUCID_PHASE_MOVING;
 }
 
+static int queued(lucid_phase phase)
+{
+    return phase == LUCID_PHASE_PROFILE_QUEUE || phase == LUCID_PHASE_MAIN_QUEUE;
+}
+
 /* Held jobs estimated before the newest duration model (or before a
  * restart) are estimated again, and their profiles scored again. */
 static void refresh_estimates(lucidd *d)
@@ -188,108 +218,195 @@ static void update_models(lucidd *d, time_t now)
     refresh_estimates(d);
 }
 
-/* ---- intake ---- */
+/* ---- what lucid tells Slurm ---- */
 
-static int managed(const lucidd *d, const char *partition)
+/* Slurm priority of a released job: decreasing in lucid's priority (lower
+ * runs first there, higher runs first in Slurm), on a log scale so that
+ * every lucid priority from 1 s x 1 GPU to 10^12 keeps its order. */
+static uint32_t slurm_priority(double lucid_priority)
 {
-    return strcmp(partition, d->cfg.main_partition) == 0 ||
-           strcmp(partition, d->cfg.profiling_partition) == 0;
+    double p = lucid_priority > 0 ? lucid_priority : 0;
+    double value = 4.0e9 - 1.4e8 * log1p(p);
+    return value < 1 ? 1u : (uint32_t)value;
 }
 
-static void reject(lucidd *d, lucidd_job *job, const char *reason)
+/* "lucid-profile=U:G:M" in the AdminComment: a job's profile survives a lost
+ * state file (gpu util %, peak memory MiB, memory util %). */
+static void profile_tag(const lucidd_job *job, char *out, size_t size)
 {
-    lucid_error err = {{0}};
-    set_phase(job, LUCID_PHASE_FAILED, reason);
-    int64_t id = record_decision(d, job, "reject", "", reason);
-    if (slurm_io_cancel(job->rec.job_id, &err) < 0)
-        note_error(d, &err);
-    ack(d, id);
+    out[0] = '\0';
+    if (job->profile.samples <= 0)
+        return;
+    lucid_gpu_sample mean = lucid_gpu_profile_result(&job->profile);
+    snprintf(out, size, " lucid-profile=%.1f:%.0f:%.1f", mean.gpu_util_pct, mean.gmem_used_mib,
+             mean.gmem_util_pct);
 }
 
-static void intake(lucidd *d, const slurm_job *sj)
+static void comment_text(const lucidd_job *job, char *out, size_t size)
 {
-    lucidd_job *job = add_job(d);
-    if (!job)
-        return;
-    lucid_job_record *rec = &job->rec;
-    rec->job_id = sj->id;
-    snprintf(rec->user, sizeof rec->user, "%s", sj->user);
-    snprintf(rec->name, sizeof rec->name, "%s", sj->name);
-    snprintf(rec->partition, sizeof rec->partition, "%s", sj->partition);
-    rec->gpus = sj->gpus;
-    rec->nodes = sj->nodes;
-    rec->submit_time = sj->submit_time;
-    rec->sharing_score = -1;
-    rec->phase_since = time(NULL);
-    rec->cpus = sj->cpus;
-    job->gpus_per_node = sj->gpus_per_node;
-    job->restarts_seen = sj->restarts;
-    job->time_limit_min = sj->time_limit_min;
-    job->estimated_with = -1;
-    estimate(d, job);
-    char reason[256];
-    if (sj->gres_malformed) {
-        reject(d, job, "malformed GPU request: lucid cannot read it");
-        return;
-    }
-    if (d->main_gpus > 0 && sj->gpus > d->main_gpus) {
-        snprintf(reason, sizeof reason, "asks for %d GPUs but partition %s has %d", sj->gpus,
-                 d->cfg.main_partition, d->main_gpus);
-        reject(d, job, reason);
-        return;
-    }
-    if (!sj->held || sj->state != SJ_PENDING) {
-        /* Released before lucid saw it (lucid was down, or an operator). */
-        int profiling = strcmp(sj->partition, d->cfg.profiling_partition) == 0;
-        set_phase(job, profiling ? LUCID_PHASE_PROFILING : LUCID_PHASE_RUNNING,
-                  "released outside lucid; adopted");
-        save(d, job);
-        return;
-    }
-    if (sj->gpus <= d->cfg.gpu_limit && sj->nodes <= 1) {
-        set_phase(job, LUCID_PHASE_PROFILE_QUEUE, "waiting for the profiler");
-    } else {
-        snprintf(reason, sizeof reason, "not profiled (more than %d GPUs); in the main queue",
-                 d->cfg.gpu_limit);
-        set_phase(job, LUCID_PHASE_MAIN_QUEUE, reason);
-    }
-    save(d, job);
+    char tag[64];
+    profile_tag(job, tag, sizeof tag);
+    const lucid_job_record *r = &job->rec;
+    if (r->phase == LUCID_PHASE_RUNNING && r->packed_with)
+        snprintf(out, size, "lucid: running packed with job %u on %.40s GPUs %.20s lucid-gpus=%.20s%s",
+                 r->packed_with, r->node_list, r->gpu_list, r->gpu_list, tag);
+    else
+        snprintf(out, size, "lucid: %s: %.150s%s", lucid_phase_name(r->phase), r->reason, tag);
 }
 
-/* ---- tracking ---- */
+/* Waiting jobs: what squeue -O AdminComment and scontrol show job say. */
+static void push_comments(lucidd *d, double now_mono)
+{
+    int budget = COMMENTS_PER_TICK;
+    for (size_t i = 0; i < d->njobs && budget > 0; i++) {
+        lucidd_job *job = &d->jobs[i];
+        if (!queued(job->rec.phase) || job->rec.phase == LUCID_PHASE_HANDED_BACK)
+            continue;
+        char text[256];
+        comment_text(job, text, sizeof text);
+        if (strcmp(text, job->comment_sent) == 0)
+            continue;
+        /* The first words (phase) at once; reason changes at most every period. */
+        int phase_changed = strncmp(text, job->comment_sent, strcspn(text, ";:") + 7) != 0;
+        if (!phase_changed && now_mono - job->comment_at < COMMENT_PERIOD_S)
+            continue;
+        lucid_error err = {{0}};
+        if (slurm_io_comment(job->rec.job_id, text, &err) == 0) {
+            snprintf(job->comment_sent, sizeof job->comment_sent, "%s", text);
+            job->comment_at = now_mono;
+        }
+        budget--;
+    }
+}
+
+/* One line, replaced whole: the job_submit plugin stops holding new jobs
+ * and the hand-back watchdog releases held ones when it goes stale. */
+static void write_heartbeat(lucidd *d)
+{
+    if (!d->cfg.heartbeat_path)
+        return;
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", d->cfg.heartbeat_path);
+    FILE *file = fopen(tmp, "w");
+    if (!file)
+        return;
+    int ok = fprintf(file, "pid=%ld time=%lld intake=%u\n", (long)getpid(),
+                     (long long)time(NULL), d->intake_max) > 0;
+    ok = fclose(file) == 0 && ok;
+    if (!ok || rename(tmp, d->cfg.heartbeat_path) != 0)
+        unlink(tmp);
+}
+
+/* ---- outcomes ---- */
+
+static const char *outcome_of(const char *slurm_state)
+{
+    static const struct {
+        const char *state, *outcome;
+    } table[] = {
+        {"COMPLETED", "completed"}, {"FAILED", "failed"},         {"CANCELLED", "cancelled"},
+        {"TIMEOUT", "timeout"},     {"NODE_FAIL", "node-fail"},   {"OUT_OF_MEMORY", "out-of-memory"},
+        {"PREEMPTED", "preempted"}, {"BOOT_FAIL", "failed"},      {"DEADLINE", "timeout"},
+    };
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (strncmp(slurm_state, table[i].state, strlen(table[i].state)) == 0)
+            return table[i].outcome;
+    return "failed";
+}
+
+static const char *where_now(const lucidd_job *job)
+{
+    switch (job->rec.phase) {
+    case LUCID_PHASE_PROFILING:
+    case LUCID_PHASE_MOVING:
+        return "profiler";
+    case LUCID_PHASE_RUNNING:
+    case LUCID_PHASE_HANDED_BACK:
+        return "main";
+    default:
+        return "queue";
+    }
+}
+
+static void unpair(lucidd *d, lucidd_job *job)
+{
+    if (!job->rec.packed_with)
+        return;
+    lucidd_job *partner = engine_find(d, job->rec.packed_with);
+    if (partner && partner->rec.packed_with == job->rec.job_id) {
+        partner->rec.packed_with = 0;
+        save(d, partner);
+    }
+}
 
 static void keep_profile(lucidd *d, lucidd_job *job, double measured_s);
 
+/* The job ended: its final phase says where, its outcome how.  Only a job
+ * that completed is a training row of the duration model. */
+static void finish(lucidd *d, lucidd_job *job, const char *outcome, time_t start, time_t end,
+                   const char *detail)
+{
+    char where[16];
+    snprintf(where, sizeof where, "%s", where_now(job));
+    int completed = strcmp(outcome, "completed") == 0;
+    int in_profiler = strcmp(where, "profiler") == 0, in_queue = strcmp(where, "queue") == 0;
+    char reason[256];
+    snprintf(reason, sizeof reason, "ended in the %s: %s%s",
+             in_queue ? "queue" : in_profiler ? "profiler" : "main partition", outcome, detail);
+    if (in_profiler && start) {
+        if (!job->rec.profile_start)
+            job->rec.profile_start = start;
+        keep_profile(d, job, difftime(end ? end : time(NULL), start));
+    }
+    if (!in_profiler && !in_queue && !job->rec.main_start && start)
+        job->rec.main_start = start;
+    if (completed && in_queue && start) {
+        job->rec.main_start = start; /* released outside lucid and done within a tick */
+        snprintf(where, sizeof where, "main");
+    }
+    lucid_phase phase = !completed     ? LUCID_PHASE_FAILED
+                        : in_profiler ? LUCID_PHASE_DONE_IN_PROFILER
+                                      : LUCID_PHASE_DONE;
+    snprintf(job->rec.outcome, sizeof job->rec.outcome, "%s", outcome);
+    snprintf(job->rec.ended_in, sizeof job->rec.ended_in, "%s", where);
+    set_phase(job, phase, reason);
+    job->rec.end_time = end ? end : time(NULL);
+    job->releasing = 0;
+    unpair(d, job);
+    save(d, job);
+}
+
 static void end_job(lucidd *d, lucidd_job *job, const slurm_job *sj)
 {
-    char reason[256];
-    int in_profiler = job->rec.phase == LUCID_PHASE_PROFILING ||
-                      job->rec.phase == LUCID_PHASE_MOVING ||
-                      (job->rec.phase == LUCID_PHASE_PROFILE_QUEUE && sj->start_time);
-    /* A short job may start and end between two ticks: its run, as Slurm
-     * measured it, is a training row of the duration model. */
-    if (in_profiler && sj->start_time) {
-        snprintf(reason, sizeof reason, "ended in the profiler (%s)", sj->state_name);
-        set_phase(job, LUCID_PHASE_DONE_IN_PROFILER, reason);
-        if (!job->rec.profile_start)
-            job->rec.profile_start = sj->start_time;
-        keep_profile(d, job, difftime(sj->end_time ? sj->end_time : time(NULL), sj->start_time));
-    } else if (sj->state == SJ_COMPLETED) {
-        set_phase(job, LUCID_PHASE_DONE, "completed");
-        if (!job->rec.main_start && sj->start_time)
-            job->rec.main_start = sj->start_time;
-    } else {
-        snprintf(reason, sizeof reason, "ended %s", sj->state_name);
-        set_phase(job, LUCID_PHASE_FAILED, reason);
+    char detail[64];
+    snprintf(detail, sizeof detail, " (Slurm: %s)", sj->state_name);
+    finish(d, job, outcome_of(sj->state_name), sj->start_time, sj->end_time, detail);
+}
+
+/* A job Slurm no longer lists (it ended while lucid could not see it, and
+ * Slurm purged it after MinJobAge): its outcome from Slurm's accounting if
+ * there is any, else "unknown" — never a guessed failure. */
+static void vanished(lucidd *d, lucidd_job *job)
+{
+    char state[64] = "";
+    time_t start = 0, end = 0;
+    lucid_error err = {{0}};
+    int found = slurm_io_accounting(job->rec.job_id, state, sizeof state, &start, &end, &err);
+    if (found < 0)
+        return; /* try again next tick */
+    if (found == 1) {
+        char detail[96];
+        snprintf(detail, sizeof detail, " (Slurm's accounting: %s)", state);
+        finish(d, job, outcome_of(state), start, end, detail);
+        return;
     }
-    job->rec.end_time = sj->end_time ? sj->end_time : time(NULL);
-    if (job->rec.packed_with) {
-        lucidd_job *partner = engine_find(d, job->rec.packed_with);
-        if (partner && partner->rec.packed_with == job->rec.job_id) {
-            partner->rec.packed_with = 0;
-            save(d, partner);
-        }
-    }
+    snprintf(job->rec.outcome, sizeof job->rec.outcome, "unknown");
+    snprintf(job->rec.ended_in, sizeof job->rec.ended_in, "%s", where_now(job));
+    set_phase(job, LUCID_PHASE_ENDED_UNKNOWN,
+              "ended while lucid could not see it; Slurm no longer knows it and keeps no "
+              "accounting lucid can read: outcome unknown");
+    job->releasing = 0;
+    unpair(d, job);
     save(d, job);
 }
 
@@ -306,22 +423,348 @@ static void keep_profile(lucidd *d, lucidd_job *job, double measured_s)
     }
 }
 
-static void profile_limit(lucidd *d, lucidd_job *job, const slurm_job *sj, time_t now)
+/* A profile recovered from "lucid-profile=U:G:M" in the AdminComment. */
+static int recover_profile(lucidd_job *job, const char *comment)
 {
-    double ran = difftime(now, sj->start_time);
-    if (ran < d->cfg.profile_limit_s)
+    const char *tag = strstr(comment, "lucid-profile=");
+    lucid_gpu_sample s;
+    if (!tag || sscanf(tag + 14, "%lf:%lf:%lf", &s.gpu_util_pct, &s.gmem_used_mib,
+                       &s.gmem_util_pct) != 3)
+        return 0;
+    job->profile.samples = 1;
+    job->profile.gpu_util_sum = s.gpu_util_pct;
+    job->profile.gmem_util_sum = s.gmem_util_pct;
+    job->profile.gmem_max_mib = s.gmem_used_mib;
+    return 1;
+}
+
+/* ---- when Slurm would run a job: dependencies, --begin, its owner's hold ---- */
+
+typedef enum { TARGET_WAITING, TARGET_RUNNING, TARGET_OK, TARGET_NOT_OK, TARGET_GONE } target_state;
+
+static const slurm_job *find_slurm(const slurm_job *sjobs, long n, uint32_t id)
+{
+    for (long i = 0; i < n; i++)
+        if (sjobs[i].id == id)
+            return &sjobs[i];
+    return NULL;
+}
+
+static target_state target_of(lucidd *d, const slurm_job *sjobs, long n, uint32_t id)
+{
+    const slurm_job *sj = find_slurm(sjobs, n, id);
+    if (sj) {
+        if (sj->state == SJ_PENDING)
+            return TARGET_WAITING;
+        if (sj->state == SJ_RUNNING)
+            return TARGET_RUNNING;
+        return sj->state == SJ_COMPLETED ? TARGET_OK : TARGET_NOT_OK;
+    }
+    const lucidd_job *job = engine_find(d, id);
+    if (job && lucid_phase_is_final(job->rec.phase) && strcmp(job->rec.outcome, "unknown") != 0)
+        return strcmp(job->rec.outcome, "completed") == 0 ? TARGET_OK : TARGET_NOT_OK;
+    /* Purged by Slurm and unknown to lucid: Slurm treats such a dependency
+     * as satisfied. */
+    return TARGET_GONE;
+}
+
+typedef enum { DEP_SATISFIED, DEP_WAITING, DEP_NEVER } dep_state;
+
+/* One "type:id[:id...]" item; Slurm's own "(state)" suffix is read too. */
+static dep_state dependency_item(lucidd *d, const lucidd_job *self, const slurm_job *sjobs, long n,
+                                 char *item, char *why, size_t size)
+{
+    char *paren = strchr(item, '(');
+    if (paren) {
+        if (strncmp(paren, "(failed)", 8) == 0) {
+            snprintf(why, size, "%.100s can never be satisfied", item);
+            return DEP_NEVER;
+        }
+        *paren = '\0';
+    }
+    char *colon = strchr(item, ':');
+    if (strcmp(item, "singleton") == 0) {
+        for (size_t i = 0; i < d->njobs; i++) {
+            const lucidd_job *other = &d->jobs[i];
+            if (other != self && other->uid == self->uid &&
+                strcmp(other->rec.name, self->rec.name) == 0 &&
+                (other->rec.phase == LUCID_PHASE_RUNNING || other->rec.phase == LUCID_PHASE_PROFILING)) {
+                snprintf(why, size, "singleton: job %u of the same name runs", other->rec.job_id);
+                return DEP_WAITING;
+            }
+        }
+        return DEP_SATISFIED;
+    }
+    if (!colon)
+        return DEP_SATISFIED; /* a form lucid does not know: Slurm decides once released */
+    *colon = '\0';
+    const char *type = item;
+    dep_state result = DEP_SATISFIED;
+    for (char *id_text = colon + 1; id_text && *id_text;) {
+        char *next = strchr(id_text, ':');
+        if (next)
+            *next++ = '\0';
+        uint32_t id = (uint32_t)strtoul(id_text, NULL, 10); /* "12_3", "12+60": the job id */
+        target_state t = target_of(d, sjobs, n, id);
+        int started = t != TARGET_WAITING, ended = t == TARGET_OK || t == TARGET_NOT_OK || t == TARGET_GONE;
+        dep_state s = DEP_SATISFIED;
+        if (strcmp(type, "after") == 0)
+            s = started ? DEP_SATISFIED : DEP_WAITING;
+        else if (strcmp(type, "afterok") == 0)
+            s = !ended ? DEP_WAITING : t == TARGET_NOT_OK ? DEP_NEVER : DEP_SATISFIED;
+        else if (strcmp(type, "afternotok") == 0)
+            s = !ended ? DEP_WAITING : t == TARGET_OK ? DEP_NEVER : DEP_SATISFIED;
+        else /* afterany, aftercorr, afterburstbuffer: the job ended */
+            s = ended ? DEP_SATISFIED : DEP_WAITING;
+        if (s == DEP_NEVER) {
+            snprintf(why, size, "%s:%u can never be satisfied (job %u %s)", type, id, id,
+                     t == TARGET_OK ? "completed" : "did not complete");
+            return DEP_NEVER;
+        }
+        if (s == DEP_WAITING && result == DEP_SATISFIED) {
+            snprintf(why, size, "waits for its dependency %s:%u", type, id);
+            result = DEP_WAITING;
+        }
+        id_text = next;
+    }
+    return result;
+}
+
+/* Slurm does not evaluate the dependencies of held jobs, so lucid does,
+ * from the same facts: "a,b" all must hold, "a?b" any. */
+static dep_state dependency(lucidd *d, const lucidd_job *self, const slurm_job *sjobs, long n,
+                            const char *text, char *why, size_t size)
+{
+    if (!text[0] || strcmp(text, "(null)") == 0)
+        return DEP_SATISFIED;
+    char copy[256];
+    snprintf(copy, sizeof copy, "%s", text);
+    int any = strchr(copy, '?') != NULL;
+    dep_state result = any ? DEP_NEVER : DEP_SATISFIED;
+    char item_why[200] = "";
+    char *save_ptr = NULL;
+    for (char *item = strtok_r(copy, any ? "?" : ",", &save_ptr); item;
+         item = strtok_r(NULL, any ? "?" : ",", &save_ptr)) {
+        dep_state s = dependency_item(d, self, sjobs, n, item, item_why, sizeof item_why);
+        if (any) {
+            if (s == DEP_SATISFIED)
+                return DEP_SATISFIED;
+            if (s == DEP_WAITING)
+                result = DEP_WAITING;
+        } else if (s > result) {
+            result = s;
+            snprintf(why, size, "%s", item_why);
+        }
+    }
+    if (any && result != DEP_SATISFIED)
+        snprintf(why, size, "%s", item_why);
+    return result;
+}
+
+/* Sets waits_for and, for a waiting job, its reason. */
+static void eligibility(lucidd *d, lucidd_job *job, const slurm_job *sj, const slurm_job *sjobs,
+                        long n, time_t now)
+{
+    char why[256] = "";
+    job->waits_for[0] = '\0';
+    if (job->rec.user_hold) {
+        snprintf(job->waits_for, sizeof job->waits_for, "user-hold");
+        snprintf(why, sizeof why,
+                 "held by its owner (sbatch -H): `lucid release %u` lifts it", job->rec.job_id);
+    } else {
+        char dep_why[200] = "";
+        dep_state dep = dependency(d, job, sjobs, n, sj->dependency, dep_why, sizeof dep_why);
+        if (dep != DEP_SATISFIED) {
+            snprintf(job->waits_for, sizeof job->waits_for, "dependency");
+            snprintf(why, sizeof why, "%s%s", dep_why,
+                     dep == DEP_NEVER ? "; it will not run (Slurm: DependencyNeverSatisfied)" : "");
+        } else if (sj->start_time > now) {
+            char at[32];
+            lucid_time_format((int64_t)sj->start_time, at, sizeof at);
+            snprintf(job->waits_for, sizeof job->waits_for, "begin");
+            snprintf(why, sizeof why, "begins at %s UTC (--begin)", at);
+        }
+    }
+    if (why[0])
+        set_reason(d, job, why);
+}
+
+/* ---- intake ---- */
+
+static int managed(const lucidd *d, const char *partition)
+{
+    return strcmp(partition, d->cfg.main_partition) == 0 ||
+           strcmp(partition, d->cfg.profiling_partition) == 0;
+}
+
+/* Which queue a held job belongs in: profiled jobs (a single node, at most
+ * --gpu-limit GPUs, no nodes of its own choosing) or straight to main. */
+static void route(lucidd *d, lucidd_job *job, const char *why_profiled)
+{
+    char reason[256];
+    int profilable = job->rec.gpus <= d->cfg.gpu_limit && job->rec.nodes <= 1 &&
+                     !job->user_nodes[0] && !job->user_exclude[0];
+    if (job->profile.samples > 0 || job->rec.profile_start) {
+        set_phase(job, LUCID_PHASE_MAIN_QUEUE, why_profiled ? why_profiled : "profiled; in the main queue");
+    } else if (profilable) {
+        set_phase(job, LUCID_PHASE_PROFILE_QUEUE, "waiting for the profiler");
+    } else {
+        if (job->user_nodes[0] || job->user_exclude[0])
+            snprintf(reason, sizeof reason, "not profiled (it chose its nodes); in the main queue");
+        else
+            snprintf(reason, sizeof reason, "not profiled (more than %d GPUs or nodes); in the main queue",
+                     d->cfg.gpu_limit);
+        set_phase(job, LUCID_PHASE_MAIN_QUEUE, reason);
+    }
+}
+
+static void copy_request(lucidd_job *job, const slurm_job *sj)
+{
+    job->rec.gpus = sj->gpus;
+    job->rec.nodes = sj->nodes;
+    job->gpus_per_node = sj->gpus_per_node;
+    job->nodes_fixed = sj->nodes_fixed;
+    snprintf(job->rec.gpu_request, sizeof job->rec.gpu_request, "%s", sj->gpu_request);
+    snprintf(job->user_nodes, sizeof job->user_nodes, "%s", sj->req_nodes);
+    snprintf(job->user_exclude, sizeof job->user_exclude, "%s", sj->exc_nodes);
+}
+
+/* Lucid's hold is an operator's: the owner cannot release it by hand. */
+static void hold(lucidd *d, lucidd_job *job, const slurm_job *sj)
+{
+    lucid_error err = {{0}};
+    if ((sj->held && sj->admin_held) || slurm_io_admin_hold(sj->id, &err) == 0) {
+        if (sj->id > d->intake_max)
+            d->intake_max = sj->id;
+        return;
+    }
+    note_error(d, &err);
+    (void)job;
+}
+
+static void intake(lucidd *d, const slurm_job *sj)
+{
+    lucidd_job *job = add_job(d);
+    if (!job)
+        return;
+    lucid_job_record *rec = &job->rec;
+    rec->job_id = sj->id;
+    job->uid = sj->uid;
+    snprintf(rec->user, sizeof rec->user, "%s", sj->user);
+    snprintf(rec->name, sizeof rec->name, "%s", sj->name);
+    snprintf(rec->partition, sizeof rec->partition, "%s", sj->partition);
+    copy_request(job, sj);
+    rec->submit_time = sj->submit_time;
+    rec->sharing_score = -1;
+    rec->phase_since = time(NULL);
+    rec->cpus = sj->cpus;
+    rec->user_hold = strstr(sj->admin_comment, "lucid-user-hold") != NULL;
+    job->restarts_seen = sj->restarts;
+    job->time_limit_min = sj->time_limit_min;
+    job->estimated_with = -1;
+    /* A job lucid already profiled (its state file lost): its profile is in
+     * the AdminComment; one requeued held on the profiling partition is mid-move. */
+    int profiled = recover_profile(job, sj->admin_comment);
+    if (profiled)
+        rec->sharing_score = lucidd_models_sharing(d->models, &(lucid_gpu_sample){
+            .gpu_util_pct = job->profile.gpu_util_sum, .gmem_used_mib = job->profile.gmem_max_mib,
+            .gmem_util_pct = job->profile.gmem_util_sum});
+    estimate(d, job);
+    if (sj->state == SJ_RUNNING) {
+        int profiling = strcmp(sj->partition, d->cfg.profiling_partition) == 0;
+        set_phase(job, profiling ? LUCID_PHASE_PROFILING : LUCID_PHASE_RUNNING,
+                  "started outside lucid (while lucidd was away); adopted");
+        save(d, job);
+        return;
+    }
+    hold(d, job, sj);
+    if (strcmp(sj->partition, d->cfg.profiling_partition) == 0 && sj->restarts > 0) {
+        set_phase(job, LUCID_PHASE_MOVING, "requeued by lucid from the profiler; moving");
+    } else if (strcmp(sj->partition, d->cfg.main_partition) == 0 && sj->restarts > 0) {
+        /* Requeued onto main by lucid before its state was lost: never
+         * profiled twice (the profile, if lucid had written it, is back). */
+        rec->profile_start = sj->submit_time; /* it ran in the profiler; exact time lost */
+        route(d, job, profiled ? "profiled before lucid's state was lost (profile from Slurm's AdminComment)"
+                               : "profiled before lucid's state was lost (Slurm's restart count)");
+    } else {
+        route(d, job, NULL);
+    }
+    if (!sj->held)
+        lucidd_log("job %u: found released while waiting; held again (lucid decides when it starts)",
+                   sj->id);
+    save(d, job);
+}
+
+/* Array records holding several pending tasks are split so that each task
+ * is a job of its own (its own profile, its own place in the queue). */
+static void split_arrays(lucidd *d, const slurm_job *sjobs, long n)
+{
+    int budget = SPLITS_PER_TICK;
+    for (long i = 0; i < n && budget > 0; i++) {
+        const slurm_job *sj = &sjobs[i];
+        if (!sj->array_tasks[0] || sj->state != SJ_PENDING || !managed(d, sj->partition))
+            continue;
+        char tasks[128];
+        snprintf(tasks, sizeof tasks, "%s", sj->array_tasks);
+        tasks[strcspn(tasks, "%")] = '\0'; /* "0-5%2": the throttle is not lucid's to keep */
+        long highest = -1;
+        char *save_ptr = NULL;
+        for (char *range = strtok_r(tasks, ",", &save_ptr); range; range = strtok_r(NULL, ",", &save_ptr)) {
+            char *dash = strchr(range, '-');
+            long first = strtol(range, NULL, 10), last = dash ? strtol(dash + 1, NULL, 10) : first;
+            char *colon = dash ? strchr(dash, ':') : NULL; /* "0-10:2" */
+            long step = colon ? strtol(colon + 1, NULL, 10) : 1;
+            if (step < 1)
+                step = 1;
+            for (long t = first; t <= last && budget > 0; t += step) {
+                if (t > highest) {
+                    /* The record keeps its highest task: split the one kept so far. */
+                    if (highest >= 0) {
+                        lucid_error err = {{0}};
+                        if (slurm_io_split_task(sj->array_job_id, (uint32_t)highest, &err) < 0)
+                            note_error(d, &err);
+                        budget--;
+                    }
+                    highest = t;
+                } else {
+                    lucid_error err = {{0}};
+                    if (slurm_io_split_task(sj->array_job_id, (uint32_t)t, &err) < 0)
+                        note_error(d, &err);
+                    budget--;
+                }
+            }
+        }
+    }
+}
+
+/* ---- tracking ---- */
+
+static void profile_limit(lucidd *d, lucidd_job *job, double now_mono)
+{
+    if (job->rec.profiled_s < d->cfg.profile_limit_s ||
+        (d->slurm_back_at > 0 && now_mono - d->slurm_back_at < GRACE_AFTER_OUTAGE_S))
+        return;
+    /* A slurmctld that just restarted may still list as running a job that
+     * ended while it was down (the node has not reported it yet). */
+    double uptime = 0;
+    lucid_error uptime_err = {{0}};
+    if (slurm_io_ctld_uptime(&uptime, &uptime_err) < 0 || uptime < GRACE_AFTER_OUTAGE_S)
         return;
     char reason[256];
-    snprintf(reason, sizeof reason, "profiled for %.0f s (limit %.0f s); moving to %s", ran,
-             d->cfg.profile_limit_s, d->cfg.main_partition);
-    keep_profile(d, job, ran);
+    snprintf(reason, sizeof reason, "profiled for %.0f s (limit %.0f s); moving to %s",
+             job->rec.profiled_s, d->cfg.profile_limit_s, d->cfg.main_partition);
+    keep_profile(d, job, job->rec.profiled_s);
     set_phase(job, LUCID_PHASE_MOVING, reason);
     int64_t id = record_decision(d, job, "requeue", d->cfg.main_partition, reason);
     lucid_error err = {{0}};
-    if (slurm_io_requeue_hold(job->rec.job_id, &err) < 0) {
+    int rc = slurm_io_requeue_hold_if_running(job->rec.job_id, d->cfg.profiling_partition, &err);
+    if (rc < 0) {
         note_error(d, &err);
-        return; /* retried by reconcile or next tick (phase MOVING, job still running) */
+        return; /* retried by reconcile or the next tick (phase MOVING, job still running) */
     }
+    if (rc == 0)
+        lucidd_log("job %u: not requeued: Slurm says it no longer runs (it ended in the profiler)",
+                   job->rec.job_id);
     ack(d, id);
 }
 
@@ -330,13 +773,15 @@ static void finish_move(lucidd *d, lucidd_job *job, const slurm_job *sj)
     if (sj->state == SJ_RUNNING && strcmp(sj->partition, d->cfg.profiling_partition) == 0) {
         /* The requeue did not take (or its acknowledgement was lost before it was sent). */
         lucid_error err = {{0}};
-        if (slurm_io_requeue_hold(job->rec.job_id, &err) < 0)
+        if (slurm_io_requeue_hold_if_running(job->rec.job_id, d->cfg.profiling_partition, &err) < 0)
             note_error(d, &err);
         return;
     }
     if (sj->state != SJ_PENDING || sj->completing)
         return; /* requeue is asynchronous */
     lucid_error err = {{0}};
+    if (!sj->admin_held)
+        hold(d, job, sj);
     if (strcmp(sj->partition, d->cfg.main_partition) != 0 &&
         slurm_io_move(job->rec.job_id, d->cfg.main_partition, &err) < 0) {
         note_error(d, &err);
@@ -350,25 +795,81 @@ static void finish_move(lucidd *d, lucidd_job *job, const slurm_job *sj)
     save(d, job);
 }
 
+/* A packed job's partner ended before Slurm started it: it is no pair. */
+static int partner_gone(lucidd *d, const lucidd_job *job)
+{
+    const lucidd_job *partner = engine_find(d, job->rec.packed_with);
+    return !partner || lucid_phase_is_final(partner->rec.phase);
+}
+
 static void note_start(lucidd *d, lucidd_job *job, const slurm_job *sj)
 {
+    job->releasing = 0;
     if (sj->start_time == job->slurm_start)
         return;
     job->slurm_start = sj->start_time;
-    if (job->rec.phase == LUCID_PHASE_RUNNING) {
+    if (job->rec.phase == LUCID_PHASE_RUNNING || job->rec.phase == LUCID_PHASE_HANDED_BACK) {
         job->rec.main_start = sj->start_time;
         job->rec.runs++;
+        if (job->rec.packed_with && partner_gone(d, job)) {
+            /* Too late to hold it again: it runs alone on GPUs Slurm counts
+             * as free, and the node stays closed to new jobs (its gpu_list)
+             * until it ends; not reported as a pair. */
+            lucidd_log("job %u: started after its partner %u ended; not a pair", job->rec.job_id,
+                       job->rec.packed_with);
+            job->rec.packed_with = 0;
+            set_phase(job, LUCID_PHASE_RUNNING,
+                      "started after its partner ended: runs alone on the GPUs it was packed onto");
+        }
     } else if (job->rec.phase == LUCID_PHASE_PROFILING) {
         job->rec.profile_start = sj->start_time;
     }
     save(d, job);
 }
 
-static void track(lucidd *d, lucidd_job *job, const slurm_job *sj, time_t now)
+/* While lucid released it but Slurm has not started it. */
+static void note_releasing(lucidd *d, lucidd_job *job, const slurm_job *sj)
+{
+    job->releasing = 1;
+    snprintf(job->slurm_reason, sizeof job->slurm_reason, "%s", sj->reason);
+    if (job->rec.phase == LUCID_PHASE_RUNNING && job->rec.packed_with && partner_gone(d, job)) {
+        lucid_error err = {{0}};
+        if (slurm_io_unpack(job->rec.job_id, job->rec.gpu_request, &err) < 0) {
+            note_error(d, &err);
+            return;
+        }
+        lucidd_log("job %u: its partner %u ended before it started; back to the main queue",
+                   job->rec.job_id, job->rec.packed_with);
+        job->rec.packed_with = 0;
+        job->rec.node_list[0] = job->rec.gpu_list[0] = '\0';
+        job->releasing = 0;
+        set_phase(job, LUCID_PHASE_MAIN_QUEUE, "its partner ended before it started; waiting again");
+        save(d, job);
+    }
+}
+
+/* A held job's request changed (scontrol update after intake): examined again. */
+static void resized(lucidd *d, lucidd_job *job, const slurm_job *sj)
+{
+    if (sj->gpus == job->rec.gpus && sj->nodes == job->rec.nodes &&
+        strcmp(sj->gpu_request, job->rec.gpu_request) == 0 && sj->nodes_fixed == job->nodes_fixed &&
+        strcmp(sj->req_nodes, job->user_nodes) == 0 && strcmp(sj->exc_nodes, job->user_exclude) == 0)
+        return;
+    lucidd_log("job %u: request changed after intake (%d GPUs on %d nodes -> %d on %d); examined again",
+               job->rec.job_id, job->rec.gpus, job->rec.nodes, sj->gpus, sj->nodes);
+    copy_request(job, sj);
+    estimate(d, job);
+    route(d, job, NULL);
+    save(d, job);
+}
+
+static void track(lucidd *d, lucidd_job *job, const slurm_job *sj, const slurm_job *sjobs, long n,
+                  time_t now, double now_mono, int continuous)
 {
     if (job->restarts_seen < 0)
         job->restarts_seen = sj->restarts; /* first sight after a restart of lucidd */
     job->time_limit_min = sj->time_limit_min;
+    job->uid = sj->uid;
     if (sj->state == SJ_COMPLETED || sj->state == SJ_FAILED) {
         /* A requeue passes through an ended state while it completes. */
         if (!sj->requeueing && !sj->completing)
@@ -378,33 +879,56 @@ static void track(lucidd *d, lucidd_job *job, const slurm_job *sj, time_t now)
     switch (job->rec.phase) {
     case LUCID_PHASE_PROFILE_QUEUE:
     case LUCID_PHASE_MAIN_QUEUE:
-        if (sj->state == SJ_RUNNING || !sj->held) {
+        if (sj->state == SJ_RUNNING) {
             int profiling = strcmp(sj->partition, d->cfg.profiling_partition) == 0;
             set_phase(job, profiling ? LUCID_PHASE_PROFILING : LUCID_PHASE_RUNNING,
-                      "released outside lucid; adopted");
+                      "started outside lucid; adopted");
             save(d, job);
+            break;
         }
+        if (!sj->held || !sj->admin_held) {
+            if (!sj->held)
+                lucidd_log("job %u: released behind lucid's back while waiting; held again",
+                           job->rec.job_id);
+            hold(d, job, sj);
+        }
+        resized(d, job, sj);
+        eligibility(d, job, sj, sjobs, n, now);
         break;
     case LUCID_PHASE_PROFILING:
         if (sj->state == SJ_RUNNING) {
             note_start(d, job, sj);
-            profile_limit(d, job, sj, now);
+            /* Counted only between two ticks that both saw Slurm answer: an
+             * outage of Slurm or of lucidd adds nothing. */
+            double limit_gap = 3.0 * d->cfg.tick_ms / 1000.0 + 1.0;
+            if (continuous && job->observed_at > 0 && now_mono - job->observed_at <= limit_gap)
+                job->rec.profiled_s += now_mono - job->observed_at;
+            job->observed_at = now_mono;
+            save(d, job);
+            profile_limit(d, job, now_mono);
         } else if (sj->held && sj->restarts > job->restarts_seen) {
             set_phase(job, LUCID_PHASE_MOVING, "requeued by lucid; moving");
             save(d, job);
+        } else if (!sj->held) {
+            note_releasing(d, job, sj);
         }
         break;
     case LUCID_PHASE_MOVING:
         finish_move(d, job, sj);
         break;
     case LUCID_PHASE_RUNNING:
+    case LUCID_PHASE_HANDED_BACK:
         if (sj->state == SJ_RUNNING)
             note_start(d, job, sj);
         else if (sj->held && sj->restarts > job->restarts_seen) {
-            /* Requeued by Slurm (node failure...): back to the queue. */
+            /* Requeued by Slurm (node failure, an operator...): back to the queue. */
+            unpair(d, job);
             job->rec.packed_with = 0;
+            job->releasing = 0;
             set_phase(job, LUCID_PHASE_MAIN_QUEUE, "requeued by Slurm; waiting again");
             save(d, job);
+        } else if (!sj->held && job->rec.phase == LUCID_PHASE_RUNNING) {
+            note_releasing(d, job, sj);
         }
         break;
     default:
@@ -442,11 +966,21 @@ static void apply_start(lucidd *d, lucidd_job *job, const decide_result *result,
     snprintf(job->rec.node_list, sizeof job->rec.node_list, "%s", result->nodes);
     snprintf(job->rec.gpu_list, sizeof job->rec.gpu_list, "%s", result->gpu_list);
     job->rec.packed_with = result->partner;
+    job->observed_at = 0;
     set_phase(job, profiling ? LUCID_PHASE_PROFILING : LUCID_PHASE_RUNNING, result->reason);
+    job->releasing = 1;
+    snprintf(job->slurm_reason, sizeof job->slurm_reason, "just released");
     lucidd_job *partner = result->partner ? engine_find(d, result->partner) : NULL;
     if (partner) {
         partner->rec.packed_with = job->rec.job_id;
         save(d, partner);
+        /* Both halves of a pair say so in scontrol show job. */
+        char partner_comment[256];
+        snprintf(partner_comment, sizeof partner_comment,
+                 "lucid: running; shares its GPUs with packed job %u", job->rec.job_id);
+        lucid_error comment_err = {{0}};
+        if (slurm_io_comment(partner->rec.job_id, partner_comment, &comment_err) == 0)
+            snprintf(partner->comment_sent, sizeof partner->comment_sent, "%s", partner_comment);
     }
     /* The packing switch at decision time is kept with it: when it is off
      * the order is strict (no job passes a waiting higher-priority one). */
@@ -456,11 +990,32 @@ static void apply_start(lucidd *d, lucidd_job *job, const decide_result *result,
              profiling ? "" : d->packing_on ? " packing=on" : " packing=off");
     int64_t id = record_decision(d, job, profiling ? "profile" : result->partner ? "pack" : "start",
                                  target, result->reason);
+    char comment[256];
+    comment_text(job, comment, sizeof comment);
     lucid_error err = {{0}};
     if (slurm_io_start(job->rec.job_id, partition, result->nodes,
-                       result->partner ? result->gpu_list : NULL, &err) < 0) {
+                       result->partner ? result->gpu_list : NULL, comment,
+                       slurm_priority(job->rec.priority), &err) < 0) {
         note_error(d, &err);
         return; /* unacknowledged: reconcile re-applies or the next tick adopts */
+    }
+    snprintf(job->comment_sent, sizeof job->comment_sent, "%s", comment);
+    ack(d, id);
+}
+
+/* A request no node set of lucid's could ever hold goes to Slurm as it is,
+ * so that Slurm's own reason (and its own refusal) is what the user sees. */
+static void hand_back(lucidd *d, lucidd_job *job, const char *why)
+{
+    char reason[256], comment[256];
+    snprintf(reason, sizeof reason, "handed back to Slurm's scheduler: %.200s", why);
+    snprintf(comment, sizeof comment, "lucid: %.240s", reason);
+    set_phase(job, LUCID_PHASE_HANDED_BACK, reason);
+    int64_t id = record_decision(d, job, "hand-back", "", reason);
+    lucid_error err = {{0}};
+    if (slurm_io_hand_back(job->rec.job_id, comment, &err) < 0) {
+        note_error(d, &err);
+        return;
     }
     ack(d, id);
 }
@@ -478,6 +1033,7 @@ static int collect_nodes(lucidd *d, const char *partition, const slurm_node *sno
         snprintf(node->name, sizeof node->name, "%s", snodes[i].name);
         node->total_gpus = snodes[i].gpus;
         node->free_gpus = snodes[i].usable ? snodes[i].gpus - snodes[i].gpus_used : 0;
+        node->settling = 0;
     }
     for (long i = 0; i < nsjobs; i++) {
         lucidd_job *job = engine_find(d, sjobs[i].id);
@@ -487,7 +1043,10 @@ static int collect_nodes(lucidd *d, const char *partition, const slurm_node *sno
         /* Released, not yet running: its GPUs are promised. */
         char nodes[256];
         snprintf(nodes, sizeof nodes, "%s", job->rec.node_list);
-        int share = job->rec.nodes > 0 ? job->rec.gpus / job->rec.nodes : job->rec.gpus;
+        int placed = 1;
+        for (const char *c = nodes; *c; c++)
+            placed += *c == ',';
+        int share = job->rec.gpus / placed;
         char *save_ptr = NULL;
         for (char *name = strtok_r(nodes, ",", &save_ptr); name;
              name = strtok_r(NULL, ",", &save_ptr))
@@ -519,12 +1078,56 @@ static decide_job decide_view(const lucidd_job *job)
 {
     decide_job view = {.id = job->rec.job_id,
                        .gpus = job->rec.gpus,
-                       .nodes = job->rec.nodes,
+                       .nodes = job->nodes_fixed ? job->rec.nodes : 0,
                        .priority = job->rec.priority,
                        .sharing_score = job->rec.sharing_score};
     lucid_gpu_sample mean = lucid_gpu_profile_result(&job->profile);
     view.gmem_mib = mean.gmem_used_mib;
     return view;
+}
+
+/* The nodes a job with its own -w / --exclude may use (mask over `nodes`),
+ * and whether any set of them could ever hold it: 1 yes, 0 never. */
+static int allowed_nodes(const lucidd_job *job, const decide_node *nodes, int nnodes,
+                         unsigned char *mask, char *why, size_t size)
+{
+    int count = 0, total = 0, largest = 0;
+    for (int k = 0; k < nnodes; k++) {
+        int ok = 1;
+        if (job->user_nodes[0] && !slurm_io_in_hostlist(job->user_nodes, nodes[k].name))
+            ok = 0;
+        if (job->user_exclude[0] && slurm_io_in_hostlist(job->user_exclude, nodes[k].name))
+            ok = 0;
+        mask[k] = (unsigned char)ok;
+        if (ok) {
+            count++;
+            total += nodes[k].total_gpus;
+            if (nodes[k].total_gpus > largest)
+                largest = nodes[k].total_gpus;
+        }
+    }
+    const lucid_job_record *r = &job->rec;
+    if (count == 0) {
+        snprintf(why, size, "no node of its partition is left by -w %.60s / --exclude %.60s",
+                 job->user_nodes[0] ? job->user_nodes : "(none)",
+                 job->user_exclude[0] ? job->user_exclude : "(none)");
+        return 0;
+    }
+    if (job->nodes_fixed && r->nodes > count) {
+        snprintf(why, size, "asks for %d nodes; only %d may be used", r->nodes, count);
+        return 0;
+    }
+    int per_node = job->nodes_fixed && r->nodes > 0 ? (r->gpus + r->nodes - 1) / r->nodes : r->gpus;
+    if (job->nodes_fixed && per_node > largest) {
+        snprintf(why, size, "asks for %d GPUs per node; the largest node it may use has %d",
+                 per_node, largest);
+        return 0;
+    }
+    if (r->gpus > total) {
+        snprintf(why, size, "asks for %d GPUs; the nodes it may use have %d", r->gpus, total);
+        return 0;
+    }
+    return 1;
 }
 
 static void apply_results(lucidd *d, const decide_result *results, int n, int profiling)
@@ -533,28 +1136,63 @@ static void apply_results(lucidd *d, const decide_result *results, int n, int pr
         lucidd_job *job = engine_find(d, results[i].id);
         if (!job)
             continue;
-        if (results[i].start) {
+        if (results[i].start)
             apply_start(d, job, &results[i], profiling);
-        } else if (strcmp(job->rec.reason, results[i].reason) != 0) {
-            snprintf(job->rec.reason, sizeof job->rec.reason, "%s", results[i].reason);
-            save(d, job);
-        }
+        else
+            set_reason(d, job, results[i].reason);
     }
 }
 
-static void update_packing(lucidd *d, const decide_node *nodes, int nnodes)
+static void update_packing(lucidd *d, const decide_job *waiting, int nwaiting,
+                           const decide_node *nodes, int nnodes)
 {
     if (d->cfg.packing_mode >= 0) {
         d->packing_on = d->cfg.packing_mode;
         return;
     }
     long wanted = 0, free_gpus = 0;
-    for (size_t i = 0; i < d->njobs; i++)
-        if (d->jobs[i].rec.phase == LUCID_PHASE_MAIN_QUEUE)
-            wanted += d->jobs[i].rec.gpus;
+    for (int i = 0; i < nwaiting; i++)
+        wanted += waiting[i].gpus;
     for (int k = 0; k < nnodes; k++)
         free_gpus += nodes[k].free_gpus;
     d->packing_on = wanted > free_gpus;
+}
+
+/* Waiting jobs of `phase` that Slurm would run now, with their node masks;
+ * the profiler's that cannot fit a profiling node go to the main queue, the
+ * main queue's that no node set could hold are handed back. */
+static int gather_waiting(lucidd *d, lucid_phase phase, const decide_node *nodes, int nnodes,
+                          decide_job *waiting, unsigned char *masks)
+{
+    int count = 0, largest = 0;
+    for (int k = 0; k < nnodes; k++)
+        if (nodes[k].total_gpus > largest)
+            largest = nodes[k].total_gpus;
+    for (size_t i = 0; i < d->njobs; i++) {
+        lucidd_job *job = &d->jobs[i];
+        if (job->rec.phase != phase || job->waits_for[0])
+            continue;
+        decide_job view = decide_view(job);
+        if (phase == LUCID_PHASE_PROFILE_QUEUE) {
+            if (nnodes > 0 && job->rec.gpus > largest) {
+                set_phase(job, LUCID_PHASE_MAIN_QUEUE,
+                          "not profiled (larger than any profiling node); in the main queue");
+                save(d, job);
+                continue;
+            }
+        } else if (nnodes > 0) {
+            unsigned char *mask = masks + (size_t)count * (size_t)nnodes;
+            char why[200];
+            if (!allowed_nodes(job, nodes, nnodes, mask, why, sizeof why)) {
+                hand_back(d, job, why);
+                continue;
+            }
+            if (job->user_nodes[0] || job->user_exclude[0])
+                view.node_ok = mask;
+        }
+        waiting[count++] = view;
+    }
+    return count;
 }
 
 static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs)
@@ -570,18 +1208,17 @@ static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs)
         d->slurm_errors++;
         return;
     }
-    decide_node *nodes = calloc((size_t)nsnodes + 1, sizeof *nodes);
+    size_t nn = (size_t)nsnodes + 1;
+    decide_node *nodes = calloc(nn, sizeof *nodes);
     decide_job *waiting = calloc(d->njobs + 1, sizeof *waiting);
     decide_running *running = calloc(d->njobs + 1, sizeof *running);
     decide_result *results = calloc(d->njobs + 1, sizeof *results);
-    if (!nodes || !waiting || !running || !results)
+    unsigned char *masks = calloc((d->njobs + 1) * nn, 1);
+    if (!nodes || !waiting || !running || !results || !masks)
         goto done;
 
     int nnodes = collect_nodes(d, d->cfg.profiling_partition, snodes, nsnodes, sjobs, nsjobs, nodes);
-    int nwaiting = 0;
-    for (size_t i = 0; i < d->njobs; i++)
-        if (d->jobs[i].rec.phase == LUCID_PHASE_PROFILE_QUEUE)
-            waiting[nwaiting++] = decide_view(&d->jobs[i]);
+    int nwaiting = gather_waiting(d, LUCID_PHASE_PROFILE_QUEUE, nodes, nnodes, waiting, masks);
     double t0 = monotonic_s();
     decide_profiling(waiting, nwaiting, nodes, nnodes, results);
     double profiling_s = monotonic_s() - t0;
@@ -591,32 +1228,28 @@ static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs)
     d->main_gpus = 0;
     for (int k = 0; k < nnodes; k++)
         d->main_gpus += nodes[k].total_gpus;
-    nwaiting = 0;
+    nwaiting = gather_waiting(d, LUCID_PHASE_MAIN_QUEUE, nodes, nnodes, waiting, masks);
     int nrunning = 0;
     for (size_t i = 0; i < d->njobs; i++) {
         const lucidd_job *job = &d->jobs[i];
-        if (job->rec.phase == LUCID_PHASE_MAIN_QUEUE)
-            waiting[nwaiting++] = decide_view(job);
-        if (job->rec.phase != LUCID_PHASE_RUNNING || job->rec.nodes > 1)
+        if (job->rec.phase != LUCID_PHASE_RUNNING || job->rec.nodes > 1 || job->releasing)
             continue;
-        for (long s = 0; s < nsjobs; s++) {
-            if (sjobs[s].id != job->rec.job_id || sjobs[s].state != SJ_RUNNING)
-                continue;
-            decide_running *r = &running[nrunning];
-            r->job = decide_view(job);
-            r->packed = job->rec.packed_with != 0;
-            snprintf(r->gpu_list, sizeof r->gpu_list, "%s",
-                     job->rec.packed_with && job->rec.gpu_list[0] ? job->rec.gpu_list
-                                                                   : sjobs[s].first_gpus);
-            r->node = -1;
-            for (int k = 0; k < nnodes; k++)
-                if (strcmp(nodes[k].name, sjobs[s].node_list) == 0)
-                    r->node = k;
-            if (r->node >= 0)
-                nrunning++;
-        }
+        const slurm_job *sj = find_slurm(sjobs, nsjobs, job->rec.job_id);
+        if (!sj || sj->state != SJ_RUNNING)
+            continue;
+        decide_running *r = &running[nrunning];
+        r->job = decide_view(job);
+        r->packed = job->rec.packed_with != 0 || job->rec.gpu_list[0];
+        snprintf(r->gpu_list, sizeof r->gpu_list, "%s",
+                 job->rec.gpu_list[0] ? job->rec.gpu_list : sj->first_gpus);
+        r->node = -1;
+        for (int k = 0; k < nnodes; k++)
+            if (strcmp(nodes[k].name, sj->node_list) == 0)
+                r->node = k;
+        if (r->node >= 0)
+            nrunning++;
     }
-    update_packing(d, nodes, nnodes);
+    update_packing(d, waiting, nwaiting, nodes, nnodes);
     decide_params params = {.packing = d->packing_on,
                             .gpu_memory_mib = d->cfg.gpu_memory_mib,
                             .score_sum = d->cfg.score_sum,
@@ -633,6 +1266,7 @@ done:
     free(waiting);
     free(running);
     free(results);
+    free(masks);
     free(snodes);
 }
 
@@ -655,6 +1289,16 @@ double engine_latency_quantile(const lucidd *d, double q)
     return sorted[k > 0 ? k - 1 : 0];
 }
 
+static void slurm_unreachable(lucidd *d, const lucid_error *err)
+{
+    if (d->slurm_up || d->ticks == 0)
+        note_error(d, err);
+    if (!d->slurm_down_since)
+        d->slurm_down_since = time(NULL);
+    d->slurm_up = 0;
+    d->slurm_errors++;
+}
+
 void engine_tick(lucidd *d)
 {
     lucid_error err = {{0}};
@@ -663,9 +1307,7 @@ void engine_tick(lucidd *d)
          * decisions are settled; Slurm may not answer yet (slurmctld
          * restarting): the API keeps serving meanwhile. */
         if (engine_reconcile(d, &err) < 0) {
-            if (d->slurm_up || d->ticks == 0)
-                note_error(d, &err);
-            d->slurm_up = 0;
+            slurm_unreachable(d, &err);
             d->ticks++;
             return;
         }
@@ -675,40 +1317,49 @@ void engine_tick(lucidd *d)
     long n = slurm_io_jobs(&sjobs, &err);
     d->ticks++;
     if (n < 0) {
-        if (d->slurm_up)
-            note_error(d, &err);
-        d->slurm_up = 0;
-        d->slurm_errors++;
+        slurm_unreachable(d, &err);
         return; /* keep serving the API; try again next tick */
     }
+    double now_mono = monotonic_s();
+    int continuous = !d->slurm_down_since;
+    if (d->slurm_down_since && d->ticks > 1) {
+        lucidd_log("Slurm answers again (unreachable for %lld s)",
+                   (long long)(time(NULL) - d->slurm_down_since));
+        d->slurm_back_at = now_mono;
+    }
     d->slurm_up = 1;
+    d->slurm_down_since = 0;
     time_t now = time(NULL);
     for (size_t i = 0; i < d->njobs; i++)
         d->jobs[i].seen = 0;
+    split_arrays(d, sjobs, n);
     for (long i = 0; i < n; i++) {
         const slurm_job *sj = &sjobs[i];
         lucidd_job *job = engine_find(d, sj->id);
         if (job) {
             job->seen = 1;
             if (!lucid_phase_is_final(job->rec.phase))
-                track(d, job, sj, now);
-        } else if (managed(d, sj->partition) &&
+                track(d, job, sj, sjobs, n, now, now_mono, continuous);
+        } else if (managed(d, sj->partition) && !sj->array_tasks[0] &&
                    (sj->state == SJ_PENDING || sj->state == SJ_RUNNING)) {
             intake(d, sj);
-            if ((job = engine_find(d, sj->id)))
+            if ((job = engine_find(d, sj->id))) {
                 job->seen = 1;
+                if (queued(job->rec.phase))
+                    eligibility(d, job, sj, sjobs, n, now);
+            }
         }
     }
     for (size_t i = 0; i < d->njobs; i++) {
         lucidd_job *job = &d->jobs[i];
-        if (!job->seen && !lucid_phase_is_final(job->rec.phase)) {
-            set_phase(job, LUCID_PHASE_FAILED, "no longer known to Slurm");
-            save(d, job);
-        }
+        if (!job->seen && !lucid_phase_is_final(job->rec.phase))
+            vanished(d, job);
     }
     sample_profiles(d, sjobs, n);
     update_models(d, now);
     decide_and_apply(d, sjobs, n);
+    push_comments(d, now_mono);
+    write_heartbeat(d);
     free(sjobs);
 }
 
@@ -736,8 +1387,11 @@ int engine_load(lucidd *d, lucid_error *err)
         job->restarts_seen = -1;
         job->estimated_with = -1; /* re-estimated from the newest model at the first tick */
         job->estimate_version = -1;
+        job->nodes_fixed = 1;     /* refreshed from Slurm while it waits */
         job->slurm_start = job->rec.phase == LUCID_PHASE_RUNNING ? job->rec.main_start
                                                                  : job->rec.profile_start;
+        if (job->rec.job_id > d->intake_max)
+            d->intake_max = job->rec.job_id;
     }
     free(records);
     return 0;
@@ -760,10 +1414,7 @@ int engine_reconcile(lucidd *d, lucid_error *err)
     for (long i = 0; i < n; i++) {
         const lucid_decision_record *dec = &pending[i];
         lucidd_job *job = engine_find(d, dec->job_id);
-        const slurm_job *sj = NULL;
-        for (long s = 0; s < nsjobs; s++)
-            if (sjobs[s].id == dec->job_id)
-                sj = &sjobs[s];
+        const slurm_job *sj = find_slurm(sjobs, nsjobs, dec->job_id);
         lucid_error apply_err = {{0}};
         int still_held = sj && sj->state == SJ_PENDING && sj->held;
         if (job && sj && still_held &&
@@ -772,18 +1423,30 @@ int engine_reconcile(lucidd *d, lucid_error *err)
             (job->rec.phase == LUCID_PHASE_RUNNING || job->rec.phase == LUCID_PHASE_PROFILING)) {
             lucidd_log("job %u: re-applying unacknowledged %s on %s", dec->job_id, dec->action,
                        job->rec.node_list);
+            char comment[256];
+            comment_text(job, comment, sizeof comment);
             if (slurm_io_start(dec->job_id, job->rec.partition, job->rec.node_list,
-                               job->rec.packed_with ? job->rec.gpu_list : NULL, &apply_err) < 0) {
+                               job->rec.packed_with ? job->rec.gpu_list : NULL, comment,
+                               slurm_priority(job->rec.priority), &apply_err) < 0) {
                 note_error(d, &apply_err);
                 continue;
             }
-        } else if (job && sj && strcmp(dec->action, "requeue") == 0 && sj->state == SJ_RUNNING &&
+        } else if (job && sj && strcmp(dec->action, "requeue") == 0 &&
                    job->rec.phase == LUCID_PHASE_MOVING) {
-            lucidd_log("job %u: re-applying unacknowledged requeue", dec->job_id);
-            if (slurm_io_requeue_hold(dec->job_id, &apply_err) < 0) {
+            /* Only if it still runs: a job that ended meanwhile is never requeued. */
+            int rc = slurm_io_requeue_hold_if_running(dec->job_id, d->cfg.profiling_partition,
+                                                      &apply_err);
+            if (rc < 0) {
                 note_error(d, &apply_err);
                 continue;
             }
+            if (rc == 1)
+                lucidd_log("job %u: re-applied unacknowledged requeue", dec->job_id);
+        } else if (job && sj && still_held && strcmp(dec->action, "hand-back") == 0) {
+            char comment[256];
+            snprintf(comment, sizeof comment, "lucid: %.240s", job->rec.reason);
+            if (slurm_io_hand_back(dec->job_id, comment, &apply_err) < 0)
+                note_error(d, &apply_err);
         } else if (job && sj && strcmp(dec->action, "reject") == 0 && sj->state == SJ_PENDING) {
             if (slurm_io_cancel(dec->job_id, &apply_err) < 0)
                 note_error(d, &apply_err);
@@ -794,4 +1457,59 @@ int engine_reconcile(lucidd *d, lucid_error *err)
     free(pending);
     free(sjobs);
     return 0;
+}
+
+int engine_release(lucidd *d, uint32_t job_id, uint32_t uid, char *reply, size_t size)
+{
+    lucidd_job *job = engine_find(d, job_id);
+    if (!job || lucid_phase_is_final(job->rec.phase)) {
+        snprintf(reply, size, "job %u is not waiting in lucid", job_id);
+        return -1;
+    }
+    if (uid != 0 && uid != job->uid) {
+        snprintf(reply, size, "job %u belongs to %s: only its owner or root may release it",
+                 job_id, job->rec.user);
+        return -1;
+    }
+    if (!job->rec.user_hold) {
+        snprintf(reply, size,
+                 "job %u is not held by its owner; it waits for lucid's decision (%s)", job_id,
+                 job->rec.reason);
+        return -1;
+    }
+    job->rec.user_hold = 0;
+    job->waits_for[0] = '\0';
+    set_reason(d, job, "its owner released it; waiting for lucid's decision");
+    save(d, job);
+    lucidd_log("job %u: released by its owner (uid %u)", job_id, uid);
+    snprintf(reply, size, "job %u released: it now waits for lucid's decision", job_id);
+    return 0;
+}
+
+int engine_ended_counts(const lucidd *d, lucidd_ended *out, int max)
+{
+    int count = 0;
+    for (size_t i = 0; i < d->njobs; i++) {
+        const lucid_job_record *r = &d->jobs[i].rec;
+        if (!lucid_phase_is_final(r->phase))
+            continue;
+        /* Jobs finished before outcomes were kept (schema 2) by their phase. */
+        const char *outcome = r->outcome[0] ? r->outcome
+                              : r->phase == LUCID_PHASE_FAILED ? "failed" : "completed";
+        const char *where = r->ended_in[0] ? r->ended_in
+                            : r->phase == LUCID_PHASE_DONE_IN_PROFILER ? "profiler" : "main";
+        int k = 0;
+        while (k < count && (strcmp(out[k].where, where) != 0 || strcmp(out[k].outcome, outcome) != 0))
+            k++;
+        if (k == count) {
+            if (count == max)
+                continue;
+            snprintf(out[k].where, sizeof out[k].where, "%s", where);
+            snprintf(out[k].outcome, sizeof out[k].outcome, "%s", outcome);
+            out[k].count = 0;
+            count++;
+        }
+        out[k].count++;
+    }
+    return count;
 }

@@ -41,6 +41,9 @@ void lucidd_log(const char *fmt, ...)
 
 static const char usage_text[] =
     "usage: lucidd --state FILE --socket PATH [options]\n"
+    "       lucidd --config FILE [options]\n"
+    "  --config FILE           `key = value` lines, keys = these long options without --\n"
+    "                          (e.g. profile-limit = 300); flags given here override it\n"
     "  --state FILE            SQLite state database (WAL); created if absent\n"
     "  --socket PATH           local UNIX socket for `lucid queue/status/explain`\n"
     "  --metrics-port N        Prometheus /metrics on 127.0.0.1:N (default off)\n"
@@ -59,22 +62,190 @@ static const char usage_text[] =
     "  --min-history N         finished jobs before the first duration model (default 100)\n"
     "  --sharing-model FILE    sharing scores from this tree (`lucid model train --kind sharing`)\n"
     "  --metrics-test-dir DIR  read GPU samples from DIR/<job>.gpu (test backend)\n"
+    "  --heartbeat FILE        rewrite FILE every tick (\"pid=P time=T intake=MAXID\"): the\n"
+    "                          job_submit plugin and the hand-back watchdog read it\n"
+    "  --help, --version\n"
     "lucidd --hand-back-after S --heartbeat FILE [...]: the fail-open watchdog instead\n"
-    "Slurm is found through $SLURM_CONF.\n";
+    "Slurm is found through $SLURM_CONF.  Exit status: 0 after a clean stop (SIGTERM),\n"
+    "1 when it cannot start (configuration file, state, Slurm, socket), 2 for bad options.\n";
 
-static int parse_number(const char *option, const char *value, double min, double *out)
+/* Option errors name where the value came from: `where` is "" for the
+ * command line, "FILE:LINE: " for a --config file. */
+static int parse_number(const char *where, const char *option, const char *value, double min,
+                        double *out)
 {
     char *end;
     errno = 0;
     double v = strtod(value, &end);
     if (end == value || *end || errno || v < min) {
-        fprintf(stderr, "lucidd: %s: '%s' is not a number >= %g\n", option, value, min);
+        fprintf(stderr, "lucidd: %s%s: '%s' is not a number >= %g\n", where, option, value, min);
         return -1;
     }
     *out = v;
     return 0;
 }
 
+/* One option (`--name`) and its value into cfg; 0, or -1 after printing.
+ * value must outlive cfg. */
+static int set_option(lucidd_config *cfg, const char *where, const char *opt, const char *value)
+{
+    double number = 0;
+    if (strcmp(opt, "--state") == 0)
+        cfg->state_path = value;
+    else if (strcmp(opt, "--socket") == 0)
+        cfg->socket_path = value;
+    else if (strcmp(opt, "--main-partition") == 0)
+        cfg->main_partition = value;
+    else if (strcmp(opt, "--profiling-partition") == 0)
+        cfg->profiling_partition = value;
+    else if (strcmp(opt, "--metrics-test-dir") == 0)
+        cfg->metrics_test_dir = value;
+    else if (strcmp(opt, "--sharing-model") == 0)
+        cfg->sharing_model = value;
+    else if (strcmp(opt, "--heartbeat") == 0)
+        cfg->heartbeat_path = value;
+    else if (strcmp(opt, "--packing") == 0) {
+        if (strcmp(value, "auto") && strcmp(value, "on") && strcmp(value, "off")) {
+            fprintf(stderr, "lucidd: %s--packing: '%s' is not auto, on or off\n", where, value);
+            return -1;
+        }
+        cfg->packing_mode = strcmp(value, "auto") == 0 ? -1 : strcmp(value, "on") == 0;
+    } else if (strcmp(opt, "--metrics-port") == 0) {
+        if (parse_number(where, opt, value, 0, &number) < 0 || number > 65535)
+            return -1;
+        cfg->metrics_port = (int)number;
+    } else if (strcmp(opt, "--profile-limit") == 0) {
+        if (parse_number(where, opt, value, 0.1, &cfg->profile_limit_s) < 0)
+            return -1;
+    } else if (strcmp(opt, "--gpu-limit") == 0) {
+        if (parse_number(where, opt, value, 0, &number) < 0)
+            return -1;
+        cfg->gpu_limit = (int)number;
+    } else if (strcmp(opt, "--gpu-memory-mib") == 0) {
+        if (parse_number(where, opt, value, 1, &cfg->gpu_memory_mib) < 0)
+            return -1;
+    } else if (strcmp(opt, "--score-sum") == 0) {
+        if (parse_number(where, opt, value, 0, &number) < 0)
+            return -1;
+        if (number != (int)number || number > 4) {
+            fprintf(stderr, "lucidd: %s--score-sum: '%s' is not a whole number from 0 to 4\n",
+                    where, value);
+            return -1;
+        }
+        cfg->score_sum = (int)number;
+    } else if (strcmp(opt, "--priority-ratio") == 0) {
+        if (parse_number(where, opt, value, 1, &cfg->priority_ratio) < 0)
+            return -1;
+    } else if (strcmp(opt, "--tick-ms") == 0) {
+        if (parse_number(where, opt, value, 10, &number) < 0)
+            return -1;
+        cfg->tick_ms = (int)number;
+    } else if (strcmp(opt, "--default-estimate") == 0) {
+        if (parse_number(where, opt, value, 1, &cfg->default_estimate_s) < 0)
+            return -1;
+    } else if (strcmp(opt, "--retrain-period") == 0) {
+        if (parse_number(where, opt, value, 1, &cfg->retrain_period_s) < 0)
+            return -1;
+    } else if (strcmp(opt, "--min-history") == 0) {
+        if (parse_number(where, opt, value, 1, &number) < 0 || number > 1e9)
+            return -1;
+        cfg->min_history = (int)number;
+    } else {
+        if (*where)
+            fprintf(stderr, "lucidd: %sunknown key '%s' (keys are lucidd's long options "
+                            "without --)\n", where, opt + 2);
+        else
+            fprintf(stderr, "lucidd: unknown option %s (see lucidd --help)\n", opt);
+        return -1;
+    }
+    return 0;
+}
+
+/* --config FILE: `key = value` lines (key: a long option without "--"),
+ * '#' or ';' at the start of a line or after a blank starts a comment.  The
+ * values point into the file's text, which stays for the daemon's life.
+ * 0, or -1 after printing "lucidd: FILE:LINE: ...". */
+static int read_config(const char *path, lucidd_config *cfg)
+{
+    static char *text; /* the values point into it: kept to exit */
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "lucidd: --config %s: cannot open: %s\n", path, strerror(errno));
+        return -1;
+    }
+    size_t size = 0, cap = 0;
+    for (;;) {
+        if (size + 4096 + 1 > cap) {
+            char *grown = realloc(text, cap += 65536);
+            if (!grown) {
+                fclose(f);
+                fprintf(stderr, "lucidd: --config %s: out of memory\n", path);
+                return -1;
+            }
+            text = grown;
+        }
+        size_t n = fread(text + size, 1, cap - size - 1, f);
+        if (n == 0)
+            break;
+        size += n;
+    }
+    int failed = ferror(f);
+    fclose(f);
+    if (failed || !text) {
+        fprintf(stderr, "lucidd: --config %s: cannot read (a directory?)\n", path);
+        return -1;
+    }
+    text[size] = '\0';
+    if (strlen(text) != size) {
+        fprintf(stderr, "lucidd: --config %s: not a text file (NUL byte)\n", path);
+        return -1;
+    }
+    int lineno = 0;
+    for (char *line = text, *next; line; line = next) {
+        lineno++;
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        for (char *c = line; *c; c++)
+            if ((*c == '#' || *c == ';') && (c == line || *(c - 1) == ' ' || *(c - 1) == '\t')) {
+                *c = '\0';
+                break;
+            }
+        char where[4200];
+        snprintf(where, sizeof where, "%s:%d: ", path, lineno);
+        char *key = line + strspn(line, " \t\r");
+        if (!*key)
+            continue;
+        char *eq = strchr(key, '=');
+        if (!eq) {
+            fprintf(stderr, "lucidd: %sexpected key = value\n", where);
+            return -1;
+        }
+        char *value = eq + 1 + strspn(eq + 1, " \t");
+        for (char *e = eq; e > key && strchr(" \t", e[-1]); e--)
+            e[-1] = '\0';
+        *eq = '\0';
+        for (char *e = value + strlen(value); e > value && strchr(" \t\r", e[-1]); e--)
+            e[-1] = '\0';
+        if (!*value) {
+            fprintf(stderr, "lucidd: %s%s: no value\n", where, key);
+            return -1;
+        }
+        char opt[128];
+        if (strlen(key) > sizeof opt - 3 || strncmp(key, "--", 2) == 0 ||
+            strcmp(key, "config") == 0) {
+            fprintf(stderr, "lucidd: %sunknown key '%s'\n", where, key);
+            return -1;
+        }
+        snprintf(opt, sizeof opt, "--%s", key);
+        if (set_option(cfg, where, opt, value) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Defaults, then --config FILE, then the other flags (which override it).
+ * 0; 2 for bad usage; 1 for a configuration file that cannot be used. */
 static int parse_args(int argc, char **argv, lucidd_config *cfg)
 {
     *cfg = (lucidd_config){.main_partition = "main",
@@ -89,84 +260,38 @@ static int parse_args(int argc, char **argv, lucidd_config *cfg)
                            .default_estimate_s = 3600,
                            .retrain_period_s = 604800,
                            .min_history = 100};
+    const char *config = NULL;
     for (int i = 1; i < argc; i++) {
         const char *opt = argv[i];
         if (strcmp(opt, "--help") == 0 || strcmp(opt, "-h") == 0) {
             fputs(usage_text, stdout);
             exit(0);
         }
+        if (strcmp(opt, "--version") == 0 || strcmp(opt, "-V") == 0) {
+            printf("lucidd %s\n", LUCID_VERSION);
+            exit(0);
+        }
         if (i + 1 >= argc) {
-            fprintf(stderr, "lucidd: %s needs a value (or is unknown)\n%s", opt, usage_text);
-            return -1;
+            fprintf(stderr, "lucidd: %s needs a value (or is unknown; see lucidd --help)\n", opt);
+            return 2;
         }
-        const char *value = argv[++i];
-        double number = 0;
-        if (strcmp(opt, "--state") == 0)
-            cfg->state_path = value;
-        else if (strcmp(opt, "--socket") == 0)
-            cfg->socket_path = value;
-        else if (strcmp(opt, "--main-partition") == 0)
-            cfg->main_partition = value;
-        else if (strcmp(opt, "--profiling-partition") == 0)
-            cfg->profiling_partition = value;
-        else if (strcmp(opt, "--metrics-test-dir") == 0)
-            cfg->metrics_test_dir = value;
-        else if (strcmp(opt, "--sharing-model") == 0)
-            cfg->sharing_model = value;
-        else if (strcmp(opt, "--packing") == 0) {
-            if (strcmp(value, "auto") && strcmp(value, "on") && strcmp(value, "off")) {
-                fprintf(stderr, "lucidd: --packing: '%s' is not auto, on or off\n", value);
-                return -1;
+        if (strcmp(opt, "--config") == 0) {
+            if (config) {
+                fprintf(stderr, "lucidd: --config given twice\n");
+                return 2;
             }
-            cfg->packing_mode = strcmp(value, "auto") == 0 ? -1 : strcmp(value, "on") == 0;
-        } else if (strcmp(opt, "--metrics-port") == 0) {
-            if (parse_number(opt, value, 0, &number) < 0 || number > 65535)
-                return -1;
-            cfg->metrics_port = (int)number;
-        } else if (strcmp(opt, "--profile-limit") == 0) {
-            if (parse_number(opt, value, 0.1, &cfg->profile_limit_s) < 0)
-                return -1;
-        } else if (strcmp(opt, "--gpu-limit") == 0) {
-            if (parse_number(opt, value, 0, &number) < 0)
-                return -1;
-            cfg->gpu_limit = (int)number;
-        } else if (strcmp(opt, "--gpu-memory-mib") == 0) {
-            if (parse_number(opt, value, 1, &cfg->gpu_memory_mib) < 0)
-                return -1;
-        } else if (strcmp(opt, "--score-sum") == 0) {
-            if (parse_number(opt, value, 0, &number) < 0)
-                return -1;
-            if (number != (int)number || number > 4) {
-                fprintf(stderr, "lucidd: --score-sum: '%s' is not a whole number from 0 to 4\n",
-                        value);
-                return -1;
-            }
-            cfg->score_sum = (int)number;
-        } else if (strcmp(opt, "--priority-ratio") == 0) {
-            if (parse_number(opt, value, 1, &cfg->priority_ratio) < 0)
-                return -1;
-        } else if (strcmp(opt, "--tick-ms") == 0) {
-            if (parse_number(opt, value, 10, &number) < 0)
-                return -1;
-            cfg->tick_ms = (int)number;
-        } else if (strcmp(opt, "--default-estimate") == 0) {
-            if (parse_number(opt, value, 1, &cfg->default_estimate_s) < 0)
-                return -1;
-        } else if (strcmp(opt, "--retrain-period") == 0) {
-            if (parse_number(opt, value, 1, &cfg->retrain_period_s) < 0)
-                return -1;
-        } else if (strcmp(opt, "--min-history") == 0) {
-            if (parse_number(opt, value, 1, &number) < 0 || number > 1e9)
-                return -1;
-            cfg->min_history = (int)number;
-        } else {
-            fprintf(stderr, "lucidd: unknown option %s\n%s", opt, usage_text);
-            return -1;
+            config = argv[i + 1];
         }
+        i++;
     }
+    if (config && read_config(config, cfg) < 0)
+        return 1;
+    for (int i = 1; i + 1 < argc; i += 2)
+        if (strcmp(argv[i], "--config") != 0 && set_option(cfg, "", argv[i], argv[i + 1]) < 0)
+            return 2;
     if (!cfg->state_path || !cfg->socket_path) {
-        fprintf(stderr, "lucidd: --state and --socket are required\n%s", usage_text);
-        return -1;
+        fprintf(stderr, "lucidd: --state and --socket are required (see lucidd --help)\n");
+        return 2;
     }
     return 0;
 }
@@ -206,8 +331,9 @@ int main(int argc, char **argv)
     static lucidd d; /* large (latency ring): not on the stack */
     if (handback_wanted(argc, argv))
         return handback_main(argc, argv);
-    if (parse_args(argc, argv, &d.cfg) < 0)
-        return 2;
+    int usage = parse_args(argc, argv, &d.cfg);
+    if (usage != 0)
+        return usage;
     signal(SIGPIPE, SIG_IGN);
     struct sigaction sa = {.sa_handler = on_signal};
     sigaction(SIGTERM, &sa, NULL);

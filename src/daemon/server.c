@@ -5,6 +5,7 @@
  *   - Prometheus text format on http://127.0.0.1:PORT/metrics.
  * A client gets one second to send its request; a bad request gets
  * {"ok":false,"error":...} and the daemon goes on. */
+#define _GNU_SOURCE /* struct ucred, SO_PEERCRED */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <jansson.h>
@@ -102,20 +103,39 @@ static void write_all(int fd, const char *text, size_t len)
     }
 }
 
+/* The phase a user sees: "releasing" while lucid released the job and
+ * Slurm has not started it (Slurm's reason then says why). */
+static const char *shown_phase(const lucidd_job *job)
+{
+    if (job->releasing &&
+        (job->rec.phase == LUCID_PHASE_RUNNING || job->rec.phase == LUCID_PHASE_PROFILING))
+        return "releasing";
+    return lucid_phase_name(job->rec.phase);
+}
+
 static json_t *job_json(const lucidd_job *job)
 {
     const lucid_job_record *r = &job->rec;
-    return json_pack("{s:I, s:s, s:s, s:s, s:s, s:i, s:i, s:f, s:f, s:i, s:I, s:s, s:s, s:s,"
-                     " s:I, s:I, s:I, s:I, s:i}",
-                     "job", (json_int_t)r->job_id, "user", r->user, "name", r->name,
-                     "partition", r->partition, "phase", lucid_phase_name(r->phase), "gpus",
-                     r->gpus, "nodes", r->nodes, "priority", r->priority, "estimate_s",
-                     r->estimate_s, "sharing_score", r->sharing_score, "packed_with",
-                     (json_int_t)r->packed_with, "node_list", r->node_list, "gpu_list",
-                     r->gpu_list, "reason", r->reason, "submit_time", (json_int_t)r->submit_time,
-                     "profile_start", (json_int_t)r->profile_start, "main_start",
-                     (json_int_t)r->main_start, "end_time", (json_int_t)r->end_time, "runs",
-                     r->runs);
+    json_t *obj = json_pack("{s:I, s:s, s:s, s:s, s:s, s:i, s:i, s:f, s:f, s:i, s:I, s:s, s:s, s:s,"
+                            " s:I, s:I, s:I, s:I, s:i}",
+                            "job", (json_int_t)r->job_id, "user", r->user, "name", r->name,
+                            "partition", r->partition, "phase", shown_phase(job), "gpus",
+                            r->gpus, "nodes", r->nodes, "priority", r->priority, "estimate_s",
+                            r->estimate_s, "sharing_score", r->sharing_score, "packed_with",
+                            (json_int_t)r->packed_with, "node_list", r->node_list, "gpu_list",
+                            r->gpu_list, "reason", r->reason, "submit_time",
+                            (json_int_t)r->submit_time, "profile_start",
+                            (json_int_t)r->profile_start, "main_start", (json_int_t)r->main_start,
+                            "end_time", (json_int_t)r->end_time, "runs", r->runs);
+    if (obj) {
+        json_object_set_new(obj, "outcome", json_string(r->outcome));
+        json_object_set_new(obj, "ended_in", json_string(r->ended_in));
+        json_object_set_new(obj, "waits_for", json_string(job->waits_for));
+        json_object_set_new(obj, "slurm_reason", json_string(job->releasing ? job->slurm_reason : ""));
+        json_object_set_new(obj, "user_hold", json_boolean(r->user_hold));
+        json_object_set_new(obj, "profiled_s", json_real(r->profiled_s));
+    }
+    return obj;
 }
 
 static json_t *queue_json(lucidd *d, int all)
@@ -181,6 +201,31 @@ static json_t *status_json(lucidd *d)
         (json_int_t)(time(NULL) - d->started));
 }
 
+/* {"profiler/completed": 12, "queue/cancelled": 3, ...} */
+static json_t *ended_json(const lucidd *d)
+{
+    lucidd_ended ended[64];
+    int n = engine_ended_counts(d, ended, 64);
+    json_t *obj = json_object();
+    for (int i = 0; i < n; i++) {
+        char key[48];
+        snprintf(key, sizeof key, "%.15s/%.23s", ended[i].where, ended[i].outcome);
+        json_object_set_new(obj, key, json_integer(ended[i].count));
+    }
+    return obj;
+}
+
+static json_t *status_full_json(lucidd *d)
+{
+    json_t *obj = status_json(d);
+    if (!obj)
+        return NULL;
+    json_object_set_new(obj, "ended", ended_json(d));
+    json_object_set_new(obj, "ticks", json_integer((json_int_t)d->ticks));
+    json_object_set_new(obj, "slurm_unreachable_since", json_integer((json_int_t)d->slurm_down_since));
+    return obj;
+}
+
 static json_t *explain_json(lucidd *d, json_int_t job_id)
 {
     lucidd_job *job = job_id > 0 && job_id <= UINT32_MAX ? engine_find(d, (uint32_t)job_id) : NULL;
@@ -214,7 +259,17 @@ static json_t *explain_json(lucidd *d, json_int_t job_id)
                      "gmem_util_pct", profile.gmem_util_pct, "decisions", decisions);
 }
 
-static json_t *answer(lucidd *d, const char *request)
+/* {"cmd":"release","job":N}: the owner lifts their own sbatch -H hold. */
+static json_t *release_json(lucidd *d, json_int_t job_id, uint32_t uid)
+{
+    char reply[300];
+    if (job_id <= 0 || job_id > UINT32_MAX)
+        return json_pack("{s:b, s:s}", "ok", 0, "error", "release needs a job id");
+    int rc = engine_release(d, (uint32_t)job_id, uid, reply, sizeof reply);
+    return json_pack("{s:b, s:s}", "ok", rc == 0, rc == 0 ? "message" : "error", reply);
+}
+
+static json_t *answer(lucidd *d, const char *request, uint32_t uid)
 {
     json_error_t jerr;
     json_t *req = json_loads(request, JSON_DISABLE_EOF_CHECK, &jerr);
@@ -230,9 +285,11 @@ static json_t *answer(lucidd *d, const char *request)
     if (strcmp(cmd, "queue") == 0)
         reply = queue_json(d, all);
     else if (strcmp(cmd, "status") == 0)
-        reply = status_json(d);
+        reply = status_full_json(d);
     else if (strcmp(cmd, "explain") == 0)
         reply = explain_json(d, job_id);
+    else if (strcmp(cmd, "release") == 0)
+        reply = release_json(d, job_id, uid);
     else
         reply = json_pack("{s:b, s:s}", "ok", 0, "error", "unknown cmd");
     json_decref(req);
@@ -245,8 +302,12 @@ void server_handle_unix(lucidd *d, int listen_fd)
     if (fd < 0)
         return;
     char request[4096];
+    struct ucred cred = {.uid = (uid_t)-1};
+    socklen_t cred_len = sizeof cred;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) < 0)
+        cred.uid = (uid_t)-1; /* unknown peer: owns nothing */
     if (read_request(fd, request, sizeof request) == 0) {
-        json_t *reply = answer(d, request);
+        json_t *reply = answer(d, request, (uint32_t)cred.uid);
         char *text = reply ? json_dumps(reply, JSON_COMPACT) : NULL;
         if (text) {
             write_all(fd, text, strlen(text));
@@ -323,6 +384,14 @@ static char *metrics_text(lucidd *d, size_t *len)
            "# HELP lucid_gpu_metrics_backend The active GPU metrics backend.\n"
            "# TYPE lucid_gpu_metrics_backend gauge\nlucid_gpu_metrics_backend{backend=\"%s\"} 1\n",
            (unsigned long long)d->slurm_errors, lucid_gpumetrics_backend_name(d->metrics));
+    lucidd_ended ended[64];
+    int nended = engine_ended_counts(d, ended, 64);
+    metric(&buf, len, &cap,
+           "# HELP lucid_jobs_ended_total Jobs that ended, by where (queue, profiler, main) and outcome.\n"
+           "# TYPE lucid_jobs_ended_total counter\n");
+    for (int i = 0; i < nended; i++)
+        metric(&buf, len, &cap, "lucid_jobs_ended_total{where=\"%s\",outcome=\"%s\"} %ld\n",
+               ended[i].where, ended[i].outcome, ended[i].count);
     return buf;
 }
 

@@ -12,6 +12,11 @@
 #include <slurm/slurm_errno.h>
 
 #include "../../plugins/lucid_tres.h"
+#include "lucid/util.h"
+
+/* Exported by libslurm but not declared in 22.05's public headers. */
+extern char *slurm_job_reason_string(enum job_state_reason inx);
+extern void slurm_free_stats_response_msg(stats_info_response_msg_t *msg);
 
 static int slurm_fail(lucid_error *err, const char *what, uint32_t job_id)
 {
@@ -33,9 +38,11 @@ void slurm_io_fini(void)
     slurm_fini();
 }
 
+/* Every text from Slurm is copied as valid UTF-8 cut on a character
+ * boundary: a job name cut mid-character must not make its JSON invalid. */
 static void copy(char *dst, size_t size, const char *src)
 {
-    snprintf(dst, size, "%s", src ? src : "");
+    lucid_utf8_copy(dst, size, src);
 }
 
 static slurm_job_run_state run_state(uint32_t state, char *name, size_t size)
@@ -66,6 +73,7 @@ static void read_job(const slurm_job_info_t *info, slurm_job *job)
 {
     memset(job, 0, sizeof *job);
     job->id = info->job_id;
+    job->uid = info->user_id;
     copy(job->user, sizeof job->user, info->user_name);
     if (!job->user[0]) {
         struct passwd *pw = getpwuid(info->user_id);
@@ -80,7 +88,22 @@ static void read_job(const slurm_job_info_t *info, slurm_job *job)
     job->completing = (info->job_state & JOB_COMPLETING) != 0;
     job->requeueing = (info->job_state & (JOB_REQUEUE | JOB_REQUEUE_HOLD | JOB_REQUEUE_FED)) != 0;
     job->held = info->priority == 0;
+    job->reason_code = info->state_reason;
+    job->admin_held = job->held && info->state_reason == WAIT_HELD;
+    copy(job->reason, sizeof job->reason, slurm_job_reason_string(info->state_reason));
     job->nodes = info->num_nodes > 0 ? (int)info->num_nodes : 1;
+    copy(job->req_nodes, sizeof job->req_nodes, info->req_nodes);
+    copy(job->exc_nodes, sizeof job->exc_nodes, info->exc_nodes);
+    copy(job->dependency, sizeof job->dependency, info->dependency);
+    if (info->tres_per_job && info->tres_per_job[0])
+        snprintf(job->gpu_request, sizeof job->gpu_request, "tpj=%s", info->tres_per_job);
+    else if (info->tres_per_node && info->tres_per_node[0])
+        snprintf(job->gpu_request, sizeof job->gpu_request, "tpn=%s", info->tres_per_node);
+    if (info->array_job_id && info->array_job_id != NO_VAL) {
+        job->array_job_id = info->array_job_id;
+        job->array_task_id = info->array_task_id;
+        copy(job->array_tasks, sizeof job->array_tasks, info->array_task_str);
+    }
     long per_job = lucid_tres_gpus(info->tres_per_job);
     long per_node = lucid_tres_gpus(info->tres_per_node);
     job->gres_malformed = per_job < 0 || per_node < 0;
@@ -88,6 +111,8 @@ static void read_job(const slurm_job_info_t *info, slurm_job *job)
         job->gpus_per_node = per_job > 0 ? 0 : (int)per_node;
         job->gpus = per_job > 0 ? (int)per_job : (int)per_node * job->nodes;
     }
+    /* max_nodes is 0 unless -N (or --nodes=a-b) was given. */
+    job->nodes_fixed = job->gpus_per_node > 0 || info->max_nodes > 0;
     job->cpus = info->num_cpus == NO_VAL ? 0 : (int)info->num_cpus;
     job->submit_time = info->submit_time;
     job->start_time = info->start_time;
@@ -176,7 +201,8 @@ static int node_partitions(const char *partitions, slurm_node *nodes, long count
 long slurm_io_nodes(const char *partitions, slurm_node **out, lucid_error *err)
 {
     node_info_msg_t *msg = NULL;
-    if (slurm_load_node((time_t)0, &msg, SHOW_ALL) != SLURM_SUCCESS)
+    /* SHOW_DETAIL: without it gres_used is NULL and every GPU looks free. */
+    if (slurm_load_node((time_t)0, &msg, SHOW_ALL | SHOW_DETAIL) != SLURM_SUCCESS)
         return slurm_fail(err, "loading nodes", 0);
     slurm_node *nodes = calloc(msg->record_count ? msg->record_count : 1, sizeof *nodes);
     if (!nodes) {
@@ -213,40 +239,233 @@ static int update(job_desc_msg_t *desc, const char *what, lucid_error *err)
     return 0;
 }
 
-int slurm_io_start(uint32_t job_id, const char *partition, const char *nodes,
-                   const char *packed_gpus, lucid_error *err)
+static void update_init(job_desc_msg_t *desc, uint32_t job_id)
+{
+    slurm_init_job_desc_msg(desc);
+    desc->job_id = job_id;
+}
+
+int slurm_io_comment(uint32_t job_id, const char *comment, lucid_error *err)
 {
     job_desc_msg_t desc;
-    slurm_init_job_desc_msg(&desc);
-    desc.job_id = job_id;
-    char partition_buf[64], nodes_buf[256], no_gres[] = "", comment[128];
-    copy(partition_buf, sizeof partition_buf, partition);
-    copy(nodes_buf, sizeof nodes_buf, nodes);
-    desc.partition = partition_buf;
-    desc.req_nodes = nodes_buf;
-    if (packed_gpus) {
-        /* Slurm will not give the partner's GPUs twice: the packed job runs
-         * without GPU gres and the SPANK plugin exposes the shared ones.  An
-         * empty TRES list, not "gres:gpu:0": a zero count took every GPU of
-         * the node in Slurm 22.05. */
-        snprintf(comment, sizeof comment, "lucid-gpus=%s", packed_gpus);
-        desc.admin_comment = comment;
-        desc.tres_per_node = no_gres;
-    }
-    if (update(&desc, "pinning", err) < 0)
-        return -1;
+    update_init(&desc, job_id);
+    char buf[256];
+    copy(buf, sizeof buf, comment);
+    desc.admin_comment = buf;
+    return update(&desc, "commenting", err);
+}
+
+static int release(uint32_t job_id, lucid_error *err)
+{
     /* A held job refuses other updates of its priority: release on its own. */
-    slurm_init_job_desc_msg(&desc);
-    desc.job_id = job_id;
+    job_desc_msg_t desc;
+    update_init(&desc, job_id);
     desc.priority = INFINITE;
     return update(&desc, "releasing", err);
 }
 
-int slurm_io_requeue_hold(uint32_t job_id, lucid_error *err)
+int slurm_io_start(uint32_t job_id, const char *partition, const char *nodes,
+                   const char *packed_gpus, const char *comment, uint32_t priority,
+                   lucid_error *err)
 {
-    if (slurm_requeue(job_id, JOB_REQUEUE_HOLD) != SLURM_SUCCESS)
-        return slurm_fail(err, "requeueing", job_id);
+    job_desc_msg_t desc;
+    update_init(&desc, job_id);
+    char partition_buf[64], nodes_buf[256], no_gres[] = "", comment_buf[256];
+    copy(partition_buf, sizeof partition_buf, partition);
+    desc.partition = partition_buf;
+    if (nodes) {
+        copy(nodes_buf, sizeof nodes_buf, nodes);
+        desc.req_nodes = nodes_buf;
+    }
+    if (comment) {
+        copy(comment_buf, sizeof comment_buf, comment);
+        desc.admin_comment = comment_buf;
+    }
+    if (packed_gpus) {
+        /* Slurm will not give the partner's GPUs twice: the packed job runs
+         * without GPU gres and the SPANK plugin exposes the shared ones
+         * (AdminComment "lucid-gpus=LIST", part of `comment`).  An empty
+         * TRES list, not "gres:gpu:0": a zero count took every GPU of the
+         * node in Slurm 22.05. */
+        desc.tres_per_node = no_gres;
+        desc.tres_per_job = no_gres;
+    }
+    if (update(&desc, "pinning", err) < 0 || release(job_id, err) < 0)
+        return -1;
+    if (priority == 0)
+        return 0;
+    update_init(&desc, job_id);
+    desc.priority = priority;
+    lucid_error ignored = {{0}};
+    /* Only the order squeue shows depends on it: a failure is not worth
+     * undoing the release for. */
+    (void)update(&desc, "setting the priority of", &ignored);
     return 0;
+}
+
+int slurm_io_hand_back(uint32_t job_id, const char *comment, lucid_error *err)
+{
+    if (comment && slurm_io_comment(job_id, comment, err) < 0)
+        return -1;
+    return release(job_id, err);
+}
+
+int slurm_io_admin_hold(uint32_t job_id, lucid_error *err)
+{
+    job_desc_msg_t desc;
+    update_init(&desc, job_id);
+    desc.priority = 0; /* from an operator, without ALLOC_SID_USER_HOLD: JobHeldAdmin */
+    return update(&desc, "holding", err);
+}
+
+int slurm_io_requeue_hold_if_running(uint32_t job_id, const char *partition, lucid_error *err)
+{
+    job_info_msg_t *msg = NULL;
+    if (slurm_load_job(&msg, job_id, SHOW_ALL) != SLURM_SUCCESS) {
+        if (slurm_get_errno() == ESLURM_INVALID_JOB_ID)
+            return 0; /* gone: certainly not running */
+        return slurm_fail(err, "checking before requeueing", job_id);
+    }
+    int running = 0;
+    if (msg->record_count == 1) {
+        const slurm_job_info_t *info = &msg->job_array[0];
+        running = (info->job_state & JOB_STATE_BASE) == JOB_RUNNING &&
+                  !(info->job_state & JOB_COMPLETING) && info->partition &&
+                  strcmp(info->partition, partition) == 0;
+    }
+    slurm_free_job_info_msg(msg);
+    if (!running)
+        return 0;
+    if (slurm_requeue(job_id, JOB_REQUEUE_HOLD) != SLURM_SUCCESS) {
+        int code = slurm_get_errno();
+        /* It ended between the check and the requeue. */
+        if (code == ESLURM_JOB_FINISHED || code == ESLURM_JOB_PENDING ||
+            code == ESLURM_INVALID_JOB_ID || code == ESLURM_TRANSITION_STATE_NO_UPDATE)
+            return 0;
+        return slurm_fail(err, "requeueing", job_id);
+    }
+    return 1;
+}
+
+int slurm_io_unpack(uint32_t job_id, const char *gpu_request, lucid_error *err)
+{
+    if (slurm_io_admin_hold(job_id, err) < 0)
+        return -1;
+    job_desc_msg_t desc;
+    update_init(&desc, job_id);
+    char no_nodes[] = "", tres[64] = "", comment[] = "lucid: main-queue; its partner ended first";
+    if (gpu_request && strlen(gpu_request) > 4) {
+        copy(tres, sizeof tres, gpu_request + 4);
+        if (strncmp(gpu_request, "tpj=", 4) == 0)
+            desc.tres_per_job = tres;
+        else
+            desc.tres_per_node = tres;
+    }
+    desc.req_nodes = no_nodes;
+    desc.admin_comment = comment;
+    return update(&desc, "unpacking", err);
+}
+
+int slurm_io_split_task(uint32_t array_job_id, uint32_t task_id, lucid_error *err)
+{
+    job_desc_msg_t desc;
+    slurm_init_job_desc_msg(&desc);
+    char id[32], comment[] = "lucid: waiting for lucidd";
+    snprintf(id, sizeof id, "%u_%u", array_job_id, task_id);
+    desc.job_id_str = id;
+    /* Any update of one pending task splits it off as a job of its own. */
+    desc.admin_comment = comment;
+    job_array_resp_msg_t *resp = NULL;
+    int rc = slurm_update_job2(&desc, &resp);
+    if (resp)
+        slurm_free_job_array_resp(resp);
+    if (rc != SLURM_SUCCESS)
+        return lucid_error_set(err, "slurm: splitting array task %s: %s", id,
+                               slurm_strerror(slurm_get_errno()));
+    return 0;
+}
+
+/* "JobId=12 UserId=... JobState=COMPLETED ... StartTime=2026-12-03T07:30:01 ..." */
+static int comp_field(const char *line, const char *key, char *out, size_t size)
+{
+    size_t klen = strlen(key);
+    for (const char *at = line; (at = strstr(at, key)) != NULL; at += klen) {
+        if ((at == line || at[-1] == ' ') && at[klen] == '=') {
+            at += klen + 1;
+            snprintf(out, size, "%.*s", (int)strcspn(at, " \n"), at);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static time_t comp_time(const char *text)
+{
+    struct tm tm = {0};
+    if (sscanf(text, "%d-%d-%dT%d:%d:%d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+               &tm.tm_min, &tm.tm_sec) != 6)
+        return 0;
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    tm.tm_isdst = -1;
+    return mktime(&tm); /* jobcomp/filetxt writes local time */
+}
+
+int slurm_io_accounting(uint32_t job_id, char *state, size_t size, time_t *start, time_t *end,
+                        lucid_error *err)
+{
+    slurm_conf_t *conf = NULL;
+    if (slurm_load_ctl_conf((time_t)0, &conf) != SLURM_SUCCESS)
+        return slurm_fail(err, "loading the configuration", 0);
+    char path[1024] = "";
+    if (conf->job_comp_type && strcmp(conf->job_comp_type, "jobcomp/filetxt") == 0 &&
+        conf->job_comp_loc)
+        copy(path, sizeof path, conf->job_comp_loc);
+    slurm_free_ctl_conf(conf);
+    if (!path[0])
+        return 0;
+    FILE *file = fopen(path, "r");
+    if (!file)
+        return 0;
+    char line[4096], want[32], id[32], value[64];
+    snprintf(want, sizeof want, "%u", job_id);
+    int found = 0;
+    /* The last record of the job wins (a requeued job has one per run). */
+    while (fgets(line, sizeof line, file)) {
+        if (!comp_field(line, "JobId", id, sizeof id) || strcmp(id, want) != 0)
+            continue;
+        if (comp_field(line, "JobState", value, sizeof value)) {
+            copy(state, size, value);
+            found = 1;
+        }
+        *start = comp_field(line, "StartTime", value, sizeof value) ? comp_time(value) : 0;
+        *end = comp_field(line, "EndTime", value, sizeof value) ? comp_time(value) : 0;
+    }
+    fclose(file);
+    return found;
+}
+
+int slurm_io_ctld_uptime(double *seconds, lucid_error *err)
+{
+    stats_info_request_msg_t req = {.command_id = STAT_COMMAND_GET};
+    stats_info_response_msg_t *stats = NULL;
+    if (slurm_get_statistics(&stats, &req) != SLURM_SUCCESS || !stats)
+        return slurm_fail(err, "reading slurmctld's statistics", 0);
+    *seconds = difftime(stats->req_time, stats->req_time_start);
+    slurm_free_stats_response_msg(stats);
+    return 0;
+}
+
+int slurm_io_in_hostlist(const char *list, const char *node)
+{
+    if (!list || !*list)
+        return 0;
+    hostlist_t hosts = slurm_hostlist_create(list);
+    if (!hosts)
+        return 0;
+    int found = slurm_hostlist_find(hosts, node) >= 0;
+    slurm_hostlist_destroy(hosts);
+    return found;
 }
 
 int slurm_io_move(uint32_t job_id, const char *partition, lucid_error *err)

@@ -21,6 +21,7 @@ typedef enum slurm_job_run_state {
 
 typedef struct slurm_job {
     uint32_t id;
+    uint32_t uid;        /* the owner's user id (who may lift its own hold) */
     char user[64];
     char name[128];
     char partition[64];
@@ -29,9 +30,15 @@ typedef struct slurm_job {
     int completing;      /* still cleaning up (requeue is asynchronous) */
     int requeueing;      /* a requeue is in progress */
     int held;            /* priority 0 */
+    int admin_held;      /* held by an operator (Slurm reason JobHeldAdmin): only an
+                          * operator can release it */
+    uint32_t reason_code; /* Slurm's state_reason */
+    char reason[64];     /* Slurm's word for why it waits ("Resources", "Dependency"...) */
     int gpus;            /* total GPUs asked (per node x nodes, or per job) */
     int gpus_per_node;   /* 0 when asked per job */
     int nodes;           /* nodes asked */
+    int nodes_fixed;     /* the node count was asked (-N, or GPUs per node); else Slurm
+                          * may choose it (--gpus=16 without -N) */
     int cpus;            /* CPUs asked or allocated (0 = unknown) */
     int gres_malformed;  /* a GPU request lucid cannot read */
     time_t submit_time, start_time, end_time;
@@ -39,7 +46,14 @@ typedef struct slurm_job {
     int restarts;
     char node_list[256];   /* allocated nodes, Slurm's hostlist form */
     char first_gpus[64];   /* GPU indices on the first allocated node ("0-3") */
-    char admin_comment[128];
+    char admin_comment[256];
+    char req_nodes[256];   /* the job's required nodes (-w, or lucid's pin once placed) */
+    char exc_nodes[256];   /* nodes it excludes (--exclude) */
+    char dependency[256];  /* Slurm's dependency text ("afterok:12(unfulfilled)"), "" none */
+    char gpu_request[64];  /* its GPU TRES as Slurm holds it: "tpn=gres:gpu:4", "tpj=..." */
+    uint32_t array_job_id; /* array master's id, 0 if not an array */
+    uint32_t array_task_id;/* this task's index, or UINT32_MAX for a record of tasks */
+    char array_tasks[128]; /* tasks still inside this record ("0-5"), "" if one job */
 } slurm_job;
 
 typedef struct slurm_node {
@@ -59,13 +73,43 @@ long slurm_io_jobs(slurm_job **out, lucid_error *err);
  * *out malloc'ed.  Count or -1. */
 long slurm_io_nodes(const char *partitions, slurm_node **out, lucid_error *err);
 
-/* Puts a held job on `partition` pinned to `nodes` (comma list); with
- * `packed_gpus`, drops its GPU gres and tells the SPANK plugin which GPUs of
- * the partner to use; then releases it. */
+/* Puts a held job on `partition` pinned to `nodes` (comma list; NULL keeps
+ * the job's own -w); with `packed_gpus`, drops its GPU gres and tells the
+ * SPANK plugin which GPUs of the partner to use; sets its AdminComment to
+ * `comment` (NULL: unchanged); releases it; then gives it Slurm priority
+ * `priority` (0: Slurm's own), so squeue orders released jobs as lucid does. */
 int slurm_io_start(uint32_t job_id, const char *partition, const char *nodes,
-                   const char *packed_gpus, lucid_error *err);
-/* Requeues a running job and keeps it held. */
-int slurm_io_requeue_hold(uint32_t job_id, lucid_error *err);
+                   const char *packed_gpus, const char *comment, uint32_t priority,
+                   lucid_error *err);
+/* Releases a held job as it is (no pin, no partition change): Slurm's own
+ * scheduler takes it from here. */
+int slurm_io_hand_back(uint32_t job_id, const char *comment, lucid_error *err);
+/* Turns any hold into an operator's hold (priority 0, JobHeldAdmin), which a
+ * job's owner cannot lift; also holds a pending job that was released. */
+int slurm_io_admin_hold(uint32_t job_id, lucid_error *err);
+/* Sets the job's AdminComment (what lucid says about it in scontrol/squeue). */
+int slurm_io_comment(uint32_t job_id, const char *comment, lucid_error *err);
+/* Requeues the job held, but only if Slurm says, just now, that it is
+ * running on `partition` and not completing: a job that already ended is
+ * never requeued (it would run again).  1 requeued, 0 not running, -1 error. */
+int slurm_io_requeue_hold_if_running(uint32_t job_id, const char *partition, lucid_error *err);
+/* A packed job whose partner ended before it started: held again, unpinned,
+ * its own GPU request (`gpu_request`, as in slurm_job) given back. */
+int slurm_io_unpack(uint32_t job_id, const char *gpu_request, lucid_error *err);
+/* Splits task `task_id` of array `array_job_id` into a job record of its
+ * own (Slurm gives it its own job id), so each task is scheduled alone. */
+int slurm_io_split_task(uint32_t array_job_id, uint32_t task_id, lucid_error *err);
+/* The outcome Slurm's accounting recorded for a job Slurm no longer lists:
+ * copies Slurm's state word ("COMPLETED", "FAILED"...) and start/end times.
+ * Reads the job-completion log when JobCompType=jobcomp/filetxt.
+ * 1 found, 0 no record (or no accounting), -1 error. */
+int slurm_io_accounting(uint32_t job_id, char *state, size_t size, time_t *start, time_t *end,
+                        lucid_error *err);
+/* Seconds since slurmctld started (since its statistics were last reset):
+ * right after a restart its view of running jobs is not yet settled. */
+int slurm_io_ctld_uptime(double *seconds, lucid_error *err);
+/* Is `node` in Slurm's host list expression `list` ("n[1-3],p1")? */
+int slurm_io_in_hostlist(const char *list, const char *node);
 /* Moves a held pending job to `partition`, unpinned, eligible now. */
 int slurm_io_move(uint32_t job_id, const char *partition, lucid_error *err);
 int slurm_io_cancel(uint32_t job_id, lucid_error *err);

@@ -11,7 +11,7 @@
 
 #include "lucid/util.h"
 
-#define STATE_SCHEMA_VERSION 2
+#define STATE_SCHEMA_VERSION 3
 
 struct lucid_state {
     sqlite3 *db;
@@ -27,6 +27,8 @@ static const char *const phase_names[LUCID_PHASE_COUNT] = {
     [LUCID_PHASE_DONE_IN_PROFILER] = "done-in-profiler",
     [LUCID_PHASE_DONE] = "done",
     [LUCID_PHASE_FAILED] = "failed",
+    [LUCID_PHASE_HANDED_BACK] = "handed-back",
+    [LUCID_PHASE_ENDED_UNKNOWN] = "ended-unknown",
 };
 
 const char *lucid_phase_name(lucid_phase phase)
@@ -47,7 +49,7 @@ int lucid_phase_parse(const char *name, lucid_phase *out)
 int lucid_phase_is_final(lucid_phase phase)
 {
     return phase == LUCID_PHASE_DONE_IN_PROFILER || phase == LUCID_PHASE_DONE ||
-           phase == LUCID_PHASE_FAILED;
+           phase == LUCID_PHASE_FAILED || phase == LUCID_PHASE_ENDED_UNKNOWN;
 }
 
 static const char schema[] =
@@ -59,7 +61,10 @@ static const char schema[] =
     " profile_start INTEGER NOT NULL, main_start INTEGER NOT NULL, end_time INTEGER NOT NULL,"
     " estimate_s REAL NOT NULL, priority REAL NOT NULL, sharing_score INTEGER NOT NULL,"
     " packed_with INTEGER NOT NULL, node_list TEXT NOT NULL, gpu_list TEXT NOT NULL,"
-    " reason TEXT NOT NULL, runs INTEGER NOT NULL, cpus INTEGER NOT NULL DEFAULT 0);"
+    " reason TEXT NOT NULL, runs INTEGER NOT NULL, cpus INTEGER NOT NULL DEFAULT 0,"
+    " outcome TEXT NOT NULL DEFAULT '', ended_in TEXT NOT NULL DEFAULT '',"
+    " profiled_s REAL NOT NULL DEFAULT 0, user_hold INTEGER NOT NULL DEFAULT 0,"
+    " gpu_request TEXT NOT NULL DEFAULT '');"
     "CREATE TABLE IF NOT EXISTS phases(job_id INTEGER NOT NULL, phase TEXT NOT NULL,"
     " at INTEGER NOT NULL);"
     "CREATE INDEX IF NOT EXISTS phases_job ON phases(job_id);"
@@ -179,14 +184,30 @@ static int check_schema_version(lucid_state *state, lucid_error *err)
         sqlite3_bind_int(stmt, 1, STATE_SCHEMA_VERSION);
         return run_done(state, stmt, "writing the schema version", err);
     }
-    if (atoi(value) == 1) /* version 1 lacked the jobs' CPUs and the models' rows and files */
-        return exec(state,
-                    "ALTER TABLE jobs ADD COLUMN cpus INTEGER NOT NULL DEFAULT 0;"
-                    "ALTER TABLE models ADD COLUMN rows INTEGER NOT NULL DEFAULT 0;"
-                    "ALTER TABLE models ADD COLUMN body TEXT NOT NULL DEFAULT '';"
-                    "UPDATE meta SET value = '2' WHERE key = 'schema';",
-                    "upgrading the schema from version 1", err);
-    if (atoi(value) != STATE_SCHEMA_VERSION)
+    int version = atoi(value);
+    if (version == 1) { /* version 1 lacked the jobs' CPUs and the models' rows and files */
+        if (exec(state,
+                 "ALTER TABLE jobs ADD COLUMN cpus INTEGER NOT NULL DEFAULT 0;"
+                 "ALTER TABLE models ADD COLUMN rows INTEGER NOT NULL DEFAULT 0;"
+                 "ALTER TABLE models ADD COLUMN body TEXT NOT NULL DEFAULT '';"
+                 "UPDATE meta SET value = '2' WHERE key = 'schema';",
+                 "upgrading the schema from version 1", err) < 0)
+            return -1;
+        version = 2;
+    }
+    if (version == 2) { /* version 2 lacked outcomes, observed profiling time, user holds */
+        if (exec(state,
+                 "ALTER TABLE jobs ADD COLUMN outcome TEXT NOT NULL DEFAULT '';"
+                 "ALTER TABLE jobs ADD COLUMN ended_in TEXT NOT NULL DEFAULT '';"
+                 "ALTER TABLE jobs ADD COLUMN profiled_s REAL NOT NULL DEFAULT 0;"
+                 "ALTER TABLE jobs ADD COLUMN user_hold INTEGER NOT NULL DEFAULT 0;"
+                 "ALTER TABLE jobs ADD COLUMN gpu_request TEXT NOT NULL DEFAULT '';"
+                 "UPDATE meta SET value = '3' WHERE key = 'schema';",
+                 "upgrading the schema from version 2", err) < 0)
+            return -1;
+        return 0;
+    }
+    if (version != STATE_SCHEMA_VERSION)
         return lucid_error_set(err, "state database %s has schema version %s, this lucidd reads %d",
                                state->path, value, STATE_SCHEMA_VERSION);
     return 0;
@@ -290,8 +311,9 @@ static int write_job(lucid_state *state, const lucid_job_record *job, lucid_erro
         state,
         "INSERT OR REPLACE INTO jobs(job_id, user, name, partition, gpus, nodes, submit_time,"
         " phase, phase_since, profile_start, main_start, end_time, estimate_s, priority,"
-        " sharing_score, packed_with, node_list, gpu_list, reason, runs, cpus)"
-        " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        " sharing_score, packed_with, node_list, gpu_list, reason, runs, cpus, outcome,"
+        " ended_in, profiled_s, user_hold, gpu_request)"
+        " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         err);
     if (!stmt)
         return -1;
@@ -317,6 +339,11 @@ static int write_job(lucid_state *state, const lucid_job_record *job, lucid_erro
     sqlite3_bind_text(stmt, k++, job->reason, -1, SQLITE_STATIC);
     sqlite3_bind_int(stmt, k++, job->runs);
     sqlite3_bind_int(stmt, k++, job->cpus);
+    sqlite3_bind_text(stmt, k++, job->outcome, -1, SQLITE_STATIC);
+    sqlite3_bind_text(stmt, k++, job->ended_in, -1, SQLITE_STATIC);
+    sqlite3_bind_double(stmt, k++, job->profiled_s);
+    sqlite3_bind_int(stmt, k++, job->user_hold);
+    sqlite3_bind_text(stmt, k++, job->gpu_request, -1, SQLITE_STATIC);
     if (run_done(state, stmt, "writing a job", err) < 0)
         return -1;
     if (!found || old.phase != job->phase)
@@ -337,7 +364,8 @@ int lucid_state_put_job(lucid_state *state, const lucid_job_record *job, lucid_e
 static const char job_columns[] =
     "SELECT job_id, user, name, partition, gpus, nodes, submit_time, phase, phase_since,"
     " profile_start, main_start, end_time, estimate_s, priority, sharing_score, packed_with,"
-    " node_list, gpu_list, reason, runs, cpus FROM jobs";
+    " node_list, gpu_list, reason, runs, cpus, outcome, ended_in, profiled_s, user_hold,"
+    " gpu_request FROM jobs";
 
 static int read_job(lucid_state *state, sqlite3_stmt *stmt, lucid_job_record *job,
                     lucid_error *err)
@@ -368,6 +396,11 @@ static int read_job(lucid_state *state, sqlite3_stmt *stmt, lucid_job_record *jo
     copy_text(job->reason, sizeof job->reason, sqlite3_column_text(stmt, k++));
     job->runs = sqlite3_column_int(stmt, k++);
     job->cpus = sqlite3_column_int(stmt, k++);
+    copy_text(job->outcome, sizeof job->outcome, sqlite3_column_text(stmt, k++));
+    copy_text(job->ended_in, sizeof job->ended_in, sqlite3_column_text(stmt, k++));
+    job->profiled_s = sqlite3_column_double(stmt, k++);
+    job->user_hold = sqlite3_column_int(stmt, k++);
+    copy_text(job->gpu_request, sizeof job->gpu_request, sqlite3_column_text(stmt, k++));
     return 0;
 }
 
@@ -395,7 +428,7 @@ long lucid_state_list_jobs(lucid_state *state, int include_final, lucid_job_reco
 {
     char sql[sizeof job_columns + 128];
     snprintf(sql, sizeof sql, "%s%s ORDER BY job_id", job_columns,
-             include_final ? "" : " WHERE phase NOT IN ('done', 'done-in-profiler', 'failed')");
+             include_final ? "" : " WHERE phase NOT IN ('done', 'done-in-profiler', 'failed', 'ended-unknown')");
     sqlite3_stmt *stmt = prepare(state, sql, err);
     if (!stmt)
         return -1;

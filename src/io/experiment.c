@@ -3,13 +3,17 @@
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "lucid/experiment.h"
 
+#include <errno.h>
 #include <ini.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "lucid/csv.h"
+#include "lucid/manifest.h"
 #include "lucid/util.h"
 
 enum key_kind { KEY_PATH, KEY_STRING, KEY_INT, KEY_BOOL, KEY_DOUBLE, KEY_POLICIES, KEY_COMPAT };
@@ -122,7 +126,8 @@ static int parse_bool(const char *v, int *out)
     return -1;
 }
 
-static int set_policies(lucid_experiment *exp, const char *value)
+static int set_policies(lucid_experiment *exp, const char *value, char *duplicate,
+                        size_t duplicate_size)
 {
     for (int i = 0; i < exp->npolicies; i++)
         free(exp->policies[i]);
@@ -143,9 +148,42 @@ static int set_policies(lucid_experiment *exp, const char *value)
             return -1;
         memcpy(name, start, (size_t)(p - start));
         name[p - start] = '\0';
+        for (int i = 0; i < exp->npolicies; i++)
+            if (strcmp(exp->policies[i], name) == 0) {
+                /* Each policy would run twice and write one jobs-<policy>.csv. */
+                snprintf(duplicate, duplicate_size, "%s", name);
+                free(name);
+                return -2;
+            }
         exp->policies[exp->npolicies++] = name;
     }
     return exp->npolicies > 0 ? 0 : -1;
+}
+
+/* Decimal notation only: "0x10", "1e3" for an integer, "inf" and "nan" are
+ * refused (strtoll/strtod would take them and give a surprising value). */
+static int is_decimal(const char *s, int fraction)
+{
+    if (*s == '+' || *s == '-')
+        s++;
+    int digits = 0;
+    while (*s >= '0' && *s <= '9')
+        s++, digits++;
+    if (fraction && *s == '.')
+        for (s++; *s >= '0' && *s <= '9'; s++)
+            digits++;
+    if (!digits)
+        return 0;
+    if (fraction && (*s == 'e' || *s == 'E')) {
+        s++;
+        if (*s == '+' || *s == '-')
+            s++;
+        if (!(*s >= '0' && *s <= '9'))
+            return 0;
+        while (*s >= '0' && *s <= '9')
+            s++;
+    }
+    return *s == '\0';
 }
 
 int lucid_experiment_set(lucid_experiment *exp, const char *section, const char *key,
@@ -184,7 +222,7 @@ int lucid_experiment_set(lucid_experiment *exp, const char *section, const char 
         return 0;
     }
     case KEY_INT:
-        if (lucid_parse_i64(value, &v) < 0)
+        if (!is_decimal(value, 0) || lucid_parse_i64(value, &v) < 0)
             return lucid_error_at(err, origin, line, field, "'%s' is not an integer", value);
         if (v < spec->min || v > spec->max)
             return lucid_error_at(err, origin, line, field, "%lld out of range %lld..%lld",
@@ -206,16 +244,22 @@ int lucid_experiment_set(lucid_experiment *exp, const char *section, const char 
         *(int *)(void *)dest = b;
         return 0;
     case KEY_DOUBLE:
-        if (lucid_parse_f64(value, &d) < 0 || d <= 0)
+        if (!is_decimal(value, 1) || lucid_parse_f64(value, &d) < 0 || d <= 0)
             return lucid_error_at(err, origin, line, field, "'%s' is not a positive number", value);
         *(double *)(void *)dest = d;
         return 0;
-    case KEY_POLICIES:
-        if (set_policies(exp, value) < 0)
+    case KEY_POLICIES: {
+        char duplicate[64];
+        int rc = set_policies(exp, value, duplicate, sizeof duplicate);
+        if (rc == -2)
+            return lucid_error_at(err, origin, line, field, "policy '%s' is listed twice",
+                                  duplicate);
+        if (rc < 0)
             return lucid_error_at(err, origin, line, field,
                                   "expected a comma-separated list of at most %d policies",
                                   LUCID_EXP_MAX_POLICIES);
         return 0;
+    }
     case KEY_COMPAT:
         if (strcmp(value, "reference") == 0)
             exp->reference = 1;
@@ -236,13 +280,31 @@ typedef struct parse_ctx {
     int failed;
 } parse_ctx;
 
+/* The value without an inline comment: "#" or ";" at its start or after
+ * whitespace starts one (the examples comment with "#"; inih strips only
+ * ";" comments, and only with its inline-comment option built in). */
+static void strip_comment(const char *value, char *out, size_t size)
+{
+    size_t n = 0;
+    for (const char *c = value; *c; c++) {
+        if ((*c == '#' || *c == ';') && (c == value || c[-1] == ' ' || c[-1] == '\t'))
+            break;
+        n++;
+    }
+    while (n && (value[n - 1] == ' ' || value[n - 1] == '\t'))
+        n--;
+    snprintf(out, size, "%.*s", (int)n, value);
+}
+
 static int on_key(void *user, const char *section, const char *key, const char *value)
 {
     parse_ctx *ctx = user;
     if (ctx->failed)
         return 0;
+    char bare[4096];
+    strip_comment(value, bare, sizeof bare);
     /* Line unknown here: inih reports it; we patch it into the message below. */
-    if (lucid_experiment_set(ctx->exp, section, key, value, ctx->dir, ctx->name, 0, ctx->err) < 0) {
+    if (lucid_experiment_set(ctx->exp, section, key, bare, ctx->dir, ctx->name, 0, ctx->err) < 0) {
         ctx->failed = 1;
         return 0;
     }
@@ -286,6 +348,12 @@ static char *dir_of(const char *path)
 
 int lucid_experiment_load(lucid_experiment *exp, const char *path, lucid_error *err)
 {
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return lucid_error_set(err, "%s: cannot open: %s", path, strerror(errno));
+    /* inih reads a directory as an empty file: an experiment with no keys. */
+    if (S_ISDIR(st.st_mode))
+        return lucid_error_set(err, "%s: is a directory, not an experiment file", path);
     char *dir = dir_of(path);
     if (!dir)
         return lucid_error_set(err, "out of memory");
@@ -304,58 +372,134 @@ int lucid_experiment_load_mem(lucid_experiment *exp, const char *name, const cha
     return finish_parse(&ctx, ini_parse_string(text, on_key, &ctx));
 }
 
+/* The value of key k as written in a file; 0 when the key is unset. */
+static int format_value(const key_spec *k, const lucid_experiment *exp, char *buf, size_t size)
+{
+    const char *base = (const char *)exp + k->offset;
+    switch (k->kind) {
+    case KEY_PATH:
+    case KEY_STRING: {
+        const char *v = *(char *const *)(const void *)base;
+        char real[PATH_MAX];
+        /* Paths become absolute so the written file works from anywhere. */
+        if (v && k->kind == KEY_PATH && realpath(v, real))
+            v = real;
+        if (!v)
+            return 0;
+        snprintf(buf, size, "%s", v);
+        return 1;
+    }
+    case KEY_INT:
+        if (k->offset == FIELD(start))
+            snprintf(buf, size, "%lld", (long long)exp->start);
+        else if (k->offset == FIELD(profiler_time_limit))
+            snprintf(buf, size, "%lld", (long long)exp->profiler_time_limit);
+        else if (k->offset == FIELD(retrain_period))
+            snprintf(buf, size, "%lld", (long long)exp->retrain_period);
+        else if (k->offset == FIELD(seed))
+            snprintf(buf, size, "%llu", (unsigned long long)exp->seed);
+        else
+            snprintf(buf, size, "%d", *(const int32_t *)(const void *)base);
+        return 1;
+    case KEY_BOOL:
+        snprintf(buf, size, "%s", *(const int *)(const void *)base ? "yes" : "no");
+        return 1;
+    case KEY_DOUBLE:
+        snprintf(buf, size, "%.17g", *(const double *)(const void *)base);
+        return 1;
+    case KEY_POLICIES: {
+        if (exp->npolicies == 0)
+            return 0;
+        size_t used = 0;
+        buf[0] = '\0';
+        for (int p = 0; p < exp->npolicies && used < size; p++)
+            used += (size_t)snprintf(buf + used, size - used, "%s%s", p ? "," : "",
+                                     exp->policies[p]);
+        return 1;
+    }
+    case KEY_COMPAT:
+        snprintf(buf, size, "%s", exp->reference ? "reference" : "fixed");
+        return 1;
+    }
+    return 0;
+}
+
 int lucid_experiment_write(FILE *out, const lucid_experiment *exp)
 {
     const char *section = "";
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         const key_spec *k = &keys[i];
-        const char *base = (const char *)exp + k->offset;
         if (strcmp(section, k->section) != 0) {
             fprintf(out, "%s[%s]\n", *section ? "\n" : "", k->section);
             section = k->section;
         }
-        switch (k->kind) {
-        case KEY_PATH:
-        case KEY_STRING: {
-            const char *v = *(char *const *)(const void *)base;
-            char real[PATH_MAX];
-            /* Paths become absolute so the written file works from anywhere. */
-            if (v && k->kind == KEY_PATH && realpath(v, real))
-                v = real;
-            if (v)
-                fprintf(out, "%s = %s\n", k->key, v);
-            break;
-        }
-        case KEY_INT:
-            if (k->offset == FIELD(start))
-                fprintf(out, "%s = %lld\n", k->key, (long long)exp->start);
-            else if (k->offset == FIELD(profiler_time_limit))
-                fprintf(out, "%s = %lld\n", k->key, (long long)exp->profiler_time_limit);
-            else if (k->offset == FIELD(retrain_period))
-                fprintf(out, "%s = %lld\n", k->key, (long long)exp->retrain_period);
-            else if (k->offset == FIELD(seed))
-                fprintf(out, "%s = %llu\n", k->key, (unsigned long long)exp->seed);
-            else
-                fprintf(out, "%s = %d\n", k->key, *(const int32_t *)(const void *)base);
-            break;
-        case KEY_BOOL:
-            fprintf(out, "%s = %s\n", k->key, *(const int *)(const void *)base ? "yes" : "no");
-            break;
-        case KEY_DOUBLE:
-            fprintf(out, "%s = %.17g\n", k->key, *(const double *)(const void *)base);
-            break;
-        case KEY_POLICIES:
-            if (exp->npolicies > 0) {
-                fprintf(out, "%s = ", k->key);
-                for (int p = 0; p < exp->npolicies; p++)
-                    fprintf(out, "%s%s", p ? "," : "", exp->policies[p]);
-                fputc('\n', out);
-            }
-            break;
-        case KEY_COMPAT:
-            fprintf(out, "%s = %s\n", k->key, exp->reference ? "reference" : "fixed");
-            break;
-        }
+        char value[PATH_MAX + 64];
+        if (format_value(k, exp, value, sizeof value))
+            fprintf(out, "%s = %s\n", k->key, value);
     }
     return ferror(out) ? -1 : 0;
+}
+
+int lucid_experiment_inputs(const lucid_experiment *exp, const char **paths, const char **what,
+                            int max)
+{
+    int n = 0;
+    if (exp->path && *exp->path && n < max) {
+        paths[n] = exp->path;
+        what[n++] = "experiment";
+    }
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0] && n < max; i++) {
+        /* [simulate] out is the one path that is written, not read. */
+        if (keys[i].kind != KEY_PATH || keys[i].offset == FIELD(out))
+            continue;
+        const char *v = *(char *const *)(const void *)((const char *)exp + keys[i].offset);
+        if (!v)
+            continue;
+        paths[n] = v;
+        what[n++] = keys[i].key;
+    }
+    return n;
+}
+
+int lucid_experiment_manifest(const lucid_experiment *exp, lucid_manifest *m, lucid_error *err)
+{
+    char value[PATH_MAX + 64], knobs[4096] = "";
+    size_t used = 0;
+    int rc = lucid_manifest_add(m, err, "semantics", "%s%s%s",
+                                exp->reference ? "reference" : "fixed",
+                                exp->fix ? " + fix " : "", exp->fix ? exp->fix : "");
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0] && rc == 0; i++) {
+        const key_spec *k = &keys[i];
+        if (k->kind == KEY_COMPAT || k->offset == FIELD(fix) || !format_value(k, exp, value, sizeof value))
+            continue;
+        if (k->kind == KEY_PATH)
+            continue; /* listed with their hashes below */
+        if (strcmp(k->section, "lucid") == 0) {
+            if (used < sizeof knobs)
+                used += (size_t)snprintf(knobs + used, sizeof knobs - used, "%s%s=%s",
+                                         used ? " " : "", k->key, value);
+        } else {
+            char key[80];
+            snprintf(key, sizeof key, "%s.%s", k->section, k->key);
+            rc = lucid_manifest_add(m, err, key, "%s", value);
+        }
+    }
+    if (rc == 0)
+        rc = lucid_manifest_add(m, err, "knobs", "%s", knobs);
+    const char *paths[64], *what[64];
+    int n = lucid_experiment_inputs(exp, paths, what, 64);
+    uint64_t all = LUCID_FNV_OFFSET;
+    for (int i = 0; i < n && rc == 0; i++) {
+        uint64_t h;
+        char real[PATH_MAX], label[PATH_MAX + 80];
+        if (lucid_hash_file(paths[i], &h, err) < 0)
+            return -1;
+        all = lucid_hash_bytes(all, &h, sizeof h);
+        snprintf(label, sizeof label, "%s %s fnv1a64:%016" PRIx64, what[i],
+                 realpath(paths[i], real) ? real : paths[i], h);
+        rc = lucid_manifest_add(m, err, "input", "%s", label);
+    }
+    if (rc == 0)
+        rc = lucid_manifest_add(m, err, "inputs_hash", "fnv1a64:%016" PRIx64, all);
+    return rc;
 }

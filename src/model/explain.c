@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "lucid/atomic.h"
 #include "lucid/isotonic.h"
 #include "lucid/svg.h"
 
@@ -48,6 +49,17 @@ static double term_spread(const lucid_ebm_term *t)
         sum += t->counts[k] * t->spread[k];
     }
     return rows > 0 ? sum / rows : 0;
+}
+
+int lucid_explain_rank(const lucid_ebm *m, int *order)
+{
+    ranked_term *r = rank_terms(m);
+    if (!r)
+        return -1;
+    for (int t = 0; t < m->nterms; t++)
+        order[t] = r[t].term;
+    free(r);
+    return 0;
 }
 
 void lucid_explain_importance(const lucid_ebm *m, FILE *out)
@@ -189,7 +201,9 @@ static int line_chart(const char *path, const char *title, const char *xlabel, c
     /* Legend between the title and the plot, clear of the data. */
     lucid_svg_line(svg, LEFT + 10, TOP - 14, LEFT + 35, TOP - 14, "#1f77b4", 2.5);
     lucid_svg_text(svg, LEFT + 40, TOP - 10, 11, "start", 0, "score (band: +/- spread over bags)");
-    lucid_svg_line(svg, LEFT + 290, TOP - 14, LEFT + 315, TOP - 14, "#d62728", 2);
+    /* Drawn as the curve is: dashed. */
+    double lx[2] = {LEFT + 290, LEFT + 315}, ly[2] = {TOP - 14, TOP - 14};
+    lucid_svg_polyline(svg, lx, ly, 2, "#d62728", 2, "6 4");
     lucid_svg_text(svg, LEFT + 320, TOP - 10, 11, "start", 0,
                    "isotonic fit (weighted by training rows)");
     int rc = lucid_svg_save(svg, path, err);
@@ -248,54 +262,105 @@ static void diverging(double v, double scale, char *buf, size_t size)
     snprintf(buf, size, "#%02x%02x%02x", r, g, b);
 }
 
+/* A readable label of bin k (>= 1) of a binning: the category's name; for
+ * a continuous bin, the one whole number it holds when it holds exactly one
+ * (integer features such as dayofweek on uniform bins), else its range. */
+static void bin_label(const lucid_bins *b, const double *xs, int k, char *buf, size_t size)
+{
+    if (k == 0) {
+        snprintf(buf, size, "missing");
+        return;
+    }
+    if (b->type == LUCID_CATEGORICAL) {
+        snprintf(buf, size, "%s", b->cats[k - 1]);
+        return;
+    }
+    if (b->ncuts == 0) {
+        snprintf(buf, size, "all");
+        return;
+    }
+    int i = k - 1; /* [cuts[i-1], cuts[i]); the open ends as wide as their neighbour */
+    double w = b->ncuts > 1 ? b->cuts[1] - b->cuts[0] : 1;
+    double lo = i > 0 ? b->cuts[i - 1] : b->cuts[0] - w;
+    double hi = i < b->ncuts ? b->cuts[i] : 2 * xs[k] - lo;
+    double first = ceil(lo);
+    if (first < hi && first + 1 >= hi)
+        snprintf(buf, size, "%.0f", first);
+    else
+        snprintf(buf, size, "%.3g-%.3g", lo, hi);
+}
+
+/* Bins of one axis of a pair term that hold training rows (the others are
+ * left out of the heatmap); returns how many, indices in keep[]. */
+static int kept_bins(const lucid_ebm_term *t, int axis, int *keep)
+{
+    int n1 = t->nbins[0], n2 = t->nbins[1], n = axis == 0 ? n1 : n2, k = 0;
+    for (int i = 0; i < n; i++) {
+        double rows = 0;
+        for (int j = 0; j < (axis == 0 ? n2 : n1); j++)
+            rows += axis == 0 ? t->counts[i * n2 + j] : t->counts[j * n2 + i];
+        if (rows > 0)
+            keep[k++] = i;
+    }
+    if (k == 0) /* nothing trained: show the non-missing bins */
+        for (int i = 1; i < n; i++)
+            keep[k++] = i;
+    return k;
+}
+
+/* At most `max` labels along an axis: every k-th. */
+static int label_step(int n, int max)
+{
+    return n > max ? (n + max - 1) / max : 1;
+}
+
 static int heatmap(const char *path, const char *title, const lucid_ebm *m, const lucid_ebm_term *t,
                    lucid_error *err)
 {
     int n1 = t->nbins[0], n2 = t->nbins[1];
-    /* Leave out a feature's missing bin when no training row was missing. */
-    int r0 = 1, c0 = 1;
-    for (int k = 0; k < t->ncells; k++) {
-        if (t->counts[k] > 0 && k / n2 == 0)
-            r0 = 0;
-        if (t->counts[k] > 0 && k % n2 == 0)
-            c0 = 0;
-    }
+    const lucid_bins *b1 = &m->pair_bins[t->feat[0]], *b2 = &m->pair_bins[t->feat[1]];
     double scale = 0;
     for (int k = 0; k < t->ncells; k++)
         scale = fmax(scale, fabs(t->scores[k]));
-    const double left = 110, top = 50, size = 440;
-    double cw = size / (n2 - c0), ch = size / (n1 - r0);
-    lucid_svg *svg = lucid_svg_new(left + size + 120, top + size + 80);
+    const double left = 130, top = 50, size = 440;
+    lucid_svg *svg = lucid_svg_new(left + size + 120, top + size + 100);
     double *x1 = malloc((size_t)n1 * sizeof *x1), *x2 = malloc((size_t)n2 * sizeof *x2);
-    if (!svg || !x1 || !x2) {
+    int *rows = malloc((size_t)n1 * sizeof *rows), *cols = malloc((size_t)n2 * sizeof *cols);
+    if (!svg || !x1 || !x2 || !rows || !cols) {
         lucid_svg_free(svg);
         free(x1);
         free(x2);
+        free(rows);
+        free(cols);
         return lucid_error_set(err, "out of memory");
     }
-    lucid_explain_bin_x(&m->pair_bins[t->feat[0]], x1);
-    lucid_explain_bin_x(&m->pair_bins[t->feat[1]], x2);
+    lucid_explain_bin_x(b1, x1);
+    lucid_explain_bin_x(b2, x2);
+    int nr = kept_bins(t, 0, rows), nc = kept_bins(t, 1, cols);
+    double cw = size / nc, ch = size / nr;
     lucid_svg_text(svg, left + size / 2, 28, 16, "middle", 0, title);
     char colour[16], label[64];
-    for (int i = r0; i < n1; i++)
-        for (int j = c0; j < n2; j++) {
-            diverging(t->scores[i * n2 + j], scale, colour, sizeof colour);
+    for (int r = 0; r < nr; r++)
+        for (int c = 0; c < nc; c++) {
+            diverging(t->scores[rows[r] * n2 + cols[c]], scale, colour, sizeof colour);
             /* rows of the first feature grow upwards */
-            lucid_svg_rect(svg, left + (j - c0) * cw, top + size - (i - r0 + 1) * ch, cw + 0.3,
-                           ch + 0.3, colour, "none");
+            lucid_svg_rect(svg, left + c * cw, top + size - (r + 1) * ch, cw + 0.3, ch + 0.3,
+                           colour, "none");
         }
-    int every1 = (n1 - r0 + 7) / 8, every2 = (n2 - c0 + 7) / 8;
-    for (int i = r0; i < n1; i += every1) {
-        snprintf(label, sizeof label, i == 0 ? "missing" : "%.4g", x1[i]);
-        lucid_svg_text(svg, left - 6, top + size - (i - r0 + 0.5) * ch + 4, 10, "end", 0, label);
+    int step1 = label_step(nr, b1->type == LUCID_CATEGORICAL ? 30 : 12);
+    int step2 = label_step(nc, b2->type == LUCID_CATEGORICAL ? 30 : 12);
+    for (int r = 0; r < nr; r += step1) {
+        bin_label(b1, x1, rows[r], label, sizeof label);
+        lucid_svg_text(svg, left - 6, top + size - (r + 0.5) * ch + 4, 10, "end", 0, label);
     }
-    for (int j = c0; j < n2; j += every2) {
-        snprintf(label, sizeof label, j == 0 ? "missing" : "%.4g", x2[j]);
-        lucid_svg_text(svg, left + (j - c0 + 0.5) * cw, top + size + 16, 10, "middle", 0, label);
+    for (int c = 0; c < nc; c += step2) {
+        bin_label(b2, x2, cols[c], label, sizeof label);
+        /* Slanted so that names and ranges do not run into each other. */
+        lucid_svg_text(svg, left + (c + 0.5) * cw + 3, top + size + 12, 10, "end", -45, label);
     }
     lucid_svg_rect(svg, left, top, size, size, "none", "#333333");
-    lucid_svg_text(svg, left + size / 2, top + size + 40, 13, "middle", 0, m->names[t->feat[1]]);
-    lucid_svg_text(svg, 24, top + size / 2, 13, "middle", -90, m->names[t->feat[0]]);
+    lucid_svg_text(svg, left + size / 2, top + size + 86, 13, "middle", 0, m->names[t->feat[1]]);
+    lucid_svg_text(svg, 20, top + size / 2, 13, "middle", -90, m->names[t->feat[0]]);
     for (int k = 0; k <= 10; k++) { /* colour key */
         double v = scale * (1 - k / 5.0);
         diverging(v, scale, colour, sizeof colour);
@@ -307,6 +372,8 @@ static int heatmap(const char *path, const char *title, const lucid_ebm *m, cons
     lucid_svg_free(svg);
     free(x1);
     free(x2);
+    free(rows);
+    free(cols);
     return rc;
 }
 
@@ -323,14 +390,105 @@ static void safe_name(const char *in, char *out, size_t size)
     out[k] = '\0';
 }
 
-static FILE *open_out(const char *dir, const char *name, const char *ext, char *path, size_t size,
+void lucid_explain_term_file(const lucid_ebm *m, int t, char *buf, size_t size)
+{
+    const lucid_ebm_term *term = &m->terms[t];
+    char a[256], b[256];
+    safe_name(m->names[term->feat[0]], a, sizeof a);
+    if (term->nfeat == 1) {
+        snprintf(buf, size, "term_%s", a);
+        return;
+    }
+    safe_name(m->names[term->feat[1]], b, sizeof b);
+    snprintf(buf, size, "term_%s_x_%s", a, b);
+}
+
+static FILE *open_out(lucid_outfile *o, const char *dir, const char *name, const char *ext,
                       lucid_error *err)
 {
-    snprintf(path, size, "%s/%s.%s", dir, name, ext);
-    FILE *f = fopen(path, "w");
-    if (!f)
-        lucid_error_set(err, "%s: cannot write: %s", path, strerror(errno));
-    return f;
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s.%s", dir, name, ext);
+    return lucid_outfile_open(o, path, err);
+}
+
+/* A categorical term as at most MAX_BARS bars: one per category when they
+ * fit; else numeric categories (dayofyear's "001".."366") in MAX_BARS runs
+ * of consecutive values, and named ones (users) the MAX_BARS - 1 of largest
+ * |score| plus one bar for the others; a group's bar is its row-weighted
+ * mean score.  The CSV beside the chart keeps every category. */
+enum { MAX_BARS = 30 };
+
+static int numeric_categories(const lucid_bins *b)
+{
+    for (int i = 0; i < b->ncats; i++) {
+        char *end;
+        strtod(b->cats[i], &end);
+        if (end == b->cats[i] || *end)
+            return 0;
+    }
+    return 1;
+}
+
+/* Row-weighted mean score of bins order[from..to) (plain mean if no rows). */
+static double group_score(const lucid_ebm_term *t, const ranked_term *order, int from, int to)
+{
+    double rows = 0, sum = 0, plain = 0;
+    for (int i = from; i < to; i++) {
+        rows += t->counts[order[i].term];
+        sum += t->counts[order[i].term] * t->scores[order[i].term];
+        plain += t->scores[order[i].term];
+    }
+    return rows > 0 ? sum / rows : plain / (to - from);
+}
+
+static int category_chart(const char *path, const char *title, const lucid_bins *b,
+                          const lucid_ebm_term *t, lucid_error *err)
+{
+    int n = b->ncats;
+    if (n <= MAX_BARS)
+        return bar_chart(path, title, (const char *const *)b->cats, t->scores + 1, n, err);
+    /* Bins ranked (ranked_term, largest first): numeric categories by
+     * decreasing -value, i.e. in increasing order; named ones by |score|. */
+    ranked_term *order = malloc((size_t)n * sizeof *order);
+    char(*names)[80] = malloc(MAX_BARS * sizeof *names);
+    if (!order || !names) {
+        free(order);
+        free(names);
+        return lucid_error_set(err, "out of memory");
+    }
+    const char *labels[MAX_BARS];
+    double values[MAX_BARS];
+    int numeric = numeric_categories(b), bars = 0;
+    for (int i = 0; i < n; i++)
+        order[i] = (ranked_term){numeric ? -strtod(b->cats[i], NULL) : fabs(t->scores[i + 1]), i + 1};
+    qsort(order, (size_t)n, sizeof *order, cmp_importance);
+    char full[512];
+    if (numeric) {
+        int per = (n + MAX_BARS - 1) / MAX_BARS;
+        for (int from = 0; from < n; from += per, bars++) {
+            int to = from + per < n ? from + per : n;
+            snprintf(names[bars], sizeof names[bars], "%s-%s", b->cats[order[from].term - 1],
+                     b->cats[order[to - 1].term - 1]);
+            values[bars] = group_score(t, order, from, to);
+        }
+        snprintf(full, sizeof full, "%s (%d categories, %d per bar)", title, n, per);
+    } else {
+        for (; bars < MAX_BARS - 1; bars++) {
+            snprintf(names[bars], sizeof names[bars], "%s", b->cats[order[bars].term - 1]);
+            values[bars] = t->scores[order[bars].term];
+        }
+        snprintf(names[bars], sizeof names[bars], "%d others (mean)", n - bars);
+        values[bars] = group_score(t, order, bars, n);
+        bars++;
+        snprintf(full, sizeof full, "%s (the %d of %d categories with the largest scores)", title,
+                 MAX_BARS - 1, n);
+    }
+    for (int i = 0; i < bars; i++)
+        labels[i] = names[i];
+    int rc = bar_chart(path, full, labels, values, bars, err);
+    free(order);
+    free(names);
+    return rc;
 }
 
 static int write_main_term(const lucid_ebm *m, int t, const char *dir, lucid_error *err)
@@ -349,10 +507,10 @@ static int write_main_term(const lucid_ebm *m, int t, const char *dir, lucid_err
     for (int k = 0; k < n; k++)
         iso[k] = term->scores[k];
     int direction = n > 1 ? lucid_iso_shape(term->scores + 1, term->counts + 1, (size_t)(n - 1), 0, iso + 1) : 1;
-    char base[300], path[4400];
-    snprintf(base, sizeof base, "term_");
-    safe_name(m->names[term->feat[0]], base + 5, sizeof base - 5);
-    FILE *f = open_out(dir, base, "csv", path, sizeof path, err);
+    char base[600], path[4400];
+    lucid_explain_term_file(m, t, base, sizeof base);
+    lucid_outfile csv;
+    FILE *f = open_out(&csv, dir, base, "csv", err);
     int rc = f ? 0 : -1;
     if (f) {
         fprintf(f, "bin,%s,lower,upper,rows,score,spread,isotonic\n",
@@ -374,8 +532,7 @@ static int write_main_term(const lucid_ebm *m, int t, const char *dir, lucid_err
             fprintf(f, ",%.0f,%.10g,%.10g,%.10g\n", term->counts[k], term->scores[k], term->spread[k],
                     iso[k]);
         }
-        if (fclose(f) != 0)
-            rc = lucid_error_set(err, "%s: write failed", path);
+        rc = lucid_outfile_commit(&csv, err);
     }
     char title[400];
     if (b->type == LUCID_CATEGORICAL)
@@ -390,7 +547,7 @@ static int write_main_term(const lucid_ebm *m, int t, const char *dir, lucid_err
         rc = line_chart(path, title, m->names[term->feat[0]], xs + 1, term->scores + 1,
                         term->spread + 1, iso + 1, n - 1, err);
     else if (rc == 0 && n > 1)
-        rc = bar_chart(path, title, (const char *const *)b->cats, term->scores + 1, n - 1, err);
+        rc = category_chart(path, title, b, term, err);
     free(xs);
     free(iso);
     return rc;
@@ -399,17 +556,16 @@ static int write_main_term(const lucid_ebm *m, int t, const char *dir, lucid_err
 static int write_pair_term(const lucid_ebm *m, int t, const char *dir, lucid_error *err)
 {
     const lucid_ebm_term *term = &m->terms[t];
-    char base[600], a[256], b[256], path[4400];
-    safe_name(m->names[term->feat[0]], a, sizeof a);
-    safe_name(m->names[term->feat[1]], b, sizeof b);
-    snprintf(base, sizeof base, "term_%s_x_%s", a, b);
-    FILE *f = open_out(dir, base, "csv", path, sizeof path, err);
+    char base[600], path[4400];
+    lucid_explain_term_file(m, t, base, sizeof base);
+    lucid_outfile csv;
+    FILE *f = open_out(&csv, dir, base, "csv", err);
     if (!f)
         return -1;
     int n1 = term->nbins[0], n2 = term->nbins[1];
     double *x1 = malloc((size_t)n1 * sizeof *x1), *x2 = malloc((size_t)n2 * sizeof *x2);
     if (!x1 || !x2) {
-        fclose(f);
+        lucid_outfile_abort(&csv);
         free(x1);
         free(x2);
         return lucid_error_set(err, "out of memory");
@@ -429,8 +585,8 @@ static int write_pair_term(const lucid_ebm *m, int t, const char *dir, lucid_err
     }
     free(x1);
     free(x2);
-    if (fclose(f) != 0)
-        return lucid_error_set(err, "%s: write failed", path);
+    if (lucid_outfile_commit(&csv, err) < 0)
+        return -1;
     char title[600];
     snprintf(title, sizeof title, "%s x %s (importance %.4g)", m->names[term->feat[0]],
              m->names[term->feat[1]], term->importance);
@@ -446,10 +602,11 @@ static int write_importance(const lucid_ebm *m, const char *dir, lucid_error *er
     double *values = malloc((size_t)(m->nterms ? m->nterms : 1) * sizeof *values);
     char path[4400];
     int rc = -1;
+    lucid_outfile csv;
     FILE *f = NULL;
     if (!r || !names || !labels || !values)
         lucid_error_set(err, "out of memory");
-    else if ((f = open_out(dir, "importance", "csv", path, sizeof path, err)) != NULL) {
+    else if ((f = open_out(&csv, dir, "importance", "csv", err)) != NULL) {
         fprintf(f, "rank,term,importance,bag_spread\n");
         for (int i = 0; i < m->nterms; i++) {
             labels[i] = lucid_ebm_term_name(m, r[i].term, names[i], sizeof names[i]);
@@ -457,7 +614,7 @@ static int write_importance(const lucid_ebm *m, const char *dir, lucid_error *er
             fprintf(f, "%d,\"%s\",%.10g,%.10g\n", i + 1, labels[i], values[i],
                     term_spread(&m->terms[r[i].term]));
         }
-        rc = fclose(f) == 0 ? 0 : lucid_error_set(err, "%s: write failed", path);
+        rc = lucid_outfile_commit(&csv, err);
         snprintf(path, sizeof path, "%s/importance.svg", dir);
         if (rc == 0)
             rc = bar_chart(path, "term importance (mean |score| over the training rows)", labels,

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lucid/atomic.h"
 #include "model_json.h"
 
 json_t *lucid_model_file_header(const char *kind)
@@ -105,15 +106,8 @@ char *lucid_model_file_read(const char *path, lucid_error *err)
 
 int lucid_model_file_write(const char *path, const char *text, lucid_error *err)
 {
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return lucid_error_set(err, "%s: cannot write: %s", path, strerror(errno));
-    size_t n = strlen(text);
-    int bad = fwrite(text, 1, n, f) != n;
-    bad |= fclose(f) != 0;
-    if (bad)
-        return lucid_error_set(err, "%s: write failed", path);
-    return 0;
+    /* Whole or not at all: a failed write leaves the previous model. */
+    return lucid_write_file_atomic(path, text, strlen(text), err);
 }
 
 int lucid_model_file_kind(const char *path, char *buf, size_t size, lucid_error *err)

@@ -1,6 +1,8 @@
 /* svg.c — the SVG writer (svg.h): a growing text buffer of elements. */
 #include "lucid/svg.h"
 
+#include "lucid/atomic.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <math.h>
@@ -132,9 +134,10 @@ int lucid_svg_save(const lucid_svg *svg, const char *path, lucid_error *err)
 {
     if (svg->failed)
         return lucid_error_set(err, "%s: out of memory while drawing", path);
-    FILE *f = fopen(path, "w");
+    lucid_outfile out;
+    FILE *f = lucid_outfile_open(&out, path, err);
     if (!f)
-        return lucid_error_set(err, "%s: cannot write: %s", path, strerror(errno));
+        return -1;
     fprintf(f,
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
@@ -144,9 +147,7 @@ int lucid_svg_save(const lucid_svg *svg, const char *path, lucid_error *err)
     if (svg->len)
         fwrite(svg->buf, 1, svg->len, f);
     fputs("</svg>\n", f);
-    if (fclose(f) != 0)
-        return lucid_error_set(err, "%s: write failed", path);
-    return 0;
+    return lucid_outfile_commit(&out, err);
 }
 
 int lucid_svg_ticks(double lo, double hi, double *ticks, int max)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "lucid/sim.h"
+#include "lucid/util.h"
 #include "sim_internal.h"
 
 typedef struct wait_span {
@@ -132,9 +133,47 @@ static int32_t share_of(const lucid_sim_inputs *in, int32_t job)
     return row >= 0 ? in->sharing->rows[row].label : 2;
 }
 
-int lucid_explain_job(const lucid_sim_config *cfg_in, const lucid_sim_inputs *in,
+/* " (2020-09-01 00:02:34 UTC)" for trace second t when the trace's
+ * calendar is known (calendar = t's offset to Unix time), else "". */
+static const char *date_of(const int64_t *calendar, int64_t t, char *buf, size_t size)
+{
+    if (!calendar) {
+        buf[0] = '\0';
+        return buf;
+    }
+    char when[32];
+    lucid_time_format(t + *calendar, when, sizeof when);
+    snprintf(buf, size, " (%s UTC)", when);
+    return buf;
+}
+
+/* The same for an interval: "<before>2020-09-01 00:02:34 - 2020-09-01
+ * 03:00:00 UTC<after>", or "" when the calendar is not known. */
+static const char *dates_of(const int64_t *calendar, int64_t from, int64_t to, const char *before,
+                            const char *after, char *buf, size_t size)
+{
+    if (!calendar) {
+        buf[0] = '\0';
+        return buf;
+    }
+    char a[32], b[32];
+    lucid_time_format(from + *calendar, a, sizeof a);
+    lucid_time_format(to + *calendar, b, sizeof b);
+    snprintf(buf, size, "%s%s - %s UTC%s", before, a, b, after);
+    return buf;
+}
+
+int lucid_explain_job(const lucid_sim_config *cfg, const lucid_sim_inputs *in,
                       const lucid_policy_ops *policy, int64_t job, FILE *out, lucid_error *err)
 {
+    return lucid_explain_job_dated(cfg, in, policy, job, NULL, out, err);
+}
+
+int lucid_explain_job_dated(const lucid_sim_config *cfg_in, const lucid_sim_inputs *in,
+                            const lucid_policy_ops *policy, int64_t job, const int64_t *calendar,
+                            FILE *out, lucid_error *err)
+{
+    char d1[80], d2[80];
     const lucid_trace *tr = in->trace;
     if (job < 0 || (size_t)job >= tr->njobs)
         return lucid_error_set(err, "no such job");
@@ -153,9 +192,10 @@ int lucid_explain_job(const lucid_sim_config *cfg_in, const lucid_sim_inputs *in
     const lucid_job *j = &tr->jobs[job];
     const lucid_jobrun *r = &res.run[job];
     const char *vc = lucid_vcs_name(in->vcs, j->vc);
-    fprintf(out, "job %lld: VC %s, %d GPUs, submitted at %lld, runs %lld s; policy %s (%s semantics)\n",
+    fprintf(out, "job %lld: VC %s, %d GPUs, submitted at %lld%s, runs %lld s; policy %s (%s semantics)\n",
             (long long)j->job_id, vc, j->gpu_num, (long long)j->submit_time,
-            (long long)j->duration, policy->name, cfg.reference ? "reference" : "fixed");
+            date_of(calendar, j->submit_time, d1, sizeof d1), (long long)j->duration, policy->name,
+            cfg.reference ? "reference" : "fixed");
     if (res.excluded[job]) {
         fprintf(out, "not simulated: it asks for more GPUs than VC %s has\n", vc);
         lucid_sim_result_free(&res);
@@ -181,19 +221,21 @@ int lucid_explain_job(const lucid_sim_config *cfg_in, const lucid_sim_inputs *in
                     j->gpu_num, (long long)limit);
         else
             fprintf(out,
-                    "profiling: waited %lld s for the profiler, profiled %lld-%lld%s\n",
+                    "profiling: waited %lld s for the profiler, profiled %lld-%lld%s%s\n",
                     (long long)r->profqueue, (long long)r->prof_start, (long long)r->prof_end,
+                    dates_of(calendar, r->prof_start, r->prof_end, " (", ")", d1, sizeof d1),
                     r->finished_in_profiler ? "; finished there (never reached the main cluster)"
                                             : "; then went to the main cluster");
     }
     for (size_t k = 0; k < w.nspans; k++) {
         int64_t to = w.spans[k].to >= 0 ? w.spans[k].to : r->start_time;
-        fprintf(out, "waited %lld-%lld (%lld s): %s\n", (long long)w.spans[k].from, (long long)to,
-                (long long)(to - w.spans[k].from), w.spans[k].reason);
+        fprintf(out, "waited %lld-%lld (%lld s%s): %s\n", (long long)w.spans[k].from,
+                (long long)to, (long long)(to - w.spans[k].from),
+                dates_of(calendar, w.spans[k].from, to, "; ", "", d1, sizeof d1), w.spans[k].reason);
     }
     if (!(r->finished_in_profiler && (policy->flags & LUCID_POLICY_LUCID))) {
-        fprintf(out, "started at %lld after a queueing delay of %.0f s", (long long)r->start_time,
-                r->queue);
+        fprintf(out, "started at %lld%s after a queueing delay of %.0f s", (long long)r->start_time,
+                date_of(calendar, r->start_time, d1, sizeof d1), r->queue);
         if (r->ckpt_times > 0)
             fprintf(out, "; preempted %d times (40-60 s of checkpoint cost each)", r->ckpt_times);
         fputc('\n', out);
@@ -219,8 +261,8 @@ int lucid_explain_job(const lucid_sim_config *cfg_in, const lucid_sim_inputs *in
         fprintf(out, "packed: job %lld later shared its GPUs\n",
                 (long long)tr->jobs[r->packed_with].job_id);
     }
-    fprintf(out, "ended at %lld: JCT %lld s\n", (long long)r->end_time,
-            (long long)(r->end_time - j->submit_time));
+    fprintf(out, "ended at %lld%s: JCT %lld s\n", (long long)r->end_time,
+            date_of(calendar, r->end_time, d2, sizeof d2), (long long)(r->end_time - j->submit_time));
     lucid_sim_result_free(&res);
     free(w.spans);
     return 0;

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# cli_queue.sh — `lucid queue` as squeue: columns, higher-is-first priority,
+# -u/--me/-j/-t filters, -o format letters, usage errors (exit 2), against a
+# fake lucidd on a UNIX socket (tests/fakes/fake_lucidd.py; no Slurm needed).
+# Usage: cli_queue.sh LUCID SOURCE_DIR
+set -u
+source "$2/tests/lib/checks.sh"
+me=$(id -un)
+python3 "$src/tests/fakes/fake_lucidd.py" "$tmp/sock" "$me" "$tmp/requests" &
+server=$!
+trap 'kill $server 2>/dev/null; rm -rf "$tmp"' EXIT
+for _ in $(seq 50); do [ -S "$tmp/sock" ] && break; sleep 0.1; done
+export LUCID_SOCKET=$tmp/sock
+q() { "$lucid" queue "$@"; }
+
+# The default table: header, then one line per live job (done ones hidden).
+out=$(q)
+check "exit 0" test $? -eq 0
+check "header" test "$(head -1 <<<"$out" | tr -s ' ')" = " JOBID PARTITION NAME USER PHASE GPUS ELAPSED NODES PRIORITY REASON"
+check "three live jobs" test "$(tail -n +2 <<<"$out" | wc -l)" -eq 3
+# PRIORITY = 10^9 - 10^8 log10(1 + p): p = 9, 99, 999 -> 9e8, 8e8, 7e8.
+line=$(grep '^ *101 ' <<<"$out" | tr -s ' ')
+check "running job's columns: $line" grep -Eq '^ 101 main train-a alice running 8 1:02:0[5-8] 1 800000000 placed on n1$' <<<"$line"
+check "profiling job" grep -Eq '^ *102 +profiling +eval .* profiling +1 +1:0[5-8] +1 +900000000 ' <<<"$out"
+check "waiting job: no elapsed time" grep -Eq '^ *103 +main +big +alice +main-queue +16 +0:00 +2 +700000000 waits for 16 GPUs' <<<"$out"
+check "priority higher-is-first (order of jobs 102, 101, 103)" test "$(q --noheader -o '%Q %i' | sort -rn | cut -d' ' -f2 | paste -sd,)" = 102,101,103
+
+# Filters.
+check "-u alice" test "$(q --noheader -u alice -o %i | paste -sd,)" = 101,103
+check "--user=alice,carol -a" test "$(q --noheader --user=alice,carol -a -o %i | paste -sd,)" = 101,103,104
+check "--me" test "$(q --noheader --me -o %i:%u)" = "102:$me"
+check "-j 101,104 (104 finished: hidden)" test "$(q --noheader -j 101,104 -o %i)" = 101
+check "-j 101,104 --all" test "$(q --noheader -j 101,104 --all -o %i | paste -sd,)" = 101,104
+check "-t main-queue,profiling" test "$(q --noheader -t main-queue,profiling -o %i | paste -sd,)" = 102,103
+# A finished phase asks lucidd for finished jobs too.
+check "-t done" test "$(q --noheader -t done -o '%i %M %N')" = "104 1-01:01:01 n2"
+check "-t done sent all:true" grep -q '"all": true' <(tail -1 "$tmp/requests")
+
+# Format letters, justification and truncation as squeue's.
+check "-o fields" test "$(q --noheader -j 101 -o '%i|%P|%j|%u|%T|%b|%D|%N|%Q|%e|%R')" = "101|main|train-a|alice|running|8|1|n1|800000000|0|n1"
+check "%R: reason when waiting" test "$(q --noheader -j 103 -o '%R')" = "waits for 16 GPUs: 8 free"
+check "-o justification" test "$(q --noheader -j 101 -o '[%.5i][%5i][%.2j]')" = "[  101][101  ][tr]"
+check "-o header" test "$(q -j 101 -o '%i %Q' | head -1)" = "JOBID PRIORITY"
+check "%%" test "$(q --noheader -j 101 -o '%i%%')" = "101%"
+
+# --json keeps lucid's own priority (lower first).
+check "--json raw priority" grep -q '"priority": 99' <(q --json)
+
+# Usage errors: one line, exit 2.  Failures: exit 1.
+usage_error() { # description expected command...
+    local what=$1 want=$2 rc
+    shift 2
+    expect_error "$what" "$want" "$@"
+    "$@" >/dev/null 2>&1
+    rc=$?
+    check "$what: exit 2 (got $rc)" test "$rc" -eq 2
+}
+usage_error "unknown format letter" "unknown field '%z'" "$lucid" queue -o '%i %z'
+usage_error "unknown phase" "-t: unknown phase 'pending'" "$lucid" queue -t pending
+usage_error "unknown option" "unknown argument '--frob'" "$lucid" queue --frob
+usage_error "missing value" "option -u needs a value" "$lucid" queue -u
+check "-h" "$lucid" queue -h >/dev/null
+check "-h prints usage" grep -q 'usage: lucid queue' <("$lucid" queue -h)
+expect_error "no daemon" "cannot reach lucidd at $tmp/none" "$lucid" queue --socket "$tmp/none"
+"$lucid" queue --socket "$tmp/none" >/dev/null 2>&1
+check "no daemon: exit 1" test $? -eq 1
+finish cli_queue

@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""fake_lucidd.py SOCKET ME LOG — answers lucidd's socket protocol
+(docs/live.md "Socket protocol") with four fixed jobs, so `lucid queue` is
+tested without Slurm or a daemon (tests/cli_queue.sh).  Times are relative
+to the start; priorities 9, 99, 999 and 0 have round display values.
+Every request is appended to LOG as one JSON line."""
+import json
+import socket
+import sys
+import time
+
+path, me, log = sys.argv[1:4]
+now = int(time.time())
+job = dict(user="", name="", partition="main", phase="", gpus=1, nodes=1, priority=0.0,
+           estimate_s=0.0, sharing_score=-1, packed_with=0, node_list="", gpu_list="",
+           reason="", submit_time=now - 7200, profile_start=0, main_start=0, end_time=0, runs=0)
+jobs = [
+    dict(job, job=101, user="alice", name="train-a", phase="running", gpus=8, priority=99.0,
+         main_start=now - 3725, node_list="n1", reason="placed on n1"),
+    dict(job, job=102, user=me, name="eval", partition="profiling", phase="profiling",
+         priority=9.0, profile_start=now - 65, node_list="p1", reason="profiling on p1"),
+    dict(job, job=103, user="alice", name="big", phase="main-queue", gpus=16, nodes=2,
+         priority=999.0, reason="waits for 16 GPUs: 8 free"),
+    dict(job, job=104, user="carol", name="very-long-job-name", phase="done", gpus=2,
+         main_start=now - 100000, end_time=now - 100000 + 90061, node_list="n2",
+         reason="ended COMPLETED"),
+]
+final = {"done", "done-in-profiler", "failed"}
+
+server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+server.bind(path)
+server.listen(8)
+while True:
+    conn, _ = server.accept()
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = conn.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    request = json.loads(data)
+    with open(log, "a") as f:
+        f.write(json.dumps(request, sort_keys=True) + "\n")
+    if request.get("cmd") == "queue":
+        reply = {"ok": True, "jobs": [j for j in jobs if request.get("all") or j["phase"] not in final]}
+    else:
+        reply = {"ok": False, "error": "bad request: fake lucidd knows only queue"}
+    conn.sendall((json.dumps(reply) + "\n").encode())
+    conn.close()

@@ -1,0 +1,324 @@
+/* fake_slurm_io.c — slurm_io.h over fake_slurm (see fake_slurm_io.h). */
+#include "fake_slurm_io.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+fake_slurm fake;
+
+static void logf_call(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void logf_call(const char *fmt, ...)
+{
+    size_t used = strlen(fake.log);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(fake.log + used, sizeof fake.log - used, fmt, ap);
+    va_end(ap);
+    used = strlen(fake.log);
+    if (used + 1 < sizeof fake.log)
+        strcat(fake.log, ";");
+}
+
+int fake_called(const char *entry)
+{
+    char needle[256];
+    snprintf(needle, sizeof needle, ";%s;", entry);
+    char haystack[sizeof fake.log + 2];
+    snprintf(haystack, sizeof haystack, ";%s", fake.log);
+    return strstr(haystack, needle) != NULL;
+}
+
+void fake_reset(void)
+{
+    memset(&fake, 0, sizeof fake);
+    fake.up = 1;
+    fake.ctld_uptime = 1000;
+    fake.next_id = 1000;
+}
+
+slurm_job *fake_job(uint32_t id)
+{
+    for (int i = 0; i < fake.njobs; i++)
+        if (fake.jobs[i].id == id)
+            return &fake.jobs[i];
+    return NULL;
+}
+
+slurm_job *fake_submit(uint32_t id, const char *user, int gpus, int per_node, int nodes)
+{
+    slurm_job *j = &fake.jobs[fake.njobs++];
+    memset(j, 0, sizeof *j);
+    j->id = id;
+    j->uid = strcmp(user, "root") == 0 ? 0 : 1000;
+    snprintf(j->user, sizeof j->user, "%s", user);
+    snprintf(j->name, sizeof j->name, "job%u", id);
+    snprintf(j->partition, sizeof j->partition, "main");
+    j->state = SJ_PENDING;
+    snprintf(j->state_name, sizeof j->state_name, "PENDING");
+    j->held = 1;
+    j->reason_code = 16;
+    snprintf(j->reason, sizeof j->reason, "JobHeldUser");
+    j->gpus = gpus;
+    j->gpus_per_node = per_node;
+    j->nodes = nodes;
+    j->nodes_fixed = per_node > 0;
+    j->submit_time = 1000;
+    snprintf(j->gpu_request, sizeof j->gpu_request, "tpn=gres:gpu:%d", per_node);
+    return j;
+}
+
+void fake_node(const char *name, const char *partition, int gpus)
+{
+    slurm_node *n = &fake.nodes[fake.nnodes++];
+    memset(n, 0, sizeof *n);
+    snprintf(n->name, sizeof n->name, "%s", name);
+    snprintf(n->partition, sizeof n->partition, "%s", partition);
+    n->gpus = gpus;
+    n->usable = 1;
+}
+
+static slurm_node *node_named(const char *name)
+{
+    for (int i = 0; i < fake.nnodes; i++)
+        if (strcmp(fake.nodes[i].name, name) == 0)
+            return &fake.nodes[i];
+    return NULL;
+}
+
+void fake_run(uint32_t id, time_t start)
+{
+    slurm_job *j = fake_job(id);
+    j->state = SJ_RUNNING;
+    snprintf(j->state_name, sizeof j->state_name, "RUNNING");
+    j->held = j->admin_held = 0;
+    j->start_time = start;
+    memcpy(j->node_list, j->req_nodes, sizeof j->node_list); /* same size */
+    snprintf(j->first_gpus, sizeof j->first_gpus, "0-%d", j->gpus > 0 ? j->gpus - 1 : 0);
+    slurm_node *n = node_named(j->node_list);
+    if (n)
+        n->gpus_used += j->gpus;
+}
+
+void fake_end(uint32_t id, slurm_job_run_state state, const char *word, time_t end)
+{
+    slurm_job *j = fake_job(id);
+    slurm_node *n = j->state == SJ_RUNNING ? node_named(j->node_list) : NULL;
+    if (n)
+        n->gpus_used -= j->gpus;
+    if (!j->start_time)
+        j->start_time = end; /* Slurm's start of a job cancelled while pending */
+    j->state = state;
+    snprintf(j->state_name, sizeof j->state_name, "%s", word);
+    j->end_time = end;
+    j->held = 0;
+}
+
+void fake_purge(uint32_t id)
+{
+    for (int i = 0; i < fake.njobs; i++)
+        if (fake.jobs[i].id == id) {
+            fake.jobs[i] = fake.jobs[--fake.njobs];
+            return;
+        }
+}
+
+static int down(lucid_error *err)
+{
+    return lucid_error_set(err, "slurm: Unable to contact slurm controller (fake)");
+}
+
+int slurm_io_init(lucid_error *err)
+{
+    (void)err;
+    return 0;
+}
+
+void slurm_io_fini(void) {}
+
+long slurm_io_jobs(slurm_job **out, lucid_error *err)
+{
+    if (!fake.up)
+        return down(err);
+    *out = malloc(sizeof(slurm_job) * (size_t)(fake.njobs + 1));
+    memcpy(*out, fake.jobs, sizeof(slurm_job) * (size_t)fake.njobs);
+    return fake.njobs;
+}
+
+long slurm_io_nodes(const char *partitions, slurm_node **out, lucid_error *err)
+{
+    (void)partitions;
+    if (!fake.up)
+        return down(err);
+    *out = malloc(sizeof(slurm_node) * (size_t)(fake.nnodes + 1));
+    memcpy(*out, fake.nodes, sizeof(slurm_node) * (size_t)fake.nnodes);
+    return fake.nnodes;
+}
+
+static slurm_job *must(uint32_t id, lucid_error *err)
+{
+    slurm_job *j = fake.up ? fake_job(id) : NULL;
+    if (!j)
+        lucid_error_set(err, "slurm: job %u: Invalid job id specified (fake)", id);
+    return j;
+}
+
+int slurm_io_start(uint32_t job_id, const char *partition, const char *nodes,
+                   const char *packed_gpus, const char *comment, uint32_t priority,
+                   lucid_error *err)
+{
+    slurm_job *j = must(job_id, err);
+    if (!j)
+        return -1;
+    snprintf(j->partition, sizeof j->partition, "%s", partition);
+    if (nodes)
+        snprintf(j->req_nodes, sizeof j->req_nodes, "%s", nodes);
+    if (comment)
+        snprintf(j->admin_comment, sizeof j->admin_comment, "%s", comment);
+    if (packed_gpus)
+        j->gpu_request[0] = '\0';
+    j->held = j->admin_held = 0;
+    snprintf(j->reason, sizeof j->reason, "Resources");
+    logf_call("start %u %s %s%s%s", job_id, partition, nodes ? nodes : "-",
+              packed_gpus ? " gpus=" : "", packed_gpus ? packed_gpus : "");
+    (void)priority;
+    return 0;
+}
+
+int slurm_io_hand_back(uint32_t job_id, const char *comment, lucid_error *err)
+{
+    slurm_job *j = must(job_id, err);
+    if (!j)
+        return -1;
+    j->held = j->admin_held = 0;
+    if (comment)
+        snprintf(j->admin_comment, sizeof j->admin_comment, "%s", comment);
+    logf_call("handback %u", job_id);
+    return 0;
+}
+
+int slurm_io_admin_hold(uint32_t job_id, lucid_error *err)
+{
+    slurm_job *j = must(job_id, err);
+    if (!j)
+        return -1;
+    j->held = j->admin_held = 1;
+    snprintf(j->reason, sizeof j->reason, "JobHeldAdmin");
+    logf_call("hold %u", job_id);
+    return 0;
+}
+
+int slurm_io_comment(uint32_t job_id, const char *comment, lucid_error *err)
+{
+    slurm_job *j = must(job_id, err);
+    if (!j)
+        return -1;
+    snprintf(j->admin_comment, sizeof j->admin_comment, "%s", comment);
+    return 0;
+}
+
+int slurm_io_requeue_hold_if_running(uint32_t job_id, const char *partition, lucid_error *err)
+{
+    if (!fake.up)
+        return down(err);
+    slurm_job *j = fake_job(job_id);
+    if (j && job_id == fake.ends_at_requeue)
+        fake_end(job_id, SJ_COMPLETED, "COMPLETED", j->start_time + 1);
+    if (!j || j->state != SJ_RUNNING || strcmp(j->partition, partition) != 0) {
+        logf_call("norequeue %u", job_id);
+        return 0;
+    }
+    slurm_node *n = node_named(j->node_list);
+    if (n)
+        n->gpus_used -= j->gpus;
+    j->state = SJ_PENDING;
+    j->held = j->admin_held = 1;
+    j->restarts++;
+    logf_call("requeue %u", job_id);
+    return 1;
+}
+
+int slurm_io_move(uint32_t job_id, const char *partition, lucid_error *err)
+{
+    slurm_job *j = must(job_id, err);
+    if (!j)
+        return -1;
+    snprintf(j->partition, sizeof j->partition, "%s", partition);
+    j->req_nodes[0] = '\0';
+    logf_call("move %u %s", job_id, partition);
+    return 0;
+}
+
+int slurm_io_cancel(uint32_t job_id, lucid_error *err)
+{
+    slurm_job *j = must(job_id, err);
+    if (!j)
+        return -1;
+    fake_end(job_id, SJ_FAILED, "CANCELLED", 2000);
+    logf_call("cancel %u", job_id);
+    return 0;
+}
+
+int slurm_io_unpack(uint32_t job_id, const char *gpu_request, lucid_error *err)
+{
+    slurm_job *j = must(job_id, err);
+    if (!j)
+        return -1;
+    j->held = j->admin_held = 1;
+    snprintf(j->gpu_request, sizeof j->gpu_request, "%s", gpu_request);
+    j->req_nodes[0] = '\0';
+    logf_call("unpack %u", job_id);
+    return 0;
+}
+
+int slurm_io_split_task(uint32_t array_job_id, uint32_t task_id, lucid_error *err)
+{
+    slurm_job *master = must(array_job_id, err);
+    if (!master)
+        return -1;
+    slurm_job *task = &fake.jobs[fake.njobs++];
+    *task = *master;
+    task->id = fake.next_id++;
+    task->array_task_id = task_id;
+    task->array_tasks[0] = '\0';
+    logf_call("split %u_%u", array_job_id, task_id);
+    return 0;
+}
+
+int slurm_io_accounting(uint32_t job_id, char *state, size_t size, time_t *start, time_t *end,
+                        lucid_error *err)
+{
+    if (!fake.up)
+        return down(err);
+    for (int i = 0; i < fake.naccounting; i++)
+        if (fake.accounting[i].id == job_id) {
+            snprintf(state, size, "%s", fake.accounting[i].state);
+            *start = fake.accounting[i].start;
+            *end = fake.accounting[i].end;
+            return 1;
+        }
+    return 0;
+}
+
+int slurm_io_ctld_uptime(double *seconds, lucid_error *err)
+{
+    if (!fake.up)
+        return down(err);
+    *seconds = fake.ctld_uptime;
+    return 0;
+}
+
+/* Host lists in the tests are plain comma lists. */
+int slurm_io_in_hostlist(const char *list, const char *node)
+{
+    size_t n = strlen(node);
+    for (const char *p = list; p && *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == n && strncmp(p, node, n) == 0)
+            return 1;
+        p = end ? end + 1 : NULL;
+    }
+    return 0;
+}

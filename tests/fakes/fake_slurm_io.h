@@ -1,0 +1,47 @@
+/* fake_slurm_io.h — an in-memory Slurm behind slurm_io.h, for lucidd's
+ * engine tests (tests/lucidd/test_engine.c): the test sets jobs and nodes,
+ * the engine's calls change them as slurmctld would and are logged. */
+#ifndef LUCID_FAKE_SLURM_IO_H
+#define LUCID_FAKE_SLURM_IO_H
+
+#include "../../src/daemon/slurm_io.h"
+
+#define FAKE_MAX_JOBS 64
+#define FAKE_MAX_NODES 8
+
+typedef struct fake_accounting {
+    uint32_t id;
+    char state[32];
+    time_t start, end;
+} fake_accounting;
+
+typedef struct fake_slurm {
+    int up;                 /* 0: every call fails as if slurmctld were down */
+    double ctld_uptime;     /* what slurm_io_ctld_uptime reports */
+    slurm_job jobs[FAKE_MAX_JOBS];
+    int njobs;
+    slurm_node nodes[FAKE_MAX_NODES];
+    int nnodes;
+    fake_accounting accounting[8];
+    int naccounting;
+    uint32_t next_id;       /* ids given to split array tasks */
+    uint32_t ends_at_requeue; /* this job's script ends just as lucid requeues it */
+    char log[8192];         /* "hold 3;start 3 main n1;..." */
+} fake_slurm;
+
+extern fake_slurm fake;
+
+void fake_reset(void);
+/* Adds a job as the job_submit plugin leaves it: pending, held by its owner. */
+slurm_job *fake_submit(uint32_t id, const char *user, int gpus, int per_node, int nodes);
+slurm_job *fake_job(uint32_t id);
+void fake_node(const char *name, const char *partition, int gpus);
+/* The job runs now (on its pinned node, GPU indices "0-(g-1)"). */
+void fake_run(uint32_t id, time_t start);
+void fake_end(uint32_t id, slurm_job_run_state state, const char *word, time_t end);
+/* Forgets the job (Slurm purged it after MinJobAge). */
+void fake_purge(uint32_t id);
+/* 1 if `entry` ("hold 3") is in the call log. */
+int fake_called(const char *entry);
+
+#endif

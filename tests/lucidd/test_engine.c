@@ -1,0 +1,338 @@
+/* test_engine.c — lucidd's tick (src/daemon/engine.c) against an in-memory
+ * Slurm (tests/fakes/fake_slurm_io.c): what lucid does to each job, and
+ * what it records, worked out by hand for small clusters. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../src/daemon/daemon.h"
+#include "../../src/daemon/models.h"
+#include "../fakes/fake_slurm_io.h"
+#include "testutil.h"
+
+void lucidd_log(const char *fmt, ...)
+{
+    (void)fmt; /* the engine's log lines are not what these tests check */
+}
+
+static lucidd d; /* large (latency ring): not on the stack */
+static char dir[512];
+
+static void pause_s(double s)
+{
+    struct timespec ts = {.tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
+/* A daemon on a fresh state store: profiling node p1 (8 GPUs), main nodes
+ * n1, n2 (8 each), packing off, profiling limit 0.3 s, 100 ms ticks. */
+static int setup(void **state)
+{
+    (void)state;
+    fake_reset();
+    fake_node("p1", "profiling", 8);
+    fake_node("n1", "main", 8);
+    fake_node("n2", "main", 8);
+    memset(&d, 0, sizeof d);
+    test_tmpdir(dir, sizeof dir, "lucidd-engine");
+    static char db[600], heartbeat[600];
+    snprintf(db, sizeof db, "%s/state.db", dir);
+    snprintf(heartbeat, sizeof heartbeat, "%s/heartbeat", dir);
+    d.cfg = (lucidd_config){.state_path = db, .main_partition = "main",
+                            .profiling_partition = "profiling", .profile_limit_s = 0.3,
+                            .gpu_limit = 8, .gpu_memory_mib = 24576, .score_sum = 2,
+                            .priority_ratio = 2, .packing_mode = 0, .tick_ms = 100,
+                            .default_estimate_s = 3600, .retrain_period_s = 604800,
+                            .min_history = 1000, .heartbeat_path = heartbeat};
+    lucid_error err = {{0}};
+    d.state = lucid_state_open(db, &err);
+    assert_non_null(d.state);
+    d.metrics = lucid_gpumetrics_open_auto(dir);
+    lucidd_models_config models = {.retrain_period_s = 604800, .min_history = 1000, .bags = 1,
+                                   .seed = 42, .vc = "main"};
+    d.models = lucidd_models_open(&models, d.state, 1000, &err);
+    assert_non_null(d.models);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    lucidd_models_close(d.models);
+    lucid_gpumetrics_close(d.metrics);
+    lucid_state_close(d.state);
+    free(d.jobs);
+    return 0;
+}
+
+static const lucid_job_record *rec(uint32_t id)
+{
+    lucidd_job *job = engine_find(&d, id);
+    assert_non_null(job);
+    return &job->rec;
+}
+
+static void assert_phase(uint32_t id, lucid_phase phase)
+{
+    if (rec(id)->phase != phase)
+        fail_msg("job %u: phase %s, want %s (%s)", id, lucid_phase_name(rec(id)->phase),
+                 lucid_phase_name(phase), rec(id)->reason);
+}
+
+/* Every job taken in is put on an operator's hold (its owner cannot
+ * release it); the heartbeat names the highest such job. */
+static void intake_holds_as_operator_and_places(void **state)
+{
+    (void)state;
+    fake_submit(1, "alice", 1, 1, 1);
+    fake_submit(2, "bob", 16, 8, 2);
+    engine_tick(&d);
+    assert_true(fake_called("hold 1") && fake_called("hold 2"));
+    assert_true(fake_called("start 1 profiling p1"));
+    assert_true(fake_called("start 2 main n1,n2"));
+    assert_phase(1, LUCID_PHASE_PROFILING);
+    assert_phase(2, LUCID_PHASE_RUNNING);
+    assert_true(engine_find(&d, 2)->releasing); /* Slurm has not started it yet */
+    char path[700], line[128] = "";
+    snprintf(path, sizeof path, "%s/heartbeat", dir);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(line, sizeof line, f));
+    fclose(f);
+    assert_non_null(strstr(line, " intake=2\n"));
+    /* Released by an operator behind lucid's back while waiting: held again. */
+    fake_submit(3, "carol", 8, 8, 1); /* main nodes are taken: it waits */
+    fake_run(2, 1100);
+    engine_tick(&d);
+    assert_phase(3, LUCID_PHASE_PROFILE_QUEUE); /* the profiler is busy with job 1 */
+    fake.log[0] = '\0';
+    fake_job(3)->held = fake_job(3)->admin_held = 0;
+    engine_tick(&d);
+    assert_true(fake_called("hold 3"));
+    assert_phase(3, LUCID_PHASE_PROFILE_QUEUE);
+}
+
+/* The limit counts only time lucid saw the job run with Slurm answering;
+ * a job that ended just before the requeue reached Slurm is not requeued. */
+static void profiling_limit_counts_observed_time(void **state)
+{
+    (void)state;
+    fake_submit(1, "alice", 1, 1, 1);
+    fake_submit(2, "alice", 1, 1, 1);
+    engine_tick(&d);
+    fake_run(1, 1000);
+    fake_run(2, 1000);
+    engine_tick(&d);
+    /* Slurm unreachable for 0.5 s (> the limit): nothing counted. */
+    fake.up = 0;
+    for (int i = 0; i < 5; i++) {
+        pause_s(0.1);
+        engine_tick(&d);
+    }
+    assert_true(d.slurm_down_since > 0);
+    fake.up = 1;
+    engine_tick(&d);
+    assert_true(rec(1)->profiled_s < 0.15);
+    assert_phase(1, LUCID_PHASE_PROFILING);
+    /* Slurm is back: no requeue within the grace, however long it ran. */
+    fake.ctld_uptime = 1000;
+    d.slurm_back_at = 0;
+    fake.ends_at_requeue = 2;
+    for (int i = 0; i < 6 && rec(1)->phase == LUCID_PHASE_PROFILING; i++) {
+        pause_s(0.1);
+        engine_tick(&d);
+    }
+    assert_true(rec(1)->profiled_s >= 0.3 && rec(1)->profiled_s < 0.8);
+    assert_true(fake_called("requeue 1"));
+    assert_phase(1, LUCID_PHASE_MOVING);
+    assert_true(fake_called("norequeue 2")); /* it ended as lucid checked */
+    engine_tick(&d);
+    assert_true(fake_called("move 1 main"));
+    assert_true(fake_called("start 1 main n1")); /* main is empty: it starts at once */
+    assert_phase(2, LUCID_PHASE_DONE_IN_PROFILER);
+    assert_string_equal(rec(2)->outcome, "completed");
+    assert_false(fake_called("requeue 2"));
+}
+
+/* A slurmctld that just restarted may list as running a job that ended:
+ * no requeue while its uptime is under the grace. */
+static void no_requeue_right_after_slurmctld_starts(void **state)
+{
+    (void)state;
+    fake_submit(1, "alice", 1, 1, 1);
+    engine_tick(&d);
+    fake_run(1, 1000);
+    fake.ctld_uptime = 1;
+    for (int i = 0; i < 6; i++) {
+        pause_s(0.1);
+        engine_tick(&d);
+    }
+    assert_true(rec(1)->profiled_s >= 0.3);
+    assert_false(fake_called("requeue 1"));
+    fake.ctld_uptime = 60;
+    engine_tick(&d);
+    assert_true(fake_called("requeue 1"));
+}
+
+/* Where and how each job ended; only the ones that completed are done. */
+static void outcomes_say_where_and_how(void **state)
+{
+    (void)state;
+    d.cfg.gpu_limit = 1; /* 8-GPU jobs go straight to main */
+    fake_submit(1, "a", 1, 1, 1); /* completes in the profiler */
+    fake_submit(2, "a", 8, 8, 1); /* fails on main */
+    fake_submit(3, "a", 8, 8, 1); /* runs on main: outcome from accounting */
+    fake_submit(4, "a", 8, 8, 1); /* cancelled while held */
+    fake_submit(5, "a", 8, 8, 1); /* released when job 2 ends, then vanishes: no accounting */
+    engine_tick(&d);
+    fake_run(1, 1000);
+    fake_run(2, 1000);
+    fake_run(3, 1000);
+    engine_tick(&d);
+    fake_end(1, SJ_COMPLETED, "COMPLETED", 1001);
+    fake_end(2, SJ_FAILED, "FAILED", 1002);
+    fake_end(4, SJ_FAILED, "CANCELLED", 1003);
+    fake_purge(3);
+    fake.accounting[fake.naccounting++] = (fake_accounting){3, "COMPLETED", 1000, 1500};
+    engine_tick(&d);
+    assert_phase(1, LUCID_PHASE_DONE_IN_PROFILER);
+    assert_phase(2, LUCID_PHASE_FAILED);
+    assert_string_equal(rec(2)->outcome, "failed");
+    assert_string_equal(rec(2)->ended_in, "main");
+    assert_phase(3, LUCID_PHASE_DONE);
+    assert_int_equal(rec(3)->end_time, 1500);
+    assert_phase(4, LUCID_PHASE_FAILED);
+    assert_string_equal(rec(4)->outcome, "cancelled");
+    assert_string_equal(rec(4)->ended_in, "queue");
+    fake_purge(5);
+    engine_tick(&d);
+    assert_phase(5, LUCID_PHASE_ENDED_UNKNOWN);
+    assert_string_equal(rec(5)->outcome, "unknown");
+    lucidd_ended ended[16];
+    int n = engine_ended_counts(&d, ended, 16);
+    int seen = 0;
+    for (int i = 0; i < n; i++) {
+        char key[48];
+        snprintf(key, sizeof key, "%.15s/%.23s=%ld", ended[i].where, ended[i].outcome,
+                 ended[i].count);
+        seen += strcmp(key, "profiler/completed=1") == 0 || strcmp(key, "main/failed=1") == 0 ||
+                strcmp(key, "main/completed=1") == 0 || strcmp(key, "queue/cancelled=1") == 0 ||
+                strcmp(key, "main/unknown=1") == 0; /* released, never started, purged */
+    }
+    assert_int_equal(n, 5);
+    assert_int_equal(seen, 5);
+}
+
+/* Jobs Slurm itself would not run yet take no GPUs: a dependency, a
+ * --begin in the future, their owner's own hold. */
+static void dependencies_begin_and_user_holds_take_no_capacity(void **state)
+{
+    (void)state;
+    fake_submit(1, "a", 8, 8, 1);
+    engine_tick(&d); /* job 1 into the profiler */
+    slurm_job *ok = fake_submit(2, "a", 8, 8, 1);
+    snprintf(ok->dependency, sizeof ok->dependency, "afterok:1(unfulfilled)");
+    slurm_job *any = fake_submit(3, "a", 8, 8, 1);
+    snprintf(any->dependency, sizeof any->dependency, "afterany:1(unfulfilled)");
+    slurm_job *later = fake_submit(4, "a", 8, 8, 1);
+    later->start_time = time(NULL) + 3600;
+    slurm_job *mine = fake_submit(5, "a", 8, 8, 1);
+    snprintf(mine->admin_comment, sizeof mine->admin_comment, "lucid-user-hold");
+    mine->uid = 1000;
+    engine_tick(&d);
+    assert_string_equal(engine_find(&d, 2)->waits_for, "dependency");
+    assert_string_equal(engine_find(&d, 4)->waits_for, "begin");
+    assert_string_equal(engine_find(&d, 5)->waits_for, "user-hold");
+    assert_false(fake_called("start 2 profiling p1") || fake_called("start 4 profiling p1") ||
+                 fake_called("start 5 profiling p1") || fake_called("start 3 profiling p1"));
+    char reply[300];
+    assert_int_equal(engine_release(&d, 5, 1001, reply, sizeof reply), -1); /* not the owner */
+    assert_non_null(strstr(reply, "only its owner"));
+    assert_int_equal(engine_release(&d, 5, 1000, reply, sizeof reply), 0);
+    /* Job 1 fails: afterok can never be satisfied, afterany is. */
+    fake_run(1, 1000);
+    engine_tick(&d);
+    fake_end(1, SJ_FAILED, "FAILED", 1001);
+    engine_tick(&d);
+    assert_string_equal(engine_find(&d, 2)->waits_for, "dependency");
+    assert_non_null(strstr(rec(2)->reason, "can never be satisfied"));
+    assert_string_equal(engine_find(&d, 3)->waits_for, "");
+    assert_true(fake_called("start 3 profiling p1") || fake_called("start 5 profiling p1"));
+    assert_string_equal(engine_find(&d, 4)->waits_for, "begin");
+}
+
+/* -w / --exclude are honoured; a request no allowed node set can hold goes
+ * back to Slurm untouched. */
+static void node_choices_are_honoured_or_handed_back(void **state)
+{
+    (void)state;
+    slurm_job *w = fake_submit(1, "a", 2, 2, 1);
+    snprintf(w->req_nodes, sizeof w->req_nodes, "n2");
+    slurm_job *x = fake_submit(2, "a", 2, 2, 1);
+    snprintf(x->exc_nodes, sizeof x->exc_nodes, "n1,n2");
+    fake_submit(3, "a", 9, 9, 1); /* 9 GPUs on one node: none has 9 */
+    engine_tick(&d);
+    assert_phase(1, LUCID_PHASE_RUNNING);
+    assert_true(fake_called("start 1 main n2"));
+    assert_true(fake_called("handback 2") && fake_called("handback 3"));
+    assert_phase(2, LUCID_PHASE_HANDED_BACK);
+    assert_phase(3, LUCID_PHASE_HANDED_BACK);
+}
+
+/* --gpus=16 without -N: placement chooses two nodes. */
+static void per_job_gpus_choose_their_nodes(void **state)
+{
+    (void)state;
+    slurm_job *j = fake_submit(1, "a", 16, 0, 1);
+    j->nodes_fixed = 0;
+    snprintf(j->gpu_request, sizeof j->gpu_request, "tpj=gres:gpu:16");
+    engine_tick(&d);
+    assert_true(fake_called("start 1 main n1,n2"));
+}
+
+/* Array records are split into one job per task; a held job whose
+ * request changed is examined again. */
+static void arrays_split_and_resizes_reexamined(void **state)
+{
+    (void)state;
+    slurm_job *arr = fake_submit(20, "a", 1, 1, 1);
+    arr->array_job_id = 20;
+    arr->array_task_id = UINT32_MAX;
+    snprintf(arr->array_tasks, sizeof arr->array_tasks, "0-2");
+    fake_submit(21, "a", 1, 1, 1);
+    fake_node("p2", "none", 0); /* not lucid's */
+    fake.nodes[0].gpus_used = 8; /* the profiler is full: jobs wait */
+    engine_tick(&d);
+    assert_true(fake_called("split 20_0") && fake_called("split 20_1"));
+    assert_false(fake_called("split 20_2"));
+    assert_null(engine_find(&d, 20)); /* the record of several tasks is not a job */
+    assert_phase(21, LUCID_PHASE_PROFILE_QUEUE);
+    slurm_job *grown = fake_job(21);
+    grown->gpus = 16;
+    grown->gpus_per_node = 8;
+    grown->nodes = 2;
+    fake.nodes[1].gpus_used = fake.nodes[2].gpus_used = 8;
+    engine_tick(&d);
+    assert_phase(21, LUCID_PHASE_MAIN_QUEUE);
+    assert_int_equal(rec(21)->gpus, 16);
+    assert_non_null(engine_find(&d, 1000)); /* split tasks are jobs now */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(intake_holds_as_operator_and_places, setup, teardown),
+        cmocka_unit_test_setup_teardown(profiling_limit_counts_observed_time, setup, teardown),
+        cmocka_unit_test_setup_teardown(no_requeue_right_after_slurmctld_starts, setup, teardown),
+        cmocka_unit_test_setup_teardown(outcomes_say_where_and_how, setup, teardown),
+        cmocka_unit_test_setup_teardown(dependencies_begin_and_user_holds_take_no_capacity, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(node_choices_are_honoured_or_handed_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(per_job_gpus_choose_their_nodes, setup, teardown),
+        cmocka_unit_test_setup_teardown(arrays_split_and_resizes_reexamined, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
