@@ -15,7 +15,9 @@
  *     plain user hold the owner can lift with `scontrol release`;
  *   - the admin comment says `lucid: handed back to Slurm at <UTC> (lucidd
  *     silent since <UTC>)`, and each job is one line of this log.
- * A job whose comment is `lucid-gpus=...` is a packed start lucidd had begun
+ * lucidd rewrites the comment as the job's phase changes (`lucid: main-queue:
+ * held by its owner ...`), so both words mark the owner's hold.
+ * A job whose comment has `lucid-gpus=...` is a packed start lucidd had begun
  * to apply (its GPU request already dropped): released as it is it would run
  * without GPUs, so it stays held and is logged.  The watchdog keeps watching:
  * jobs held while lucidd is back (a fresh heartbeat) are lucidd's again, and
@@ -166,12 +168,13 @@ static int hand_back_one(const handback_config *cfg, const slurm_job_info_t *job
     update.admin_comment = (char *)comment;
     const char *what;
     char partition[256] = "";
-    if (strncmp(job->admin_comment, "lucid-gpus=", 11) == 0) {
+    if (strstr(job->admin_comment, "lucid-gpus=")) {
         lucidd_log("hand-back: job %u left held: a packed start was half applied (%s)",
                    job->job_id, job->admin_comment);
         return 1;
     }
-    if (strncmp(job->admin_comment, "lucid-user-hold", 15) == 0) {
+    if (strstr(job->admin_comment, "lucid-user-hold") ||
+        strstr(job->admin_comment, "held by its owner")) {
         /* Held again, as the user's hold (an operator may turn one into the
          * other): the owner lifts it with scontrol release. */
         update.priority = 0;

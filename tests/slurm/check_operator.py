@@ -202,7 +202,7 @@ JOBCOMP_KEYS = ("JobId", "JobState", "Partition", "StartTime", "EndTime", "NodeL
 OUTCOME = {"COMPLETED": "completed", "FAILED": "failed", "CANCELLED": "cancelled",
            "TIMEOUT": "timeout", "NODE_FAIL": "node-fail", "OUT_OF_MEMORY": "out-of-memory",
            "DEADLINE": "timeout", "BOOT_FAIL": "node-fail", "PREEMPTED": "cancelled"}
-FINAL_PHASES = ("done", "done-in-profiler", "failed")
+FINAL_PHASES = ("done", "done-in-profiler", "failed", "ended-unknown")
 SLURM_FINAL = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY",
                "PREEMPTED", "BOOT_FAIL", "DEADLINE")
 
@@ -415,6 +415,9 @@ class Check:
         "done-in-profiler": lambda s: s["state"] in SLURM_FINAL or s["state"] == "COMPLETING",
         "done": lambda s: s["state"] in SLURM_FINAL or s["state"] == "COMPLETING",
         "failed": lambda s: s["state"] in SLURM_FINAL or s["state"] == "COMPLETING",
+        "ended-unknown": lambda s: s["state"] in SLURM_FINAL or s["state"] == "COMPLETING",
+        # given back to Slurm untouched (a request no node set could hold): Slurm's own state
+        "handed-back": lambda s: True,
     }
 
     def check_phases(self):
@@ -542,6 +545,9 @@ class Check:
             expected[f"{where}/{outcome}"] += 1
             q = self.queue.get(jid)
             tag = f"job {jid} ({self.role(jid)})"
+            lost = self.event_time_any("state-deleted")
+            if q is None and lost is not None and (parse_time(fin.get("EndTime", "")) or 0) < lost:
+                continue  # its history went with the deleted state file
             if q is None:
                 self.err("history", f"{tag}: not in lucid queue --all (Slurm: {fin['JobState']} in {where})")
                 continue
@@ -584,6 +590,12 @@ class Check:
     # -- rules (operator)
     def by_role(self, role):
         return [jid for jid, s in self.jobs.items() if s["role"] == role]
+
+    def event_time_any(self, what):
+        for t, w, _ in self.events:
+            if w == what:
+                return t
+        return None
 
     def event_time(self, what, jid):
         for t, w, args in self.events:

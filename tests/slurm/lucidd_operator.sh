@@ -32,7 +32,9 @@ cleanup() {
         [[ -n $pid ]] && { kill -KILL "$pid" && wait "$pid"; } 2>/dev/null || true
     done
     bash "$SRC/scripts/lab-cluster.sh" down "$LAB" >/dev/null 2>&1 || true
+    rm -rf "$SOCK_DIR"
 }
+SOCK_DIR=""
 trap cleanup EXIT
 
 LIMIT=4      # profiling limit, s
@@ -49,7 +51,10 @@ bash "$SRC/scripts/lab-cluster.sh" up "$LAB" --plugins "$BUILD/plugins" --min-jo
     --lucid-conf "heartbeat=$LAB/heartbeat" --lucid-conf "fail_open_after=$FAIL_OPEN" >/dev/null
 read -r _ _ _ PORT <"$LAB/etc/shape"
 export SLURM_CONF=$LAB/etc/slurm.conf
-SOCK=$LAB/lucidd.sock
+# The socket in a folder user nobody can reach (the build tree may not be).
+SOCK_DIR=$(mktemp -d /tmp/lucid-op.XXXXXX)
+chmod 755 "$SOCK_DIR"
+SOCK=$SOCK_DIR/lucidd.sock
 METRICS=$((PORT + 90))
 : >"$LAB/errors.txt"
 : >"$LAB/jobs.txt"
@@ -349,10 +354,12 @@ run_outages() {
         read -r gpus dur <<<"$spec"
         sub slow-clients run "$dur" 0 --gres="gpu:$gpus" --time=5 >/dev/null
     done
-    chmod 777 "$(dirname "$SOCK")" 2>/dev/null || true
-    chmod 666 "$SOCK" 2>/dev/null || true
+    # As nobody (lucidd's socket mode may keep nobody out: then only /metrics)
+    # and as root, at once.
     runuser -u nobody -- python3 "$CHECKER" slow-clients "$SOCK" "$METRICS" 20 >"$LAB/slow.txt" 2>&1 &
     local slow=$!
+    python3 "$CHECKER" slow-clients "$SOCK" "$METRICS" 20 >"$LAB/slow-root.txt" 2>&1 &
+    EXTRA_PIDS+=($!)
     local ticks0 ticks1
     ticks0=$(python3 "$CHECKER" ticks "$SOCK" 2>/dev/null || echo -1)
     sleep 10
@@ -361,7 +368,7 @@ run_outages() {
     event slow-clients "$ticks0" "$ticks1"
     # 10 s at 250 ms = 40 ticks; a stalled loop managed 1 in 30 s (issue 10).
     if ((ticks0 < 0 || ticks1 < 0)); then
-        err "no tick counter in lucid status --json (contract: \"ticks\") under slow clients"
+        err "lucid status --json gave no tick counter within 3 s under slow clients (ticks $ticks0 then $ticks1; -1 = no answer or no \"ticks\")"
     elif ((ticks1 - ticks0 < 20)); then
         err "tick counter advanced $((ticks1 - ticks0)) in 10 s under slow clients (tick 250 ms: ~40 expected)"
     fi
@@ -380,7 +387,7 @@ no_lucid_holds() { # no pending job held with an admin comment of lucid's other 
     done
 }
 run_failopen() {
-    command -v "$BUILD/lucidd" >/dev/null
+    local id out
     # The watchdog beside lucidd: hand back after 12 s of silence (the
     # plugin's bound is 8 s, shorter, so owners can lift handed-back holds).
     "$BUILD/lucidd" --hand-back-after 12 --heartbeat "$LAB/heartbeat" --poll-ms 250 \
@@ -400,7 +407,10 @@ run_failopen() {
         read -r gpus dur <<<"$spec"
         sub held-at-stop run "$dur" 0 --gres="gpu:$gpus" --time=5 >/dev/null
     done
-    sub user-hold-at-stop run 2 0 --gres=gpu:1 --time=5 -H >/dev/null
+    # An owner's -H job (user nobody): handed back as a user hold nobody may lift.
+    id=$(cd /tmp && runuser -u nobody -- sbatch --parsable -H --gres=gpu:1 --time=5 -o /dev/null \
+        "$LAB/payload.sh" 2 0 "$LAB/payload.log" "$LAB/gpu") || err "sbatch -H as nobody refused"
+    echo "$id user-hold-at-stop run 2 0 nobody $(date +%s)" >>"$LAB/jobs.txt"
     sleep 2
     kill_lucidd KILL
     local stopped=$SECONDS
@@ -408,7 +418,6 @@ run_failopen() {
     sub within-bound run 3 0 --gres=gpu:1 --time=5 >/dev/null
     wait_until 30 "the plugin's bound (8 s) to pass" bash -c "(( \$(date +%s) - \$(stat -c %Y '$LAB/heartbeat' 2>/dev/null || echo 0) > 9 ))" || true
     # Past it: new jobs pass to Slurm unheld and run.
-    local id
     id=$(sub after-bound run 3 0 --gres=gpu:1 --time=5)
     event failopen-submit "$id"
     wait_until 30 "job $id (submitted with lucidd silent) to run under plain Slurm" \
@@ -416,7 +425,8 @@ run_failopen() {
     # The watchdog hands back the held ones (12 s); the owner lifts their hold.
     wait_until 40 "the watchdog to hand back every held job" no_lucid_holds
     id=$(awk '$2 == "user-hold-at-stop" {print $1}' "$LAB/jobs.txt")
-    scontrol release "$id" || err "handed-back user hold $id not releasable"
+    out=$(runuser -u nobody -- scontrol release "$id" 2>&1) || err "handed-back user hold $id: its owner's release refused: $out"
+    event owner-release "$id"
     sleep 3
     event lucidd-restart $((SECONDS - stopped))
     start_lucidd
