@@ -147,32 +147,31 @@ def cmd_slow_clients(sock_path, port, seconds):
     seconds = float(seconds)
     notes = []
 
-    def dribble_http():
+    def dribble(what, connect, payload):
+        """One byte every 0.9 s for `seconds`, never a whole request."""
         try:
-            s = socket.create_connection(("127.0.0.1", int(port)), timeout=5)
+            s = connect()
             end = time.time() + seconds
-            for b in b"GET /metrics HTTP/1.0\r\n":
+            for b in payload:
                 if time.time() > end:
                     break
                 s.send(bytes([b]))
                 time.sleep(0.9)
             s.close()
         except OSError as e:
-            notes.append(f"metrics dribble: {e}")
+            notes.append(f"{what}: {e}")
+
+    def unix():
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(sock_path)
+        return s
+
+    def dribble_http():
+        dribble("metrics dribble", lambda: socket.create_connection(("127.0.0.1", int(port)), timeout=5),
+                b"GET /metrics HTTP/1.0\r\n")
 
     def dribble_unix():
-        try:
-            s = socket.socket(socket.AF_UNIX)
-            s.connect(sock_path)
-            end = time.time() + seconds
-            for b in b'{"cmd":"status"}':
-                if time.time() > end:
-                    break
-                s.send(bytes([b]))
-                time.sleep(0.9)
-            s.close()
-        except OSError as e:
-            notes.append(f"socket dribble: {e}")
+        dribble("socket dribble", unix, b'{"cmd":"status"}')
 
     def never_read():
         try:
