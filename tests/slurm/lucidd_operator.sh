@@ -341,7 +341,8 @@ run_outages() {
     start_lucidd
     # 4. A second lucidd on the same state must refuse, naming the holder.
     local out
-    out=$(timeout 10 "$BUILD/lucidd" --state "$LAB/lucid.db" --socket "$LAB/second.sock" \
+    # A refusal is immediate; 3 s bounds the harm a second scheduler can do.
+    out=$(timeout 3 "$BUILD/lucidd" --state "$LAB/lucid.db" --socket "$LAB/second.sock" \
         --profile-limit $LIMIT ${HEARTBEAT_ARGS[@]+"${HEARTBEAT_ARGS[@]}"} 2>&1) &&
         err "a second lucidd on the same state started (exit 0): $out"
     grep -q "$LUCIDD_PID" <<<"$out" || err "second lucidd did not name the holder's pid $LUCIDD_PID: $(head -c 300 <<<"$out")"
