@@ -1,7 +1,11 @@
 /* decide_latency.c — lucidd's decision step on a simulated cluster: 1,000
  * nodes x 8 GPUs kept busy, 10,000 jobs waiting, a few jobs ending between
  * decisions.  Reports p50 / p99 / max of one decide_main() call, with the
- * packing switch off (strict order) and on (every job tried, packing first).
+ * packing switch off (strict order) and on (every job tried, packing first)
+ * under lucidd's default pair rule (score sum 2, priority ratio 2), and the
+ * worst cases for packing, where no running job may take a partner: a pair
+ * rule nobody satisfies (score sum 0, priority ratio 0), and every node
+ * holding a release Slurm has not started (all candidates ineligible).
  *   decide_latency [nodes] [pending] [steps] [seed]
  * Results and the command that made them: docs/live.md. */
 #include <stdint.h>
@@ -41,7 +45,14 @@ static decide_job random_job(lucid_rng *rng, uint32_t id)
     return job;
 }
 
-static void run(int nnodes, int npending, int steps, uint64_t seed, int packing)
+typedef struct bench_case {
+    const char *name;
+    int packing, score_sum;
+    double priority_ratio;
+    int settling; /* every node has a release Slurm has not started: no pair may form */
+} bench_case;
+
+static void run(int nnodes, int npending, int steps, uint64_t seed, const bench_case *bc)
 {
     lucid_rng rng;
     lucid_rng_seed(&rng, seed);
@@ -83,7 +94,11 @@ static void run(int nnodes, int npending, int steps, uint64_t seed, int packing)
                 node->free_gpus++;
         }
         memcpy(work, pending, (size_t)npending * sizeof *work);
-        decide_params params = {.packing = packing, .gpu_memory_mib = 24576};
+        for (int n = 0; n < nnodes; n++)
+            nodes[n].settling = bc->settling;
+        decide_params params = {.packing = bc->packing, .gpu_memory_mib = 24576,
+                                .score_sum = bc->score_sum,
+                                .priority_ratio = bc->priority_ratio};
         double t0 = now_s();
         decide_main(work, npending, running, nrunning, nodes, nnodes, &params, results);
         latency[s] = now_s() - t0;
@@ -97,8 +112,8 @@ static void run(int nnodes, int npending, int steps, uint64_t seed, int packing)
                     }
     }
     qsort(latency, (size_t)steps, sizeof *latency, cmp_double);
-    printf("nodes=%d pending=%d running=%d steps=%d packing=%s: p50 %.3f ms  p99 %.3f ms  max %.3f ms\n",
-           nnodes, npending, nrunning, steps, packing ? "on " : "off", 1e3 * latency[steps / 2],
+    printf("nodes=%d pending=%d running=%d steps=%d %-40s p50 %.3f ms  p99 %.3f ms  max %.3f ms\n",
+           nnodes, npending, nrunning, steps, bc->name, 1e3 * latency[steps / 2],
            1e3 * latency[(steps * 99 + 99) / 100 - 1], 1e3 * latency[steps - 1]);
     free(nodes);
     free(pending);
@@ -118,7 +133,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: decide_latency [nodes] [pending] [steps] [seed]\n");
         return 2;
     }
-    run(nnodes, npending, steps, seed, 0);
-    run(nnodes, npending, steps, seed, 1);
+    /* lucidd's defaults (lucidd.c): score sum 2, priority ratio 2. */
+    static const bench_case cases[] = {
+        {"packing=off:", 0, 2, 2, 0},
+        {"packing=on  (defaults 2/2):", 1, 2, 2, 0},
+        {"packing=on  (no partner: rule 0/0):", 1, 0, 0, 0},
+        {"packing=on  (no partner: all settling):", 1, 2, 2, 1},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        run(nnodes, npending, steps, seed, &cases[c]);
     return 0;
 }

@@ -16,8 +16,13 @@ if(SQLite3_FOUND)
   # lucidd's models (src/daemon/models.c: the update engine, estimates,
   # the sharing tree) keep their versions in the store and have no Slurm in
   # them: they join liblucid too, for tests/test_lucidd_models.c.
+  # Its API server and the hub between its threads (server.c, hub.c) have
+  # no Slurm either: they join liblucid for tests/test_lucidd_server.c, which
+  # drives them with a fake engine (lucidd itself links the real one).
   target_sources(lucid PRIVATE ${CMAKE_SOURCE_DIR}/src/daemon/state.c
-                               ${CMAKE_SOURCE_DIR}/src/daemon/models.c)
+                               ${CMAKE_SOURCE_DIR}/src/daemon/models.c
+                               ${CMAKE_SOURCE_DIR}/src/daemon/hub.c
+                               ${CMAKE_SOURCE_DIR}/src/daemon/server.c)
   target_link_libraries(lucid PUBLIC SQLite::SQLite3)
   target_compile_definitions(lucid PUBLIC LUCID_HAVE_STATE=1)
   set(LUCID_HAVE_STATE ON)
@@ -45,6 +50,7 @@ if(SQLite3_FOUND)
   add_executable(test_lucidd_engine ${CMAKE_SOURCE_DIR}/tests/lucidd/test_engine.c
                                     ${CMAKE_SOURCE_DIR}/tests/fakes/fake_slurm_io.c
                                     ${CMAKE_SOURCE_DIR}/src/daemon/engine.c
+                                    ${CMAKE_SOURCE_DIR}/src/daemon/commands.c
                                     ${CMAKE_SOURCE_DIR}/tests/testutil.c)
   target_include_directories(test_lucidd_engine PRIVATE ${CMAKE_SOURCE_DIR}/tests)
   target_compile_definitions(test_lucidd_engine PRIVATE

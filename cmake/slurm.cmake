@@ -35,6 +35,11 @@ if(LUCID_HAVE_LAB)
   add_test(NAME slurm_lab_smoke
            COMMAND bash ${CMAKE_SOURCE_DIR}/tests/slurm/lab_smoke.sh ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
   set_tests_properties(slurm_lab_smoke PROPERTIES TIMEOUT 120 LABELS slurm)
+  # trace import on a sacct-schema export of what the lab just ran (docs/traces.md).
+  add_test(NAME slurm_import_lab
+           COMMAND bash ${CMAKE_SOURCE_DIR}/tests/slurm/import_lab.sh ${CMAKE_SOURCE_DIR}
+                   ${CMAKE_BINARY_DIR} $<TARGET_FILE:lucid_cli>)
+  set_tests_properties(slurm_import_lab PROPERTIES TIMEOUT 120 LABELS slurm)
 endif()
 
 # lucid's Slurm plugins, loaded by slurmctld (job_submit) and slurmstepd
@@ -67,7 +72,7 @@ endif()
 # lucidd: needs libslurm and the state store (SQLite).
 if(LUCID_HAVE_SLURM AND LUCID_HAVE_STATE)
   add_executable(lucidd ${CMAKE_SOURCE_DIR}/src/daemon/lucidd.c ${CMAKE_SOURCE_DIR}/src/daemon/engine.c
-                        ${CMAKE_SOURCE_DIR}/src/daemon/server.c ${CMAKE_SOURCE_DIR}/src/daemon/slurm_io.c
+                        ${CMAKE_SOURCE_DIR}/src/daemon/commands.c ${CMAKE_SOURCE_DIR}/src/daemon/slurm_io.c
                         ${CMAKE_SOURCE_DIR}/src/daemon/handback.c)
   target_include_directories(lucidd PRIVATE ${LUCID_SLURM_INCLUDE_DIR})
   target_link_libraries(lucidd PRIVATE lucid ${LUCID_SLURM_LIBRARY})
@@ -76,6 +81,12 @@ if(LUCID_HAVE_SLURM AND LUCID_HAVE_STATE)
   add_test(NAME lucidd_options COMMAND bash ${CMAKE_SOURCE_DIR}/tests/lucidd_options.sh
                                        $<TARGET_FILE:lucidd> ${CMAKE_SOURCE_DIR})
   set_tests_properties(lucidd_options PROPERTIES TIMEOUT 60)
+  # A real lucidd with Slurm unreachable: slow clients as `nobody`, one
+  # instance per state file and socket (tests/lucidd_server.sh).
+  add_test(NAME lucidd_server COMMAND bash ${CMAKE_SOURCE_DIR}/tests/lucidd_server.sh
+                                      $<TARGET_FILE:lucidd> ${CMAKE_SOURCE_DIR}
+                                      $<TARGET_FILE:lucid_cli>)
+  set_tests_properties(lucidd_server PROPERTIES TIMEOUT 120)
 else()
   message(STATUS "lucid: lucidd skipped (needs libslurm and SQLite)")
 endif()

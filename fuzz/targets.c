@@ -1,11 +1,15 @@
 /* targets.c — what the fuzzers exercise: the trace reader (and through it
- * the CSV reader and number/date parsing), and the experiment-file parser. */
+ * the CSV reader and number/date parsing), the experiment-file parser, and
+ * the trace importers' JSON (Philly) and sacct readers. */
 #include "targets.h"
 
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lucid/experiment.h"
+#include "lucid/import.h"
 #include "lucid/trace.h"
 
 int lucid_fuzz_trace(const uint8_t *data, size_t size)
@@ -40,4 +44,50 @@ int lucid_fuzz_experiment(const uint8_t *data, size_t size)
     lucid_experiment_free(&exp);
     free(text);
     return 0;
+}
+
+/* Reads with one importer over the bytes, then runs the shared rules and
+ * writes the trace to a discarded stream, so every accepted job is used. */
+static int fuzz_import(const uint8_t *data, size_t size, const char *format,
+                       int (*read)(lucid_import *, FILE *, const char *,
+                                   const lucid_import_options *, lucid_error *),
+                       const lucid_import_options *opt)
+{
+    if (size == 0)
+        return 0;
+    FILE *f = fmemopen((void *)(uintptr_t)data, size, "r");
+    if (!f)
+        return 0;
+    lucid_import imp;
+    lucid_import_init(&imp, lucid_import_find(format));
+    lucid_error err;
+    lucid_import_window win = {INT64_MIN, INT64_MAX, INT64_MIN};
+    if (read(&imp, f, "fuzz", opt, &err) == 0 && lucid_import_finish(&imp, &win, &err) == 0) {
+        FILE *out = fopen("/dev/null", "w");
+        if (out) {
+            lucid_import_write_trace(&imp, &win, out);
+            lucid_import_write_vcs(&imp, out);
+            fclose(out);
+        }
+    }
+    lucid_import_free(&imp);
+    fclose(f);
+    return 0;
+}
+
+int lucid_fuzz_philly(const uint8_t *data, size_t size)
+{
+    lucid_import_options opt = {.since = INT64_MIN, .until = INT64_MAX};
+    /* The first byte picks the attempts mode, so all three are exercised. */
+    static const char *const modes[] = {"sum", "span", "each"};
+    opt.attempts = modes[size ? data[0] % 3 : 0];
+    return fuzz_import(data, size, "philly", lucid_import_philly_stream, &opt);
+}
+
+int lucid_fuzz_sacct(const uint8_t *data, size_t size)
+{
+    lucid_import_options opt = {.since = INT64_MIN, .until = INT64_MAX};
+    opt.include_running = size > 0 && (data[size - 1] & 1);
+    opt.vc_by = size > 0 && (data[size - 1] & 2) ? "account" : "partition";
+    return fuzz_import(data, size, "sacct", lucid_import_sacct_stream, &opt);
 }

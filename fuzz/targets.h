@@ -9,5 +9,9 @@
 /* Each parses the input and frees everything; never crashes. */
 int lucid_fuzz_trace(const uint8_t *data, size_t size);
 int lucid_fuzz_experiment(const uint8_t *data, size_t size);
+/* The trace importers' own readers: Philly's streamed JSON and sacct's
+ * '|'-separated rows (then the shared rules and writers). */
+int lucid_fuzz_philly(const uint8_t *data, size_t size);
+int lucid_fuzz_sacct(const uint8_t *data, size_t size);
 
 #endif

@@ -35,7 +35,7 @@ if "$lucid" report "$tmp/out" --model "$tmp/job.json" --model "$tmp/share.json" 
     check "inline SVGs ($(grep -c '<svg ' "$html") for $((4 + nterms)))" [ "$(grep -c '<svg ' "$html")" -eq $((4 + nterms)) ]
     check "nothing external" bash -c "! grep -Eq '(src|href)=' '$html'"
     # Table 4 repeats summary.csv's all-jobs rows (rounded to seconds).
-    while IFS=, read -r policy vc jobs jct queue p999; do
+    while IFS=, read -r policy vc jobs jct queue p999 _; do
         [ "$vc" = all ] || continue
         row=$(printf '<tr><td>%s</td><td>%s</td><td>%.0f</td><td>%.0f</td><td>%.0f</td></tr>' "$policy" "$jobs" "$jct" "$queue" "$p999")
         check "Table 4 row for $policy" grep -qF "$row" "$html"

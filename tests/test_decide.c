@@ -369,6 +369,150 @@ static void daemon_and_simulator_profile_the_same_jobs(void **state)
     expect_starts("the simulator's profiler", got, n, want, 4);
 }
 
+/* A job that fixed no node count (nodes <= 0, e.g. --gpus=16 without -N)
+ * is placed as consolidation wants: whole nodes for 16 GPUs on 8-GPU nodes
+ * (the emptiest, in node order), best fit for 2.  With nodes = 1 the same
+ * 16 GPUs can never fit one node and wait. */
+static void jobs_without_node_count_are_consolidated(void **state)
+{
+    (void)state;
+    decide_node nodes[4];
+    make_nodes(nodes, 4, (const int[]){8, 3, 8, 8});
+    decide_job jobs[] = {
+        {.id = 1, .gpus = 16, .nodes = 0, .priority = 100, .sharing_score = -1},
+        {.id = 2, .gpus = 2, .nodes = -1, .priority = 200, .sharing_score = -1},
+        {.id = 3, .gpus = 16, .nodes = 0, .priority = 300, .sharing_score = -1},
+    };
+    decide_result results[3];
+    decide_params params = {.packing = 1, .gpu_memory_mib = 24576, .score_sum = 2,
+                            .priority_ratio = 2};
+    assert_int_equal(decide_main(jobs, 3, NULL, 0, nodes, 4, &params, results), 2);
+    assert_string_equal(results[0].nodes, "n1,n3");
+    assert_string_equal(results[1].nodes, "n2"); /* 3 free: the best fit for 2 */
+    /* One whole node is left (n4): the second 16-GPU job waits. */
+    assert_false(results[2].start);
+    assert_string_equal(results[2].reason, "waiting for 16 free GPUs on any nodes (priority 300)");
+    assert_int_equal(nodes[0].free_gpus + nodes[2].free_gpus, 0);
+    assert_int_equal(nodes[1].free_gpus, 1);
+    assert_int_equal(nodes[3].free_gpus, 8);
+    /* The old reading (one node) never fits. */
+    make_nodes(nodes, 4, (const int[]){8, 8, 8, 8});
+    decide_job one_node = {.id = 4, .gpus = 16, .nodes = 1, .priority = 100, .sharing_score = -1};
+    assert_int_equal(decide_main(&one_node, 1, NULL, 0, nodes, 4, &params, results), 0);
+    /* 24 GPUs, no node count, on 8-GPU nodes: three whole nodes. */
+    decide_job wide = {.id = 5, .gpus = 24, .nodes = 0, .priority = 100, .sharing_score = -1};
+    assert_int_equal(decide_main(&wide, 1, NULL, 0, nodes, 4, &params, results), 1);
+    assert_string_equal(results[0].nodes, "n1,n2,n3");
+}
+
+/* node_ok (-w, --exclude): placement uses only allowed nodes, for one node,
+ * for -N spreading and in the profiler; a job with no allowed node waits
+ * with a reason; the partner is the first running job on an allowed node. */
+static void node_restrictions_are_honoured(void **state)
+{
+    (void)state;
+    decide_node nodes[3];
+    decide_result results[2];
+    decide_params params = {.packing = 1, .gpu_memory_mib = 24576, .score_sum = 2,
+                            .priority_ratio = 2};
+    /* Best fit would be n2 (2 free); excluded, so n1 (8 free, lowest index). */
+    make_nodes(nodes, 3, (const int[]){8, 2, 8});
+    decide_job job = {.id = 1, .gpus = 2, .nodes = 1, .priority = 100, .sharing_score = -1,
+                      .node_ok = (const unsigned char[]){1, 0, 1}};
+    assert_int_equal(decide_main(&job, 1, NULL, 0, nodes, 3, &params, results), 1);
+    assert_string_equal(results[0].nodes, "n1");
+    assert_int_equal(nodes[1].free_gpus, 2);
+    /* -w n3 only. */
+    make_nodes(nodes, 3, (const int[]){8, 2, 8});
+    job.node_ok = (const unsigned char[]){0, 0, 1};
+    assert_int_equal(decide_main(&job, 1, NULL, 0, nodes, 3, &params, results), 1);
+    assert_string_equal(results[0].nodes, "n3");
+    /* -N 2 spread (4 + 4) over the emptiest allowed nodes: n1 is excluded,
+     * so n3 (8 free) and n2 (4 free). */
+    make_nodes(nodes, 3, (const int[]){8, 4, 8});
+    decide_job spread = {.id = 2, .gpus = 8, .nodes = 2, .priority = 100, .sharing_score = -1,
+                         .node_ok = (const unsigned char[]){0, 1, 1}};
+    assert_int_equal(decide_main(&spread, 1, NULL, 0, nodes, 3, &params, results), 1);
+    assert_string_equal(results[0].nodes, "n3,n2");
+    /* No allowed node has room: it waits, and says so. */
+    make_nodes(nodes, 3, (const int[]){8, 2, 8});
+    decide_job stuck = {.id = 3, .gpus = 4, .nodes = 1, .priority = 100, .sharing_score = -1,
+                        .node_ok = (const unsigned char[]){0, 1, 0}};
+    assert_int_equal(decide_main(&stuck, 1, NULL, 0, nodes, 3, &params, results), 0);
+    assert_string_equal(results[0].reason,
+                        "waiting for 4 free GPUs on 1 node it may use (priority 100)");
+    /* The profiler too: the 1-GPU job may not use p1. */
+    make_nodes(nodes, 2, (const int[]){8, 8});
+    decide_job profiled = {.id = 4, .gpus = 1, .nodes = 1, .priority = 100, .sharing_score = -1,
+                           .node_ok = (const unsigned char[]){0, 1}};
+    assert_int_equal(decide_profiling(&profiled, 1, nodes, 2, results), 1);
+    assert_string_equal(results[0].nodes, "n2");
+    /* Partner choice: two equal hosts on n1 and n2, all GPUs busy.  Free
+     * to choose, the newcomer packs onto the first (job 5 on n1); with n1
+     * excluded, onto job 6 on n2. */
+    make_nodes(nodes, 2, (const int[]){0, 0});
+    decide_running hosts[2] = {host(5, 4, 0, 1000, 1000), host(6, 4, 0, 1000, 1000)};
+    hosts[1].node = 1;
+    decide_job newcomer = {.id = 7, .gpus = 4, .nodes = 1, .priority = 500, .sharing_score = 0,
+                           .gmem_mib = 1000};
+    assert_int_equal(decide_main(&newcomer, 1, hosts, 2, nodes, 2, &params, results), 1);
+    assert_int_equal(results[0].partner, 5);
+    newcomer.node_ok = (const unsigned char[]){0, 1};
+    assert_int_equal(decide_main(&newcomer, 1, hosts, 2, nodes, 2, &params, results), 1);
+    assert_int_equal(results[0].partner, 6);
+    assert_string_equal(results[0].nodes, "n2");
+    /* Neither allowed: no pair, and no free GPU either. */
+    newcomer.node_ok = (const unsigned char[]){0, 0};
+    assert_int_equal(decide_main(&newcomer, 1, hosts, 2, nodes, 2, &params, results), 0);
+}
+
+/* The partner is the first running job in running order that the pair
+ * rule allows, also when the index skips buckets and blocks: 100 hosts of
+ * 4 GPUs with scores 2, 1, 0 in turn and rising priorities; newcomers of
+ * score 0 and priority 10 x k need a host with priority >= 5 x k, so each
+ * takes the first untaken host at or after that point, whatever its score
+ * (scores 0 + 2 <= 2). */
+static void partner_is_first_allowed_in_running_order(void **state)
+{
+    (void)state;
+    enum { HOSTS = 100 };
+    decide_running hosts[HOSTS];
+    decide_node nodes[1];
+    make_nodes(nodes, 1, (const int[]){0});
+    for (int i = 0; i < HOSTS; i++) {
+        hosts[i] = host((uint32_t)(1000 + i), 4, 2 - i % 3, 1000, 100.0 * (i + 1));
+        snprintf(hosts[i].gpu_list, sizeof hosts[i].gpu_list, "0-3");
+    }
+    decide_params params = {.packing = 1, .gpu_memory_mib = 24576, .score_sum = 2,
+                            .priority_ratio = 2};
+    /* Newcomer k (priority 1000 k) needs host priority >= 500 k: host index
+     * 5k - 1 and later; ordered by priority, newcomer 1 goes first. */
+    decide_job jobs[3] = {
+        {.id = 1, .gpus = 4, .nodes = 1, .priority = 1000, .sharing_score = 0, .gmem_mib = 1000},
+        {.id = 2, .gpus = 4, .nodes = 1, .priority = 1000, .sharing_score = 0, .gmem_mib = 1000},
+        {.id = 3, .gpus = 4, .nodes = 1, .priority = 7000, .sharing_score = 0, .gmem_mib = 1000},
+    };
+    decide_result results[3];
+    assert_int_equal(decide_main(jobs, 3, hosts, HOSTS, nodes, 1, &params, results), 3);
+    assert_int_equal(results[0].partner, 1004); /* priority 500: index 4 */
+    assert_int_equal(results[1].partner, 1005); /* 1004 taken: the next one */
+    assert_int_equal(results[2].partner, 1034); /* 3500: index 34 */
+    /* A newcomer of score 1 may not take score-2 hosts (1 + 2 > 2): with
+     * index 4 (score 2 - 4 % 3 = 1) packed already, index 5 (score 0) is
+     * next; index 6 (score 2) would not do. */
+    decide_job medium = {.id = 4, .gpus = 4, .nodes = 1, .priority = 1000, .sharing_score = 1,
+                         .gmem_mib = 1000};
+    hosts[4].packed = 1;
+    assert_int_equal(decide_main(&medium, 1, hosts, HOSTS, nodes, 1, &params, results), 1);
+    assert_int_equal(results[0].partner, 1005);
+    /* Memory: a newcomer of 23577 MiB fits only hosts under 999 MiB. */
+    hosts[70].job.gmem_mib = 998;
+    decide_job heavy = {.id = 5, .gpus = 4, .nodes = 1, .priority = 1000, .sharing_score = 0,
+                        .gmem_mib = 23577};
+    assert_int_equal(decide_main(&heavy, 1, hosts, HOSTS, nodes, 1, &params, results), 1);
+    assert_int_equal(results[0].partner, 1070);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -379,6 +523,9 @@ int main(void)
         cmocka_unit_test(packed_nodes_stay_apart_from_new_placements),
         cmocka_unit_test(daemon_and_simulator_start_the_same_jobs),
         cmocka_unit_test(daemon_and_simulator_profile_the_same_jobs),
+        cmocka_unit_test(jobs_without_node_count_are_consolidated),
+        cmocka_unit_test(node_restrictions_are_honoured),
+        cmocka_unit_test(partner_is_first_allowed_in_running_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 /* test_fuzz_corpus.c — replays every saved fuzz input (tests/fuzz/trace,
- * tests/fuzz/experiment: seeds and any input that once crashed) through the
- * parsers; under the sanitizer build this is the regression suite. */
+ * tests/fuzz/experiment, tests/fuzz/philly, tests/fuzz/sacct: seeds and any
+ * input that once crashed) through the parsers; under the sanitizer build
+ * this is the regression suite. */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,11 +46,25 @@ static void experiment_corpus(void **state)
     assert_true(replay("tests/fuzz/experiment", lucid_fuzz_experiment) >= 3);
 }
 
+static void philly_corpus(void **state)
+{
+    (void)state;
+    assert_true(replay("tests/fuzz/philly", lucid_fuzz_philly) >= 5);
+}
+
+static void sacct_corpus(void **state)
+{
+    (void)state;
+    assert_true(replay("tests/fuzz/sacct", lucid_fuzz_sacct) >= 5);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(trace_corpus),
         cmocka_unit_test(experiment_corpus),
+        cmocka_unit_test(philly_corpus),
+        cmocka_unit_test(sacct_corpus),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "lucid/error.h"
 
@@ -47,5 +48,9 @@ int lucid_csv_f64(const lucid_csv *csv, int col, double *out, lucid_error *err);
  * lucid_parse_i64 also accepts an integral float such as "8.0". */
 int lucid_parse_i64(const char *s, int64_t *out);
 int lucid_parse_f64(const char *s, double *out);
+
+/* Writes one field, quoted (with "" for ") only when it holds a comma, a
+ * quote or a line break: what lucid_csv reads back unchanged. */
+void lucid_csv_write_field(FILE *out, const char *s);
 
 #endif

@@ -124,10 +124,14 @@ double lucid_percentile(double *v, size_t n, double p);
 /* ---- outputs (report.c) ---- */
 #include <stdio.h>
 /* jobs-<policy>.csv: job_id,vc,gpu_num,submit_time,duration,start_time,end_time,queue,jct,
- * profiled,finished_in_profiler,packed_with */
+ * profiled,finished_in_profiler,packed_with, then the trace's optional columns
+ * user,state,time_limit,gpu_type that it has (carry.c) */
 int lucid_write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
                      const lucid_sim_result *result);
-/* summary rows (no header): policy,vc,jobs,avg_jct,avg_queue,p999_queue per VC (by name) and `all` */
+void lucid_carry_header(FILE *out, const lucid_trace *trace);
+void lucid_carry_row(FILE *out, const lucid_trace *trace, const lucid_job *job);
+/* summary rows (no header): policy,vc,jobs,avg_jct,avg_queue,p999_queue per VC (by name) and
+ * `all`, then the columns of lucid_metrics_header (bounds.h) */
 int lucid_write_summary_rows(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
                              const lucid_sim_result *result);
 /* series-<policy>.csv */

@@ -97,6 +97,10 @@ typedef struct lucid_state lucid_state;
  * its integrity and creates or checks the schema.  A file that is not a
  * lucid state database fails with one line naming the file and what to do. */
 lucid_state *lucid_state_open(const char *path, lucid_error *err);
+/* A second, read-only connection to a database another connection opened
+ * (lucidd's server thread: WAL readers never wait for the writer); no
+ * schema work, and a busy database is waited for at most `busy_ms`. */
+lucid_state *lucid_state_open_readonly(const char *path, int busy_ms, lucid_error *err);
 void lucid_state_close(lucid_state *state);
 
 /* Groups several writes into one atomic step (optional: each call below is

@@ -32,6 +32,8 @@ typedef struct lucid_job {
     int32_t user;        /* string id, -1 if the column is absent */
     int32_t state;       /* string id, -1 if absent */
     int32_t line;        /* line in the trace file (for messages) */
+    int32_t gpu_type;    /* string id, -1 if absent (carried to outputs) */
+    int64_t time_limit;  /* the user's requested limit, s; -1 if absent (carried to outputs) */
     lucid_workload_key workload; /* model = -1 when the trace has no workload columns */
     double speed, gpu_util, gmem_util, gmem; /* NaN when absent */
 } lucid_job;
@@ -49,6 +51,8 @@ typedef struct lucid_trace {
     size_t skipped_cpu_jobs; /* rows with gpu_num == 0 (the reference drops them too) */
     int has_workload;      /* model/dataset/batchsize/amp columns present */
     int has_metrics;       /* gpu_util/gmem_util/gmem columns present */
+    /* Optional columns present, carried to jobs-<policy>.csv (carry.c). */
+    int has_user, has_state, has_time_limit, has_gpu_type;
     int64_t *by_id;        /* job indices sorted by job_id (lucid_trace_find) */
 } lucid_trace;
 

@@ -27,6 +27,7 @@ int cmd_release(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
+int cmd_bounds(int argc, char **argv);
 
 /* Prints "lucid: <message>" to stderr and returns 1 (for `return cli_fail(...)`). */
 int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "lucid/atomic.h"
+#include "lucid/bounds.h"
 #include "lucid/csv.h"
 #include "lucid/experiment.h"
 #include "lucid/manifest.h"
@@ -245,7 +246,9 @@ static int write_outputs(const lucid_experiment *exp, const cli_run *d,
     }
     if (rc == 0) {
         FILE *summary = files[0].f;
-        fputs("policy,vc,jobs,avg_jct,avg_queue,p999_queue\n", summary);
+        fputs("policy,vc,jobs,avg_jct,avg_queue,p999_queue", summary);
+        lucid_metrics_header(summary);
+        fputc('\n', summary);
         for (int i = 0, f = 1; i < n; i++) {
             rc |= lucid_write_summary_rows(summary, &d->trace, &d->vcs, &results[i]);
             rc |= lucid_write_jobs(files[f++].f, &d->trace, &d->vcs, &results[i]);
@@ -274,13 +277,23 @@ static int write_outputs(const lucid_experiment *exp, const cli_run *d,
 static void print_tables(const cli_run *d, const lucid_sim_result *results, int n)
 {
     printf("\nTable 4: all jobs (seconds)\n");
-    printf("%-10s %12s %12s %14s\n", "policy", "avg JCT", "avg queue", "p99.9 queue");
+    printf("%-10s %12s %12s %14s %8s %9s %9s %7s %7s\n", "policy", "avg JCT", "avg queue",
+           "p99.9 queue", "gap", "bsld", "p99 bsld", "Jain/u", "Jain/vc");
+    double floor = 0;
     for (int i = 0; i < n; i++) {
         lucid_summary s;
+        lucid_metrics m;
         lucid_summarize(&d->trace, &results[i], -1, 0, INT32_MAX, &s);
-        printf("%-10s %12.0f %12.0f %14.0f\n", results[i].policy->name, s.avg_jct, s.avg_queue,
-               s.p999_queue);
+        lucid_metrics_compute(&d->trace, &results[i], -1, &m);
+        floor = m.floor;
+        printf("%-10s %12.0f %12.0f %14.0f %7.1f%% %9.2f %9.2f %7.3f %7.3f\n",
+               results[i].policy->name, s.avg_jct, s.avg_queue, s.p999_queue, 100 * m.gap,
+               m.bsld_mean, m.bsld_p99, m.jain_users, m.jain_vcs);
     }
+    /* All policies run the same jobs unless oversized ones were skipped. */
+    printf("floor: mean job duration %.0f s, no schedule that keeps durations beats it "
+           "(gap = avg JCT / floor - 1; `lucid bounds` has tighter floors)\n",
+           floor);
     printf("\nTable 5: large (> 8 GPUs) and small jobs (seconds)\n");
     printf("%-10s %12s %12s %12s %12s\n", "policy", "large JCT", "large queue", "small JCT",
            "small queue");

@@ -54,8 +54,18 @@ static void print_status(json_t *s)
     printf("decisions:   p50 %.3f ms, p99 %.3f ms\n",
            1e3 * json_number_value(json_object_get(s, "decision_latency_p50_s")),
            1e3 * json_number_value(json_object_get(s, "decision_latency_p99_s")));
-    printf("slurm:       %s\n", json_is_true(json_object_get(s, "slurm_reachable"))
-                                    ? "reachable" : "NOT reachable");
+    json_t *since = json_object_get(s, "slurm_unreachable_since");
+    if (json_is_integer(since)) {
+        char when[32];
+        lucid_time_format((int64_t)json_integer_value(since), when, sizeof when);
+        printf("slurm:       Slurm unreachable since %s UTC\n", when);
+    } else {
+        printf("slurm:       %s\n", json_is_true(json_object_get(s, "slurm_reachable"))
+                                        ? "reachable"
+                                        : since ? "not contacted yet" : "NOT reachable");
+    }
+    printf("ticks:       %lld (tick in progress for %.1f s)\n", integer(s, "ticks"),
+           json_number_value(json_object_get(s, "tick_running_s")));
     if (*text(s, "last_error"))
         printf("last error:  %s\n", text(s, "last_error"));
 }

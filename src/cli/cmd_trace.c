@@ -1,4 +1,5 @@
-/* cmd_trace.c — `lucid trace synth`: synthetic Helios-like traces. */
+/* cmd_trace.c — `lucid trace synth`: synthetic Helios-like traces;
+ * `lucid trace import`: public traces and Slurm accounting as trace folders. */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
 #include <limits.h>
@@ -6,9 +7,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "lucid/csv.h"
+#include "lucid/experiment.h"
+#include "lucid/import.h"
 #include "lucid/trace.h"
 
 static const char usage_text[] =
@@ -158,12 +162,354 @@ static int synth(int argc, char **argv)
     return 0;
 }
 
+/* ---------------- import ---------------- */
+
+static void import_usage(FILE *out)
+{
+    fputs("usage: lucid trace import --format F SRC... --out DIR [options]\n"
+          "\n"
+          "Converts a public GPU trace, Slurm accounting or lucidd's history into a\n"
+          "trace folder that `lucid simulate DIR/experiment.ini` runs: trace.csv,\n"
+          "vc_config.csv, experiment.ini and MANIFEST (sources with sha256, every rule\n"
+          "with the jobs it removed, counts, the source's licence).  Rules per format:\n"
+          "docs/traces.md.\n"
+          "\n"
+          "formats:\n",
+          out);
+    for (size_t i = 0; i < lucid_import_nformats; i++)
+        fprintf(out, "  %-8s %s\n", lucid_import_formats[i].name, lucid_import_formats[i].summary);
+    fputs("\noptions:\n"
+          "  --since T / --until T   keep jobs submitted in [T, T') (YYYY-MM-DD[ HH:MM:SS])\n"
+          "  --origin T              calendar time of trace second 0 (default: the earliest\n"
+          "                          submit read, HeliosData's and Lucid's convention)\n"
+          "  --start T|SECONDS       simulation start written to experiment.ini\n"
+          "  --like EXP.ini          copy an experiment's policies, side files and knobs\n"
+          "  --workload-from TRACE   Lucid's workload columns by job id from TRACE\n"
+          "  --sample-workload       ... and for other jobs, a seeded draw among the 32\n"
+          "                          TRACE jobs nearest in duration (the Lucid authors' way)\n"
+          "  --seed N                seed for --sample-workload (1)\n"
+          "  --gpus-per-node N       node size (format default, 8)\n"
+          "  --vc-by partition|account   sacct: what a VC is (partition)\n"
+          "  --vc-by queue|partition     swf: one VC per queue or partition (default: one VC)\n"
+          "  --procs-per-gpu X       swf: processors per GPU (1)\n"
+          "  --running               sacct: keep still-running jobs, ended at --now\n"
+          "  --now T                 sacct: end still-running jobs at T (default: Start + Elapsed)\n"
+          "  --attempts sum|span|each  philly: one job, duration the attempts' sum (sum)\n"
+          "                          or first start to last end (span); or each attempt a job\n"
+          "  --vc-size VC=GPUS,...   VC sizes where the source gives none (itp, philly, acme,\n"
+          "                          lucidd, sacct --vc-by account, swf queues)\n",
+          out);
+}
+
+static int parse_when(const char *option, const char *v, int64_t *out)
+{
+    if (lucid_time_parse(v, out) < 0)
+        return cli_fail("%s: '%s' is not YYYY-MM-DD[ HH:MM:SS]", option, v);
+    return 0;
+}
+
+/* The experiment next to the trace: the template's (or default) keys with
+ * the folder's own files; paths inside DIR are written relative to it so the
+ * folder can move. */
+static int write_experiment(FILE *f, const char *template_path, const char *dir_abs,
+                            const lucid_import *imp, int64_t start, int have_start)
+{
+    lucid_experiment exp;
+    lucid_experiment_defaults(&exp);
+    lucid_error err = {{0}};
+    if (template_path && lucid_experiment_load(&exp, template_path, &err) < 0) {
+        lucid_experiment_free(&exp);
+        return cli_fail("%s", err.msg);
+    }
+    /* Without a template: the policies that need nothing beyond the trace
+     * (QSSF needs estimates, Lucid the sharing data: --like brings them). */
+    if (!template_path &&
+        lucid_experiment_set(&exp, "simulate", "policies", "fifo,sjf,srtf,tiresias", NULL,
+                             "import", 0, &err) < 0) {
+        lucid_experiment_free(&exp);
+        return cli_fail("%s", err.msg);
+    }
+    char path[PATH_MAX + 32];
+    free(exp.jobs);
+    free(exp.vcs);
+    free(exp.out);
+    snprintf(path, sizeof path, "%s/trace.csv", dir_abs);
+    exp.jobs = lucid_strdup(path);
+    snprintf(path, sizeof path, "%s/vc_config.csv", dir_abs);
+    exp.vcs = lucid_strdup(path);
+    snprintf(path, sizeof path, "%s/results", dir_abs);
+    exp.out = lucid_strdup(path);
+    exp.gpus_per_node = imp->gpus_per_node;
+    if (have_start)
+        exp.start = start;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    int rc = !mem || !exp.jobs || !exp.vcs || !exp.out || lucid_experiment_write(mem, &exp) < 0;
+    if (mem)
+        rc |= fclose(mem) != 0;
+    lucid_experiment_free(&exp);
+    if (rc) {
+        free(text);
+        return cli_fail("experiment.ini: out of memory");
+    }
+    fprintf(f, "# Written by lucid trace import (%s)%s%s.\n# `lucid simulate experiment.ini` "
+               "runs it; paths are relative to this file.\n",
+            imp->format, template_path ? ", keys from " : "", template_path ? template_path : "");
+    size_t prefix = strlen(dir_abs);
+    for (char *line = text; line && *line;) {
+        char *next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        char *eq = strstr(line, " = ");
+        if (eq && strncmp(eq + 3, dir_abs, prefix) == 0 && eq[3 + prefix] == '/') {
+            eq[3] = '\0';
+            fprintf(f, "%s%s\n", line, eq + 3 + prefix + 1);
+        } else {
+            fprintf(f, "%s\n", line);
+        }
+        line = next;
+    }
+    free(text);
+    return ferror(f) ? 1 : 0;
+}
+
+/* What `trace import` was asked to do. */
+typedef struct import_args {
+    const char *format, *out, *like, *workload, *vc_sizes;
+    const char **sources;
+    int nsources, sample;
+    int have_start; /* 0 none, 1 trace seconds, 2 a calendar time (made relative later) */
+    int64_t seed, start;
+    lucid_import_options opt;
+    lucid_import_window win;
+} import_args;
+
+/* Parses the command line: -1 to go on, else the exit status (help printed,
+ * or an error). */
+static int parse_import_args(int argc, char **argv, import_args *a)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        int64_t n;
+        int got = 0, rc = 0;
+        if (strcmp(argv[i], "--help") == 0) {
+            import_usage(stdout);
+            return 0;
+        }
+        if (strcmp(argv[i], "--sample-workload") == 0) {
+            a->sample = 1;
+        } else if (strcmp(argv[i], "--running") == 0) {
+            a->opt.include_running = 1;
+        } else if ((got = cli_option(argc, argv, &i, "--format", &v)) != 0) {
+            a->format = v;
+        } else if ((got = cli_option(argc, argv, &i, "--out", &v)) != 0) {
+            a->out = v;
+        } else if ((got = cli_option(argc, argv, &i, "--like", &v)) != 0) {
+            a->like = v;
+        } else if ((got = cli_option(argc, argv, &i, "--workload-from", &v)) != 0) {
+            a->workload = v;
+        } else if ((got = cli_option(argc, argv, &i, "--vc-size", &v)) != 0) {
+            a->vc_sizes = v;
+        } else if ((got = cli_option(argc, argv, &i, "--since", &v)) > 0) {
+            rc = parse_when("--since", v, &a->win.since);
+        } else if ((got = cli_option(argc, argv, &i, "--until", &v)) > 0) {
+            rc = parse_when("--until", v, &a->win.until);
+        } else if ((got = cli_option(argc, argv, &i, "--origin", &v)) > 0) {
+            rc = parse_when("--origin", v, &a->win.origin);
+        } else if ((got = cli_option(argc, argv, &i, "--now", &v)) > 0) {
+            rc = parse_when("--now", v, &a->opt.now);
+        } else if ((got = cli_option(argc, argv, &i, "--start", &v)) > 0) {
+            a->have_start = 1;
+            if (lucid_parse_i64(v, &a->start) < 0) {
+                a->have_start = 2;
+                if (lucid_time_parse(v, &a->start) < 0)
+                    rc = cli_fail("--start: '%s' is neither seconds nor YYYY-MM-DD HH:MM:SS", v);
+            }
+        } else if ((got = cli_option(argc, argv, &i, "--seed", &v)) > 0) {
+            rc = cli_int("--seed", v, &a->seed) < 0;
+        } else if ((got = cli_option(argc, argv, &i, "--gpus-per-node", &v)) > 0) {
+            rc = cli_int("--gpus-per-node", v, &n) < 0;
+            if (rc == 0 && (n < 1 || n > 1024))
+                rc = cli_fail("--gpus-per-node: %lld out of range 1..1024", (long long)n);
+            a->opt.gpus_per_node = (int32_t)n;
+        } else if ((got = cli_option(argc, argv, &i, "--vc-by", &v)) > 0) {
+            a->opt.vc_by = v;
+            if (strcmp(v, "partition") != 0 && strcmp(v, "account") != 0 &&
+                strcmp(v, "queue") != 0)
+                rc = cli_fail("--vc-by: '%s' is not partition, account (sacct) or queue (swf)", v);
+        } else if ((got = cli_option(argc, argv, &i, "--attempts", &v)) > 0) {
+            a->opt.attempts = v;
+            if (strcmp(v, "sum") != 0 && strcmp(v, "span") != 0 && strcmp(v, "each") != 0)
+                rc = cli_fail("--attempts: '%s' is not sum, span or each", v);
+        } else if ((got = cli_option(argc, argv, &i, "--procs-per-gpu", &v)) > 0) {
+            if (lucid_parse_f64(v, &a->opt.procs_per_gpu) < 0 || a->opt.procs_per_gpu <= 0 ||
+                a->opt.procs_per_gpu > 1e6)
+                rc = cli_fail("--procs-per-gpu: '%s' is not a positive number", v);
+        } else if (got == 0 && argv[i][0] == '-' && argv[i][1] != '\0') {
+            return cli_fail("trace import: unknown option '%s'", argv[i]) + 1;
+        } else if (got == 0) {
+            a->sources[a->nsources++] = argv[i];
+        }
+        if (got < 0)
+            return 2; /* an option without its value: a usage error */
+        if (rc)
+            return 1;
+    }
+    if (!a->format || !a->out || a->nsources == 0) {
+        import_usage(stderr);
+        return 2;
+    }
+    a->opt.since = a->win.since;
+    a->opt.until = a->win.until;
+    return -1;
+}
+
+static const char *const import_files[] = {"trace.csv", "vc_config.csv", "experiment.ini",
+                                           "MANIFEST"};
+
+/* No command overwrites its own input: 1 (after printing) if a source is
+ * one of the files the import would write. */
+static int overwrites_input(const import_args *a)
+{
+    char dir_abs[PATH_MAX];
+    if (!realpath(a->out, dir_abs))
+        return 0; /* no folder yet: nothing in it can be a source */
+    for (int s = 0; s < a->nsources; s++) {
+        char real[PATH_MAX], mine[PATH_MAX + 32];
+        if (!realpath(a->sources[s], real))
+            continue; /* the converter reports it */
+        for (int k = 0; k < 4; k++) {
+            snprintf(mine, sizeof mine, "%s/%s", dir_abs, import_files[k]);
+            if (strcmp(real, mine) == 0)
+                return cli_fail("%s: is an input; choose another --out", mine);
+        }
+    }
+    return 0;
+}
+
+/* Writes the four files whole or not at all: each to a temporary name,
+ * renamed only when all are complete. */
+static int write_folder(const lucid_import *imp, const import_args *a, const char *dir_abs,
+                        const char *command)
+{
+    char tmp[4][PATH_MAX + 64], final[4][PATH_MAX + 64];
+    FILE *f[4];
+    int rc = 0;
+    lucid_error err = {{0}};
+    for (int k = 0; k < 4; k++) {
+        snprintf(final[k], sizeof final[k], "%s/%s", dir_abs, import_files[k]);
+        snprintf(tmp[k], sizeof tmp[k], "%s/.%s.%ld.tmp", dir_abs, import_files[k],
+                 (long)getpid());
+        f[k] = fopen(tmp[k], "w");
+        if (!f[k] && rc == 0)
+            rc = cli_fail("%s: cannot write: %s", tmp[k], strerror(errno));
+    }
+    if (rc == 0 && (lucid_import_write_trace(imp, &a->win, f[0]) < 0 ||
+                    lucid_import_write_vcs(imp, f[1]) < 0))
+        rc = cli_fail("%s: write error", dir_abs);
+    if (rc == 0)
+        rc = write_experiment(f[2], a->like, dir_abs, imp, a->start, a->have_start);
+    if (rc == 0 && lucid_import_write_manifest(imp, &a->win, command, a->sources, a->nsources,
+                                               f[3], &err) < 0)
+        rc = cli_fail("%s", err.msg);
+    for (int k = 0; k < 4; k++)
+        if (f[k] && fclose(f[k]) != 0 && rc == 0)
+            rc = cli_fail("%s: write error", tmp[k]);
+    for (int k = 0; k < 4 && rc == 0; k++)
+        if (rename(tmp[k], final[k]) < 0)
+            rc = cli_fail("%s: cannot rename: %s", final[k], strerror(errno));
+    if (rc)
+        for (int k = 0; k < 4; k++)
+            unlink(tmp[k]);
+    return rc;
+}
+
+static int import(int argc, char **argv, const char *command)
+{
+    import_args a = {.seed = 1, .start = -1,
+                     .opt = {.since = INT64_MIN, .until = INT64_MAX},
+                     .win = {INT64_MIN, INT64_MAX, INT64_MIN}};
+    a.sources = calloc((size_t)argc + 1, sizeof *a.sources);
+    if (!a.sources)
+        return cli_fail("out of memory");
+    int rc = parse_import_args(argc, argv, &a);
+    const lucid_import_format *fmt = rc < 0 ? lucid_import_find(a.format) : NULL;
+    if (rc < 0 && !fmt)
+        rc = cli_fail("trace import: unknown format '%s' (see lucid trace import --help)",
+                      a.format);
+    if (rc < 0 && overwrites_input(&a))
+        rc = 1;
+    if (rc >= 0) {
+        free(a.sources);
+        return rc;
+    }
+    lucid_import imp;
+    lucid_import_init(&imp, fmt);
+    lucid_error err = {{0}};
+    char dir_abs[PATH_MAX];
+    rc = 0;
+    if (fmt->read(&imp, a.sources, a.nsources, &a.opt, &err) < 0 ||
+        (a.vc_sizes && lucid_import_set_vc_sizes(&imp, a.vc_sizes, &err) < 0) ||
+        lucid_import_finish(&imp, &a.win, &err) < 0 ||
+        (a.workload &&
+         lucid_import_workload_from(&imp, a.workload, a.sample, (uint64_t)a.seed, &err) < 0))
+        rc = cli_fail("%s", err.msg);
+    /* The folder is made only once the sources have been read cleanly. */
+    else if ((mkdir(a.out, 0777) < 0 && errno != EEXIST) || !realpath(a.out, dir_abs))
+        rc = cli_fail("%s: cannot create: %s", a.out, strerror(errno));
+    else if (a.have_start == 2 && (a.start -= a.win.origin) < 0)
+        rc = cli_fail("--start is before --origin");
+    else if (a.have_start == 1 && a.start < 0)
+        rc = cli_fail("--start: %lld is negative", (long long)a.start);
+    else
+        rc = write_folder(&imp, &a, dir_abs, command);
+    if (rc == 0)
+        printf("imported %zu jobs (%lld records read) into %s\n", imp.njobs,
+               (long long)imp.records, a.out);
+    lucid_import_free(&imp);
+    free(a.sources);
+    return rc;
+}
+
 int cmd_trace(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "synth") == 0)
         return synth(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "import") == 0) {
+        /* The command line for the MANIFEST, quoted for a POSIX shell where
+         * an argument needs it, so it can be pasted to redo the import. */
+        size_t len = 16;
+        for (int i = 0; i < argc; i++)
+            len += 4 * strlen(argv[i]) + 3;
+        char *command = malloc(len);
+        if (!command)
+            return cli_fail("out of memory");
+        char *p = command + sprintf(command, "lucid");
+        for (int i = 0; i < argc; i++) {
+            int plain = *argv[i] != '\0';
+            for (const char *c = argv[i]; *c; c++)
+                plain &= strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                "0123456789-_./=:,+@%", *c) != NULL;
+            *p++ = ' ';
+            if (plain) {
+                p += sprintf(p, "%s", argv[i]);
+                continue;
+            }
+            *p++ = '\'';
+            for (const char *c = argv[i]; *c; c++)
+                p += *c == '\'' ? sprintf(p, "'\\''") : sprintf(p, "%c", *c);
+            *p++ = '\'';
+            *p = '\0';
+        }
+        int rc = import(argc - 1, argv + 1, command);
+        free(command);
+        return rc;
+    }
     if (argc >= 2 && !cli_is_help(argv[1]))
         return cli_usage_error("trace: unknown subcommand '%s' (see lucid trace --help)", argv[1]);
-    fputs(usage_text, argc >= 2 ? stdout : stderr);
+    FILE *out = argc >= 2 ? stdout : stderr;
+    fputs(usage_text, out);
+    fputs("       lucid trace import --format F SRC... --out DIR   (lucid trace import --help)\n", out);
     return argc >= 2 ? 0 : 2;
 }

@@ -12,7 +12,8 @@
 
 static const cli_command commands[] = {
     {"simulate", cmd_simulate, "run policies over a trace (trace-driven, event-driven)"},
-    {"trace", cmd_trace, "trace tools: `lucid trace synth` writes synthetic traces"},
+    {"trace", cmd_trace, "trace tools: `lucid trace synth`, `lucid trace import` (public traces, sacct)"},
+    {"bounds", cmd_bounds, "floors on the average JCT no schedule can beat on a trace"},
     {"model", cmd_model, "train, apply, explain and evaluate the interpretable models"},
     {"queue", cmd_queue, "jobs under the live scheduler (lucidd) and why they wait"},
     {"release", cmd_release, "lift your own hold (sbatch -H) of a job lucidd manages"},

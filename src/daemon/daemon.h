@@ -1,15 +1,19 @@
 /* daemon.h — what lucidd's parts share: configuration, the in-memory view of
  * the jobs lucid manages, and counters for status and /metrics.
  *
- *   lucidd.c  options, startup (state, Slurm, recovery), the poll loop
+ *   lucidd.c  options, startup (lock, state, Slurm, recovery), the threads
+ *   hub.c     the decision thread's loop, the snapshot it publishes, the
+ *             command queue between the server and the engine
  *   engine.c  one tick: intake, tracking, profiling limit, decisions, apply
+ *   commands.c  the engine's side of client commands (release, explain's why)
  *   decide.c  the decision step on plain arrays (the core's pass + Slurm hooks)
  *   models.c  duration model + update engine, sharing tree, model versions
- *   server.c  the local UNIX-socket JSON API and the /metrics endpoint
+ *   server.c  the local UNIX-socket JSON API and /metrics, on its own thread
  *   slurm_io.c  libslurm;  state (liblucid)  SQLite */
 #ifndef LUCIDD_DAEMON_H
 #define LUCIDD_DAEMON_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -37,8 +41,12 @@ typedef struct lucidd_config {
     const char *sharing_model;    /* CART file for sharing scores, or NULL */
     const char *heartbeat_path;   /* rewritten every tick for the job_submit plugin's
                                    * fail-open and the hand-back watchdog, or NULL */
+    int socket_mode;              /* chmod of the socket after bind, -1 = leave (umask) */
 } lucidd_config;
 
+/* Plain data (no pointers it owns): each tick's snapshot for the server
+ * thread copies the job table with memcpy (hub.c).  A field that points to
+ * memory the engine frees or changes would need a deep copy there. */
 typedef struct lucidd_job {
     lucid_job_record rec;
     lucid_gpu_profile profile; /* samples while profiling (persisted when it leaves) */
@@ -104,13 +112,86 @@ typedef struct lucidd_ended {
     char where[16], outcome[24];
     long count;
 } lucidd_ended;
-/* Fills up to max distinct (where, outcome) pairs; returns how many. */
-int engine_ended_counts(const lucidd *d, lucidd_ended *out, int max);
+/* Fills up to max distinct (where, outcome) pairs of the ended jobs among
+ * `jobs` (the engine's table or a snapshot's); returns how many (hub.c). */
+int lucidd_ended_counts(const lucidd_job *jobs, size_t njobs, lucidd_ended *out, int max);
 
-/* server.c */
-int server_open(lucidd *d, int *unix_fd, int *http_fd, lucid_error *err);
-void server_handle_unix(lucidd *d, int listen_fd);
-void server_handle_http(lucidd *d, int listen_fd);
+/* ---- hub.c: what the decision thread and the server thread share ----
+ * After each tick the engine publishes a snapshot: an immutable copy of what
+ * clients may ask about.  The server holds it by reference while it renders;
+ * the last holder frees it. */
+typedef struct lucidd_snapshot {
+    int refs; /* under the hub's mutex */
+    lucidd_job *jobs;
+    size_t njobs, jobs_cap;
+    uint64_t ticks, decisions_applied, slurm_errors, sample_errors, latency_count;
+    double latency_sum_s, latency_p50_s, latency_p99_s;
+    int packing_on, slurm_up;
+    int64_t slurm_down_since; /* start of the first failed tick; 0 while reachable */
+    int64_t started, published_at;
+    char last_error[LUCID_ERROR_MAX];
+    lucid_model_version *models;
+    long nmodels;
+    char metrics_backend[32], metrics_detail[256];
+} lucidd_snapshot;
+
+/* A request that needs the engine, queued by the server thread and taken by
+ * the engine at the start of a tick; the answer comes back asynchronously. */
+typedef enum lucidd_command_kind {
+    LUCIDD_CMD_RELEASE = 1, /* {"cmd":"release","job":N}: an owner lifts their own hold */
+    LUCIDD_CMD_WHY,         /* the "why" of a job's estimate (needs the duration model) */
+} lucidd_command_kind;
+
+typedef struct lucidd_command {
+    lucidd_command_kind kind;
+    uint32_t job_id;
+    uint32_t uid; /* the client's, from SO_PEERCRED */
+    int32_t pid;
+    uint64_t id;  /* given by lucidd_hub_post */
+} lucidd_command;
+
+#define LUCIDD_REPLY_MAX 1024
+
+typedef struct lucidd_hub lucidd_hub;
+lucidd_hub *lucidd_hub_new(lucid_error *err);
+void lucidd_hub_free(lucidd_hub *hub);
+/* Engine thread: copy what clients see; `tick_started` (UTC) dates a failure. */
+void lucidd_hub_publish(lucidd_hub *hub, const lucidd *d, int64_t tick_started);
+/* Server thread: the newest snapshot (NULL before the first publish), held
+ * until released; *tick_running_s: how long the tick in progress has run. */
+lucidd_snapshot *lucidd_hub_acquire(lucidd_hub *hub, double *tick_running_s);
+void lucidd_hub_release(lucidd_hub *hub, lucidd_snapshot *snap);
+/* Server thread: queue a command; its id, or 0 when the queue is full. */
+uint64_t lucidd_hub_post(lucidd_hub *hub, const lucidd_command *cmd);
+/* Server thread: 1 and the engine's answer (rc 0 done, -1 refused) once
+ * there is one (the slot is freed), else 0. */
+int lucidd_hub_answer(lucidd_hub *hub, uint64_t id, int *rc, char *reply, size_t size);
+/* Server thread: the client is gone; drop the command or its answer. */
+void lucidd_hub_forget(lucidd_hub *hub, uint64_t id);
+/* Readable when an answer was posted (the server drains it). */
+int lucidd_hub_wake_fd(const lucidd_hub *hub);
+/* Engine thread: answer every queued command (engine_command), oldest first. */
+void lucidd_hub_drain(lucidd_hub *hub, lucidd *d);
+/* The decision thread: drain, engine_tick, publish, every --tick-ms, until
+ * lucidd_hub_stop (which returns at once; the loop ends after its tick). */
+void lucidd_engine_loop(lucidd *d, lucidd_hub *hub);
+void lucidd_hub_stop(lucidd_hub *hub);
+int lucidd_hub_stopping(lucidd_hub *hub);
+
+/* commands.c (engine thread): one command; writes the answer, returns 0
+ * done or -1 refused. */
+int engine_command(lucidd *d, const lucidd_command *cmd, char *reply, size_t size);
+
+/* ---- server.c: the API on its own thread ---- */
+typedef struct lucidd_server lucidd_server;
+/* Binds the UNIX socket (refusing one another lucidd serves, replacing only
+ * a stale one) and the metrics port; opens a read-only state connection. */
+lucidd_server *server_open(const lucidd_config *cfg, lucidd_hub *hub, lucid_error *err);
+/* Serves until *stop becomes non-zero (a signal handler's flag) or the hub
+ * is stopped (checked at least every 200 ms). */
+void server_run(lucidd_server *srv, volatile sig_atomic_t *stop);
+/* Closes everything; unlinks the socket only if it is still the one bound. */
+void server_close(lucidd_server *srv);
 
 /* lucidd.c: one log line on stderr with a UTC timestamp. */
 void lucidd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

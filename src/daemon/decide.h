@@ -19,12 +19,14 @@
 typedef struct decide_job {
     uint32_t id;
     int gpus;          /* total */
-    int nodes;         /* nodes asked; <= 0: none fixed, placement chooses */
+    int nodes;         /* nodes asked (-N); <= 0: the job fixed none (e.g. --gpus=16
+                        * without -N): consolidated placement chooses how many */
     double priority;   /* lower first; ties by id */
     int sharing_score; /* 0..2, or -1 unknown (never packed) */
     double gmem_mib;   /* profiled peak GPU memory */
-    const unsigned char *node_ok; /* NULL: any node; else node_ok[k] != 0 for the nodes
-                                   * it may use (its own -w / --exclude) */
+    const unsigned char *node_ok; /* NULL: any node; else node_ok[k] != 0 means node k of
+                                   * this call's `nodes` array may be used (-w, --exclude),
+                                   * for placement and for the partner's node */
 } decide_job;
 
 typedef struct decide_running {
@@ -73,8 +75,9 @@ int decide_profiling(decide_job *jobs, int njobs, decide_node *nodes, int nnodes
                      decide_result *results);
 
 /* Consolidated placement (the core's placer) of `gpus` asked on `nodes_asked`
- * nodes: writes the chosen node indices, lowers their free counts and returns
- * how many, or 0 if it does not fit (nodes unchanged then). */
+ * nodes (<= 0: as many as consolidation needs): writes the chosen node
+ * indices, lowers their free counts and returns how many, or 0 if it does
+ * not fit (nodes unchanged then). */
 int decide_place(int gpus, int nodes_asked, decide_node *nodes, int nnodes, int *chosen);
 
 #endif

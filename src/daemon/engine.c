@@ -244,8 +244,12 @@ static void profile_tag(const lucidd_job *job, char *out, size_t size)
 
 static void comment_text(const lucidd_job *job, char *out, size_t size)
 {
-    char tag[64];
+    char tag[96];
     profile_tag(job, tag, sizeof tag);
+    /* The plugin's mark of the owner's own hold stays in the comment: a
+     * lucidd that lost its state (or the hand-back watchdog) still sees it. */
+    if (job->rec.user_hold)
+        snprintf(tag + strlen(tag), sizeof tag - strlen(tag), " lucid-user-hold");
     const lucid_job_record *r = &job->rec;
     if (r->phase == LUCID_PHASE_RUNNING && r->packed_with)
         snprintf(out, size, "lucid: running packed with job %u on %.40s GPUs %.20s lucid-gpus=%.20s%s",
@@ -1484,32 +1488,4 @@ int engine_release(lucidd *d, uint32_t job_id, uint32_t uid, char *reply, size_t
     lucidd_log("job %u: released by its owner (uid %u)", job_id, uid);
     snprintf(reply, size, "job %u released: it now waits for lucid's decision", job_id);
     return 0;
-}
-
-int engine_ended_counts(const lucidd *d, lucidd_ended *out, int max)
-{
-    int count = 0;
-    for (size_t i = 0; i < d->njobs; i++) {
-        const lucid_job_record *r = &d->jobs[i].rec;
-        if (!lucid_phase_is_final(r->phase))
-            continue;
-        /* Jobs finished before outcomes were kept (schema 2) by their phase. */
-        const char *outcome = r->outcome[0] ? r->outcome
-                              : r->phase == LUCID_PHASE_FAILED ? "failed" : "completed";
-        const char *where = r->ended_in[0] ? r->ended_in
-                            : r->phase == LUCID_PHASE_DONE_IN_PROFILER ? "profiler" : "main";
-        int k = 0;
-        while (k < count && (strcmp(out[k].where, where) != 0 || strcmp(out[k].outcome, outcome) != 0))
-            k++;
-        if (k == count) {
-            if (count == max)
-                continue;
-            snprintf(out[k].where, sizeof out[k].where, "%s", where);
-            snprintf(out[k].outcome, sizeof out[k].outcome, "%s", outcome);
-            out[k].count = 0;
-            count++;
-        }
-        out[k].count++;
-    }
-    return count;
 }

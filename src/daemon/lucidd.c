@@ -1,15 +1,19 @@
-/* lucidd.c — the live Lucid scheduler on Slurm: options, startup and the
- * poll loop.  Startup order matters for recovery: the state store first (a
- * corrupted file stops the start with one line), then Slurm, then the
- * reconciliation of unacknowledged decisions, and only then ticking.
- * SIGTERM/SIGINT stop the loop cleanly; SIGKILL is survived by design. */
+/* lucidd.c — the live Lucid scheduler on Slurm: options, startup and its
+ * two threads.  Startup order matters for recovery: the lock on the state
+ * (one lucidd per state file), the state store (a corrupted file stops the
+ * start with one line), then Slurm, then the reconciliation of
+ * unacknowledged decisions, and only then ticking.  The decision loop runs
+ * on its own thread (hub.c); this thread serves clients (server.c).
+ * SIGTERM/SIGINT stop both cleanly; SIGKILL is survived by design. */
 #include <errno.h>
-#include <poll.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,6 +24,7 @@
 #include "slurm_io.h"
 
 static volatile sig_atomic_t stop_requested;
+static int slurm_started; /* slurm_io_init done: slurm_io_fini at exit */
 
 static void on_signal(int sig)
 {
@@ -46,6 +51,7 @@ static const char usage_text[] =
     "                          (e.g. profile-limit = 300); flags given here override it\n"
     "  --state FILE            SQLite state database (WAL); created if absent\n"
     "  --socket PATH           local UNIX socket for `lucid queue/status/explain`\n"
+    "  --socket-mode MODE      chmod the socket to MODE (octal, e.g. 0666; default: umask)\n"
     "  --metrics-port N        Prometheus /metrics on 127.0.0.1:N (default off)\n"
     "  --main-partition P      default main\n"
     "  --profiling-partition P default profiling\n"
@@ -94,7 +100,17 @@ static int set_option(lucidd_config *cfg, const char *where, const char *opt, co
         cfg->state_path = value;
     else if (strcmp(opt, "--socket") == 0)
         cfg->socket_path = value;
-    else if (strcmp(opt, "--main-partition") == 0)
+    else if (strcmp(opt, "--socket-mode") == 0) {
+        char *end;
+        errno = 0;
+        long mode = strtol(value, &end, 8);
+        if (end == value || *end || errno || mode < 0 || mode > 0777) {
+            fprintf(stderr, "lucidd: %s--socket-mode: '%s' is not an octal mode 0-0777\n", where,
+                    value);
+            return -1;
+        }
+        cfg->socket_mode = (int)mode;
+    } else if (strcmp(opt, "--main-partition") == 0)
         cfg->main_partition = value;
     else if (strcmp(opt, "--profiling-partition") == 0)
         cfg->profiling_partition = value;
@@ -259,7 +275,8 @@ static int parse_args(int argc, char **argv, lucidd_config *cfg)
                            .tick_ms = 500,
                            .default_estimate_s = 3600,
                            .retrain_period_s = 604800,
-                           .min_history = 100};
+                           .min_history = 100,
+                           .socket_mode = -1};
     const char *config = NULL;
     for (int i = 1; i < argc; i++) {
         const char *opt = argv[i];
@@ -296,34 +313,94 @@ static int parse_args(int argc, char **argv, lucidd_config *cfg)
     return 0;
 }
 
-static void serve(lucidd *d, int unix_fd, int http_fd)
+/* One lucidd per state file: an exclusive flock on STATE.lock, which holds
+ * the owner's pid for the refusal line.  The lock goes with the process
+ * (also on SIGKILL); the file stays, harmless. */
+static int lock_state(const char *state_path)
 {
-    struct timespec next;
-    clock_gettime(CLOCK_MONOTONIC, &next);
-    while (!stop_requested) {
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        long wait_ms = (next.tv_sec - now.tv_sec) * 1000 + (next.tv_nsec - now.tv_nsec) / 1000000;
-        if (wait_ms <= 0) {
-            engine_tick(d);
-            clock_gettime(CLOCK_MONOTONIC, &next);
-            next.tv_sec += d->cfg.tick_ms / 1000;
-            next.tv_nsec += (long)(d->cfg.tick_ms % 1000) * 1000000;
-            if (next.tv_nsec >= 1000000000) {
-                next.tv_sec++;
-                next.tv_nsec -= 1000000000;
-            }
-            continue;
-        }
-        struct pollfd fds[2] = {{.fd = unix_fd, .events = POLLIN}, {.fd = http_fd, .events = POLLIN}};
-        int n = poll(fds, http_fd >= 0 ? 2 : 1, (int)wait_ms);
-        if (n <= 0)
-            continue;
-        if (fds[0].revents & POLLIN)
-            server_handle_unix(d, unix_fd);
-        if (http_fd >= 0 && (fds[1].revents & POLLIN))
-            server_handle_http(d, http_fd);
+    char path[4096];
+    snprintf(path, sizeof path, "%s.lock", state_path);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        fprintf(stderr, "lucidd: state database %s: cannot open its lock file %s: %s\n", state_path,
+                path, strerror(errno));
+        return -1;
     }
+    if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+        char pid[32] = "";
+        ssize_t n = errno == EWOULDBLOCK ? read(fd, pid, sizeof pid - 1) : -1;
+        pid[n > 0 ? n : 0] = '\0';
+        pid[strcspn(pid, "\n")] = '\0';
+        if (n >= 0)
+            fprintf(stderr, "lucidd: state %s is in use by lucidd pid %s (lock %s)\n", state_path,
+                    pid[0] ? pid : "unknown", path);
+        else
+            fprintf(stderr, "lucidd: cannot lock %s: %s\n", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    char pid[32];
+    int len = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)len, 0) != len)
+        lucidd_log("cannot write the pid into %s: %s", path, strerror(errno));
+    return fd;
+}
+
+static void *engine_thread(void *arg)
+{
+    void **args = arg;
+    lucidd_engine_loop(args[0], args[1]);
+    return NULL;
+}
+
+/* The store, the GPU metrics, the models, the jobs, Slurm: -1 with `err`. */
+static int open_engine(lucidd *d, lucid_error *err)
+{
+    d->state = lucid_state_open(d->cfg.state_path, err);
+    if (!d->state)
+        return -1;
+    d->metrics = lucid_gpumetrics_open_auto(d->cfg.metrics_test_dir);
+    if (!d->metrics)
+        return lucid_error_set(err, "out of memory");
+    lucidd_log("GPU metrics backend: %s", lucid_gpumetrics_describe(d->metrics));
+    lucidd_models_config models = {.retrain_period_s = d->cfg.retrain_period_s,
+                                   .min_history = (size_t)d->cfg.min_history,
+                                   .bags = 8,
+                                   .seed = 42,
+                                   .sharing_model = d->cfg.sharing_model,
+                                   .vc = d->cfg.main_partition};
+    d->models = lucidd_models_open(&models, d->state, (int64_t)time(NULL), err);
+    if (!d->models)
+        return -1;
+    if (lucidd_models_warning(d->models)[0])
+        lucidd_log("%s", lucidd_models_warning(d->models));
+    lucidd_log("models: duration v%lld, sharing v%lld, forecast v%lld (lucid status says which)",
+               (long long)lucidd_models_version(d->models, "duration"),
+               (long long)lucidd_models_version(d->models, "sharing"),
+               (long long)lucidd_models_version(d->models, "forecast"));
+    if (engine_load(d, err) < 0 || slurm_io_init(err) < 0)
+        return -1;
+    slurm_started = 1;
+    return 0;
+}
+
+/* The decision thread; the signals stay this thread's (it and the model
+ * trainer it starts inherit them blocked). */
+static int start_engine(lucidd *d, lucidd_hub *hub, pthread_t *thread)
+{
+    static void *args[2];
+    args[0] = d;
+    args[1] = hub;
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    int rc = pthread_create(thread, NULL, engine_thread, args);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0)
+        fprintf(stderr, "lucidd: cannot start the decision thread: %s\n", strerror(rc));
+    return rc ? -1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -335,58 +412,43 @@ int main(int argc, char **argv)
     if (usage != 0)
         return usage;
     signal(SIGPIPE, SIG_IGN);
-    struct sigaction sa = {.sa_handler = on_signal};
+    struct sigaction sa = {.sa_handler = on_signal}; /* no SA_RESTART: poll returns */
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     d.started = time(NULL);
-
+    int lock_fd = lock_state(d.cfg.state_path);
+    if (lock_fd < 0)
+        return 1;
+    /* The socket before the store: a lucidd refused for the socket touches
+     * no state. */
     lucid_error err = {{0}};
-    d.state = lucid_state_open(d.cfg.state_path, &err);
-    if (!d.state) {
+    lucidd_hub *hub = lucidd_hub_new(&err);
+    lucidd_server *server = hub ? server_open(&d.cfg, hub, &err) : NULL;
+    int status = 1;
+    pthread_t engine;
+    if (!server || open_engine(&d, &err) < 0) {
         fprintf(stderr, "lucidd: %s\n", err.msg);
-        return 1;
+    } else {
+        lucidd_log("state %s: %zu jobs known; socket %s; metrics %s%d", d.cfg.state_path,
+                   d.njobs, d.cfg.socket_path, d.cfg.metrics_port ? "127.0.0.1:" : "off ",
+                   d.cfg.metrics_port);
+        lucidd_hub_publish(hub, &d, (int64_t)time(NULL)); /* the loaded jobs, at once */
+        if (start_engine(&d, hub, &engine) == 0) {
+            server_run(server, &stop_requested);
+            lucidd_log("stopping");
+            lucidd_hub_stop(hub);
+            pthread_join(engine, NULL); /* after its tick in progress */
+            status = 0;
+        }
     }
-    d.metrics = lucid_gpumetrics_open_auto(d.cfg.metrics_test_dir);
-    if (!d.metrics) {
-        fprintf(stderr, "lucidd: out of memory\n");
-        return 1;
-    }
-    lucidd_log("GPU metrics backend: %s", lucid_gpumetrics_describe(d.metrics));
-    lucidd_models_config models = {.retrain_period_s = d.cfg.retrain_period_s,
-                                   .min_history = (size_t)d.cfg.min_history,
-                                   .bags = 8,
-                                   .seed = 42,
-                                   .sharing_model = d.cfg.sharing_model,
-                                   .vc = d.cfg.main_partition};
-    d.models = lucidd_models_open(&models, d.state, (int64_t)time(NULL), &err);
-    if (!d.models) {
-        fprintf(stderr, "lucidd: %s\n", err.msg);
-        return 1;
-    }
-    if (lucidd_models_warning(d.models)[0])
-        lucidd_log("%s", lucidd_models_warning(d.models));
-    lucidd_log("models: duration v%lld, sharing v%lld, forecast v%lld (lucid status says which)",
-               (long long)lucidd_models_version(d.models, "duration"),
-               (long long)lucidd_models_version(d.models, "sharing"),
-               (long long)lucidd_models_version(d.models, "forecast"));
-    int unix_fd = -1, http_fd = -1;
-    if (engine_load(&d, &err) < 0 || slurm_io_init(&err) < 0 ||
-        server_open(&d, &unix_fd, &http_fd, &err) < 0) {
-        fprintf(stderr, "lucidd: %s\n", err.msg);
-        return 1;
-    }
-    lucidd_log("state %s: %zu jobs known; socket %s; metrics %s%d", d.cfg.state_path, d.njobs,
-               d.cfg.socket_path, d.cfg.metrics_port ? "127.0.0.1:" : "off ", d.cfg.metrics_port);
-    serve(&d, unix_fd, http_fd);
-    lucidd_log("stopping");
-    close(unix_fd);
-    if (http_fd >= 0)
-        close(http_fd);
-    unlink(d.cfg.socket_path);
-    slurm_io_fini();
+    server_close(server);
+    lucidd_hub_free(hub);
+    if (slurm_started)
+        slurm_io_fini();
     lucidd_models_close(d.models);
     lucid_gpumetrics_close(d.metrics);
     lucid_state_close(d.state);
     free(d.jobs);
-    return 0;
+    close(lock_fd);
+    return status;
 }

@@ -1,13 +1,22 @@
-/* server.c — lucidd's two listeners, served from the main poll loop:
+/* server.c — lucidd's two listeners, served on their own thread:
  *   - a local UNIX socket speaking one JSON request per connection
- *     ({"cmd":"queue"|"status"|"explain","job":N}) answered by one JSON line
- *     (docs/live.md); what `lucid queue` and `lucid status` read;
+ *     ({"cmd":"queue"|"status"|"explain"|"release", ...}) answered by one
+ *     JSON line (docs/live.md); what `lucid queue` and `lucid status` read;
  *   - Prometheus text format on http://127.0.0.1:PORT/metrics.
- * A client gets one second to send its request; a bad request gets
- * {"ok":false,"error":...} and the daemon goes on. */
-#define _GNU_SOURCE /* struct ucred, SO_PEERCRED */
+ *
+ * Nothing here can stop a decision (docs/live.md, "Threads and clients"):
+ * answers are rendered from the snapshot the engine published after its
+ * last tick, never from its live structures; requests that need the engine
+ * are queued (hub.c) and answered when it posts the result.  Every socket is
+ * non-blocking and served by one poll loop with per-connection deadlines: a
+ * request must arrive whole within REQUEST_DEADLINE_S of the connection, a
+ * reply must drain within REPLY_DEADLINE_S, else the connection is dropped;
+ * at most SERVER_MAX_CONNS connections are open, the next ones get one error
+ * line and are closed at once; no reply is larger than REPLY_MAX_BYTES. */
+#define _GNU_SOURCE /* struct ucred (SO_PEERCRED) */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -16,26 +25,118 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "daemon.h"
-#include "models.h"
+#include "lucid/util.h"
 
-static int listen_unix(const char *path, lucid_error *err)
+#define SERVER_MAX_CONNS 64
+#define REQUEST_DEADLINE_S 2.0
+#define REPLY_DEADLINE_S 10.0
+#define RELEASE_DEADLINE_S 10.0 /* the engine answers at its next tick */
+#define WHY_DEADLINE_S 2.0      /* explain answers without the why after this */
+#define REPLY_MAX_BYTES ((size_t)64 << 20)
+#define REQUEST_MAX 4096
+
+typedef enum conn_phase { CONN_READING, CONN_WAITING, CONN_WRITING } conn_phase;
+
+typedef struct conn {
+    int fd;
+    int http;
+    conn_phase phase;
+    double deadline; /* monotonic */
+    char in[REQUEST_MAX];
+    size_t in_len;
+    char *out;
+    size_t out_len, out_off, out_cap;
+    lucidd_snapshot *streaming; /* `queue` rendered a slice at a time as the client reads */
+    size_t cursor, emitted;     /* next job of `streaming`; jobs written so far */
+    int all;
+    uint32_t uid;
+    int32_t pid;
+    int have_cred;
+    uint64_t cmd_id;   /* while waiting for the engine */
+    json_t *pending;   /* explain, waiting for its "why" */
+} conn;
+
+struct lucidd_server {
+    const lucidd_config *cfg; /* the caller's, outlives the server */
+    lucidd_hub *hub;
+    lucid_state *reader; /* the server's own read-only connection (explain), opened
+                          * at the first use: the daemon opens the store after binding */
+    int unix_fd, http_fd;
+    char socket_path[108];
+    dev_t socket_dev;
+    ino_t socket_ino;
+    conn conns[SERVER_MAX_CONNS];
+    int nconns;
+};
+
+static double monotonic_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void set_nonblocking(int fd)
+{
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
+/* ---- listeners ---- */
+
+/* A path that exists is replaced only if it is a socket nobody answers on
+ * (left by a killed daemon): never another lucidd's, never a file. */
+static int check_socket_path(const char *path, const struct sockaddr_un *addr, lucid_error *err)
+{
+    struct stat st;
+    if (lstat(path, &st) < 0)
+        return errno == ENOENT ? 0 : lucid_error_set(err, "%s: %s", path, strerror(errno));
+    if (!S_ISSOCK(st.st_mode))
+        return lucid_error_set(err, "%s exists and is not a socket: not replacing it", path);
+    int probe = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (probe < 0)
+        return lucid_error_set(err, "socket: %s", strerror(errno));
+    int rc = connect(probe, (const struct sockaddr *)addr, sizeof *addr);
+    int saved = errno;
+    close(probe);
+    if (rc == 0)
+        return lucid_error_set(err, "another lucidd serves %s", path);
+    if (saved != ECONNREFUSED)
+        return lucid_error_set(err, "cannot tell whether %s is in use: %s", path, strerror(saved));
+    if (unlink(path) < 0 && errno != ENOENT)
+        return lucid_error_set(err, "cannot remove the stale socket %s: %s", path, strerror(errno));
+    return 0;
+}
+
+static int listen_unix(lucidd_server *srv, const char *path, int mode, lucid_error *err)
 {
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
     if (strlen(path) >= sizeof addr.sun_path)
         return lucid_error_set(err, "socket path %s is too long", path);
     memcpy(addr.sun_path, path, strlen(path) + 1);
+    if (check_socket_path(path, &addr, err) < 0)
+        return -1;
     int fd = socket(AF_UNIX, SOCK_STREAM, 0);
     if (fd < 0)
         return lucid_error_set(err, "socket: %s", strerror(errno));
-    unlink(path); /* a stale socket from a killed daemon */
-    if (bind(fd, (struct sockaddr *)&addr, sizeof addr) < 0 || listen(fd, 16) < 0) {
+    struct stat st;
+    if (bind(fd, (struct sockaddr *)&addr, sizeof addr) < 0 || listen(fd, SERVER_MAX_CONNS) < 0 ||
+        (mode >= 0 && chmod(path, (mode_t)mode) < 0) || stat(path, &st) < 0) {
+        lucid_error_set(err, "cannot listen on %s: %s", path, strerror(errno));
         close(fd);
-        return lucid_error_set(err, "cannot listen on %s: %s", path, strerror(errno));
+        return -1;
     }
+    /* What we bound: at exit the path is removed only if it is still this. */
+    srv->socket_dev = st.st_dev;
+    srv->socket_ino = st.st_ino;
+    snprintf(srv->socket_path, sizeof srv->socket_path, "%s", path);
+    set_nonblocking(fd);
     return fd;
 }
 
@@ -48,63 +149,83 @@ static int listen_http(int port, lucid_error *err)
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK); /* loopback only */
-    if (bind(fd, (struct sockaddr *)&addr, sizeof addr) < 0 || listen(fd, 16) < 0) {
+    if (bind(fd, (struct sockaddr *)&addr, sizeof addr) < 0 || listen(fd, SERVER_MAX_CONNS) < 0) {
         close(fd);
         return lucid_error_set(err, "cannot listen on 127.0.0.1:%d: %s", port, strerror(errno));
     }
+    set_nonblocking(fd);
     return fd;
 }
 
-int server_open(lucidd *d, int *unix_fd, int *http_fd, lucid_error *err)
+lucidd_server *server_open(const lucidd_config *cfg, lucidd_hub *hub, lucid_error *err)
 {
-    *unix_fd = listen_unix(d->cfg.socket_path, err);
-    if (*unix_fd < 0)
-        return -1;
-    *http_fd = -1;
-    if (d->cfg.metrics_port > 0 && (*http_fd = listen_http(d->cfg.metrics_port, err)) < 0) {
-        close(*unix_fd);
-        return -1;
+    lucidd_server *srv = calloc(1, sizeof *srv);
+    if (!srv) {
+        lucid_error_set(err, "out of memory");
+        return NULL;
     }
-    return 0;
+    srv->cfg = cfg;
+    srv->hub = hub;
+    srv->unix_fd = srv->http_fd = -1;
+    srv->unix_fd = listen_unix(srv, cfg->socket_path, cfg->socket_mode, err);
+    if (srv->unix_fd < 0 ||
+        (cfg->metrics_port > 0 && (srv->http_fd = listen_http(cfg->metrics_port, err)) < 0)) {
+        server_close(srv);
+        return NULL;
+    }
+    return srv;
 }
 
-/* Reads until a newline or EOF (or 1 s passes); 0 on success. */
-static int read_request(int fd, char *buf, size_t size)
+static void conn_close(lucidd_server *srv, conn *c)
 {
-    size_t used = 0;
-    while (used + 1 < size) {
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        if (poll(&p, 1, 1000) <= 0)
-            return -1;
-        ssize_t n = read(fd, buf + used, size - 1 - used);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        used += (size_t)n;
-        buf[used] = '\0';
-        if (memchr(buf, '\n', used))
-            break;
-    }
-    buf[used] = '\0';
-    return used > 0 ? 0 : -1;
+    if (c->cmd_id)
+        lucidd_hub_forget(srv->hub, c->cmd_id);
+    json_decref(c->pending);
+    lucidd_hub_release(srv->hub, c->streaming);
+    free(c->out);
+    close(c->fd);
+    *c = srv->conns[--srv->nconns]; /* order does not matter */
 }
 
-static void write_all(int fd, const char *text, size_t len)
+void server_close(lucidd_server *srv)
 {
-    while (len > 0) {
-        ssize_t n = write(fd, text, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return;
-        text += n;
-        len -= (size_t)n;
+    if (!srv)
+        return;
+    while (srv->nconns > 0)
+        conn_close(srv, &srv->conns[0]);
+    if (srv->unix_fd >= 0) {
+        close(srv->unix_fd);
+        struct stat st;
+        if (stat(srv->socket_path, &st) == 0 && st.st_dev == srv->socket_dev &&
+            st.st_ino == srv->socket_ino)
+            unlink(srv->socket_path);
     }
+    if (srv->http_fd >= 0)
+        close(srv->http_fd);
+    lucid_state_close(srv->reader);
+    free(srv);
+}
+
+/* ---- answers, from a snapshot ---- */
+
+static json_t *error_json(const char *message)
+{
+    return json_pack("{s:b, s:s}", "ok", 0, "error", message);
+}
+
+/* Text as JSON wants it: bytes >= 0x80 become '?' (only used when the
+ * text is not valid UTF-8, so one bad name cannot hide a job or break a reply). */
+static const char *ascii_copy(const char *text, char *buf, size_t size)
+{
+    size_t k = 0;
+    for (; text[k] && k + 1 < size; k++)
+        buf[k] = (unsigned char)text[k] < 0x80 ? text[k] : '?';
+    buf[k] = '\0';
+    return buf;
 }
 
 /* The phase a user sees: "releasing" while lucid released the job and
- * Slurm has not started it (Slurm's reason then says why). */
+ * Slurm has not started it (slurm_reason then says why). */
 static const char *shown_phase(const lucidd_job *job)
 {
     if (job->releasing &&
@@ -113,38 +234,51 @@ static const char *shown_phase(const lucidd_job *job)
     return lucid_phase_name(job->rec.phase);
 }
 
+/* What a job's record adds beyond the fixed fields: how it ended, what it
+ * waits for, Slurm's reason while it is releasing. */
+static void job_extra(json_t *obj, const lucidd_job *job)
+{
+    const lucid_job_record *r = &job->rec;
+    char safe[sizeof job->slurm_reason];
+    json_object_set_new(obj, "outcome", json_string(r->outcome));
+    json_object_set_new(obj, "ended_in", json_string(r->ended_in));
+    json_object_set_new(obj, "waits_for", json_string(job->waits_for));
+    json_t *reason = json_string(job->releasing ? job->slurm_reason : "");
+    json_object_set_new(obj, "slurm_reason",
+                        reason ? reason : json_string(ascii_copy(job->slurm_reason, safe, sizeof safe)));
+    json_object_set_new(obj, "user_hold", json_boolean(r->user_hold));
+    json_object_set_new(obj, "profiled_s", json_real(r->profiled_s));
+}
+
 static json_t *job_json(const lucidd_job *job)
 {
     const lucid_job_record *r = &job->rec;
-    json_t *obj = json_pack("{s:I, s:s, s:s, s:s, s:s, s:i, s:i, s:f, s:f, s:i, s:I, s:s, s:s, s:s,"
-                            " s:I, s:I, s:I, s:I, s:i}",
-                            "job", (json_int_t)r->job_id, "user", r->user, "name", r->name,
-                            "partition", r->partition, "phase", shown_phase(job), "gpus",
-                            r->gpus, "nodes", r->nodes, "priority", r->priority, "estimate_s",
-                            r->estimate_s, "sharing_score", r->sharing_score, "packed_with",
-                            (json_int_t)r->packed_with, "node_list", r->node_list, "gpu_list",
-                            r->gpu_list, "reason", r->reason, "submit_time",
-                            (json_int_t)r->submit_time, "profile_start",
-                            (json_int_t)r->profile_start, "main_start", (json_int_t)r->main_start,
-                            "end_time", (json_int_t)r->end_time, "runs", r->runs);
-    if (obj) {
-        json_object_set_new(obj, "outcome", json_string(r->outcome));
-        json_object_set_new(obj, "ended_in", json_string(r->ended_in));
-        json_object_set_new(obj, "waits_for", json_string(job->waits_for));
-        json_object_set_new(obj, "slurm_reason", json_string(job->releasing ? job->slurm_reason : ""));
-        json_object_set_new(obj, "user_hold", json_boolean(r->user_hold));
-        json_object_set_new(obj, "profiled_s", json_real(r->profiled_s));
+    static const char format[] = "{s:I, s:s, s:s, s:s, s:s, s:i, s:i, s:f, s:f, s:i, s:I, s:s,"
+                                 " s:s, s:s, s:I, s:I, s:I, s:I, s:i}";
+    const char *user = r->user, *name = r->name, *partition = r->partition,
+               *node_list = r->node_list, *gpu_list = r->gpu_list, *reason = r->reason;
+    char safe[6][sizeof r->reason];
+    for (int attempt = 0; attempt < 2; attempt++) {
+        json_t *obj = json_pack(
+            format, "job", (json_int_t)r->job_id, "user", user, "name", name, "partition",
+            partition, "phase", shown_phase(job), "gpus", r->gpus, "nodes", r->nodes,
+            "priority", r->priority, "estimate_s", r->estimate_s, "sharing_score",
+            r->sharing_score, "packed_with", (json_int_t)r->packed_with, "node_list", node_list,
+            "gpu_list", gpu_list, "reason", reason, "submit_time", (json_int_t)r->submit_time,
+            "profile_start", (json_int_t)r->profile_start, "main_start",
+            (json_int_t)r->main_start, "end_time", (json_int_t)r->end_time, "runs", r->runs);
+        if (obj) {
+            job_extra(obj, job);
+            return obj;
+        }
+        user = ascii_copy(r->user, safe[0], sizeof safe[0]);
+        name = ascii_copy(r->name, safe[1], sizeof safe[1]);
+        partition = ascii_copy(r->partition, safe[2], sizeof safe[2]);
+        node_list = ascii_copy(r->node_list, safe[3], sizeof safe[3]);
+        gpu_list = ascii_copy(r->gpu_list, safe[4], sizeof safe[4]);
+        reason = ascii_copy(r->reason, safe[5], sizeof safe[5]);
     }
-    return obj;
-}
-
-static json_t *queue_json(lucidd *d, int all)
-{
-    json_t *jobs = json_array();
-    for (size_t i = 0; i < d->njobs; i++)
-        if (all || !lucid_phase_is_final(d->jobs[i].rec.phase))
-            json_array_append_new(jobs, job_json(&d->jobs[i]));
-    return json_pack("{s:b, s:o}", "ok", 1, "jobs", jobs);
+    return NULL;
 }
 
 typedef struct lucidd_counts {
@@ -152,12 +286,12 @@ typedef struct lucidd_counts {
     long profiled, packed_pairs;
 } lucidd_counts;
 
-static lucidd_counts count_jobs(const lucidd *d)
+static lucidd_counts count_jobs(const lucidd_snapshot *s)
 {
     lucidd_counts c;
     memset(&c, 0, sizeof c);
-    for (size_t i = 0; i < d->njobs; i++) {
-        const lucid_job_record *r = &d->jobs[i].rec;
+    for (size_t i = 0; i < s->njobs; i++) {
+        const lucid_job_record *r = &s->jobs[i].rec;
         c.by_phase[r->phase]++;
         if (r->profile_start || r->phase == LUCID_PHASE_DONE_IN_PROFILER)
             c.profiled++;
@@ -167,74 +301,66 @@ static lucidd_counts count_jobs(const lucidd *d)
     return c;
 }
 
-static json_t *status_json(lucidd *d)
+static json_t *status_json(const lucidd_snapshot *s, const lucidd_config *cfg,
+                           double tick_running_s)
 {
-    lucidd_counts c = count_jobs(d);
+    lucidd_counts c = count_jobs(s);
     json_t *phases = json_object();
     for (int p = 0; p < LUCID_PHASE_COUNT; p++)
         json_object_set_new(phases, lucid_phase_name((lucid_phase)p), json_integer(c.by_phase[p]));
     json_t *models = json_array();
-    lucid_model_version *list = NULL;
-    lucid_error err = {{0}};
-    long n = lucid_state_list_model_versions(d->state, &list, &err);
-    for (long i = 0; i < n; i++)
-        json_array_append_new(models, json_pack("{s:s, s:I, s:I, s:I, s:s}", "name", list[i].name,
-                                                "version", (json_int_t)list[i].version,
-                                                "trained_at", (json_int_t)list[i].trained_at,
-                                                "rows", (json_int_t)list[i].rows,
-                                                "note", list[i].note));
-    free(list);
-    const char *mode = d->cfg.packing_mode < 0 ? "auto" : d->cfg.packing_mode ? "on" : "off";
-    return json_pack(
+    for (long i = 0; i < s->nmodels; i++)
+        json_array_append_new(models, json_pack("{s:s, s:I, s:I, s:I, s:s}", "name",
+                                                s->models[i].name, "version",
+                                                (json_int_t)s->models[i].version, "trained_at",
+                                                (json_int_t)s->models[i].trained_at, "rows",
+                                                (json_int_t)s->models[i].rows, "note",
+                                                s->models[i].note));
+    const char *mode = cfg->packing_mode < 0 ? "auto" : cfg->packing_mode ? "on" : "off";
+    json_t *reply = json_pack(
         "{s:b, s:{s:s, s:f, s:i, s:i, s:i}, s:{s:s, s:b}, s:s, s:{s:s, s:s}, s:o, s:o,"
-        " s:I, s:I, s:b, s:s, s:f, s:f, s:I}",
-        "ok", 1, "profiler", "partition", d->cfg.profiling_partition, "time_limit_s",
-        d->cfg.profile_limit_s, "gpu_limit", d->cfg.gpu_limit, "queued",
+        " s:I, s:I, s:b, s:s, s:f, s:f, s:I, s:I, s:f}",
+        "ok", 1, "profiler", "partition", cfg->profiling_partition, "time_limit_s",
+        cfg->profile_limit_s, "gpu_limit", cfg->gpu_limit, "queued",
         (int)c.by_phase[LUCID_PHASE_PROFILE_QUEUE], "running",
-        (int)c.by_phase[LUCID_PHASE_PROFILING], "packing", "mode", mode, "on", d->packing_on,
-        "main_partition", d->cfg.main_partition, "gpu_metrics", "backend",
-        lucid_gpumetrics_backend_name(d->metrics), "detail", lucid_gpumetrics_describe(d->metrics),
-        "models", models, "phases", phases, "profiled", (json_int_t)c.profiled,
-        "packed_pairs", (json_int_t)c.packed_pairs, "slurm_reachable", d->slurm_up,
-        "last_error", d->last_error, "decision_latency_p50_s", engine_latency_quantile(d, 0.5),
-        "decision_latency_p99_s", engine_latency_quantile(d, 0.99), "uptime_s",
-        (json_int_t)(time(NULL) - d->started));
-}
-
-/* {"profiler/completed": 12, "queue/cancelled": 3, ...} */
-static json_t *ended_json(const lucidd *d)
-{
+        (int)c.by_phase[LUCID_PHASE_PROFILING], "packing", "mode", mode, "on", s->packing_on,
+        "main_partition", cfg->main_partition, "gpu_metrics", "backend", s->metrics_backend,
+        "detail", s->metrics_detail, "models", models, "phases", phases, "profiled",
+        (json_int_t)c.profiled, "packed_pairs", (json_int_t)c.packed_pairs, "slurm_reachable",
+        s->slurm_up, "last_error", s->last_error, "decision_latency_p50_s", s->latency_p50_s,
+        "decision_latency_p99_s", s->latency_p99_s, "uptime_s",
+        (json_int_t)(time(NULL) - s->started), "ticks", (json_int_t)s->ticks, "tick_running_s",
+        tick_running_s);
+    json_object_set_new(reply, "slurm_unreachable_since",
+                        s->slurm_down_since ? json_integer(s->slurm_down_since) : json_null());
+    /* {"profiler/completed": 12, "queue/cancelled": 3, ...} */
     lucidd_ended ended[64];
-    int n = engine_ended_counts(d, ended, 64);
-    json_t *obj = json_object();
-    for (int i = 0; i < n; i++) {
+    int nended = lucidd_ended_counts(s->jobs, s->njobs, ended, 64);
+    json_t *by_end = json_object();
+    for (int i = 0; i < nended; i++) {
         char key[48];
         snprintf(key, sizeof key, "%.15s/%.23s", ended[i].where, ended[i].outcome);
-        json_object_set_new(obj, key, json_integer(ended[i].count));
+        json_object_set_new(by_end, key, json_integer(ended[i].count));
     }
-    return obj;
+    json_object_set_new(reply, "ended", by_end);
+    return reply;
 }
 
-static json_t *status_full_json(lucidd *d)
+static const lucidd_job *snapshot_find(const lucidd_snapshot *s, json_int_t job_id)
 {
-    json_t *obj = status_json(d);
-    if (!obj)
-        return NULL;
-    json_object_set_new(obj, "ended", ended_json(d));
-    json_object_set_new(obj, "ticks", json_integer((json_int_t)d->ticks));
-    json_object_set_new(obj, "slurm_unreachable_since", json_integer((json_int_t)d->slurm_down_since));
-    return obj;
+    for (size_t i = 0; i < s->njobs; i++)
+        if (s->jobs[i].rec.job_id == job_id)
+            return &s->jobs[i];
+    return NULL;
 }
 
-static json_t *explain_json(lucidd *d, json_int_t job_id)
+/* Everything but the estimate's "why", which the engine adds (answer_why). */
+static json_t *explain_json(lucid_state *reader, const lucidd_job *job)
 {
-    lucidd_job *job = job_id > 0 && job_id <= UINT32_MAX ? engine_find(d, (uint32_t)job_id) : NULL;
-    if (!job)
-        return json_pack("{s:b, s:s}", "ok", 0, "error", "no such job under lucid");
     json_t *decisions = json_array();
     lucid_decision_record *list = NULL;
     lucid_error err = {{0}};
-    long n = lucid_state_list_decisions(d->state, job->rec.job_id, &list, &err);
+    long n = lucid_state_list_decisions(reader, job->rec.job_id, &list, &err);
     for (long i = 0; i < n; i++)
         json_array_append_new(decisions,
                               json_pack("{s:I, s:s, s:s, s:s, s:b}", "at", (json_int_t)list[i].at,
@@ -244,80 +370,25 @@ static json_t *explain_json(lucidd *d, json_int_t job_id)
     json_t *phases = json_array();
     lucid_phase history[64];
     int64_t times[64];
-    long nphases = lucid_state_phase_history(d->state, job->rec.job_id, history, times, 64, &err);
+    long nphases = lucid_state_phase_history(reader, job->rec.job_id, history, times, 64, &err);
     for (long i = 0; i < nphases; i++)
         json_array_append_new(phases, json_pack("{s:s, s:I}", "phase", lucid_phase_name(history[i]),
                                                 "at", (json_int_t)times[i]));
     lucid_gpu_sample profile = lucid_gpu_profile_result(&job->profile);
-    char why[1024];
-    lucidd_models_explain(d->models, job, job->estimate_version, why, sizeof why);
     return json_pack("{s:b, s:o, s:{s:s, s:I, s:s}, s:o, s:{s:I, s:f, s:f, s:f}, s:o}", "ok", 1,
                      "job", job_json(job), "estimate", "model", "duration", "version",
-                     (json_int_t)job->estimate_version, "why", why, "phases", phases,
+                     (json_int_t)job->estimate_version, "why", "", "phases", phases,
                      "profile", "samples", (json_int_t)job->profile.samples, "gpu_util_pct",
                      profile.gpu_util_pct, "gmem_used_mib", profile.gmem_used_mib,
                      "gmem_util_pct", profile.gmem_util_pct, "decisions", decisions);
 }
 
-/* {"cmd":"release","job":N}: the owner lifts their own sbatch -H hold. */
-static json_t *release_json(lucidd *d, json_int_t job_id, uint32_t uid)
+static void answer_why(json_t *explain, const char *why)
 {
-    char reply[300];
-    if (job_id <= 0 || job_id > UINT32_MAX)
-        return json_pack("{s:b, s:s}", "ok", 0, "error", "release needs a job id");
-    int rc = engine_release(d, (uint32_t)job_id, uid, reply, sizeof reply);
-    return json_pack("{s:b, s:s}", "ok", rc == 0, rc == 0 ? "message" : "error", reply);
+    json_object_set_new(json_object_get(explain, "estimate"), "why", json_string(why));
 }
 
-static json_t *answer(lucidd *d, const char *request, uint32_t uid)
-{
-    json_error_t jerr;
-    json_t *req = json_loads(request, JSON_DISABLE_EOF_CHECK, &jerr);
-    const char *cmd = NULL;
-    json_int_t job_id = 0;
-    int all = 0;
-    if (!req || json_unpack(req, "{s:s, s?I, s?b}", "cmd", &cmd, "job", &job_id, "all", &all) < 0) {
-        json_decref(req);
-        return json_pack("{s:b, s:s}", "ok", 0, "error",
-                         "bad request: expected {\"cmd\":\"queue\"|\"status\"|\"explain\"}");
-    }
-    json_t *reply;
-    if (strcmp(cmd, "queue") == 0)
-        reply = queue_json(d, all);
-    else if (strcmp(cmd, "status") == 0)
-        reply = status_full_json(d);
-    else if (strcmp(cmd, "explain") == 0)
-        reply = explain_json(d, job_id);
-    else if (strcmp(cmd, "release") == 0)
-        reply = release_json(d, job_id, uid);
-    else
-        reply = json_pack("{s:b, s:s}", "ok", 0, "error", "unknown cmd");
-    json_decref(req);
-    return reply;
-}
-
-void server_handle_unix(lucidd *d, int listen_fd)
-{
-    int fd = accept(listen_fd, NULL, NULL);
-    if (fd < 0)
-        return;
-    char request[4096];
-    struct ucred cred = {.uid = (uid_t)-1};
-    socklen_t cred_len = sizeof cred;
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) < 0)
-        cred.uid = (uid_t)-1; /* unknown peer: owns nothing */
-    if (read_request(fd, request, sizeof request) == 0) {
-        json_t *reply = answer(d, request, (uint32_t)cred.uid);
-        char *text = reply ? json_dumps(reply, JSON_COMPACT) : NULL;
-        if (text) {
-            write_all(fd, text, strlen(text));
-            write_all(fd, "\n", 1);
-        }
-        free(text);
-        json_decref(reply);
-    }
-    close(fd);
-}
+/* ---- metrics ---- */
 
 static void metric(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -344,12 +415,12 @@ static void metric(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
     }
 }
 
-static char *metrics_text(lucidd *d, size_t *len)
+static char *metrics_text(const lucidd_snapshot *s, size_t *len)
 {
     char *buf = NULL;
     size_t cap = 0;
     *len = 0;
-    lucidd_counts c = count_jobs(d);
+    lucidd_counts c = count_jobs(s);
     metric(&buf, len, &cap, "# HELP lucid_queue_jobs Jobs waiting, by queue.\n"
                             "# TYPE lucid_queue_jobs gauge\n"
                             "lucid_queue_jobs{queue=\"profiling\"} %ld\n"
@@ -368,7 +439,7 @@ static char *metrics_text(lucidd *d, size_t *len)
            "# TYPE lucid_packed_pairs gauge\nlucid_packed_pairs %ld\n"
            "# HELP lucid_packing_on Whether packing is switched on.\n"
            "# TYPE lucid_packing_on gauge\nlucid_packing_on %d\n",
-           c.profiled, c.by_phase[LUCID_PHASE_DONE_IN_PROFILER], c.packed_pairs, d->packing_on);
+           c.profiled, c.by_phase[LUCID_PHASE_DONE_IN_PROFILER], c.packed_pairs, s->packing_on);
     metric(&buf, len, &cap,
            "# HELP lucid_decision_latency_seconds Time of one decision step (recent window).\n"
            "# TYPE lucid_decision_latency_seconds summary\n"
@@ -376,49 +447,424 @@ static char *metrics_text(lucidd *d, size_t *len)
            "lucid_decision_latency_seconds{quantile=\"0.99\"} %.9f\n"
            "lucid_decision_latency_seconds_sum %.9f\n"
            "lucid_decision_latency_seconds_count %llu\n",
-           engine_latency_quantile(d, 0.5), engine_latency_quantile(d, 0.99), d->latency_sum_s,
-           (unsigned long long)d->latency_count);
+           s->latency_p50_s, s->latency_p99_s, s->latency_sum_s,
+           (unsigned long long)s->latency_count);
     metric(&buf, len, &cap,
+           "# HELP lucid_ticks_total Ticks of the decision loop.\n"
+           "# TYPE lucid_ticks_total counter\nlucid_ticks_total %llu\n"
+           "# HELP lucid_slurm_up Whether the latest call to Slurm worked.\n"
+           "# TYPE lucid_slurm_up gauge\nlucid_slurm_up %d\n"
            "# HELP lucid_slurm_errors_total Failed calls to Slurm.\n"
            "# TYPE lucid_slurm_errors_total counter\nlucid_slurm_errors_total %llu\n"
            "# HELP lucid_gpu_metrics_backend The active GPU metrics backend.\n"
            "# TYPE lucid_gpu_metrics_backend gauge\nlucid_gpu_metrics_backend{backend=\"%s\"} 1\n",
-           (unsigned long long)d->slurm_errors, lucid_gpumetrics_backend_name(d->metrics));
+           (unsigned long long)s->ticks, s->slurm_up, (unsigned long long)s->slurm_errors,
+           s->metrics_backend);
     lucidd_ended ended[64];
-    int nended = engine_ended_counts(d, ended, 64);
+    int nended = lucidd_ended_counts(s->jobs, s->njobs, ended, 64);
     metric(&buf, len, &cap,
-           "# HELP lucid_jobs_ended_total Jobs that ended, by where (queue, profiler, main) and outcome.\n"
-           "# TYPE lucid_jobs_ended_total counter\n");
+           "# HELP lucid_jobs_ended_total Jobs that ended, by where (queue, profiler, main) and "
+           "outcome.\n# TYPE lucid_jobs_ended_total counter\n");
     for (int i = 0; i < nended; i++)
         metric(&buf, len, &cap, "lucid_jobs_ended_total{where=\"%s\",outcome=\"%s\"} %ld\n",
                ended[i].where, ended[i].outcome, ended[i].count);
     return buf;
 }
 
-void server_handle_http(lucidd *d, int listen_fd)
+/* ---- connections ---- */
+
+/* Hands `text` (malloc'd, or NULL: out of memory) to the connection. */
+static void conn_reply(conn *c, char *text, size_t len)
 {
-    int fd = accept(listen_fd, NULL, NULL);
-    if (fd < 0)
+    free(c->out);
+    c->out = text;
+    c->out_len = c->out_cap = text ? len : 0;
+    c->out_off = 0;
+    c->phase = CONN_WRITING;
+    c->deadline = monotonic_s() + REPLY_DEADLINE_S;
+}
+
+/* Appends to the unsent output; -1 out of memory. */
+static int out_append(conn *c, const char *text, size_t len)
+{
+    if (c->out_off == c->out_len)
+        c->out_off = c->out_len = 0; /* all sent: reuse the buffer from its start */
+    if (c->out_len + len > c->out_cap) {
+        size_t cap = c->out_cap ? c->out_cap : 4096;
+        while (cap < c->out_len + len)
+            cap *= 2;
+        char *grown = realloc(c->out, cap);
+        if (!grown)
+            return -1;
+        c->out = grown;
+        c->out_cap = cap;
+    }
+    memcpy(c->out + c->out_len, text, len);
+    c->out_len += len;
+    return 0;
+}
+
+/* `queue` streams: the reply (10 MB for 20,000 jobs) is rendered a slice
+ * at a time, only as fast as the client reads it, from the snapshot the
+ * connection holds.  So a large reply neither sits whole in memory nor
+ * holds up the other clients while it is rendered. */
+#define STREAM_SLICE ((size_t)64 << 10)
+
+static void conn_stream(conn *c, lucidd_snapshot *snap, int all)
+{
+    conn_reply(c, NULL, 0);
+    c->streaming = snap;
+    c->cursor = c->emitted = 0;
+    c->all = all;
+    static const char head[] = "{\"ok\":true,\"jobs\":[";
+    out_append(c, head, sizeof head - 1);
+}
+
+/* Renders the next slice; -1 out of memory. */
+static int stream_more(lucidd_server *srv, conn *c)
+{
+    const lucidd_snapshot *s = c->streaming;
+    size_t start = c->out_len;
+    while (c->cursor < s->njobs && c->out_len - start < STREAM_SLICE) {
+        const lucidd_job *job = &s->jobs[c->cursor++];
+        if (!c->all && lucid_phase_is_final(job->rec.phase))
+            continue;
+        json_t *one = job_json(job);
+        char *text = one ? json_dumps(one, JSON_COMPACT) : NULL;
+        json_decref(one);
+        if (!text)
+            return -1; /* out of memory */
+        int rc = c->emitted++ == 0 || out_append(c, ",", 1) == 0 ? out_append(c, text, strlen(text))
+                                                                 : -1;
+        free(text);
+        if (rc < 0)
+            return -1;
+    }
+    if (c->cursor >= s->njobs) {
+        lucidd_hub_release(srv->hub, c->streaming);
+        c->streaming = NULL;
+        return out_append(c, "]}\n", 3);
+    }
+    return 0;
+}
+
+static void conn_reply_json(conn *c, json_t *reply)
+{
+    char *text = reply ? json_dumps(reply, JSON_COMPACT) : NULL;
+    json_decref(reply);
+    if (text && strlen(text) > REPLY_MAX_BYTES) {
+        free(text);
+        json_t *small = error_json("reply too large");
+        text = small ? json_dumps(small, JSON_COMPACT) : NULL;
+        json_decref(small);
+    }
+    size_t len = text ? strlen(text) : 0;
+    char *line = text ? realloc(text, len + 2) : NULL;
+    if (!line) {
+        free(text);
+        conn_reply(c, NULL, 0);
         return;
-    char request[2048];
-    if (read_request(fd, request, sizeof request) == 0) {
-        char head[256];
-        if (strncmp(request, "GET /metrics ", 13) == 0 || strncmp(request, "GET /metrics\r", 13) == 0) {
-            size_t len = 0;
-            char *body = metrics_text(d, &len);
-            int n = snprintf(head, sizeof head,
-                             "HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\n"
-                             "Content-Length: %zu\r\nConnection: close\r\n\r\n",
-                             len);
-            write_all(fd, head, (size_t)n);
-            if (body)
-                write_all(fd, body, len);
-            free(body);
-        } else {
-            static const char not_found[] = "HTTP/1.0 404 Not Found\r\nContent-Length: 10\r\n"
-                                            "Connection: close\r\n\r\nnot found\n";
-            write_all(fd, not_found, sizeof not_found - 1);
+    }
+    line[len++] = '\n';
+    line[len] = '\0';
+    conn_reply(c, line, len);
+}
+
+static void conn_wait(conn *c, uint64_t id, double seconds)
+{
+    c->cmd_id = id;
+    c->phase = CONN_WAITING;
+    c->deadline = monotonic_s() + seconds;
+}
+
+static void answer_explain(lucidd_server *srv, conn *c, const lucidd_snapshot *s,
+                           json_int_t job_id)
+{
+    const lucidd_job *job = snapshot_find(s, job_id);
+    if (!job) {
+        conn_reply_json(c, error_json("no such job under lucid"));
+        return;
+    }
+    lucid_error err = {{0}};
+    if (!srv->reader &&
+        !(srv->reader = lucid_state_open_readonly(srv->cfg->state_path, 1000, &err))) {
+        conn_reply_json(c, error_json(err.msg));
+        return;
+    }
+    json_t *reply = explain_json(srv->reader, job);
+    lucidd_command cmd = {.kind = LUCIDD_CMD_WHY, .job_id = job->rec.job_id};
+    uint64_t id = reply ? lucidd_hub_post(srv->hub, &cmd) : 0;
+    if (!id) {
+        answer_why(reply, "not available now: too many requests wait for the decision loop");
+        conn_reply_json(c, reply);
+        return;
+    }
+    c->pending = reply;
+    conn_wait(c, id, WHY_DEADLINE_S);
+}
+
+static void answer_release(lucidd_server *srv, conn *c, json_int_t job_id)
+{
+    if (c->http || !c->have_cred) {
+        conn_reply_json(c, error_json("release: the client's credentials are unknown"));
+        return;
+    }
+    if (job_id <= 0 || job_id > UINT32_MAX) {
+        conn_reply_json(c, error_json("bad request: release needs \"job\":N"));
+        return;
+    }
+    lucidd_command cmd = {.kind = LUCIDD_CMD_RELEASE, .job_id = (uint32_t)job_id, .uid = c->uid,
+                          .pid = c->pid};
+    uint64_t id = lucidd_hub_post(srv->hub, &cmd);
+    if (!id) {
+        conn_reply_json(c, error_json("busy: too many requests wait for the decision loop"));
+        return;
+    }
+    conn_wait(c, id, RELEASE_DEADLINE_S);
+}
+
+/* One JSON request; the reply is written at once or after the engine answers. */
+static void answer_unix(lucidd_server *srv, conn *c)
+{
+    const lucidd_config *cfg = srv->cfg;
+    json_error_t jerr;
+    json_t *req = json_loads(c->in, JSON_DISABLE_EOF_CHECK, &jerr);
+    const char *cmd = NULL;
+    json_int_t job_id = 0;
+    int all = 0;
+    if (!req || json_unpack(req, "{s:s, s?I, s?b}", "cmd", &cmd, "job", &job_id, "all", &all) < 0) {
+        json_decref(req);
+        conn_reply_json(c, error_json("bad request: expected "
+                                      "{\"cmd\":\"queue\"|\"status\"|\"explain\"|\"release\"}"));
+        return;
+    }
+    double tick_running_s = 0;
+    lucidd_snapshot *s = lucidd_hub_acquire(srv->hub, &tick_running_s);
+    if (!s)
+        conn_reply_json(c, error_json("lucidd is starting"));
+    else if (strcmp(cmd, "queue") == 0)
+        conn_stream(c, lucidd_hub_acquire(srv->hub, NULL), all); /* the stream's own hold */
+    else if (strcmp(cmd, "status") == 0)
+        conn_reply_json(c, status_json(s, cfg, tick_running_s));
+    else if (strcmp(cmd, "explain") == 0)
+        answer_explain(srv, c, s, job_id);
+    else if (strcmp(cmd, "release") == 0)
+        answer_release(srv, c, job_id);
+    else
+        conn_reply_json(c, error_json("unknown cmd"));
+    lucidd_hub_release(srv->hub, s);
+    json_decref(req);
+}
+
+static void answer_http(lucidd_server *srv, conn *c)
+{
+    static const char not_found[] = "HTTP/1.0 404 Not Found\r\nContent-Length: 10\r\n"
+                                    "Connection: close\r\n\r\nnot found\n";
+    if (strncmp(c->in, "GET /metrics ", 13) != 0 && strncmp(c->in, "GET /metrics\r", 13) != 0 &&
+        strncmp(c->in, "GET /metrics\n", 13) != 0) {
+        conn_reply(c, strdup(not_found), sizeof not_found - 1);
+        return;
+    }
+    lucidd_snapshot *s = lucidd_hub_acquire(srv->hub, NULL);
+    size_t len = 0;
+    char *body = s ? metrics_text(s, &len) : NULL;
+    lucidd_hub_release(srv->hub, s);
+    char head[256];
+    int n = snprintf(head, sizeof head,
+                     "HTTP/1.0 %s\r\nContent-Type: text/plain; version=0.0.4\r\n"
+                     "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+                     body ? "200 OK" : "503 Service Unavailable", len);
+    char *text = malloc((size_t)n + len);
+    if (text) {
+        memcpy(text, head, (size_t)n);
+        if (body)
+            memcpy(text + n, body, len);
+    }
+    free(body);
+    conn_reply(c, text, (size_t)n + len);
+}
+
+/* The request is whole: a line on the socket, the headers over HTTP (or
+ * end of input, or a full buffer: answered as it is). */
+static int request_complete(const conn *c, int eof)
+{
+    if (eof || c->in_len + 1 >= sizeof c->in)
+        return 1;
+    if (!c->http)
+        return memchr(c->in, '\n', c->in_len) != NULL;
+    return strstr(c->in, "\r\n\r\n") || strstr(c->in, "\n\n");
+}
+
+/* Reads what is there; 0 keep going, -1 close. */
+static int conn_read(lucidd_server *srv, conn *c)
+{
+    int eof = 0;
+    while (c->in_len + 1 < sizeof c->in) {
+        ssize_t n = read(c->fd, c->in + c->in_len, sizeof c->in - 1 - c->in_len);
+        if (n > 0) {
+            c->in_len += (size_t)n;
+            c->in[c->in_len] = '\0';
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            break;
+        eof = 1; /* 0: end of input; other errors end it too */
+        break;
+    }
+    if (!request_complete(c, eof))
+        return 0;
+    if (c->in_len == 0)
+        return -1;
+    if (c->http)
+        answer_http(srv, c);
+    else
+        answer_unix(srv, c);
+    return 0;
+}
+
+/* Writes what the socket takes, rendering a streamed reply as it goes (at
+ * most a few slices per call, so one fast reader does not hold up the
+ * others); 1 done, 0 keep going, -1 close. */
+static int conn_write(lucidd_server *srv, conn *c)
+{
+    int slices = 4;
+    for (;;) {
+        if (c->out_off == c->out_len && c->streaming) {
+            if (slices-- == 0)
+                return 0; /* the socket is writable: the next poll comes back at once */
+            if (stream_more(srv, c) < 0)
+                return -1;
+        }
+        if (c->out_off == c->out_len)
+            return 1;
+        ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL);
+        if (n > 0)
+            c->out_off += (size_t)n;
+        else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return 0;
+        else if (!(n < 0 && errno == EINTR))
+            return -1;
+    }
+}
+
+/* The engine answered (or the deadline passed: timed_out). */
+static void conn_answered(lucidd_server *srv, conn *c, int timed_out)
+{
+    int rc = -1;
+    char reply[LUCIDD_REPLY_MAX];
+    if (timed_out) {
+        lucidd_hub_forget(srv->hub, c->cmd_id);
+        snprintf(reply, sizeof reply,
+                 "the decision loop did not answer within %.0f s (a tick is still running); "
+                 "ask again",
+                 c->pending ? WHY_DEADLINE_S : RELEASE_DEADLINE_S);
+    } else if (!lucidd_hub_answer(srv->hub, c->cmd_id, &rc, reply, sizeof reply)) {
+        return;
+    }
+    c->cmd_id = 0;
+    if (c->pending) {
+        json_t *explain = c->pending;
+        c->pending = NULL;
+        answer_why(explain, reply);
+        conn_reply_json(c, explain);
+    } else if (rc == 0) {
+        conn_reply_json(c, json_pack("{s:b, s:s}", "ok", 1, "message", reply));
+    } else {
+        conn_reply_json(c, error_json(reply));
+    }
+}
+
+static void accept_all(lucidd_server *srv, int listen_fd, int http)
+{
+    for (;;) {
+        int fd = accept(listen_fd, NULL, NULL);
+        if (fd < 0)
+            return; /* EAGAIN: none left (or a transient error: next poll) */
+        set_nonblocking(fd);
+        if (srv->nconns >= SERVER_MAX_CONNS) {
+            static const char busy_json[] =
+                "{\"ok\":false,\"error\":\"lucidd: too many connections; try again\"}\n";
+            static const char busy_http[] = "HTTP/1.0 503 Service Unavailable\r\n"
+                                            "Content-Length: 21\r\nConnection: close\r\n\r\n"
+                                            "too many connections\n";
+            ssize_t ignored = http ? send(fd, busy_http, sizeof busy_http - 1, MSG_NOSIGNAL)
+                                   : send(fd, busy_json, sizeof busy_json - 1, MSG_NOSIGNAL);
+            (void)ignored;
+            close(fd);
+            continue;
+        }
+        conn *c = &srv->conns[srv->nconns++];
+        memset(c, 0, sizeof *c);
+        c->fd = fd;
+        c->http = http;
+        c->phase = CONN_READING;
+        c->deadline = monotonic_s() + REQUEST_DEADLINE_S;
+        if (!http) {
+            struct ucred cred;
+            socklen_t size = sizeof cred;
+            if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &size) == 0) {
+                c->uid = cred.uid;
+                c->pid = cred.pid;
+                c->have_cred = 1;
+            }
         }
     }
-    close(fd);
+}
+
+/* One pass over the connections after poll: reads, writes, answers, deadlines. */
+static void serve_connections(lucidd_server *srv, const struct pollfd *fds, int first)
+{
+    double now = monotonic_s();
+    /* Backwards: closing moves the last connection into the closed slot. */
+    for (int k = srv->nconns - 1; k >= 0; k--) {
+        conn *c = &srv->conns[k];
+        short revents = fds[first + k].revents;
+        int rc = 0;
+        if (c->phase == CONN_READING && (revents & (POLLIN | POLLHUP | POLLERR)))
+            rc = conn_read(srv, c);
+        if (rc == 0 && c->phase == CONN_WAITING)
+            conn_answered(srv, c, now > c->deadline);
+        if (rc == 0 && c->phase == CONN_WRITING)
+            rc = conn_write(srv, c);
+        if (rc == 0 && (c->phase != CONN_WAITING && now > c->deadline))
+            rc = -1; /* too slow to send its request, or to read its reply */
+        if (rc != 0)
+            conn_close(srv, c);
+    }
+}
+
+void server_run(lucidd_server *srv, volatile sig_atomic_t *stop)
+{
+    struct pollfd fds[3 + SERVER_MAX_CONNS];
+    while (!*stop && !lucidd_hub_stopping(srv->hub)) {
+        int n = 0;
+        fds[n++] = (struct pollfd){.fd = lucidd_hub_wake_fd(srv->hub), .events = POLLIN};
+        fds[n++] = (struct pollfd){.fd = srv->unix_fd, .events = POLLIN};
+        fds[n++] = (struct pollfd){.fd = srv->http_fd, .events = POLLIN}; /* -1: ignored */
+        double now = monotonic_s(), next = now + 0.2;
+        for (int k = 0; k < srv->nconns; k++) {
+            const conn *c = &srv->conns[k];
+            short events = c->phase == CONN_READING ? POLLIN
+                           : c->phase == CONN_WRITING ? POLLOUT : 0;
+            fds[n++] = (struct pollfd){.fd = c->fd, .events = events};
+            if (c->deadline < next)
+                next = c->deadline;
+        }
+        int timeout_ms = next > now ? (int)((next - now) * 1000) + 1 : 0;
+        if (poll(fds, (nfds_t)n, timeout_ms) < 0 && errno != EINTR)
+            continue;
+        if (fds[0].revents & POLLIN) {
+            char drain[64];
+            while (read(fds[0].fd, drain, sizeof drain) > 0)
+                ;
+        }
+        /* Connections first: accepting reorders nothing but appends. */
+        serve_connections(srv, fds, 3);
+        if (fds[1].revents & POLLIN)
+            accept_all(srv, srv->unix_fd, 0);
+        if (srv->http_fd >= 0 && (fds[2].revents & POLLIN))
+            accept_all(srv, srv->http_fd, 1);
+    }
 }

@@ -244,6 +244,24 @@ lucid_state *lucid_state_open(const char *path, lucid_error *err)
     return state;
 }
 
+lucid_state *lucid_state_open_readonly(const char *path, int busy_ms, lucid_error *err)
+{
+    lucid_state *state = calloc(1, sizeof *state);
+    if (!state) {
+        lucid_error_set(err, "out of memory");
+        return NULL;
+    }
+    snprintf(state->path, sizeof state->path, "%s", path);
+    if (sqlite3_open_v2(path, &state->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        lucid_error_set(err, "state database %s: cannot open for reading: %s", path,
+                        state->db ? sqlite3_errmsg(state->db) : "out of memory");
+        lucid_state_close(state);
+        return NULL;
+    }
+    sqlite3_busy_timeout(state->db, busy_ms);
+    return state;
+}
+
 void lucid_state_close(lucid_state *state)
 {
     if (!state)

@@ -331,3 +331,18 @@ int lucid_csv_f64(const lucid_csv *csv, int col, double *out, lucid_error *err)
                               "'%s' is not a number", s);
     return 0;
 }
+
+void lucid_csv_write_field(FILE *out, const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, out);
+        return;
+    }
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', out);
+        fputc(*s, out);
+    }
+    fputc('"', out);
+}

@@ -102,7 +102,7 @@ const char *lucid_vcs_name(const lucid_vcs *vcs, int32_t vc)
 /* ---------------- trace ---------------- */
 
 typedef struct trace_columns {
-    int job_id, vc, gpu_num, cpu_num, submit_time, duration, user, state;
+    int job_id, vc, gpu_num, cpu_num, submit_time, duration, user, state, time_limit, gpu_type;
     int model, dataset, batchsize, amp, speed, gpu_util, gmem_util, gmem;
 } trace_columns;
 
@@ -193,8 +193,16 @@ static int read_job(lucid_trace *trace, const lucid_csv *csv, const trace_column
     if (job->duration > ((int64_t)1 << 40))
         return lucid_error_at(err, file, line, "duration", "%lld is implausibly large",
                               (long long)job->duration);
+    job->time_limit = -1;
+    if (c->time_limit >= 0 && *lucid_csv_field(csv, c->time_limit)) {
+        if (lucid_csv_i64(csv, c->time_limit, &v, err) < 0 ||
+            check_range(csv, "time_limit", v, 0, (int64_t)1 << 40, err) < 0)
+            return -1;
+        job->time_limit = v;
+    }
     if (optional_string(trace, csv, c->user, &job->user) < 0 ||
         optional_string(trace, csv, c->state, &job->state) < 0 ||
+        optional_string(trace, csv, c->gpu_type, &job->gpu_type) < 0 ||
         optional_string(trace, csv, c->model, &job->workload.model) < 0 ||
         optional_string(trace, csv, c->dataset, &job->workload.dataset) < 0)
         return lucid_error_set(err, "%s: out of memory", file);
@@ -291,6 +299,7 @@ static int load_from_csv(lucid_trace *trace, lucid_csv *csv, const lucid_vcs *vc
         .gpu_num = lucid_csv_col(csv, "gpu_num"), .cpu_num = lucid_csv_col(csv, "cpu_num"),
         .submit_time = lucid_csv_col(csv, "submit_time"), .duration = lucid_csv_col(csv, "duration"),
         .user = lucid_csv_col(csv, "user"), .state = lucid_csv_col(csv, "state"),
+        .time_limit = lucid_csv_col(csv, "time_limit"), .gpu_type = lucid_csv_col(csv, "gpu_type"),
         .model = lucid_csv_col(csv, "model"), .dataset = lucid_csv_col(csv, "dataset"),
         .batchsize = lucid_csv_col(csv, "batchsize"), .amp = lucid_csv_col(csv, "amp"),
         .speed = lucid_csv_col(csv, "speed"), .gpu_util = lucid_csv_col(csv, "gpu_util"),
@@ -303,6 +312,10 @@ static int load_from_csv(lucid_trace *trace, lucid_csv *csv, const lucid_vcs *vc
             return lucid_error_at(err, name, 1, required[i], "required column is missing");
     trace->has_workload = c.model >= 0 && c.dataset >= 0 && c.batchsize >= 0 && c.amp >= 0;
     trace->has_metrics = c.gpu_util >= 0 && c.gmem_util >= 0 && c.gmem >= 0;
+    trace->has_user = c.user >= 0;
+    trace->has_state = c.state >= 0;
+    trace->has_time_limit = c.time_limit >= 0;
+    trace->has_gpu_type = c.gpu_type >= 0;
     size_t cap = 0;
     int got;
     while ((got = lucid_csv_next(csv, err)) == 1) {

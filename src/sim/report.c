@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lucid/bounds.h"
 #include "lucid/sim.h"
 
 static void print_number(FILE *out, double v)
@@ -18,8 +19,10 @@ int lucid_write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
 {
     int lucid = (result->policy->flags & LUCID_POLICY_LUCID) != 0;
     fputs("job_id,vc,gpu_num,submit_time,duration,start_time,end_time,queue,jct,profiled,"
-          "finished_in_profiler,packed_with\n",
+          "finished_in_profiler,packed_with",
           out);
+    lucid_carry_header(out, trace);
+    fputc('\n', out);
     for (size_t i = 0; i < trace->njobs; i++) {
         if (result->excluded[i])
             continue;
@@ -36,6 +39,7 @@ int lucid_write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
             fputs(",,", out);
         if (r->packed_with >= 0)
             fprintf(out, "%lld", (long long)trace->jobs[r->packed_with].job_id);
+        lucid_carry_row(out, trace, job);
         fputc('\n', out);
     }
     return ferror(out) ? -1 : 0;
@@ -69,9 +73,17 @@ int lucid_write_summary_rows(FILE *out, const lucid_trace *trace, const lucid_vc
         }
         if (vc >= 0 && s.jobs == 0)
             continue;
-        fprintf(out, "%s,%s,%lld,%.3f,%.3f,%.3f\n", result->policy->name,
+        fprintf(out, "%s,%s,%lld,%.3f,%.3f,%.3f", result->policy->name,
                 vc >= 0 ? lucid_vcs_name(vcs, vc) : "all", (long long)s.jobs, s.avg_jct,
                 s.avg_queue, s.p999_queue);
+        /* The floor, gap, bounded slowdown and fairness columns (bounds.c). */
+        lucid_metrics m;
+        if (lucid_metrics_compute(trace, result, vc, &m) < 0) {
+            rc = -1;
+            break;
+        }
+        lucid_metrics_write(out, &m);
+        fputc('\n', out);
     }
     free(order);
     return rc < 0 || ferror(out) ? -1 : 0;

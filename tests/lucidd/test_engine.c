@@ -212,7 +212,7 @@ static void outcomes_say_where_and_how(void **state)
     assert_phase(5, LUCID_PHASE_ENDED_UNKNOWN);
     assert_string_equal(rec(5)->outcome, "unknown");
     lucidd_ended ended[16];
-    int n = engine_ended_counts(&d, ended, 16);
+    int n = lucidd_ended_counts(d.jobs, d.njobs, ended, 16);
     int seen = 0;
     for (int i = 0; i < n; i++) {
         char key[48];

@@ -1,0 +1,75 @@
+/* bounds.h — what no schedule can beat on a trace, and how far a
+ * simulated schedule is from it (`lucid bounds`, summary.csv's extra columns).
+ *
+ * Floors on the average JCT (seconds):
+ *  - mean duration: a job's JCT is its wait plus its duration, waits are
+ *    >= 0, so no schedule that leaves durations unchanged averages less;
+ *    holds for every policy (packing only slows a job, so it holds for
+ *    Lucid too).
+ *  - single-machine relaxation, per VC: a VC of G GPUs processes at most G
+ *    GPU-seconds per second; treat it as one machine of speed G and each job
+ *    as g x d units of work released at its submit time.  Every schedule
+ *    inside the VC is feasible there, and preemptive shortest-remaining-work
+ *    first is optimal for total completion time on one machine with release
+ *    dates, so its average JCT is a floor.  Holds when jobs run only in
+ *    their VC and never share a GPU (FIFO, SJF, SRTF, QSSF, Tiresias; not
+ *    Lucid: its profiler runs jobs outside their VC and packing shares GPUs).
+ *  - pooled relaxation: the same over all GPUs at once; holds for any
+ *    schedule without packing.
+ * Each VC's floor is the larger of its mean duration and its relaxation. */
+#ifndef LUCID_BOUNDS_H
+#define LUCID_BOUNDS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "lucid/error.h"
+#include "lucid/sim.h"
+#include "lucid/trace.h"
+
+typedef struct lucid_vc_bound {
+    int64_t jobs, gpus;
+    double mean_duration; /* avg JCT floor from durations */
+    double relaxation;    /* avg JCT floor from the single-machine relaxation */
+} lucid_vc_bound;
+
+typedef struct lucid_bounds {
+    int64_t jobs, gpus;
+    double mean_duration; /* over all jobs */
+    double per_vc;        /* job-weighted mean of max(mean duration, relaxation) per VC */
+    double pooled;        /* max(mean duration, relaxation of all GPUs as one machine) */
+    lucid_vc_bound *vc;   /* per VC index (vcs->count) */
+    int32_t nvcs;
+} lucid_bounds;
+
+int lucid_bounds_compute(const lucid_trace *trace, const lucid_vcs *vcs, int32_t gpus_per_node,
+                         lucid_bounds *out, lucid_error *err);
+void lucid_bounds_free(lucid_bounds *b);
+
+/* Average JCT of preemptive shortest-remaining-work-first on one machine
+ * of `capacity` work units per second; jobs (release, work) sorted by
+ * release.  (Exposed for tests.) */
+double lucid_srpt_mean_flow(const int64_t *release, const double *work, size_t n, double capacity,
+                            int *ok);
+
+/* Per-schedule metrics over the jobs of VC `vc` (-1 = all). */
+typedef struct lucid_metrics {
+    int64_t jobs;
+    double floor;      /* mean duration of these jobs */
+    double gap;        /* avg JCT / floor - 1 */
+    double bsld_mean;  /* bounded slowdown max(1, JCT / max(duration, 10 s)) */
+    double bsld_p99;
+    double jain_users; /* Jain's index of the users' mean bounded slowdowns (NaN: < 1 user) */
+    double jain_vcs;   /* same across VCs (NaN for a single VC) */
+} lucid_metrics;
+
+#define LUCID_BSLD_THRESHOLD 10.0
+
+int lucid_metrics_compute(const lucid_trace *trace, const lucid_sim_result *result, int32_t vc,
+                          lucid_metrics *out);
+/* The summary.csv columns after p999_queue (header and one row's values,
+ * each starting with a comma). */
+void lucid_metrics_header(FILE *out);
+void lucid_metrics_write(FILE *out, const lucid_metrics *m);
+
+#endif

@@ -1,0 +1,142 @@
+/* import_lucidd.c — what a live cluster actually ran under lucidd: its
+ * SQLite state database (src/daemon/state.c), opened read-only.
+ *
+ * Rules (docs/traces.md): jobs not in a final phase (queued, profiling,
+ * moving, running) are removed (not_finished); a failed job that never
+ * started (rejected, cancelled while held) is removed (never_started); the
+ * duration is what the job last ran: end - main start for jobs that ended on
+ * the main partition (a job moved out of the profiler restarts from the
+ * beginning there), end - profiler start for jobs that finished in the
+ * profiler; jobs without GPUs or an end time are removed.  The profile
+ * lucidd measured (GPU utilisation, memory) becomes the trace's gpu_util,
+ * gmem_util and gmem columns.  The daemon's cluster is one VC, "lucidd",
+ * whose size is derived unless --vc-size lucidd=GPUS. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lucid/import.h"
+#include "lucid/state.h"
+
+#ifdef LUCID_HAVE_STATE
+#include <sqlite3.h>
+
+static const char *text_or_empty(sqlite3_stmt *stmt, int col)
+{
+    const unsigned char *s = sqlite3_column_text(stmt, col);
+    return s ? (const char *)s : "";
+}
+
+int lucid_import_lucidd(lucid_import *imp, const char *const *paths, int npaths,
+                        const lucid_import_options *opt, lucid_error *err)
+{
+    if (opt->gpus_per_node > 0)
+        imp->gpus_per_node = opt->gpus_per_node;
+    int not_finished = lucid_import_rule_add(imp, "not_finished",
+                                             "still queued, profiling, moving or running");
+    int never = lucid_import_rule_add(imp, "never_started", "failed or rejected before starting");
+    int no_gpus = lucid_import_rule_add(imp, "no_gpus", "asked for no GPU");
+    int no_end = lucid_import_rule_add(imp, "no_end_time", "final phase without an end time");
+    int zero = lucid_import_rule_add(imp, "zero_duration", "ran < 1 s");
+    int32_t vc = lucid_import_vc(imp, "lucidd", -1);
+    if (vc < 0)
+        return lucid_error_set(err, "out of memory");
+    for (int i = 0; i < npaths; i++) {
+        sqlite3 *db = NULL;
+        sqlite3_stmt *stmt = NULL;
+        int rc = 0;
+        /* Read-only: a trace import never writes the daemon's database. */
+        if (sqlite3_open_v2(paths[i], &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+            sqlite3_prepare_v2(db,
+                               "SELECT j.job_id, j.user, j.gpus, j.cpus, j.submit_time, j.phase,"
+                               " j.profile_start, j.main_start, j.end_time,"
+                               " p.gpu_util, p.gmem_mib, p.gmem_util"
+                               " FROM jobs j LEFT JOIN profiles p ON p.job_id = j.job_id"
+                               " ORDER BY j.job_id",
+                               -1, &stmt, NULL) != SQLITE_OK)
+            rc = lucid_error_set(err, "%s: not a lucidd state database (%s)", paths[i],
+                                 db ? sqlite3_errmsg(db) : "cannot open");
+        int step;
+        while (rc == 0 && (step = sqlite3_step(stmt)) == SQLITE_ROW) {
+            int64_t id = sqlite3_column_int64(stmt, 0), gpus = sqlite3_column_int64(stmt, 2);
+            int64_t cpus = sqlite3_column_int64(stmt, 3), submit = sqlite3_column_int64(stmt, 4);
+            int64_t prof = sqlite3_column_int64(stmt, 6), main_start = sqlite3_column_int64(stmt, 7);
+            int64_t end = sqlite3_column_int64(stmt, 8);
+            const char *user = text_or_empty(stmt, 1), *phase = text_or_empty(stmt, 5);
+            imp->records++;
+            lucid_phase ph;
+            if (lucid_import_check_text(user, paths[i], 0, "user", err) < 0) {
+                rc = -1;
+                break;
+            }
+            if (lucid_phase_parse(phase, &ph) < 0) {
+                rc = lucid_error_set(err, "%s: job %lld: unknown phase '%s'", paths[i],
+                                     (long long)id, phase);
+                break;
+            }
+            int64_t start = ph == LUCID_PHASE_DONE_IN_PROFILER ? prof
+                            : main_start > 0                  ? main_start
+                                                               : prof;
+            int rule = !lucid_phase_is_final(ph)                ? not_finished
+                       : start <= 0                              ? never
+                       : gpus <= 0                               ? no_gpus
+                       : end <= 0                                ? no_end
+                       : end - start < 1                         ? zero
+                                                                 : -1;
+            if (rule >= 0) {
+                lucid_import_count(imp, rule);
+                continue;
+            }
+            if (gpus > (1 << 20)) {
+                rc = lucid_error_set(err, "%s: job %lld asks for %lld GPUs", paths[i],
+                                     (long long)id, (long long)gpus);
+                break;
+            }
+            lucid_import_job *job = lucid_import_push(imp);
+            if (!job) {
+                rc = lucid_error_set(err, "out of memory");
+                break;
+            }
+            job->job_id = id;
+            job->submit = submit;
+            job->duration = end - start;
+            job->gpu_num = (int32_t)gpus;
+            job->cpu_num = cpus > 0 && cpus < (1 << 24) ? (int32_t)cpus : 0;
+            job->vc = vc;
+            job->record = (int64_t)i << 40 | (id & 0xffffffffff);
+            job->user = lucid_import_string(imp, user);
+            job->state = lucid_import_string(imp, phase);
+            if (sqlite3_column_type(stmt, 9) != SQLITE_NULL) {
+                /* gpu_util, gmem_util, gmem: Lucid's workload metric columns. */
+                static const int cols[3] = {9, 11, 10}, slots[3] = {5, 6, 7};
+                for (int k = 0; k < 3; k++) {
+                    char value[32];
+                    snprintf(value, sizeof value, "%.3f", sqlite3_column_double(stmt, cols[k]));
+                    job->workload[slots[k]] = lucid_import_string(imp, value);
+                }
+            }
+        }
+        if (rc == 0 && step != SQLITE_DONE)
+            rc = lucid_error_set(err, "%s: %s", paths[i], sqlite3_errmsg(db));
+        sqlite3_finalize(stmt);
+        sqlite3_close(db);
+        if (rc < 0)
+            return -1;
+    }
+    return lucid_import_note(imp, "lucidd: one VC \"lucidd\"; duration = end - main start (or "
+                                  "profiler start for jobs done in the profiler); the measured "
+                                  "profile in gpu_util, gmem_util, gmem") < 0
+               ? lucid_error_set(err, "out of memory")
+               : 0;
+}
+#else
+int lucid_import_lucidd(lucid_import *imp, const char *const *paths, int npaths,
+                        const lucid_import_options *opt, lucid_error *err)
+{
+    (void)imp;
+    (void)paths;
+    (void)npaths;
+    (void)opt;
+    return lucid_error_set(err, "lucid was built without SQLite: --format lucidd is unavailable");
+}
+#endif

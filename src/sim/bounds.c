@@ -1,0 +1,267 @@
+/* bounds.c — floors on the average JCT of a trace and the metrics that
+ * compare a schedule with them (bounds.h). */
+#include "lucid/bounds.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the single-machine relaxation: preemptive SRPT ---- */
+
+typedef struct heap_item {
+    double remaining;
+    int64_t release;
+} heap_item;
+
+static void heap_push(heap_item *h, size_t *n, heap_item item)
+{
+    size_t i = (*n)++;
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (h[parent].remaining <= item.remaining)
+            break;
+        h[i] = h[parent];
+        i = parent;
+    }
+    h[i] = item;
+}
+
+static void heap_pop(heap_item *h, size_t *n)
+{
+    heap_item last = h[--*n];
+    size_t i = 0;
+    for (;;) {
+        size_t child = 2 * i + 1;
+        if (child >= *n)
+            break;
+        if (child + 1 < *n && h[child + 1].remaining < h[child].remaining)
+            child++;
+        if (h[child].remaining >= last.remaining)
+            break;
+        h[i] = h[child];
+        i = child;
+    }
+    if (*n > 0)
+        h[i] = last;
+}
+
+double lucid_srpt_mean_flow(const int64_t *release, const double *work, size_t n, double capacity,
+                            int *ok)
+{
+    *ok = 0;
+    if (n == 0 || capacity <= 0)
+        return 0;
+    heap_item *h = malloc(n * sizeof *h);
+    if (!h)
+        return 0;
+    size_t size = 0, next = 0;
+    double t = (double)release[0], flow = 0;
+    while (next < n || size > 0) {
+        double arrival = next < n ? (double)release[next] : INFINITY;
+        if (size == 0) {
+            t = t > arrival ? t : arrival;
+        } else {
+            /* Only the top runs: it stays the smallest while it shrinks. */
+            double finish = t + h[0].remaining / capacity;
+            if (finish <= arrival) {
+                t = finish;
+                flow += t - (double)h[0].release;
+                heap_pop(h, &size);
+                continue;
+            }
+            h[0].remaining -= (arrival - t) * capacity;
+            t = arrival;
+        }
+        while (next < n && (double)release[next] <= t) {
+            heap_push(h, &size, (heap_item){work[next], release[next]});
+            next++;
+        }
+    }
+    free(h);
+    *ok = 1;
+    return flow / (double)n;
+}
+
+int lucid_bounds_compute(const lucid_trace *trace, const lucid_vcs *vcs, int32_t gpus_per_node,
+                         lucid_bounds *out, lucid_error *err)
+{
+    memset(out, 0, sizeof *out);
+    size_t n = trace->njobs;
+    out->vc = calloc((size_t)vcs->count + 1, sizeof *out->vc);
+    int64_t *release = malloc((n + 1) * sizeof *release);
+    double *work = malloc((n + 1) * sizeof *work);
+    if (!out->vc || !release || !work) {
+        free(release);
+        free(work);
+        lucid_bounds_free(out);
+        return lucid_error_set(err, "out of memory");
+    }
+    out->nvcs = vcs->count;
+    double duration_sum = 0;
+    for (int32_t v = 0; v < vcs->count; v++) {
+        lucid_vc_bound *b = &out->vc[v];
+        b->gpus = (int64_t)vcs->nodes[v] * gpus_per_node;
+        out->gpus += b->gpus;
+        size_t k = 0;
+        double sum = 0;
+        /* The trace is sorted by submit time, so each VC's jobs are too. */
+        for (size_t i = 0; i < n; i++) {
+            const lucid_job *job = &trace->jobs[i];
+            if (job->vc != v)
+                continue;
+            release[k] = job->submit_time;
+            work[k] = (double)job->gpu_num * (double)job->duration;
+            sum += (double)job->duration;
+            k++;
+        }
+        b->jobs = (int64_t)k;
+        if (k == 0)
+            continue;
+        b->mean_duration = sum / (double)k;
+        int ok;
+        b->relaxation = lucid_srpt_mean_flow(release, work, k, (double)b->gpus, &ok);
+        if (!ok && b->gpus > 0) {
+            free(release);
+            free(work);
+            lucid_bounds_free(out);
+            return lucid_error_set(err, "out of memory");
+        }
+        double floor = b->relaxation > b->mean_duration ? b->relaxation : b->mean_duration;
+        out->per_vc += floor * (double)k;
+        duration_sum += sum;
+        out->jobs += (int64_t)k;
+    }
+    if (out->jobs > 0) {
+        out->mean_duration = duration_sum / (double)out->jobs;
+        out->per_vc /= (double)out->jobs;
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            release[k] = trace->jobs[i].submit_time;
+            work[k++] = (double)trace->jobs[i].gpu_num * (double)trace->jobs[i].duration;
+        }
+        int ok;
+        double pooled = lucid_srpt_mean_flow(release, work, k, (double)out->gpus, &ok);
+        out->pooled = pooled > out->mean_duration ? pooled : out->mean_duration;
+    }
+    free(release);
+    free(work);
+    return 0;
+}
+
+void lucid_bounds_free(lucid_bounds *b)
+{
+    free(b->vc);
+    memset(b, 0, sizeof *b);
+}
+
+/* ---- per-schedule metrics ---- */
+
+static double jain(const double *x, size_t n)
+{
+    double sum = 0, squares = 0;
+    for (size_t i = 0; i < n; i++) {
+        sum += x[i];
+        squares += x[i] * x[i];
+    }
+    return n == 0 || squares == 0 ? NAN : sum * sum / ((double)n * squares);
+}
+
+/* Mean bounded slowdown per group (user or VC id), then Jain's index over
+ * the groups that have jobs. */
+static double jain_of_groups(const int32_t *group, const double *bsld, size_t n, int32_t ngroups)
+{
+    if (ngroups <= 0)
+        return NAN;
+    double *sum = calloc((size_t)ngroups, sizeof *sum), *mean = malloc((size_t)ngroups * sizeof *mean);
+    int64_t *count = calloc((size_t)ngroups, sizeof *count);
+    double j = NAN;
+    if (sum && mean && count) {
+        for (size_t i = 0; i < n; i++)
+            if (group[i] >= 0 && group[i] < ngroups) {
+                sum[group[i]] += bsld[i];
+                count[group[i]]++;
+            }
+        size_t k = 0;
+        for (int32_t g = 0; g < ngroups; g++)
+            if (count[g] > 0)
+                mean[k++] = sum[g] / (double)count[g];
+        j = k >= 2 ? jain(mean, k) : NAN;
+    }
+    free(sum);
+    free(mean);
+    free(count);
+    return j;
+}
+
+int lucid_metrics_compute(const lucid_trace *trace, const lucid_sim_result *result, int32_t vc,
+                          lucid_metrics *out)
+{
+    memset(out, 0, sizeof *out);
+    out->jain_users = out->jain_vcs = NAN;
+    size_t cap = trace->njobs + 1;
+    double *bsld = malloc(cap * sizeof *bsld), *sorted = malloc(cap * sizeof *sorted);
+    int32_t *users = malloc(cap * sizeof *users), *vcs = malloc(cap * sizeof *vcs);
+    int rc = -1;
+    if (!bsld || !sorted || !users || !vcs)
+        goto done;
+    double duration_sum = 0, jct_sum = 0, bsld_sum = 0;
+    int32_t max_vc = -1;
+    size_t n = 0;
+    for (size_t i = 0; i < trace->njobs; i++) {
+        const lucid_job *job = &trace->jobs[i];
+        if (result->excluded[i] || (vc >= 0 && job->vc != vc))
+            continue;
+        double jct = (double)(result->run[i].end_time - job->submit_time);
+        double d = (double)job->duration;
+        double s = jct / (d > LUCID_BSLD_THRESHOLD ? d : LUCID_BSLD_THRESHOLD);
+        bsld[n] = s > 1 ? s : 1;
+        users[n] = job->user;
+        vcs[n] = job->vc;
+        max_vc = job->vc > max_vc ? job->vc : max_vc;
+        duration_sum += d;
+        jct_sum += jct;
+        bsld_sum += bsld[n];
+        n++;
+    }
+    out->jobs = (int64_t)n;
+    rc = 0;
+    if (n == 0)
+        goto done;
+    out->floor = duration_sum / (double)n;
+    out->gap = jct_sum / duration_sum - 1;
+    out->bsld_mean = bsld_sum / (double)n;
+    memcpy(sorted, bsld, n * sizeof *sorted);
+    out->bsld_p99 = lucid_percentile(sorted, n, 99);
+    out->jain_users = trace->strings ? jain_of_groups(users, bsld, n, lucid_strtab_count(trace->strings))
+                                     : NAN;
+    if (vc < 0)
+        out->jain_vcs = jain_of_groups(vcs, bsld, n, max_vc + 1);
+done:
+    free(bsld);
+    free(sorted);
+    free(users);
+    free(vcs);
+    return rc;
+}
+
+void lucid_metrics_header(FILE *out)
+{
+    fputs(",floor,gap,bsld_mean,bsld_p99,jain_users,jain_vcs", out);
+}
+
+static void put(FILE *out, double v, const char *format)
+{
+    fputc(',', out);
+    if (!isnan(v))
+        fprintf(out, format, v);
+}
+
+void lucid_metrics_write(FILE *out, const lucid_metrics *m)
+{
+    put(out, m->floor, "%.3f");
+    put(out, m->gap, "%.6f");
+    put(out, m->bsld_mean, "%.6f");
+    put(out, m->bsld_p99, "%.6f");
+    put(out, m->jain_users, "%.6f");
+    put(out, m->jain_vcs, "%.6f");
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# cli_bounds.sh — `lucid bounds` and the floor / gap / bounded slowdown /
+# fairness columns of summary.csv, against values worked out by hand on a
+# 4-job trace (tests/data/bounds), and the Venus numbers.
+# Usage: cli_bounds.sh LUCID SOURCE_DIR
+set -u
+source "$2/tests/lib/checks.sh"
+cd "$src"
+t=tests/data/bounds
+
+# VC a (8 GPUs): work 800, 400 at 0 and 80 at 10: preemptive SRPT flows
+# 160 + 60 + 10 = 230 -> 76.7 > its mean duration 56.7; VC b: 100 s > 12.5.
+# Per-VC floor (230 + 100) / 4 = 82.5; mean duration 67.5.
+"$lucid" bounds "$t/trace.csv" >"$tmp/b.txt"
+check "bounds: mean duration 67.5" grep -q '^  mean duration  *67\.5 ' "$tmp/b.txt"
+check "bounds: per-VC relaxation 82.5" grep -q '^  per-VC relaxation  *82\.5 ' "$tmp/b.txt"
+check "bounds: VC a relaxation 76.7" grep -Eq '^a +3 +8 +56\.7 +76\.7$' "$tmp/b.txt"
+
+# FIFO (hand): JCTs 100, 150, 100, 160 -> 127.5, gap 127.5/67.5 - 1;
+# bounded slowdowns 1, 3, 1, 8 (mean 3.25, p99 3 + 0.97 x 5 = 7.85);
+# users u1 {1, 3} and u2 {1, 8}: Jain 6.5^2 / (2 x (2^2 + 4.5^2)) = 0.871134;
+# VCs a {1, 3, 8} and b {1}: 25 / (2 x 17) = 0.735294.
+"$lucid" simulate --quiet --jobs "$t/trace.csv" --vcs "$t/vc_config.csv" --policies fifo --out "$tmp/s"
+check "summary.csv header" grep -q '^policy,vc,jobs,avg_jct,avg_queue,p999_queue,floor,gap,bsld_mean,bsld_p99,jain_users,jain_vcs$' "$tmp/s/summary.csv"
+check "summary.csv FIFO all row" grep -q '^fifo,all,4,127\.500,60\.000,[0-9.]*,67\.500,0\.888889,3\.250000,7\.850000,0\.871134,0\.735294$' "$tmp/s/summary.csv"
+check "summary.csv VC row: no Jain across VCs" grep -q '^fifo,b,1,100\.000,0\.000,0\.000,100\.000,0\.000000,1\.000000,1\.000000,,$' "$tmp/s/summary.csv"
+
+# Venus: the numbers (floor 11,769 s; SRTF 7.1 %, Lucid 9.5 %, Tiresias 24.9 %).
+"$lucid" simulate examples/venus.ini --out "$tmp/v" >"$tmp/v.txt"
+check "Venus floor 11769" grep -q '^floor: mean job duration 11769 s' "$tmp/v.txt"
+for want in "srtf 7.1%" "lucid 9.5%" "tiresias 24.9%"; do
+    check "Venus gap $want" awk -v p="${want% *}" -v g="${want#* }" '$1 == p && $5 == g { found = 1 } END { exit !found }' "$tmp/v.txt"
+done
+"$lucid" bounds data/venus-sept/trace.csv >"$tmp/vb.txt"
+check "Venus bounds: mean duration 11769.3" grep -q '^  mean duration  *11769\.3 ' "$tmp/vb.txt"
+
+expect_error "bounds: no trace" "nope.csv: cannot open" "$lucid" bounds "$t/nope.csv" --vcs "$t/vc_config.csv"
+expect_error "bounds: unknown option" "unknown option '--fast'" "$lucid" bounds "$t/trace.csv" --fast
+finish cli_bounds

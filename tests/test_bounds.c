@@ -1,0 +1,125 @@
+/* test_bounds.c — the JCT floors and the schedule metrics (bounds.h)
+ * against values worked out by hand on small traces. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lucid/bounds.h"
+#include "lucid/trace.h"
+#include "testutil.h"
+
+/* cmocka compares floats only; these are doubles. */
+#define assert_near(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (eps))
+
+/* One 8-GPU machine; work 800, 400 at t=0 and 80 at t=10 (GPU-seconds).
+ * SRPT: the 400 runs 0..10 (320 left), the 80 runs 10..20, the 400 ends at
+ * 60, the 800 at 160: flows 160 + 60 + 10 = 230 over 3 jobs. */
+static void srpt_by_hand(void **state)
+{
+    (void)state;
+    int64_t release[] = {0, 0, 10};
+    double work[] = {800, 400, 80};
+    int ok;
+    assert_near(lucid_srpt_mean_flow(release, work, 3, 8, &ok), 230.0 / 3, 1e-9);
+    assert_int_equal(ok, 1);
+    /* A gap: the machine idles until the second release. */
+    int64_t r2[] = {0, 100};
+    double w2[] = {80, 80};
+    assert_near(lucid_srpt_mean_flow(r2, w2, 2, 8, &ok), 10.0, 1e-9);
+}
+
+static const char bounds_trace[] = "job_id,user,vc,gpu_num,submit_time,duration\n"
+                                   "1,u1,a,8,0,100\n"
+                                   "2,u1,a,8,0,50\n"
+                                   "3,u2,a,4,10,20\n"
+                                   "4,u2,b,1,0,100\n";
+
+static void bounds_by_hand(void **state)
+{
+    (void)state;
+    lucid_vcs vcs = {0};
+    lucid_vcs_add(&vcs, "a", 1);
+    lucid_vcs_add(&vcs, "b", 1);
+    lucid_trace trace;
+    lucid_error err;
+    assert_int_equal(lucid_trace_load_mem(&trace, "t.csv", bounds_trace, strlen(bounds_trace),
+                                          &vcs, &err),
+                     0);
+    lucid_bounds b;
+    assert_int_equal(lucid_bounds_compute(&trace, &vcs, 8, &b, &err), 0);
+    /* Mean duration (100 + 50 + 20 + 100) / 4. */
+    assert_near(b.mean_duration, 67.5, 1e-9);
+    /* VC a: relaxation 230/3 (srpt_by_hand) above its mean duration 170/3;
+     * VC b: one job, relaxation 100/8 below its duration 100. */
+    assert_near(b.vc[0].mean_duration, 170.0 / 3, 1e-9);
+    assert_near(b.vc[0].relaxation, 230.0 / 3, 1e-9);
+    assert_near(b.vc[1].relaxation, 12.5, 1e-9);
+    assert_near(b.per_vc, (230.0 + 100.0) / 4, 1e-9);
+    /* Pooled, 16 GPUs: flows 6.25, 5, 36.25, 86.25 (mean 33.44) < 67.5. */
+    assert_near(b.pooled, 67.5, 1e-9);
+    assert_int_equal(b.gpus, 16);
+    lucid_bounds_free(&b);
+    lucid_trace_free(&trace);
+    lucid_vcs_free(&vcs);
+}
+
+/* Three jobs: JCT 20 on a 5 s job (slowdown over the 10 s threshold: 2),
+ * 300 on 100 s (3), 50 on 50 s (1).  Users u1 {2, 3} and u2 {1}: means 2.5
+ * and 1, Jain 3.5^2 / (2 x 7.25); the VCs split the same way. */
+static void metrics_by_hand(void **state)
+{
+    (void)state;
+    static const char text[] = "job_id,user,vc,gpu_num,submit_time,duration\n"
+                               "1,u1,a,1,0,5\n"
+                               "2,u1,a,1,0,100\n"
+                               "3,u2,b,1,0,50\n";
+    lucid_vcs vcs = {0};
+    lucid_vcs_add(&vcs, "a", 1);
+    lucid_vcs_add(&vcs, "b", 1);
+    lucid_trace trace;
+    lucid_error err;
+    assert_int_equal(lucid_trace_load_mem(&trace, "m.csv", text, strlen(text), &vcs, &err), 0);
+    lucid_sim_result result;
+    memset(&result, 0, sizeof result);
+    result.run = calloc(3, sizeof *result.run);
+    result.excluded = calloc(3, 1);
+    assert_non_null(result.run);
+    assert_non_null(result.excluded);
+    result.run[0].end_time = 20;
+    result.run[1].end_time = 300;
+    result.run[2].end_time = 50;
+    lucid_metrics m;
+    assert_int_equal(lucid_metrics_compute(&trace, &result, -1, &m), 0);
+    assert_int_equal(m.jobs, 3);
+    assert_near(m.floor, 155.0 / 3, 1e-9);
+    assert_near(m.gap, 370.0 / 155 - 1, 1e-9);
+    assert_near(m.bsld_mean, 2.0, 1e-9);
+    assert_near(m.bsld_p99, 2.98, 1e-9); /* rank 1.98 between 2 and 3 */
+    assert_near(m.jain_users, 12.25 / 14.5, 1e-9);
+    assert_near(m.jain_vcs, 12.25 / 14.5, 1e-9);
+    /* One VC: Jain across VCs is undefined; across its one user too. */
+    assert_int_equal(lucid_metrics_compute(&trace, &result, 1, &m), 0);
+    assert_int_equal(m.jobs, 1);
+    assert_true(isnan(m.jain_vcs));
+    assert_true(isnan(m.jain_users));
+    assert_near(m.gap, 0.0, 1e-12);
+    /* An excluded job is not counted. */
+    result.excluded[1] = 1;
+    assert_int_equal(lucid_metrics_compute(&trace, &result, -1, &m), 0);
+    assert_int_equal(m.jobs, 2);
+    assert_near(m.bsld_mean, 1.5, 1e-9);
+    free(result.run);
+    free(result.excluded);
+    lucid_trace_free(&trace);
+    lucid_vcs_free(&vcs);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(srpt_by_hand),
+        cmocka_unit_test(bounds_by_hand),
+        cmocka_unit_test(metrics_by_hand),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

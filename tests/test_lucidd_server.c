@@ -1,0 +1,559 @@
+/* test_lucidd_server.c — lucidd's API thread (server.c) and the hub between
+ * it and the decision thread (hub.c), driven by a fake engine: no Slurm.
+ * What is checked is what an operator relies on: a client that sends one
+ * byte every 0.9 s is cut off at its 2 s deadline while others are answered
+ * at once; a client that never reads a large reply blocks nobody and is
+ * dropped; the connection cap holds; clients see only published snapshots,
+ * never a tick half done; a tick blocked for 3 s delays no answer; a
+ * command reaches the engine with the client's uid and its answer comes
+ * back after the tick. */
+#include "testutil.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <jansson.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef LUCID_HAVE_STATE
+#include "../src/daemon/daemon.h"
+
+/* ---- the fake engine (what lucidd links from engine.c and commands.c) ---- */
+
+static pthread_mutex_t fake_lock = PTHREAD_MUTEX_INITIALIZER;
+static int fake_tick_ms;      /* how long each tick blocks ("a Slurm call") */
+static int fake_slurm_up = 1;
+static uint32_t fake_command_uid;
+static int fake_commands;
+
+static int fake_get(const int *value)
+{
+    pthread_mutex_lock(&fake_lock);
+    int v = *value;
+    pthread_mutex_unlock(&fake_lock);
+    return v;
+}
+
+static void fake_set(int *value, int v)
+{
+    pthread_mutex_lock(&fake_lock);
+    *value = v;
+    pthread_mutex_unlock(&fake_lock);
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
+}
+
+/* Each tick writes a half-done name into job 1, blocks, then finishes it:
+ * a client that ever saw "half-done" would have read live structures. */
+void engine_tick(lucidd *d)
+{
+    if (d->njobs > 0)
+        snprintf(d->jobs[0].rec.name, sizeof d->jobs[0].rec.name, "half-done");
+    sleep_ms(fake_get(&fake_tick_ms));
+    d->ticks++;
+    d->slurm_up = fake_get(&fake_slurm_up);
+    if (d->njobs > 0)
+        snprintf(d->jobs[0].rec.name, sizeof d->jobs[0].rec.name, "tick-%llu",
+                 (unsigned long long)d->ticks);
+}
+
+double engine_latency_quantile(const lucidd *d, double q)
+{
+    (void)d;
+    return q * 1e-3; /* p50 0.5 ms, p99 0.99 ms: recognisable */
+}
+
+int engine_command(lucidd *d, const lucidd_command *cmd, char *reply, size_t size)
+{
+    (void)d;
+    pthread_mutex_lock(&fake_lock);
+    fake_command_uid = cmd->uid;
+    fake_commands++;
+    pthread_mutex_unlock(&fake_lock);
+    if (cmd->kind == LUCIDD_CMD_WHY) {
+        snprintf(reply, size, "why of job %u", cmd->job_id);
+        return 0;
+    }
+    snprintf(reply, size, "release %u by uid %u: not implemented", cmd->job_id, cmd->uid);
+    return -1;
+}
+
+/* ---- a running server + decision thread on a temporary socket ---- */
+
+typedef struct fixture {
+    lucidd d;
+    lucidd_hub *hub;
+    lucidd_server *server;
+    pthread_t engine, serving;
+    volatile sig_atomic_t stop; /* never set: the hub stops the server */
+    char dir[512], socket_path[600], state_path[600];
+} fixture;
+
+static void *engine_main(void *arg)
+{
+    fixture *f = arg;
+    lucidd_engine_loop(&f->d, f->hub);
+    return NULL;
+}
+
+static void *server_main(void *arg)
+{
+    fixture *f = arg;
+    server_run(f->server, &f->stop);
+    return NULL;
+}
+
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in addr = {.sin_family = AF_INET};
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    assert_int_equal(bind(fd, (struct sockaddr *)&addr, sizeof addr), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&addr, &len), 0);
+    close(fd);
+    return ntohs(addr.sin_port);
+}
+
+static fixture *start(const char *name, size_t njobs, int tick_ms)
+{
+    fixture *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    test_tmpdir(f->dir, sizeof f->dir, name);
+    snprintf(f->socket_path, sizeof f->socket_path, "%s/sock", f->dir);
+    snprintf(f->state_path, sizeof f->state_path, "%s/state.db", f->dir);
+    lucid_error err = {{0}};
+    f->d.state = lucid_state_open(f->state_path, &err);
+    assert_non_null(f->d.state);
+    f->d.cfg = (lucidd_config){.state_path = f->state_path, .socket_path = f->socket_path,
+                               .main_partition = "main", .profiling_partition = "profiling",
+                               .metrics_port = free_port(), .profile_limit_s = 200,
+                               .gpu_limit = 8, .tick_ms = 50, .socket_mode = -1,
+                               .packing_mode = -1};
+    f->d.started = time(NULL);
+    f->d.jobs = calloc(njobs ? njobs : 1, sizeof *f->d.jobs);
+    assert_non_null(f->d.jobs);
+    for (size_t i = 0; i < njobs; i++) {
+        lucid_job_record *r = &f->d.jobs[i].rec;
+        r->job_id = (uint32_t)(i + 1);
+        snprintf(r->user, sizeof r->user, "alice");
+        snprintf(r->name, sizeof r->name, "job-%zu", i + 1);
+        if (i == 2) /* cut inside a UTF-8 character, as a 127-byte Slurm name can be */
+            snprintf(r->name, sizeof r->name, "caf\xc3");
+        snprintf(r->reason, sizeof r->reason, "%0200d", 0); /* ~500 bytes of JSON per job */
+        r->phase = i % 2 ? LUCID_PHASE_MAIN_QUEUE : LUCID_PHASE_DONE;
+        r->gpus = 1;
+    }
+    f->d.njobs = f->d.cap = njobs;
+    if (njobs > 0)
+        assert_int_equal(lucid_state_put_job(f->d.state, &f->d.jobs[0].rec, &err), 0);
+    fake_set(&fake_tick_ms, tick_ms);
+    fake_set(&fake_slurm_up, 1);
+    f->hub = lucidd_hub_new(&err);
+    assert_non_null(f->hub);
+    f->server = server_open(&f->d.cfg, f->hub, &err);
+    if (!f->server)
+        fail_msg("server_open: %s", err.msg);
+    lucidd_hub_publish(f->hub, &f->d, (int64_t)time(NULL));
+    assert_int_equal(pthread_create(&f->engine, NULL, engine_main, f), 0);
+    assert_int_equal(pthread_create(&f->serving, NULL, server_main, f), 0);
+    return f;
+}
+
+static void stop(fixture *f)
+{
+    lucidd_hub_stop(f->hub); /* ends both threads' loops */
+    pthread_join(f->serving, NULL);
+    pthread_join(f->engine, NULL);
+    server_close(f->server);
+    lucidd_hub_free(f->hub);
+    lucid_state_close(f->d.state);
+    free(f->d.jobs);
+    free(f);
+}
+
+/* ---- clients ---- */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int connect_unix(const char *path)
+{
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    assert_int_equal(connect(fd, (struct sockaddr *)&addr, sizeof addr), 0);
+    struct timeval tv = {.tv_sec = 15};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    return fd;
+}
+
+/* Reads until EOF (or error), keeping what fits in `out`; returns the
+ * number of bytes read in all. */
+static size_t read_all(int fd, char *out, size_t size)
+{
+    size_t total = 0, kept = 0;
+    for (;;) {
+        char chunk[65536];
+        ssize_t n = read(fd, chunk, sizeof chunk);
+        if (n <= 0)
+            break;
+        total += (size_t)n;
+        size_t room = size > kept + 1 ? size - 1 - kept : 0;
+        size_t take = (size_t)n < room ? (size_t)n : room;
+        if (take)
+            memcpy(out + kept, chunk, take);
+        kept += take;
+    }
+    if (size)
+        out[kept] = '\0';
+    return total;
+}
+
+/* One request; the reply in `out`; the seconds it took. */
+static double request(const fixture *f, const char *req, char *out, size_t size)
+{
+    double t0 = now_s();
+    int fd = connect_unix(f->socket_path);
+    ssize_t sent = write(fd, req, strlen(req)); /* refused at the cap: closed already */
+    (void)sent;
+    read_all(fd, out, size);
+    close(fd);
+    return now_s() - t0;
+}
+
+static double http_get(const fixture *f, char *out, size_t size)
+{
+    double t0 = now_s();
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in addr = {.sin_family = AF_INET,
+                               .sin_port = htons((uint16_t)f->d.cfg.metrics_port)};
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(connect(fd, (struct sockaddr *)&addr, sizeof addr), 0);
+    static const char get[] = "GET /metrics HTTP/1.1\r\nHost: x\r\nAccept: */*\r\n\r\n";
+    assert_int_equal(write(fd, get, sizeof get - 1), (ssize_t)(sizeof get - 1));
+    read_all(fd, out, size);
+    close(fd);
+    return now_s() - t0;
+}
+
+static long long json_number(const char *text, const char *key)
+{
+    char pattern[64];
+    snprintf(pattern, sizeof pattern, "\"%s\":", key);
+    const char *p = strstr(text, pattern);
+    return p ? atoll(p + strlen(pattern)) : -1;
+}
+
+/* A fresh client is answered within `limit` seconds, several times over. */
+static void others_answered_promptly(const fixture *f, int times, double limit)
+{
+    double slowest = 0;
+    for (int i = 0; i < times; i++) {
+        char reply[8192];
+        double took = request(f, "{\"cmd\":\"status\"}\n", reply, sizeof reply);
+        assert_non_null(strstr(reply, "\"ok\":true"));
+        if (took > limit)
+            fail_msg("status took %.3f s (limit %.3f s)", took, limit);
+        slowest = took > slowest ? took : slowest;
+        sleep_ms(100);
+    }
+    printf("  %d status requests meanwhile, the slowest answered in %.1f ms\n", times,
+           1e3 * slowest);
+}
+
+/* ---- tests ---- */
+
+/* Each tick leaves job 1 named "half-done" for 30 ms: over ~2 s of queries
+ * no client sees it, each name is "tick-N" with N the published tick count,
+ * and the counters come from the snapshot (fake quantiles). */
+static void clients_see_only_published_snapshots(void **unused)
+{
+    (void)unused;
+    fixture *f = start("lucidd_server_snapshot", 3, 30);
+    sleep_ms(200);
+    long long last_tick = 0;
+    for (int i = 0; i < 40; i++) {
+        char queue[16384], status[8192];
+        request(f, "{\"cmd\":\"queue\",\"all\":true}\n", queue, sizeof queue);
+        assert_null(strstr(queue, "half-done"));
+        const char *name = strstr(queue, "\"name\":\"tick-");
+        assert_non_null(name);
+        long long tick = atoll(name + strlen("\"name\":\"tick-"));
+        assert_true(tick >= last_tick); /* snapshots only move forward */
+        last_tick = tick;
+        assert_non_null(strstr(queue, "\"name\":\"job-2\""));
+        assert_non_null(strstr(queue, "\"name\":\"caf?\"")); /* shown, not hidden */
+        request(f, "{\"cmd\":\"status\"}\n", status, sizeof status);
+        assert_true(json_number(status, "ticks") >= tick);
+        assert_non_null(strstr(status, "\"decision_latency_p50_s\":0.0005"));
+        assert_non_null(strstr(status, "\"slurm_unreachable_since\":null"));
+        sleep_ms(50);
+    }
+    assert_true(last_tick >= 10); /* ~2 s of 80 ms ticks */
+    char queue[16384];
+    request(f, "{\"cmd\":\"queue\"}\n", queue, sizeof queue); /* final jobs left out */
+    json_error_t jerr;
+    json_t *reply = json_loads(queue, 0, &jerr);
+    assert_non_null(reply);
+    assert_int_equal(json_array_size(json_object_get(reply, "jobs")), 1);
+    json_decref(reply);
+    assert_null(strstr(queue, "\"name\":\"caf?\""));
+    assert_non_null(strstr(queue, "\"name\":\"job-2\""));
+    char metrics[16384];
+    http_get(f, metrics, sizeof metrics);
+    assert_non_null(strstr(metrics, "HTTP/1.0 200 OK"));
+    assert_non_null(strstr(metrics, "lucid_ticks_total "));
+    assert_non_null(strstr(metrics, "lucid_decision_latency_seconds{quantile=\"0.99\"} 0.000990000"));
+    assert_non_null(strstr(metrics, "lucid_jobs{phase=\"done\"} 2"));
+    stop(f);
+}
+
+typedef struct slow_client {
+    const fixture *f;
+    int http;
+    double cut_after; /* seconds until the server closed it */
+    size_t got;       /* reply bytes it received (none expected) */
+} slow_client;
+
+/* Sends its request one byte every 0.9 s until the server hangs up. */
+static void *dribble(void *arg)
+{
+    slow_client *s = arg;
+    static const char json[] = "{\"cmd\":\"status\"}\n";
+    static const char http[] = "GET /metrics HTTP/1.0\r\n\r\n";
+    const char *req = s->http ? http : json;
+    int fd;
+    if (s->http) {
+        fd = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in addr = {.sin_family = AF_INET,
+                                   .sin_port = htons((uint16_t)s->f->d.cfg.metrics_port)};
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        assert_int_equal(connect(fd, (struct sockaddr *)&addr, sizeof addr), 0);
+    } else {
+        fd = connect_unix(s->f->socket_path);
+    }
+    double t0 = now_s();
+    for (size_t i = 0; req[i]; i++) {
+        if (send(fd, req + i, 1, MSG_NOSIGNAL) != 1)
+            break;
+        sleep_ms(900);
+        char probe[1];
+        if (recv(fd, probe, 1, MSG_DONTWAIT) == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+            break; /* the server hung up */
+    }
+    s->cut_after = now_s() - t0;
+    char rest[4096];
+    s->got = read_all(fd, rest, sizeof rest);
+    close(fd);
+    return NULL;
+}
+
+static void slow_clients_are_cut_off_others_answered(void **unused)
+{
+    (void)unused;
+    fixture *f = start("lucidd_server_slow", 2, 0);
+    slow_client unix_client = {.f = f}, http_client = {.f = f, .http = 1};
+    pthread_t a, b;
+    assert_int_equal(pthread_create(&a, NULL, dribble, &unix_client), 0);
+    assert_int_equal(pthread_create(&b, NULL, dribble, &http_client), 0);
+    others_answered_promptly(f, 20, 1.0); /* ~2.5 s: the slow ones are still on */
+    pthread_join(a, NULL);
+    pthread_join(b, NULL);
+    /* Cut at the 2 s request deadline: seen after the next 0.9 s byte. */
+    for (int k = 0; k < 2; k++) {
+        const slow_client *s = k ? &http_client : &unix_client;
+        if (s->cut_after < 1.8 || s->cut_after > 4.0)
+            fail_msg("%s slow client cut after %.2f s, not at the 2 s deadline",
+                     k ? "http" : "unix", s->cut_after);
+        assert_int_equal(s->got, 0);
+    }
+    stop(f);
+}
+
+/* 20,000 jobs: `queue --all` is ~10 MB, far beyond the socket buffers. */
+static void client_that_never_reads_is_dropped(void **unused)
+{
+    (void)unused;
+    fixture *f = start("lucidd_server_nonreader", 20000, 0);
+    int idle = connect_unix(f->socket_path);
+    static const char req[] = "{\"cmd\":\"queue\",\"all\":true}\n";
+    assert_int_equal(write(idle, req, sizeof req - 1), (ssize_t)(sizeof req - 1));
+    double t0 = now_s();
+    sleep_ms(500);
+    others_answered_promptly(f, 10, 1.0);
+    sleep_ms((int)(1000 * (11.0 - (now_s() - t0)))); /* past the 10 s reply deadline */
+    /* What the server had sent, then the end: it gave up. */
+    size_t total = read_all(idle, NULL, 0);
+    close(idle);
+    int fd = connect_unix(f->socket_path); /* a reader gets the whole reply, valid JSON */
+    assert_int_equal(write(fd, req, sizeof req - 1), (ssize_t)(sizeof req - 1));
+    size_t size = (size_t)32 << 20;
+    char *text = malloc(size);
+    assert_non_null(text);
+    size_t whole = read_all(fd, text, size);
+    close(fd);
+    assert_true(whole < size - 1);
+    assert_int_equal(text[whole - 1], '\n');
+    json_error_t jerr;
+    json_t *reply = json_loads(text, 0, &jerr);
+    if (!reply)
+        fail_msg("queue reply is not JSON: %s at %d", jerr.text, jerr.position);
+    json_t *jobs = json_object_get(reply, "jobs");
+    assert_int_equal(json_array_size(jobs), 20000);
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(jobs, 19999), "job")), 20000);
+    json_decref(reply);
+    free(text);
+    if (whole < 5000000 || total >= whole)
+        fail_msg("non-reader got %zu of %zu bytes", total, whole);
+    stop(f);
+}
+
+static void connection_cap_holds(void **unused)
+{
+    (void)unused;
+    fixture *f = start("lucidd_server_cap", 1, 0);
+    int held[64];
+    for (int i = 0; i < 64; i++)
+        held[i] = connect_unix(f->socket_path); /* silent: each waits for its deadline */
+    sleep_ms(200);
+    char reply[512];
+    double took = request(f, "{\"cmd\":\"status\"}\n", reply, sizeof reply);
+    assert_string_equal(reply, "{\"ok\":false,\"error\":\"lucidd: too many connections; try again\"}\n");
+    assert_true(took < 1.0);
+    sleep_ms(2500); /* the 64 silent ones reach their request deadline */
+    for (int i = 0; i < 64; i++) {
+        char buf[16];
+        assert_int_equal(read(held[i], buf, sizeof buf), 0); /* closed, no reply */
+        close(held[i]);
+    }
+    request(f, "{\"cmd\":\"status\"}\n", reply, sizeof reply);
+    assert_non_null(strstr(reply, "\"ok\":true"));
+    stop(f);
+}
+
+/* Ticks of 3 s with Slurm down: answers come at once, say since when Slurm
+ * is unreachable, and how long the tick has run; a command waits for the
+ * tick and comes back with the client's uid. */
+static void blocked_tick_delays_no_answer(void **unused)
+{
+    (void)unused;
+    fixture *f = start("lucidd_server_blocked", 1, 0);
+    sleep_ms(200);
+    fake_set(&fake_slurm_up, 0);
+    int64_t down_from = (int64_t)time(NULL);
+    sleep_ms(200); /* the next tick starts with Slurm "down" */
+    fake_set(&fake_tick_ms, 3000);
+    sleep_ms(500); /* a 3 s tick is now in progress */
+    char reply[8192];
+    double took = request(f, "{\"cmd\":\"status\"}\n", reply, sizeof reply);
+    assert_true(took < 1.0);
+    long long since = json_number(reply, "slurm_unreachable_since");
+    assert_true(since >= down_from - 1 && since <= down_from + 2);
+    assert_non_null(strstr(reply, "\"slurm_reachable\":false"));
+    assert_null(strstr(reply, "\"tick_running_s\":0.0,"));
+    others_answered_promptly(f, 5, 1.0);
+    /* A release posted now is answered when the engine next drains. */
+    double t0 = now_s();
+    request(f, "{\"cmd\":\"release\",\"job\":1}\n", reply, sizeof reply);
+    double waited = now_s() - t0;
+    char want[128];
+    snprintf(want, sizeof want,
+             "{\"ok\":false,\"error\":\"release 1 by uid %u: not implemented\"}\n",
+             (unsigned)getuid());
+    assert_string_equal(reply, want);
+    assert_true(waited > 0.3 && waited < 6.5);
+    fake_set(&fake_tick_ms, 0);
+    stop(f);
+}
+
+/* explain: job and phase history from the snapshot and the server's own
+ * read-only connection, the "why" from the engine (the fake's text). */
+static void explain_combines_store_and_engine(void **unused)
+{
+    (void)unused;
+    fixture *f = start("lucidd_server_explain", 2, 0);
+    sleep_ms(200);
+    char reply[8192];
+    request(f, "{\"cmd\":\"explain\",\"job\":1}\n", reply, sizeof reply);
+    assert_non_null(strstr(reply, "\"why\":\"why of job 1\""));
+    assert_non_null(strstr(reply, "\"phases\":[{\"phase\":\"done\""));
+    request(f, "{\"cmd\":\"explain\",\"job\":99}\n", reply, sizeof reply);
+    assert_string_equal(reply, "{\"ok\":false,\"error\":\"no such job under lucid\"}\n");
+    request(f, "{\"cmd\":\"release\"}\n", reply, sizeof reply);
+    assert_string_equal(reply, "{\"ok\":false,\"error\":\"bad request: release needs \\\"job\\\":N\"}\n");
+    request(f, "not json\n", reply, sizeof reply);
+    assert_non_null(strstr(reply, "\"error\":\"bad request"));
+    stop(f);
+}
+
+/* A second server on a socket that answers is refused; a stale socket file
+ * is replaced; at close a socket that is no longer ours stays. */
+static void socket_ownership(void **unused)
+{
+    (void)unused;
+    fixture *f = start("lucidd_server_owner", 1, 0);
+    lucid_error err = {{0}};
+    lucidd_config cfg = f->d.cfg;
+    cfg.metrics_port = 0;
+    assert_null(server_open(&cfg, f->hub, &err));
+    char want[700];
+    snprintf(want, sizeof want, "another lucidd serves %s", f->socket_path);
+    assert_string_equal(err.msg, want);
+    char reply[8192];
+    request(f, "{\"cmd\":\"status\"}\n", reply, sizeof reply); /* still serving */
+    assert_non_null(strstr(reply, "\"ok\":true"));
+    /* Replace the path behind the server's back: its close leaves it alone. */
+    char moved[700];
+    snprintf(moved, sizeof moved, "%s.old", f->socket_path);
+    assert_int_equal(rename(f->socket_path, moved), 0);
+    FILE *other = fopen(f->socket_path, "w");
+    assert_non_null(other);
+    fclose(other);
+    char path[700];
+    snprintf(path, sizeof path, "%s", f->socket_path);
+    stop(f);
+    assert_int_equal(access(path, F_OK), 0); /* the impostor file stays */
+    assert_int_equal(access(moved, F_OK), 0); /* not ours any more either: stays */
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(clients_see_only_published_snapshots),
+        cmocka_unit_test(slow_clients_are_cut_off_others_answered),
+        cmocka_unit_test(client_that_never_reads_is_dropped),
+        cmocka_unit_test(connection_cap_holds),
+        cmocka_unit_test(blocked_tick_delays_no_answer),
+        cmocka_unit_test(explain_combines_store_and_engine),
+        cmocka_unit_test(socket_ownership),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
+#else
+int main(void)
+{
+    puts("test_lucidd_server: built without SQLite, skipped");
+    return 0;
+}
+#endif
