@@ -108,6 +108,10 @@ int slurm_io_accounting(uint32_t job_id, char *state, size_t size, time_t *start
 /* Seconds since slurmctld started (since its statistics were last reset):
  * right after a restart its view of running jobs is not yet settled. */
 int slurm_io_ctld_uptime(double *seconds, lucid_error *err);
+/* Whether slurmctld accepts a TCP connection within timeout_ms: libslurm's
+ * own calls retry a dead controller for MessageTimeout seconds, so a tick
+ * asks this first and stays on time while slurmctld is down. */
+int slurm_io_reachable(int timeout_ms);
 /* Is `node` in Slurm's host list expression `list` ("n[1-3],p1")? */
 int slurm_io_in_hostlist(const char *list, const char *node);
 /* Moves a held pending job to `partition`, unpinned, eligible now. */

@@ -321,6 +321,55 @@ static void arrays_split_and_resizes_reexamined(void **state)
     assert_non_null(engine_find(&d, 1000)); /* split tasks are jobs now */
 }
 
+/* After a lost state file: a job lucid had pinned to the profiler is not
+ * taken for one that chose its node; a job that ran and ended while lucidd
+ * was away is recorded with Slurm's outcome; an owner's release of a
+ * handed-back job lifts the owner's hold. */
+static void what_a_returning_lucidd_finds(void **state)
+{
+    (void)state;
+    slurm_job *pinned = fake_submit(1, "a", 1, 1, 1);
+    pinned->held = pinned->admin_held = 0; /* lucid released it, then lost its state */
+    snprintf(pinned->partition, sizeof pinned->partition, "profiling");
+    snprintf(pinned->req_nodes, sizeof pinned->req_nodes, "p1");
+    snprintf(pinned->admin_comment, sizeof pinned->admin_comment, "lucid: profiling: profiling on p1");
+    slurm_job *ran = fake_submit(2, "a", 2, 2, 1);
+    ran->req_nodes[0] = '\0';
+    fake_run(2, 1000);
+    fake_end(2, SJ_COMPLETED, "COMPLETED", 1010);
+    slurm_job *mine = fake_submit(3, "a", 1, 1, 1);
+    snprintf(mine->admin_comment, sizeof mine->admin_comment, "lucid-user-hold");
+    fake.nodes[0].gpus_used = 8; /* the profiler is busy: nothing starts */
+    engine_tick(&d);
+    assert_true(fake_called("hold 1"));
+    assert_string_equal(engine_find(&d, 1)->user_nodes, "");
+    assert_phase(1, LUCID_PHASE_PROFILE_QUEUE);
+    assert_phase(2, LUCID_PHASE_DONE);
+    assert_string_equal(rec(2)->ended_in, "main");
+    assert_int_equal(rec(2)->main_start, 1000);
+    assert_true(rec(3)->user_hold);
+    /* The watchdog gave job 3 back as the owner's hold; the owner released it. */
+    fake_job(3)->held = fake_job(3)->admin_held = 0;
+    engine_tick(&d);
+    assert_false(rec(3)->user_hold);
+    assert_true(fake_job(3)->admin_held);
+    assert_string_equal(engine_find(&d, 3)->waits_for, "");
+}
+
+/* While slurmctld does not accept connections a tick asks it nothing and
+ * ends at once: the tick counter keeps its rate. */
+static void ticks_go_on_while_slurmctld_is_down(void **state)
+{
+    (void)state;
+    fake.up = 0;
+    uint64_t before = d.ticks;
+    for (int i = 0; i < 5; i++)
+        engine_tick(&d);
+    assert_int_equal(d.ticks, before + 5);
+    assert_false(d.slurm_up);
+    assert_true(d.slurm_down_since > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -333,6 +382,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(node_choices_are_honoured_or_handed_back, setup, teardown),
         cmocka_unit_test_setup_teardown(per_job_gpus_choose_their_nodes, setup, teardown),
         cmocka_unit_test_setup_teardown(arrays_split_and_resizes_reexamined, setup, teardown),
+        cmocka_unit_test_setup_teardown(what_a_returning_lucidd_finds, setup, teardown),
+        cmocka_unit_test_setup_teardown(ticks_go_on_while_slurmctld_is_down, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
