@@ -448,7 +448,7 @@ int main(int argc, char **argv)
     lucidd_models_close(d.models);
     lucid_gpumetrics_close(d.metrics);
     lucid_state_close(d.state);
-    free(d.jobs);
+    engine_free(&d);
     close(lock_fd);
     return status;
 }
