@@ -51,11 +51,8 @@ import time
 from collections import defaultdict
 
 
-def ask(sock_path, request, timeout=3.0):
-    s = socket.socket(socket.AF_UNIX)
-    s.settimeout(timeout)
-    s.connect(sock_path)
-    s.sendall((json.dumps(request) + "\n").encode())
+def read_all(s):
+    """Everything the peer sends until it closes; closes the socket."""
     data = b""
     while True:
         chunk = s.recv(1 << 16)
@@ -63,6 +60,15 @@ def ask(sock_path, request, timeout=3.0):
             break
         data += chunk
     s.close()
+    return data
+
+
+def ask(sock_path, request, timeout=3.0):
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(timeout)
+    s.connect(sock_path)
+    s.sendall((json.dumps(request) + "\n").encode())
+    data = read_all(s)
     return json.loads(data.decode("utf-8"))
 
 
@@ -85,13 +91,7 @@ def cmd_ticks(sock_path):
 def http_get(port, path="/metrics", timeout=5.0):
     s = socket.create_connection(("127.0.0.1", int(port)), timeout=timeout)
     s.sendall(f"GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".encode())
-    data = b""
-    while True:
-        chunk = s.recv(1 << 16)
-        if not chunk:
-            break
-        data += chunk
-    s.close()
+    data = read_all(s)
     head, _, body = data.partition(b"\r\n\r\n")
     return head.decode(errors="replace"), body.decode(errors="replace")
 
