@@ -427,8 +427,15 @@ class Check:
         self.phases_seen = defaultdict(set)
         bad_total = 0
         usable = 0
+        # Right after slurmctld comes back, lucid learns Slurm's state at its
+        # first tick that reaches it (a heavier one: reconciling what ended
+        # meanwhile); disagreements in the 2 s after "ctld-up" are that lag.
+        ctld_up = [t for t, what, _ in self.events if what == "ctld-up"]
         for snap in self.snaps:
             if snap.get("lucid") is None or snap.get("slurm") is None:
+                streak.clear()
+                continue
+            if any(0 <= snap["t0"] - t < 2.0 for t in ctld_up):
                 streak.clear()
                 continue
             usable += 1
@@ -684,10 +691,15 @@ class Check:
             self.err("ticks", "no snapshot carried lucid status's tick counter")
             return
         worst = None
+        # A window in which lucidd was stopped on purpose (or restarted, which
+        # starts its counter again) says nothing about its tick rate.
+        downs = self.lucid_down()
         for i, (t0, k0) in enumerate(pts):
             for t1, k1 in pts[i + 1:]:
                 if t1 - t0 < 4:
                     continue
+                if any(d < t1 and u > t0 for d, u in downs):
+                    break
                 if k1 >= k0:  # same daemon
                     rate = (k1 - k0) / (t1 - t0)
                     if worst is None or rate < worst[0]:
