@@ -875,16 +875,24 @@ static void split_arrays(lucidd *d, const slurm_job *sjobs, long n)
 
 /* ---- tracking ---- */
 
+/* Whether Slurm's "running" may be stale for this job: it started before
+ * slurmctld (re)started, or before lucid saw Slurm answer again after an
+ * outage, and the grace since then has not passed. */
+static int maybe_stale(lucidd *d, const lucidd_job *job, double now_mono)
+{
+    time_t now = time(NULL), started = 0;
+    if (d->slurm_back_at > 0 && now_mono - d->slurm_back_at < GRACE_AFTER_OUTAGE_S &&
+        difftime(now, job->slurm_start) > now_mono - d->slurm_back_at)
+        return 1;
+    lucid_error err = {{0}};
+    if (slurm_io_ctld_started(&started, &err) < 0)
+        return 1; /* cannot tell: do not requeue now */
+    return job->slurm_start <= started && difftime(now, started) < GRACE_AFTER_OUTAGE_S;
+}
+
 static void profile_limit(lucidd *d, lucidd_job *job, double now_mono)
 {
-    if (job->rec.profiled_s < d->cfg.profile_limit_s ||
-        (d->slurm_back_at > 0 && now_mono - d->slurm_back_at < GRACE_AFTER_OUTAGE_S))
-        return;
-    /* A slurmctld that just restarted may still list as running a job that
-     * ended while it was down (the node has not reported it yet). */
-    double uptime = 0;
-    lucid_error uptime_err = {{0}};
-    if (slurm_io_ctld_uptime(&uptime, &uptime_err) < 0 || uptime < GRACE_AFTER_OUTAGE_S)
+    if (job->rec.profiled_s < d->cfg.profile_limit_s || maybe_stale(d, job, now_mono))
         return;
     char reason[256];
     snprintf(reason, sizeof reason, "profiled for %.0f s (limit %.0f s); moving to %s",

@@ -452,13 +452,13 @@ int slurm_io_accounting(uint32_t job_id, char *state, size_t size, time_t *start
     return found;
 }
 
-int slurm_io_ctld_uptime(double *seconds, lucid_error *err)
+int slurm_io_ctld_started(time_t *started, lucid_error *err)
 {
     stats_info_request_msg_t req = {.command_id = STAT_COMMAND_GET};
     stats_info_response_msg_t *stats = NULL;
     if (slurm_get_statistics(&stats, &req) != SLURM_SUCCESS || !stats)
         return slurm_fail(err, "reading slurmctld's statistics", 0);
-    *seconds = difftime(stats->req_time, stats->req_time_start);
+    *started = stats->req_time_start;
     slurm_free_stats_response_msg(stats);
     return 0;
 }

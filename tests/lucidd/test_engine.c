@@ -137,8 +137,7 @@ static void profiling_limit_counts_observed_time(void **state)
     engine_tick(&d);
     assert_true(rec(1)->profiled_s < 0.15);
     assert_phase(1, LUCID_PHASE_PROFILING);
-    /* Slurm is back: no requeue within the grace, however long it ran. */
-    fake.ctld_uptime = 1000;
+    /* Slurm is back (no grace in this test: the job's start is long before). */
     d.slurm_back_at = 0;
     fake.ends_at_requeue = 2;
     for (int i = 0; i < 6 && rec(1)->phase == LUCID_PHASE_PROFILING; i++) {
@@ -157,22 +156,27 @@ static void profiling_limit_counts_observed_time(void **state)
     assert_false(fake_called("requeue 2"));
 }
 
-/* A slurmctld that just restarted may list as running a job that ended:
- * no requeue while its uptime is under the grace. */
-static void no_requeue_right_after_slurmctld_starts(void **state)
+/* A slurmctld that just restarted may list as running a job that ended
+ * while it was down: no requeue of a job it recovered (started before it)
+ * until the grace has passed; a job it started itself is requeued. */
+static void no_requeue_of_recovered_jobs_right_after_slurmctld_starts(void **state)
 {
     (void)state;
     fake_submit(1, "alice", 1, 1, 1);
+    fake_submit(2, "alice", 1, 1, 1);
     engine_tick(&d);
-    fake_run(1, 1000);
-    fake.ctld_uptime = 1;
+    time_t now = time(NULL);
+    fake_run(1, now - 100); /* recovered from before the restart */
+    fake_run(2, now - 1);   /* started by the new slurmctld */
+    fake.ctld_started = now - 5;
     for (int i = 0; i < 6; i++) {
         pause_s(0.1);
         engine_tick(&d);
     }
-    assert_true(rec(1)->profiled_s >= 0.3);
+    assert_true(rec(1)->profiled_s >= 0.3 && rec(2)->profiled_s >= 0.3);
     assert_false(fake_called("requeue 1"));
-    fake.ctld_uptime = 60;
+    assert_true(fake_called("requeue 2"));
+    fake.ctld_started = now - 120;
     engine_tick(&d);
     assert_true(fake_called("requeue 1"));
 }
@@ -375,7 +379,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(intake_holds_as_operator_and_places, setup, teardown),
         cmocka_unit_test_setup_teardown(profiling_limit_counts_observed_time, setup, teardown),
-        cmocka_unit_test_setup_teardown(no_requeue_right_after_slurmctld_starts, setup, teardown),
+        cmocka_unit_test_setup_teardown(no_requeue_of_recovered_jobs_right_after_slurmctld_starts, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(outcomes_say_where_and_how, setup, teardown),
         cmocka_unit_test_setup_teardown(dependencies_begin_and_user_holds_take_no_capacity, setup,
                                         teardown),
