@@ -123,6 +123,7 @@ if [[ -n $FAULTS ]]; then
         fi
         if ((fault == 2)); then
             bash "$SRC/scripts/lab-cluster.sh" restart-ctld "$LAB" >/dev/null
+            date +%s.%N >>"$LAB/ctld_restarts.txt"
             echo "lucidd_workload: slurmctld restarted while lucidd was down"
         fi
         if ((fault == 3)); then
