@@ -85,6 +85,18 @@ usage_error "explain: extra argument" "unexpected argument 'c'" "$lucid" explain
 usage_error "tune: no experiment" "give an experiment file" "$lucid" tune
 usage_error "report: no OUTDIR" "give the output directory" "$lucid" report
 usage_error "queue: --job not a number" "'x' is not an integer" "$lucid" queue --job x
+# Option integers are decimal: hexadecimal, exponents and blanks are refused
+# with one line naming the option (trace files keep their own rules).
+usage_error "tune: hexadecimal --budget" "option --budget: '0x10' is not an integer" \
+    "$lucid" tune "$src/examples/venus.ini" --budget 0x10
+usage_error "model: hexadecimal --seed" "option --seed: '0x10' is not an integer" \
+    "$lucid" model train --kind duration --seed 0x10
+usage_error "trace synth: exponent --jobs" "option --jobs: '1e3' is not an integer" \
+    "$lucid" trace synth --out "$tmp/s" --jobs 1e3
+usage_error "trace synth: blank before --seed" "option --seed: ' 5' is not an integer" \
+    "$lucid" trace synth --out "$tmp/s" --seed " 5"
+usage_error "release: hexadecimal job" "option JOB: '0x5' is not an integer" "$lucid" release 0x5
+check "no output from the refused synths" test ! -e "$tmp/s"
 status 2 "model without a verb" "$lucid" model
 status 2 "trace without a subcommand" "$lucid" trace
 
