@@ -136,6 +136,30 @@ check "LUCID_DATA_DIR read first" test -s "$tmp/s4/trace.csv"
 differ() { ! cmp -s "$1" "$2"; }
 check "LUCID_DATA_DIR's base trace used" differ "$tmp/s3/trace.csv" "$tmp/s4/trace.csv"
 
+# trace synth writes its folder whole or not at all, and never over its base.
+mkdir -p "$tmp/base"
+cp "$src/data/venus-sept/trace.csv" "$src/data/venus-sept/vc_config.csv" "$tmp/base/"
+echo "# the user's own experiment" >"$tmp/base/experiment.ini"
+cp -a "$tmp/base" "$tmp/base.orig"
+expect_error "synth into its --from folder" "--out $tmp/base holds the --from input $tmp/base/trace.csv" \
+    "$lucid" trace synth --from "$tmp/base/trace.csv" --from-vcs "$tmp/base/vc_config.csv" --out "$tmp/base" --jobs 5
+expect_error "synth into its --from-vcs folder (as .)" "--out . holds the --from-vcs input vc_config.csv" \
+    bash -c "cd '$tmp/base' && '$lucid' trace synth --from-vcs vc_config.csv --out . --jobs 5"
+status 1 "synth into its --from folder" \
+    "$lucid" trace synth --from "$tmp/base/trace.csv" --from-vcs "$tmp/base/vc_config.csv" --out "$tmp/base/." --jobs 5
+check "the base folder is unchanged byte for byte" diff -r "$tmp/base" "$tmp/base.orig"
+# A run that fails while writing (more VCs than nodes: found by the writer)
+# creates no folder, and leaves a previous good run as it was, no temporaries.
+expect_error "synth failing while writing" "need jobs >= 1, 1 <= vcs <= nodes" \
+    "$lucid" trace synth --out "$tmp/half" --jobs 5 --nodes 2 --vcs 5
+check "no half folder" test ! -e "$tmp/half"
+cp -a "$tmp/syn" "$tmp/syn.orig"
+status 1 "synth failing over a good run" "$lucid" trace synth --out "$tmp/syn" --jobs 5 --nodes 2 --vcs 5
+check "the previous run is intact" diff -r "$tmp/syn" "$tmp/syn.orig"
+check "no temporary files left ($(ls -A "$tmp/syn" | tr '\n' ' '))" \
+    test "$(ls -A "$tmp/syn" | tr '\n' ' ')" = "estimates.csv experiment.ini trace.csv vc_config.csv "
+usage_error "synth: --jobs 0" "--jobs: 0 is not a positive number of jobs" "$lucid" trace synth --out "$tmp/z" --jobs 0
+
 # lucidd, when built (needs libslurm).
 if [ -x "$lucidd" ]; then
     check "lucidd --version" test "$("$lucidd" --version)" = "lucidd $version"

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "lucid/error.h"
 #include "lucid/util.h"
@@ -140,11 +141,14 @@ typedef struct lucid_synth_config {
     uint64_t seed;
 } lucid_synth_config;
 
-/* Writes dir/trace.csv, dir/vc_config.csv and dir/estimates.csv: jobs drawn
- * (GPU count, duration and workload together) from `base`, Poisson arrivals
- * at the rate that gives the target load, VC sizes in the base trace's
- * proportions.  Same seed, same files. */
+/* Writes a trace.csv, a vc_config.csv and an estimates.csv to the three
+ * streams: jobs drawn (GPU count, duration and workload together) from
+ * `base`, Poisson arrivals at the rate that gives the target load, VC sizes
+ * in the base trace's proportions.  Same seed, same files.  The caller owns
+ * the streams (lucid trace synth writes them through lucid_outfile, so a
+ * failed run leaves no partial folder) and checks them for write errors. */
 int lucid_synth_write(const lucid_synth_config *cfg, const lucid_trace *base,
-                      const lucid_vcs *base_vcs, const char *dir, lucid_error *err);
+                      const lucid_vcs *base_vcs, FILE *trace, FILE *vcs, FILE *estimates,
+                      lucid_error *err);
 
 #endif
