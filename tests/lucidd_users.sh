@@ -12,7 +12,8 @@
 #   - /metrics listens on --metrics-bind (::1 when the host has IPv6).
 # And syslog: in a private mount namespace whose /dev/log is this test's
 # listener, `--log both` sends lucidd's lines there (facility daemon, info;
-# a refused start at err), `--log stderr` sends nothing.
+# a refused start at err) and to stderr, unless stderr is the journal
+# ($JOURNAL_STREAM); `--log stderr` sends nothing.
 # Needs root, useradd/groupadd, setpriv (and unshare for the syslog part);
 # skips what it cannot do and says so.
 source "$(dirname "$0")/lib/checks.sh" "$1" "$2"
@@ -126,6 +127,13 @@ else
 fi
 check "the log names the bind address" grep -q "metrics $bind:$port\|metrics \[$bind\]:$port" "$tmp/lucidd.log"
 kill -TERM "$pid"; wait "$pid"; pid=
+# lucidd's user must belong to --socket-group: refused at start, socket removed.
+mkdir -m 0777 "$tmp/nb"
+expect_error "socket group lucidd's user is not in" \
+    "cannot give $tmp/nb/sock to group $users_group: Operation not permitted (lucidd's user must be a member)" \
+    setpriv --reuid=nobody --regid=nogroup --clear-groups "$lucidd" --state "$tmp/nb/s.db" \
+    --socket "$tmp/nb/sock" --socket-group "$users_group" --socket-mode 0660 --log stderr
+check "the refused socket is not left behind" test ! -e "$tmp/nb/sock"
 
 # syslog: a private /dev with this test's listener as /dev/log.
 if unshare -m true 2>/dev/null; then
@@ -148,7 +156,7 @@ with open(sys.argv[1], "w") as out:
 listener=\$!
 while [ ! -e "\$1.ready" ]; do sleep 0.05; done
 shift
-"\$@" 2>/dev/null &
+"\$@" 2>>"\${STDERR_FILE:-/dev/null}" &
 daemon=\$!
 sleep 1
 kill -TERM \$daemon 2>/dev/null || true
@@ -165,6 +173,16 @@ EOT
         grep -q '^<30>.*lucidd\[[0-9]*\]: state .*jobs known' "$tmp/both.log"
     check "--log both: the stop line too" grep -q '^<30>.*lucidd\[[0-9]*\]: stopping' "$tmp/both.log"
     run_logged "$tmp/stderr.log" stderr
+    # Under systemd (stderr is the journal: $JOURNAL_STREAM names it), both
+    # means syslog only: the journal would get every line twice.
+    : >"$tmp/journal"
+    STDERR_FILE=$tmp/journal JOURNAL_STREAM=$(stat -c '%d:%i' "$tmp/journal") \
+        run_logged "$tmp/journald.log" both
+    check "stderr is the journal: the lines go to syslog ($(wc -l <"$tmp/journald.log") lines)" \
+        grep -q 'lucidd\[[0-9]*\]: stopping' "$tmp/journald.log"
+    check "stderr is the journal: not twice ($(cat "$tmp/journal"))" test ! -s "$tmp/journal"
+    STDERR_FILE=$tmp/plain run_logged "$tmp/plain.log" both
+    check "stderr elsewhere: both get the lines" grep -q 'lucidd: stopping' "$tmp/plain"
     check "--log stderr: nothing reaches syslog ($(cat "$tmp/stderr.log"))" test ! -s "$tmp/stderr.log"
     # A refused start (the state is locked by a running lucidd) is logged at daemon.err.
     "$lucidd" --state "$tmp/sys.db" --socket "$tmp/sys2.sock" --log stderr 2>/dev/null &

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <netinet/in.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -70,6 +71,18 @@ void lucidd_log_level(int priority, const char *fmt, ...)
     va_start(ap, fmt);
     log_line(priority, fmt, ap);
     va_end(ap);
+}
+
+/* systemd sets $JOURNAL_STREAM to "DEV:INODE" of the stream it connects
+ * stdout/stderr to (systemd.exec(5)); when that is our stderr, syslog()
+ * reaches the same journal, and `--log both` would log every line twice. */
+static int stderr_is_journal(void)
+{
+    const char *stream = getenv("JOURNAL_STREAM");
+    unsigned long long dev, ino;
+    struct stat st;
+    return stream && sscanf(stream, "%llu:%llu", &dev, &ino) == 2 && fstat(2, &st) == 0 &&
+           (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
 }
 
 /* A reason lucidd cannot start: one line on stderr (what the caller, or
@@ -493,6 +506,8 @@ int main(int argc, char **argv)
     if (usage != 0)
         return usage;
     log_targets = d.cfg.log_targets;
+    if (log_targets == (LUCIDD_LOG_STDERR | LUCIDD_LOG_SYSLOG) && stderr_is_journal())
+        log_targets = LUCIDD_LOG_SYSLOG; /* the journal gets each line once, with its priority */
     if (log_targets & LUCIDD_LOG_SYSLOG)
         openlog("lucidd", LOG_PID, LOG_DAEMON);
     signal(SIGPIPE, SIG_IGN);
