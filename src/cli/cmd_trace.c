@@ -195,7 +195,8 @@ static int synth(int argc, char **argv)
         if (!lucid_outfile_open(&files[k], paths[k], &err))
             rc = -1;
     if (rc == 0)
-        rc = lucid_synth_write(&cfg, &base, &vcs, files[0].f, files[1].f, files[2].f, &err);
+        rc = lucid_synth_write_files(&cfg, &base, &vcs, files[0].f, files[1].f, files[2].f,
+                                     &err);
     lucid_trace_free(&base);
     lucid_vcs_free(&vcs);
     if (rc == 0)

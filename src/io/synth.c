@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lucid/atomic.h"
 #include "lucid/trace.h"
 
 static double normal(lucid_rng *rng)
@@ -69,9 +70,9 @@ static void print_metric(FILE *f, double v)
         fprintf(f, "%g", v);
 }
 
-int lucid_synth_write(const lucid_synth_config *cfg, const lucid_trace *base,
-                      const lucid_vcs *base_vcs, FILE *trace, FILE *vcs, FILE *est,
-                      lucid_error *err)
+int lucid_synth_write_files(const lucid_synth_config *cfg, const lucid_trace *base,
+                            const lucid_vcs *base_vcs, FILE *trace, FILE *vcs, FILE *est,
+                            lucid_error *err)
 {
     if (cfg->jobs < 1 || cfg->nodes < 1 || cfg->vcs < 1 || cfg->vcs > cfg->nodes ||
         cfg->load <= 0 || cfg->gpus_per_node < 1)
@@ -146,4 +147,27 @@ int lucid_synth_write(const lucid_synth_config *cfg, const lucid_trace *base,
     free(cumulative);
     free(sizes);
     return 0;
+}
+
+int lucid_synth_write(const lucid_synth_config *cfg, const lucid_trace *base,
+                      const lucid_vcs *base_vcs, const char *dir, lucid_error *err)
+{
+    static const char *const names[3] = {"trace.csv", "vc_config.csv", "estimates.csv"};
+    lucid_outfile files[3];
+    memset(files, 0, sizeof files);
+    int rc = 0;
+    for (int k = 0; k < 3 && rc == 0; k++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, names[k]);
+        if (!lucid_outfile_open(&files[k], path, err))
+            rc = -1;
+    }
+    if (rc == 0)
+        rc = lucid_synth_write_files(cfg, base, base_vcs, files[0].f, files[1].f, files[2].f, err);
+    for (int k = 0; k < 3; k++)
+        if (rc == 0)
+            rc = lucid_outfile_commit(&files[k], err);
+        else
+            lucid_outfile_abort(&files[k]);
+    return rc;
 }
