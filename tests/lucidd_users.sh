@@ -25,18 +25,7 @@ if [ "$(id -u)" != 0 ] || ! command -v useradd >/dev/null || ! command -v setpri
     exit 0
 fi
 chmod 0755 "$tmp"
-cat >"$tmp/slurm.conf" <<EOT
-ClusterName=noslurm
-SlurmctldHost=localhost(127.0.0.1)
-SlurmctldPort=9
-AuthType=auth/munge
-AuthInfo=socket=$tmp/no-munge.socket
-MessageTimeout=1
-TCPTimeout=1
-NodeName=n1 CPUs=1
-PartitionName=main Nodes=n1
-EOT
-export SLURM_CONF=$tmp/slurm.conf
+source "$(dirname "$0")/lib/no_slurm.sh"
 
 # Two groups and three users, unique to this run, removed at exit.
 tag=lt$$
@@ -49,6 +38,7 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT
+trap 'exit 1' INT TERM # the users and groups go also when the test is killed
 groupadd "$users_group" && groupadd "$admin_group" &&
     useradd -M -N -g nogroup -G "$users_group" "$alice" &&
     useradd -M -N -g nogroup "$bob" &&
