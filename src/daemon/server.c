@@ -414,12 +414,14 @@ static int conn_may_see(const conn *c, const lucidd_job *job)
 static void conn_identify(const lucidd_server *srv, conn *c)
 {
     c->sees_all = c->uid == 0 || c->uid == (uint32_t)geteuid();
+    if (c->sees_all)
+        return; /* no lookups (NSS may be remote) for root and lucidd's user */
     char buf[16384];
     struct passwd pw, *found = NULL;
     if (getpwuid_r((uid_t)c->uid, &pw, buf, sizeof buf, &found) != 0 || !found)
         return; /* no name: only jobs Slurm reports with this uid */
     snprintf(c->user, sizeof c->user, "%s", pw.pw_name);
-    if (c->sees_all || !srv->cfg->admin_group)
+    if (!srv->cfg->admin_group)
         return;
     gid_t groups[256];
     int ngroups = (int)(sizeof groups / sizeof groups[0]);
