@@ -87,6 +87,12 @@ if(LUCID_HAVE_SLURM AND LUCID_HAVE_STATE)
                                       $<TARGET_FILE:lucidd> ${CMAKE_SOURCE_DIR}
                                       $<TARGET_FILE:lucid_cli>)
   set_tests_properties(lucidd_server PROPERTIES TIMEOUT 120)
+  # The socket opened to users: per-user answers, socket group, admin group,
+  # metrics bind address, syslog (tests/lucidd_users.sh; needs root).
+  add_test(NAME lucidd_users COMMAND bash ${CMAKE_SOURCE_DIR}/tests/lucidd_users.sh
+                                     $<TARGET_FILE:lucidd> ${CMAKE_SOURCE_DIR}
+                                     $<TARGET_FILE:lucid_cli>)
+  set_tests_properties(lucidd_users PROPERTIES TIMEOUT 120)
 else()
   message(STATUS "lucid: lucidd skipped (needs libslurm and SQLite)")
 endif()

@@ -85,6 +85,18 @@ usage_error "explain: extra argument" "unexpected argument 'c'" "$lucid" explain
 usage_error "tune: no experiment" "give an experiment file" "$lucid" tune
 usage_error "report: no OUTDIR" "give the output directory" "$lucid" report
 usage_error "queue: --job not a number" "'x' is not an integer" "$lucid" queue --job x
+# Option integers are decimal: hexadecimal, exponents and blanks are refused
+# with one line naming the option (trace files keep their own rules).
+usage_error "tune: hexadecimal --budget" "option --budget: '0x10' is not an integer" \
+    "$lucid" tune "$src/examples/venus.ini" --budget 0x10
+usage_error "model: hexadecimal --seed" "option --seed: '0x10' is not an integer" \
+    "$lucid" model train --kind duration --seed 0x10
+usage_error "trace synth: exponent --jobs" "option --jobs: '1e3' is not an integer" \
+    "$lucid" trace synth --out "$tmp/s" --jobs 1e3
+usage_error "trace synth: blank before --seed" "option --seed: ' 5' is not an integer" \
+    "$lucid" trace synth --out "$tmp/s" --seed " 5"
+usage_error "release: hexadecimal job" "option JOB: '0x5' is not an integer" "$lucid" release 0x5
+check "no output from the refused synths" test ! -e "$tmp/s"
 status 2 "model without a verb" "$lucid" model
 status 2 "trace without a subcommand" "$lucid" trace
 
@@ -123,6 +135,30 @@ LUCID_DATA_DIR=$tmp/mine "$tmp/inst/bin/lucid" trace synth --out "$tmp/s4" --job
 check "LUCID_DATA_DIR read first" test -s "$tmp/s4/trace.csv"
 differ() { ! cmp -s "$1" "$2"; }
 check "LUCID_DATA_DIR's base trace used" differ "$tmp/s3/trace.csv" "$tmp/s4/trace.csv"
+
+# trace synth writes its folder whole or not at all, and never over its base.
+mkdir -p "$tmp/base"
+cp "$src/data/venus-sept/trace.csv" "$src/data/venus-sept/vc_config.csv" "$tmp/base/"
+echo "# the user's own experiment" >"$tmp/base/experiment.ini"
+cp -a "$tmp/base" "$tmp/base.orig"
+expect_error "synth into its --from folder" "--out $tmp/base holds the --from input $tmp/base/trace.csv" \
+    "$lucid" trace synth --from "$tmp/base/trace.csv" --from-vcs "$tmp/base/vc_config.csv" --out "$tmp/base" --jobs 5
+expect_error "synth into its --from-vcs folder (as .)" "--out . holds the --from-vcs input vc_config.csv" \
+    bash -c "cd '$tmp/base' && '$lucid' trace synth --from-vcs vc_config.csv --out . --jobs 5"
+status 1 "synth into its --from folder" \
+    "$lucid" trace synth --from "$tmp/base/trace.csv" --from-vcs "$tmp/base/vc_config.csv" --out "$tmp/base/." --jobs 5
+check "the base folder is unchanged byte for byte" diff -r "$tmp/base" "$tmp/base.orig"
+# A run that fails while writing (more VCs than nodes: found by the writer)
+# creates no folder, and leaves a previous good run as it was, no temporaries.
+expect_error "synth failing while writing" "need jobs >= 1, 1 <= vcs <= nodes" \
+    "$lucid" trace synth --out "$tmp/half" --jobs 5 --nodes 2 --vcs 5
+check "no half folder" test ! -e "$tmp/half"
+cp -a "$tmp/syn" "$tmp/syn.orig"
+status 1 "synth failing over a good run" "$lucid" trace synth --out "$tmp/syn" --jobs 5 --nodes 2 --vcs 5
+check "the previous run is intact" diff -r "$tmp/syn" "$tmp/syn.orig"
+check "no temporary files left ($(ls -A "$tmp/syn" | tr '\n' ' '))" \
+    test "$(ls -A "$tmp/syn" | tr '\n' ' ')" = "estimates.csv experiment.ini trace.csv vc_config.csv "
+usage_error "synth: --jobs 0" "--jobs: 0 is not a positive number of jobs" "$lucid" trace synth --out "$tmp/z" --jobs 0
 
 # lucidd, when built (needs libslurm).
 if [ -x "$lucidd" ]; then

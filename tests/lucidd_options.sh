@@ -16,7 +16,26 @@ expect_error "ratio below 1" "--priority-ratio: '0.5' is not a number >= 1" \
     "$lucidd" "${base[@]}" --priority-ratio 0.5
 expect_error "ratio not a number" "--priority-ratio: 'two' is not a number >= 1" \
     "$lucidd" "${base[@]}" --priority-ratio two
+# The service options: where logs go, the socket's group, the admin group,
+# the /metrics address; refused with one line before anything is touched.
+expect_error "bad --log" "--log: 'journal' is not syslog, stderr or both" \
+    "$lucidd" "${base[@]}" --log journal
+expect_error "unknown socket group" "--socket-group: no group 'no-such-group-lucid'" \
+    "$lucidd" "${base[@]}" --socket-group no-such-group-lucid
+expect_error "unknown admin group" "--admin-group: no group 'no-such-group-lucid'" \
+    "$lucidd" "${base[@]}" --admin-group no-such-group-lucid
+expect_error "metrics bind not an address" "--metrics-bind: 'localhost' is not an IPv4 or IPv6 address" \
+    "$lucidd" "${base[@]}" --metrics-bind localhost
+expect_error "metrics bind: a port is not part of it" "--metrics-bind: '127.0.0.1:9477' is not" \
+    "$lucidd" "${base[@]}" --metrics-bind 127.0.0.1:9477
+printf 'state = x\nsocket = y\nlog = stderr\nmetrics-bind = ::1\nsocket-group = %s\nadmin-group = nope-lucid\n' \
+    "$(id -gn)" >"$tmp/svc.conf"
+expect_error "config: the service keys are read, a bad one named by line" \
+    "svc.conf:6: --admin-group: no group 'nope-lucid'" "$lucidd" --config "$tmp/svc.conf"
 help=$("$lucidd" --help)
+for opt in --socket-group --admin-group --metrics-bind --log; do
+    check "help lists $opt" grep -q -- "$opt " <<<"$help"
+done
 check "help lists --score-sum" grep -q -- '--score-sum X' <<<"$help"
 check "help lists --priority-ratio" grep -q -- '--priority-ratio X' <<<"$help"
 # --config FILE: long options without --, comments, flags override the file.

@@ -12,18 +12,7 @@ lucidd=$lucid
 cli=$(cd "$(dirname "$3")" && pwd)/$(basename "$3")
 py=/usr/bin/python3
 chmod 0711 "$tmp" # nobody must reach the socket inside
-cat >"$tmp/slurm.conf" <<EOF
-ClusterName=noslurm
-SlurmctldHost=localhost(127.0.0.1)
-SlurmctldPort=9
-AuthType=auth/munge
-AuthInfo=socket=$tmp/no-munge.socket
-MessageTimeout=1
-TCPTimeout=1
-NodeName=n1 CPUs=1
-PartitionName=main Nodes=n1
-EOF
-export SLURM_CONF=$tmp/slurm.conf
+source "$(dirname "$0")/lib/no_slurm.sh"
 port=$($py -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 sock=$tmp/sock
 

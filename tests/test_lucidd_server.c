@@ -7,6 +7,7 @@
  * never a tick half done; a tick blocked for 3 s delays no answer; a
  * command reaches the engine with the client's uid and its answer comes
  * back after the tick. */
+#define _GNU_SOURCE /* setresuid, setgroups */
 #include "testutil.h"
 
 #include <arpa/inet.h>
@@ -18,9 +19,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
+#include <pwd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -129,7 +134,9 @@ static int free_port(void)
     return ntohs(addr.sin_port);
 }
 
-static fixture *start(const char *name, size_t njobs, int tick_ms)
+/* `setup` (or NULL) adjusts the configuration and the jobs before the
+ * server binds and the first snapshot is published. */
+static fixture *start_with(const char *name, size_t njobs, int tick_ms, void (*setup)(fixture *))
 {
     fixture *f = calloc(1, sizeof *f);
     assert_non_null(f);
@@ -161,6 +168,8 @@ static fixture *start(const char *name, size_t njobs, int tick_ms)
     f->d.njobs = f->d.cap = njobs;
     if (njobs > 0)
         assert_int_equal(lucid_state_put_job(f->d.state, &f->d.jobs[0].rec, &err), 0);
+    if (setup)
+        setup(f);
     fake_set(&fake_tick_ms, tick_ms);
     fake_set(&fake_slurm_up, 1);
     f->hub = lucidd_hub_new(&err);
@@ -172,6 +181,11 @@ static fixture *start(const char *name, size_t njobs, int tick_ms)
     assert_int_equal(pthread_create(&f->engine, NULL, engine_main, f), 0);
     assert_int_equal(pthread_create(&f->serving, NULL, server_main, f), 0);
     return f;
+}
+
+static fixture *start(const char *name, size_t njobs, int tick_ms)
+{
+    return start_with(name, njobs, tick_ms, NULL);
 }
 
 static void stop(fixture *f)
@@ -536,6 +550,152 @@ static void socket_ownership(void **unused)
     assert_int_equal(access(moved, F_OK), 0); /* not ours any more either: stays */
 }
 
+/* ---- per-user answers: clients of other uids (fork + setresuid, as root) ---- */
+
+/* Two uids without a passwd entry, and `nobody`, whose primary group is
+ * the admin group; `daemon` (uid 1) owns a job only by name, as a job
+ * loaded from the store before Slurm lists it (uid 0). */
+static uid_t user_a, user_b, nobody_uid;
+static gid_t nobody_gid;
+static char admin_group[64];
+
+static uid_t unnamed_uid(uid_t from)
+{
+    while (getpwuid(from))
+        from++;
+    return from;
+}
+
+static void seed_owners(fixture *f)
+{
+    static const struct {
+        const uid_t *uid;
+        const char *user;
+    } owner[] = {{&user_a, "ua"}, {&user_b, "ub"}, {&user_a, "ua"}, {NULL, "daemon"}};
+    for (size_t i = 0; i < f->d.njobs; i++) {
+        lucidd_job *job = &f->d.jobs[i];
+        job->uid = owner[i].uid ? (uint32_t)*owner[i].uid : 0;
+        snprintf(job->rec.user, sizeof job->rec.user, "%s", owner[i].user);
+        job->rec.phase = LUCID_PHASE_MAIN_QUEUE;
+    }
+    f->d.cfg.socket_mode = 0666;
+    f->d.cfg.admin_group = admin_group;
+    f->d.cfg.admin_gid = (uint32_t)nobody_gid;
+}
+
+/* The request as uid:gid (no supplementary groups); the reply in `out`. */
+static void request_as(const fixture *f, uid_t uid, gid_t gid, const char *req, char *out,
+                       size_t size)
+{
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) { /* only plain system calls here: the parent has threads */
+        close(fds[0]);
+        if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0)
+            _exit(3);
+        struct sockaddr_un addr = {.sun_family = AF_UNIX};
+        size_t len = strlen(f->socket_path);
+        if (len >= sizeof addr.sun_path)
+            _exit(6);
+        memcpy(addr.sun_path, f->socket_path, len + 1);
+        int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+        if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof addr) < 0 ||
+            write(fd, req, strlen(req)) != (ssize_t)strlen(req))
+            _exit(4);
+        char chunk[4096];
+        ssize_t n;
+        while ((n = read(fd, chunk, sizeof chunk)) > 0)
+            if (write(fds[1], chunk, (size_t)n) != n)
+                _exit(5);
+        _exit(0);
+    }
+    close(fds[1]);
+    read_all(fds[0], out, size);
+    close(fds[0]);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        fail_msg("client as uid %u failed (status %d)", (unsigned)uid, status);
+}
+
+/* The job ids of a queue reply, as "1,3" (in reply order). */
+static void queue_ids(const char *reply, char *ids, size_t size)
+{
+    json_error_t jerr;
+    json_t *root = json_loads(reply, 0, &jerr);
+    if (!root)
+        fail_msg("queue reply is not JSON: %s", reply);
+    json_t *jobs = json_object_get(root, "jobs");
+    assert_true(json_is_array(jobs));
+    ids[0] = '\0';
+    size_t k;
+    json_t *job;
+    json_array_foreach(jobs, k, job) {
+        size_t len = strlen(ids);
+        snprintf(ids + len, size - len, "%s%lld", k ? "," : "",
+                 (long long)json_integer_value(json_object_get(job, "job")));
+    }
+    json_decref(root);
+}
+
+static void per_user_answers(void **unused)
+{
+    (void)unused;
+    struct passwd *pw = getpwnam("daemon"); /* a static buffer: copied at once */
+    uid_t daemon_uid = pw ? pw->pw_uid : 0;
+    gid_t daemon_gid = pw ? pw->pw_gid : 0;
+    pw = getpwnam("nobody");
+    if (geteuid() != 0 || !pw || daemon_uid == 0) {
+        puts("per_user_answers: needs root, users nobody and daemon: skipped");
+        skip();
+    }
+    nobody_uid = pw->pw_uid;
+    nobody_gid = pw->pw_gid;
+    assert_true(nobody_gid != daemon_gid);
+    struct group *gr = getgrgid(nobody_gid);
+    assert_non_null(gr);
+    snprintf(admin_group, sizeof admin_group, "%s", gr->gr_name);
+    user_a = unnamed_uid(40000);
+    user_b = unnamed_uid(user_a + 1);
+    fixture *f = start_with("lucidd_server_users", 4, 0, seed_owners);
+    chmod(f->dir, 0755);
+    sleep_ms(200);
+    char reply[65536], ids[64];
+    /* Jobs 1 and 3 are user_a's, 2 user_b's, 4 daemon's by name only. */
+    request_as(f, user_a, 40000, "{\"cmd\":\"queue\"}\n", reply, sizeof reply);
+    queue_ids(reply, ids, sizeof ids);
+    assert_string_equal(ids, "1,3");
+    request_as(f, user_b, 40000, "{\"cmd\":\"queue\"}\n", reply, sizeof reply);
+    queue_ids(reply, ids, sizeof ids);
+    assert_string_equal(ids, "2");
+    request_as(f, daemon_uid, daemon_gid, "{\"cmd\":\"queue\"}\n", reply, sizeof reply);
+    queue_ids(reply, ids, sizeof ids);
+    assert_string_equal(ids, "4");
+    /* nobody: in the admin group (its primary group); root: everything. */
+    request_as(f, nobody_uid, nobody_gid, "{\"cmd\":\"queue\"}\n", reply, sizeof reply);
+    queue_ids(reply, ids, sizeof ids);
+    assert_string_equal(ids, "1,2,3,4");
+    request(f, "{\"cmd\":\"queue\"}\n", reply, sizeof reply);
+    queue_ids(reply, ids, sizeof ids);
+    assert_string_equal(ids, "1,2,3,4");
+    /* explain: one's own job yes, another's no; an admin any. */
+    request_as(f, user_a, 40000, "{\"cmd\":\"explain\",\"job\":3}\n", reply, sizeof reply);
+    assert_non_null(strstr(reply, "\"why\":\"why of job 3\""));
+    request_as(f, user_a, 40000, "{\"cmd\":\"explain\",\"job\":2}\n", reply, sizeof reply);
+    assert_non_null(strstr(reply, "\"ok\":false,\"error\":\"not your job"));
+    request_as(f, user_b, 40000, "{\"cmd\":\"explain\",\"job\":4}\n", reply, sizeof reply);
+    assert_non_null(strstr(reply, "not your job"));
+    request_as(f, nobody_uid, nobody_gid, "{\"cmd\":\"explain\",\"job\":2}\n", reply,
+               sizeof reply);
+    assert_non_null(strstr(reply, "\"why\":\"why of job 2\""));
+    /* status: the same global counts for everyone (4 jobs in main-queue). */
+    request_as(f, user_b, 40000, "{\"cmd\":\"status\"}\n", reply, sizeof reply);
+    assert_int_equal(json_number(reply, "main-queue"), 4);
+    stop(f);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -547,6 +707,7 @@ int main(void)
         cmocka_unit_test(blocked_tick_delays_no_answer),
         cmocka_unit_test(explain_combines_store_and_engine),
         cmocka_unit_test(socket_ownership),
+        cmocka_unit_test(per_user_answers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "lucid/error.h"
 #include "lucid/util.h"
@@ -147,10 +148,17 @@ typedef struct lucid_synth_config {
     uint64_t seed;
 } lucid_synth_config;
 
-/* Writes dir/trace.csv, dir/vc_config.csv and dir/estimates.csv: jobs drawn
- * (GPU count, duration and workload together) from `base`, Poisson arrivals
- * at the rate that gives the target load, VC sizes in the base trace's
- * proportions.  Same seed, same files. */
+/* Writes a trace.csv, a vc_config.csv and an estimates.csv to the three
+ * streams: jobs drawn (GPU count, duration and workload together) from
+ * `base`, Poisson arrivals at the rate that gives the target load, VC sizes
+ * in the base trace's proportions.  Same seed, same files.  The caller owns
+ * the streams and checks them for write errors (lucid trace synth writes
+ * them through lucid_outfile with its experiment.ini, all renamed together). */
+int lucid_synth_write_files(const lucid_synth_config *cfg, const lucid_trace *base,
+                            const lucid_vcs *base_vcs, FILE *trace, FILE *vcs, FILE *estimates,
+                            lucid_error *err);
+/* The same into dir/trace.csv, dir/vc_config.csv and dir/estimates.csv,
+ * written whole or not at all (lucid_outfile). */
 int lucid_synth_write(const lucid_synth_config *cfg, const lucid_trace *base,
                       const lucid_vcs *base_vcs, const char *dir, lucid_error *err);
 

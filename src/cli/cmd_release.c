@@ -39,7 +39,9 @@ int cmd_release(int argc, char **argv)
         fputs(usage_text, stderr);
         return 2;
     }
-    if (cli_int("JOB", job_text, &job) < 0 || job <= 0 || job > 4294967295LL) {
+    if (cli_int("JOB", job_text, &job) < 0)
+        return 2; /* its one line said why */
+    if (job <= 0 || job > 4294967295LL) {
         cli_fail("release: '%s' is not a job id", job_text);
         return 2;
     }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "lucid/atomic.h"
 #include "lucid/csv.h"
 #include "lucid/experiment.h"
 #include "lucid/import.h"
@@ -21,6 +22,8 @@ static const char usage_text[] =
     "Writes DIR/trace.csv, DIR/vc_config.csv, DIR/estimates.csv and DIR/experiment.ini:\n"
     "jobs drawn from a base trace (GPUs, duration and workload together), Poisson\n"
     "arrivals at the rate giving the target load, VCs in the base trace's proportions.\n"
+    "The four files are written whole or not at all; DIR may not be the folder of\n"
+    "--from or --from-vcs.\n"
     "\n"
     "  --jobs N        number of jobs (10000)\n"
     "  --nodes N       total nodes (135)\n"
@@ -32,6 +35,40 @@ static const char usage_text[] =
     "                  in lucid's data directory: $LUCID_DATA_DIR, ../share/lucid\n"
     "                  beside the program, or " LUCID_DATADIR ")\n"
     "  --from-vcs CSV  its VC configuration (data/venus-sept/vc_config.csv there)\n";
+
+/* The experiment that runs the synthetic trace, with the base trace's
+ * sharing labels and co-location pairs when they are beside it. */
+static void write_synth_experiment(FILE *f, const lucid_synth_config *cfg, const char *from)
+{
+    int32_t profiler_nodes = (int32_t)((2LL * cfg->nodes + 134) / 135);
+    if (profiler_nodes < 1)
+        profiler_nodes = 1;
+    int32_t profiler_factor = profiler_nodes >= 8 ? 1 : 8 / profiler_nodes;
+    fprintf(f,
+            "# Synthetic trace: %lld jobs, %d nodes, %d VCs, load %.2f, seed %llu\n"
+            "[trace]\njobs = trace.csv\nvcs = vc_config.csv\n\n"
+            "[simulate]\npolicies = all\nout = results\n\n"
+            "[qssf]\nestimates = estimates.csv\n\n"
+            "[lucid]\nestimates = estimates.csv\n"
+            "# The profiling cluster keeps Venus's proportion (2 of 135 nodes); its GPU\n"
+            "# limit is profiler_nodes x profiler_factor.\nprofiler_nodes = %d\nprofiler_factor = %d\n",
+            (long long)cfg->jobs, cfg->nodes, cfg->vcs, cfg->load, (unsigned long long)cfg->seed,
+            profiler_nodes, profiler_factor);
+    char base_dir[4096], file[4352], real[4096];
+    snprintf(base_dir, sizeof base_dir, "%s", from);
+    char *slash = strrchr(base_dir, '/');
+    if (slash)
+        *slash = '\0';
+    else
+        snprintf(base_dir, sizeof base_dir, ".");
+    static const char *const side[][2] = {{"sharing_labels", "sharing_labels.csv"},
+                                          {"colocation", "colocation_pairs.csv"}};
+    for (int k = 0; k < 2; k++) {
+        snprintf(file, sizeof file, "%s/%s", base_dir, side[k][1]);
+        if (realpath(file, real))
+            fprintf(f, "%s = %s\n", side[k][0], real);
+    }
+}
 
 static int synth(int argc, char **argv)
 {
@@ -64,6 +101,8 @@ static int synth(int argc, char **argv)
         } else if ((got = cli_option(argc, argv, &i, "--jobs", &v)) != 0) {
             if (got < 0 || cli_int("--jobs", v, &n) < 0)
                 return 2;
+            if (n < 1)
+                return cli_usage_error("--jobs: %lld is not a positive number of jobs", (long long)n);
             cfg.jobs = n;
         } else if ((got = cli_option(argc, argv, &i, "--nodes", &v)) != 0) {
             if (got < 0 || cli_int("--nodes", v, &n) < 0)
@@ -107,9 +146,31 @@ static int synth(int argc, char **argv)
                         from_vcs_buf);
     from = from ? from : from_buf;
     from_vcs = from_vcs ? from_vcs : from_vcs_buf;
-    if (mkdir(out, 0777) < 0 && errno != EEXIST)
-        return cli_fail("%s: cannot create: %s", out, strerror(errno));
+    /* The folder is one trace: never the base trace's own folder, whose
+     * experiment.ini (and trace.csv) the run would replace. */
+    const char *const inputs[] = {from, from_vcs};
+    const char *const roles[] = {"--from", "--from-vcs"};
+    for (int k = 0; k < 2; k++) {
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s", inputs[k]);
+        char *cut = strrchr(dir, '/');
+        if (cut)
+            cut[cut == dir] = '\0'; /* "/x.csv" -> "/" */
+        else
+            snprintf(dir, sizeof dir, ".");
+        if (lucid_same_file(out, dir))
+            return cli_fail("trace synth: --out %s holds the %s input %s; choose another folder",
+                            out, roles[k], inputs[k]);
+    }
+    static const char *const names[] = {"trace.csv", "vc_config.csv", "estimates.csv",
+                                        "experiment.ini"};
+    char paths[4][4200];
     lucid_error err = {{0}};
+    for (int k = 0; k < 4; k++) {
+        snprintf(paths[k], sizeof paths[k], "%s/%s", out, names[k]);
+        if (lucid_check_not_input(paths[k], inputs, 2, roles, &err) < 0)
+            return cli_fail("trace synth: %s", err.msg);
+    }
     lucid_vcs vcs;
     lucid_trace base;
     if (lucid_vcs_load(&vcs, from_vcs, &err) < 0)
@@ -118,46 +179,38 @@ static int synth(int argc, char **argv)
         lucid_vcs_free(&vcs);
         return cli_fail("%s", err.msg);
     }
-    int rc = lucid_synth_write(&cfg, &base, &vcs, out, &err);
+    /* All four files are written under temporary names and renamed
+     * together at the end: a failed run leaves no partial folder (and a
+     * folder it created is removed again). */
+    int created = mkdir(out, 0777) == 0;
+    if (!created && errno != EEXIST) {
+        lucid_trace_free(&base);
+        lucid_vcs_free(&vcs);
+        return cli_fail("%s: cannot create: %s", out, strerror(errno));
+    }
+    lucid_outfile files[4];
+    memset(files, 0, sizeof files);
+    int rc = 0;
+    for (int k = 0; k < 4 && rc == 0; k++)
+        if (!lucid_outfile_open(&files[k], paths[k], &err))
+            rc = -1;
+    if (rc == 0)
+        rc = lucid_synth_write_files(&cfg, &base, &vcs, files[0].f, files[1].f, files[2].f,
+                                     &err);
     lucid_trace_free(&base);
     lucid_vcs_free(&vcs);
-    if (rc < 0)
-        return cli_fail("%s", err.msg);
-    int32_t profiler_nodes = (int32_t)((2LL * cfg.nodes + 134) / 135);
-    if (profiler_nodes < 1)
-        profiler_nodes = 1;
-    int32_t profiler_factor = profiler_nodes >= 8 ? 1 : 8 / profiler_nodes;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/experiment.ini", out);
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return cli_fail("%s: cannot write: %s", path, strerror(errno));
-    fprintf(f,
-            "# Synthetic trace: %lld jobs, %d nodes, %d VCs, load %.2f, seed %llu\n"
-            "[trace]\njobs = trace.csv\nvcs = vc_config.csv\n\n"
-            "[simulate]\npolicies = all\nout = results\n\n"
-            "[qssf]\nestimates = estimates.csv\n\n"
-            "[lucid]\nestimates = estimates.csv\n"
-            "# The profiling cluster keeps Venus's proportion (2 of 135 nodes); its GPU\n"
-            "# limit is profiler_nodes x profiler_factor.\nprofiler_nodes = %d\nprofiler_factor = %d\n",
-            (long long)cfg.jobs, cfg.nodes, cfg.vcs, cfg.load, (unsigned long long)cfg.seed,
-            profiler_nodes, profiler_factor);
-    /* The base trace's sharing labels and co-location pairs, when beside it. */
-    char base_dir[4096], file[4352], real[4096];
-    snprintf(base_dir, sizeof base_dir, "%s", from);
-    char *slash = strrchr(base_dir, '/');
-    if (slash)
-        *slash = '\0';
-    else
-        snprintf(base_dir, sizeof base_dir, ".");
-    static const char *const side[][2] = {{"sharing_labels", "sharing_labels.csv"},
-                                          {"colocation", "colocation_pairs.csv"}};
-    for (int k = 0; k < 2; k++) {
-        snprintf(file, sizeof file, "%s/%s", base_dir, side[k][1]);
-        if (realpath(file, real))
-            fprintf(f, "%s = %s\n", side[k][0], real);
+    if (rc == 0)
+        write_synth_experiment(files[3].f, &cfg, from);
+    for (int k = 0; k < 4; k++)
+        if (rc == 0)
+            rc = lucid_outfile_commit(&files[k], &err);
+        else
+            lucid_outfile_abort(&files[k]);
+    if (rc < 0) {
+        if (created)
+            rmdir(out); /* empty again unless a commit went through */
+        return cli_fail("trace synth: %s", err.msg);
     }
-    fclose(f);
     printf("wrote %s/{trace.csv,vc_config.csv,estimates.csv,experiment.ini}\n", out);
     return 0;
 }

@@ -1,5 +1,6 @@
 /* main.c — `lucid <verb>`: dispatches to one file per verb through a table. */
 #define _XOPEN_SOURCE 700 /* realpath */
+#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -153,12 +154,21 @@ int cli_option(int argc, char **argv, int *i, const char *name, const char **val
     return 1;
 }
 
+/* Decimal digits with an optional sign, nothing else: lucid_parse_i64
+ * (for trace files) also takes "1e3" and, through strtod, "0x10"; an
+ * option such as --budget 0x10 or --seed 1e3 must not mean something the
+ * user did not write. */
 int cli_int(const char *option, const char *value, int64_t *out)
 {
-    if (lucid_parse_i64(value, out) < 0) {
-        cli_fail("option %s: '%s' is not an integer", option, value);
+    const char *digits = value + (*value == '-' || *value == '+');
+    char *end = NULL;
+    errno = 0;
+    long long v = *digits >= '0' && *digits <= '9' ? strtoll(value, &end, 10) : 0;
+    if (!end || *end || errno) {
+        cli_fail("option %s: '%s' is not an integer (decimal digits only)", option, value);
         return -1;
     }
+    *out = (int64_t)v;
     return 0;
 }
 

@@ -42,7 +42,16 @@ typedef struct lucidd_config {
     const char *heartbeat_path;   /* rewritten every tick for the job_submit plugin's
                                    * fail-open and the hand-back watchdog, or NULL */
     int socket_mode;              /* chmod of the socket after bind, -1 = leave (umask) */
+    const char *socket_group;     /* chgrp of the socket after bind, or NULL (leave) */
+    uint32_t socket_gid;          /* its gid, resolved when the option was read */
+    const char *admin_group;      /* members see every job in queue/explain, or NULL */
+    uint32_t admin_gid;
+    const char *metrics_bind;     /* numeric address of /metrics; NULL = 127.0.0.1 */
+    int log_targets;              /* LUCIDD_LOG_STDERR | LUCIDD_LOG_SYSLOG (--log) */
 } lucidd_config;
+
+#define LUCIDD_LOG_STDERR 1
+#define LUCIDD_LOG_SYSLOG 2
 
 /* Plain data (no pointers it owns): each tick's snapshot for the server
  * thread copies the job table with memcpy (hub.c).  A field that points to
@@ -200,7 +209,10 @@ void server_run(lucidd_server *srv, volatile sig_atomic_t *stop);
 /* Closes everything; unlinks the socket only if it is still the one bound. */
 void server_close(lucidd_server *srv);
 
-/* lucidd.c: one log line on stderr with a UTC timestamp. */
+/* lucidd.c: one log line, on stderr with a UTC timestamp and/or to syslog
+ * (--log); lucidd_log at LOG_INFO, lucidd_log_level at a <syslog.h>
+ * priority (LOG_WARNING, LOG_ERR) where the caller knows it is one. */
 void lucidd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void lucidd_log_level(int priority, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

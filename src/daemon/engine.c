@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -126,7 +127,7 @@ void engine_free(lucidd *d)
 static void note_error(lucidd *d, const lucid_error *err)
 {
     snprintf(d->last_error, sizeof d->last_error, "%s", err->msg);
-    lucidd_log("%s", err->msg);
+    lucidd_log_level(LOG_ERR, "%s", err->msg);
 }
 
 /* Persists the job; a store failure is logged, the daemon keeps serving. */

@@ -5,15 +5,21 @@
  * unacknowledged decisions, and only then ticking.  The decision loop runs
  * on its own thread (hub.c); this thread serves clients (server.c).
  * SIGTERM/SIGINT stop both cleanly; SIGKILL is survived by design. */
+#define _DEFAULT_SOURCE /* vsyslog */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
 #include <sys/file.h>
+#include <sys/stat.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,16 +38,70 @@ static void on_signal(int sig)
     stop_requested = 1;
 }
 
+/* Where log lines go (--log), set once in main before any thread starts. */
+static int log_targets = LUCIDD_LOG_STDERR;
+
+static void log_line(int priority, const char *fmt, va_list ap)
+{
+    if (log_targets & LUCIDD_LOG_SYSLOG) {
+        va_list copy;
+        va_copy(copy, ap);
+        vsyslog(priority, fmt, copy);
+        va_end(copy);
+    }
+    if (log_targets & LUCIDD_LOG_STDERR) {
+        char stamp[32];
+        lucid_time_format((int64_t)time(NULL), stamp, sizeof stamp);
+        fprintf(stderr, "%s lucidd: ", stamp);
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+    }
+}
+
 void lucidd_log(const char *fmt, ...)
 {
-    char stamp[32];
-    lucid_time_format((int64_t)time(NULL), stamp, sizeof stamp);
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "%s lucidd: ", stamp);
+    log_line(LOG_INFO, fmt, ap);
+    va_end(ap);
+}
+
+void lucidd_log_level(int priority, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    log_line(priority, fmt, ap);
+    va_end(ap);
+}
+
+/* systemd sets $JOURNAL_STREAM to "DEV:INODE" of the stream it connects
+ * stdout/stderr to (systemd.exec(5)); when that is our stderr, syslog()
+ * reaches the same journal, and `--log both` would log every line twice. */
+static int stderr_is_journal(void)
+{
+    const char *stream = getenv("JOURNAL_STREAM");
+    unsigned long long dev, ino;
+    struct stat st;
+    return stream && sscanf(stream, "%llu:%llu", &dev, &ino) == 2 && fstat(2, &st) == 0 &&
+           (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
+
+/* A reason lucidd cannot start: one line on stderr (what the caller, or
+ * systemctl status, shows) and, when syslog is on, at LOG_ERR there. */
+static void start_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void start_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("lucidd: ", stderr);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
+    if (log_targets & LUCIDD_LOG_SYSLOG) {
+        va_start(ap, fmt);
+        vsyslog(LOG_ERR, fmt, ap);
+        va_end(ap);
+    }
 }
 
 static const char usage_text[] =
@@ -51,8 +111,15 @@ static const char usage_text[] =
     "                          (e.g. profile-limit = 300); flags given here override it\n"
     "  --state FILE            SQLite state database (WAL); created if absent\n"
     "  --socket PATH           local UNIX socket for `lucid queue/status/explain`\n"
-    "  --socket-mode MODE      chmod the socket to MODE (octal, e.g. 0666; default: umask)\n"
-    "  --metrics-port N        Prometheus /metrics on 127.0.0.1:N (default off)\n"
+    "  --socket-mode MODE      chmod the socket to MODE (octal, e.g. 0660; default: umask)\n"
+    "  --socket-group GROUP    chgrp the socket to GROUP (with --socket-mode 0660: only\n"
+    "                          lucidd's user and GROUP may connect)\n"
+    "  --admin-group GROUP     members see every job in queue/explain; other users see\n"
+    "                          their own (root and lucidd's own user see all; default none)\n"
+    "  --metrics-port N        Prometheus /metrics on --metrics-bind:N (default off)\n"
+    "  --metrics-bind ADDR     the address /metrics listens on (default 127.0.0.1; e.g.\n"
+    "                          0.0.0.0 or :: open it to the network: no authentication)\n"
+    "  --log syslog|stderr|both  where log lines go (default both; syslog: facility daemon)\n"
     "  --main-partition P      default main\n"
     "  --profiling-partition P default profiling\n"
     "  --profile-limit S       profiling time limit in seconds (default 200)\n"
@@ -110,6 +177,35 @@ static int set_option(lucidd_config *cfg, const char *where, const char *opt, co
             return -1;
         }
         cfg->socket_mode = (int)mode;
+    } else if (strcmp(opt, "--socket-group") == 0 || strcmp(opt, "--admin-group") == 0) {
+        struct group *gr = getgrnam(value);
+        if (!gr) {
+            fprintf(stderr, "lucidd: %s%s: no group '%s'\n", where, opt, value);
+            return -1;
+        }
+        if (opt[2] == 's') {
+            cfg->socket_group = value;
+            cfg->socket_gid = (uint32_t)gr->gr_gid;
+        } else {
+            cfg->admin_group = value;
+            cfg->admin_gid = (uint32_t)gr->gr_gid;
+        }
+    } else if (strcmp(opt, "--metrics-bind") == 0) {
+        unsigned char addr[sizeof(struct in6_addr)];
+        if (inet_pton(AF_INET, value, addr) != 1 && inet_pton(AF_INET6, value, addr) != 1) {
+            fprintf(stderr, "lucidd: %s--metrics-bind: '%s' is not an IPv4 or IPv6 address\n",
+                    where, value);
+            return -1;
+        }
+        cfg->metrics_bind = value;
+    } else if (strcmp(opt, "--log") == 0) {
+        if (strcmp(value, "syslog") && strcmp(value, "stderr") && strcmp(value, "both")) {
+            fprintf(stderr, "lucidd: %s--log: '%s' is not syslog, stderr or both\n", where, value);
+            return -1;
+        }
+        cfg->log_targets = strcmp(value, "syslog") == 0   ? LUCIDD_LOG_SYSLOG
+                           : strcmp(value, "stderr") == 0 ? LUCIDD_LOG_STDERR
+                                                          : LUCIDD_LOG_STDERR | LUCIDD_LOG_SYSLOG;
     } else if (strcmp(opt, "--main-partition") == 0)
         cfg->main_partition = value;
     else if (strcmp(opt, "--profiling-partition") == 0)
@@ -276,7 +372,9 @@ static int parse_args(int argc, char **argv, lucidd_config *cfg)
                            .default_estimate_s = 3600,
                            .retrain_period_s = 604800,
                            .min_history = 100,
-                           .socket_mode = -1};
+                           .socket_mode = -1,
+                           .metrics_bind = "127.0.0.1",
+                           .log_targets = LUCIDD_LOG_STDERR | LUCIDD_LOG_SYSLOG};
     const char *config = NULL;
     for (int i = 1; i < argc; i++) {
         const char *opt = argv[i];
@@ -322,7 +420,7 @@ static int lock_state(const char *state_path)
     snprintf(path, sizeof path, "%s.lock", state_path);
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) {
-        fprintf(stderr, "lucidd: state database %s: cannot open its lock file %s: %s\n", state_path,
+        start_error("state database %s: cannot open its lock file %s: %s", state_path,
                 path, strerror(errno));
         return -1;
     }
@@ -332,17 +430,17 @@ static int lock_state(const char *state_path)
         pid[n > 0 ? n : 0] = '\0';
         pid[strcspn(pid, "\n")] = '\0';
         if (n >= 0)
-            fprintf(stderr, "lucidd: state %s is in use by lucidd pid %s (lock %s)\n", state_path,
+            start_error("state %s is in use by lucidd pid %s (lock %s)", state_path,
                     pid[0] ? pid : "unknown", path);
         else
-            fprintf(stderr, "lucidd: cannot lock %s: %s\n", path, strerror(errno));
+            start_error("cannot lock %s: %s", path, strerror(errno));
         close(fd);
         return -1;
     }
     char pid[32];
     int len = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
     if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)len, 0) != len)
-        lucidd_log("cannot write the pid into %s: %s", path, strerror(errno));
+        lucidd_log_level(LOG_WARNING, "cannot write the pid into %s: %s", path, strerror(errno));
     return fd;
 }
 
@@ -373,7 +471,7 @@ static int open_engine(lucidd *d, lucid_error *err)
     if (!d->models)
         return -1;
     if (lucidd_models_warning(d->models)[0])
-        lucidd_log("%s", lucidd_models_warning(d->models));
+        lucidd_log_level(LOG_WARNING, "%s", lucidd_models_warning(d->models));
     lucidd_log("models: duration v%lld, sharing v%lld, forecast v%lld (lucid status says which)",
                (long long)lucidd_models_version(d->models, "duration"),
                (long long)lucidd_models_version(d->models, "sharing"),
@@ -399,7 +497,7 @@ static int start_engine(lucidd *d, lucidd_hub *hub, pthread_t *thread)
     int rc = pthread_create(thread, NULL, engine_thread, args);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0)
-        fprintf(stderr, "lucidd: cannot start the decision thread: %s\n", strerror(rc));
+        start_error("cannot start the decision thread: %s", strerror(rc));
     return rc ? -1 : 0;
 }
 
@@ -411,6 +509,11 @@ int main(int argc, char **argv)
     int usage = parse_args(argc, argv, &d.cfg);
     if (usage != 0)
         return usage;
+    log_targets = d.cfg.log_targets;
+    if (log_targets == (LUCIDD_LOG_STDERR | LUCIDD_LOG_SYSLOG) && stderr_is_journal())
+        log_targets = LUCIDD_LOG_SYSLOG; /* the journal gets each line once, with its priority */
+    if (log_targets & LUCIDD_LOG_SYSLOG)
+        openlog("lucidd", LOG_PID, LOG_DAEMON);
     signal(SIGPIPE, SIG_IGN);
     struct sigaction sa = {.sa_handler = on_signal}; /* no SA_RESTART: poll returns */
     sigaction(SIGTERM, &sa, NULL);
@@ -427,11 +530,15 @@ int main(int argc, char **argv)
     int status = 1;
     pthread_t engine;
     if (!server || open_engine(&d, &err) < 0) {
-        fprintf(stderr, "lucidd: %s\n", err.msg);
+        start_error("%s", err.msg);
     } else {
-        lucidd_log("state %s: %zu jobs known; socket %s; metrics %s%d", d.cfg.state_path,
-                   d.njobs, d.cfg.socket_path, d.cfg.metrics_port ? "127.0.0.1:" : "off ",
-                   d.cfg.metrics_port);
+        char metrics[96] = "off";
+        if (d.cfg.metrics_port)
+            snprintf(metrics, sizeof metrics, strchr(d.cfg.metrics_bind, ':') ? "[%s]:%d" : "%s:%d",
+                     d.cfg.metrics_bind, d.cfg.metrics_port);
+        lucidd_log("state %s: %zu jobs known; socket %s%s%s; metrics %s", d.cfg.state_path,
+                   d.njobs, d.cfg.socket_path, d.cfg.socket_group ? " group " : "",
+                   d.cfg.socket_group ? d.cfg.socket_group : "", metrics);
         lucidd_hub_publish(hub, &d, (int64_t)time(NULL)); /* the loaded jobs, at once */
         if (start_engine(&d, hub, &engine) == 0) {
             server_run(server, &stop_requested);
@@ -450,5 +557,7 @@ int main(int argc, char **argv)
     lucid_state_close(d.state);
     engine_free(&d);
     close(lock_fd);
+    if (log_targets & LUCIDD_LOG_SYSLOG)
+        closelog();
     return status;
 }

@@ -2,7 +2,13 @@
  *   - a local UNIX socket speaking one JSON request per connection
  *     ({"cmd":"queue"|"status"|"explain"|"release", ...}) answered by one
  *     JSON line (docs/live.md); what `lucid queue` and `lucid status` read;
- *   - Prometheus text format on http://127.0.0.1:PORT/metrics.
+ *   - Prometheus text format on http://ADDR:PORT/metrics (--metrics-bind,
+ *     127.0.0.1 unless the operator opens it).
+ *
+ * Answers depend on who asks (the socket's peer credentials, SO_PEERCRED):
+ * root, lucidd's own user and members of --admin-group see every job;
+ * any other user sees only their own jobs in `queue` and `explain`.
+ * `status` and /metrics are counts only and the same for everyone.
  *
  * Nothing here can stop a decision (docs/live.md, "Threads and clients"):
  * answers are rendered from the snapshot the engine published after its
@@ -17,9 +23,11 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <jansson.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +66,9 @@ typedef struct conn {
     uint32_t uid;
     int32_t pid;
     int have_cred;
+    int sees_all;      /* root, lucidd's user or --admin-group: every job */
+    char user[64];     /* the peer's user name ("" unknown): matches jobs whose
+                        * uid Slurm has not reported yet (loaded from the store) */
     uint64_t cmd_id;   /* while waiting for the engine */
     json_t *pending;   /* explain, waiting for its "why" */
 } conn;
@@ -114,8 +125,10 @@ static int check_socket_path(const char *path, const struct sockaddr_un *addr, l
     return 0;
 }
 
-static int listen_unix(lucidd_server *srv, const char *path, int mode, lucid_error *err)
+static int listen_unix(lucidd_server *srv, const lucidd_config *cfg, lucid_error *err)
 {
+    const char *path = cfg->socket_path;
+    int mode = cfg->socket_mode;
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
     if (strlen(path) >= sizeof addr.sun_path)
         return lucid_error_set(err, "socket path %s is too long", path);
@@ -126,9 +139,20 @@ static int listen_unix(lucidd_server *srv, const char *path, int mode, lucid_err
     if (fd < 0)
         return lucid_error_set(err, "socket: %s", strerror(errno));
     struct stat st;
-    if (bind(fd, (struct sockaddr *)&addr, sizeof addr) < 0 || listen(fd, SERVER_MAX_CONNS) < 0 ||
+    /* The group before the mode: with 0660, the socket is never open to a
+     * group it was not meant for. */
+    int bound = bind(fd, (struct sockaddr *)&addr, sizeof addr) == 0;
+    if (!bound || listen(fd, SERVER_MAX_CONNS) < 0 ||
+        (cfg->socket_group && chown(path, (uid_t)-1, (gid_t)cfg->socket_gid) < 0) ||
         (mode >= 0 && chmod(path, (mode_t)mode) < 0) || stat(path, &st) < 0) {
-        lucid_error_set(err, "cannot listen on %s: %s", path, strerror(errno));
+        int saved = errno;
+        if (cfg->socket_group && saved == EPERM)
+            lucid_error_set(err, "cannot give %s to group %s: %s (lucidd's user must be a member)",
+                            path, cfg->socket_group, strerror(saved));
+        else
+            lucid_error_set(err, "cannot listen on %s: %s", path, strerror(saved));
+        if (bound)
+            unlink(path); /* ours, just bound: not left behind */
         close(fd);
         return -1;
     }
@@ -140,18 +164,31 @@ static int listen_unix(lucidd_server *srv, const char *path, int mode, lucid_err
     return fd;
 }
 
-static int listen_http(int port, lucid_error *err)
+/* /metrics on `bind_addr` (numeric IPv4 or IPv6; NULL: 127.0.0.1). */
+static int listen_http(const char *bind_addr, int port, lucid_error *err)
 {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    const char *host = bind_addr ? bind_addr : "127.0.0.1";
+    struct sockaddr_in v4 = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    struct sockaddr_in6 v6 = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port)};
+    int family = inet_pton(AF_INET, host, &v4.sin_addr) == 1    ? AF_INET
+                 : inet_pton(AF_INET6, host, &v6.sin6_addr) == 1 ? AF_INET6
+                                                                 : 0;
+    if (!family)
+        return lucid_error_set(err, "--metrics-bind %s: not an IPv4 or IPv6 address", host);
+    int fd = socket(family, SOCK_STREAM, 0);
     if (fd < 0)
         return lucid_error_set(err, "socket: %s", strerror(errno));
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK); /* loopback only */
-    if (bind(fd, (struct sockaddr *)&addr, sizeof addr) < 0 || listen(fd, SERVER_MAX_CONNS) < 0) {
+    const struct sockaddr *addr =
+        family == AF_INET ? (const struct sockaddr *)&v4 : (const struct sockaddr *)&v6;
+    socklen_t len = family == AF_INET ? (socklen_t)sizeof v4 : (socklen_t)sizeof v6;
+    if (bind(fd, addr, len) < 0 || listen(fd, SERVER_MAX_CONNS) < 0) {
+        int saved = errno;
         close(fd);
-        return lucid_error_set(err, "cannot listen on 127.0.0.1:%d: %s", port, strerror(errno));
+        return lucid_error_set(err, family == AF_INET ? "cannot listen on %s:%d: %s"
+                                                      : "cannot listen on [%s]:%d: %s",
+                               host, port, strerror(saved));
     }
     set_nonblocking(fd);
     return fd;
@@ -167,9 +204,10 @@ lucidd_server *server_open(const lucidd_config *cfg, lucidd_hub *hub, lucid_erro
     srv->cfg = cfg;
     srv->hub = hub;
     srv->unix_fd = srv->http_fd = -1;
-    srv->unix_fd = listen_unix(srv, cfg->socket_path, cfg->socket_mode, err);
+    srv->unix_fd = listen_unix(srv, cfg, err);
     if (srv->unix_fd < 0 ||
-        (cfg->metrics_port > 0 && (srv->http_fd = listen_http(cfg->metrics_port, err)) < 0)) {
+        (cfg->metrics_port > 0 &&
+         (srv->http_fd = listen_http(cfg->metrics_bind, cfg->metrics_port, err)) < 0)) {
         server_close(srv);
         return NULL;
     }
@@ -354,6 +392,48 @@ static const lucidd_job *snapshot_find(const lucidd_snapshot *s, json_int_t job_
     return NULL;
 }
 
+/* Whether the client may see `job`: all of them for root, lucidd's user
+ * and the admin group; else its own.  A job's uid is Slurm's, refreshed
+ * every tick; a job loaded from the store that Slurm has not listed yet
+ * has uid 0 and is matched by the user name it was recorded with. */
+static int conn_may_see(const conn *c, const lucidd_job *job)
+{
+    if (c->sees_all)
+        return 1;
+    if (!c->have_cred)
+        return 0;
+    if (job->uid != 0)
+        return job->uid == c->uid;
+    return c->user[0] && strcmp(job->rec.user, c->user) == 0;
+}
+
+/* Who the peer is: its user name and whether it sees every job.  The
+ * admin group counts when it is the user's primary group or one of its
+ * supplementary groups in the group database (getgrouplist: the groups
+ * the user logs in with, not those of the connecting process). */
+static void conn_identify(const lucidd_server *srv, conn *c)
+{
+    c->sees_all = c->uid == 0 || c->uid == (uint32_t)geteuid();
+    if (c->sees_all)
+        return; /* no lookups (NSS may be remote) for root and lucidd's user */
+    char buf[16384];
+    struct passwd pw, *found = NULL;
+    if (getpwuid_r((uid_t)c->uid, &pw, buf, sizeof buf, &found) != 0 || !found)
+        return; /* no name: only jobs Slurm reports with this uid */
+    snprintf(c->user, sizeof c->user, "%s", pw.pw_name);
+    if (!srv->cfg->admin_group)
+        return;
+    gid_t groups[256];
+    int ngroups = (int)(sizeof groups / sizeof groups[0]);
+    /* -1 when the user has more groups than fit: those that fit are kept */
+    getgrouplist(pw.pw_name, pw.pw_gid, groups, &ngroups);
+    if (ngroups > (int)(sizeof groups / sizeof groups[0]))
+        ngroups = (int)(sizeof groups / sizeof groups[0]);
+    for (int i = 0; i < ngroups; i++)
+        if (groups[i] == (gid_t)srv->cfg->admin_gid)
+            c->sees_all = 1;
+}
+
 /* Everything but the estimate's "why", which the engine adds (answer_why). */
 static json_t *explain_json(lucid_state *reader, const lucidd_job *job)
 {
@@ -527,7 +607,7 @@ static int stream_more(lucidd_server *srv, conn *c)
     size_t start = c->out_len;
     while (c->cursor < s->njobs && c->out_len - start < STREAM_SLICE) {
         const lucidd_job *job = &s->jobs[c->cursor++];
-        if (!c->all && lucid_phase_is_final(job->rec.phase))
+        if ((!c->all && lucid_phase_is_final(job->rec.phase)) || !conn_may_see(c, job))
             continue;
         json_t *one = job_json(job);
         char *text = one ? json_dumps(one, JSON_COMPACT) : NULL;
@@ -583,6 +663,11 @@ static void answer_explain(lucidd_server *srv, conn *c, const lucidd_snapshot *s
     const lucidd_job *job = snapshot_find(s, job_id);
     if (!job) {
         conn_reply_json(c, error_json("no such job under lucid"));
+        return;
+    }
+    if (!conn_may_see(c, job)) {
+        conn_reply_json(c, error_json("not your job (lucidd shows other users' jobs to its "
+                                      "admin group only)"));
         return;
     }
     lucid_error err = {{0}};
@@ -808,6 +893,7 @@ static void accept_all(lucidd_server *srv, int listen_fd, int http)
                 c->uid = cred.uid;
                 c->pid = cred.pid;
                 c->have_cred = 1;
+                conn_identify(srv, c);
             }
         }
     }

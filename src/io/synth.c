@@ -6,12 +6,12 @@
  * (GPU-seconds asked per GPU-second available) equal the target; VCs keep
  * the base trace's relative sizes.  Estimates are the true duration times
  * log-normal noise: a stand-in for a duration model. */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lucid/atomic.h"
 #include "lucid/trace.h"
 
 static double normal(lucid_rng *rng)
@@ -59,16 +59,6 @@ static int32_t *vc_sizes(const lucid_synth_config *cfg, const lucid_vcs *base)
     return sizes;
 }
 
-static FILE *open_in(const char *dir, const char *name, lucid_error *err)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    if (!f)
-        lucid_error_set(err, "%s: cannot write: %s", path, strerror(errno));
-    return f;
-}
-
 static const char *str_or_empty(const lucid_trace *t, int32_t id)
 {
     return id >= 0 ? lucid_strtab_get(t->strings, id) : "";
@@ -80,12 +70,16 @@ static void print_metric(FILE *f, double v)
         fprintf(f, "%g", v);
 }
 
-int lucid_synth_write(const lucid_synth_config *cfg, const lucid_trace *base,
-                      const lucid_vcs *base_vcs, const char *dir, lucid_error *err)
+int lucid_synth_write_files(const lucid_synth_config *cfg, const lucid_trace *base,
+                            const lucid_vcs *base_vcs, FILE *trace, FILE *vcs, FILE *est,
+                            lucid_error *err)
 {
     if (cfg->jobs < 1 || cfg->nodes < 1 || cfg->vcs < 1 || cfg->vcs > cfg->nodes ||
         cfg->load <= 0 || cfg->gpus_per_node < 1)
-        return lucid_error_set(err, "synth: need jobs >= 1, 1 <= vcs <= nodes and load > 0");
+        return lucid_error_set(err,
+                               "need jobs >= 1, 1 <= vcs <= nodes and load > 0 (got %lld jobs, "
+                               "%d VCs, %d nodes)",
+                               (long long)cfg->jobs, cfg->vcs, cfg->nodes);
     int32_t *sizes = vc_sizes(cfg, base_vcs);
     if (!sizes)
         return lucid_error_set(err, "out of memory");
@@ -97,12 +91,9 @@ int lucid_synth_write(const lucid_synth_config *cfg, const lucid_trace *base,
     double rate = cfg->load * total_gpus / mean_work; /* jobs per second */
     /* Cumulative VC weights for drawing a job's VC. */
     int64_t *cumulative = malloc(((size_t)cfg->vcs + 1) * sizeof *cumulative);
-    FILE *trace = open_in(dir, "trace.csv", err), *vcs = NULL, *est = NULL;
-    int rc = 0;
-    if (!cumulative || !trace || !(vcs = open_in(dir, "vc_config.csv", err)) ||
-        !(est = open_in(dir, "estimates.csv", err))) {
-        rc = cumulative ? -1 : lucid_error_set(err, "out of memory");
-        goto done;
+    if (!cumulative) {
+        free(sizes);
+        return lucid_error_set(err, "out of memory");
     }
     int64_t sum = 0;
     fputs("vc,nodes\n", vcs);
@@ -153,16 +144,30 @@ int lucid_synth_write(const lucid_synth_config *cfg, const lucid_trace *base,
         double noisy = (double)j->duration * exp(cfg->estimate_noise * normal(&rng));
         fprintf(est, "%lld,%.1f\n", (long long)(k + 1), noisy);
     }
-    if (ferror(trace) || ferror(vcs) || ferror(est))
-        rc = lucid_error_set(err, "%s: write error", dir);
-done:
-    if (trace && fclose(trace) != 0 && rc == 0)
-        rc = lucid_error_set(err, "%s: write error", dir);
-    if (vcs && fclose(vcs) != 0 && rc == 0)
-        rc = lucid_error_set(err, "%s: write error", dir);
-    if (est && fclose(est) != 0 && rc == 0)
-        rc = lucid_error_set(err, "%s: write error", dir);
     free(cumulative);
     free(sizes);
+    return 0;
+}
+
+int lucid_synth_write(const lucid_synth_config *cfg, const lucid_trace *base,
+                      const lucid_vcs *base_vcs, const char *dir, lucid_error *err)
+{
+    static const char *const names[3] = {"trace.csv", "vc_config.csv", "estimates.csv"};
+    lucid_outfile files[3];
+    memset(files, 0, sizeof files);
+    int rc = 0;
+    for (int k = 0; k < 3 && rc == 0; k++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, names[k]);
+        if (!lucid_outfile_open(&files[k], path, err))
+            rc = -1;
+    }
+    if (rc == 0)
+        rc = lucid_synth_write_files(cfg, base, base_vcs, files[0].f, files[1].f, files[2].f, err);
+    for (int k = 0; k < 3; k++)
+        if (rc == 0)
+            rc = lucid_outfile_commit(&files[k], err);
+        else
+            lucid_outfile_abort(&files[k]);
     return rc;
 }
