@@ -135,6 +135,7 @@ typedef struct lucid_event {
 
 struct lucid_policy_ops;
 struct lucid_lucid_inputs;
+struct lucid_backfill;
 
 typedef struct lucid_sched {
     const lucid_job *jobs;        /* the trace (global indices) */
@@ -172,6 +173,12 @@ typedef struct lucid_sched {
     void *policy_state;
     lucid_alloc *scratch;         /* placement buffer */
     int scratch_cap;
+    /* Backfill with reservations (backfill.h); NULL: the policy's own pass. */
+    struct lucid_backfill *backfill;
+    /* Called for every job that ends, after it ended (NULL: none); the
+     * start-time estimates learn their error table from it. */
+    void (*on_end)(void *ctx, const struct lucid_sched *s, int32_t job);
+    void *on_end_ctx;
 } lucid_sched;
 
 int lucid_sched_init(lucid_sched *s, const lucid_job *jobs, lucid_jobrun *run, int32_t vc,
@@ -192,6 +199,8 @@ void lucid_sched_compact_queue(lucid_sched *s);
 /* Tries to place `job` with the placer; on success starts it (status,
  * times, completion event) and returns 1; 0 if it does not fit. */
 int lucid_sched_try_start(lucid_sched *s, int32_t job);
+/* Starts `job` on exactly these free GPUs (backfill's chosen placement). */
+int lucid_sched_start_on(lucid_sched *s, int32_t job, const lucid_alloc *a, int n);
 /* Starts `job` on exactly the GPUs of running `target` (Lucid packing). */
 void lucid_sched_start_packed(lucid_sched *s, int32_t job, int32_t target, double job_speed,
                               double target_speed);

@@ -66,7 +66,15 @@ static void show_progress(void *user, int done, int total)
 
 /* What a run writes into OUTDIR besides MANIFEST: summary.csv,
  * jobs-<policy>.csv, series-<policy>.csv (--series) and experiment.ini. */
-enum { MAX_OUTPUTS = 3 + 2 * LUCID_EXP_MAX_POLICIES };
+enum { MAX_OUTPUTS = 4 + 3 * LUCID_EXP_MAX_POLICIES };
+
+/* Start-time estimates go to files of their own (eta-<policy>.csv,
+ * eta-summary.csv), so that summary.csv and jobs-*.csv keep their bytes. */
+static int eta_on(const lucid_experiment *exp)
+{
+    int on;
+    return cli_run_eta(exp, &on) == 0 && on;
+}
 
 static int output_names(const lucid_experiment *exp, const lucid_policy_ops *const *policies,
                         int n, char names[][96])
@@ -77,7 +85,11 @@ static int output_names(const lucid_experiment *exp, const lucid_policy_ops *con
         snprintf(names[k++], 96, "jobs-%s.csv", policies[i]->name);
         if (exp->series)
             snprintf(names[k++], 96, "series-%s.csv", policies[i]->name);
+        if (eta_on(exp))
+            snprintf(names[k++], 96, "eta-%s.csv", policies[i]->name);
     }
+    if (eta_on(exp))
+        snprintf(names[k++], 96, "eta-summary.csv");
     snprintf(names[k++], 96, "experiment.ini");
     return k;
 }
@@ -89,7 +101,9 @@ static const char experiment_header[] =
 static int is_stale(const char *file, char names[][96], int n)
 {
     size_t len = strlen(file);
-    if (!(strncmp(file, "jobs-", 5) == 0 || strncmp(file, "series-", 7) == 0) || len < 5 ||
+    if (!(strncmp(file, "jobs-", 5) == 0 || strncmp(file, "series-", 7) == 0 ||
+          strncmp(file, "eta-", 4) == 0) ||
+        len < 5 ||
         strcmp(file + len - 4, ".csv") != 0)
         return 0;
     for (int i = 0; i < n; i++)
@@ -106,7 +120,7 @@ static const char *const report_outputs[] = {"report.html", "report/fig8_jct_cdf
 
 static int is_stale_report(const char *out, int i)
 {
-    char path[4352];
+    char path[8192];
     snprintf(path, sizeof path, "%s/%s", out, report_outputs[i]);
     FILE *f = fopen(path, "r");
     if (!f)
@@ -129,7 +143,7 @@ static int check_outputs(const lucid_experiment *exp, const lucid_policy_ops *co
         return cli_fail("%s: not a directory (--out names the output folder)", exp->out);
     const char *inputs[64], *what[64];
     int ninputs = lucid_experiment_inputs(exp, inputs, what, 64);
-    char names[MAX_OUTPUTS + 1][96], path[4352];
+    char names[MAX_OUTPUTS + 1][96], path[8192];
     int k = output_names(exp, policies, n, names);
     snprintf(names[k++], 96, "%s", LUCID_MANIFEST_NAME);
     lucid_error err = {{0}};
@@ -177,7 +191,7 @@ static int remove_stale(const char *out, char names[][96], int n)
     DIR *dir = opendir(out);
     if (!dir)
         return cli_fail("%s: cannot read: %s", out, strerror(errno));
-    char path[4352];
+    char path[8192];
     int rc = 0;
     for (struct dirent *e; (e = readdir(dir));) {
         if (!is_stale(e->d_name, names, n))
@@ -206,7 +220,7 @@ static int write_manifest(const lucid_experiment *exp, const lucid_policy_ops *c
 {
     lucid_manifest m = {0};
     lucid_error err = {{0}};
-    char real[PATH_MAX], list[1024] = "", path[4352];
+    char real[PATH_MAX], list[1024] = "", path[8192];
     size_t used = 0;
     for (int i = 0; i < n && used < sizeof list; i++)
         used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? "," : "",
@@ -226,6 +240,29 @@ static int write_manifest(const lucid_experiment *exp, const lucid_policy_ops *c
     return rc < 0 ? cli_fail("%s", err.msg) : 0;
 }
 
+/* eta-summary.csv: per policy and VC (and all), the calibration of the
+ * start times predicted at submission (lucid_eta_calibration). */
+static int write_eta_summary(FILE *out, const cli_run *d, const lucid_sim_result *results, int n)
+{
+    fputs("policy,vc,jobs_waited,eta_coverage,eta_median_rel_error\n", out);
+    for (int i = 0; i < n; i++)
+        for (int32_t v = -1; v < d->vcs.count; v++) {
+            double coverage, error;
+            int64_t jobs;
+            lucid_eta_calibration(&d->trace, &results[i], v, &coverage, &error, &jobs);
+            if (v >= 0 && jobs == 0)
+                continue;
+            fprintf(out, "%s,%s,%lld,", results[i].policy->name,
+                    v >= 0 ? lucid_vcs_name(&d->vcs, v) : "all", (long long)jobs);
+            if (jobs > 0)
+                fprintf(out, "%.4f,%.4f", coverage, error);
+            else
+                fputc(',', out);
+            fputc('\n', out);
+        }
+    return ferror(out) ? -1 : 0;
+}
+
 /* Every file goes to a temporary name first and all are renamed together
  * once all are written, so a failure leaves the previous run's files. */
 static int write_outputs(const lucid_experiment *exp, const cli_run *d,
@@ -234,7 +271,7 @@ static int write_outputs(const lucid_experiment *exp, const cli_run *d,
 {
     if (make_dir(exp->out) < 0)
         return cli_fail("%s: cannot create directory: %s", exp->out, strerror(errno));
-    char names[MAX_OUTPUTS][96], path[4352];
+    char names[MAX_OUTPUTS][96], path[8192];
     int k = output_names(exp, policies, n, names), rc = 0;
     lucid_outfile files[MAX_OUTPUTS];
     memset(files, 0, sizeof files);
@@ -254,7 +291,11 @@ static int write_outputs(const lucid_experiment *exp, const cli_run *d,
             rc |= lucid_write_jobs(files[f++].f, &d->trace, &d->vcs, &results[i]);
             if (exp->series)
                 rc |= lucid_write_series(files[f++].f, &d->vcs, &results[i]);
+            if (eta_on(exp))
+                rc |= lucid_write_eta(files[f++].f, &d->trace, &d->vcs, &results[i]);
         }
+        if (eta_on(exp))
+            rc |= write_eta_summary(files[k - 2].f, d, results, n);
         /* The experiment as run (flags applied, absolute paths): `lucid
          * explain OUTDIR JOB` re-runs from it. */
         fputs(experiment_header, files[k - 1].f);
@@ -304,6 +345,19 @@ static void print_tables(const cli_run *d, const lucid_sim_result *results, int 
         printf("%-10s %12.0f %12.0f %12.0f %12.0f\n", results[i].policy->name, large.avg_jct,
                large.avg_queue, small.avg_jct, small.avg_queue);
     }
+    for (int i = 0; i < n; i++)
+        if (results[i].backfill.mode != LUCID_BACKFILL_NONE) {
+            const lucid_backfill_stats *b = &results[i].backfill_stats;
+            printf("\nbackfill %s (%s, %s estimates, margin %.2f): %lld jobs held a "
+                   "reservation, moved later %lld times and earlier %lld times; %lld jobs "
+                   "backfilled\n",
+                   results[i].policy->name, lucid_backfill_mode_name(results[i].backfill.mode),
+                   results[i].backfill.estimate == LUCID_BACKFILL_EST_TIME_LIMIT ? "time-limit"
+                                                                                  : "model",
+                   results[i].backfill.margin, (long long)b->reservations,
+                   (long long)b->moved_later, (long long)b->moved_earlier,
+                   (long long)b->backfilled);
+        }
     for (int i = 0; i < n; i++)
         if (results[i].policy->flags & LUCID_POLICY_LUCID)
             printf("\nlucid: %lld jobs profiled, %lld finished in the profiler, %lld still "
@@ -410,6 +464,10 @@ int cmd_simulate(int argc, char **argv)
     }
     if (!exp.out)
         exp.out = strdup("out");
+    if (cli_run_eta(&exp, &cfg.eta) != 0) {
+        lucid_experiment_free(&exp);
+        return 1;
+    }
     if (check_outputs(&exp, policies, npolicies) != 0) {
         lucid_experiment_free(&exp);
         return 1;
