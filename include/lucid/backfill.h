@@ -88,9 +88,14 @@ typedef struct lucid_backfill {
  * policy has (QSSF/Lucid: priority / GPUs), else `estimate`, else 1000. */
 double lucid_backfill_job_estimate(const lucid_sched *s, const lucid_backfill *bf, int32_t job);
 /* The decision pass with backfill over jobs[0..n) in queue order (called by
- * lucid_sched_start_in_order when packing is off and s->backfill is set).
- * Returns how many started; *stopped_at = first position not started. */
-size_t lucid_backfill_pass(lucid_sched *s, const int32_t *jobs, size_t n, size_t *stopped_at);
+ * lucid_sched_start_in_order when s->backfill is set).  With `pack` (Lucid
+ * while its packing is on) every job first tries a partner's GPUs, which
+ * takes no free GPU and so delays no reservation; on free GPUs the rules
+ * above apply, so a large job that packing would pass over forever holds
+ * a reservation instead.  Returns how many started; *stopped_at = first
+ * position not started. */
+size_t lucid_backfill_pass(lucid_sched *s, const int32_t *jobs, size_t n,
+                           int (*pack)(lucid_sched *s, int32_t job), size_t *stopped_at);
 void lucid_backfill_free(lucid_backfill *bf);
 
 #endif

@@ -342,47 +342,95 @@ static void note_reservation(lucid_backfill *bf, const lucid_profile *p, int32_t
         bf->reserved_node[job] = p->alloc[0].node;
 }
 
-size_t lucid_backfill_pass(lucid_sched *s, const int32_t *jobs, size_t n, size_t *stopped_at)
+/* Starts `job` now on the GPUs the profile chose (p->alloc). */
+static int start_reserved(lucid_sched *s, lucid_backfill *bf, int32_t job, int64_t dur, int nalloc)
+{
+    if (lucid_profile_reserve(&bf->prof, 0, dur, nalloc) < 0 ||
+        !lucid_sched_start_on(s, job, bf->prof.alloc, nalloc))
+        return 0;
+    bf->reserved_at[job] = -1;
+    return 1;
+}
+
+size_t lucid_backfill_pass(lucid_sched *s, const int32_t *jobs, size_t n,
+                           int (*pack)(lucid_sched *s, int32_t job), size_t *stopped_at)
 {
     lucid_backfill *bf = s->backfill;
     lucid_profile *p = &bf->prof;
     size_t started = 0, held = 0;
     size_t depth = bf->cfg.mode == LUCID_BACKFILL_CONSERVATIVE ? (size_t)-1 : 1;
-    *stopped_at = n;
+    int built = 0;
+    /* A reservation, once given, is kept until its job starts: the jobs that
+     * hold one are placed first, so no job — not even one that joined the
+     * queue ahead of them since — may delay them. */
     for (size_t i = 0; i < n; i++) {
         int32_t job = jobs[i];
+        if (bf->reserved_at[job] < 0)
+            continue;
+        if (!built && lucid_profile_build(p, s, backfill_remaining, bf) < 0)
+            return started;
+        built = 1;
+        int64_t dur = planned_duration(s, bf, job);
+        int nalloc = 0;
+        long k = lucid_profile_fit(p, s, s->jobs[job].gpu_num, dur, s->now, &nalloc);
+        if (k == 0) {
+            started += (size_t)start_reserved(s, bf, job, dur, nalloc);
+        } else if (k > 0) {
+            note_reservation(bf, p, job, p->times[k]);
+            if (lucid_profile_reserve(p, k, dur, nalloc) < 0)
+                return started;
+            held++;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        int32_t job = jobs[i];
+        if (s->run[job].status != LUCID_PENDING || bf->reserved_at[job] >= 0)
+            continue; /* started above, or holds its reservation */
+        if (pack && pack(s, job)) { /* a partner's GPUs: no free GPU taken */
+            started++;
+            bf->stats.backfilled += held > 0;
+            continue;
+        }
         if (held == 0) {
             /* Until a job is blocked the pass is the policy's own. */
             if (lucid_sched_try_start(s, job)) {
                 started++;
+                built = 0; /* the profile no longer matches the cluster */
                 continue;
             }
-            *stopped_at = i;
-            if (lucid_profile_build(p, s, backfill_remaining, bf) < 0)
-                return started;
         }
-        int32_t gpus = s->jobs[job].gpu_num;
+        /* While packing, a job that could share GPUs waits for a partner as
+         * Lucid has it; reservations are for those that cannot. */
+        int reservable = !pack || s->jobs[job].gpu_num > LUCID_PACK_MAX_GPUS;
+        if (held == 0 && !reservable)
+            continue;
+        if (!built && lucid_profile_build(p, s, backfill_remaining, bf) < 0)
+            break;
+        built = 1;
         int64_t dur = planned_duration(s, bf, job);
         int nalloc = 0;
-        long k = lucid_profile_fit(p, s, gpus, dur, s->now, &nalloc);
+        long k = lucid_profile_fit(p, s, s->jobs[job].gpu_num, dur, s->now, &nalloc);
         if (k == 0 && held > 0) {
             /* Fits now on GPUs no reservation needs during its run. */
-            if (lucid_profile_reserve(p, 0, dur, nalloc) < 0 ||
-                !lucid_sched_start_on(s, job, p->alloc, nalloc))
-                continue;
-            bf->stats.backfilled++;
-            started++;
-            continue;
-        }
-        if (k > 0 && held < depth) {
+            if (start_reserved(s, bf, job, dur, nalloc)) {
+                bf->stats.backfilled++;
+                started++;
+            }
+        } else if (k > 0 && held < depth && reservable) {
             note_reservation(bf, p, job, p->times[k]);
             if (lucid_profile_reserve(p, k, dur, nalloc) < 0)
-                return started;
+                break;
             held++;
         } else if (k < 0 && held == 0) {
             held++; /* never fits on this cluster's profile: nothing to protect */
         }
     }
+    *stopped_at = n;
+    for (size_t i = 0; i < n; i++)
+        if (s->run[jobs[i]].status == LUCID_PENDING) {
+            *stopped_at = i;
+            break;
+        }
     return started;
 }
 

@@ -602,8 +602,8 @@ static int pass_place(void *ctx, size_t position)
 size_t lucid_sched_start_in_order(lucid_sched *s, const int32_t *jobs, size_t n, int packing,
                                   int (*pack)(lucid_sched *s, int32_t job), size_t *stopped_at)
 {
-    if (!packing && s->backfill)
-        return lucid_backfill_pass(s, jobs, n, stopped_at);
+    if (s->backfill)
+        return lucid_backfill_pass(s, jobs, n, packing ? pack : NULL, stopped_at);
     sched_pass pass = {s, jobs, pack};
     lucid_start_hooks hooks = {.ctx = &pass, .pack = pack ? pass_pack : NULL, .place = pass_place};
     return lucid_start_in_order(n, packing, &hooks, stopped_at);
