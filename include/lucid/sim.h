@@ -116,6 +116,8 @@ typedef struct lucid_sim_result {
     /* cfg.eta: per job, its start predicted when it joined the queue
      * (P10, P50, P90; -1: none).  NULL otherwise. */
     int64_t *eta_p10, *eta_p50, *eta_p90;
+    int64_t *eta_at; /* when: its submission, or (Lucid, fixed semantics) when it
+                      * left the profiler and joined the main queue */
     int64_t *reserved_at; /* backfill: per job, its latest reservation (-1) */
 } lucid_sim_result;
 
@@ -156,13 +158,16 @@ void lucid_carry_row(FILE *out, const lucid_trace *trace, const lucid_job *job);
  * `all`, then the columns of lucid_metrics_header (bounds.h) */
 int lucid_write_summary_rows(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
                              const lucid_sim_result *result);
-/* eta-<policy>.csv: job_id,vc,gpu_num,submit_time,start_time,wait,eta_p10,eta_p50,eta_p90
- * (predicted start times at submission); jobs with no prediction are left out */
+/* eta-<policy>.csv: job_id,vc,gpu_num,submit_time,predicted_at,start_time,wait,eta_p10,
+ * eta_p50,eta_p90 (start times predicted when the job joined the queue: at its
+ * submission, or for Lucid's profiled jobs in fixed semantics when they left
+ * the profiler); jobs with no prediction are left out */
 int lucid_write_eta(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
                     const lucid_sim_result *result);
-/* Calibration over the jobs of VC `vc` (-1: all) that waited more than 60 s:
- * share started inside [P10, P90], and the median of |P50 wait - wait| /
- * wait.  NaN when no job qualifies; *n = how many did. */
+/* Calibration over the jobs of VC `vc` (-1: all) that waited more than 60 s
+ * after their prediction: share started inside [P10, P90], and the median of
+ * |predicted wait - wait| / wait, waits counted from the prediction.  NaN
+ * when no job qualifies; *n = how many did. */
 void lucid_eta_calibration(const lucid_trace *trace, const lucid_sim_result *result, int32_t vc,
                            double *coverage, double *median_rel_error, int64_t *n);
 /* series-<policy>.csv */

@@ -221,6 +221,7 @@ static int predict_arrivals(vc_run *v, uint32_t first_seq, size_t first, size_t 
         int32_t job = v->pr->arrival_job[k];
         int64_t at = s->run[job].status == LUCID_PENDING ? -1 : s->now;
         res->eta_p10[job] = res->eta_p50[job] = res->eta_p90[job] = at;
+        res->eta_at[job] = s->now;
     }
     if (upto == 0)
         return 0;
@@ -606,10 +607,11 @@ static int prepare_run(sim_context *ctx, policy_run *pr, lucid_error *err)
         res->eta_p10 = malloc((trace->njobs + 1) * sizeof *res->eta_p10);
         res->eta_p50 = malloc((trace->njobs + 1) * sizeof *res->eta_p50);
         res->eta_p90 = malloc((trace->njobs + 1) * sizeof *res->eta_p90);
-        if (!res->eta_p10 || !res->eta_p50 || !res->eta_p90)
+        res->eta_at = malloc((trace->njobs + 1) * sizeof *res->eta_at);
+        if (!res->eta_p10 || !res->eta_p50 || !res->eta_p90 || !res->eta_at)
             return lucid_error_set(err, "out of memory");
         for (size_t i = 0; i < trace->njobs; i++)
-            res->eta_p10[i] = res->eta_p50[i] = res->eta_p90[i] = -1;
+            res->eta_p10[i] = res->eta_p50[i] = res->eta_p90[i] = res->eta_at[i] = -1;
     }
     if (pr->policy->flags & LUCID_POLICY_ESTIMATES) {
         int lucid = (pr->policy->flags & LUCID_POLICY_LUCID) != 0;
@@ -941,6 +943,7 @@ void lucid_sim_result_free(lucid_sim_result *result)
     free(result->eta_p10);
     free(result->eta_p50);
     free(result->eta_p90);
+    free(result->eta_at);
     free(result->reserved_at);
     lucid_forecast_free(&result->forecast);
     memset(result, 0, sizeof *result);

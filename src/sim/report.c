@@ -112,7 +112,7 @@ static int eta_counts(const lucid_trace *trace, const lucid_sim_result *result, 
 {
     const lucid_jobrun *r = &result->run[i];
     return !result->excluded[i] && (vc < 0 || trace->jobs[i].vc == vc) && r->start_time >= 0 &&
-           result->eta_p50[i] >= 0 && r->start_time - trace->jobs[i].submit_time > 60;
+           result->eta_p50[i] >= 0 && r->start_time - result->eta_at[i] > 60;
 }
 
 static int compare_doubles(const void *a, const void *b)
@@ -138,7 +138,7 @@ void lucid_eta_calibration(const lucid_trace *trace, const lucid_sim_result *res
     for (size_t i = 0; i < trace->njobs; i++) {
         if (!eta_counts(trace, result, i, vc))
             continue;
-        int64_t start = result->run[i].start_time, submit = trace->jobs[i].submit_time;
+        int64_t start = result->run[i].start_time, submit = result->eta_at[i];
         inside += start >= result->eta_p10[i] && start <= result->eta_p90[i];
         double wait = (double)(start - submit);
         errors[k++] = fabs((double)(result->eta_p50[i] - submit) - wait) / wait;
@@ -155,15 +155,16 @@ void lucid_eta_calibration(const lucid_trace *trace, const lucid_sim_result *res
 int lucid_write_eta(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
                     const lucid_sim_result *result)
 {
-    fputs("job_id,vc,gpu_num,submit_time,start_time,wait,eta_p10,eta_p50,eta_p90\n", out);
+    fputs("job_id,vc,gpu_num,submit_time,predicted_at,start_time,wait,eta_p10,eta_p50,eta_p90\n",
+          out);
     for (size_t i = 0; result->eta_p50 && i < trace->njobs; i++) {
         const lucid_jobrun *r = &result->run[i];
         if (result->excluded[i] || result->eta_p50[i] < 0)
             continue;
         const lucid_job *job = &trace->jobs[i];
-        fprintf(out, "%lld,%s,%d,%lld,%lld,%lld,%lld,%lld,%lld\n", (long long)job->job_id,
+        fprintf(out, "%lld,%s,%d,%lld,%lld,%lld,%lld,%lld,%lld,%lld\n", (long long)job->job_id,
                 lucid_vcs_name(vcs, job->vc), job->gpu_num, (long long)job->submit_time,
-                (long long)r->start_time, (long long)(r->start_time - job->submit_time),
+                (long long)result->eta_at[i], (long long)r->start_time, (long long)(r->start_time - job->submit_time),
                 (long long)result->eta_p10[i], (long long)result->eta_p50[i],
                 (long long)result->eta_p90[i]);
     }
