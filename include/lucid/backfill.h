@@ -97,5 +97,10 @@ double lucid_backfill_job_estimate(const lucid_sched *s, const lucid_backfill *b
 size_t lucid_backfill_pass(lucid_sched *s, const int32_t *jobs, size_t n,
                            int (*pack)(lucid_sched *s, int32_t job), size_t *stopped_at);
 void lucid_backfill_free(lucid_backfill *bf);
+/* Where waiting `job` is reserved now, as the last pass placed it (the jobs
+ * holding reservations ahead of it first): *at and the node labels
+ * ("n3,n4") in `nodes`.  Returns 1, or 0 when it holds no reservation. */
+int lucid_backfill_reservation(const lucid_sched *s, int32_t job, int64_t *at, char *nodes,
+                               size_t size);
 
 #endif

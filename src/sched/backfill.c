@@ -8,6 +8,7 @@
  * nodes have, each, the fewest free GPUs over the job's whole estimated run:
  * then it can start there without touching anything reserved later. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -435,3 +436,38 @@ size_t lucid_backfill_pass(lucid_sched *s, const int32_t *jobs, size_t n,
 }
 
 void lucid_backfill_free(lucid_backfill *bf) { lucid_profile_free(&bf->prof); }
+
+int lucid_backfill_reservation(const lucid_sched *s, int32_t job, int64_t *at, char *nodes,
+                               size_t size)
+{
+    lucid_backfill *bf = s->backfill;
+    if (!bf || bf->reserved_at[job] < 0 || s->run[job].status != LUCID_PENDING)
+        return 0;
+    lucid_profile p = {0};
+    int found = 0;
+    if (lucid_profile_build(&p, s, backfill_remaining, bf) == 0)
+        for (size_t i = 0; i < s->qlen; i++) {
+            int32_t other = s->queue[i];
+            if (bf->reserved_at[other] < 0)
+                continue;
+            int64_t dur = planned_duration(s, bf, other);
+            int nalloc = 0;
+            long k = lucid_profile_fit(&p, s, s->jobs[other].gpu_num, dur, s->now, &nalloc);
+            if (k < 0)
+                continue;
+            if (other == job) {
+                *at = p.times[k];
+                size_t used = 0;
+                nodes[0] = '\0';
+                for (int a = 0; a < nalloc && used < size; a++)
+                    used += (size_t)snprintf(nodes + used, size - used, "%sn%d", a ? "," : "",
+                                             s->cluster.nodes[p.alloc[a].node].label);
+                found = 1;
+                break;
+            }
+            if (lucid_profile_reserve(&p, k, dur, nalloc) < 0)
+                break;
+        }
+    lucid_profile_free(&p);
+    return found;
+}
