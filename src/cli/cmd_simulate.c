@@ -116,7 +116,8 @@ static int is_stale(const char *file, char names[][96], int n)
  * wrote it) and the run's figures; they would describe the old results. */
 static const char *const report_outputs[] = {"report.html", "report/fig8_jct_cdf.svg",
                                              "report/fig9_vc_queue.svg",
-                                             "report/gpu_utilisation.svg"};
+                                             "report/gpu_utilisation.svg",
+                                             "report/eta_scatter.svg"};
 
 static int is_stale_report(const char *out, int i)
 {
