@@ -59,3 +59,15 @@ if(SQLite3_FOUND)
   add_test(NAME test_lucidd_engine COMMAND test_lucidd_engine)
   set_tests_properties(test_lucidd_engine PROPERTIES TIMEOUT 120)
 endif()
+
+# One whole tick of lucidd on 1,000 nodes and 10,000 waiting jobs, Slurm
+# replaced by the in-memory fake (bench/tick_latency.c; docs/live.md).
+if(SQLite3_FOUND)
+  add_executable(tick_latency ${CMAKE_SOURCE_DIR}/bench/tick_latency.c
+                              ${CMAKE_SOURCE_DIR}/tests/fakes/fake_slurm_io.c
+                              ${CMAKE_SOURCE_DIR}/src/daemon/engine.c
+                              ${CMAKE_SOURCE_DIR}/src/daemon/commands.c)
+  target_compile_definitions(tick_latency PRIVATE FAKE_MAX_JOBS=16384 FAKE_MAX_NODES=2048)
+  target_link_libraries(tick_latency PRIVATE lucid)
+  set_target_properties(tick_latency PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)
+endif()

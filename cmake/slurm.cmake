@@ -72,7 +72,8 @@ endif()
 # lucidd: needs libslurm and the state store (SQLite).
 if(LUCID_HAVE_SLURM AND LUCID_HAVE_STATE)
   add_executable(lucidd ${CMAKE_SOURCE_DIR}/src/daemon/lucidd.c ${CMAKE_SOURCE_DIR}/src/daemon/engine.c
-                        ${CMAKE_SOURCE_DIR}/src/daemon/commands.c ${CMAKE_SOURCE_DIR}/src/daemon/slurm_io.c)
+                        ${CMAKE_SOURCE_DIR}/src/daemon/commands.c ${CMAKE_SOURCE_DIR}/src/daemon/slurm_io.c
+                        ${CMAKE_SOURCE_DIR}/src/daemon/handback.c)
   target_include_directories(lucidd PRIVATE ${LUCID_SLURM_INCLUDE_DIR})
   target_link_libraries(lucidd PRIVATE lucid ${LUCID_SLURM_LIBRARY})
   message(STATUS "lucid: building lucidd")
@@ -104,4 +105,19 @@ if(LUCID_HAVE_LAB AND LUCID_HAVE_SLURM AND LUCID_HAVE_STATE AND LUCID_PYTHON3)
   set_tests_properties(slurm_lucidd_workload slurm_lucidd_faults PROPERTIES TIMEOUT 420 LABELS slurm)
 elseif(LUCID_HAVE_LAB)
   message(STATUS "lucid: lucidd integration tests skipped (need lucidd and python3)")
+endif()
+
+# Issue 10's proof: lucidd under an operator's workload (arrays, dependencies,
+# --begin, -H, -w, --exclude, cancels, a resize, a user's release attempt, a
+# non-ASCII name), under outages (SIGKILL, slurmctld down 60 s, state file
+# lost, a second lucidd, slow clients) and with lucidd stopped (fail-open and
+# the hand-back watchdog); tests/slurm/lucidd_operator.sh, judged by
+# check_operator.py from Slurm's jobcomp log and the payloads' own lines.
+if(LUCID_HAVE_LAB AND LUCID_HAVE_SLURM AND LUCID_HAVE_STATE AND LUCID_PYTHON3)
+  foreach(mode operator outages failopen)
+    add_test(NAME slurm_lucidd_${mode}
+             COMMAND bash ${CMAKE_SOURCE_DIR}/tests/slurm/lucidd_operator.sh
+                     ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR} ${mode})
+    set_tests_properties(slurm_lucidd_${mode} PROPERTIES TIMEOUT 600 LABELS slurm)
+  endforeach()
 endif()

@@ -1,6 +1,7 @@
 /* targets.c — what the fuzzers exercise: the trace reader (and through it
- * the CSV reader and number/date parsing), the experiment-file parser, and
- * the trace importers' JSON (Philly) and sacct readers. */
+ * the CSV reader and number/date parsing) followed by a simulation of what
+ * it accepted, the experiment-file parser, and the trace importers' JSON
+ * (Philly) and sacct readers. */
 #include "targets.h"
 
 #include <stdint.h>
@@ -10,6 +11,7 @@
 
 #include "lucid/experiment.h"
 #include "lucid/import.h"
+#include "lucid/sim.h"
 #include "lucid/trace.h"
 
 int lucid_fuzz_trace(const uint8_t *data, size_t size)
@@ -24,6 +26,30 @@ int lucid_fuzz_trace(const uint8_t *data, size_t size)
         for (size_t i = 0; i < trace.njobs; i++)
             if (lucid_trace_find(&trace, trace.jobs[i].job_id) < 0)
                 abort();
+        /* Simulate what was accepted: extreme times and durations must not
+         * overflow anywhere (run under UBSan); every simulated job ends
+         * after it starts, and not before it was submitted. */
+        const lucid_policy_ops *policies[] = {&lucid_policy_fifo, &lucid_policy_sjf,
+                                              &lucid_policy_srtf, &lucid_policy_tiresias};
+        lucid_sim_result results[4];
+        lucid_sim_config cfg;
+        lucid_sim_config_defaults(&cfg);
+        cfg.threads = 1;
+        cfg.skip_oversized = 1;
+        cfg.sem = lucid_semantics_reference();
+        lucid_sim_inputs in = {.trace = &trace, .vcs = &vcs};
+        if (lucid_simulate(&cfg, &in, policies, 4, results, NULL, NULL, &err) == 0) {
+            for (int p = 0; p < 4; p++) {
+                for (size_t i = 0; i < trace.njobs; i++) {
+                    const lucid_jobrun *r = &results[p].run[i];
+                    if (!results[p].excluded[i] &&
+                        (r->start_time < trace.jobs[i].submit_time || r->end_time <= r->start_time ||
+                         r->end_time - r->start_time < trace.jobs[i].duration))
+                        abort();
+                }
+                lucid_sim_result_free(&results[p]);
+            }
+        }
         lucid_trace_free(&trace);
     }
     lucid_vcs_free(&vcs);

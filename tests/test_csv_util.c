@@ -2,6 +2,7 @@
 #include "testutil.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lucid/csv.h"
@@ -70,6 +71,59 @@ static void numbers_parse_strictly(void **state)
     assert_true(d == 1000.0);
     assert_int_equal(lucid_parse_f64("nan", &d), -1);
     assert_int_equal(lucid_parse_f64("inf", &d), -1);
+}
+
+/* Hexadecimal is refused; a BOM is not part of the first column's name;
+ * the fast decimal path gives strtod's value bit for bit; the fast integer
+ * path agrees with strtoll up to the 18-digit limit and beyond. */
+static void numbers_are_decimal_and_exact(void **state)
+{
+    (void)state;
+    int64_t i;
+    double d;
+    assert_int_equal(lucid_parse_i64("0x10", &i), -1);
+    assert_int_equal(lucid_parse_f64("0x10", &d), -1);
+    assert_int_equal(lucid_parse_f64("0x1p3", &d), -1);
+    assert_int_equal(lucid_parse_f64("infinity", &d), -1);
+    assert_int_equal(lucid_parse_i64("-", &i), -1);
+    assert_int_equal(lucid_parse_i64("-0", &i), 0);
+    assert_int_equal(i, 0);
+    assert_int_equal(lucid_parse_i64("+17", &i), 0);
+    assert_int_equal(i, 17);
+    assert_int_equal(lucid_parse_i64("999999999999999999", &i), 0); /* 18 digits */
+    assert_true(i == 999999999999999999LL);
+    assert_int_equal(lucid_parse_i64("9223372036854775807", &i), 0); /* 19: strtoll */
+    assert_true(i == INT64_MAX);
+    assert_int_equal(lucid_parse_i64("-9223372036854775808", &i), 0);
+    assert_true(i == INT64_MIN);
+    assert_int_equal(lucid_parse_i64("9223372036854775808", &i), -1);
+    assert_int_equal(lucid_parse_i64("9e18", &i), 0);
+    assert_true(i == 9000000000000000000LL);
+    assert_int_equal(lucid_parse_i64("1e19", &i), -1);
+    lucid_rng rng;
+    lucid_rng_seed(&rng, 5);
+    for (int k = 0; k < 200000; k++) {
+        char text[64];
+        uint64_t mant = lucid_rng_next(&rng) >> (lucid_rng_next(&rng) % 64);
+        int frac = (int)(lucid_rng_next(&rng) % 25);
+        int n = snprintf(text, sizeof text, "%s%llu", k % 3 == 0 ? "-" : "",
+                         (unsigned long long)mant);
+        int digits = n - (k % 3 == 0);
+        if (frac > 0 && frac < digits) { /* put a point frac digits from the end */
+            memmove(text + n - frac + 1, text + n - frac, (size_t)frac + 1);
+            text[n - frac] = '.';
+        }
+        assert_int_equal(lucid_parse_f64(text, &d), 0);
+        double want = strtod(text, NULL);
+        if (memcmp(&d, &want, sizeof d) != 0)
+            fail_msg("%s: got %.17g, strtod %.17g", text, d, want);
+    }
+    const char *bom = "\xEF\xBB\xBFjob_id,x\n1,2\n";
+    lucid_error err = {{0}};
+    lucid_csv *csv = lucid_csv_open_mem("b.csv", bom, strlen(bom), &err);
+    assert_non_null(csv);
+    assert_int_equal(lucid_csv_col(csv, "job_id"), 0);
+    lucid_csv_close(csv);
 }
 
 static void calendar_matches_known_dates(void **state)
@@ -158,6 +212,7 @@ int main(void)
         cmocka_unit_test(csv_reads_quotes_crlf_and_blank_lines),
         cmocka_unit_test(csv_rejects_ragged_rows_and_bad_quotes),
         cmocka_unit_test(numbers_parse_strictly),
+        cmocka_unit_test(numbers_are_decimal_and_exact),
         cmocka_unit_test(calendar_matches_known_dates),
         cmocka_unit_test(interning_and_rng),
         cmocka_unit_test(utf8_copy_cuts_on_character_boundaries),

@@ -102,7 +102,6 @@ typedef struct lucid_jobrun {
     double remain;       /* work left after step `base` (seconds at rate 1) */
     int64_t base;        /* step at which `remain` / `attained` were last materialized */
     double rate;         /* progress per second: 1, or the co-located speed */
-    double priority;     /* the policy's sort key (estimate x gpus, ...) */
     int64_t attained;    /* Tiresias: GPU-seconds attained up to `base` */
     int64_t waiting_since; /* when it joined the queue, or was last preempted */
     int64_t profqueue;   /* Lucid: wait for the profiler */
@@ -110,8 +109,6 @@ typedef struct lucid_jobrun {
     uint32_t arrival_seq; /* order of joining the queue (stable tie-break) */
     uint32_t run_seq;     /* order in the running list */
     int32_t run_prev, run_next; /* running list links (job indices, -1 = none) */
-    int32_t cand_prev, cand_next; /* partner-candidate list links */
-    int8_t in_cand;
     int32_t alloc_off, alloc_n; /* GPUs held: entries in lucid_sched.allocs */
     int32_t partner;      /* job sharing our GPUs now, -1 */
     int32_t packed_with;  /* last partner (for reports), -1 */
@@ -122,6 +119,7 @@ typedef struct lucid_jobrun {
     int8_t status;
     int8_t exclusive;     /* 0 while marked packed */
     int8_t profiled, finished_in_profiler;
+    int8_t in_cand;       /* Lucid: in its GPU count's partner candidates */
 } lucid_jobrun;
 
 /* ---------------- the scheduler state of one VC ---------------- */
@@ -155,9 +153,10 @@ typedef struct lucid_sched {
     size_t qcap;
     int64_t arrivals_step;        /* step of the latest arrival */
     size_t arrivals_now;          /* jobs that arrived at arrivals_step */
-    /* Running exclusive jobs of g GPUs (g <= LUCID_PACK_MAX_GPUS) in start
-     * order: the packing partner candidates. */
-    int32_t cand_head[LUCID_PACK_MAX_GPUS + 1], cand_tail[LUCID_PACK_MAX_GPUS + 1];
+    /* Lucid only (NULL otherwise): per GPU count g <= LUCID_PACK_MAX_GPUS,
+     * the running exclusive jobs of g GPUs in start order, the packing
+     * partner candidates (an ordered set, src/sched/ordset.h). */
+    struct lucid_ordset *cand;
     int32_t run_head, run_tail;   /* running list in start order */
     size_t nrunning;
     uint32_t next_run_seq, next_arrival_seq;

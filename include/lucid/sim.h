@@ -99,6 +99,7 @@ typedef struct lucid_sim_result {
     const lucid_policy_ops *policy;
     lucid_jobrun *run;       /* per trace job */
     unsigned char *excluded; /* per job: 1 if not simulated (oversized, skipped) */
+    size_t nexcluded;        /* jobs with excluded[i] = 1 */
     lucid_sample *samples;   /* by VC then time (when cfg.series) */
     size_t nsamples;
     int64_t profiled, finished_in_profiler, packed_at_end;
@@ -121,9 +122,12 @@ typedef struct lucid_sim_result {
     int64_t *reserved_at; /* backfill: per job, its latest reservation (-1) */
 } lucid_sim_result;
 
-/* Progress callback: called from worker threads with the number of VC
- * tasks done so far (serialized by the simulator). */
-typedef void (*lucid_progress_fn)(void *user, int done, int total);
+/* Progress callback: called from worker threads (serialized by the
+ * simulator) with the jobs ended so far over all policies' runs and the
+ * total; `done` grows with simulated time inside each VC run (every ~1,000
+ * ended jobs and when a run stops) and never goes back, online runs
+ * included.  Jobs that end in Lucid's profiler are not counted. */
+typedef void (*lucid_progress_fn)(void *user, int64_t done, int64_t total);
 
 /* Runs each policy over the trace.  results[i] receives policy i. */
 int lucid_simulate(const lucid_sim_config *cfg, const lucid_sim_inputs *in,
@@ -141,6 +145,10 @@ typedef struct lucid_summary {
  * jobs with more than `min_gpus` and at most `max_gpus` GPUs. */
 int lucid_summarize(const lucid_trace *trace, const lucid_sim_result *result, int32_t vc,
                     int32_t min_gpus_exclusive, int32_t max_gpus, lucid_summary *out);
+/* The same for every VC at once (out[v] for VC v, out[nvcs] for all; all
+ * GPU counts), in one pass over the jobs. */
+int lucid_summarize_vcs(const lucid_trace *trace, const lucid_sim_result *result, int32_t nvcs,
+                        lucid_summary *out);
 /* The p-th percentile (0..100) with linear interpolation between closest ranks; sorts `v`. */
 double lucid_percentile(double *v, size_t n, double p);
 

@@ -14,6 +14,13 @@
 #include "lucid/error.h"
 #include "lucid/util.h"
 
+/* Submit times lie in 0..LUCID_TIME_MAX and durations in 1..LUCID_TIME_MAX
+ * seconds (2^40 s, about 34,800 years: Unix timestamps fit with room to
+ * spare).  The bound keeps every sum the simulator forms (submit time plus
+ * waits, work, checkpoint overheads, Tiresias' 1e15 queue offset) far from
+ * int64 overflow and exact in a double; the loaders refuse anything outside. */
+#define LUCID_TIME_MAX ((int64_t)1 << 40)
+
 /* One workload signature: (model, dataset, batchsize, amp). */
 typedef struct lucid_workload_key {
     int32_t model;   /* string id in the trace's string table, -1 = none */

@@ -55,13 +55,31 @@ static int make_dir(const char *path)
     return mkdir(buf, 0777) < 0 && errno != EEXIST ? -1 : 0;
 }
 
-static void show_progress(void *user, int done, int total)
+/* Progress on stderr once the work has taken 2 s: redrawn in place at most
+ * ten times a second on a terminal, otherwise one line every 5 s. */
+typedef struct progress_view {
+    struct timespec start, last;
+    int tty, shown;
+} progress_view;
+
+static double seconds_since(const struct timespec *t)
 {
-    (void)user;
-    fprintf(stderr, "\rsimulating: %d/%d VC runs", done, total);
-    if (done == total)
-        fputc('\n', stderr);
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - t->tv_sec) + 1e-9 * (double)(now.tv_nsec - t->tv_nsec);
+}
+
+static void show_progress(void *user, int64_t done, int64_t total)
+{
+    progress_view *pv = user;
+    if (seconds_since(&pv->start) < 2 || seconds_since(&pv->last) < (pv->tty ? 0.1 : 5))
+        return;
+    clock_gettime(CLOCK_MONOTONIC, &pv->last);
+    fprintf(stderr, "%ssimulating: %lld of %lld jobs (%.0f%%)%s", pv->tty ? "\r" : "",
+            (long long)done, (long long)total, total > 0 ? 100.0 * (double)done / (double)total : 100.0,
+            pv->tty ? "" : "\n");
     fflush(stderr);
+    pv->shown = 1;
 }
 
 /* What a run writes into OUTDIR besides MANIFEST: summary.csv,
@@ -484,17 +502,26 @@ int cmd_simulate(int argc, char **argv)
                     d.trace.skipped_cpu_jobs);
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        int tty = isatty(2);
-        if (lucid_simulate(&cfg, &d.in, policies, npolicies, results,
-                           !quiet && tty ? show_progress : NULL, NULL, &err) < 0) {
+        progress_view pv = {.start = t0, .tty = isatty(2)};
+        pv.last = t0;
+        pv.last.tv_sec -= 10; /* the first line may come at 2 s */
+        int failed = lucid_simulate(&cfg, &d.in, policies, npolicies, results,
+                                    quiet ? NULL : show_progress, &pv, &err) < 0;
+        if (pv.shown && pv.tty)
+            fputc('\n', stderr);
+        if (failed) {
             rc = cli_fail("%s", err.msg);
         } else {
             clock_gettime(CLOCK_MONOTONIC, &t1);
+            size_t left_out = npolicies > 0 ? results[0].nexcluded : 0;
+            if (!quiet && left_out)
+                fprintf(stderr, "lucid: --skip-oversized: left out %zu job%s larger than its VC\n",
+                        left_out, left_out == 1 ? "" : "s");
             rc = write_outputs(&exp, &d, policies, results, npolicies);
             if (!quiet) {
                 print_tables(&d, results, npolicies);
                 printf("\n%zu jobs, %d policies, %s semantics, simulated in %.3f s; results in %s/\n",
-                       d.trace.njobs, npolicies, exp.reference ? "reference" : "fixed",
+                       d.trace.njobs - left_out, npolicies, exp.reference ? "reference" : "fixed",
                        (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec),
                        exp.out);
             }

@@ -69,6 +69,9 @@ typedef struct lucidd_job {
     double observed_at;        /* monotonic time it was last seen running in the profiler */
     char comment_sent[256];    /* AdminComment last written to Slurm */
     double comment_at;         /* monotonic time of that write */
+    int comment_phase;         /* phase + 1 it was written in (0: never) */
+    int dirty;                 /* changed in ways written at the tick's end, in one
+                                * transaction (a waiting job's reason, profiling time) */
 } lucidd_job;
 
 #define LUCIDD_LATENCY_SAMPLES 1024
@@ -82,6 +85,8 @@ typedef struct lucidd {
     lucid_gpumetrics *metrics;
     lucidd_job *jobs;
     size_t njobs, cap;
+    uint32_t *slots;         /* job id -> index + 1, open addressing (engine_find) */
+    size_t nslots;           /* a power of two, at least twice njobs */
     int packing_on;
     int main_gpus;           /* GPUs of the main partition (bad-input check) */
     int slurm_up;            /* the latest Slurm call worked */
@@ -102,6 +107,8 @@ int engine_load(lucidd *d, lucid_error *err);     /* jobs from the state store *
 int engine_reconcile(lucidd *d, lucid_error *err); /* run by the first ticks after a start */
 void engine_tick(lucidd *d);
 lucidd_job *engine_find(lucidd *d, uint32_t job_id);
+/* Frees what the engine allocated (the job table and its index). */
+void engine_free(lucidd *d);
 /* Percentile (0..1) of the recorded decision latencies, seconds. */
 double engine_latency_quantile(const lucidd *d, double q);
 /* `lucid release JOB` from user `uid`: lifts the owner's own hold (sbatch

@@ -49,21 +49,72 @@ static double monotonic_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-lucidd_job *engine_find(lucidd *d, uint32_t job_id)
+/* Jobs by id: a hash index over the table (ids are unique and never
+ * removed), so a tick over 10,000 Slurm jobs costs no 10,000^2 scan. */
+static size_t slot_of(uint32_t job_id, size_t nslots)
 {
-    for (size_t i = 0; i < d->njobs; i++)
-        if (d->jobs[i].rec.job_id == job_id)
-            return &d->jobs[i];
-    return NULL;
+    return (size_t)((job_id * 2654435761u) & (uint32_t)(nslots - 1));
 }
 
-static lucidd_job *add_job(lucidd *d)
+lucidd_job *engine_find(lucidd *d, uint32_t job_id)
 {
-    if (LUCID_GROW(d->jobs, d->cap, d->njobs + 1) < 0)
+    if (!d->nslots)
+        return NULL;
+    for (size_t k = slot_of(job_id, d->nslots);; k = (k + 1) & (d->nslots - 1)) {
+        uint32_t at = d->slots[k];
+        if (!at)
+            return NULL;
+        if (d->jobs[at - 1].rec.job_id == job_id)
+            return &d->jobs[at - 1];
+    }
+}
+
+static void index_insert(lucidd *d, size_t i)
+{
+    size_t k = slot_of(d->jobs[i].rec.job_id, d->nslots);
+    while (d->slots[k])
+        k = (k + 1) & (d->nslots - 1);
+    d->slots[k] = (uint32_t)(i + 1);
+}
+
+static int index_grow(lucidd *d, size_t need)
+{
+    if (need * 2 <= d->nslots)
+        return 0;
+    size_t nslots = d->nslots ? d->nslots : 1024;
+    while (need * 2 > nslots)
+        nslots *= 2;
+    uint32_t *slots = calloc(nslots, sizeof *slots);
+    if (!slots)
+        return -1;
+    free(d->slots);
+    d->slots = slots;
+    d->nslots = nslots;
+    for (size_t i = 0; i < d->njobs; i++)
+        index_insert(d, i);
+    return 0;
+}
+
+/* The new job's id must be set by the caller before the next lookup:
+ * add_job indexes it under `job_id`. */
+static lucidd_job *add_job(lucidd *d, uint32_t job_id)
+{
+    if (LUCID_GROW(d->jobs, d->cap, d->njobs + 1) < 0 || index_grow(d, d->njobs + 1) < 0)
         return NULL;
     lucidd_job *job = &d->jobs[d->njobs++];
     memset(job, 0, sizeof *job);
+    job->rec.job_id = job_id;
+    index_insert(d, d->njobs - 1);
     return job;
+}
+
+void engine_free(lucidd *d)
+{
+    free(d->jobs);
+    free(d->slots);
+    d->jobs = NULL;
+    d->slots = NULL;
+    d->njobs = d->cap = d->nslots = 0;
 }
 
 static void note_error(lucidd *d, const lucid_error *err)
@@ -76,7 +127,32 @@ static void note_error(lucidd *d, const lucid_error *err)
 static void save(lucidd *d, lucidd_job *job)
 {
     lucid_error err = {{0}};
+    job->dirty = 0;
     if (lucid_state_put_job(d->state, &job->rec, &err) < 0)
+        note_error(d, &err);
+}
+
+/* What changes every tick for many jobs (reasons, profiling time) is written
+ * once per tick in one transaction: one fsync, not one per job. */
+static void flush(lucidd *d)
+{
+    lucid_error err = {{0}};
+    int began = 0;
+    for (size_t i = 0; i < d->njobs; i++) {
+        lucidd_job *job = &d->jobs[i];
+        if (!job->dirty)
+            continue;
+        if (!began && lucid_state_begin(d->state, &err) < 0)
+            break;
+        began = 1;
+        job->dirty = 0;
+        if (lucid_state_put_job(d->state, &job->rec, &err) < 0) {
+            lucid_state_rollback(d->state);
+            note_error(d, &err);
+            return;
+        }
+    }
+    if (began && lucid_state_commit(d->state, &err) < 0)
         note_error(d, &err);
 }
 
@@ -95,9 +171,10 @@ static void set_phase(lucidd_job *job, lucid_phase phase, const char *reason)
 
 static void set_reason(lucidd *d, lucidd_job *job, const char *reason)
 {
+    (void)d;
     if (strcmp(job->rec.reason, reason) != 0) {
         snprintf(job->rec.reason, sizeof job->rec.reason, "%s", reason);
-        save(d, job);
+        job->dirty = 1;
     }
 }
 
@@ -244,8 +321,12 @@ static void profile_tag(const lucidd_job *job, char *out, size_t size)
 
 static void comment_text(const lucidd_job *job, char *out, size_t size)
 {
-    char tag[64];
+    char tag[96];
     profile_tag(job, tag, sizeof tag);
+    /* The plugin's mark of the owner's own hold stays in the comment: a
+     * lucidd that lost its state (or the hand-back watchdog) still sees it. */
+    if (job->rec.user_hold)
+        snprintf(tag + strlen(tag), sizeof tag - strlen(tag), " lucid-user-hold");
     const lucid_job_record *r = &job->rec;
     if (r->phase == LUCID_PHASE_RUNNING && r->packed_with)
         snprintf(out, size, "lucid: running packed with job %u on %.40s GPUs %.20s lucid-gpus=%.20s%s",
@@ -262,18 +343,21 @@ static void push_comments(lucidd *d, double now_mono)
         lucidd_job *job = &d->jobs[i];
         if (!queued(job->rec.phase) || job->rec.phase == LUCID_PHASE_HANDED_BACK)
             continue;
-        char text[256];
-        comment_text(job, text, sizeof text);
-        if (strcmp(text, job->comment_sent) == 0)
-            continue;
-        /* The first words (phase) at once; reason changes at most every period. */
-        int phase_changed = strncmp(text, job->comment_sent, strcspn(text, ";:") + 7) != 0;
+        /* A new phase at once; a changed reason at most every period. */
+        int phase_changed = job->comment_phase != (int)job->rec.phase + 1;
         if (!phase_changed && now_mono - job->comment_at < COMMENT_PERIOD_S)
             continue;
+        char text[256];
+        comment_text(job, text, sizeof text);
+        if (strcmp(text, job->comment_sent) == 0) {
+            job->comment_phase = (int)job->rec.phase + 1;
+            continue;
+        }
         lucid_error err = {{0}};
         if (slurm_io_comment(job->rec.job_id, text, &err) == 0) {
             snprintf(job->comment_sent, sizeof job->comment_sent, "%s", text);
             job->comment_at = now_mono;
+            job->comment_phase = (int)job->rec.phase + 1;
         }
         budget--;
     }
@@ -442,12 +526,26 @@ static int recover_profile(lucidd_job *job, const char *comment)
 
 typedef enum { TARGET_WAITING, TARGET_RUNNING, TARGET_OK, TARGET_NOT_OK, TARGET_GONE } target_state;
 
+/* The tick's Slurm listing is sorted by job id (engine_tick). */
 static const slurm_job *find_slurm(const slurm_job *sjobs, long n, uint32_t id)
 {
-    for (long i = 0; i < n; i++)
-        if (sjobs[i].id == id)
-            return &sjobs[i];
+    long lo = 0, hi = n - 1;
+    while (lo <= hi) {
+        long mid = lo + (hi - lo) / 2;
+        if (sjobs[mid].id == id)
+            return &sjobs[mid];
+        if (sjobs[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
     return NULL;
+}
+
+static int by_id(const void *a, const void *b)
+{
+    uint32_t x = ((const slurm_job *)a)->id, y = ((const slurm_job *)b)->id;
+    return x < y ? -1 : x > y;
 }
 
 static target_state target_of(lucidd *d, const slurm_job *sjobs, long n, uint32_t id)
@@ -644,11 +742,10 @@ static void hold(lucidd *d, lucidd_job *job, const slurm_job *sj)
 
 static void intake(lucidd *d, const slurm_job *sj)
 {
-    lucidd_job *job = add_job(d);
+    lucidd_job *job = add_job(d, sj->id);
     if (!job)
         return;
     lucid_job_record *rec = &job->rec;
-    rec->job_id = sj->id;
     job->uid = sj->uid;
     snprintf(rec->user, sizeof rec->user, "%s", sj->user);
     snprintf(rec->name, sizeof rec->name, "%s", sj->name);
@@ -904,7 +1001,7 @@ static void track(lucidd *d, lucidd_job *job, const slurm_job *sj, const slurm_j
             if (continuous && job->observed_at > 0 && now_mono - job->observed_at <= limit_gap)
                 job->rec.profiled_s += now_mono - job->observed_at;
             job->observed_at = now_mono;
-            save(d, job);
+            job->dirty = 1;
             profile_limit(d, job, now_mono);
         } else if (sj->held && sj->restarts > job->restarts_seen) {
             set_phase(job, LUCID_PHASE_MOVING, "requeued by lucid; moving");
@@ -1086,26 +1183,38 @@ static decide_job decide_view(const lucidd_job *job)
     return view;
 }
 
-/* The nodes a job with its own -w / --exclude may use (mask over `nodes`),
- * and whether any set of them could ever hold it: 1 yes, 0 never. */
-static int allowed_nodes(const lucidd_job *job, const decide_node *nodes, int nnodes,
-                         unsigned char *mask, char *why, size_t size)
+/* The nodes a job with its own -w / --exclude may use, as a mask over `nodes`. */
+static void node_mask(const lucidd_job *job, const decide_node *nodes, int nnodes,
+                      unsigned char *mask)
 {
-    int count = 0, total = 0, largest = 0;
+    for (int k = 0; k < nnodes; k++)
+        mask[k] = !(job->user_nodes[0] && !slurm_io_in_hostlist(job->user_nodes, nodes[k].name)) &&
+                  !(job->user_exclude[0] && slurm_io_in_hostlist(job->user_exclude, nodes[k].name));
+}
+
+typedef struct node_sizes {
+    int count, total, largest; /* nodes, their GPUs, the largest node's */
+} node_sizes;
+
+static node_sizes sizes_of(const decide_node *nodes, int nnodes, const unsigned char *mask)
+{
+    node_sizes z = {0, 0, 0};
     for (int k = 0; k < nnodes; k++) {
-        int ok = 1;
-        if (job->user_nodes[0] && !slurm_io_in_hostlist(job->user_nodes, nodes[k].name))
-            ok = 0;
-        if (job->user_exclude[0] && slurm_io_in_hostlist(job->user_exclude, nodes[k].name))
-            ok = 0;
-        mask[k] = (unsigned char)ok;
-        if (ok) {
-            count++;
-            total += nodes[k].total_gpus;
-            if (nodes[k].total_gpus > largest)
-                largest = nodes[k].total_gpus;
-        }
+        if (mask && !mask[k])
+            continue;
+        z.count++;
+        z.total += nodes[k].total_gpus;
+        if (nodes[k].total_gpus > z.largest)
+            z.largest = nodes[k].total_gpus;
     }
+    return z;
+}
+
+/* Whether some set of the nodes sized `z` could ever hold the job: 1 yes,
+ * 0 never (why says which limit). */
+static int placeable(const lucidd_job *job, node_sizes z, char *why, size_t size)
+{
+    int count = z.count, total = z.total, largest = z.largest;
     const lucid_job_record *r = &job->rec;
     if (count == 0) {
         snprintf(why, size, "no node of its partition is left by -w %.60s / --exclude %.60s",
@@ -1164,10 +1273,9 @@ static void update_packing(lucidd *d, const decide_job *waiting, int nwaiting,
 static int gather_waiting(lucidd *d, lucid_phase phase, const decide_node *nodes, int nnodes,
                           decide_job *waiting, unsigned char *masks)
 {
-    int count = 0, largest = 0;
-    for (int k = 0; k < nnodes; k++)
-        if (nodes[k].total_gpus > largest)
-            largest = nodes[k].total_gpus;
+    size_t nmasks = 0;
+    node_sizes all = sizes_of(nodes, nnodes, NULL);
+    int count = 0, largest = all.largest;
     for (size_t i = 0; i < d->njobs; i++) {
         lucidd_job *job = &d->jobs[i];
         if (job->rec.phase != phase || job->waits_for[0])
@@ -1181,14 +1289,21 @@ static int gather_waiting(lucidd *d, lucid_phase phase, const decide_node *nodes
                 continue;
             }
         } else if (nnodes > 0) {
-            unsigned char *mask = masks + (size_t)count * (size_t)nnodes;
+            /* Every job is checked against the partition's node sizes; only
+             * a job with its own node choice keeps its mask. */
+            int chose = job->user_nodes[0] || job->user_exclude[0];
+            unsigned char *mask = chose ? masks + nmasks * (size_t)nnodes : NULL;
+            if (mask)
+                node_mask(job, nodes, nnodes, mask);
             char why[200];
-            if (!allowed_nodes(job, nodes, nnodes, mask, why, sizeof why)) {
+            if (!placeable(job, mask ? sizes_of(nodes, nnodes, mask) : all, why, sizeof why)) {
                 hand_back(d, job, why);
                 continue;
             }
-            if (job->user_nodes[0] || job->user_exclude[0])
+            if (mask) {
                 view.node_ok = mask;
+                nmasks++;
+            }
         }
         waiting[count++] = view;
     }
@@ -1213,7 +1328,12 @@ static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs)
     decide_job *waiting = calloc(d->njobs + 1, sizeof *waiting);
     decide_running *running = calloc(d->njobs + 1, sizeof *running);
     decide_result *results = calloc(d->njobs + 1, sizeof *results);
-    unsigned char *masks = calloc((d->njobs + 1) * nn, 1);
+    /* Node masks only for the jobs that chose their nodes (-w, --exclude). */
+    size_t nconstrained = 1;
+    for (size_t i = 0; i < d->njobs; i++)
+        nconstrained += d->jobs[i].rec.phase == LUCID_PHASE_MAIN_QUEUE &&
+                        (d->jobs[i].user_nodes[0] || d->jobs[i].user_exclude[0]);
+    unsigned char *masks = calloc(nconstrained * nn, 1);
     if (!nodes || !waiting || !running || !results || !masks)
         goto done;
 
@@ -1330,6 +1450,9 @@ void engine_tick(lucidd *d)
     d->slurm_up = 1;
     d->slurm_down_since = 0;
     time_t now = time(NULL);
+    /* In id (submission) order: jobs are taken in as they were submitted,
+     * and found by binary search. */
+    qsort(sjobs, (size_t)n, sizeof *sjobs, by_id);
     for (size_t i = 0; i < d->njobs; i++)
         d->jobs[i].seen = 0;
     split_arrays(d, sjobs, n);
@@ -1359,6 +1482,7 @@ void engine_tick(lucidd *d)
     update_models(d, now);
     decide_and_apply(d, sjobs, n);
     push_comments(d, now_mono);
+    flush(d);
     write_heartbeat(d);
     free(sjobs);
 }
@@ -1370,7 +1494,7 @@ int engine_load(lucidd *d, lucid_error *err)
     if (n < 0)
         return -1;
     for (long i = 0; i < n; i++) {
-        lucidd_job *job = add_job(d);
+        lucidd_job *job = add_job(d, records[i].job_id);
         if (!job) {
             free(records);
             return lucid_error_set(err, "out of memory");
@@ -1411,6 +1535,8 @@ int engine_reconcile(lucidd *d, lucid_error *err)
         free(pending);
         return -1;
     }
+    if (nsjobs > 0)
+        qsort(sjobs, (size_t)nsjobs, sizeof *sjobs, by_id);
     for (long i = 0; i < n; i++) {
         const lucid_decision_record *dec = &pending[i];
         lucidd_job *job = engine_find(d, dec->job_id);

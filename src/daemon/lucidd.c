@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "handback.h"
 #include "lucid/util.h"
 #include "models.h"
 #include "slurm_io.h"
@@ -70,6 +71,7 @@ static const char usage_text[] =
     "  --heartbeat FILE        rewrite FILE every tick (\"pid=P time=T intake=MAXID\"): the\n"
     "                          job_submit plugin and the hand-back watchdog read it\n"
     "  --help, --version\n"
+    "lucidd --hand-back-after S --heartbeat FILE [...]: the fail-open watchdog instead\n"
     "Slurm is found through $SLURM_CONF.  Exit status: 0 after a clean stop (SIGTERM),\n"
     "1 when it cannot start (configuration file, state, Slurm, socket), 2 for bad options.\n";
 
@@ -404,6 +406,8 @@ static int start_engine(lucidd *d, lucidd_hub *hub, pthread_t *thread)
 int main(int argc, char **argv)
 {
     static lucidd d; /* large (latency ring): not on the stack */
+    if (handback_wanted(argc, argv))
+        return handback_main(argc, argv);
     int usage = parse_args(argc, argv, &d.cfg);
     if (usage != 0)
         return usage;
@@ -444,7 +448,7 @@ int main(int argc, char **argv)
     lucidd_models_close(d.models);
     lucid_gpumetrics_close(d.metrics);
     lucid_state_close(d.state);
-    free(d.jobs);
+    engine_free(&d);
     close(lock_fd);
     return status;
 }

@@ -101,20 +101,56 @@ const char *lucid_vcs_name(const lucid_vcs *vcs, int32_t vc)
 
 /* ---------------- trace ---------------- */
 
+/* The trace's columns, table-driven: adding an optional column is one enum
+ * entry, one table row and its reading in read_job. */
+enum {
+    COL_JOB_ID, COL_VC, COL_GPU_NUM, COL_CPU_NUM, COL_SUBMIT_TIME, COL_DURATION, COL_USER,
+    COL_STATE, COL_TIME_LIMIT, COL_GPU_TYPE, COL_MODEL, COL_DATASET, COL_BATCHSIZE, COL_AMP,
+    COL_SPEED, COL_GPU_UTIL, COL_GMEM_UTIL, COL_GMEM, NCOLUMNS
+};
+
+static const struct {
+    const char *name;
+    int required;
+} trace_column_table[NCOLUMNS] = {
+    [COL_JOB_ID] = {"job_id", 1},       [COL_VC] = {"vc", 1},
+    [COL_GPU_NUM] = {"gpu_num", 1},     [COL_CPU_NUM] = {"cpu_num", 0},
+    [COL_SUBMIT_TIME] = {"submit_time", 1}, [COL_DURATION] = {"duration", 1},
+    [COL_USER] = {"user", 0},           [COL_STATE] = {"state", 0},
+    [COL_TIME_LIMIT] = {"time_limit", 0}, [COL_GPU_TYPE] = {"gpu_type", 0},
+    [COL_MODEL] = {"model", 0},         [COL_DATASET] = {"dataset", 0},
+    [COL_BATCHSIZE] = {"batchsize", 0}, [COL_AMP] = {"amp", 0},
+    [COL_SPEED] = {"speed", 0},         [COL_GPU_UTIL] = {"gpu_util", 0},
+    [COL_GMEM_UTIL] = {"gmem_util", 0}, [COL_GMEM] = {"gmem", 0},
+};
+
 typedef struct trace_columns {
-    int job_id, vc, gpu_num, cpu_num, submit_time, duration, user, state, time_limit, gpu_type;
-    int model, dataset, batchsize, amp, speed, gpu_util, gmem_util, gmem;
+    int col[NCOLUMNS]; /* index in the file, -1 when absent */
+    /* per column, the last string value and its id: consecutive rows often
+     * repeat a user, model or VC, and one strcmp is cheaper than hashing */
+    char last[NCOLUMNS][64];
+    int32_t last_id[NCOLUMNS];
 } trace_columns;
 
-static int optional_string(lucid_trace *trace, const lucid_csv *csv, int col, int32_t *out)
+/* The string id of column k's value (interned), or -1 when empty/absent. */
+static int optional_string(lucid_trace *trace, const lucid_csv *csv, trace_columns *c, int k,
+                           int32_t *out)
 {
     *out = -1;
-    if (col < 0)
+    if (c->col[k] < 0)
         return 0;
-    const char *s = lucid_csv_field(csv, col);
+    const char *s = lucid_csv_field(csv, c->col[k]);
     if (!*s)
         return 0;
+    if (c->last_id[k] >= 0 && strcmp(c->last[k], s) == 0) {
+        *out = c->last_id[k];
+        return 0;
+    }
     *out = lucid_strtab_intern(trace->strings, s);
+    if (*out >= 0 && strlen(s) < sizeof c->last[k]) {
+        strcpy(c->last[k], s);
+        c->last_id[k] = *out;
+    }
     return *out < 0 ? -1 : 0;
 }
 
@@ -133,13 +169,16 @@ static int read_submit_time(const lucid_csv *csv, int col, int64_t *out, lucid_e
         if (lucid_time_parse(s, out) < 0)
             return lucid_error_at(err, lucid_csv_name(csv), lucid_csv_line(csv), "submit_time",
                                   "'%s' is neither integer seconds nor YYYY-MM-DD HH:MM:SS", s);
-        return 0;
-    }
-    if (lucid_csv_i64(csv, col, out, err) < 0)
+    } else if (lucid_csv_i64(csv, col, out, err) < 0) {
         return -1;
+    }
     if (*out < 0)
         return lucid_error_at(err, lucid_csv_name(csv), lucid_csv_line(csv), "submit_time",
                               "negative time %lld", (long long)*out);
+    if (*out > LUCID_TIME_MAX)
+        return lucid_error_at(err, lucid_csv_name(csv), lucid_csv_line(csv), "submit_time",
+                              "%lld is beyond the latest supported time %lld (2^40 s)",
+                              (long long)*out, (long long)LUCID_TIME_MAX);
     return 0;
 }
 
@@ -153,7 +192,7 @@ static int check_range(const lucid_csv *csv, const char *field, int64_t v, int64
     return 0;
 }
 
-static int read_job(lucid_trace *trace, const lucid_csv *csv, const trace_columns *c,
+static int read_job(lucid_trace *trace, const lucid_csv *csv, trace_columns *c,
                     const lucid_vcs *vcs, lucid_job *job, int *skip, lucid_error *err)
 {
     const char *file = lucid_csv_name(csv);
@@ -162,14 +201,22 @@ static int read_job(lucid_trace *trace, const lucid_csv *csv, const trace_column
     memset(job, 0, sizeof *job);
     *skip = 0;
     job->line = (int32_t)line;
-    if (lucid_csv_i64(csv, c->job_id, &job->job_id, err) < 0)
+    if (lucid_csv_i64(csv, c->col[COL_JOB_ID], &job->job_id, err) < 0)
         return -1;
-    const char *vc = lucid_csv_field(csv, c->vc);
-    job->vc = vcs->names ? lucid_strtab_find(vcs->names, vc) : -1;
+    const char *vc = lucid_csv_field(csv, c->col[COL_VC]);
+    if (c->last_id[COL_VC] >= 0 && strcmp(c->last[COL_VC], vc) == 0) {
+        job->vc = c->last_id[COL_VC];
+    } else {
+        job->vc = vcs->names ? lucid_strtab_find(vcs->names, vc) : -1;
+        if (job->vc >= 0 && strlen(vc) < sizeof c->last[COL_VC]) {
+            strcpy(c->last[COL_VC], vc);
+            c->last_id[COL_VC] = job->vc;
+        }
+    }
     if (job->vc < 0)
         return lucid_error_at(err, file, line, "vc", "unknown VC '%s' (not in the VC configuration)",
                               vc);
-    if (lucid_csv_i64(csv, c->gpu_num, &v, err) < 0 || check_range(csv, "gpu_num", v, 0, 1 << 20, err) < 0)
+    if (lucid_csv_i64(csv, c->col[COL_GPU_NUM], &v, err) < 0 || check_range(csv, "gpu_num", v, 0, 1 << 20, err) < 0)
         return -1;
     job->gpu_num = (int32_t)v;
     if (v == 0) {
@@ -177,51 +224,52 @@ static int read_job(lucid_trace *trace, const lucid_csv *csv, const trace_column
         return 0;
     }
     job->cpu_num = 0;
-    if (c->cpu_num >= 0 && *lucid_csv_field(csv, c->cpu_num)) {
-        if (lucid_csv_i64(csv, c->cpu_num, &v, err) < 0 || check_range(csv, "cpu_num", v, 0, 1 << 24, err) < 0)
+    if (c->col[COL_CPU_NUM] >= 0 && *lucid_csv_field(csv, c->col[COL_CPU_NUM])) {
+        if (lucid_csv_i64(csv, c->col[COL_CPU_NUM], &v, err) < 0 || check_range(csv, "cpu_num", v, 0, 1 << 24, err) < 0)
             return -1;
         job->cpu_num = (int32_t)v;
     }
-    if (read_submit_time(csv, c->submit_time, &job->submit_time, err) < 0)
+    if (read_submit_time(csv, c->col[COL_SUBMIT_TIME], &job->submit_time, err) < 0)
         return -1;
-    if (lucid_csv_i64(csv, c->duration, &job->duration, err) < 0)
+    if (lucid_csv_i64(csv, c->col[COL_DURATION], &job->duration, err) < 0)
         return -1;
     if (job->duration <= 0)
         return lucid_error_at(err, file, line, "duration",
                               "%lld: a duration must be a positive number of seconds",
                               (long long)job->duration);
-    if (job->duration > ((int64_t)1 << 40))
-        return lucid_error_at(err, file, line, "duration", "%lld is implausibly large",
-                              (long long)job->duration);
+    if (job->duration > LUCID_TIME_MAX)
+        return lucid_error_at(err, file, line, "duration",
+                              "%lld is beyond the longest supported duration %lld (2^40 s)",
+                              (long long)job->duration, (long long)LUCID_TIME_MAX);
     job->time_limit = -1;
-    if (c->time_limit >= 0 && *lucid_csv_field(csv, c->time_limit)) {
-        if (lucid_csv_i64(csv, c->time_limit, &v, err) < 0 ||
-            check_range(csv, "time_limit", v, 0, (int64_t)1 << 40, err) < 0)
+    if (c->col[COL_TIME_LIMIT] >= 0 && *lucid_csv_field(csv, c->col[COL_TIME_LIMIT])) {
+        if (lucid_csv_i64(csv, c->col[COL_TIME_LIMIT], &v, err) < 0 ||
+            check_range(csv, "time_limit", v, 0, LUCID_TIME_MAX, err) < 0)
             return -1;
         job->time_limit = v;
     }
-    if (optional_string(trace, csv, c->user, &job->user) < 0 ||
-        optional_string(trace, csv, c->state, &job->state) < 0 ||
-        optional_string(trace, csv, c->gpu_type, &job->gpu_type) < 0 ||
-        optional_string(trace, csv, c->model, &job->workload.model) < 0 ||
-        optional_string(trace, csv, c->dataset, &job->workload.dataset) < 0)
+    if (optional_string(trace, csv, c, COL_USER, &job->user) < 0 ||
+        optional_string(trace, csv, c, COL_STATE, &job->state) < 0 ||
+        optional_string(trace, csv, c, COL_GPU_TYPE, &job->gpu_type) < 0 ||
+        optional_string(trace, csv, c, COL_MODEL, &job->workload.model) < 0 ||
+        optional_string(trace, csv, c, COL_DATASET, &job->workload.dataset) < 0)
         return lucid_error_set(err, "%s: out of memory", file);
     job->workload.batchsize = -1;
     job->workload.amp = -1;
-    if (c->batchsize >= 0 && *lucid_csv_field(csv, c->batchsize)) {
-        if (lucid_csv_i64(csv, c->batchsize, &v, err) < 0 || check_range(csv, "batchsize", v, 0, 1 << 30, err) < 0)
+    if (c->col[COL_BATCHSIZE] >= 0 && *lucid_csv_field(csv, c->col[COL_BATCHSIZE])) {
+        if (lucid_csv_i64(csv, c->col[COL_BATCHSIZE], &v, err) < 0 || check_range(csv, "batchsize", v, 0, 1 << 30, err) < 0)
             return -1;
         job->workload.batchsize = (int32_t)v;
     }
-    if (c->amp >= 0 && *lucid_csv_field(csv, c->amp)) {
-        if (lucid_csv_i64(csv, c->amp, &v, err) < 0 || check_range(csv, "amp", v, 0, 1, err) < 0)
+    if (c->col[COL_AMP] >= 0 && *lucid_csv_field(csv, c->col[COL_AMP])) {
+        if (lucid_csv_i64(csv, c->col[COL_AMP], &v, err) < 0 || check_range(csv, "amp", v, 0, 1, err) < 0)
             return -1;
         job->workload.amp = (int32_t)v;
     }
-    if (optional_number(csv, c->speed, &job->speed, err) < 0 ||
-        optional_number(csv, c->gpu_util, &job->gpu_util, err) < 0 ||
-        optional_number(csv, c->gmem_util, &job->gmem_util, err) < 0 ||
-        optional_number(csv, c->gmem, &job->gmem, err) < 0)
+    if (optional_number(csv, c->col[COL_SPEED], &job->speed, err) < 0 ||
+        optional_number(csv, c->col[COL_GPU_UTIL], &job->gpu_util, err) < 0 ||
+        optional_number(csv, c->col[COL_GMEM_UTIL], &job->gmem_util, err) < 0 ||
+        optional_number(csv, c->col[COL_GMEM], &job->gmem, err) < 0)
         return -1;
     if (job->gmem < 0)
         return lucid_error_at(err, file, line, "gmem", "negative memory %g", job->gmem);
@@ -260,7 +308,11 @@ static int build_id_index(lucid_trace *trace, const char *name, lucid_error *err
         pairs[i].id = trace->jobs[i].job_id;
         pairs[i].index = (int64_t)i;
     }
-    qsort(pairs, trace->njobs, sizeof *pairs, compare_id_pair);
+    size_t k = 1; /* ids often come in trace order: then there is nothing to sort */
+    while (k < trace->njobs && pairs[k - 1].id < pairs[k].id)
+        k++;
+    if (k < trace->njobs)
+        qsort(pairs, trace->njobs, sizeof *pairs, compare_id_pair);
     int rc = 0;
     for (size_t i = 0; i < trace->njobs; i++) {
         trace->by_id[i] = pairs[i].index;
@@ -294,47 +346,55 @@ int64_t lucid_trace_find(const lucid_trace *trace, int64_t job_id)
 static int load_from_csv(lucid_trace *trace, lucid_csv *csv, const lucid_vcs *vcs, lucid_error *err)
 {
     const char *name = lucid_csv_name(csv);
-    trace_columns c = {
-        .job_id = lucid_csv_col(csv, "job_id"), .vc = lucid_csv_col(csv, "vc"),
-        .gpu_num = lucid_csv_col(csv, "gpu_num"), .cpu_num = lucid_csv_col(csv, "cpu_num"),
-        .submit_time = lucid_csv_col(csv, "submit_time"), .duration = lucid_csv_col(csv, "duration"),
-        .user = lucid_csv_col(csv, "user"), .state = lucid_csv_col(csv, "state"),
-        .time_limit = lucid_csv_col(csv, "time_limit"), .gpu_type = lucid_csv_col(csv, "gpu_type"),
-        .model = lucid_csv_col(csv, "model"), .dataset = lucid_csv_col(csv, "dataset"),
-        .batchsize = lucid_csv_col(csv, "batchsize"), .amp = lucid_csv_col(csv, "amp"),
-        .speed = lucid_csv_col(csv, "speed"), .gpu_util = lucid_csv_col(csv, "gpu_util"),
-        .gmem_util = lucid_csv_col(csv, "gmem_util"), .gmem = lucid_csv_col(csv, "gmem"),
-    };
-    const char *required[] = {"job_id", "vc", "gpu_num", "submit_time", "duration"};
-    const int cols[] = {c.job_id, c.vc, c.gpu_num, c.submit_time, c.duration};
-    for (int i = 0; i < 5; i++)
-        if (cols[i] < 0)
-            return lucid_error_at(err, name, 1, required[i], "required column is missing");
-    trace->has_workload = c.model >= 0 && c.dataset >= 0 && c.batchsize >= 0 && c.amp >= 0;
-    trace->has_metrics = c.gpu_util >= 0 && c.gmem_util >= 0 && c.gmem >= 0;
-    trace->has_user = c.user >= 0;
-    trace->has_state = c.state >= 0;
-    trace->has_time_limit = c.time_limit >= 0;
-    trace->has_gpu_type = c.gpu_type >= 0;
+    trace_columns *c = calloc(1, sizeof *c);
+    if (!c)
+        return lucid_error_set(err, "%s: out of memory", name);
+    for (int k = 0; k < NCOLUMNS; k++) {
+        c->col[k] = lucid_csv_col(csv, trace_column_table[k].name);
+        c->last_id[k] = -1;
+        if (c->col[k] < 0 && trace_column_table[k].required) {
+            free(c);
+            return lucid_error_at(err, name, 1, trace_column_table[k].name,
+                                  "required column is missing");
+        }
+    }
+    const int *col = c->col;
+    trace->has_workload = col[COL_MODEL] >= 0 && col[COL_DATASET] >= 0 &&
+                          col[COL_BATCHSIZE] >= 0 && col[COL_AMP] >= 0;
+    trace->has_metrics = col[COL_GPU_UTIL] >= 0 && col[COL_GMEM_UTIL] >= 0 && col[COL_GMEM] >= 0;
+    trace->has_user = col[COL_USER] >= 0;
+    trace->has_state = col[COL_STATE] >= 0;
+    trace->has_time_limit = col[COL_TIME_LIMIT] >= 0;
+    trace->has_gpu_type = col[COL_GPU_TYPE] >= 0;
     size_t cap = 0;
     int got;
     while ((got = lucid_csv_next(csv, err)) == 1) {
-        if (LUCID_GROW(trace->jobs, cap, trace->njobs + 2) < 0)
-            return lucid_error_set(err, "%s: out of memory", name);
+        if (LUCID_GROW(trace->jobs, cap, trace->njobs + 2) < 0) {
+            got = lucid_error_set(err, "%s: out of memory", name);
+            break;
+        }
         int skip;
-        if (read_job(trace, csv, &c, vcs, &trace->jobs[trace->njobs], &skip, err) < 0)
-            return -1;
+        if (read_job(trace, csv, c, vcs, &trace->jobs[trace->njobs], &skip, err) < 0) {
+            got = -1;
+            break;
+        }
         if (skip)
             trace->skipped_cpu_jobs++;
         else
             trace->njobs++;
     }
+    free(c);
     if (got < 0)
         return -1;
     if (trace->njobs == 0)
         return lucid_error_at(err, name, 0, NULL, "no GPU jobs in the trace");
-    /* Stable by construction: ties compare by line. */
-    qsort(trace->jobs, trace->njobs, sizeof *trace->jobs, compare_submit);
+    /* Stable by construction: ties compare by line.  Most traces come
+     * sorted already; checking is one pass, sorting ~100-byte records is not. */
+    size_t k = 1;
+    while (k < trace->njobs && compare_submit(&trace->jobs[k - 1], &trace->jobs[k]) < 0)
+        k++;
+    if (k < trace->njobs)
+        qsort(trace->jobs, trace->njobs, sizeof *trace->jobs, compare_submit);
     return build_id_index(trace, name, err);
 }
 
@@ -613,6 +673,12 @@ int lucid_forecast_load(lucid_forecast *fc, const char *path, lucid_error *err)
         if (lucid_time_parse(s, &t) < 0 && lucid_parse_i64(s, &t) < 0) {
             lucid_error_at(err, path, lucid_csv_line(csv), "time",
                            "'%s' is neither YYYY-MM-DD HH:MM:SS nor integer seconds", s);
+            break;
+        }
+        if (t < 0 || t > LUCID_TIME_MAX) { /* so that t - first cannot overflow */
+            lucid_error_at(err, path, lucid_csv_line(csv), "time",
+                           "%lld out of range 0..%lld (2^40 s)", (long long)t,
+                           (long long)LUCID_TIME_MAX);
             break;
         }
         if (fc->count == 0)

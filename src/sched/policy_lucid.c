@@ -9,6 +9,7 @@
  * shared with lucidd's decision step; this file adds the simulator's side:
  * the trace's estimates and co-located speeds, the forecast switch. */
 #include "lucid/sched.h"
+#include "ordset.h"
 
 static int lucid_init(lucid_sched *s, lucid_error *err)
 {
@@ -43,24 +44,39 @@ static lucid_pair_side pair_side(const lucid_sched *s, int32_t job)
                              .priority = s->priority[job]};
 }
 
+typedef struct partner_query {
+    const lucid_sched *s;
+    lucid_pair_side newcomer;
+} partner_query;
+
+static int partner_accepts(const void *ctx, int32_t other)
+{
+    const partner_query *q = ctx;
+    const lucid_lucid_inputs *in = q->s->lucid;
+    lucid_pair_side running = pair_side(q->s, other);
+    return q->s->run[other].exclusive && lucid_pair_allowed(&q->newcomer, &running, in->gmem_limit,
+                                                            in->score_sum, in->priority_ratio);
+}
+
 /* The first running job that `job` may share GPUs with, or -1: candidates
  * are the running unpacked jobs of its GPU count, in start order (the
- * reference scans its running list). */
+ * reference scans its running list).  The candidate set skips runs of
+ * candidates the rule cannot allow (ordset.c). */
 static int32_t pick_partner(const lucid_sched *s, int32_t job)
 {
     const lucid_lucid_inputs *in = s->lucid;
     int32_t gpus = s->jobs[job].gpu_num;
-    if (gpus < 1 || gpus > LUCID_PACK_MAX_GPUS)
+    if (gpus < 1 || gpus > LUCID_PACK_MAX_GPUS || !s->cand)
         return -1;
-    lucid_pair_side newcomer = pair_side(s, job);
-    for (int32_t other = s->cand_head[gpus]; other >= 0; other = s->run[other].cand_next) {
-        lucid_pair_side running = pair_side(s, other);
-        if (s->run[other].exclusive &&
-            lucid_pair_allowed(&newcomer, &running, in->gmem_limit, in->score_sum,
-                               in->priority_ratio))
-            return other;
-    }
-    return -1;
+    partner_query q = {s, pair_side(s, job)};
+    double gmem_new = q.newcomer.gmem_mib == q.newcomer.gmem_mib ? q.newcomer.gmem_mib : 0;
+    lucid_ordset_match m = {.gmem_below = in->gmem_limit - gmem_new,
+                            .score_upto = in->score_sum - q.newcomer.score,
+                            .priority = q.newcomer.priority,
+                            .ratio = in->priority_ratio,
+                            .accept = partner_accepts,
+                            .ctx = &q};
+    return lucid_ordset_first_match(&s->cand[gpus], &m);
 }
 
 static int outside_pair_table(const lucid_sched *s, int32_t job)

@@ -1,89 +1,68 @@
 /* policy_srtf.c — oracle shortest remaining time first, preemptive.
  *
- * Every step the waiting jobs and then the running ones are sorted stably
- * by remaining work and the quota pass runs (preemptive.c).  Nothing can
- * change while no job waits; while jobs wait, the outcome only changes when
- * a running job's shrinking remainder drops below a waiting job's, so the
- * next decision is the earliest such crossing (or the next second after a
- * decision that changed something). */
-#include <stdlib.h>
-
+ * Every step with a waiting job, the waiting jobs and then the running ones
+ * in stable order of remaining work go through the quota pass
+ * (preemptive.c).  A running job's remainder at step t is F - t, F = its
+ * start step plus its work then (rate 1: SRTF never packs), so the running
+ * jobs keep their order by F and are compared with a waiting remainder w
+ * as F < w + t (waiting first on ties).  Nothing can change while no job
+ * waits; while jobs wait, the outcome only changes when a running job's
+ * shrinking remainder drops below a waiting job's, so the next decision is
+ * the earliest such crossing (or the next second after a decision that
+ * changed something).  All remainders are whole seconds, exact in a double
+ * (the trace loader bounds times and durations). */
 #include "preemptive.h"
 
-typedef struct srtf_state {
-    lucid_preemptive scratch;
-    double *waiting_remain; /* sorted remainders of waiting jobs after the last decision */
-    size_t nwaiting, cap_waiting;
-} srtf_state;
+static double srtf_waiting_key(const lucid_sched *s, int32_t job) { return s->run[job].remain; }
+
+static double srtf_running_key(const lucid_sched *s, const lucid_preemptive *p, int32_t job)
+{
+    (void)p;
+    return (double)s->run[job].base + s->run[job].remain;
+}
+
+static int64_t srtf_running_before(const lucid_sched *s, const lucid_preemptive *p, int32_t job)
+{
+    return lucid_ordset_sum_below(&p->running, s->run[job].remain + (double)s->now, 0);
+}
+
+static const lucid_preemptive_keys srtf_keys = {
+    .waiting_key = srtf_waiting_key,
+    .running_key = srtf_running_key,
+    .running_before = srtf_running_before,
+};
 
 static int srtf_init(lucid_sched *s, lucid_error *err)
 {
-    s->policy_state = calloc(1, sizeof(srtf_state));
-    return s->policy_state ? 0 : lucid_error_set(err, "out of memory");
-}
-
-static void srtf_destroy(lucid_sched *s)
-{
-    srtf_state *st = s->policy_state;
-    if (st) {
-        lucid_preemptive_free(&st->scratch);
-        free(st->waiting_remain);
-    }
-    free(st);
-    s->policy_state = NULL;
-}
-
-static int srtf_arrive(lucid_sched *s, int32_t job)
-{
-    lucid_sched_mark_arrival(s, job);
-    return lucid_sched_enqueue(s, job);
+    return lucid_preemptive_init(s, &srtf_keys, err);
 }
 
 static void srtf_decide(lucid_sched *s)
 {
-    srtf_state *st = s->policy_state;
-    size_t n = s->qlen + s->nrunning, k = 0;
-    if (s->qlen == 0 || lucid_preemptive_reserve(&st->scratch, n) < 0) {
-        st->nwaiting = 0;
-        return;
-    }
-    for (size_t i = 0; i < s->qlen; i++, k++)
-        st->scratch.keys[k] = (lucid_sort_key){s->run[s->queue[i]].remain, k, s->queue[i]};
-    for (int32_t job = s->run_head; job >= 0; job = s->run[job].run_next, k++)
-        st->scratch.keys[k] = (lucid_sort_key){lucid_sched_remain_at(s, job, s->now), k, job};
-    lucid_preemptive_stable_sort(&st->scratch, n);
-    lucid_preemptive_apply(s, &st->scratch, n);
-    /* Remember the waiting remainders for the crossing computation. */
-    st->nwaiting = 0;
-    if (LUCID_GROW(st->waiting_remain, st->cap_waiting, s->qlen) < 0)
-        return;
-    for (size_t i = 0; i < n; i++)
-        if (s->run[st->scratch.order[i]].status == LUCID_PENDING)
-            st->waiting_remain[st->nwaiting++] = s->run[st->scratch.order[i]].remain;
+    if (s->qlen > 0)
+        lucid_preemptive_pass(s);
 }
 
+/* The earliest crossing: min over running jobs j of x_j - (largest waiting
+ * remainder <= x_j), which equals min over waiting remainders w of
+ * (smallest running remainder >= w) - w: one look-up per waiting job. */
 static int64_t srtf_next_decision(const lucid_sched *s)
 {
-    const srtf_state *st = s->policy_state;
+    const lucid_preemptive *p = s->policy_state;
     if (s->qlen == 0)
         return LUCID_NEVER;
-    if (s->changed || st->nwaiting != s->qlen)
+    if (s->changed || p->nwaiting != s->qlen)
         return s->now + 1;
     int64_t next = LUCID_NEVER;
-    for (int32_t job = s->run_head; job >= 0; job = s->run[job].run_next) {
-        double x = lucid_sched_remain_at(s, job, s->now);
-        /* Largest waiting remainder <= x (the list is sorted ascending). */
-        size_t lo = 0, hi = st->nwaiting;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (st->waiting_remain[mid] <= x)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        if (lo == 0)
+    double previous = 0;
+    for (size_t i = 0; i < p->nwaiting; i++) {
+        double w = s->run[p->waiting[i]].remain, f;
+        if (i > 0 && w == previous)
             continue;
-        int64_t at = s->now + (int64_t)(x - st->waiting_remain[lo - 1]) + 1;
+        previous = w;
+        if (lucid_ordset_first_at_least(&p->running, w + (double)s->now, &f) < 0)
+            break; /* no running job at or above w, nor above any larger w */
+        int64_t at = s->now + (int64_t)((f - (double)s->now) - w) + 1;
         if (at < next)
             next = at;
     }
@@ -95,8 +74,9 @@ const lucid_policy_ops lucid_policy_srtf = {
     .summary = "oracle shortest remaining time first, preemptive",
     .flags = LUCID_POLICY_REMAIN_BASED,
     .init = srtf_init,
-    .destroy = srtf_destroy,
-    .arrive = srtf_arrive,
+    .destroy = lucid_preemptive_destroy,
+    .arrive = lucid_preemptive_arrive,
     .decide = srtf_decide,
     .next_decision = srtf_next_decision,
+    .job_ending = lucid_preemptive_ending,
 };

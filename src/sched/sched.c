@@ -13,6 +13,7 @@
 
 #include "lucid/sched.h"
 #include "lucid/backfill.h"
+#include "ordset.h"
 
 lucid_semantics lucid_semantics_reference(void)
 {
@@ -72,8 +73,13 @@ int lucid_sched_init(lucid_sched *s, const lucid_job *jobs, lucid_jobrun *run, i
     s->sem = sem;
     s->run_head = s->run_tail = -1;
     s->arrivals_step = -1;
-    for (int g = 0; g <= LUCID_PACK_MAX_GPUS; g++)
-        s->cand_head[g] = s->cand_tail[g] = -1;
+    if (policy && (policy->flags & LUCID_POLICY_LUCID)) {
+        s->cand = calloc(LUCID_PACK_MAX_GPUS + 1, sizeof *s->cand);
+        if (!s->cand)
+            return lucid_error_set(err, "out of memory");
+        for (int g = 0; g <= LUCID_PACK_MAX_GPUS; g++)
+            lucid_ordset_init(&s->cand[g]);
+    }
     lucid_rng_seed(&s->rng, seed ^ ((uint64_t)(uint32_t)vc * 0x9e3779b97f4a7c15ULL));
     /* The caller sets priorities and Lucid's inputs, then runs policy->init. */
     return lucid_cluster_init(&s->cluster, nodes, gpus_per_node, err);
@@ -84,6 +90,9 @@ void lucid_sched_free(lucid_sched *s)
     if (s->policy && s->policy->destroy)
         s->policy->destroy(s);
     lucid_cluster_free(&s->cluster);
+    for (int g = 0; s->cand && g <= LUCID_PACK_MAX_GPUS; g++)
+        lucid_ordset_free(&s->cand[g]);
+    free(s->cand);
     free(s->qbuf);
     free(s->allocs);
     free(s->heap);
@@ -312,38 +321,23 @@ void lucid_sched_set_rate(lucid_sched *s, int32_t job, double rate)
 
 /* ---------------- partner candidates ---------------- */
 
-static int32_t *cand_slot_head(lucid_sched *s, int32_t job)
-{
-    return &s->cand_head[s->jobs[job].gpu_num];
-}
-
 static int cand_eligible(const lucid_sched *s, int32_t job)
 {
     int32_t g = s->jobs[job].gpu_num;
-    return g >= 1 && g <= LUCID_PACK_MAX_GPUS;
+    return s->cand && g >= 1 && g <= LUCID_PACK_MAX_GPUS;
 }
 
-/* Inserts a running exclusive job in start order (usually at the end). */
+/* A running exclusive job becomes a candidate, keyed by its start order. */
 static void cand_insert(lucid_sched *s, int32_t job)
 {
     lucid_jobrun *r = &s->run[job];
     if (r->in_cand || !cand_eligible(s, job))
         return;
-    int32_t g = s->jobs[job].gpu_num;
-    int32_t after = s->cand_tail[g];
-    while (after >= 0 && s->run[after].run_seq > r->run_seq)
-        after = s->run[after].cand_prev;
-    r->cand_prev = after;
-    r->cand_next = after >= 0 ? s->run[after].cand_next : *cand_slot_head(s, job);
-    if (after >= 0)
-        s->run[after].cand_next = job;
-    else
-        s->cand_head[g] = job;
-    if (r->cand_next >= 0)
-        s->run[r->cand_next].cand_prev = job;
-    else
-        s->cand_tail[g] = job;
-    r->in_cand = 1;
+    const lucid_job *j = &s->jobs[job];
+    if (lucid_ordset_insert_pair(&s->cand[j->gpu_num], (double)r->run_seq, r->run_seq, job,
+                                 j->gpu_num, j->gmem, r->share_score,
+                                 s->priority ? s->priority[job] : 0) == 0)
+        r->in_cand = 1;
 }
 
 static void cand_remove(lucid_sched *s, int32_t job)
@@ -351,15 +345,7 @@ static void cand_remove(lucid_sched *s, int32_t job)
     lucid_jobrun *r = &s->run[job];
     if (!r->in_cand)
         return;
-    int32_t g = s->jobs[job].gpu_num;
-    if (r->cand_prev >= 0)
-        s->run[r->cand_prev].cand_next = r->cand_next;
-    else
-        s->cand_head[g] = r->cand_next;
-    if (r->cand_next >= 0)
-        s->run[r->cand_next].cand_prev = r->cand_prev;
-    else
-        s->cand_tail[g] = r->cand_prev;
+    lucid_ordset_remove(&s->cand[s->jobs[job].gpu_num], (double)r->run_seq, r->run_seq);
     r->in_cand = 0;
 }
 

@@ -19,6 +19,11 @@
 
 #define TEMP_NODE_LABEL 9999
 #define SAMPLE_PERIOD 60
+#define PROGRESS_BATCH 1024 /* ended jobs between progress reports of a VC run */
+/* Series cover at most ten years of simulated time (5.3M samples, ~170 MB
+ * per VC): a trace that runs longer, e.g. one stray submit time far in the
+ * future, is refused instead of filling memory. */
+#define SERIES_MAX_SPAN ((int64_t)3650 * 86400)
 
 void lucid_sim_config_defaults(lucid_sim_config *cfg)
 {
@@ -77,6 +82,10 @@ typedef struct sim_context {
     int32_t *task_run, *task_vc;
     int ntasks, next_task, done_tasks;
     pthread_mutex_t lock;
+    /* progress: jobs ended over all policies' runs (one counter for the
+     * whole call, so it never restarts, and it moves with simulated time
+     * inside a VC run, not only when a run completes) */
+    int64_t done_jobs, total_jobs;
     lucid_progress_fn progress;
     void *user;
     int failed;
@@ -185,6 +194,7 @@ typedef struct vc_run {
     size_t next_scaling;
     size_t next_arrival, last;
     int64_t remaining;
+    int64_t unreported;   /* jobs ended here since the last progress report */
     lucid_sample *samples;
     size_t nsamples, cap_samples;
     int64_t policy_next, forced, previous;
@@ -284,8 +294,23 @@ static int vc_run_begin(sim_context *ctx, policy_run *pr, int32_t vc, vc_run *v,
     return 0;
 }
 
+/* Adds a VC run's ended jobs to the shared counter and tells the caller
+ * (`lock`: take the context lock, 0 when the caller holds it). */
+static void report_progress(sim_context *ctx, vc_run *v, int lock)
+{
+    if (!ctx->progress || v->unreported == 0)
+        return;
+    if (lock)
+        pthread_mutex_lock(&ctx->lock);
+    ctx->done_jobs += v->unreported;
+    v->unreported = 0;
+    ctx->progress(ctx->user, ctx->done_jobs, ctx->total_jobs);
+    if (lock)
+        pthread_mutex_unlock(&ctx->lock);
+}
+
 /* Runs the steps before `limit` (LUCID_NEVER: to the end). */
-static int vc_run_until(sim_context *ctx, vc_run *v, int64_t limit, lucid_error *err)
+static int vc_run_steps(sim_context *ctx, vc_run *v, int64_t limit, lucid_error *err)
 {
     const lucid_sim_config *cfg = ctx->cfg;
     const lucid_trace *trace = ctx->in->trace;
@@ -314,6 +339,14 @@ static int vc_run_until(sim_context *ctx, vc_run *v, int64_t limit, lucid_error 
         }
         if (t >= limit)
             return 0;
+        if (cfg->series && t - cfg->start > SERIES_MAX_SPAN)
+            return lucid_error_set(err,
+                                   "%s: VC %s: --series covers at most %lld days of simulated "
+                                   "time, but this run reaches day %lld (job submit times or "
+                                   "durations far apart?)",
+                                   pr->policy->name, lucid_vcs_name(ctx->in->vcs, v->vc),
+                                   (long long)(SERIES_MAX_SPAN / 86400),
+                                   (long long)((t - cfg->start) / 86400));
         if (cfg->series) {
             int64_t m = v->previous + SAMPLE_PERIOD -
                         ((v->previous % SAMPLE_PERIOD) + SAMPLE_PERIOD) % SAMPLE_PERIOD;
@@ -328,6 +361,9 @@ static int vc_run_until(sim_context *ctx, vc_run *v, int64_t limit, lucid_error 
         v->forced = LUCID_NEVER;
         int ended = lucid_sched_finish_due(s, t);
         v->remaining -= ended;
+        v->unreported += ended;
+        if (v->unreported >= PROGRESS_BATCH)
+            report_progress(ctx, v, 1);
         if (ended > 0)
             lucid_eta_invalidate(&v->plan);
         size_t first_arrival = v->next_arrival;
@@ -367,6 +403,13 @@ static int vc_run_until(sim_context *ctx, vc_run *v, int64_t limit, lucid_error 
         v->previous = t;
     }
     return 0;
+}
+
+static int vc_run_until(sim_context *ctx, vc_run *v, int64_t limit, lucid_error *err)
+{
+    int rc = vc_run_steps(ctx, v, limit, err);
+    report_progress(ctx, v, 1);
+    return rc;
 }
 
 static void vc_run_end(vc_run *v)
@@ -567,11 +610,33 @@ static int build_arrivals(sim_context *ctx, policy_run *pr, lucid_error *err)
         }
         list[n++] = (arrival){at, job->vc, (int32_t)i};
     }
-    qsort(list, n, sizeof *list, compare_arrivals);
-    for (size_t k = 0; k < n; k++) {
-        pr->arrival_time[k] = list[k].time;
-        pr->arrival_job[k] = list[k].job;
-        pr->vc_first[list[k].vc + 1] = k + 1;
+    /* Usually the list is in (time, job) order already (the trace is sorted
+     * by submit time): then a stable counting pass by VC gives the
+     * (vc, time, job) order without a sort. */
+    size_t k = 1;
+    while (k < n && (list[k - 1].time < list[k].time ||
+                     (list[k - 1].time == list[k].time && list[k - 1].job < list[k].job)))
+        k++;
+    if (k < n) {
+        qsort(list, n, sizeof *list, compare_arrivals);
+        for (k = 0; k < n; k++) {
+            pr->arrival_time[k] = list[k].time;
+            pr->arrival_job[k] = list[k].job;
+            pr->vc_first[list[k].vc + 1] = k + 1;
+        }
+    } else {
+        for (k = 0; k < n; k++)
+            pr->vc_first[list[k].vc + 1]++;
+        for (int32_t v = 0; v < nvcs; v++)
+            pr->vc_first[v + 1] += pr->vc_first[v];
+        for (k = 0; k < n; k++) { /* vc_first[v] runs up to the end of VC v */
+            size_t at = pr->vc_first[list[k].vc]++;
+            pr->arrival_time[at] = list[k].time;
+            pr->arrival_job[at] = list[k].job;
+        }
+        for (int32_t v = nvcs; v > 0; v--)
+            pr->vc_first[v] = pr->vc_first[v - 1];
+        pr->vc_first[0] = 0;
     }
     for (int32_t v = 1; v <= nvcs; v++)
         if (pr->vc_first[v] < pr->vc_first[v - 1])
@@ -613,6 +678,8 @@ static int prepare_run(sim_context *ctx, policy_run *pr, lucid_error *err)
         for (size_t i = 0; i < trace->njobs; i++)
             res->eta_p10[i] = res->eta_p50[i] = res->eta_p90[i] = res->eta_at[i] = -1;
     }
+    for (size_t i = 0; i < trace->njobs; i++)
+        pr->result->nexcluded += ctx->excluded[i];
     if (pr->policy->flags & LUCID_POLICY_ESTIMATES) {
         int lucid = (pr->policy->flags & LUCID_POLICY_LUCID) != 0;
         const double *est = lucid ? in->lucid_estimates : in->qssf_estimates;
@@ -671,8 +738,6 @@ static void *worker(void *arg)
             ctx->err = err;
         }
         ctx->done_tasks++;
-        if (ctx->progress)
-            ctx->progress(ctx->user, ctx->done_tasks, ctx->ntasks);
         pthread_mutex_unlock(&ctx->lock);
     }
 }
@@ -841,6 +906,10 @@ int lucid_simulate(const lucid_sim_config *cfg_in, const lucid_sim_inputs *in,
                                (long long)trace->jobs[0].submit_time, (long long)cfg.start);
     if (cfg.threads < 1)
         cfg.threads = 1;
+    /* Results are owned by the caller once this returns 0, and freed here on
+     * any failure: zeroed first so that a failure before a run starts frees
+     * nothing it does not own. */
+    memset(results, 0, (size_t)npolicies * sizeof *results);
     sim_context ctx;
     memset(&ctx, 0, sizeof ctx);
     ctx.cfg = &cfg;
@@ -859,11 +928,12 @@ int lucid_simulate(const lucid_sim_config *cfg_in, const lucid_sim_inputs *in,
     if (rc == 0)
         rc = mark_oversized(&ctx, err);
     for (int p = 0; p < npolicies && rc == 0; p++) {
-        memset(&results[p], 0, sizeof results[p]);
         ctx.runs[p].policy = policies[p];
         ctx.runs[p].result = &results[p];
         rc = prepare_run(&ctx, &ctx.runs[p], err);
     }
+    for (int p = 0; p < npolicies && rc == 0; p++)
+        ctx.total_jobs += (int64_t)ctx.runs[p].vc_first[nvcs];
     if (rc == 0) {
         /* Big VCs first keeps both workers busy to the end. */
         for (int p = 0; p < npolicies; p++)
@@ -967,6 +1037,61 @@ double lucid_percentile(double *v, size_t n, double p)
     size_t hi = lo + 1 < n ? lo + 1 : lo;
     double frac = pos - (double)lo;
     return v[lo] + (v[hi] - v[lo]) * frac;
+}
+
+int lucid_summarize_vcs(const lucid_trace *trace, const lucid_sim_result *result, int32_t nvcs,
+                        lucid_summary *out)
+{
+    /* One pass for counts and sums (each VC's sums add its jobs in trace
+     * order, as lucid_summarize does, so the results are the same bits),
+     * then each VC's queue times gathered into its own segment for the
+     * percentile. */
+    size_t *first = calloc((size_t)nvcs + 2, sizeof *first);
+    double *jct = calloc((size_t)nvcs + 1, sizeof *jct), *queue = calloc((size_t)nvcs + 1, sizeof *queue);
+    double *by_vc = malloc((trace->njobs + 1) * sizeof *by_vc);
+    double *all = malloc((trace->njobs + 1) * sizeof *all);
+    int rc = first && jct && queue && by_vc && all ? 0 : -1;
+    size_t n = 0;
+    double jct_all = 0, queue_all = 0;
+    for (size_t i = 0; rc == 0 && i < trace->njobs; i++) {
+        if (result->excluded[i])
+            continue;
+        const lucid_job *job = &trace->jobs[i];
+        const lucid_jobrun *r = &result->run[i];
+        double j = (double)(r->end_time - job->submit_time);
+        jct[job->vc] += j;
+        queue[job->vc] += r->queue;
+        first[job->vc + 1]++;
+        jct_all += j;
+        queue_all += r->queue;
+        all[n++] = r->queue;
+    }
+    for (int32_t v = 0; rc == 0 && v < nvcs; v++)
+        first[v + 1] += first[v];
+    for (size_t i = 0; rc == 0 && i < trace->njobs; i++)
+        if (!result->excluded[i])
+            by_vc[first[trace->jobs[i].vc]++] = result->run[i].queue;
+    for (int32_t v = nvcs; rc == 0 && v > 0; v--) /* back to segment starts */
+        first[v] = first[v - 1];
+    if (rc == 0)
+        first[0] = 0;
+    for (int32_t v = 0; rc == 0 && v <= nvcs; v++) {
+        size_t count = v < nvcs ? first[v + 1] - first[v] : n;
+        lucid_summary *o = &out[v];
+        memset(o, 0, sizeof *o);
+        o->jobs = (int64_t)count;
+        if (count == 0)
+            continue;
+        o->avg_jct = (v < nvcs ? jct[v] : jct_all) / (double)count;
+        o->avg_queue = (v < nvcs ? queue[v] : queue_all) / (double)count;
+        o->p999_queue = lucid_percentile(v < nvcs ? by_vc + first[v] : all, count, 99.9);
+    }
+    free(first);
+    free(jct);
+    free(queue);
+    free(by_vc);
+    free(all);
+    return rc;
 }
 
 int lucid_summarize(const lucid_trace *trace, const lucid_sim_result *result, int32_t vc,

@@ -64,7 +64,7 @@ static int teardown(void **state)
     lucidd_models_close(d.models);
     lucid_gpumetrics_close(d.metrics);
     lucid_state_close(d.state);
-    free(d.jobs);
+    engine_free(&d);
     return 0;
 }
 

@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # plugins.sh — lucid's Slurm plugins on a lab cluster (4 x 8 GPUs + 1 profiling):
-#   job_submit/lucid holds new jobs in managed partitions, leaves others
-#   alone, refuses impossible or malformed GPU requests with a clear message;
+#   job_submit/lucid holds new jobs in managed partitions (admin comment
+#   `lucid: waiting for lucidd`, or `lucid-user-hold` for sbatch -H), leaves
+#   others alone, refuses impossible or malformed GPU requests (also per node,
+#   also in an update) with a clear message, keeps a requeued job's output
+#   (open mode append), refuses a user's release of a job above lucidd's
+#   intake watermark, lets new jobs pass unheld when lucidd's heartbeat is
+#   stale (fail-open), and says at init when there is no lucid.conf;
 #   spank_lucid turns --lucid-gpus and lucidd's AdminComment into
 #   CUDA_VISIBLE_DEVICES, so a packed job sees exactly its partner's GPUs.
 #   bash plugins.sh SOURCE_DIR BUILD_DIR
@@ -13,9 +18,14 @@ mkdir -p "$LAB/out"
 trap 'bash "$SRC/scripts/lab-cluster.sh" down "$LAB" >/dev/null 2>&1 || true' EXIT
 # Only `main` is lucid's here, so `profiling` shows the pass-through case.
 bash "$SRC/scripts/lab-cluster.sh" up "$LAB" --plugins "$BUILD/plugins" \
-    --lucid-partitions main >/dev/null
+    --lucid-partitions main --lucid-conf "heartbeat=$LAB/heartbeat" --lucid-conf fail_open_after=4 >/dev/null
 export SLURM_CONF=$LAB/etc/slurm.conf
 cd "$LAB/out"
+chmod 777 "$LAB/out" # user nobody submits from here
+# lucidd's heartbeat as lucidd writes it (whole, by rename); intake = the
+# highest job id lucidd has taken in.
+beat() { echo "pid=$$ time=$(date +%s) intake=$1" >"$LAB/heartbeat.tmp" && mv "$LAB/heartbeat.tmp" "$LAB/heartbeat"; }
+beat 0
 
 fail() { echo "plugins: $*" >&2; exit 1; }
 field() { scontrol show job "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1; }
@@ -34,7 +44,16 @@ free=$(sbatch --parsable -p profiling --gres=gpu:1 -o %j.out --wrap "$report")
 sleep 1
 [[ $(field "$held" JobState) == PENDING && $(field "$held" Priority) == 0 ]] ||
     fail "job $held not held: $(field "$held" JobState) priority $(field "$held" Priority)"
+comment() { scontrol show job "$1" | sed -n 's/^ *AdminComment=//p' | sed 's/ *$//'; }
+[[ $(comment "$held") == "lucid: waiting for lucidd" ]] || fail "job $held admin comment '$(comment "$held")'"
+[[ -z $(comment "$free") ]] || fail "unmanaged job $free got admin comment '$(comment "$free")'"
 wait_state "$free" COMPLETED 20
+# sbatch -H: the user's own hold, marked for lucidd.
+beat 0
+userheld=$(sbatch --parsable -H --gres=gpu:1 -o %j.out --wrap true)
+[[ $(field "$userheld" Priority) == 0 && $(comment "$userheld") == lucid-user-hold ]] ||
+    fail "sbatch -H job $userheld: priority $(field "$userheld" Priority), admin comment '$(comment "$userheld")'"
+scancel "$userheld"
 
 # 2. Refusals, each with one clear line.
 out=$(sbatch --gpus=64 --wrap true 2>&1) && fail "64-GPU job accepted"
@@ -42,6 +61,49 @@ grep -q "lucid: job asks for 64 GPUs but the largest partition lucid manages has
     fail "no clear message for 64 GPUs: $out"
 out=$(sbatch --gres=gpu:lots --wrap true 2>&1) && fail "malformed gres accepted"
 grep -q "lucid: malformed GPU request" <<<"$out" || fail "no clear message for gpu:lots: $out"
+out=$(sbatch --gres=gpu:9 --wrap true 2>&1) && fail "9 GPUs per node accepted on 8-GPU nodes"
+grep -q "lucid: job asks for 9 GPUs per node but the largest node lucid manages has 8" <<<"$out" ||
+    fail "no clear message for gpu:9: $out"
+out=$(sbatch -N 2 --gpus-per-node=9 --wrap true 2>&1) && fail "--gpus-per-node=9 accepted"
+grep -q "9 GPUs per node" <<<"$out" || fail "no clear message for --gpus-per-node=9: $out"
+# The same limits hold for an update of a held job (a resize after intake).
+scontrol update jobid="$held" gres=gpu:9 2>/dev/null && fail "resize of $held to gpu:9 accepted"
+[[ $(field "$held" TresPerNode) == gres:gpu:4 ]] || fail "job $held resized: $(field "$held" TresPerNode)"
+grep -q "lucid: job asks for 9 GPUs per node .*update of job $held by uid 0 refused" "$LAB/log/slurmctld.log" ||
+    fail "refused resize not logged"
+
+# 2b. A user cannot release a job lucidd has not yet taken in: id above the
+#     heartbeat's intake.  At or below it, lucidd holds it as an administrator,
+#     so Slurm itself refuses (shown by an admin hold here).
+beat 0
+mine=$(runuser -u nobody -- sbatch --parsable --gres=gpu:1 -o /dev/null --wrap true)
+out=$(runuser -u nobody -- scontrol release "$mine" 2>&1) && fail "user released job $mine above intake"
+grep -q "Access/permission denied" <<<"$out" || fail "user release of $mine: $out"
+[[ $(field "$mine" Priority) == 0 ]] || fail "job $mine released anyway"
+grep -q "lucid: job $mine waits for the lucid scheduler and cannot be released by hand (lucid queue -j $mine) (uid 65534)" \
+    "$LAB/log/slurmctld.log" || fail "refused release not logged"
+scontrol update jobid="$mine" priority=0 # what lucidd does at intake: an admin hold
+beat "$mine"
+runuser -u nobody -- scontrol release "$mine" 2>/dev/null && fail "user lifted lucidd's admin hold on $mine"
+scontrol release "$mine" || fail "root cannot release $mine"
+wait_state "$mine" COMPLETED 20
+
+# 2c. Output kept across the profiling requeue: Slurm truncates --output when a
+#     requeued job runs again unless the open mode is append (set by the plugin).
+beat 0
+twice=$(sbatch --parsable --gres=gpu:1 -o twice.out --wrap 'echo run ${SLURM_RESTART_COUNT:-0}; sleep 3')
+scontrol release "$twice"
+wait_state "$twice" RUNNING 20
+scontrol requeuehold "$twice"
+deadline=$((SECONDS + 20))
+until [[ $(squeue -h -j "$twice" -o %t) == PD ]]; do
+    ((SECONDS < deadline)) || fail "requeued job $twice not pending"
+    sleep 0.2
+done
+scontrol update jobid="$twice" starttime=now
+scontrol release "$twice"
+wait_state "$twice" COMPLETED 30
+[[ $(grep '^run' twice.out | paste -sd' ') == "run 0 run 1" ]] || fail "requeued job's output: '$(paste -sd' ' twice.out)'"
 
 # 3. Release the held job where lucid says (pin to n3), then pack a second
 #    job onto its GPUs the way lucidd does: no gres, same node, AdminComment.
@@ -66,4 +128,28 @@ grep -qx "p1 CVD=2,3,6 PACKED=2,3,6" "$opt.out" || fail "--lucid-gpus gave '$(ca
 sbatch -p profiling --lucid-gpus='0;rm' --wrap true >/dev/null 2>&1 && fail "bad --lucid-gpus accepted"
 
 scancel "$held"
-echo "plugins: hold, refusals, pinning and packed CUDA_VISIBLE_DEVICES all as expected"
+
+# 5. Fail-open: lucidd silent past fail_open_after (4 s): new jobs pass unheld,
+#    the user is told, slurmctld logs it; a missing heartbeat likewise.
+beat 0
+sleep 6
+out=$(sbatch --parsable --gres=gpu:1 -o /dev/null --wrap true 2>"$LAB/failopen.err")
+grep -q "lucid: lucidd silent for [0-9]* s ($LAB/heartbeat); job passes to Slurm unheld" "$LAB/failopen.err" ||
+    fail "fail-open not said to the user: $(cat "$LAB/failopen.err")"
+wait_state "$out" COMPLETED 20
+grep -q "lucid: lucidd silent for [0-9]* s ($LAB/heartbeat); job passes to Slurm unheld" "$LAB/log/slurmctld.log" ||
+    fail "fail-open not logged"
+rm "$LAB/heartbeat"
+out=$(sbatch --parsable --gres=gpu:1 -o /dev/null --wrap true 2>/dev/null)
+wait_state "$out" COMPLETED 20
+# ... and a user may release their own hold then (nobody is taking jobs in).
+mine=$(runuser -u nobody -- sbatch --parsable -H --gres=gpu:1 -o /dev/null --wrap true 2>/dev/null)
+runuser -u nobody -- scontrol release "$mine" || fail "user hold not liftable while lucidd is silent"
+wait_state "$mine" COMPLETED 20
+
+# 6. Without lucid.conf every partition is managed, and slurmctld says so.
+mv "$LAB/etc/lucid.conf" "$LAB/etc/lucid.conf.off"
+bash "$SRC/scripts/lab-cluster.sh" restart-ctld "$LAB" >/dev/null
+grep -q "lucid: no $LAB/etc/lucid.conf: holding new jobs of every partition for lucidd" "$LAB/log/slurmctld.log" ||
+    fail "no init line without lucid.conf"
+echo "plugins: hold, refusals, pinning, packed CUDA_VISIBLE_DEVICES, release rule, output kept, fail-open all as expected"

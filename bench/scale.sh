@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# bench/scale.sh [SIZES...] — how every policy's cost grows with the trace
+# (issue 14).  For each size N (default: 10000 100000 1000000 10000000) a
+# synthetic trace of N jobs on N/100 nodes (15 VCs, offered load 0.9, seed 1;
+# `lucid trace synth`) is simulated once per policy (`--threads 1`, fixed
+# semantics), RUNS times (default 3; env RUNS), and then all six policies in
+# one command.  Reported per run: wall time of the command, the simulation
+# alone (its own "simulated in" line), CPU time (user+sys) and peak RSS;
+# medians over the runs.  Finally the growth exponent per policy: the
+# least-squares slope of log(simulation time) against log(N) over the sizes
+# >= 100k.  All six at 10M jobs need ~13 GB and run only when 16 GB are
+# available.  Env: RUNS, BIG_RUNS (runs at sizes >= 10M, default 1),
+# OUT (work folder, default bench/out).  Markdown on stdout; the traces stay
+# in $OUT/scale-N for reruns.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+sizes=("$@")
+[ ${#sizes[@]} -gt 0 ] || sizes=(10000 100000 1000000 10000000)
+runs=${RUNS:-3}
+big_runs=${BIG_RUNS:-1}
+lucid=build/lucid
+[ -x "$lucid" ] || { cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null && cmake --build build -j2 --target lucid_cli >/dev/null; }
+out=${OUT:-bench/out}
+mkdir -p "$out"
+policies=(fifo sjf qssf srtf tiresias lucid)
+
+median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
+
+# measure DIR POLICIES N: prints "wall sim cpu rss_mb" (medians)
+measure() {
+    local dir=$1 list=$2 n=$3 walls=() sims=() cpus=() rss=()
+    for _ in $(seq "$n"); do
+        /usr/bin/time -f "%e %U %S %M" -o "$out/time.txt" "$lucid" simulate "$dir/experiment.ini" \
+            --policies "$list" --compat fixed --threads 1 --out "$out/scale-res" >"$out/scale.txt" 2>/dev/null
+        read -r wall user sys kb <"$out/time.txt"
+        walls+=("$wall"); rss+=("$kb")
+        cpus+=("$(echo "$user $sys" | awk '{print $1 + $2}')")
+        sims+=("$(grep -o 'simulated in [0-9.]*' "$out/scale.txt" | awk '{print $3}')")
+    done
+    echo "$(printf '%s\n' "${walls[@]}" | median) $(printf '%s\n' "${sims[@]}" | median)" \
+        "$(printf '%s\n' "${cpus[@]}" | median) $(( $(printf '%s\n' "${rss[@]}" | median | cut -d. -f1) / 1024 ))"
+}
+
+echo "| jobs | policy | wall s | simulation s | CPU s | peak RSS MB |"
+echo "|---|---|---|---|---|---|"
+: >"$out/scale-points.txt"
+for n in "${sizes[@]}"; do
+    dir=$out/scale-$n
+    nodes=$((n / 100 > 20 ? n / 100 : 20))
+    [ -f "$dir/trace.csv" ] || "$lucid" trace synth --out "$dir" --jobs "$n" --nodes "$nodes" \
+        --vcs 15 --load 0.9 --seed 1 >/dev/null
+    r=$runs
+    [ "$n" -lt 10000000 ] || r=$big_runs
+    for p in "${policies[@]}" all; do
+        avail_mb=$(awk '/MemAvailable/ {print int($2 / 1024)}' /proc/meminfo)
+        if [ "$p" = all ] && [ "$n" -ge 10000000 ] && [ "$avail_mb" -lt 16000 ]; then
+            echo "| $n | all | (skipped: ${avail_mb} MB available, the run needs ~13 GB) | | | |"
+            continue
+        fi
+        read -r wall sim cpu mb < <(measure "$dir" "$p" "$r")
+        echo "| $n | $p | $wall | $sim | $cpu | $mb |"
+        echo "$n $p $sim" >>"$out/scale-points.txt"
+    done
+done
+
+echo
+echo "| policy | growth exponent (simulation time vs jobs, sizes >= 100k) |"
+echo "|---|---|"
+for p in "${policies[@]}" all; do
+    awk -v p="$p" '$2 == p && $1 >= 100000 && $3 > 0 {x = log($1); y = log($3); n++; sx += x; sy += y; sxx += x * x; sxy += x * y}
+        END {if (n >= 2) printf "| %s | %.2f |\n", p, (n * sxy - sx * sy) / (n * sxx - sx * sx); else printf "| %s | (needs two sizes >= 100k) |\n", p}' \
+        "$out/scale-points.txt"
+done

@@ -1,0 +1,140 @@
+/* tick_latency.c — one whole lucidd tick (engine_tick: intake, tracking,
+ * eligibility, decisions, AdminComments, the state store's writes) on a
+ * large cluster, with Slurm replaced by the in-memory fake the engine tests
+ * use (tests/fakes/fake_slurm_io.c), so what is timed is lucid's own work:
+ *
+ *   tick_latency NODES PENDING TICKS
+ *
+ * NODES main nodes of 8 GPUs, all busy with 4-GPU jobs; PENDING held jobs of
+ * 1-32 GPUs in the main queue; each tick a few running jobs end and as many
+ * new ones arrive.  Prints p50 / p99 / max of the tick's thread CPU time and
+ * wall time (the state store is a real SQLite file: its fsyncs are in the
+ * wall time).  Results: docs/live.md, "Decision latency". */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../src/daemon/daemon.h"
+#include "../src/daemon/models.h"
+#include "../tests/fakes/fake_slurm_io.h"
+
+void lucidd_log(const char *fmt, ...)
+{
+    (void)fmt;
+}
+
+static double clock_s(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double quantile(double *v, int n, double q)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    int k = (int)(q * n + 0.999999);
+    return v[k > 0 ? k - 1 : 0];
+}
+
+int main(int argc, char **argv)
+{
+    int nodes = argc > 1 ? atoi(argv[1]) : 1000;
+    int pending = argc > 2 ? atoi(argv[2]) : 10000;
+    int ticks = argc > 3 ? atoi(argv[3]) : 100;
+    if (nodes < 1 || nodes + 1 > FAKE_MAX_NODES || pending < 0 ||
+        2 * nodes + pending + 10 * ticks > FAKE_MAX_JOBS || ticks < 1) {
+        fprintf(stderr, "usage: tick_latency NODES(<%d) PENDING TICKS (jobs < %d)\n",
+                FAKE_MAX_NODES, FAKE_MAX_JOBS);
+        return 2;
+    }
+    static lucidd d;
+    fake_reset();
+    fake.quiet = 1;
+    fake_node("p1", "profiling", 8);
+    char name[32];
+    for (int k = 1; k <= nodes; k++) {
+        snprintf(name, sizeof name, "n%d", k);
+        fake_node(name, "main", 8);
+    }
+    char dir[] = "/tmp/lucid-tick-XXXXXX", db[64];
+    if (!mkdtemp(dir))
+        return 1;
+    snprintf(db, sizeof db, "%s/state.db", dir);
+    d.cfg = (lucidd_config){.state_path = db, .main_partition = "main",
+                            .profiling_partition = "profiling", .profile_limit_s = 200,
+                            .gpu_limit = 0, .gpu_memory_mib = 24576, .score_sum = 2,
+                            .priority_ratio = 2, .packing_mode = -1, .tick_ms = 500,
+                            .default_estimate_s = 3600, .retrain_period_s = 604800,
+                            .min_history = 1000000000};
+    lucid_error err = {{0}};
+    d.state = lucid_state_open(db, &err);
+    d.metrics = lucid_gpumetrics_open_auto(dir);
+    lucidd_models_config mc = {.retrain_period_s = 604800, .min_history = 1000000000,
+                               .bags = 1, .seed = 42, .vc = "main"};
+    d.models = d.state ? lucidd_models_open(&mc, d.state, 0, &err) : NULL;
+    if (!d.state || !d.models) {
+        fprintf(stderr, "tick_latency: %s\n", err.msg);
+        return 1;
+    }
+    /* Every node busy with two 4-GPU jobs (adopted at the first tick). */
+    uint32_t id = 1;
+    srand(42);
+    for (int k = 1; k <= nodes; k++)
+        for (int half = 0; half < 2; half++) {
+            slurm_job *j = fake_submit(id, "u", 4, 4, 1);
+            snprintf(j->req_nodes, sizeof j->req_nodes, "n%d", k);
+            j->time_limit_min = (uint32_t)(1 + rand() % 600);
+            fake_run(id++, 1000);
+        }
+    for (int i = 0; i < pending; i++) {
+        static const int sizes[] = {1, 1, 1, 2, 2, 4, 4, 8, 8, 16, 32};
+        int g = sizes[rand() % 11];
+        slurm_job *j = fake_submit(id++, "u", g, g > 8 ? 8 : g, g > 8 ? g / 8 : 1);
+        j->time_limit_min = (uint32_t)(1 + rand() % 600);
+    }
+    engine_tick(&d); /* intake of everything: not timed */
+    double *cpu = calloc((size_t)ticks, sizeof *cpu), *wall = calloc((size_t)ticks, sizeof *wall);
+    uint32_t next_end = 1;
+    for (int t = 0; t < ticks; t++) {
+        for (int e = 0; e < 4 && next_end < (uint32_t)(2 * nodes); next_end++) {
+            slurm_job *j = fake_job(next_end);
+            if (j && j->state == SJ_RUNNING) {
+                fake_end(next_end, SJ_COMPLETED, "COMPLETED", 2000 + t);
+                e++;
+            }
+        }
+        for (int i = 0; i < 4; i++)
+            fake_submit(id++, "u", 1 + rand() % 4, 1 + rand() % 4, 1)->time_limit_min = 60;
+        /* Jobs lucid released start at once, as Slurm would. */
+        for (int i = 0; i < fake.njobs; i++)
+            if (fake.jobs[i].state == SJ_PENDING && !fake.jobs[i].held && fake.jobs[i].req_nodes[0])
+                fake_run(fake.jobs[i].id, 2000 + t);
+        double c0 = clock_s(CLOCK_THREAD_CPUTIME_ID), w0 = clock_s(CLOCK_MONOTONIC);
+        engine_tick(&d);
+        cpu[t] = clock_s(CLOCK_THREAD_CPUTIME_ID) - c0;
+        wall[t] = clock_s(CLOCK_MONOTONIC) - w0;
+    }
+    printf("nodes %d pending %d ticks %d: cpu p50 %.2f ms p99 %.2f ms max %.2f ms; "
+           "wall p50 %.2f ms p99 %.2f ms max %.2f ms\n",
+           nodes, pending, ticks, 1e3 * quantile(cpu, ticks, 0.5), 1e3 * quantile(cpu, ticks, 0.99),
+           1e3 * quantile(cpu, ticks, 1.0), 1e3 * quantile(wall, ticks, 0.5),
+           1e3 * quantile(wall, ticks, 0.99), 1e3 * quantile(wall, ticks, 1.0));
+    free(cpu);
+    free(wall);
+    lucidd_models_close(d.models);
+    lucid_gpumetrics_close(d.metrics);
+    lucid_state_close(d.state);
+    engine_free(&d);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    return system(cmd) == 0 ? 0 : 1;
+}
