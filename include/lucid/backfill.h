@@ -46,7 +46,8 @@ typedef struct lucid_profile {
     int64_t *times;   /* segment starts, increasing; times[0] = now */
     int32_t *ord;     /* segment k's row in freec (rows are appended, never moved) */
     int32_t *freec;   /* m rows of nslots free counts */
-    size_t m, cap_times, cap_ord, cap_free;
+    int64_t *total;   /* per row: its free GPUs summed (a quick "cannot fit") */
+    size_t m, cap_times, cap_ord, cap_free, cap_total;
     int32_t nslots, gpus_per_node;
     lucid_cluster hypo; /* a cluster with a window's free counts, for the placer */
     int hypo_ready;

@@ -48,6 +48,7 @@ void lucid_profile_free(lucid_profile *p)
     free(p->times);
     free(p->ord);
     free(p->freec);
+    free(p->total);
     free(p->winmin);
     free(p->alloc);
     if (p->hypo_ready)
@@ -79,12 +80,16 @@ static int insert_row(lucid_profile *p, size_t at, int64_t t)
 {
     if (LUCID_GROW(p->times, p->cap_times, p->m + 1) < 0 ||
         LUCID_GROW(p->ord, p->cap_ord, p->m + 1) < 0 ||
-        LUCID_GROW(p->freec, p->cap_free, (p->m + 1) * (size_t)p->nslots) < 0)
+        LUCID_GROW(p->freec, p->cap_free, (p->m + 1) * (size_t)p->nslots) < 0 ||
+        LUCID_GROW(p->total, p->cap_total, p->m + 1) < 0)
         return -1;
     int32_t fresh = (int32_t)p->m;
-    if (at > 0)
+    p->total[fresh] = 0;
+    if (at > 0) {
         memcpy(p->freec + (size_t)fresh * (size_t)p->nslots, row(p, at - 1),
                (size_t)p->nslots * sizeof *p->freec);
+        p->total[fresh] = p->total[p->ord[at - 1]];
+    }
     memmove(p->times + at + 1, p->times + at, (p->m - at) * sizeof *p->times);
     memmove(p->ord + at + 1, p->ord + at, (p->m - at) * sizeof *p->ord);
     p->times[at] = t;
@@ -152,8 +157,10 @@ int lucid_profile_build(lucid_profile *p, const lucid_sched *s, lucid_remaining_
     p->gpus_per_node = c->gpus_per_node;
     if (hypo_prepare(p, c) < 0 || add_row(p, s->now) < 0)
         return -1;
-    for (int32_t i = 0; i < c->nslots; i++)
+    for (int32_t i = 0; i < c->nslots; i++) {
         row(p, 0)[i] = c->nodes[i].alive ? c->nodes[i].free : 0;
+        p->total[p->ord[0]] += row(p, 0)[i];
+    }
     size_t n = 0;
     ending *ends = malloc((s->nrunning + 1) * sizeof *ends);
     if (!ends)
@@ -180,9 +187,11 @@ int lucid_profile_build(lucid_profile *p, const lucid_sched *s, lucid_remaining_
         int32_t *last = row(p, p->m - 1);
         for (int32_t a = 0; rc == 0 && a < r->alloc_n; a++) {
             const lucid_alloc *al = &s->allocs[r->alloc_off + a];
+            int32_t before = last[al->node];
             last[al->node] += __builtin_popcountll(al->mask);
             if (last[al->node] > c->gpus_per_node)
                 last[al->node] = c->gpus_per_node;
+            p->total[p->ord[p->m - 1]] += last[al->node] - before;
         }
     }
     free(ends);
@@ -238,6 +247,18 @@ long lucid_profile_fit(lucid_profile *p, const lucid_sched *s, int32_t gpus, int
     }
     for (size_t k = k0; k < p->m; k++) {
         int64_t end = p->times[k] + duration;
+        /* A segment in the window with too few free GPUs in all rules out
+         * every start up to it: go on after it. */
+        size_t short_row = p->m;
+        for (size_t j = k; j < p->m && (j == k || p->times[j] < end); j++)
+            if (p->total[p->ord[j]] < gpus) {
+                short_row = j;
+                break;
+            }
+        if (short_row < p->m) {
+            k = short_row;
+            continue;
+        }
         memcpy(p->winmin, row(p, k), (size_t)p->nslots * sizeof *p->winmin);
         int64_t total = 0;
         for (size_t j = k + 1; j < p->m && p->times[j] < end; j++) {
@@ -279,9 +300,11 @@ int lucid_profile_reserve(lucid_profile *p, long k, int64_t duration, int nalloc
     for (size_t j = (size_t)k; j < p->m && p->times[j] < start + duration; j++) {
         int32_t *r = row(p, j);
         for (int a = 0; a < nalloc; a++) {
+            int32_t before = r[p->alloc[a].node];
             r[p->alloc[a].node] -= __builtin_popcountll(p->alloc[a].mask);
             if (r[p->alloc[a].node] < 0)
                 r[p->alloc[a].node] = 0;
+            p->total[p->ord[j]] += r[p->alloc[a].node] - before;
         }
     }
     return 0;
