@@ -35,6 +35,10 @@ int lucid_eta_table_add(lucid_eta_table *t, double ratio);
 double lucid_eta_table_quantile(lucid_eta_table *t, double at_least, double q);
 void lucid_eta_table_free(lucid_eta_table *t);
 
+/* Jobs deeper in the queue than this are placed by volume (their GPU-seconds
+ * ahead drained at the cluster's size after the last exactly placed job). */
+#define LUCID_ETA_EXACT_DEPTH 32
+
 typedef struct lucid_eta {
     int64_t p10, p50, p90; /* predicted start times; -1 if the job can never fit */
 } lucid_eta;

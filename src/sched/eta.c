@@ -119,10 +119,25 @@ int lucid_eta_predict(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_
         int64_t previous = s->now;
         if (from > 0 && *scenario_slot(&plan->at[from - 1], sc) > previous && in_order)
             previous = *scenario_slot(&plan->at[from - 1], sc);
+        double fluid = 0; /* GPU-seconds queued past the exactly placed prefix */
+        int64_t fluid_from = previous;
         for (size_t i = from; i < upto; i++) {
             int32_t job = s->queue[i];
             double est = lucid_backfill_job_estimate(s, bf, job);
             int64_t dur = (int64_t)ceil(est * ratio);
+            if (i >= LUCID_ETA_EXACT_DEPTH) {
+                /* Deep in the queue, place by volume: the jobs ahead past the
+                 * exact prefix drain at the cluster's full rate from the last
+                 * exact start.  Keeps a prediction O(depth), not O(queue). */
+                if (i == LUCID_ETA_EXACT_DEPTH || i == from)
+                    fluid_from = previous;
+                int64_t gpus = s->cluster.total_gpus > 0 ? s->cluster.total_gpus : 1;
+                int64_t at = fluid_from + (int64_t)ceil(fluid / (double)gpus);
+                fluid += (double)s->jobs[job].gpu_num * (double)dur;
+                *scenario_slot(&plan->at[i], sc) = at;
+                plan->jobs[i] = job;
+                continue;
+            }
             int nalloc = 0;
             long k = lucid_profile_fit(p, s, s->jobs[job].gpu_num, dur,
                                        in_order ? previous : s->now, &nalloc);
