@@ -57,6 +57,9 @@ int32_t lucid_cluster_add_node(lucid_cluster *c, int32_t label);
 void lucid_cluster_remove_node(lucid_cluster *c, int32_t slot);
 void lucid_cluster_take(lucid_cluster *c, const lucid_alloc *a, int n);
 void lucid_cluster_give(lucid_cluster *c, const lucid_alloc *a, int n);
+/* The `count` lowest set bits of `mask` (fewer if it has fewer): the GPUs
+ * a placement takes on a node. */
+uint64_t lucid_mask_lowest(uint64_t mask, int32_t count);
 /* First alive slot (list order) in free-count bucket f at or after slot `from`, or -1. */
 int32_t lucid_cluster_first_in_bucket(const lucid_cluster *c, int32_t f, int32_t from);
 

@@ -137,16 +137,6 @@ static void hypo_set(lucid_profile *p, int32_t slot, uint64_t mask)
     }
 }
 
-static uint64_t lowest_bits(uint64_t from, int32_t count)
-{
-    uint64_t mask = 0;
-    for (int32_t k = 0; k < count && from; k++) {
-        uint64_t low = from & (~from + 1);
-        mask |= low;
-        from &= ~low;
-    }
-    return mask;
-}
 
 int lucid_profile_build(lucid_profile *p, const lucid_sched *s, lucid_remaining_fn remaining,
                         void *ctx)
@@ -278,7 +268,7 @@ long lucid_profile_fit(lucid_profile *p, const lucid_sched *s, int32_t gpus, int
             uint64_t from = k == 0 ? c->nodes[i].free_mask
                                    : (p->gpus_per_node >= 64 ? ~(uint64_t)0
                                                              : ((uint64_t)1 << p->gpus_per_node) - 1);
-            hypo_set(p, i, lowest_bits(from, p->winmin[i]));
+            hypo_set(p, i, lucid_mask_lowest(from, p->winmin[i]));
         }
         lucid_rng rng = s->rng; /* a copy: planning never moves the real generator */
         int n = s->placer->select(&p->hypo, gpus, &rng, p->alloc, p->cap_alloc);
