@@ -48,6 +48,15 @@ typedef struct lucid_profile {
     int32_t *freec;   /* m rows of nslots free counts */
     int64_t *total;   /* per row: its free GPUs summed (a quick "cannot fit") */
     size_t m, cap_times, cap_ord, cap_free, cap_total;
+    /* Running jobs' estimated ends, in time order; rows for them are made
+     * only when a search reaches that far (a VC of 600 nodes and 1,000
+     * running jobs would otherwise copy 600 counts 1,000 times per build). */
+    struct lucid_profile_end {
+        int64_t time;
+        int32_t job;
+    } *ends;
+    size_t nends, next_end, cap_ends;
+    const lucid_sched *src; /* the state the ends belong to */
     int32_t nslots, gpus_per_node;
     lucid_cluster hypo; /* a cluster with a window's free counts, for the placer */
     int hypo_ready;

@@ -35,8 +35,10 @@ int lucid_eta_table_add(lucid_eta_table *t, double ratio);
 double lucid_eta_table_quantile(lucid_eta_table *t, double at_least, double q);
 void lucid_eta_table_free(lucid_eta_table *t);
 
-/* Jobs deeper in the queue than this are placed by volume (their GPU-seconds
- * ahead drained at the cluster's size after the last exactly placed job). */
+/* Jobs deeper in the queue than this are placed by volume: the estimated
+ * GPU-seconds between the last exactly placed job and them drain at the
+ * cluster's size after that job's start.  One prediction then costs
+ * O(depth) placements plus O(queue behind it), not O(queue) placements. */
 #define LUCID_ETA_EXACT_DEPTH 32
 
 typedef struct lucid_eta {
@@ -52,6 +54,7 @@ typedef struct lucid_eta_plan {
     lucid_profile prof[3];
     int32_t *jobs;     /* the queue prefix placed, in order */
     lucid_eta *at;     /* their predictions */
+    double head_work;  /* their estimated GPU-seconds */
     size_t placed, cap_jobs, cap_at;
     int valid;
 } lucid_eta_plan;
@@ -59,12 +62,17 @@ typedef struct lucid_eta_plan {
 void lucid_eta_invalidate(lucid_eta_plan *plan);
 void lucid_eta_plan_free(lucid_eta_plan *plan);
 
-/* Predicts the starts of the first `upto` jobs of s->queue (in queue
- * order) into out.  `bf` gives the estimates (lucid_backfill_job_estimate)
- * and, when its mode is not none, lets jobs start ahead of earlier ones (as
- * backfill does); without it, a job starts no earlier than the job ahead of
- * it.  Returns 0, or -1 (out of memory). */
+/* Predicts the starts of the jobs at queue positions [lo, upto) of
+ * s->queue into out[lo..upto) (out has room for upto entries; positions
+ * below lo and deeper than LUCID_ETA_EXACT_DEPTH may be left unset).  `bf`
+ * gives the estimates (lucid_backfill_job_estimate) and, when its mode is
+ * not none, lets jobs start ahead of earlier ones (as backfill does);
+ * without it, a job starts no earlier than the job ahead of it.
+ * `queued_work`: the queue's estimated GPU-seconds (gpus x estimate summed),
+ * kept by the caller as jobs join and leave; negative: summed here.
+ * Returns 0, or -1 (out of memory). */
 int lucid_eta_predict(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_table *t,
-                      lucid_eta_plan *plan, size_t upto, lucid_eta *out);
+                      lucid_eta_plan *plan, size_t lo, size_t upto, double queued_work,
+                      lucid_eta *out);
 
 #endif

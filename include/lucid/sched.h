@@ -97,6 +97,7 @@ int lucid_semantics_fix(lucid_semantics *sem, const char *list, lucid_error *err
 /* ---------------- per-job runtime state ---------------- */
 
 enum { LUCID_WAITING = 0, LUCID_PENDING, LUCID_RUNNING, LUCID_DONE, LUCID_SKIPPED };
+enum { LUCID_SCHED_ENDED, LUCID_SCHED_STARTED, LUCID_SCHED_REQUEUED }; /* on_change events */
 
 typedef struct lucid_jobrun {
     int64_t start_time;  /* first start (main pass), -1 if never */
@@ -177,10 +178,11 @@ typedef struct lucid_sched {
     int scratch_cap;
     /* Backfill with reservations (backfill.h); NULL: the policy's own pass. */
     struct lucid_backfill *backfill;
-    /* Called for every job that ends, after it ended (NULL: none); the
-     * start-time estimates learn their error table from it. */
-    void (*on_end)(void *ctx, const struct lucid_sched *s, int32_t job);
-    void *on_end_ctx;
+    /* Called when a job ends (after), starts from the queue, or is preempted
+     * back into it (NULL: none): the start-time estimates learn their error
+     * table and keep the queue's total work from it. */
+    void (*on_change)(void *ctx, const struct lucid_sched *s, int32_t job, int event);
+    void *on_change_ctx;
 } lucid_sched;
 
 int lucid_sched_init(lucid_sched *s, const lucid_job *jobs, lucid_jobrun *run, int32_t vc,

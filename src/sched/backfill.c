@@ -49,6 +49,7 @@ void lucid_profile_free(lucid_profile *p)
     free(p->ord);
     free(p->freec);
     free(p->total);
+    free(p->ends);
     free(p->winmin);
     free(p->alloc);
     if (p->hypo_ready)
@@ -56,10 +57,7 @@ void lucid_profile_free(lucid_profile *p)
     memset(p, 0, sizeof *p);
 }
 
-typedef struct ending {
-    int64_t time;
-    int32_t job;
-} ending;
+typedef struct lucid_profile_end ending;
 
 static int compare_endings(const void *pa, const void *pb)
 {
@@ -138,56 +136,6 @@ static void hypo_set(lucid_profile *p, int32_t slot, uint64_t mask)
 }
 
 
-int lucid_profile_build(lucid_profile *p, const lucid_sched *s, lucid_remaining_fn remaining,
-                        void *ctx)
-{
-    const lucid_cluster *c = &s->cluster;
-    p->m = 0;
-    p->nslots = c->nslots;
-    p->gpus_per_node = c->gpus_per_node;
-    if (hypo_prepare(p, c) < 0 || add_row(p, s->now) < 0)
-        return -1;
-    for (int32_t i = 0; i < c->nslots; i++) {
-        row(p, 0)[i] = c->nodes[i].alive ? c->nodes[i].free : 0;
-        p->total[p->ord[0]] += row(p, 0)[i];
-    }
-    size_t n = 0;
-    ending *ends = malloc((s->nrunning + 1) * sizeof *ends);
-    if (!ends)
-        return -1;
-    for (int32_t j = s->run_head; j >= 0; j = s->run[j].run_next)
-        ends[n++] = (ending){s->now + remaining(ctx, s, j), j};
-    /* A packed pair frees its GPUs when the later of the two ends. */
-    for (size_t i = 0; i < n; i++) {
-        int32_t partner = s->run[ends[i].job].partner;
-        if (partner < 0 || s->run[partner].status != LUCID_RUNNING)
-            continue;
-        int64_t other = s->now + remaining(ctx, s, partner);
-        if (other > ends[i].time || (other == ends[i].time && partner > ends[i].job))
-            ends[i].time = -1; /* the partner gives the GPUs back */
-    }
-    qsort(ends, n, sizeof *ends, compare_endings);
-    int rc = 0;
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        if (ends[i].time < 0)
-            continue;
-        if (p->times[p->m - 1] != ends[i].time)
-            rc = add_row(p, ends[i].time);
-        const lucid_jobrun *r = &s->run[ends[i].job];
-        int32_t *last = row(p, p->m - 1);
-        for (int32_t a = 0; rc == 0 && a < r->alloc_n; a++) {
-            const lucid_alloc *al = &s->allocs[r->alloc_off + a];
-            int32_t before = last[al->node];
-            last[al->node] += __builtin_popcountll(al->mask);
-            if (last[al->node] > c->gpus_per_node)
-                last[al->node] = c->gpus_per_node;
-            p->total[p->ord[p->m - 1]] += last[al->node] - before;
-        }
-    }
-    free(ends);
-    return rc;
-}
-
 /* Index of the segment holding time t (the last start <= t). */
 static size_t segment_of(const lucid_profile *p, int64_t t)
 {
@@ -202,9 +150,75 @@ static size_t segment_of(const lucid_profile *p, int64_t t)
     return lo;
 }
 
+/* Makes the rows of the running jobs' ends up to time t (all of them for
+ * LUCID_NEVER). */
+static int ensure_until(lucid_profile *p, int64_t t)
+{
+    const lucid_sched *s = p->src;
+    while (p->next_end < p->nends && p->ends[p->next_end].time <= t) {
+        const ending *e = &p->ends[p->next_end++];
+        if (e->time < 0)
+            continue;
+        /* Every row so far starts at or before this end (rows are made in
+         * time order up to any time a search or reservation looked at). */
+        if (p->times[p->m - 1] < e->time && add_row(p, e->time) < 0)
+            return -1;
+        size_t k = segment_of(p, e->time);
+        const lucid_jobrun *r = &s->run[e->job];
+        for (size_t j = k; j < p->m; j++) {
+            int32_t *cells = row(p, j);
+            for (int32_t a = 0; a < r->alloc_n; a++) {
+                const lucid_alloc *al = &s->allocs[r->alloc_off + a];
+                int32_t before = cells[al->node];
+                cells[al->node] += __builtin_popcountll(al->mask);
+                if (cells[al->node] > p->gpus_per_node)
+                    cells[al->node] = p->gpus_per_node;
+                p->total[p->ord[j]] += cells[al->node] - before;
+            }
+        }
+    }
+    return 0;
+}
+
+int lucid_profile_build(lucid_profile *p, const lucid_sched *s, lucid_remaining_fn remaining,
+                        void *ctx)
+{
+    const lucid_cluster *c = &s->cluster;
+    p->m = 0;
+    p->nslots = c->nslots;
+    p->gpus_per_node = c->gpus_per_node;
+    p->src = s;
+    p->nends = p->next_end = 0;
+    if (hypo_prepare(p, c) < 0 || add_row(p, s->now) < 0 ||
+        LUCID_GROW(p->ends, p->cap_ends, s->nrunning + 1) < 0)
+        return -1;
+    for (int32_t i = 0; i < c->nslots; i++) {
+        row(p, 0)[i] = c->nodes[i].alive ? c->nodes[i].free : 0;
+        p->total[p->ord[0]] += row(p, 0)[i];
+    }
+    ending *ends = p->ends;
+    size_t n = 0;
+    for (int32_t j = s->run_head; j >= 0; j = s->run[j].run_next)
+        ends[n++] = (ending){s->now + remaining(ctx, s, j), j};
+    /* A packed pair frees its GPUs when the later of the two ends. */
+    for (size_t i = 0; i < n; i++) {
+        int32_t partner = s->run[ends[i].job].partner;
+        if (partner < 0 || s->run[partner].status != LUCID_RUNNING)
+            continue;
+        int64_t other = s->now + remaining(ctx, s, partner);
+        if (other > ends[i].time || (other == ends[i].time && partner > ends[i].job))
+            ends[i].time = -1; /* the partner gives the GPUs back */
+    }
+    qsort(ends, n, sizeof *ends, compare_endings);
+    p->nends = n;
+    return 0;
+}
+
 /* Makes t a segment start; returns its index. */
 static long split_at(lucid_profile *p, int64_t t)
 {
+    if (ensure_until(p, t) < 0)
+        return -1;
     size_t k = segment_of(p, t);
     if (p->times[k] == t)
         return (long)k;
@@ -235,8 +249,18 @@ long lucid_profile_fit(lucid_profile *p, const lucid_sched *s, int32_t gpus, int
             return -1;
         k0 = (size_t)at;
     }
-    for (size_t k = k0; k < p->m; k++) {
+    for (size_t k = k0;; k++) {
+        if (k >= p->m) {
+            if (p->next_end >= p->nends)
+                break;
+            if (ensure_until(p, p->ends[p->next_end].time) < 0) /* one more end */
+                return -1;
+            if (k >= p->m)
+                continue;
+        }
         int64_t end = p->times[k] + duration;
+        if (ensure_until(p, end) < 0)
+            return -1;
         /* A segment in the window with too few free GPUs in all rules out
          * every start up to it: go on after it. */
         size_t short_row = p->m;
@@ -263,6 +287,9 @@ long lucid_profile_fit(lucid_profile *p, const lucid_sched *s, int32_t gpus, int
             continue;
         for (int32_t i = 0; i < p->nslots; i++) {
             if (!c->nodes[i].alive)
+                continue;
+            /* Past k = 0 only counts matter to the placer, not which GPUs. */
+            if (k > 0 && p->hypo.nodes[i].free == p->winmin[i])
                 continue;
             /* At k = 0 the window is within what is free now: keep real GPUs. */
             uint64_t from = k == 0 ? c->nodes[i].free_mask

@@ -92,24 +92,55 @@ static int64_t *scenario_slot(lucid_eta *e, int sc)
     return sc == 0 ? &e->p10 : sc == 1 ? &e->p50 : &e->p90;
 }
 
+static void order_interval(lucid_eta *e)
+{
+    /* Scenario starts need not be ordered for every job (a short P10 run can
+     * leave a gap a later job misses); keep the interval an interval. */
+    int64_t v[3] = {e->p10, e->p50, e->p90};
+    if (v[0] < 0 || v[1] < 0 || v[2] < 0)
+        return;
+    for (int a = 0; a < 2; a++)
+        for (int b = a + 1; b < 3; b++)
+            if (v[b] < v[a]) {
+                int64_t tmp = v[a];
+                v[a] = v[b];
+                v[b] = tmp;
+            }
+    *e = (lucid_eta){v[0], v[1], v[2]};
+}
+
+static double work_of(const lucid_sched *s, const lucid_backfill *bf, int32_t job)
+{
+    return (double)s->jobs[job].gpu_num * lucid_backfill_job_estimate(s, bf, job);
+}
+
 int lucid_eta_predict(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_table *t,
-                      lucid_eta_plan *plan, size_t upto, lucid_eta *out)
+                      lucid_eta_plan *plan, size_t lo, size_t upto, double queued_work,
+                      lucid_eta *out)
 {
     static const double qs[3] = {0.1, 0.5, 0.9};
     if (upto > s->qlen)
         upto = s->qlen;
+    size_t exact = upto < LUCID_ETA_EXACT_DEPTH ? upto : LUCID_ETA_EXACT_DEPTH;
     int in_order = !(bf && bf->cfg.mode != LUCID_BACKFILL_NONE);
     /* Reuse the plan if the queue still starts with the jobs it placed. */
     size_t from = 0;
-    if (plan->valid && plan->placed <= upto) {
+    if (plan->valid && plan->placed <= exact) {
         from = plan->placed;
         for (size_t i = 0; i < plan->placed && from; i++)
             if (s->queue[i] != plan->jobs[i])
                 from = 0;
     }
-    if (LUCID_GROW(plan->jobs, plan->cap_jobs, upto + 1) < 0 ||
-        LUCID_GROW(plan->at, plan->cap_at, upto + 1) < 0)
+    if (from == 0)
+        plan->head_work = 0;
+    if (LUCID_GROW(plan->jobs, plan->cap_jobs, exact + 1) < 0 ||
+        LUCID_GROW(plan->at, plan->cap_at, exact + 1) < 0)
         return -1;
+    for (size_t i = from; i < exact; i++) {
+        plan->jobs[i] = s->queue[i];
+        plan->head_work += work_of(s, bf, s->queue[i]);
+    }
+    int64_t last[3]; /* start of the last exactly placed job, per scenario */
     for (int sc = 0; sc < 3; sc++) {
         scenario ctx = {bf, t, qs[sc]};
         lucid_profile *p = &plan->prof[sc];
@@ -119,25 +150,9 @@ int lucid_eta_predict(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_
         int64_t previous = s->now;
         if (from > 0 && *scenario_slot(&plan->at[from - 1], sc) > previous && in_order)
             previous = *scenario_slot(&plan->at[from - 1], sc);
-        double fluid = 0; /* GPU-seconds queued past the exactly placed prefix */
-        int64_t fluid_from = previous;
-        for (size_t i = from; i < upto; i++) {
+        for (size_t i = from; i < exact; i++) {
             int32_t job = s->queue[i];
-            double est = lucid_backfill_job_estimate(s, bf, job);
-            int64_t dur = (int64_t)ceil(est * ratio);
-            if (i >= LUCID_ETA_EXACT_DEPTH) {
-                /* Deep in the queue, place by volume: the jobs ahead past the
-                 * exact prefix drain at the cluster's full rate from the last
-                 * exact start.  Keeps a prediction O(depth), not O(queue). */
-                if (i == LUCID_ETA_EXACT_DEPTH || i == from)
-                    fluid_from = previous;
-                int64_t gpus = s->cluster.total_gpus > 0 ? s->cluster.total_gpus : 1;
-                int64_t at = fluid_from + (int64_t)ceil(fluid / (double)gpus);
-                fluid += (double)s->jobs[job].gpu_num * (double)dur;
-                *scenario_slot(&plan->at[i], sc) = at;
-                plan->jobs[i] = job;
-                continue;
-            }
+            int64_t dur = (int64_t)ceil(lucid_backfill_job_estimate(s, bf, job) * ratio);
             int nalloc = 0;
             long k = lucid_profile_fit(p, s, s->jobs[job].gpu_num, dur,
                                        in_order ? previous : s->now, &nalloc);
@@ -149,24 +164,43 @@ int lucid_eta_predict(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_
                 previous = at;
             }
             *scenario_slot(&plan->at[i], sc) = at;
-            plan->jobs[i] = job;
         }
+        last[sc] = previous;
     }
-    plan->placed = upto;
+    plan->placed = exact;
     plan->valid = 1;
-    /* Scenario starts need not be ordered for every job (a short P10 run can
-     * leave a gap a later job misses); keep the interval an interval. */
-    for (size_t i = 0; i < upto; i++) {
-        int64_t v[3] = {plan->at[i].p10, plan->at[i].p50, plan->at[i].p90};
-        if (v[0] >= 0 && v[1] >= 0 && v[2] >= 0)
-            for (int a = 0; a < 2; a++)
-                for (int b = a + 1; b < 3; b++)
-                    if (v[b] < v[a]) {
-                        int64_t tmp = v[a];
-                        v[a] = v[b];
-                        v[b] = tmp;
-                    }
-        out[i] = (lucid_eta){v[0], v[1], v[2]};
+    for (size_t i = lo; i < exact; i++) {
+        out[i] = plan->at[i];
+        order_interval(&out[i]);
+    }
+    if (upto <= exact)
+        return 0;
+    /* Deeper jobs by volume: the work between the exact prefix and job j is
+     * the queue's total less the prefix's and less what follows j, summed
+     * from the queue's end (newcomers are near it). */
+    if (queued_work < 0) {
+        queued_work = 0;
+        for (size_t i = 0; i < s->qlen; i++)
+            queued_work += work_of(s, bf, s->queue[i]);
+    }
+    double gpus = s->cluster.total_gpus > 0 ? (double)s->cluster.total_gpus : 1.0;
+    double ratio[3];
+    for (int sc = 0; sc < 3; sc++)
+        ratio[sc] = lucid_eta_table_quantile(t, 0, qs[sc]);
+    size_t stop = lo > exact ? lo : exact;
+    double after = 0;
+    for (size_t j = s->qlen; j-- > stop;) {
+        double w = work_of(s, bf, s->queue[j]);
+        if (j < upto) {
+            double before = queued_work - plan->head_work - after - w;
+            if (before < 0)
+                before = 0;
+            for (int sc = 0; sc < 3; sc++)
+                *scenario_slot(&out[j], sc) =
+                    last[sc] + (int64_t)ceil(before * ratio[sc] / gpus);
+            order_interval(&out[j]);
+        }
+        after += w;
     }
     return 0;
 }

@@ -401,6 +401,8 @@ static void begin_running(lucid_sched *s, int32_t job, double rate)
         r->start_time = s->now;
     r->queue += (double)(s->now - r->waiting_since);
     run_append(s, job);
+    if (s->on_change)
+        s->on_change(s->on_change_ctx, s, job, LUCID_SCHED_STARTED);
     if (r->exclusive)
         cand_insert(s, job);
     schedule_end(s, job);
@@ -487,6 +489,8 @@ void lucid_sched_preempt(lucid_sched *s, int32_t job)
     r->gen++;
     r->waiting_since = s->now;
     r->ckpt_times++;
+    if (s->on_change)
+        s->on_change(s->on_change_ctx, s, job, LUCID_SCHED_REQUEUED);
     s->changed = 1;
 }
 
@@ -545,8 +549,8 @@ int lucid_sched_finish_due(lucid_sched *s, int64_t now)
         release_gpus(s, job);
         cand_remove(s, job);
         run_unlink(s, job);
-        if (s->on_end)
-            s->on_end(s->on_end_ctx, s, job);
+        if (s->on_change)
+            s->on_change(s->on_change_ctx, s, job, LUCID_SCHED_ENDED);
     }
     if (due != due_small)
         free(due);

@@ -203,13 +203,29 @@ typedef struct vc_run {
     lucid_eta_plan plan;
     lucid_eta *eta;
     size_t cap_eta;
+    double queued_work; /* the waiting jobs' estimated GPU-seconds */
 } vc_run;
 
-/* The start-time estimates learn from every job that ends. */
-static void learn_ratio(void *ctx, const lucid_sched *s, int32_t job)
+/* The estimated GPU-seconds of a job (its share of the queue's work). */
+static double job_work(const vc_run *v, int32_t job)
+{
+    return (double)v->s.jobs[job].gpu_num * lucid_backfill_job_estimate(&v->s, &v->bf, job);
+}
+
+/* The start-time estimates learn from every job that ends, and keep the
+ * queue's total estimated work as jobs leave and rejoin it. */
+static void eta_track(void *ctx, const lucid_sched *s, int32_t job, int event)
 {
     vc_run *v = ctx;
     const lucid_jobrun *r = &s->run[job];
+    if (event == LUCID_SCHED_STARTED) {
+        v->queued_work -= job_work(v, job);
+        return;
+    }
+    if (event == LUCID_SCHED_REQUEUED) {
+        v->queued_work += job_work(v, job);
+        return;
+    }
     if (r->start_time < 0 || r->ckpt_times > 0)
         return; /* preempted jobs' spans are not durations */
     double est = lucid_backfill_job_estimate(s, &v->bf, job);
@@ -222,11 +238,18 @@ static int predict_arrivals(vc_run *v, uint32_t first_seq, size_t first, size_t 
 {
     lucid_sched *s = &v->s;
     lucid_sim_result *res = v->pr->result;
-    size_t upto = 0;
-    for (size_t i = 0; i < s->qlen; i++)
-        if (s->run[s->queue[i]].arrival_seq >= first_seq &&
-            s->run[s->queue[i]].status == LUCID_PENDING)
-            upto = i + 1;
+    size_t upto = 0, lo = s->qlen;
+    /* Newcomers are mostly at the end (FIFO always): scan from there. */
+    for (size_t i = s->qlen; i-- > 0;) {
+        const lucid_jobrun *r = &s->run[s->queue[i]];
+        if (r->arrival_seq >= first_seq && r->status == LUCID_PENDING) {
+            lo = i;
+            if (upto == 0)
+                upto = i + 1;
+        }
+        else if (s->policy == &lucid_policy_fifo)
+            break; /* FIFO's queue is in arrival order: no newcomer before this */
+    }
     for (size_t k = first; k < last; k++) {
         int32_t job = v->pr->arrival_job[k];
         int64_t at = s->run[job].status == LUCID_PENDING ? -1 : s->now;
@@ -236,11 +259,11 @@ static int predict_arrivals(vc_run *v, uint32_t first_seq, size_t first, size_t 
     if (upto == 0)
         return 0;
     if (LUCID_GROW(v->eta, v->cap_eta, upto) < 0 ||
-        lucid_eta_predict(s, &v->bf, &v->table, &v->plan, upto, v->eta) < 0)
+        lucid_eta_predict(s, &v->bf, &v->table, &v->plan, lo, upto, v->queued_work, v->eta) < 0)
         return -1;
-    for (size_t i = 0; i < upto; i++) {
+    for (size_t i = lo; i < upto; i++) {
         int32_t job = s->queue[i];
-        if (s->run[job].arrival_seq < first_seq)
+        if (s->run[job].arrival_seq < first_seq || s->run[job].status != LUCID_PENDING)
             continue;
         res->eta_p10[job] = v->eta[i].p10;
         res->eta_p50[job] = v->eta[i].p50;
@@ -272,8 +295,8 @@ static int vc_run_begin(sim_context *ctx, policy_run *pr, int32_t vc, vc_run *v,
     if (pr->backfill.mode != LUCID_BACKFILL_NONE)
         s->backfill = &v->bf;
     if (cfg->eta) {
-        s->on_end = learn_ratio;
-        s->on_end_ctx = v;
+        s->on_change = eta_track;
+        s->on_change_ctx = v;
     }
     if (pr->policy->init && pr->policy->init(s, err) < 0) {
         s->policy = NULL;
@@ -371,6 +394,8 @@ static int vc_run_steps(sim_context *ctx, vc_run *v, int64_t limit, lucid_error 
         while (rc == 0 && v->next_arrival < v->last && pr->arrival_time[v->next_arrival] == t) {
             if (pr->policy->arrive(s, pr->arrival_job[v->next_arrival]) < 0)
                 rc = lucid_error_set(err, "out of memory");
+            if (cfg->eta)
+                v->queued_work += job_work(v, pr->arrival_job[v->next_arrival]);
             v->next_arrival++;
         }
         s->changed = 0;
