@@ -87,15 +87,23 @@ static void show_progress(void *user, int64_t done, int64_t total)
 enum { MAX_OUTPUTS = 4 + 3 * LUCID_EXP_MAX_POLICIES };
 
 /* Start-time estimates go to files of their own (eta-<policy>.csv,
- * eta-summary.csv), so that summary.csv and jobs-*.csv keep their bytes. */
-static int eta_on(const lucid_experiment *exp)
+ * eta-summary.csv), so that summary.csv and jobs-<policy>.csv keep their
+ * bytes.  `[simulate] eta` unset means on up to ETA_AUTO_MAX_JOBS jobs:
+ * a prediction costs a replay of the running jobs' ends, which on traces of
+ * hundreds of thousands of jobs on thousands of nodes multiplies the run's
+ * time (docs/backfill.md). */
+#define ETA_AUTO_MAX_JOBS 50000
+
+static int eta_wanted(const lucid_experiment *exp, size_t njobs)
 {
     int on;
-    return cli_run_eta(exp, &on) == 0 && on;
+    if (cli_run_eta(exp, &on) != 0)
+        return 0;
+    return exp->eta ? on : njobs <= ETA_AUTO_MAX_JOBS;
 }
 
 static int output_names(const lucid_experiment *exp, const lucid_policy_ops *const *policies,
-                        int n, char names[][96])
+                        int n, int eta, char names[][96])
 {
     int k = 0;
     snprintf(names[k++], 96, "summary.csv");
@@ -103,10 +111,10 @@ static int output_names(const lucid_experiment *exp, const lucid_policy_ops *con
         snprintf(names[k++], 96, "jobs-%s.csv", policies[i]->name);
         if (exp->series)
             snprintf(names[k++], 96, "series-%s.csv", policies[i]->name);
-        if (eta_on(exp))
+        if (eta)
             snprintf(names[k++], 96, "eta-%s.csv", policies[i]->name);
     }
-    if (eta_on(exp))
+    if (eta)
         snprintf(names[k++], 96, "eta-summary.csv");
     snprintf(names[k++], 96, "experiment.ini");
     return k;
@@ -163,7 +171,8 @@ static int check_outputs(const lucid_experiment *exp, const lucid_policy_ops *co
     const char *inputs[64], *what[64];
     int ninputs = lucid_experiment_inputs(exp, inputs, what, 64);
     char names[MAX_OUTPUTS + 1][96], path[8192];
-    int k = output_names(exp, policies, n, names);
+    /* Before the trace is read: the eta files count when they may be written. */
+    int k = output_names(exp, policies, n, eta_wanted(exp, 0), names);
     snprintf(names[k++], 96, "%s", LUCID_MANIFEST_NAME);
     lucid_error err = {{0}};
     for (int i = 0; i < k; i++) {
@@ -284,14 +293,14 @@ static int write_eta_summary(FILE *out, const cli_run *d, const lucid_sim_result
 
 /* Every file goes to a temporary name first and all are renamed together
  * once all are written, so a failure leaves the previous run's files. */
-static int write_outputs(const lucid_experiment *exp, const cli_run *d,
+static int write_outputs(const lucid_experiment *exp, const lucid_sim_config *cfg, const cli_run *d,
                          const lucid_policy_ops *const *policies, const lucid_sim_result *results,
                          int n)
 {
     if (make_dir(exp->out) < 0)
         return cli_fail("%s: cannot create directory: %s", exp->out, strerror(errno));
     char names[MAX_OUTPUTS][96], path[8192];
-    int k = output_names(exp, policies, n, names), rc = 0;
+    int k = output_names(exp, policies, n, cfg->eta, names), rc = 0;
     lucid_outfile files[MAX_OUTPUTS];
     memset(files, 0, sizeof files);
     lucid_error err = {{0}};
@@ -310,10 +319,10 @@ static int write_outputs(const lucid_experiment *exp, const cli_run *d,
             rc |= lucid_write_jobs(files[f++].f, &d->trace, &d->vcs, &results[i]);
             if (exp->series)
                 rc |= lucid_write_series(files[f++].f, &d->vcs, &results[i]);
-            if (eta_on(exp))
+            if (cfg->eta)
                 rc |= lucid_write_eta(files[f++].f, &d->trace, &d->vcs, &results[i]);
         }
-        if (eta_on(exp))
+        if (cfg->eta)
             rc |= write_eta_summary(files[k - 2].f, d, results, n);
         /* The experiment as run (flags applied, absolute paths): `lucid
          * explain OUTDIR JOB` re-runs from it. */
@@ -496,6 +505,8 @@ int cmd_simulate(int argc, char **argv)
     lucid_error err = {{0}};
     int rc = cli_run_load(&exp, policies, npolicies, &d, &cfg);
     lucid_sim_result results[LUCID_EXP_MAX_POLICIES];
+    if (rc == 0)
+        cfg.eta = eta_wanted(&exp, d.trace.njobs);
     if (rc == 0) {
         if (!quiet && d.trace.skipped_cpu_jobs)
             fprintf(stderr, "lucid: left out %zu CPU-only jobs (gpu_num = 0)\n",
@@ -517,7 +528,7 @@ int cmd_simulate(int argc, char **argv)
             if (!quiet && left_out)
                 fprintf(stderr, "lucid: --skip-oversized: left out %zu job%s larger than its VC\n",
                         left_out, left_out == 1 ? "" : "s");
-            rc = write_outputs(&exp, &d, policies, results, npolicies);
+            rc = write_outputs(&exp, &cfg, &d, policies, results, npolicies);
             if (!quiet) {
                 print_tables(&d, results, npolicies);
                 printf("\n%zu jobs, %d policies, %s semantics, simulated in %.3f s; results in %s/\n",

@@ -240,7 +240,7 @@ static int load_files(const lucid_experiment *exp, const lucid_policy_ops *const
     for (int i = 0; i < 2; i++)
         plan |= exp->backfill[i] && strcmp(exp->backfill[i], "none") != 0;
     if (!exp->eta || strcmp(exp->eta, "off") != 0)
-        plan = 1;
+        plan = 1; /* (unset: on for small traces; loading is cheap either way) */
     if (plan && plan_path && !has_policy(policies, npolicies, "qssf") &&
         lucid_estimates_load(&d->qssf_est, &d->trace, plan_path, err) < 0)
         return -1;
