@@ -88,7 +88,6 @@ typedef struct lucid_backfill {
     const double *estimate; /* per job, s (NULL: the policy's priority / GPUs) */
     int64_t *reserved_at;   /* per job: its latest reservation, -1 (shared across VCs;
                              * each VC writes only its own jobs) */
-    int32_t *reserved_node; /* per job: slot of the first node reserved, -1 */
     lucid_backfill_stats stats;
     lucid_profile prof;
 } lucid_backfill;

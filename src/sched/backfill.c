@@ -369,7 +369,7 @@ static int64_t planned_duration(const lucid_sched *s, const lucid_backfill *bf, 
     return (int64_t)ceil(d);
 }
 
-static void note_reservation(lucid_backfill *bf, const lucid_profile *p, int32_t job, int64_t at)
+static void note_reservation(lucid_backfill *bf, int32_t job, int64_t at)
 {
     int64_t before = bf->reserved_at[job];
     if (before < 0)
@@ -379,8 +379,6 @@ static void note_reservation(lucid_backfill *bf, const lucid_profile *p, int32_t
     else if (at < before - 60)
         bf->stats.moved_earlier++;
     bf->reserved_at[job] = at;
-    if (bf->reserved_node)
-        bf->reserved_node[job] = p->alloc[0].node;
 }
 
 /* Starts `job` now on the GPUs the profile chose (p->alloc). */
@@ -417,7 +415,7 @@ size_t lucid_backfill_pass(lucid_sched *s, const int32_t *jobs, size_t n,
         if (k == 0) {
             started += (size_t)start_reserved(s, bf, job, dur, nalloc);
         } else if (k > 0) {
-            note_reservation(bf, p, job, p->times[k]);
+            note_reservation(bf, job, p->times[k]);
             if (lucid_profile_reserve(p, k, dur, nalloc) < 0)
                 return started;
             held++;
@@ -458,7 +456,7 @@ size_t lucid_backfill_pass(lucid_sched *s, const int32_t *jobs, size_t n,
                 started++;
             }
         } else if (k > 0 && held < depth && reservable) {
-            note_reservation(bf, p, job, p->times[k]);
+            note_reservation(bf, job, p->times[k]);
             if (lucid_profile_reserve(p, k, dur, nalloc) < 0)
                 break;
             held++;
