@@ -33,8 +33,14 @@
 #include "models.h"
 #include "slurm_io.h"
 
-/* No profiling limit is enforced this long after Slurm answers again. */
-#define GRACE_AFTER_OUTAGE_S 5.0
+/* No profiling limit is enforced this long after Slurm answers again or
+ * slurmctld restarts: a job that ended meanwhile is listed as running until
+ * its step daemon's completion message gets through, and slurmstepd retries
+ * that message every 15 s plus a connect timeout (slurmstepd/mgr.c,
+ * RETRY_DELAY); measured 13 s after a restart on the lab cluster. */
+#define GRACE_AFTER_OUTAGE_S 60.0
+/* How long a tick waits for slurmctld to accept a connection. */
+#define REACH_TIMEOUT_MS 300
 /* A waiting job's AdminComment is rewritten at most this often, and at most
  * this many per tick (each is one RPC to slurmctld). */
 #define COMMENT_PERIOD_S 30.0
@@ -751,6 +757,11 @@ static void intake(lucidd *d, const slurm_job *sj)
     snprintf(rec->name, sizeof rec->name, "%s", sj->name);
     snprintf(rec->partition, sizeof rec->partition, "%s", sj->partition);
     copy_request(job, sj);
+    /* Released by lucid before its state was lost: the required nodes are
+     * lucid's pin, not the job's own -w. */
+    if (strncmp(sj->admin_comment, "lucid: profiling", 16) == 0 ||
+        strncmp(sj->admin_comment, "lucid: running", 14) == 0)
+        job->user_nodes[0] = '\0';
     rec->submit_time = sj->submit_time;
     rec->sharing_score = -1;
     rec->phase_since = time(NULL);
@@ -790,6 +801,34 @@ static void intake(lucidd *d, const slurm_job *sj)
         lucidd_log("job %u: found released while waiting; held again (lucid decides when it starts)",
                    sj->id);
     save(d, job);
+}
+
+/* A job of lucid's partitions that started and ended while lucidd was away
+ * (the plugin's fail-open let it through, or lucid's state was lost): its
+ * record, with Slurm's outcome, so the history counts what Slurm ran. */
+static void intake_ended(lucidd *d, const slurm_job *sj)
+{
+    lucidd_job *job = add_job(d, sj->id);
+    if (!job)
+        return;
+    lucid_job_record *rec = &job->rec;
+    job->uid = sj->uid;
+    snprintf(rec->user, sizeof rec->user, "%s", sj->user);
+    snprintf(rec->name, sizeof rec->name, "%s", sj->name);
+    snprintf(rec->partition, sizeof rec->partition, "%s", sj->partition);
+    copy_request(job, sj);
+    rec->submit_time = sj->submit_time;
+    rec->sharing_score = -1;
+    rec->cpus = sj->cpus;
+    job->estimated_with = -1;
+    int ran = sj->start_time > 0 && sj->end_time > sj->start_time;
+    rec->phase = !ran ? LUCID_PHASE_MAIN_QUEUE
+                 : strcmp(sj->partition, d->cfg.profiling_partition) == 0 ? LUCID_PHASE_PROFILING
+                                                                          : LUCID_PHASE_RUNNING;
+    rec->phase_since = sj->start_time ? sj->start_time : sj->submit_time;
+    char detail[96];
+    snprintf(detail, sizeof detail, " (Slurm: %s; it ran while lucidd was away)", sj->state_name);
+    finish(d, job, outcome_of(sj->state_name), ran ? sj->start_time : 0, sj->end_time, detail);
 }
 
 /* Array records holding several pending tasks are split so that each task
@@ -836,16 +875,24 @@ static void split_arrays(lucidd *d, const slurm_job *sjobs, long n)
 
 /* ---- tracking ---- */
 
+/* Whether Slurm's "running" may be stale for this job: it started before
+ * slurmctld (re)started, or before lucid saw Slurm answer again after an
+ * outage, and the grace since then has not passed. */
+static int maybe_stale(lucidd *d, const lucidd_job *job, double now_mono)
+{
+    time_t now = time(NULL), started = 0;
+    if (d->slurm_back_at > 0 && now_mono - d->slurm_back_at < GRACE_AFTER_OUTAGE_S &&
+        difftime(now, job->slurm_start) > now_mono - d->slurm_back_at)
+        return 1;
+    lucid_error err = {{0}};
+    if (slurm_io_ctld_started(&started, &err) < 0)
+        return 1; /* cannot tell: do not requeue now */
+    return job->slurm_start <= started && difftime(now, started) < GRACE_AFTER_OUTAGE_S;
+}
+
 static void profile_limit(lucidd *d, lucidd_job *job, double now_mono)
 {
-    if (job->rec.profiled_s < d->cfg.profile_limit_s ||
-        (d->slurm_back_at > 0 && now_mono - d->slurm_back_at < GRACE_AFTER_OUTAGE_S))
-        return;
-    /* A slurmctld that just restarted may still list as running a job that
-     * ended while it was down (the node has not reported it yet). */
-    double uptime = 0;
-    lucid_error uptime_err = {{0}};
-    if (slurm_io_ctld_uptime(&uptime, &uptime_err) < 0 || uptime < GRACE_AFTER_OUTAGE_S)
+    if (job->rec.profiled_s < d->cfg.profile_limit_s || maybe_stale(d, job, now_mono))
         return;
     char reason[256];
     snprintf(reason, sizeof reason, "profiled for %.0f s (limit %.0f s); moving to %s",
@@ -886,6 +933,7 @@ static void finish_move(lucidd *d, lucidd_job *job, const slurm_job *sj)
     }
     snprintf(job->rec.partition, sizeof job->rec.partition, "%s", d->cfg.main_partition);
     job->rec.node_list[0] = '\0';
+    job->user_nodes[0] = '\0'; /* the profiler's pin, cleared by the move (profiled jobs chose none) */
     job->time_limit_min = sj->time_limit_min;
     estimate(d, job);
     set_phase(job, LUCID_PHASE_MAIN_QUEUE, "profiled; in the main queue");
@@ -984,10 +1032,21 @@ static void track(lucidd *d, lucidd_job *job, const slurm_job *sj, const slurm_j
             break;
         }
         if (!sj->held || !sj->admin_held) {
-            if (!sj->held)
+            if (!sj->held && job->rec.user_hold) {
+                /* Only its owner or an operator could have released it (the
+                 * hand-back watchdog turns lucid's hold into the owner's):
+                 * the owner's own hold is lifted. */
+                job->rec.user_hold = 0;
+                job->waits_for[0] = '\0';
+                set_reason(d, job, "its owner released it; waiting for lucid's decision");
+                lucidd_log("job %u: released by its owner while lucid was away; held by lucid",
+                           job->rec.job_id);
+            } else if (!sj->held) {
                 lucidd_log("job %u: released behind lucid's back while waiting; held again",
                            job->rec.job_id);
+            }
             hold(d, job, sj);
+            save(d, job);
         }
         resized(d, job, sj);
         eligibility(d, job, sj, sjobs, n, now);
@@ -1422,6 +1481,12 @@ static void slurm_unreachable(lucidd *d, const lucid_error *err)
 void engine_tick(lucidd *d)
 {
     lucid_error err = {{0}};
+    if (!slurm_io_reachable(REACH_TIMEOUT_MS)) {
+        lucid_error_set(&err, "slurm: slurmctld does not accept connections");
+        slurm_unreachable(d, &err);
+        d->ticks++;
+        return;
+    }
     if (!d->reconciled) {
         /* After a restart, nothing is decided before the unacknowledged
          * decisions are settled; Slurm may not answer yet (slurmctld
@@ -1463,6 +1528,10 @@ void engine_tick(lucidd *d)
             job->seen = 1;
             if (!lucid_phase_is_final(job->rec.phase))
                 track(d, job, sj, sjobs, n, now, now_mono, continuous);
+        } else if (managed(d, sj->partition) && !sj->array_tasks[0] &&
+                   (sj->state == SJ_COMPLETED || sj->state == SJ_FAILED)) {
+            if (!sj->requeueing && !sj->completing)
+                intake_ended(d, sj);
         } else if (managed(d, sj->partition) && !sj->array_tasks[0] &&
                    (sj->state == SJ_PENDING || sj->state == SJ_RUNNING)) {
             intake(d, sj);

@@ -2,7 +2,13 @@
  * into plain structs, and the few job updates lucid's decisions need. */
 #include "slurm_io.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
 #include <pwd.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +23,7 @@
 /* Exported by libslurm but not declared in 22.05's public headers. */
 extern char *slurm_job_reason_string(enum job_state_reason inx);
 extern void slurm_free_stats_response_msg(stats_info_response_msg_t *msg);
+extern slurm_conf_t slurm_conf; /* the configuration slurm_init read */
 
 static int slurm_fail(lucid_error *err, const char *what, uint32_t job_id)
 {
@@ -445,14 +452,53 @@ int slurm_io_accounting(uint32_t job_id, char *state, size_t size, time_t *start
     return found;
 }
 
-int slurm_io_ctld_uptime(double *seconds, lucid_error *err)
+int slurm_io_ctld_started(time_t *started, lucid_error *err)
 {
     stats_info_request_msg_t req = {.command_id = STAT_COMMAND_GET};
     stats_info_response_msg_t *stats = NULL;
     if (slurm_get_statistics(&stats, &req) != SLURM_SUCCESS || !stats)
         return slurm_fail(err, "reading slurmctld's statistics", 0);
-    *seconds = difftime(stats->req_time, stats->req_time_start);
+    *started = stats->req_time_start;
     slurm_free_stats_response_msg(stats);
+    return 0;
+}
+
+/* One TCP connect to host:port within timeout_ms: 1 it answered, 0 not. */
+static int tcp_answers(const char *host, uint32_t port, int timeout_ms)
+{
+    char service[16];
+    snprintf(service, sizeof service, "%u", port);
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *addrs = NULL;
+    if (getaddrinfo(host, service, &hints, &addrs) != 0)
+        return 0;
+    int ok = 0;
+    for (struct addrinfo *a = addrs; a && !ok; a = a->ai_next) {
+        int fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
+        if (fd < 0)
+            continue;
+        if (connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
+            ok = 1;
+        } else if (errno == EINPROGRESS) {
+            struct pollfd p = {.fd = fd, .events = POLLOUT};
+            int soerr = 0;
+            socklen_t len = sizeof soerr;
+            ok = poll(&p, 1, timeout_ms) == 1 &&
+                 getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == 0 && soerr == 0;
+        }
+        close(fd);
+    }
+    freeaddrinfo(addrs);
+    return ok;
+}
+
+int slurm_io_reachable(int timeout_ms)
+{
+    if (!slurm_conf.control_addr || slurm_conf.control_cnt == 0 || !slurm_conf.slurmctld_port)
+        return 1; /* nothing to probe: let libslurm try */
+    for (uint32_t i = 0; i < slurm_conf.control_cnt; i++)
+        if (slurm_conf.control_addr[i] &&
+            tcp_answers(slurm_conf.control_addr[i], slurm_conf.slurmctld_port, timeout_ms))
+            return 1;
     return 0;
 }
 

@@ -105,9 +105,14 @@ int slurm_io_split_task(uint32_t array_job_id, uint32_t task_id, lucid_error *er
  * 1 found, 0 no record (or no accounting), -1 error. */
 int slurm_io_accounting(uint32_t job_id, char *state, size_t size, time_t *start, time_t *end,
                         lucid_error *err);
-/* Seconds since slurmctld started (since its statistics were last reset):
- * right after a restart its view of running jobs is not yet settled. */
-int slurm_io_ctld_uptime(double *seconds, lucid_error *err);
+/* When slurmctld started (when its statistics were last reset): a job it
+ * recovered from an earlier run may still be listed as running after it
+ * ended, until the node's completion message gets through. */
+int slurm_io_ctld_started(time_t *started, lucid_error *err);
+/* Whether slurmctld accepts a TCP connection within timeout_ms: libslurm's
+ * own calls retry a dead controller for MessageTimeout seconds, so a tick
+ * asks this first and stays on time while slurmctld is down. */
+int slurm_io_reachable(int timeout_ms);
 /* Is `node` in Slurm's host list expression `list` ("n[1-3],p1")? */
 int slurm_io_in_hostlist(const char *list, const char *node);
 /* Moves a held pending job to `partition`, unpinned, eligible now. */

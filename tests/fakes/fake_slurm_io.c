@@ -36,7 +36,7 @@ void fake_reset(void)
 {
     memset(&fake, 0, sizeof fake);
     fake.up = 1;
-    fake.ctld_uptime = 1000;
+    fake.ctld_started = 1; /* long ago */
     fake.next_id = 1000;
 }
 
@@ -305,11 +305,11 @@ int slurm_io_accounting(uint32_t job_id, char *state, size_t size, time_t *start
     return 0;
 }
 
-int slurm_io_ctld_uptime(double *seconds, lucid_error *err)
+int slurm_io_ctld_started(time_t *started, lucid_error *err)
 {
     if (!fake.up)
         return down(err);
-    *seconds = fake.ctld_uptime;
+    *started = fake.ctld_started;
     return 0;
 }
 
@@ -325,4 +325,10 @@ int slurm_io_in_hostlist(const char *list, const char *node)
         p = end ? end + 1 : NULL;
     }
     return 0;
+}
+
+int slurm_io_reachable(int timeout_ms)
+{
+    (void)timeout_ms;
+    return fake.up;
 }

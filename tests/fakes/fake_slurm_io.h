@@ -21,7 +21,7 @@ typedef struct fake_accounting {
 
 typedef struct fake_slurm {
     int up;                 /* 0: every call fails as if slurmctld were down */
-    double ctld_uptime;     /* what slurm_io_ctld_uptime reports */
+    time_t ctld_started;    /* what slurm_io_ctld_started reports */
     slurm_job jobs[FAKE_MAX_JOBS];
     int njobs;
     slurm_node nodes[FAKE_MAX_NODES];

@@ -137,8 +137,7 @@ static void profiling_limit_counts_observed_time(void **state)
     engine_tick(&d);
     assert_true(rec(1)->profiled_s < 0.15);
     assert_phase(1, LUCID_PHASE_PROFILING);
-    /* Slurm is back: no requeue within the grace, however long it ran. */
-    fake.ctld_uptime = 1000;
+    /* Slurm is back (no grace in this test: the job's start is long before). */
     d.slurm_back_at = 0;
     fake.ends_at_requeue = 2;
     for (int i = 0; i < 6 && rec(1)->phase == LUCID_PHASE_PROFILING; i++) {
@@ -157,22 +156,27 @@ static void profiling_limit_counts_observed_time(void **state)
     assert_false(fake_called("requeue 2"));
 }
 
-/* A slurmctld that just restarted may list as running a job that ended:
- * no requeue while its uptime is under the grace. */
-static void no_requeue_right_after_slurmctld_starts(void **state)
+/* A slurmctld that just restarted may list as running a job that ended
+ * while it was down: no requeue of a job it recovered (started before it)
+ * until the grace has passed; a job it started itself is requeued. */
+static void no_requeue_of_recovered_jobs_right_after_slurmctld_starts(void **state)
 {
     (void)state;
     fake_submit(1, "alice", 1, 1, 1);
+    fake_submit(2, "alice", 1, 1, 1);
     engine_tick(&d);
-    fake_run(1, 1000);
-    fake.ctld_uptime = 1;
+    time_t now = time(NULL);
+    fake_run(1, now - 100); /* recovered from before the restart */
+    fake_run(2, now - 1);   /* started by the new slurmctld */
+    fake.ctld_started = now - 5;
     for (int i = 0; i < 6; i++) {
         pause_s(0.1);
         engine_tick(&d);
     }
-    assert_true(rec(1)->profiled_s >= 0.3);
+    assert_true(rec(1)->profiled_s >= 0.3 && rec(2)->profiled_s >= 0.3);
     assert_false(fake_called("requeue 1"));
-    fake.ctld_uptime = 60;
+    assert_true(fake_called("requeue 2"));
+    fake.ctld_started = now - 120;
     engine_tick(&d);
     assert_true(fake_called("requeue 1"));
 }
@@ -321,18 +325,70 @@ static void arrays_split_and_resizes_reexamined(void **state)
     assert_non_null(engine_find(&d, 1000)); /* split tasks are jobs now */
 }
 
+/* After a lost state file: a job lucid had pinned to the profiler is not
+ * taken for one that chose its node; a job that ran and ended while lucidd
+ * was away is recorded with Slurm's outcome; an owner's release of a
+ * handed-back job lifts the owner's hold. */
+static void what_a_returning_lucidd_finds(void **state)
+{
+    (void)state;
+    slurm_job *pinned = fake_submit(1, "a", 1, 1, 1);
+    pinned->held = pinned->admin_held = 0; /* lucid released it, then lost its state */
+    snprintf(pinned->partition, sizeof pinned->partition, "profiling");
+    snprintf(pinned->req_nodes, sizeof pinned->req_nodes, "p1");
+    snprintf(pinned->admin_comment, sizeof pinned->admin_comment, "lucid: profiling: profiling on p1");
+    slurm_job *ran = fake_submit(2, "a", 2, 2, 1);
+    ran->req_nodes[0] = '\0';
+    fake_run(2, 1000);
+    fake_end(2, SJ_COMPLETED, "COMPLETED", 1010);
+    slurm_job *mine = fake_submit(3, "a", 1, 1, 1);
+    snprintf(mine->admin_comment, sizeof mine->admin_comment, "lucid-user-hold");
+    fake.nodes[0].gpus_used = 8; /* the profiler is busy: nothing starts */
+    engine_tick(&d);
+    assert_true(fake_called("hold 1"));
+    assert_string_equal(engine_find(&d, 1)->user_nodes, "");
+    assert_phase(1, LUCID_PHASE_PROFILE_QUEUE);
+    assert_phase(2, LUCID_PHASE_DONE);
+    assert_string_equal(rec(2)->ended_in, "main");
+    assert_int_equal(rec(2)->main_start, 1000);
+    assert_true(rec(3)->user_hold);
+    /* The watchdog gave job 3 back as the owner's hold; the owner released it. */
+    fake_job(3)->held = fake_job(3)->admin_held = 0;
+    engine_tick(&d);
+    assert_false(rec(3)->user_hold);
+    assert_true(fake_job(3)->admin_held);
+    assert_string_equal(engine_find(&d, 3)->waits_for, "");
+}
+
+/* While slurmctld does not accept connections a tick asks it nothing and
+ * ends at once: the tick counter keeps its rate. */
+static void ticks_go_on_while_slurmctld_is_down(void **state)
+{
+    (void)state;
+    fake.up = 0;
+    uint64_t before = d.ticks;
+    for (int i = 0; i < 5; i++)
+        engine_tick(&d);
+    assert_int_equal(d.ticks, before + 5);
+    assert_false(d.slurm_up);
+    assert_true(d.slurm_down_since > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(intake_holds_as_operator_and_places, setup, teardown),
         cmocka_unit_test_setup_teardown(profiling_limit_counts_observed_time, setup, teardown),
-        cmocka_unit_test_setup_teardown(no_requeue_right_after_slurmctld_starts, setup, teardown),
+        cmocka_unit_test_setup_teardown(no_requeue_of_recovered_jobs_right_after_slurmctld_starts, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(outcomes_say_where_and_how, setup, teardown),
         cmocka_unit_test_setup_teardown(dependencies_begin_and_user_holds_take_no_capacity, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(node_choices_are_honoured_or_handed_back, setup, teardown),
         cmocka_unit_test_setup_teardown(per_job_gpus_choose_their_nodes, setup, teardown),
         cmocka_unit_test_setup_teardown(arrays_split_and_resizes_reexamined, setup, teardown),
+        cmocka_unit_test_setup_teardown(what_a_returning_lucidd_finds, setup, teardown),
+        cmocka_unit_test_setup_teardown(ticks_go_on_while_slurmctld_is_down, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

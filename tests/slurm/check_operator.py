@@ -51,11 +51,8 @@ import time
 from collections import defaultdict
 
 
-def ask(sock_path, request, timeout=3.0):
-    s = socket.socket(socket.AF_UNIX)
-    s.settimeout(timeout)
-    s.connect(sock_path)
-    s.sendall((json.dumps(request) + "\n").encode())
+def read_all(s):
+    """Everything the peer sends until it closes; closes the socket."""
     data = b""
     while True:
         chunk = s.recv(1 << 16)
@@ -63,6 +60,15 @@ def ask(sock_path, request, timeout=3.0):
             break
         data += chunk
     s.close()
+    return data
+
+
+def ask(sock_path, request, timeout=3.0):
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(timeout)
+    s.connect(sock_path)
+    s.sendall((json.dumps(request) + "\n").encode())
+    data = read_all(s)
     return json.loads(data.decode("utf-8"))
 
 
@@ -85,13 +91,7 @@ def cmd_ticks(sock_path):
 def http_get(port, path="/metrics", timeout=5.0):
     s = socket.create_connection(("127.0.0.1", int(port)), timeout=timeout)
     s.sendall(f"GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".encode())
-    data = b""
-    while True:
-        chunk = s.recv(1 << 16)
-        if not chunk:
-            break
-        data += chunk
-    s.close()
+    data = read_all(s)
     head, _, body = data.partition(b"\r\n\r\n")
     return head.decode(errors="replace"), body.decode(errors="replace")
 
@@ -427,8 +427,15 @@ class Check:
         self.phases_seen = defaultdict(set)
         bad_total = 0
         usable = 0
+        # Right after slurmctld comes back, lucid learns Slurm's state at its
+        # first tick that reaches it (a heavier one: reconciling what ended
+        # meanwhile); disagreements in the 2 s after "ctld-up" are that lag.
+        ctld_up = [t for t, what, _ in self.events if what == "ctld-up"]
         for snap in self.snaps:
             if snap.get("lucid") is None or snap.get("slurm") is None:
+                streak.clear()
+                continue
+            if any(0 <= snap["t0"] - t < 2.0 for t in ctld_up):
                 streak.clear()
                 continue
             usable += 1
@@ -684,10 +691,15 @@ class Check:
             self.err("ticks", "no snapshot carried lucid status's tick counter")
             return
         worst = None
+        # A window in which lucidd was stopped on purpose (or restarted, which
+        # starts its counter again) says nothing about its tick rate.
+        downs = self.lucid_down()
         for i, (t0, k0) in enumerate(pts):
             for t1, k1 in pts[i + 1:]:
                 if t1 - t0 < 4:
                     continue
+                if any(d < t1 and u > t0 for d, u in downs):
+                    break
                 if k1 >= k0:  # same daemon
                     rate = (k1 - k0) / (t1 - t0)
                     if worst is None or rate < worst[0]:
