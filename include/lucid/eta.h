@@ -24,6 +24,7 @@ typedef struct lucid_eta_table {
     double *ratios;
     size_t n, cap;
     size_t sorted; /* ratios[0..sorted) are sorted; later ones wait for the next re-sort */
+    double sum;    /* of all ratios */
 } lucid_eta_table;
 
 int lucid_eta_table_add(lucid_eta_table *t, double ratio);
@@ -33,6 +34,8 @@ int lucid_eta_table_add(lucid_eta_table *t, double ratio);
  * at_least x (1.1, 1.5, 3). */
 #define LUCID_ETA_MIN_HISTORY 20
 double lucid_eta_table_quantile(lucid_eta_table *t, double at_least, double q);
+/* The mean ratio (the prior's 1 below LUCID_ETA_MIN_HISTORY ratios). */
+double lucid_eta_table_mean(const lucid_eta_table *t);
 void lucid_eta_table_free(lucid_eta_table *t);
 
 /* Jobs deeper in the queue than this are placed by volume: the estimated
