@@ -246,9 +246,9 @@ static int predict_arrivals(vc_run *v, uint32_t first_seq, size_t first, size_t 
             lo = i;
             if (upto == 0)
                 upto = i + 1;
-        }
-        else if (s->policy == &lucid_policy_fifo)
+        } else if (s->policy == &lucid_policy_fifo) {
             break; /* FIFO's queue is in arrival order: no newcomer before this */
+        }
     }
     for (size_t k = first; k < last; k++) {
         int32_t job = v->pr->arrival_job[k];
