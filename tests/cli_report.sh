@@ -30,16 +30,28 @@ if "$lucid" report "$tmp/out" --model "$tmp/job.json" --model "$tmp/share.json" 
     for t in "Table 4" "Table 5" "Figure 8" "Figure 9" "GPU utilisation" "Model job (ebm)" "Model share (cart)"; do
         check "page has $t" grep -q "$t" "$html"
     done
-    # Every figure is inline: the three charts, the importance chart and one per term.
+    # Every figure is inline: the three charts, the start-time scatter, the
+    # importance chart and one per term.
     nterms=$(ls "$figs/model-job"/term_*.svg | wc -l)
-    check "inline SVGs ($(grep -c '<svg ' "$html") for $((4 + nterms)))" [ "$(grep -c '<svg ' "$html")" -eq $((4 + nterms)) ]
+    check "inline SVGs ($(grep -c '<svg ' "$html") for $((5 + nterms)))" [ "$(grep -c '<svg ' "$html")" -eq $((5 + nterms)) ]
     check "nothing external" bash -c "! grep -Eq '(src|href)=' '$html'"
     # Table 4 repeats summary.csv's all-jobs rows (rounded to seconds).
-    while IFS=, read -r policy vc jobs jct queue p999 _; do
+    while IFS=, read -r policy vc jobs jct queue p999 floor gap _; do
         [ "$vc" = all ] || continue
-        row=$(printf '<tr><td>%s</td><td>%s</td><td>%.0f</td><td>%.0f</td><td>%.0f</td></tr>' "$policy" "$jobs" "$jct" "$queue" "$p999")
+        gap_pct=$(awk -v g="$gap" 'BEGIN { printf "%.1f", 100 * g }')
+        row=$(printf '<tr><td>%s</td><td>%s</td><td>%.0f</td><td>%.0f</td><td>%.0f</td><td>%s %%</td></tr>' "$policy" "$jobs" "$jct" "$queue" "$p999" "$gap_pct")
         check "Table 4 row for $policy" grep -qF "$row" "$html"
     done <"$tmp/out/summary.csv"
+    # Issue 12: the mean-duration floor as a line on Figure 8, at summary.csv's value.
+    floor=$(awk -F, '$2 == "all" { printf "%.0f", $7; exit }' "$tmp/out/summary.csv")
+    check "Figure 8 draws the floor ($floor s)" grep -q "floor: mean duration $floor s" "$figs/fig8_jct_cdf.svg"
+    # Start-time estimates: coverage per policy equals eta-summary.csv's.
+    while IFS=, read -r policy vc n coverage _; do
+        [ "$vc" = all ] && [ -n "$coverage" ] || continue
+        pct=$(awk -v c="$coverage" 'BEGIN { printf "%.1f", 100 * c }')
+        check "eta coverage for $policy ($pct %)" grep -qF "<tr><td>$policy</td><td>$n</td><td>$pct %</td>" "$html"
+    done <"$tmp/out/eta-summary.csv"
+    check "eta scatter is well-formed XML" well_formed "$figs/eta_scatter.svg"
     # Table 5's large + small jobs add up to all jobs, for each policy.
     for policy in fifo sjf srtf qssf tiresias lucid; do
         all=$(awk -F, -v p="$policy" '$1 == p && $2 == "all" { print $3 }' "$tmp/out/summary.csv")
@@ -93,7 +105,7 @@ fi
 "$lucid" simulate "$tmp/s/experiment.ini" --policies fifo,lucid --quiet --out "$tmp/plain" || fail "simulate plain"
 if "$lucid" report "$tmp/plain" --out "$tmp/plain.html" >/dev/null; then
     check "no series: page says so" grep -q 'No GPU utilisation' "$tmp/plain.html"
-    check "no series: two inline SVGs" [ "$(grep -c '<svg ' "$tmp/plain.html")" -eq 2 ]
+    check "no series: three inline SVGs (two charts, the start-time scatter)" [ "$(grep -c '<svg ' "$tmp/plain.html")" -eq 3 ]
     check "no series: well-formed" well_formed "$tmp/plain.html"
 else
     fail "report without series"

@@ -4,6 +4,8 @@
  *   [trace]    jobs, vcs, gpus_per_node, start
  *   [simulate] policies, placer, compat, fix, out, threads, series, seed, skip_oversized
  *   [qssf]     estimates
+ *   [fifo], [sjf], [qssf], [lucid]: backfill, backfill_estimate, backfill_margin
+ *   [simulate] eta
  *   [lucid]    estimates, forecast, sharing_labels, colocation, profiler_nodes_from,
  *              profiler_nodes, profiler_time_limit, profiler_factor,
  *              profiler_autoscale, borrow_vc, gpu_mem_mib, priority_ratio,
@@ -58,7 +60,14 @@ typedef struct lucid_experiment {
     int64_t retrain_period; /* update engine period, s (604800) */
     int32_t min_history;   /* ended jobs before the first duration model (100) */
     int32_t model_bags;    /* outer bags of the online GA2Ms (8) */
+    /* Backfill per head-of-line policy (backfill.h), as written (NULL: unset,
+     * none / model / 1.2): index LUCID_EXP_BF_FIFO.. */
+    char *backfill[4], *backfill_estimate[4], *backfill_margin[4];
+    char *eta;             /* start-time estimates: on (default) | off */
 } lucid_experiment;
+
+enum { LUCID_EXP_BF_FIFO, LUCID_EXP_BF_SJF, LUCID_EXP_BF_QSSF, LUCID_EXP_BF_LUCID };
+extern const char *const lucid_exp_backfill_policies[4]; /* "fifo", "sjf", "qssf", "lucid" */
 
 void lucid_experiment_defaults(lucid_experiment *exp);
 /* Reads an experiment file on top of the current values. */

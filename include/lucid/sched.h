@@ -57,6 +57,9 @@ int32_t lucid_cluster_add_node(lucid_cluster *c, int32_t label);
 void lucid_cluster_remove_node(lucid_cluster *c, int32_t slot);
 void lucid_cluster_take(lucid_cluster *c, const lucid_alloc *a, int n);
 void lucid_cluster_give(lucid_cluster *c, const lucid_alloc *a, int n);
+/* The `count` lowest set bits of `mask` (fewer if it has fewer): the GPUs
+ * a placement takes on a node. */
+uint64_t lucid_mask_lowest(uint64_t mask, int32_t count);
 /* First alive slot (list order) in free-count bucket f at or after slot `from`, or -1. */
 int32_t lucid_cluster_first_in_bucket(const lucid_cluster *c, int32_t f, int32_t from);
 
@@ -94,6 +97,7 @@ int lucid_semantics_fix(lucid_semantics *sem, const char *list, lucid_error *err
 /* ---------------- per-job runtime state ---------------- */
 
 enum { LUCID_WAITING = 0, LUCID_PENDING, LUCID_RUNNING, LUCID_DONE, LUCID_SKIPPED };
+enum { LUCID_SCHED_ENDED, LUCID_SCHED_STARTED, LUCID_SCHED_REQUEUED }; /* on_change events */
 
 typedef struct lucid_jobrun {
     int64_t start_time;  /* first start (main pass), -1 if never */
@@ -133,6 +137,7 @@ typedef struct lucid_event {
 
 struct lucid_policy_ops;
 struct lucid_lucid_inputs;
+struct lucid_backfill;
 
 typedef struct lucid_sched {
     const lucid_job *jobs;        /* the trace (global indices) */
@@ -171,6 +176,13 @@ typedef struct lucid_sched {
     void *policy_state;
     lucid_alloc *scratch;         /* placement buffer */
     int scratch_cap;
+    /* Backfill with reservations (backfill.h); NULL: the policy's own pass. */
+    struct lucid_backfill *backfill;
+    /* Called when a job ends (after), starts from the queue, or is preempted
+     * back into it (NULL: none): the start-time estimates learn their error
+     * table and keep the queue's total work from it. */
+    void (*on_change)(void *ctx, const struct lucid_sched *s, int32_t job, int event);
+    void *on_change_ctx;
 } lucid_sched;
 
 int lucid_sched_init(lucid_sched *s, const lucid_job *jobs, lucid_jobrun *run, int32_t vc,
@@ -191,6 +203,8 @@ void lucid_sched_compact_queue(lucid_sched *s);
 /* Tries to place `job` with the placer; on success starts it (status,
  * times, completion event) and returns 1; 0 if it does not fit. */
 int lucid_sched_try_start(lucid_sched *s, int32_t job);
+/* Starts `job` on exactly these free GPUs (backfill's chosen placement). */
+int lucid_sched_start_on(lucid_sched *s, int32_t job, const lucid_alloc *a, int n);
 /* Starts `job` on exactly the GPUs of running `target` (Lucid packing). */
 void lucid_sched_start_packed(lucid_sched *s, int32_t job, int32_t target, double job_speed,
                               double target_speed);

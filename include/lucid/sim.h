@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lucid/backfill.h"
 #include "lucid/sched.h"
 #include "lucid/trace.h"
 
@@ -40,6 +41,13 @@ typedef struct lucid_observer {
     void *user;
 } lucid_observer;
 
+/* Backfill for one policy (backfill.h); policies not listed run without. */
+#define LUCID_SIM_MAX_BACKFILL 16
+typedef struct lucid_sim_backfill {
+    const struct lucid_policy_ops *policy;
+    lucid_backfill_config cfg;
+} lucid_sim_backfill;
+
 typedef struct lucid_sim_config {
     const lucid_placer_ops *placer;
     lucid_semantics sem;
@@ -55,6 +63,9 @@ typedef struct lucid_sim_config {
     /* Lucid's models trained and applied during the run (online.h); NULL:
      * their outputs come from the input files. */
     const struct lucid_online_config *online;
+    lucid_sim_backfill backfill[LUCID_SIM_MAX_BACKFILL];
+    int nbackfill;
+    int eta; /* predict every job's start at its submission (eta.h) */
 } lucid_sim_config;
 
 void lucid_sim_config_defaults(lucid_sim_config *cfg);
@@ -71,6 +82,11 @@ typedef struct lucid_sim_inputs {
      * lucid_estimates and forecast taken from an online run's result it
      * replays that run without training (the tuner's surrogate). */
     const int32_t *lucid_share;
+    /* Estimates for the policies that have none of their own (FIFO, SRTF,
+     * Tiresias; SJF orders by true durations but plans with these), used
+     * by backfill and the start-time estimates: the [qssf] estimates, else
+     * [lucid]'s.  NULL: 1000 s each. */
+    const double *plan_estimates;
 } lucid_sim_inputs;
 
 typedef struct lucid_sample {
@@ -96,6 +112,14 @@ typedef struct lucid_sim_result {
     double *estimates;       /* per job: the estimate behind its priority (-1: none) */
     int32_t *share;          /* per job: the predicted sharing score */
     lucid_forecast forecast; /* the load forecast the run used */
+    lucid_backfill_config backfill; /* mode none: no backfill */
+    lucid_backfill_stats backfill_stats;
+    /* cfg.eta: per job, its start predicted when it joined the queue
+     * (P10, P50, P90; -1: none).  NULL otherwise. */
+    int64_t *eta_p10, *eta_p50, *eta_p90;
+    int64_t *eta_at; /* when: its submission, or (Lucid, fixed semantics) when it
+                      * left the profiler and joined the main queue */
+    int64_t *reserved_at; /* backfill: per job, its latest reservation (-1) */
 } lucid_sim_result;
 
 /* Progress callback: called from worker threads (serialized by the
@@ -142,6 +166,18 @@ void lucid_carry_row(FILE *out, const lucid_trace *trace, const lucid_job *job);
  * `all`, then the columns of lucid_metrics_header (bounds.h) */
 int lucid_write_summary_rows(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
                              const lucid_sim_result *result);
+/* eta-<policy>.csv: job_id,vc,gpu_num,submit_time,predicted_at,start_time,wait,eta_p10,
+ * eta_p50,eta_p90 (start times predicted when the job joined the queue: at its
+ * submission, or for Lucid's profiled jobs in fixed semantics when they left
+ * the profiler); jobs with no prediction are left out */
+int lucid_write_eta(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
+                    const lucid_sim_result *result);
+/* Calibration over the jobs of VC `vc` (-1: all) that waited more than 60 s
+ * after their prediction: share started inside [P10, P90], and the median of
+ * |predicted wait - wait| / wait, waits counted from the prediction.  NaN
+ * when no job qualifies; *n = how many did. */
+void lucid_eta_calibration(const lucid_trace *trace, const lucid_sim_result *result, int32_t vc,
+                           double *coverage, double *median_rel_error, int64_t *n);
 /* series-<policy>.csv */
 int lucid_write_series(FILE *out, const lucid_vcs *vcs, const lucid_sim_result *result);
 

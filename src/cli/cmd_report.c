@@ -69,6 +69,12 @@ typedef struct policy_data {
     double util_day[UTIL_BINS], util[UTIL_BINS]; /* series: days from the start, 0..1 */
     int nutil;
     int have_series;
+    double floor, gap;                     /* summary.csv "all" (NAN if absent) */
+    /* eta-<policy>.csv: predicted (P50) and actual waits of jobs that waited
+     * more than 60 s after their prediction, and how many started in [P10, P90] */
+    double *eta_pred, *eta_wait;
+    size_t neta, eta_inside;
+    int have_eta;
 } policy_data;
 
 typedef struct report {
@@ -86,8 +92,11 @@ typedef struct report {
 static void report_free(report *r)
 {
     lucid_manifest_free(&r->manifest);
-    for (int p = 0; p < r->npol; p++)
+    for (int p = 0; p < r->npol; p++) {
         free(r->pol[p].jct);
+        free(r->pol[p].eta_pred);
+        free(r->pol[p].eta_wait);
+    }
     free(r->pol);
     for (int v = 0; v < r->nvcs; v++)
         free(r->vcs[v]);
@@ -172,6 +181,8 @@ static int read_summary(report *r, lucid_error *err)
     static const char *const names[] = {"policy", "vc", "jobs", "avg_jct", "avg_queue",
                                         "p999_queue"};
     int c[6], rc = require_columns(csv, names, c, 6, err), more;
+    /* Optional (runs before the floor existed have neither). */
+    int c_floor = lucid_csv_col(csv, "floor"), c_gap = lucid_csv_col(csv, "gap");
     while (rc == 0 && (more = lucid_csv_next(csv, err)) != 0) {
         int64_t jobs;
         double jct, queue, p999;
@@ -191,6 +202,13 @@ static int read_summary(report *r, lucid_error *err)
             pd->avg_jct = jct;
             pd->avg_queue = queue;
             pd->p999_queue = p999;
+            pd->floor = pd->gap = NAN;
+            if (c_floor >= 0 && c_gap >= 0 &&
+                (read_nonneg(csv, c_floor, "floor", &pd->floor, err) < 0 ||
+                 lucid_csv_f64(csv, c_gap, &pd->gap, err) < 0)) {
+                rc = -1;
+                break;
+            }
             continue;
         }
         int v = find_vc(r, vc, csv, err);
@@ -257,6 +275,55 @@ static int read_jobs(report *r, policy_data *pd, lucid_error *err)
     lucid_csv_close(csv);
     if (rc == 0 && pd->njct)
         qsort(pd->jct, pd->njct, sizeof *pd->jct, cmp_double);
+    return rc;
+}
+
+/* eta-<policy>.csv, when the run predicted start times (optional). */
+static int read_eta(report *r, policy_data *pd, lucid_error *err)
+{
+    char path[4352], name[128];
+    snprintf(name, sizeof name, "eta-%s.csv", pd->name);
+    snprintf(path, sizeof path, "%s/%s", r->dir, name);
+    if (access(path, F_OK) != 0)
+        return 0;
+    if (check_run(r, name, err) < 0)
+        return -1;
+    lucid_csv *csv = lucid_csv_open(path, err);
+    if (!csv)
+        return -1;
+    static const char *const names[] = {"predicted_at", "start_time", "eta_p10", "eta_p50",
+                                        "eta_p90"};
+    int c[5], rc = require_columns(csv, names, c, 5, err), more;
+    size_t cap = 0;
+    while (rc == 0 && (more = lucid_csv_next(csv, err)) != 0) {
+        int64_t v[5];
+        for (int k = 0; k < 5 && more > 0; k++)
+            if (lucid_csv_i64(csv, c[k], &v[k], err) < 0)
+                more = -1;
+        if (more < 0) {
+            rc = -1;
+            break;
+        }
+        if (v[1] - v[0] <= 60 || v[3] < 0)
+            continue; /* as eta_coverage counts: waits over a minute */
+        if (pd->neta == cap) {
+            cap = cap ? 2 * cap : 1024;
+            double *a = realloc(pd->eta_pred, cap * sizeof *a);
+            if (a)
+                pd->eta_pred = a;
+            double *b = a ? realloc(pd->eta_wait, cap * sizeof *b) : NULL;
+            if (!b) {
+                rc = lucid_error_set(err, "out of memory");
+                break;
+            }
+            pd->eta_wait = b;
+        }
+        pd->eta_pred[pd->neta] = (double)(v[3] - v[0]);
+        pd->eta_wait[pd->neta++] = (double)(v[1] - v[0]);
+        pd->eta_inside += v[1] >= v[2] && v[1] <= v[4];
+    }
+    lucid_csv_close(csv);
+    pd->have_eta = rc == 0;
     return rc;
 }
 
@@ -526,7 +593,57 @@ static int figure_cdf(const report *r, const char *path, lucid_error *err)
         }
         lucid_svg_polyline(svg, xs, ys, n, colour(p), 2, NULL);
     }
+    /* The mean-duration floor (lucid bounds): no schedule that keeps the
+     * durations has a lower average JCT. */
+    double floor_jct = NAN;
+    for (int p = 0; p < r->npol; p++)
+        if (r->pol[p].floor > 0)
+            floor_jct = r->pol[p].floor;
+    if (floor_jct > 0 && floor_jct >= x.lo && floor_jct <= x.hi) {
+        double px = fx(&x, floor_jct);
+        double fxs[2] = {px, px}, fys[2] = {TOP, FIG_H - BOTTOM};
+        lucid_svg_polyline(svg, fxs, fys, 2, "#333333", 1.5, "6,4");
+        char label[96];
+        snprintf(label, sizeof label, "floor: mean duration %.0f s", floor_jct);
+        lucid_svg_text(svg, px + 4, TOP + 14, 11, "start", 0, label);
+    }
     legend(svg, r, 0, NULL);
+    return save(svg, path, err);
+}
+
+/* Start-time estimates: predicted (P50) against actual wait of every job
+ * that waited over a minute after its prediction, both on log axes, with
+ * the diagonal where they agree; at most 3,000 points per policy (every
+ * k-th job in file order) keep the file small. */
+static int figure_eta(const report *r, const char *path, lucid_error *err)
+{
+    double lo = INFINITY, hi = 60;
+    for (int p = 0; p < r->npol; p++)
+        for (size_t i = 0; i < r->pol[p].neta; i++) {
+            double a = fmax(1, r->pol[p].eta_pred[i]), b = r->pol[p].eta_wait[i];
+            lo = fmin(lo, fmin(a, b));
+            hi = fmax(hi, fmax(a, b));
+        }
+    if (!(lo < hi))
+        lo = 1;
+    axis x = {pow(10, floor(log10(lo))), pow(10, ceil(log10(hi))), 1};
+    axis y = x;
+    lucid_svg *svg = lucid_svg_new(FIG_W, FIG_H);
+    if (!svg)
+        return lucid_error_set(err, "out of memory");
+    draw_axes(svg, &x, &y, FIG_H, "Predicted vs actual wait (predictions at submission)",
+              "actual wait (s, log scale)", "predicted wait, P50 (s, log scale)");
+    double dx[2] = {fx(&x, x.lo), fx(&x, x.hi)}, dy[2] = {fy(&y, y.lo, FIG_H), fy(&y, y.hi, FIG_H)};
+    lucid_svg_polyline(svg, dx, dy, 2, "#333333", 1, "6,4");
+    for (int p = 0; p < r->npol; p++) {
+        const policy_data *pd = &r->pol[p];
+        size_t step = pd->neta > 3000 ? pd->neta / 3000 + 1 : 1;
+        for (size_t i = 0; i < pd->neta; i += step) {
+            double px = fx(&x, pd->eta_wait[i]), py = fy(&y, fmax(x.lo, pd->eta_pred[i]), FIG_H);
+            lucid_svg_rect(svg, px - 1, py - 1, 2, 2, colour(p), "none");
+        }
+    }
+    legend(svg, r, 1, NULL);
     return save(svg, path, err);
 }
 
@@ -643,19 +760,33 @@ static int embed_svg(FILE *out, const char *path, lucid_error *err)
 static void table4(FILE *out, const report *r)
 {
     fputs("<h2>Table 4: all jobs</h2>\n<table>\n<tr><th>policy</th><th>jobs</th>"
-          "<th>avg JCT (s)</th><th>avg queue (s)</th><th>p99.9 queue (s)</th></tr>\n",
+          "<th>avg JCT (s)</th><th>avg queue (s)</th><th>p99.9 queue (s)</th>"
+          "<th>gap to floor</th></tr>\n",
           out);
+    double floor_jct = NAN;
     for (int p = 0; p < r->npol; p++) {
         const policy_data *pd = &r->pol[p];
         fputs("<tr><td>", out);
         html_text(out, pd->name);
-        if (pd->have_all)
-            fprintf(out, "</td><td>%lld</td><td>%.0f</td><td>%.0f</td><td>%.0f</td></tr>\n",
+        if (pd->have_all) {
+            fprintf(out, "</td><td>%lld</td><td>%.0f</td><td>%.0f</td><td>%.0f</td>",
                     (long long)pd->jobs, pd->avg_jct, pd->avg_queue, pd->p999_queue);
-        else
-            fputs("</td><td colspan=\"4\">no \"all\" row in summary.csv</td></tr>\n", out);
+            if (pd->gap == pd->gap)
+                fprintf(out, "<td>%.1f %%</td></tr>\n", 100 * pd->gap);
+            else
+                fputs("<td>n/a</td></tr>\n", out);
+            if (pd->floor > 0)
+                floor_jct = pd->floor;
+        } else {
+            fputs("</td><td colspan=\"5\">no \"all\" row in summary.csv</td></tr>\n", out);
+        }
     }
     fputs("</table>\n", out);
+    if (floor_jct > 0)
+        fprintf(out, "<p>Floor: the mean job duration, %.0f s: no schedule that leaves durations "
+                     "unchanged has a lower average JCT (gap = avg JCT / floor - 1; "
+                     "<code>lucid bounds</code> gives tighter floors).</p>\n",
+                floor_jct);
 }
 
 static void size_cells(FILE *out, const size_class *sc)
@@ -803,6 +934,49 @@ static void run_section(FILE *out, const report *r)
     fputs("</table>\n", out);
 }
 
+/* Start-time estimates: interval coverage and the scatter (eta-*.csv). */
+static int eta_section(FILE *out, const report *r, lucid_error *err)
+{
+    int any = 0;
+    for (int p = 0; p < r->npol; p++)
+        any |= r->pol[p].have_eta;
+    if (!any)
+        return 0;
+    fputs("<h2>Start-time estimates</h2>\n<p>Each job's start predicted when it joined the "
+          "queue (P10, P50, P90). Over the jobs that then waited more than 60 s: the share "
+          "that started inside [P10, P90], and the median of |predicted - actual wait| / "
+          "actual wait.</p>\n<table>\n<tr><th>policy</th><th>jobs</th><th>coverage</th>"
+          "<th>median relative error</th></tr>\n",
+          out);
+    for (int p = 0; p < r->npol; p++) {
+        const policy_data *pd = &r->pol[p];
+        if (!pd->have_eta)
+            continue;
+        fputs("<tr><td>", out);
+        html_text(out, pd->name);
+        fprintf(out, "</td><td>%zu</td>", pd->neta);
+        if (pd->neta == 0) {
+            fputs("<td>n/a</td><td>n/a</td></tr>\n", out);
+            continue;
+        }
+        double *e = malloc(pd->neta * sizeof *e);
+        if (!e)
+            return lucid_error_set(err, "out of memory");
+        for (size_t i = 0; i < pd->neta; i++)
+            e[i] = fabs(pd->eta_pred[i] - pd->eta_wait[i]) / pd->eta_wait[i];
+        qsort(e, pd->neta, sizeof *e, cmp_double);
+        size_t n = pd->neta;
+        double median = n % 2 ? e[n / 2] : (e[n / 2 - 1] + e[n / 2]) / 2;
+        free(e);
+        fprintf(out, "<td>%.1f %%</td><td>%.1f %%</td></tr>\n",
+                100.0 * (double)pd->eta_inside / (double)n, 100 * median);
+    }
+    fputs("</table>\n", out);
+    char path[4608];
+    snprintf(path, sizeof path, "%s/eta_scatter.svg", r->figdir);
+    return embed_svg(out, path, err);
+}
+
 static int write_page(const report *r, FILE *out, const char *const *models, int nmodels,
                       lucid_error *err)
 {
@@ -838,6 +1012,8 @@ static int write_page(const report *r, FILE *out, const char *const *models, int
         snprintf(path, sizeof path, "%s/%s", r->figdir, figures[f]);
         rc = embed_svg(out, path, err);
     }
+    if (rc == 0)
+        rc = eta_section(out, r, err);
     for (int i = 0; i < nmodels && rc == 0; i++)
         rc = model_section(out, r, models[i], err);
     fputs("</body>\n</html>\n", out);
@@ -873,8 +1049,8 @@ static int check_models(const char *const *models, int nmodels, lucid_error *err
 static int check_page_path(const report *r, const char *html, const char *const *models,
                            int nmodels, lucid_error *err)
 {
-    char paths[2 * MAX_POLICIES + 3][4352];
-    const char *inputs[2 * MAX_POLICIES + 3 + MAX_MODELS];
+    char paths[3 * MAX_POLICIES + 3][4352];
+    const char *inputs[3 * MAX_POLICIES + 3 + MAX_MODELS];
     int n = 0;
     snprintf(paths[n++], sizeof paths[0], "%s/summary.csv", r->dir);
     snprintf(paths[n++], sizeof paths[0], "%s/%s", r->dir, LUCID_MANIFEST_NAME);
@@ -882,6 +1058,7 @@ static int check_page_path(const report *r, const char *html, const char *const 
     for (int p = 0; p < r->npol; p++) {
         snprintf(paths[n++], sizeof paths[0], "%s/jobs-%s.csv", r->dir, r->pol[p].name);
         snprintf(paths[n++], sizeof paths[0], "%s/series-%s.csv", r->dir, r->pol[p].name);
+        snprintf(paths[n++], sizeof paths[0], "%s/eta-%s.csv", r->dir, r->pol[p].name);
     }
     for (int i = 0; i < n; i++)
         inputs[i] = paths[i];
@@ -900,7 +1077,8 @@ static int build(report *r, const char *html, const char *const *models, int nmo
     if (read_summary(r, err) < 0)
         return -1;
     for (int p = 0; p < r->npol; p++)
-        if (read_jobs(r, &r->pol[p], err) < 0 || read_series(r, &r->pol[p], err) < 0)
+        if (read_jobs(r, &r->pol[p], err) < 0 || read_series(r, &r->pol[p], err) < 0 ||
+            read_eta(r, &r->pol[p], err) < 0)
             return -1;
     if (check_page_path(r, html, models, nmodels, err) < 0 || check_models(models, nmodels, err) < 0)
         return -1;
@@ -919,6 +1097,12 @@ static int build(report *r, const char *html, const char *const *models, int nmo
         have_series |= r->pol[p].nutil > 0;
     snprintf(path, sizeof path, "%s/gpu_utilisation.svg", r->figdir);
     if (have_series && figure_utilisation(r, path, err) < 0)
+        return -1;
+    int have_eta = 0;
+    for (int p = 0; p < r->npol; p++)
+        have_eta |= r->pol[p].have_eta;
+    snprintf(path, sizeof path, "%s/eta_scatter.svg", r->figdir);
+    if (have_eta && figure_eta(r, path, err) < 0)
         return -1;
     /* Written whole or not at all: a failure keeps the previous page. */
     lucid_outfile page;

@@ -84,10 +84,26 @@ static void show_progress(void *user, int64_t done, int64_t total)
 
 /* What a run writes into OUTDIR besides MANIFEST: summary.csv,
  * jobs-<policy>.csv, series-<policy>.csv (--series) and experiment.ini. */
-enum { MAX_OUTPUTS = 3 + 2 * LUCID_EXP_MAX_POLICIES };
+enum { MAX_OUTPUTS = 4 + 3 * LUCID_EXP_MAX_POLICIES };
+
+/* Start-time estimates go to files of their own (eta-<policy>.csv,
+ * eta-summary.csv), so that summary.csv and jobs-<policy>.csv keep their
+ * bytes.  `[simulate] eta` unset means on up to ETA_AUTO_MAX_JOBS jobs:
+ * a prediction costs a replay of the running jobs' ends, which on traces of
+ * hundreds of thousands of jobs on thousands of nodes multiplies the run's
+ * time (docs/backfill.md). */
+#define ETA_AUTO_MAX_JOBS 50000
+
+static int eta_wanted(const lucid_experiment *exp, size_t njobs)
+{
+    int on;
+    if (cli_run_eta(exp, &on) != 0)
+        return 0;
+    return exp->eta ? on : njobs <= ETA_AUTO_MAX_JOBS;
+}
 
 static int output_names(const lucid_experiment *exp, const lucid_policy_ops *const *policies,
-                        int n, char names[][96])
+                        int n, int eta, char names[][96])
 {
     int k = 0;
     snprintf(names[k++], 96, "summary.csv");
@@ -95,7 +111,11 @@ static int output_names(const lucid_experiment *exp, const lucid_policy_ops *con
         snprintf(names[k++], 96, "jobs-%s.csv", policies[i]->name);
         if (exp->series)
             snprintf(names[k++], 96, "series-%s.csv", policies[i]->name);
+        if (eta)
+            snprintf(names[k++], 96, "eta-%s.csv", policies[i]->name);
     }
+    if (eta)
+        snprintf(names[k++], 96, "eta-summary.csv");
     snprintf(names[k++], 96, "experiment.ini");
     return k;
 }
@@ -107,7 +127,9 @@ static const char experiment_header[] =
 static int is_stale(const char *file, char names[][96], int n)
 {
     size_t len = strlen(file);
-    if (!(strncmp(file, "jobs-", 5) == 0 || strncmp(file, "series-", 7) == 0) || len < 5 ||
+    if (!(strncmp(file, "jobs-", 5) == 0 || strncmp(file, "series-", 7) == 0 ||
+          strncmp(file, "eta-", 4) == 0) ||
+        len < 5 ||
         strcmp(file + len - 4, ".csv") != 0)
         return 0;
     for (int i = 0; i < n; i++)
@@ -120,11 +142,12 @@ static int is_stale(const char *file, char names[][96], int n)
  * wrote it) and the run's figures; they would describe the old results. */
 static const char *const report_outputs[] = {"report.html", "report/fig8_jct_cdf.svg",
                                              "report/fig9_vc_queue.svg",
-                                             "report/gpu_utilisation.svg"};
+                                             "report/gpu_utilisation.svg",
+                                             "report/eta_scatter.svg"};
 
 static int is_stale_report(const char *out, int i)
 {
-    char path[4352];
+    char path[8192];
     snprintf(path, sizeof path, "%s/%s", out, report_outputs[i]);
     FILE *f = fopen(path, "r");
     if (!f)
@@ -147,8 +170,9 @@ static int check_outputs(const lucid_experiment *exp, const lucid_policy_ops *co
         return cli_fail("%s: not a directory (--out names the output folder)", exp->out);
     const char *inputs[64], *what[64];
     int ninputs = lucid_experiment_inputs(exp, inputs, what, 64);
-    char names[MAX_OUTPUTS + 1][96], path[4352];
-    int k = output_names(exp, policies, n, names);
+    char names[MAX_OUTPUTS + 1][96], path[8192];
+    /* Before the trace is read: the eta files count when they may be written. */
+    int k = output_names(exp, policies, n, eta_wanted(exp, 0), names);
     snprintf(names[k++], 96, "%s", LUCID_MANIFEST_NAME);
     lucid_error err = {{0}};
     for (int i = 0; i < k; i++) {
@@ -195,7 +219,7 @@ static int remove_stale(const char *out, char names[][96], int n)
     DIR *dir = opendir(out);
     if (!dir)
         return cli_fail("%s: cannot read: %s", out, strerror(errno));
-    char path[4352];
+    char path[8192];
     int rc = 0;
     for (struct dirent *e; (e = readdir(dir));) {
         if (!is_stale(e->d_name, names, n))
@@ -224,7 +248,7 @@ static int write_manifest(const lucid_experiment *exp, const lucid_policy_ops *c
 {
     lucid_manifest m = {0};
     lucid_error err = {{0}};
-    char real[PATH_MAX], list[1024] = "", path[4352];
+    char real[PATH_MAX], list[1024] = "", path[8192];
     size_t used = 0;
     for (int i = 0; i < n && used < sizeof list; i++)
         used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? "," : "",
@@ -244,16 +268,39 @@ static int write_manifest(const lucid_experiment *exp, const lucid_policy_ops *c
     return rc < 0 ? cli_fail("%s", err.msg) : 0;
 }
 
+/* eta-summary.csv: per policy and VC (and all), the calibration of the
+ * start times predicted at submission (lucid_eta_calibration). */
+static int write_eta_summary(FILE *out, const cli_run *d, const lucid_sim_result *results, int n)
+{
+    fputs("policy,vc,jobs_waited,eta_coverage,eta_median_rel_error\n", out);
+    for (int i = 0; i < n; i++)
+        for (int32_t v = -1; v < d->vcs.count; v++) {
+            double coverage, error;
+            int64_t jobs;
+            lucid_eta_calibration(&d->trace, &results[i], v, &coverage, &error, &jobs);
+            if (v >= 0 && jobs == 0)
+                continue;
+            fprintf(out, "%s,%s,%lld,", results[i].policy->name,
+                    v >= 0 ? lucid_vcs_name(&d->vcs, v) : "all", (long long)jobs);
+            if (jobs > 0)
+                fprintf(out, "%.4f,%.4f", coverage, error);
+            else
+                fputc(',', out);
+            fputc('\n', out);
+        }
+    return ferror(out) ? -1 : 0;
+}
+
 /* Every file goes to a temporary name first and all are renamed together
  * once all are written, so a failure leaves the previous run's files. */
-static int write_outputs(const lucid_experiment *exp, const cli_run *d,
+static int write_outputs(const lucid_experiment *exp, const lucid_sim_config *cfg, const cli_run *d,
                          const lucid_policy_ops *const *policies, const lucid_sim_result *results,
                          int n)
 {
     if (make_dir(exp->out) < 0)
         return cli_fail("%s: cannot create directory: %s", exp->out, strerror(errno));
-    char names[MAX_OUTPUTS][96], path[4352];
-    int k = output_names(exp, policies, n, names), rc = 0;
+    char names[MAX_OUTPUTS][96], path[8192];
+    int k = output_names(exp, policies, n, cfg->eta, names), rc = 0;
     lucid_outfile files[MAX_OUTPUTS];
     memset(files, 0, sizeof files);
     lucid_error err = {{0}};
@@ -272,7 +319,11 @@ static int write_outputs(const lucid_experiment *exp, const cli_run *d,
             rc |= lucid_write_jobs(files[f++].f, &d->trace, &d->vcs, &results[i]);
             if (exp->series)
                 rc |= lucid_write_series(files[f++].f, &d->vcs, &results[i]);
+            if (cfg->eta)
+                rc |= lucid_write_eta(files[f++].f, &d->trace, &d->vcs, &results[i]);
         }
+        if (cfg->eta)
+            rc |= write_eta_summary(files[k - 2].f, d, results, n);
         /* The experiment as run (flags applied, absolute paths): `lucid
          * explain OUTDIR JOB` re-runs from it. */
         fputs(experiment_header, files[k - 1].f);
@@ -322,6 +373,19 @@ static void print_tables(const cli_run *d, const lucid_sim_result *results, int 
         printf("%-10s %12.0f %12.0f %12.0f %12.0f\n", results[i].policy->name, large.avg_jct,
                large.avg_queue, small.avg_jct, small.avg_queue);
     }
+    for (int i = 0; i < n; i++)
+        if (results[i].backfill.mode != LUCID_BACKFILL_NONE) {
+            const lucid_backfill_stats *b = &results[i].backfill_stats;
+            printf("\nbackfill %s (%s, %s estimates, margin %.2f): %lld jobs held a "
+                   "reservation, moved later %lld times and earlier %lld times; %lld jobs "
+                   "backfilled\n",
+                   results[i].policy->name, lucid_backfill_mode_name(results[i].backfill.mode),
+                   results[i].backfill.estimate == LUCID_BACKFILL_EST_TIME_LIMIT ? "time-limit"
+                                                                                  : "model",
+                   results[i].backfill.margin, (long long)b->reservations,
+                   (long long)b->moved_later, (long long)b->moved_earlier,
+                   (long long)b->backfilled);
+        }
     for (int i = 0; i < n; i++)
         if (results[i].policy->flags & LUCID_POLICY_LUCID)
             printf("\nlucid: %lld jobs profiled, %lld finished in the profiler, %lld still "
@@ -428,6 +492,10 @@ int cmd_simulate(int argc, char **argv)
     }
     if (!exp.out)
         exp.out = strdup("out");
+    if (cli_run_eta(&exp, &cfg.eta) != 0) {
+        lucid_experiment_free(&exp);
+        return 1;
+    }
     if (check_outputs(&exp, policies, npolicies) != 0) {
         lucid_experiment_free(&exp);
         return 1;
@@ -437,6 +505,8 @@ int cmd_simulate(int argc, char **argv)
     lucid_error err = {{0}};
     int rc = cli_run_load(&exp, policies, npolicies, &d, &cfg);
     lucid_sim_result results[LUCID_EXP_MAX_POLICIES];
+    if (rc == 0)
+        cfg.eta = eta_wanted(&exp, d.trace.njobs);
     if (rc == 0) {
         if (!quiet && d.trace.skipped_cpu_jobs)
             fprintf(stderr, "lucid: left out %zu CPU-only jobs (gpu_num = 0)\n",
@@ -458,7 +528,7 @@ int cmd_simulate(int argc, char **argv)
             if (!quiet && left_out)
                 fprintf(stderr, "lucid: --skip-oversized: left out %zu job%s larger than its VC\n",
                         left_out, left_out == 1 ? "" : "s");
-            rc = write_outputs(&exp, &d, policies, results, npolicies);
+            rc = write_outputs(&exp, &cfg, &d, policies, results, npolicies);
             if (!quiet) {
                 print_tables(&d, results, npolicies);
                 printf("\n%zu jobs, %d policies, %s semantics, simulated in %.3f s; results in %s/\n",

@@ -71,6 +71,43 @@ int cli_run_config(const lucid_experiment *exp, lucid_sim_config *cfg)
     cfg->series = exp->series;
     cfg->skip_oversized = exp->skip_oversized;
     cli_run_lucid_knobs(exp, &cfg->lucid);
+    return cli_run_backfill(exp, cfg);
+}
+
+int cli_run_backfill(const lucid_experiment *exp, lucid_sim_config *cfg)
+{
+    cfg->nbackfill = 0;
+    for (int i = 0; i < 4; i++) {
+        const char *name = lucid_exp_backfill_policies[i];
+        lucid_backfill_config bf = {.mode = LUCID_BACKFILL_NONE,
+                                    .estimate = LUCID_BACKFILL_EST_MODEL,
+                                    .margin = 1.2};
+        if (exp->backfill[i] && (bf.mode = lucid_backfill_mode_parse(exp->backfill[i])) < 0)
+            return cli_fail("[%s] backfill = %s: expected none, easy or conservative", name,
+                            exp->backfill[i]);
+        if (exp->backfill_estimate[i] &&
+            (bf.estimate = lucid_backfill_estimate_parse(exp->backfill_estimate[i])) < 0)
+            return cli_fail("[%s] backfill_estimate = %s: expected model or time_limit", name,
+                            exp->backfill_estimate[i]);
+        if (exp->backfill_margin[i] &&
+            (lucid_parse_f64(exp->backfill_margin[i], &bf.margin) < 0 || !(bf.margin >= 1) ||
+             bf.margin > 100))
+            return cli_fail("[%s] backfill_margin = %s: expected a number from 1 to 100", name,
+                            exp->backfill_margin[i]);
+        if (bf.mode == LUCID_BACKFILL_NONE)
+            continue;
+        cfg->backfill[cfg->nbackfill].policy = lucid_policy_find(name);
+        cfg->backfill[cfg->nbackfill++].cfg = bf;
+    }
+    return 0;
+}
+
+int cli_run_eta(const lucid_experiment *exp, int *on)
+{
+    *on = 1;
+    if (exp->eta && !(strcmp(exp->eta, "on") == 0 || strcmp(exp->eta, "yes") == 0) &&
+        !(*on = 0, strcmp(exp->eta, "off") == 0 || strcmp(exp->eta, "no") == 0))
+        return cli_fail("[simulate] eta = %s: expected on or off", exp->eta);
     return 0;
 }
 
@@ -196,6 +233,17 @@ static int load_files(const lucid_experiment *exp, const lucid_policy_ops *const
     if (lucid_vcs_load(&d->vcs, exp->vcs, err) < 0 ||
         lucid_trace_load(&d->trace, exp->jobs, &d->vcs, err) < 0)
         return -1;
+    /* FIFO and SJF plan backfill and start-time estimates with the
+     * experiment's estimates ([qssf], else [lucid]) when it gives any. */
+    const char *plan_path = exp->qssf_estimates ? exp->qssf_estimates : exp->lucid_estimates;
+    int plan = 0;
+    for (int i = 0; i < 2; i++)
+        plan |= exp->backfill[i] && strcmp(exp->backfill[i], "none") != 0;
+    if (!exp->eta || strcmp(exp->eta, "off") != 0)
+        plan = 1; /* (unset: on for small traces; loading is cheap either way) */
+    if (plan && plan_path && !has_policy(policies, npolicies, "qssf") &&
+        lucid_estimates_load(&d->qssf_est, &d->trace, plan_path, err) < 0)
+        return -1;
     if (has_policy(policies, npolicies, "qssf")) {
         const char *path = exp->qssf_estimates ? exp->qssf_estimates : exp->lucid_estimates;
         if (!path)
@@ -246,6 +294,7 @@ int cli_run_load(const lucid_experiment *exp, const lucid_policy_ops *const *pol
                                .vcs = &d->vcs,
                                .qssf_estimates = d->qssf_est,
                                .lucid_estimates = d->lucid_est,
+                               .plan_estimates = d->qssf_est ? d->qssf_est : d->lucid_est,
                                .sharing = d->sharing.count ? &d->sharing : NULL,
                                .pairs = d->pairs.count ? &d->pairs : NULL,
                                .forecast = d->forecast.count ? &d->forecast : NULL};

@@ -104,16 +104,6 @@ typedef struct placement {
     int ready;
 } placement;
 
-static uint64_t lowest_free_bits(uint64_t free_mask, int count)
-{
-    uint64_t mask = 0;
-    for (int k = 0; k < count && free_mask; k++) {
-        uint64_t low = free_mask & (~free_mask + 1);
-        mask |= low;
-        free_mask &= ~low;
-    }
-    return mask;
-}
 
 static void placement_init(placement *p, const decide_node *nodes, int nnodes)
 {
@@ -133,7 +123,7 @@ static void placement_init(placement *p, const decide_node *nodes, int nnodes)
         int used = per_node - (free_gpus > 0 ? free_gpus : 0);
         if (used > 0) {
             lucid_alloc busy = {.node = i, .gpus = used,
-                                .mask = lowest_free_bits(p->cluster.nodes[i].free_mask, used)};
+                                .mask = lucid_mask_lowest(p->cluster.nodes[i].free_mask, used)};
             lucid_cluster_take(&p->cluster, &busy, 1);
         }
     }
@@ -246,7 +236,7 @@ static int placement_place(placement *p, const decide_job *job, decide_node *nod
         for (int k = 0; k < n; k++) {
             int share = (gpus + want - 1) / want;
             allocs[k] = (lucid_alloc){.node = chosen[k], .gpus = share,
-                                      .mask = lowest_free_bits(
+                                      .mask = lucid_mask_lowest(
                                           p->cluster.nodes[chosen[k]].free_mask, share)};
         }
     }

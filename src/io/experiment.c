@@ -41,7 +41,11 @@ static const key_spec keys[] = {
     {"simulate", "series", KEY_BOOL, FIELD(series), 0, 0},
     {"simulate", "seed", KEY_INT, FIELD(seed), 0, INT64_MAX},
     {"simulate", "skip_oversized", KEY_BOOL, FIELD(skip_oversized), 0, 0},
+    {"simulate", "eta", KEY_STRING, FIELD(eta), 0, 0},
     {"qssf", "estimates", KEY_PATH, FIELD(qssf_estimates), 0, 0},
+    {"qssf", "backfill", KEY_STRING, FIELD(backfill[LUCID_EXP_BF_QSSF]), 0, 0},
+    {"qssf", "backfill_estimate", KEY_STRING, FIELD(backfill_estimate[LUCID_EXP_BF_QSSF]), 0, 0},
+    {"qssf", "backfill_margin", KEY_STRING, FIELD(backfill_margin[LUCID_EXP_BF_QSSF]), 0, 0},
     {"lucid", "estimates", KEY_PATH, FIELD(lucid_estimates), 0, 0},
     {"lucid", "forecast", KEY_PATH, FIELD(forecast), 0, 0},
     {"lucid", "sharing_labels", KEY_PATH, FIELD(sharing_labels), 0, 0},
@@ -63,7 +67,24 @@ static const key_spec keys[] = {
     {"lucid", "retrain_period", KEY_INT, FIELD(retrain_period), 3600, INT64_MAX / 4},
     {"lucid", "min_history", KEY_INT, FIELD(min_history), 1, 100000000},
     {"lucid", "model_bags", KEY_INT, FIELD(model_bags), 1, 64},
+    {"lucid", "backfill", KEY_STRING, FIELD(backfill[LUCID_EXP_BF_LUCID]), 0, 0},
+    {"lucid", "backfill_estimate", KEY_STRING, FIELD(backfill_estimate[LUCID_EXP_BF_LUCID]), 0, 0},
+    {"lucid", "backfill_margin", KEY_STRING, FIELD(backfill_margin[LUCID_EXP_BF_LUCID]), 0, 0},
+    /* Sections with only optional keys: written only when one is set. */
+    {"fifo", "backfill", KEY_STRING, FIELD(backfill[LUCID_EXP_BF_FIFO]), 0, 0},
+    {"fifo", "backfill_estimate", KEY_STRING, FIELD(backfill_estimate[LUCID_EXP_BF_FIFO]), 0, 0},
+    {"fifo", "backfill_margin", KEY_STRING, FIELD(backfill_margin[LUCID_EXP_BF_FIFO]), 0, 0},
+    {"sjf", "backfill", KEY_STRING, FIELD(backfill[LUCID_EXP_BF_SJF]), 0, 0},
+    {"sjf", "backfill_estimate", KEY_STRING, FIELD(backfill_estimate[LUCID_EXP_BF_SJF]), 0, 0},
+    {"sjf", "backfill_margin", KEY_STRING, FIELD(backfill_margin[LUCID_EXP_BF_SJF]), 0, 0},
 };
+
+const char *const lucid_exp_backfill_policies[4] = {"fifo", "sjf", "qssf", "lucid"};
+
+static int optional_section(const char *section)
+{
+    return strcmp(section, "fifo") == 0 || strcmp(section, "sjf") == 0;
+}
 
 void lucid_experiment_defaults(lucid_experiment *exp)
 {
@@ -429,12 +450,13 @@ int lucid_experiment_write(FILE *out, const lucid_experiment *exp)
     const char *section = "";
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         const key_spec *k = &keys[i];
-        if (strcmp(section, k->section) != 0) {
+        char value[PATH_MAX + 64];
+        int has = format_value(k, exp, value, sizeof value);
+        if (strcmp(section, k->section) != 0 && (has || !optional_section(k->section))) {
             fprintf(out, "%s[%s]\n", *section ? "\n" : "", k->section);
             section = k->section;
         }
-        char value[PATH_MAX + 64];
-        if (format_value(k, exp, value, sizeof value))
+        if (has)
             fprintf(out, "%s = %s\n", k->key, value);
     }
     return ferror(out) ? -1 : 0;

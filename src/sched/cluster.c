@@ -160,16 +160,22 @@ int32_t lucid_cluster_first_in_bucket(const lucid_cluster *c, int32_t f, int32_t
     }
 }
 
+uint64_t lucid_mask_lowest(uint64_t mask, int32_t count)
+{
+    uint64_t taken = 0;
+    for (int32_t k = 0; k < count && mask; k++) {
+        uint64_t low = mask & (~mask + 1);
+        taken |= low;
+        mask &= ~low;
+    }
+    return taken;
+}
+
 /* The `count` lowest free GPUs of a node. */
 static lucid_alloc take_lowest(const lucid_cluster *c, int32_t slot, int32_t count)
 {
-    uint64_t free_mask = c->nodes[slot].free_mask, mask = 0;
-    for (int32_t k = 0; k < count; k++) {
-        uint64_t low = free_mask & (~free_mask + 1);
-        mask |= low;
-        free_mask &= ~low;
-    }
-    return (lucid_alloc){.node = slot, .gpus = count, .mask = mask};
+    return (lucid_alloc){
+        .node = slot, .gpus = count, .mask = lucid_mask_lowest(c->nodes[slot].free_mask, count)};
 }
 
 /* ---------------- consolidated placement (spec §4.1) ---------------- */

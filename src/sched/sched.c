@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "lucid/sched.h"
+#include "lucid/backfill.h"
 #include "ordset.h"
 
 lucid_semantics lucid_semantics_reference(void)
@@ -400,6 +401,8 @@ static void begin_running(lucid_sched *s, int32_t job, double rate)
         r->start_time = s->now;
     r->queue += (double)(s->now - r->waiting_since);
     run_append(s, job);
+    if (s->on_change)
+        s->on_change(s->on_change_ctx, s, job, LUCID_SCHED_STARTED);
     if (r->exclusive)
         cand_insert(s, job);
     schedule_end(s, job);
@@ -420,9 +423,14 @@ int lucid_sched_try_start(lucid_sched *s, int32_t job)
         s->scratch_cap = need;
     }
     int n = s->placer->select(&s->cluster, gpus, &s->rng, s->scratch, s->scratch_cap);
-    if (n <= 0 || store_allocs(s, job, s->scratch, n) < 0)
+    return n > 0 ? lucid_sched_start_on(s, job, s->scratch, n) : 0;
+}
+
+int lucid_sched_start_on(lucid_sched *s, int32_t job, const lucid_alloc *a, int n)
+{
+    if (store_allocs(s, job, a, n) < 0)
         return 0;
-    lucid_cluster_take(&s->cluster, s->scratch, n);
+    lucid_cluster_take(&s->cluster, a, n);
     begin_running(s, job, 1.0);
     return 1;
 }
@@ -481,6 +489,8 @@ void lucid_sched_preempt(lucid_sched *s, int32_t job)
     r->gen++;
     r->waiting_since = s->now;
     r->ckpt_times++;
+    if (s->on_change)
+        s->on_change(s->on_change_ctx, s, job, LUCID_SCHED_REQUEUED);
     s->changed = 1;
 }
 
@@ -539,6 +549,8 @@ int lucid_sched_finish_due(lucid_sched *s, int64_t now)
         release_gpus(s, job);
         cand_remove(s, job);
         run_unlink(s, job);
+        if (s->on_change)
+            s->on_change(s->on_change_ctx, s, job, LUCID_SCHED_ENDED);
     }
     if (due != due_small)
         free(due);
@@ -580,6 +592,8 @@ static int pass_place(void *ctx, size_t position)
 size_t lucid_sched_start_in_order(lucid_sched *s, const int32_t *jobs, size_t n, int packing,
                                   int (*pack)(lucid_sched *s, int32_t job), size_t *stopped_at)
 {
+    if (s->backfill)
+        return lucid_backfill_pass(s, jobs, n, packing ? pack : NULL, stopped_at);
     sched_pass pass = {s, jobs, pack};
     lucid_start_hooks hooks = {.ctx = &pass, .pack = pack ? pass_pack : NULL, .place = pass_place};
     return lucid_start_in_order(n, packing, &hooks, stopped_at);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lucid/eta.h"
 #include "lucid/online.h"
 #include "sim_internal.h"
 
@@ -67,6 +68,8 @@ typedef struct policy_run {
     size_t *vc_nsamples;
     lucid_online *online;      /* models trained during the run (online mode) */
     lucid_forecast online_forecast;
+    lucid_backfill_config backfill;
+    lucid_backfill_stats *vc_backfill; /* per VC (each task writes its own) */
 } policy_run;
 
 typedef struct sim_context {
@@ -195,7 +198,79 @@ typedef struct vc_run {
     lucid_sample *samples;
     size_t nsamples, cap_samples;
     int64_t policy_next, forced, previous;
+    lucid_backfill bf;      /* backfill state, or the estimates the predictions use */
+    lucid_eta_table table;  /* actual/estimate ratios of this VC's ended jobs */
+    lucid_eta_plan plan;
+    lucid_eta *eta;
+    size_t cap_eta;
+    double queued_work; /* the waiting jobs' estimated GPU-seconds */
 } vc_run;
+
+/* The estimated GPU-seconds of a job (its share of the queue's work). */
+static double job_work(const vc_run *v, int32_t job)
+{
+    return (double)v->s.jobs[job].gpu_num * lucid_backfill_job_estimate(&v->s, &v->bf, job);
+}
+
+/* The start-time estimates learn from every job that ends, and keep the
+ * queue's total estimated work as jobs leave and rejoin it. */
+static void eta_track(void *ctx, const lucid_sched *s, int32_t job, int event)
+{
+    vc_run *v = ctx;
+    const lucid_jobrun *r = &s->run[job];
+    if (event == LUCID_SCHED_STARTED) {
+        v->queued_work -= job_work(v, job);
+        return;
+    }
+    if (event == LUCID_SCHED_REQUEUED) {
+        v->queued_work += job_work(v, job);
+        return;
+    }
+    if (r->start_time < 0 || r->ckpt_times > 0)
+        return; /* preempted jobs' spans are not durations */
+    double est = lucid_backfill_job_estimate(s, &v->bf, job);
+    lucid_eta_table_add(&v->table, (double)(r->end_time - r->start_time) / est);
+}
+
+/* Predicts the starts of the jobs that joined the queue at this step (whose
+ * arrival_seq >= first_seq); a job that started at once gets its start. */
+static int predict_arrivals(vc_run *v, uint32_t first_seq, size_t first, size_t last)
+{
+    lucid_sched *s = &v->s;
+    lucid_sim_result *res = v->pr->result;
+    size_t upto = 0, lo = s->qlen;
+    /* Newcomers are mostly at the end (FIFO always): scan from there. */
+    for (size_t i = s->qlen; i-- > 0;) {
+        const lucid_jobrun *r = &s->run[s->queue[i]];
+        if (r->arrival_seq >= first_seq && r->status == LUCID_PENDING) {
+            lo = i;
+            if (upto == 0)
+                upto = i + 1;
+        } else if (s->policy == &lucid_policy_fifo) {
+            break; /* FIFO's queue is in arrival order: no newcomer before this */
+        }
+    }
+    for (size_t k = first; k < last; k++) {
+        int32_t job = v->pr->arrival_job[k];
+        int64_t at = s->run[job].status == LUCID_PENDING ? -1 : s->now;
+        res->eta_p10[job] = res->eta_p50[job] = res->eta_p90[job] = at;
+        res->eta_at[job] = s->now;
+    }
+    if (upto == 0)
+        return 0;
+    if (LUCID_GROW(v->eta, v->cap_eta, upto) < 0 ||
+        lucid_eta_predict(s, &v->bf, &v->table, &v->plan, lo, upto, v->queued_work, v->eta) < 0)
+        return -1;
+    for (size_t i = lo; i < upto; i++) {
+        int32_t job = s->queue[i];
+        if (s->run[job].arrival_seq < first_seq || s->run[job].status != LUCID_PENDING)
+            continue;
+        res->eta_p10[job] = v->eta[i].p10;
+        res->eta_p50[job] = v->eta[i].p50;
+        res->eta_p90[job] = v->eta[i].p90;
+    }
+    return 0;
+}
 
 static int vc_run_begin(sim_context *ctx, policy_run *pr, int32_t vc, vc_run *v, lucid_error *err)
 {
@@ -214,6 +289,15 @@ static int vc_run_begin(sim_context *ctx, policy_run *pr, int32_t vc, vc_run *v,
         return -1;
     s->priority = pr->priority;
     s->lucid = is_lucid ? &pr->lucid : NULL;
+    v->bf.cfg = pr->backfill;
+    v->bf.estimate = ctx->in->plan_estimates;
+    v->bf.reserved_at = pr->result->reserved_at;
+    if (pr->backfill.mode != LUCID_BACKFILL_NONE)
+        s->backfill = &v->bf;
+    if (cfg->eta) {
+        s->on_change = eta_track;
+        s->on_change_ctx = v;
+    }
     if (pr->policy->init && pr->policy->init(s, err) < 0) {
         s->policy = NULL;
         lucid_sched_free(s);
@@ -303,23 +387,37 @@ static int vc_run_steps(sim_context *ctx, vc_run *v, int64_t limit, lucid_error 
         v->unreported += ended;
         if (v->unreported >= PROGRESS_BATCH)
             report_progress(ctx, v, 1);
+        if (ended > 0)
+            lucid_eta_invalidate(&v->plan);
+        size_t first_arrival = v->next_arrival;
+        uint32_t first_seq = s->next_arrival_seq;
         while (rc == 0 && v->next_arrival < v->last && pr->arrival_time[v->next_arrival] == t) {
             if (pr->policy->arrive(s, pr->arrival_job[v->next_arrival]) < 0)
                 rc = lucid_error_set(err, "out of memory");
+            if (cfg->eta)
+                v->queued_work += job_work(v, pr->arrival_job[v->next_arrival]);
             v->next_arrival++;
         }
         s->changed = 0;
         pr->policy->decide(s);
+        if (s->changed)
+            lucid_eta_invalidate(&v->plan);
+        if (cfg->eta && rc == 0 && v->next_arrival > first_arrival &&
+            predict_arrivals(v, first_seq, first_arrival, v->next_arrival) < 0)
+            rc = lucid_error_set(err, "out of memory");
         if (v->watched >= 0)
             cfg->observe.after_step(cfg->observe.user, s, v->watched);
         if (v->lends) {
             while (v->next_scaling < pr->log.count && pr->log.times[v->next_scaling] == t) {
                 if (apply_borrow(s, &v->borrow, pr->log.deltas[v->next_scaling]))
                     v->forced = t + 1;
+                lucid_eta_invalidate(&v->plan); /* capacity may have changed */
                 v->next_scaling++;
             }
-            while (v->borrow.pending > 0 && lend_idle_node(&s->cluster, &v->borrow))
+            while (v->borrow.pending > 0 && lend_idle_node(&s->cluster, &v->borrow)) {
                 v->borrow.pending--;
+                lucid_eta_invalidate(&v->plan);
+            }
         }
         if (cfg->series && t % SAMPLE_PERIOD == 0 &&
             record_sample(&v->samples, &v->nsamples, &v->cap_samples, s, t, pending_gpus(s)) < 0)
@@ -341,6 +439,13 @@ static int vc_run_until(sim_context *ctx, vc_run *v, int64_t limit, lucid_error 
 
 static void vc_run_end(vc_run *v)
 {
+    if (v->pr->vc_backfill)
+        v->pr->vc_backfill[v->vc] = v->bf.stats;
+    lucid_backfill_free(&v->bf);
+    lucid_eta_plan_free(&v->plan);
+    lucid_eta_table_free(&v->table);
+    free(v->eta);
+    v->eta = NULL;
     lucid_sched_free(&v->s);
     v->pr->vc_samples[v->vc] = v->samples;
     v->pr->vc_nsamples[v->vc] = v->nsamples;
@@ -575,6 +680,29 @@ static int prepare_run(sim_context *ctx, policy_run *pr, lucid_error *err)
     if (!pr->result->run || !pr->result->excluded)
         return lucid_error_set(err, "out of memory");
     memcpy(pr->result->excluded, ctx->excluded, trace->njobs);
+    for (int b = 0; b < ctx->cfg->nbackfill; b++)
+        if (ctx->cfg->backfill[b].policy == pr->policy)
+            pr->backfill = ctx->cfg->backfill[b].cfg;
+    pr->result->backfill = pr->backfill;
+    if (pr->backfill.mode != LUCID_BACKFILL_NONE) {
+        pr->result->reserved_at = malloc((trace->njobs + 1) * sizeof *pr->result->reserved_at);
+        pr->vc_backfill = calloc((size_t)in->vcs->count + 1, sizeof *pr->vc_backfill);
+        if (!pr->result->reserved_at || !pr->vc_backfill)
+            return lucid_error_set(err, "out of memory");
+        for (size_t i = 0; i < trace->njobs; i++)
+            pr->result->reserved_at[i] = -1;
+    }
+    if (ctx->cfg->eta) {
+        lucid_sim_result *res = pr->result;
+        res->eta_p10 = malloc((trace->njobs + 1) * sizeof *res->eta_p10);
+        res->eta_p50 = malloc((trace->njobs + 1) * sizeof *res->eta_p50);
+        res->eta_p90 = malloc((trace->njobs + 1) * sizeof *res->eta_p90);
+        res->eta_at = malloc((trace->njobs + 1) * sizeof *res->eta_at);
+        if (!res->eta_p10 || !res->eta_p50 || !res->eta_p90 || !res->eta_at)
+            return lucid_error_set(err, "out of memory");
+        for (size_t i = 0; i < trace->njobs; i++)
+            res->eta_p10[i] = res->eta_p50[i] = res->eta_p90[i] = res->eta_at[i] = -1;
+    }
     for (size_t i = 0; i < trace->njobs; i++)
         pr->result->nexcluded += ctx->excluded[i];
     if (pr->policy->flags & LUCID_POLICY_ESTIMATES) {
@@ -595,6 +723,7 @@ static int prepare_run(sim_context *ctx, policy_run *pr, lucid_error *err)
 
 static void free_run(policy_run *pr)
 {
+    free(pr->vc_backfill);
     free(pr->priority);
     free(pr->share);
     free(pr->outside_model);
@@ -870,6 +999,13 @@ int lucid_simulate(const lucid_sim_config *cfg_in, const lucid_sim_inputs *in,
         if (cfg.series && gather_samples(&ctx, &ctx.runs[p]) < 0)
             rc = lucid_error_set(err, "out of memory");
         res->scaling_events = (int64_t)ctx.runs[p].log.count;
+        for (int32_t v = 0; ctx.runs[p].vc_backfill && v < nvcs; v++) {
+            const lucid_backfill_stats *b = &ctx.runs[p].vc_backfill[v];
+            res->backfill_stats.reservations += b->reservations;
+            res->backfill_stats.moved_later += b->moved_later;
+            res->backfill_stats.moved_earlier += b->moved_earlier;
+            res->backfill_stats.backfilled += b->backfilled;
+        }
         for (size_t i = 0; i < trace->njobs; i++) {
             res->profiled += res->run[i].profiled;
             res->finished_in_profiler += res->run[i].finished_in_profiler;
@@ -899,6 +1035,11 @@ void lucid_sim_result_free(lucid_sim_result *result)
     free(result->samples);
     free(result->estimates);
     free(result->share);
+    free(result->eta_p10);
+    free(result->eta_p50);
+    free(result->eta_p90);
+    free(result->eta_at);
+    free(result->reserved_at);
     lucid_forecast_free(&result->forecast);
     memset(result, 0, sizeof *result);
 }

@@ -1,5 +1,6 @@
 /* report.c — the simulator's CSV outputs: per-job results, per-VC
  * summaries and the 60-second time series (sim.h). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -180,6 +181,70 @@ int lucid_write_series(FILE *out, const lucid_vcs *vcs, const lucid_sim_result *
         fprintf(out, "%lld,%s,%d,%d,%d,%d,%d,%d,%.3f\n", (long long)s->time,
                 lucid_vcs_name(vcs, s->vc), s->total_gpus, s->idle_gpus, s->pending_gpus,
                 s->running_jobs, s->pending_jobs, s->packed_gpus, util);
+    }
+    return ferror(out) ? -1 : 0;
+}
+
+/* Jobs whose wait is long enough for a prediction to matter. */
+static int eta_counts(const lucid_trace *trace, const lucid_sim_result *result, size_t i, int32_t vc)
+{
+    const lucid_jobrun *r = &result->run[i];
+    return !result->excluded[i] && (vc < 0 || trace->jobs[i].vc == vc) && r->start_time >= 0 &&
+           result->eta_p50[i] >= 0 && r->start_time - result->eta_at[i] > 60;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+void lucid_eta_calibration(const lucid_trace *trace, const lucid_sim_result *result, int32_t vc,
+                           double *coverage, double *median_rel_error, int64_t *n)
+{
+    *coverage = *median_rel_error = NAN;
+    *n = 0;
+    if (!result->eta_p50)
+        return;
+    size_t count = 0, inside = 0;
+    for (size_t i = 0; i < trace->njobs; i++)
+        count += (size_t)eta_counts(trace, result, i, vc);
+    double *errors = malloc((count + 1) * sizeof *errors);
+    if (!errors)
+        return;
+    size_t k = 0;
+    for (size_t i = 0; i < trace->njobs; i++) {
+        if (!eta_counts(trace, result, i, vc))
+            continue;
+        int64_t start = result->run[i].start_time, submit = result->eta_at[i];
+        inside += start >= result->eta_p10[i] && start <= result->eta_p90[i];
+        double wait = (double)(start - submit);
+        errors[k++] = fabs((double)(result->eta_p50[i] - submit) - wait) / wait;
+    }
+    if (k > 0) {
+        qsort(errors, k, sizeof *errors, compare_doubles);
+        *coverage = (double)inside / (double)k;
+        *median_rel_error = k % 2 ? errors[k / 2] : (errors[k / 2 - 1] + errors[k / 2]) / 2;
+    }
+    *n = (int64_t)k;
+    free(errors);
+}
+
+int lucid_write_eta(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
+                    const lucid_sim_result *result)
+{
+    fputs("job_id,vc,gpu_num,submit_time,predicted_at,start_time,wait,eta_p10,eta_p50,eta_p90\n",
+          out);
+    for (size_t i = 0; result->eta_p50 && i < trace->njobs; i++) {
+        const lucid_jobrun *r = &result->run[i];
+        if (result->excluded[i] || result->eta_p50[i] < 0)
+            continue;
+        const lucid_job *job = &trace->jobs[i];
+        fprintf(out, "%lld,%s,%d,%lld,%lld,%lld,%lld,%lld,%lld,%lld\n", (long long)job->job_id,
+                lucid_vcs_name(vcs, job->vc), job->gpu_num, (long long)job->submit_time,
+                (long long)result->eta_at[i], (long long)r->start_time, (long long)(r->start_time - job->submit_time),
+                (long long)result->eta_p10[i], (long long)result->eta_p50[i],
+                (long long)result->eta_p90[i]);
     }
     return ferror(out) ? -1 : 0;
 }

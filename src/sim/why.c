@@ -6,17 +6,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lucid/backfill.h"
 #include "lucid/sim.h"
 #include "lucid/util.h"
 #include "sim_internal.h"
 
 typedef struct wait_span {
     int64_t from, to;
-    char reason[200];
+    char reason[320];
 } wait_span;
 
 typedef struct why_state {
     const lucid_sim_inputs *in;
+    const int64_t *calendar; /* trace second -> Unix time offset, or NULL */
     wait_span *spans;
     size_t nspans, cap;
     int64_t last_step;
@@ -50,9 +52,47 @@ static int blocks_at_head(const lucid_sched *s)
     return s->lucid && !lucid_packing_switch_at(s->lucid, s->now);
 }
 
-static void waiting_reason(const lucid_sched *s, int32_t job, char *out, size_t size)
+/* With backfill, why a job waits in one sentence: "waits for 16 GPUs;
+ * reserved for it from ~14:20 on n3,n4; 3 jobs ahead of it". */
+static void backfill_reason(const lucid_sched *s, int32_t job, const int64_t *calendar, char *out,
+                            size_t size)
 {
     const lucid_job *j = &s->jobs[job];
+    size_t pos = queue_position(s, job);
+    char nodes[96], when[40];
+    int64_t at;
+    /* (No free-GPU count: it changes at every step and would cut the
+     * waiting interval into pieces that say the same.) */
+    int n = snprintf(out, size, "waits for %d GPU%s", j->gpu_num, j->gpu_num == 1 ? "" : "s");
+    if (n < 0 || (size_t)n >= size)
+        return;
+    if (lucid_backfill_reservation(s, job, &at, nodes, sizeof nodes)) {
+        if (calendar) {
+            char full[32];
+            lucid_time_format(at + *calendar, full, sizeof full); /* YYYY-MM-DD HH:MM:SS */
+            snprintf(when, sizeof when, "~%.5s UTC", strlen(full) >= 16 ? full + 11 : full);
+        } else {
+            snprintf(when, sizeof when, "~%lld", (long long)at);
+        }
+        n += snprintf(out + n, size - (size_t)n, "; reserved for it from %s on %s", when, nodes);
+    } else if ((size_t)n < size) {
+        n += snprintf(out + n, size - (size_t)n, "; no reservation (%s)",
+                      s->backfill->cfg.mode == LUCID_BACKFILL_EASY
+                          ? "EASY: one job ahead holds it; starts early only where that one is not delayed"
+                          : "none fits yet");
+    }
+    if (n >= 0 && (size_t)n < size)
+        snprintf(out + n, size - (size_t)n, "; %zu job%s ahead of it", pos, pos == 1 ? "" : "s");
+}
+
+static void waiting_reason(const lucid_sched *s, int32_t job, const int64_t *calendar, char *out,
+                           size_t size)
+{
+    const lucid_job *j = &s->jobs[job];
+    if (s->backfill) {
+        backfill_reason(s, job, calendar, out, size);
+        return;
+    }
     size_t pos = queue_position(s, job);
     const lucid_cluster *c = &s->cluster;
     int32_t largest = largest_free_node(c);
@@ -87,8 +127,8 @@ static void observe(void *user, const lucid_sched *s, int32_t job)
     const lucid_jobrun *r = &s->run[job];
     wait_span *last = w->nspans > 0 ? &w->spans[w->nspans - 1] : NULL;
     if (r->status == LUCID_PENDING) {
-        char reason[200];
-        waiting_reason(s, job, reason, sizeof reason);
+        char reason[320];
+        waiting_reason(s, job, w->calendar, reason, sizeof reason);
         if (last && last->to < 0) {
             if (strcmp(last->reason, reason) == 0)
                 return; /* the same reason goes on */
@@ -180,6 +220,7 @@ int lucid_explain_job_dated(const lucid_sim_config *cfg_in, const lucid_sim_inpu
     why_state w;
     memset(&w, 0, sizeof w);
     w.in = in;
+    w.calendar = calendar;
     w.packed_onto = -1;
     lucid_sim_config cfg = *cfg_in;
     cfg.observe = (lucid_observer){.job = job, .policy = policy, .after_step = observe, .user = &w};

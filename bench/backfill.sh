@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# bench/backfill.sh — issue 13's simulator goals on Venus September:
+#  1. backfill none / easy / conservative for fifo, qssf and lucid (learned
+#     estimates: the experiment's estimates_lucid.csv), both semantics: avg
+#     JCT, avg queue of large (> 8 GPUs) jobs, and the reservation counters;
+#  2. start-time estimates (predictions at submission): coverage and median
+#     relative error per policy, fixed semantics (eta-summary.csv);
+#  3. the run's time with and without predictions (median of RUNS).
+# Usage: bench/backfill.sh [RUNS]   (docs/backfill.md records the output)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-3}
+lucid=build/lucid
+out=bench/out/backfill
+mkdir -p "$out"
+median() { sort -n | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
+
+echo "| semantics | policy | backfill | avg JCT | large-job avg queue | reservations | moved later | backfilled |"
+echo "|---|---|---|---|---|---|---|---|"
+for compat in reference fixed; do
+    for bf in none easy conservative; do
+        "$lucid" simulate examples/venus.ini --out "$out/$compat-$bf" --set simulate.compat=$compat \
+            --set simulate.policies=fifo,qssf,lucid --set simulate.eta=off \
+            --set fifo.backfill=$bf --set qssf.backfill=$bf --set lucid.backfill=$bf >"$out/$compat-$bf.txt"
+        for policy in fifo qssf lucid; do
+            jct=$(awk -v p=$policy '/^Table 4/ { t = 4 } /^Table 5/ { t = 5 } t == 4 && $1 == p { print $2 }' "$out/$compat-$bf.txt")
+            large=$(awk -v p=$policy '/^Table 5/ { t = 5 } t == 5 && $1 == p { print $3 }' "$out/$compat-$bf.txt")
+            counts=$(grep "^backfill $policy " "$out/$compat-$bf.txt" |
+                sed -E 's/.*: ([0-9]+) jobs held a reservation, moved later ([0-9]+) times.*; ([0-9]+) jobs backfilled/\1 | \2 | \3/' || true)
+            echo "| $compat | $policy | $bf | $jct | $large | ${counts:-- | - | -} |"
+        done
+    done
+done
+
+echo
+echo "| policy | jobs waited > 60 s | coverage P10-P90 | median relative error |"
+echo "|---|---|---|---|"
+"$lucid" simulate examples/venus.ini --out "$out/eta" --set simulate.compat=fixed --quiet
+awk -F, '$2 == "all" { printf "| %s | %s | %.1f %% | %.1f %% |\n", $1, $3, 100 * $4, 100 * $5 }' "$out/eta/eta-summary.csv"
+
+echo
+echo "| Venus, 6 policies, fixed | wall s (median of $runs) | CPU s (user + sys) |"
+echo "|---|---|---|"
+for eta in off on; do
+    walls=(); cpus=()
+    for i in $(seq "$runs"); do
+        /usr/bin/time -f "%e %U %S" -o "$out/time.txt" "$lucid" simulate examples/venus.ini \
+            --out "$out/t-$eta" --set simulate.compat=fixed --set simulate.eta=$eta --quiet
+        read -r wall user sys <"$out/time.txt"
+        walls+=("$wall"); cpus+=("$(echo "$user + $sys" | bc)")
+    done
+    echo "| eta = $eta | $(printf '%s\n' "${walls[@]}" | median) | $(printf '%s\n' "${cpus[@]}" | median) |"
+done

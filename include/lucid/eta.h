@@ -1,0 +1,81 @@
+/* eta.h — start-time estimates: for the jobs waiting at a moment, when each
+ * will start, as an interval (P10, P50, P90).
+ *
+ * One function serves the simulator (predictions at submission) and can
+ * serve lucidd: it plays the policy's own queue order forward on the
+ * availability profile (backfill.h) with the placer's rule.  Running jobs
+ * end at their estimate times a ratio drawn from an empirical table of
+ * actual/estimate ratios of jobs already finished, conditioned on how long
+ * the running job has run already (only ratios at least elapsed/estimate
+ * count: a job that has run 10 h is not expected to end in 5 min); waiting
+ * jobs run their estimate times the unconditioned ratio.  The three
+ * scenarios use the table's 10th, 50th and 90th percentiles throughout. */
+#ifndef LUCID_ETA_H
+#define LUCID_ETA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lucid/backfill.h"
+#include "lucid/sched.h"
+
+/* Ratios actual duration / estimate of finished jobs. */
+typedef struct lucid_eta_table {
+    double *ratios;
+    size_t n, cap;
+    size_t sorted; /* ratios[0..sorted) are sorted; later ones wait for the next re-sort */
+    double sum;    /* of all ratios */
+} lucid_eta_table;
+
+int lucid_eta_table_add(lucid_eta_table *t, double ratio);
+/* The q-quantile (0..1) of the ratios that are >= at_least; a table of
+ * fewer than LUCID_ETA_MIN_HISTORY ratios answers from a fixed prior
+ * (0.25, 1, 4 at q = 0.1, 0.5, 0.9), and one with no ratio that large from
+ * at_least x (1.1, 1.5, 3). */
+#define LUCID_ETA_MIN_HISTORY 20
+double lucid_eta_table_quantile(lucid_eta_table *t, double at_least, double q);
+/* The mean ratio (the prior's 1 below LUCID_ETA_MIN_HISTORY ratios). */
+double lucid_eta_table_mean(const lucid_eta_table *t);
+void lucid_eta_table_free(lucid_eta_table *t);
+
+/* Jobs deeper in the queue than this are placed by volume: the estimated
+ * GPU-seconds between the last exactly placed job and them drain at the
+ * cluster's size after that job's start.  One prediction then costs
+ * O(depth) placements plus O(queue behind it), not O(queue) placements. */
+#define LUCID_ETA_EXACT_DEPTH 32
+
+typedef struct lucid_eta {
+    int64_t p10, p50, p90; /* predicted start times; -1 if the job can never fit */
+} lucid_eta;
+
+/* The plan of the last prediction, kept so that a later one at a moment
+ * when no job has started or ended (lucid_eta_invalidate not called) and
+ * the queue only grew at its end extends it instead of replaying the whole
+ * queue: with FIFO's long queues that is the difference between O(queue)
+ * and O(1) placements per arrival. */
+typedef struct lucid_eta_plan {
+    lucid_profile prof[3];
+    int32_t *jobs;     /* the queue prefix placed, in order */
+    lucid_eta *at;     /* their predictions */
+    double head_work;  /* their estimated GPU-seconds */
+    size_t placed, cap_jobs, cap_at;
+    int valid;
+} lucid_eta_plan;
+
+void lucid_eta_invalidate(lucid_eta_plan *plan);
+void lucid_eta_plan_free(lucid_eta_plan *plan);
+
+/* Predicts the starts of the jobs at queue positions [lo, upto) of
+ * s->queue into out[lo..upto) (out has room for upto entries; positions
+ * below lo and deeper than LUCID_ETA_EXACT_DEPTH may be left unset).  `bf`
+ * gives the estimates (lucid_backfill_job_estimate) and, when its mode is
+ * not none, lets jobs start ahead of earlier ones (as backfill does);
+ * without it, a job starts no earlier than the job ahead of it.
+ * `queued_work`: the queue's estimated GPU-seconds (gpus x estimate summed),
+ * kept by the caller as jobs join and leave; negative: summed here.
+ * Returns 0, or -1 (out of memory). */
+int lucid_eta_predict(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_table *t,
+                      lucid_eta_plan *plan, size_t lo, size_t upto, double queued_work,
+                      lucid_eta *out);
+
+#endif

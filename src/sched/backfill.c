@@ -1,0 +1,511 @@
+/* backfill.c — the availability profile and backfill with reservations
+ * (backfill.h).
+ *
+ * The profile is a step function: for each future segment, the free GPUs
+ * of every node once the running jobs have ended at their estimated ends,
+ * minus what reservations hold.  A job "fits" at a segment when the placer
+ * (the same rule that places jobs for real) finds GPUs on a cluster whose
+ * nodes have, each, the fewest free GPUs over the job's whole estimated run:
+ * then it can start there without touching anything reserved later. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lucid/backfill.h"
+
+int lucid_backfill_mode_parse(const char *text)
+{
+    if (strcmp(text, "none") == 0)
+        return LUCID_BACKFILL_NONE;
+    if (strcmp(text, "easy") == 0)
+        return LUCID_BACKFILL_EASY;
+    if (strcmp(text, "conservative") == 0)
+        return LUCID_BACKFILL_CONSERVATIVE;
+    return -1;
+}
+
+int lucid_backfill_estimate_parse(const char *text)
+{
+    if (strcmp(text, "model") == 0)
+        return LUCID_BACKFILL_EST_MODEL;
+    if (strcmp(text, "time_limit") == 0)
+        return LUCID_BACKFILL_EST_TIME_LIMIT;
+    return -1;
+}
+
+const char *lucid_backfill_mode_name(int mode)
+{
+    return mode == LUCID_BACKFILL_EASY           ? "easy"
+           : mode == LUCID_BACKFILL_CONSERVATIVE ? "conservative"
+                                                 : "none";
+}
+
+/* ---------------- profile ---------------- */
+
+void lucid_profile_free(lucid_profile *p)
+{
+    free(p->times);
+    free(p->ord);
+    free(p->freec);
+    free(p->total);
+    free(p->ends);
+    free(p->winmin);
+    free(p->alloc);
+    if (p->hypo_ready)
+        lucid_cluster_free(&p->hypo);
+    memset(p, 0, sizeof *p);
+}
+
+typedef struct lucid_profile_end ending;
+
+static int compare_endings(const void *pa, const void *pb)
+{
+    const ending *a = pa, *b = pb;
+    if (a->time != b->time)
+        return a->time < b->time ? -1 : 1;
+    return a->job < b->job ? -1 : a->job > b->job;
+}
+
+static int32_t *row(lucid_profile *p, size_t k)
+{
+    return p->freec + (size_t)p->ord[k] * (size_t)p->nslots;
+}
+
+/* Inserts segment `at` starting at t, a copy of segment at - 1 (at >= 1),
+ * or the first; only the small index arrays move. */
+static int insert_row(lucid_profile *p, size_t at, int64_t t)
+{
+    if (LUCID_GROW(p->times, p->cap_times, p->m + 1) < 0 ||
+        LUCID_GROW(p->ord, p->cap_ord, p->m + 1) < 0 ||
+        LUCID_GROW(p->freec, p->cap_free, (p->m + 1) * (size_t)p->nslots) < 0 ||
+        LUCID_GROW(p->total, p->cap_total, p->m + 1) < 0)
+        return -1;
+    int32_t fresh = (int32_t)p->m;
+    p->total[fresh] = 0;
+    if (at > 0) {
+        memcpy(p->freec + (size_t)fresh * (size_t)p->nslots, row(p, at - 1),
+               (size_t)p->nslots * sizeof *p->freec);
+        p->total[fresh] = p->total[p->ord[at - 1]];
+    }
+    memmove(p->times + at + 1, p->times + at, (p->m - at) * sizeof *p->times);
+    memmove(p->ord + at + 1, p->ord + at, (p->m - at) * sizeof *p->ord);
+    p->times[at] = t;
+    p->ord[at] = fresh;
+    p->m++;
+    return 0;
+}
+
+static int add_row(lucid_profile *p, int64_t t) { return insert_row(p, p->m, t); }
+
+/* The hypothetical cluster mirrors the real one's slots (dead ones removed). */
+static int hypo_prepare(lucid_profile *p, const lucid_cluster *c)
+{
+    if (p->hypo_ready && (p->hypo.nslots != c->nslots || p->hypo.gpus_per_node != c->gpus_per_node)) {
+        lucid_cluster_free(&p->hypo);
+        p->hypo_ready = 0;
+    }
+    if (!p->hypo_ready) {
+        lucid_error err;
+        if (lucid_cluster_init(&p->hypo, c->nslots, c->gpus_per_node, &err) < 0)
+            return -1;
+        p->hypo_ready = 1;
+    }
+    for (int32_t i = 0; i < c->nslots; i++)
+        if (p->hypo.nodes[i].alive && !c->nodes[i].alive)
+            lucid_cluster_remove_node(&p->hypo, i); /* a node lent away: no GPUs */
+    return 0;
+}
+
+/* Sets hypo node `slot` to exactly `mask` free. */
+static void hypo_set(lucid_profile *p, int32_t slot, uint64_t mask)
+{
+    lucid_node *n = &p->hypo.nodes[slot];
+    if (!n->alive || n->free_mask == mask)
+        return;
+    lucid_alloc give = {.node = slot, .mask = mask & ~n->free_mask};
+    lucid_alloc take = {.node = slot, .mask = n->free_mask & ~mask};
+    if (give.mask) {
+        lucid_cluster_give(&p->hypo, &give, 1);
+        n->jobs++;
+    }
+    if (take.mask) {
+        lucid_cluster_take(&p->hypo, &take, 1);
+        n->jobs--;
+    }
+}
+
+
+/* Index of the segment holding time t (the last start <= t). */
+static size_t segment_of(const lucid_profile *p, int64_t t)
+{
+    size_t lo = 0, hi = p->m;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->times[mid] <= t)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Makes the rows of the running jobs' ends up to time t (all of them for
+ * LUCID_NEVER). */
+static int ensure_until(lucid_profile *p, int64_t t)
+{
+    const lucid_sched *s = p->src;
+    while (p->next_end < p->nends && p->ends[p->next_end].time <= t) {
+        const ending *e = &p->ends[p->next_end++];
+        if (e->time < 0)
+            continue;
+        /* Every row so far starts at or before this end (rows are made in
+         * time order up to any time a search or reservation looked at). */
+        if (p->times[p->m - 1] < e->time && add_row(p, e->time) < 0)
+            return -1;
+        size_t k = segment_of(p, e->time);
+        const lucid_jobrun *r = &s->run[e->job];
+        for (size_t j = k; j < p->m; j++) {
+            int32_t *cells = row(p, j);
+            for (int32_t a = 0; a < r->alloc_n; a++) {
+                const lucid_alloc *al = &s->allocs[r->alloc_off + a];
+                int32_t before = cells[al->node];
+                cells[al->node] += __builtin_popcountll(al->mask);
+                if (cells[al->node] > p->gpus_per_node)
+                    cells[al->node] = p->gpus_per_node;
+                p->total[p->ord[j]] += cells[al->node] - before;
+            }
+        }
+    }
+    return 0;
+}
+
+int lucid_profile_build(lucid_profile *p, const lucid_sched *s, lucid_remaining_fn remaining,
+                        void *ctx)
+{
+    const lucid_cluster *c = &s->cluster;
+    p->m = 0;
+    p->nslots = c->nslots;
+    p->gpus_per_node = c->gpus_per_node;
+    p->src = s;
+    p->nends = p->next_end = 0;
+    if (hypo_prepare(p, c) < 0 || add_row(p, s->now) < 0 ||
+        LUCID_GROW(p->ends, p->cap_ends, s->nrunning + 1) < 0)
+        return -1;
+    for (int32_t i = 0; i < c->nslots; i++) {
+        row(p, 0)[i] = c->nodes[i].alive ? c->nodes[i].free : 0;
+        p->total[p->ord[0]] += row(p, 0)[i];
+    }
+    ending *ends = p->ends;
+    size_t n = 0;
+    for (int32_t j = s->run_head; j >= 0; j = s->run[j].run_next)
+        ends[n++] = (ending){s->now + remaining(ctx, s, j), j};
+    /* A packed pair frees its GPUs when the later of the two ends. */
+    for (size_t i = 0; i < n; i++) {
+        int32_t partner = s->run[ends[i].job].partner;
+        if (partner < 0 || s->run[partner].status != LUCID_RUNNING)
+            continue;
+        int64_t other = s->now + remaining(ctx, s, partner);
+        if (other > ends[i].time || (other == ends[i].time && partner > ends[i].job))
+            ends[i].time = -1; /* the partner gives the GPUs back */
+    }
+    qsort(ends, n, sizeof *ends, compare_endings);
+    p->nends = n;
+    return 0;
+}
+
+/* Makes t a segment start; returns its index. */
+static long split_at(lucid_profile *p, int64_t t)
+{
+    if (ensure_until(p, t) < 0)
+        return -1;
+    size_t k = segment_of(p, t);
+    if (p->times[k] == t)
+        return (long)k;
+    return insert_row(p, k + 1, t) < 0 ? -1 : (long)(k + 1);
+}
+
+long lucid_profile_fit(lucid_profile *p, const lucid_sched *s, int32_t gpus, int64_t duration,
+                       int64_t not_before, int *nalloc)
+{
+    const lucid_cluster *c = &s->cluster;
+    if (duration < 1)
+        duration = 1;
+    int need = gpus > 1 ? gpus : 1;
+    if (LUCID_GROW(p->winmin, p->cap_winmin, (size_t)p->nslots + 1) < 0)
+        return -1;
+    if (p->cap_alloc < need) {
+        lucid_alloc *grown = realloc(p->alloc, (size_t)need * sizeof *grown);
+        if (!grown)
+            return -1;
+        p->alloc = grown;
+        p->cap_alloc = need;
+    }
+    size_t k0 = 0;
+    if (not_before > p->times[0]) {
+        /* A start inside a segment: the segment from there on is the same. */
+        long at = split_at(p, not_before);
+        if (at < 0)
+            return -1;
+        k0 = (size_t)at;
+    }
+    for (size_t k = k0;; k++) {
+        if (k >= p->m) {
+            if (p->next_end >= p->nends)
+                break;
+            if (ensure_until(p, p->ends[p->next_end].time) < 0) /* one more end */
+                return -1;
+            if (k >= p->m)
+                continue;
+        }
+        int64_t end = p->times[k] + duration;
+        if (ensure_until(p, end) < 0)
+            return -1;
+        /* A segment in the window with too few free GPUs in all rules out
+         * every start up to it: go on after it. */
+        size_t short_row = p->m;
+        for (size_t j = k; j < p->m && (j == k || p->times[j] < end); j++)
+            if (p->total[p->ord[j]] < gpus) {
+                short_row = j;
+                break;
+            }
+        if (short_row < p->m) {
+            k = short_row;
+            continue;
+        }
+        memcpy(p->winmin, row(p, k), (size_t)p->nslots * sizeof *p->winmin);
+        int64_t total = 0;
+        for (size_t j = k + 1; j < p->m && p->times[j] < end; j++) {
+            const int32_t *r = row(p, j);
+            for (int32_t i = 0; i < p->nslots; i++)
+                if (r[i] < p->winmin[i])
+                    p->winmin[i] = r[i];
+        }
+        for (int32_t i = 0; i < p->nslots; i++)
+            total += p->winmin[i];
+        if (total < gpus)
+            continue;
+        for (int32_t i = 0; i < p->nslots; i++) {
+            if (!c->nodes[i].alive)
+                continue;
+            /* Past k = 0 only counts matter to the placer, not which GPUs. */
+            if (k > 0 && p->hypo.nodes[i].free == p->winmin[i])
+                continue;
+            /* At k = 0 the window is within what is free now: keep real GPUs. */
+            uint64_t from = k == 0 ? c->nodes[i].free_mask
+                                   : (p->gpus_per_node >= 64 ? ~(uint64_t)0
+                                                             : ((uint64_t)1 << p->gpus_per_node) - 1);
+            hypo_set(p, i, lucid_mask_lowest(from, p->winmin[i]));
+        }
+        lucid_rng rng = s->rng; /* a copy: planning never moves the real generator */
+        int n = s->placer->select(&p->hypo, gpus, &rng, p->alloc, p->cap_alloc);
+        if (n > 0) {
+            *nalloc = n;
+            return (long)k;
+        }
+    }
+    return -1;
+}
+
+int lucid_profile_reserve(lucid_profile *p, long k, int64_t duration, int nalloc)
+{
+    if (duration < 1)
+        duration = 1;
+    int64_t start = p->times[k];
+    if (split_at(p, start + duration) < 0)
+        return -1;
+    for (size_t j = (size_t)k; j < p->m && p->times[j] < start + duration; j++) {
+        int32_t *r = row(p, j);
+        for (int a = 0; a < nalloc; a++) {
+            int32_t before = r[p->alloc[a].node];
+            r[p->alloc[a].node] -= __builtin_popcountll(p->alloc[a].mask);
+            if (r[p->alloc[a].node] < 0)
+                r[p->alloc[a].node] = 0;
+            p->total[p->ord[j]] += r[p->alloc[a].node] - before;
+        }
+    }
+    return 0;
+}
+
+/* ---------------- backfill ---------------- */
+
+double lucid_backfill_job_estimate(const lucid_sched *s, const lucid_backfill *bf, int32_t job)
+{
+    const lucid_job *j = &s->jobs[job];
+    if (bf && bf->cfg.estimate == LUCID_BACKFILL_EST_TIME_LIMIT && j->time_limit > 0)
+        return (double)j->time_limit;
+    double est = -1;
+    if (s->priority && j->gpu_num > 0)
+        est = s->priority[job] / j->gpu_num; /* the reference's: negative -> 1000 already */
+    else if (bf && bf->estimate)
+        est = bf->estimate[job];
+    if (!(est > 0))
+        est = 1000.0;
+    return est < 1 ? 1 : est;
+}
+
+/* A running job's estimated time left: its estimate minus the time it has
+ * run.  One that has outrun its estimate is expected to run half as long
+ * again as it has so far (at least a minute): the durations are heavy-tailed,
+ * and a reservation that keeps being due in a second would block all
+ * backfill behind a job that overran. */
+static int64_t backfill_remaining(void *ctx, const lucid_sched *s, int32_t job)
+{
+    const lucid_backfill *bf = ctx;
+    double est = lucid_backfill_job_estimate(s, bf, job);
+    double elapsed = (double)(s->now - s->run[job].start_time);
+    double left = est - elapsed;
+    if (left < 1) {
+        left = elapsed * 0.5;
+        if (left < 60)
+            left = 60;
+    }
+    return (int64_t)ceil(left);
+}
+
+static int64_t planned_duration(const lucid_sched *s, const lucid_backfill *bf, int32_t job)
+{
+    double d = lucid_backfill_job_estimate(s, bf, job) * (bf->cfg.margin >= 1 ? bf->cfg.margin : 1);
+    return (int64_t)ceil(d);
+}
+
+static void note_reservation(lucid_backfill *bf, int32_t job, int64_t at)
+{
+    int64_t before = bf->reserved_at[job];
+    if (before < 0)
+        bf->stats.reservations++;
+    else if (at > before + 60)
+        bf->stats.moved_later++;
+    else if (at < before - 60)
+        bf->stats.moved_earlier++;
+    bf->reserved_at[job] = at;
+}
+
+/* Starts `job` now on the GPUs the profile chose (p->alloc). */
+static int start_reserved(lucid_sched *s, lucid_backfill *bf, int32_t job, int64_t dur, int nalloc)
+{
+    if (lucid_profile_reserve(&bf->prof, 0, dur, nalloc) < 0 ||
+        !lucid_sched_start_on(s, job, bf->prof.alloc, nalloc))
+        return 0;
+    bf->reserved_at[job] = -1;
+    return 1;
+}
+
+size_t lucid_backfill_pass(lucid_sched *s, const int32_t *jobs, size_t n,
+                           int (*pack)(lucid_sched *s, int32_t job), size_t *stopped_at)
+{
+    lucid_backfill *bf = s->backfill;
+    lucid_profile *p = &bf->prof;
+    size_t started = 0, held = 0;
+    size_t depth = bf->cfg.mode == LUCID_BACKFILL_CONSERVATIVE ? (size_t)-1 : 1;
+    int built = 0;
+    /* A reservation, once given, is kept until its job starts: the jobs that
+     * hold one are placed first, so no job — not even one that joined the
+     * queue ahead of them since — may delay them. */
+    for (size_t i = 0; i < n; i++) {
+        int32_t job = jobs[i];
+        if (bf->reserved_at[job] < 0)
+            continue;
+        if (!built && lucid_profile_build(p, s, backfill_remaining, bf) < 0)
+            return started;
+        built = 1;
+        int64_t dur = planned_duration(s, bf, job);
+        int nalloc = 0;
+        long k = lucid_profile_fit(p, s, s->jobs[job].gpu_num, dur, s->now, &nalloc);
+        if (k == 0) {
+            started += (size_t)start_reserved(s, bf, job, dur, nalloc);
+        } else if (k > 0) {
+            note_reservation(bf, job, p->times[k]);
+            if (lucid_profile_reserve(p, k, dur, nalloc) < 0)
+                return started;
+            held++;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        int32_t job = jobs[i];
+        if (s->run[job].status != LUCID_PENDING || bf->reserved_at[job] >= 0)
+            continue; /* started above, or holds its reservation */
+        if (pack && pack(s, job)) { /* a partner's GPUs: no free GPU taken */
+            started++;
+            bf->stats.backfilled += held > 0;
+            continue;
+        }
+        if (held == 0) {
+            /* Until a job is blocked the pass is the policy's own. */
+            if (lucid_sched_try_start(s, job)) {
+                started++;
+                built = 0; /* the profile no longer matches the cluster */
+                continue;
+            }
+        }
+        /* While packing, a job that could share GPUs waits for a partner as
+         * Lucid has it; reservations are for those that cannot. */
+        int reservable = !pack || s->jobs[job].gpu_num > LUCID_PACK_MAX_GPUS;
+        if (held == 0 && !reservable)
+            continue;
+        if (!built && lucid_profile_build(p, s, backfill_remaining, bf) < 0)
+            break;
+        built = 1;
+        int64_t dur = planned_duration(s, bf, job);
+        int nalloc = 0;
+        long k = lucid_profile_fit(p, s, s->jobs[job].gpu_num, dur, s->now, &nalloc);
+        if (k == 0 && held > 0) {
+            /* Fits now on GPUs no reservation needs during its run. */
+            if (start_reserved(s, bf, job, dur, nalloc)) {
+                bf->stats.backfilled++;
+                started++;
+            }
+        } else if (k > 0 && held < depth && reservable) {
+            note_reservation(bf, job, p->times[k]);
+            if (lucid_profile_reserve(p, k, dur, nalloc) < 0)
+                break;
+            held++;
+        } else if (k < 0 && held == 0) {
+            held++; /* never fits on this cluster's profile: nothing to protect */
+        }
+    }
+    *stopped_at = n;
+    for (size_t i = 0; i < n; i++)
+        if (s->run[jobs[i]].status == LUCID_PENDING) {
+            *stopped_at = i;
+            break;
+        }
+    return started;
+}
+
+void lucid_backfill_free(lucid_backfill *bf) { lucid_profile_free(&bf->prof); }
+
+int lucid_backfill_reservation(const lucid_sched *s, int32_t job, int64_t *at, char *nodes,
+                               size_t size)
+{
+    lucid_backfill *bf = s->backfill;
+    if (!bf || bf->reserved_at[job] < 0 || s->run[job].status != LUCID_PENDING)
+        return 0;
+    lucid_profile p = {0};
+    int found = 0;
+    if (lucid_profile_build(&p, s, backfill_remaining, bf) == 0)
+        for (size_t i = 0; i < s->qlen; i++) {
+            int32_t other = s->queue[i];
+            if (bf->reserved_at[other] < 0)
+                continue;
+            int64_t dur = planned_duration(s, bf, other);
+            int nalloc = 0;
+            long k = lucid_profile_fit(&p, s, s->jobs[other].gpu_num, dur, s->now, &nalloc);
+            if (k < 0)
+                continue;
+            if (other == job) {
+                *at = p.times[k];
+                size_t used = 0;
+                nodes[0] = '\0';
+                for (int a = 0; a < nalloc && used < size; a++)
+                    used += (size_t)snprintf(nodes + used, size - used, "%sn%d", a ? "," : "",
+                                             s->cluster.nodes[p.alloc[a].node].label);
+                found = 1;
+                break;
+            }
+            if (lucid_profile_reserve(&p, k, dur, nalloc) < 0)
+                break;
+        }
+    lucid_profile_free(&p);
+    return found;
+}

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# cli_backfill.sh — the backfill keys ([fifo] backfill, backfill_estimate,
+# backfill_margin, via --set like every key) on a 3-job trace worked out by
+# hand, learned estimates against users' time limits; bad values give one
+# line; [simulate] eta writes eta-<policy>.csv and eta-summary.csv and leaves
+# every other output byte for byte as with eta = off.
+# Usage: cli_backfill.sh LUCID SOURCE_DIR
+set -u
+source "$2/tests/lib/checks.sh"
+cd "$tmp"
+# One node of 8 GPUs.  Job 1 (6 GPUs) runs 10 s: the model says 100, the
+# user's limit 10.  Job 2 wants the whole node.  Job 3 (2 GPUs) runs 30 s
+# with a limit of 1000.
+cat >trace.csv <<'CSV'
+job_id,vc,gpu_num,submit_time,duration,time_limit
+1,a,6,0,10,10
+2,a,8,1,5,5
+3,a,2,2,30,1000
+CSV
+printf 'vc,nodes\na,1\n' >vc_config.csv
+printf 'job_id,estimate\n1,100\n2,5\n3,30\n' >est.csv
+cat >exp.ini <<'INI'
+[trace]
+jobs = trace.csv
+vcs = vc_config.csv
+start = 0
+[simulate]
+policies = fifo
+[qssf]
+estimates = est.csv
+INI
+start_of() { awk -F, -v j="$2" '$1 == j { print $6 }' "$1/jobs-fifo.csv"; }
+
+# Model estimates: 2 is reserved from 100 (1's estimate); 3 (30 x 1.2 = 36 s)
+# ends before that and backfills at 2, holding 2 GPUs to 32; 2 starts at 32.
+"$lucid" simulate exp.ini --quiet --out model --set fifo.backfill=easy >/dev/null || fail "simulate model"
+check "model: 3 backfilled at 2" [ "$(start_of model 3)" = 2 ]
+check "model: 2 starts at 32" [ "$(start_of model 2)" = 32 ]
+# Why it waits, in one sentence: reserved from 100 until 1 ends at 10, then
+# from 32 (3's estimated end: 30 s from 2).
+"$lucid" explain model 2 >why.txt || fail "explain"
+check "explain: reserved from ~100 until 10" grep -qx 'waited 1-10 (9 s): waits for 8 GPUs; reserved for it from ~100 on n0; 0 jobs ahead of it' why.txt
+check "explain: then from ~32" grep -qx 'waited 10-32 (22 s): waits for 8 GPUs; reserved for it from ~32 on n0; 0 jobs ahead of it' why.txt
+"$lucid" explain model 3 >why3.txt || fail "explain 3"
+check "explain: 3 never waited" bash -c "! grep -q '^waited' why3.txt"
+# Time limits: 2 is reserved from 10; 3 (1,200 s planned) would delay it: 2
+# runs 10-15, then 3.
+"$lucid" simulate exp.ini --quiet --out limit --set fifo.backfill=easy \
+    --set fifo.backfill_estimate=time_limit >/dev/null || fail "simulate limit"
+check "time_limit: 2 starts at 10" [ "$(start_of limit 2)" = 10 ]
+check "time_limit: 3 starts at 15" [ "$(start_of limit 3)" = 15 ]
+"$lucid" simulate exp.ini --out counted --set fifo.backfill=easy >counted.txt || fail "simulate counted"
+check "stdout counts reservations" grep -q '^backfill fifo (easy, model estimates, margin 1.20): 1 jobs held a reservation' counted.txt
+check "experiment.ini keeps the key" grep -q '^backfill = easy$' counted/experiment.ini
+
+expect_error "bad backfill" "[fifo] backfill = sideways: expected none, easy or conservative" \
+    "$lucid" simulate exp.ini --quiet --out bad --set fifo.backfill=sideways
+expect_error "bad estimate" "[fifo] backfill_estimate = guess: expected model or time_limit" \
+    "$lucid" simulate exp.ini --quiet --out bad --set fifo.backfill=easy --set fifo.backfill_estimate=guess
+expect_error "bad margin" "[fifo] backfill_margin = 0.5: expected a number from 1 to 100" \
+    "$lucid" simulate exp.ini --quiet --out bad --set fifo.backfill=easy --set fifo.backfill_margin=0.5
+expect_error "bad eta" "[simulate] eta = maybe: expected on or off" \
+    "$lucid" simulate exp.ini --quiet --out bad --set simulate.eta=maybe
+
+# eta on (the default) adds its files and changes no other byte.
+"$lucid" simulate exp.ini --quiet --out on >/dev/null || fail "simulate eta on"
+"$lucid" simulate exp.ini --quiet --out off --set simulate.eta=off >/dev/null || fail "simulate eta off"
+check "eta-fifo.csv written" test -s on/eta-fifo.csv
+check "eta-summary.csv written" grep -q '^policy,vc,jobs_waited,eta_coverage,eta_median_rel_error$' on/eta-summary.csv
+check "no eta files when off" bash -c '! ls off/eta-* 2>/dev/null'
+check "summary.csv unchanged by eta" cmp -s on/summary.csv off/summary.csv
+check "jobs-fifo.csv unchanged by eta" cmp -s on/jobs-fifo.csv off/jobs-fifo.csv
+# Re-running with eta off removes the stale eta files of the earlier run.
+"$lucid" simulate exp.ini --quiet --out on --set simulate.eta=off >/dev/null || fail "re-run off"
+check "stale eta files removed" bash -c '! ls on/eta-* 2>/dev/null'
+finish cli_backfill
