@@ -554,8 +554,8 @@ static void corrupt_model_files_are_rejected(void **state)
     expect_rejected(cut, "not a valid model file");
     expect_rejected("", "not a valid model file");
     expect_rejected("[1,2]", "bad.json: format: not a lucid model file");
-    char *v2 = replace(text, "\"version\": 1", "\"version\": 2");
-    expect_rejected(v2, "bad.json: version: version 2 is not supported");
+    char *v2 = replace(text, "\"version\": 1", "\"version\": 3");
+    expect_rejected(v2, "bad.json: version: version 3 is not supported (this build reads versions 1 to 2)");
     char *kind = replace(text, "\"kind\": \"ebm\"", "\"kind\": \"cart\"");
     expect_rejected(kind, "bad.json: kind: expected a model of kind \"ebm\"");
     char *scores = replace(text, "\"scores\": [\n", "\"scores\": [\n    0.5,\n");
@@ -593,6 +593,96 @@ static void corrupt_model_files_are_rejected(void **state)
     free(type);
     free(order);
     free(text);
+    lucid_ebm_free(m);
+    lucid_dataset_free(ds);
+}
+
+/* 1 + y = F(u) x G(v) with F, G steps: additive in log(1 + y), so a
+ * log1p model with learning rate 1 fits it exactly and its terms are the
+ * log factors (independently: F(8) / F(5) = 30 / 4), where a model of y
+ * itself cannot (y is not additive). */
+static void log_target_recovers_a_multiplicative_target(void **state)
+{
+    (void)state;
+    enum { N = 400 };
+    double u[N], v[N], y[N];
+    for (int i = 0; i < N; i++) {
+        u[i] = i % 10;
+        v[i] = i / 10 % 10;
+        y[i] = (u[i] < 3 ? 1 : u[i] < 7 ? 4 : 30) * (v[i] < 5 ? 2 : 10) - 1;
+    }
+    lucid_error err = {{0}};
+    lucid_dataset *ds = lucid_dataset_new(N, &err);
+    lucid_dataset_add_numeric(ds, "u", u, &err);
+    lucid_dataset_add_numeric(ds, "v", v, &err);
+    lucid_dataset_set_target(ds, "y", y, &err);
+    lucid_ebm_params p;
+    lucid_ebm_default_params(&p);
+    p.outer_bags = 3;
+    p.learning_rate = 1.0;
+    p.interactions = 0;
+    p.threads = 1;
+    p.target_transform = LUCID_TARGET_LOG1P;
+    lucid_ebm *m = lucid_ebm_train(ds, &p, &err);
+    assert_non_null(m);
+    double pred[N], score[N];
+    assert_int_equal(lucid_ebm_predict(m, ds, pred, &err), 0);
+    assert_int_equal(lucid_ebm_scores(m, ds, score, &err), 0);
+    for (int i = 0; i < N; i++) {
+        assert_true(fabs(pred[i] - y[i]) < 1e-6 * (1 + y[i]));
+        assert_true(fabs(score[i] - log1p(y[i])) < 1e-9);
+    }
+    /* The u term's cells for u = 8 and u = 5 differ by log(30 / 4). */
+    const lucid_ebm_term *tu = &m->terms[0];
+    uint32_t b8, b5;
+    lucid_column cu = {.values = (double[]){8, 5}};
+    assert_int_equal(lucid_bins_apply(&m->main_bins[0], &cu, 1, &b8, &err), 0);
+    cu.values = (double[]){5};
+    assert_int_equal(lucid_bins_apply(&m->main_bins[0], &cu, 1, &b5, &err), 0);
+    assert_true(fabs(tu->scores[b8] - tu->scores[b5] - log(30.0 / 4.0)) < 1e-9);
+    /* The same data on the original scale: no exact additive fit. */
+    p.target_transform = LUCID_TARGET_IDENTITY;
+    lucid_ebm *plain = lucid_ebm_train(ds, &p, &err);
+    assert_non_null(plain);
+    double other[N], worst = 0;
+    assert_int_equal(lucid_ebm_predict(plain, ds, other, &err), 0);
+    for (int i = 0; i < N; i++)
+        worst = fmax(worst, fabs(other[i] - y[i]));
+    assert_true(worst > 10);
+    /* File: version 2 with the transform, byte-identical and predicting the
+     * same after a reload; the untransformed model stays version 1. */
+    char *text = lucid_ebm_to_json(m, &err), *plain_text = lucid_ebm_to_json(plain, &err);
+    assert_non_null(strstr(text, "\"version\": 2"));
+    assert_non_null(strstr(text, "\"target_transform\": \"log1p\""));
+    assert_non_null(strstr(plain_text, "\"version\": 1"));
+    assert_null(strstr(plain_text, "target_transform"));
+    assert_null(strstr(plain_text, "decode_scale"));
+    lucid_ebm *back = lucid_ebm_from_json(text, "log.json", &err);
+    assert_non_null(back);
+    char *again = lucid_ebm_to_json(back, &err);
+    assert_string_equal(text, again);
+    double pb[N];
+    assert_int_equal(lucid_ebm_predict(back, ds, pb, &err), 0);
+    assert_memory_equal(pred, pb, sizeof pb);
+    /* A version-1 file cannot carry a transform (an older build would
+     * predict on the log scale): refused with one line. */
+    char *v1 = replace(text, "\"version\": 2", "\"version\": 1");
+    expect_rejected(v1, "bad.json: version: target_transform and decode_scale need version 2");
+    char *bad = replace(text, "\"log1p\"", "\"sqrt\"");
+    expect_rejected(bad, "bad.json: params.target_transform: expected \"log1p\"");
+    /* A target log1p cannot take. */
+    y[7] = -1;
+    lucid_dataset_set_target(ds, "y", y, &err);
+    p.target_transform = LUCID_TARGET_LOG1P;
+    assert_null(lucid_ebm_train(ds, &p, &err));
+    assert_string_equal(err.msg, "row 8: a log1p target must be > -1 (found -1)");
+    free(v1);
+    free(bad);
+    free(text);
+    free(plain_text);
+    free(again);
+    lucid_ebm_free(back);
+    lucid_ebm_free(plain);
     lucid_ebm_free(m);
     lucid_dataset_free(ds);
 }
@@ -702,6 +792,7 @@ int main(void)
         cmocka_unit_test(same_seed_same_model_for_any_thread_count),
         cmocka_unit_test(histogram_space_boosting_matches_the_row_passes),
         cmocka_unit_test(model_file_round_trips),
+        cmocka_unit_test(log_target_recovers_a_multiplicative_target),
         cmocka_unit_test(monotone_constraint_is_isotonic_and_centred),
         cmocka_unit_test(huge_categorical_pairs_are_not_candidates),
         cmocka_unit_test(corrupt_model_files_are_rejected),

@@ -23,7 +23,7 @@
 typedef struct model_opts {
     const char *kind, *data, *out, *model, *target, *until, *from, *pairs, *row, *binning, *compare,
         *compare_column, *monotone,
-        *weekly_from;
+        *weekly_from, *transform;
     int64_t seed, bags, threads, interactions, max_rounds, test_percent;
     double learning_rate, alpha;
 } model_opts;
@@ -57,7 +57,7 @@ static int parse_opts(int argc, char **argv, model_opts *o)
                 {"--from", &o->from},   {"--pairs", &o->pairs},     {"--row", &o->row},
                 {"--binning", &o->binning}, {"--compare", &o->compare},
                 {"--compare-column", &o->compare_column}, {"--monotone", &o->monotone},
-                {"--weekly-from", &o->weekly_from}};
+                {"--weekly-from", &o->weekly_from}, {"--target-transform", &o->transform}};
     struct {
         const char *name;
         int64_t *value;
@@ -288,15 +288,20 @@ static int apply_monotone(lucid_ebm *m, const char *spec)
 }
 
 /* Lucid's settings for its two GA2Ms, then the command line's overrides:
- * throughput lr 0.1, 10 pairs, quantile bins; duration lr 0.01, 20 pairs,
- * uniform bins. */
+ * throughput lr 0.1, 10 pairs, quantile bins; duration as
+ * lucid_duration_model_params (lr 0.01, 20 pairs, uniform bins, log1p
+ * target). */
 static int ebm_params(const model_opts *o, lucid_ebm_params *p)
 {
-    lucid_ebm_default_params(p);
     int throughput = strcmp(o->kind, "throughput") == 0;
-    p->learning_rate = throughput ? 0.1 : 0.01;
-    p->interactions = throughput ? 10 : 20;
-    p->binning = throughput ? LUCID_BIN_QUANTILE : LUCID_BIN_UNIFORM;
+    if (throughput) {
+        lucid_ebm_default_params(p);
+        p->learning_rate = 0.1;
+        p->interactions = 10;
+        p->binning = LUCID_BIN_QUANTILE;
+    } else {
+        lucid_duration_model_params(p);
+    }
     p->seed = (uint64_t)o->seed;
     p->threads = (int)o->threads;
     if (o->bags > 0)
@@ -307,6 +312,12 @@ static int ebm_params(const model_opts *o, lucid_ebm_params *p)
         p->max_rounds = (int)o->max_rounds;
     if (o->learning_rate > 0)
         p->learning_rate = o->learning_rate;
+    if (o->transform) {
+        if (strcmp(o->transform, "none") != 0 && strcmp(o->transform, "log1p") != 0)
+            return cli_fail("option --target-transform: expected none or log1p");
+        p->target_transform =
+            strcmp(o->transform, "log1p") == 0 ? LUCID_TARGET_LOG1P : LUCID_TARGET_IDENTITY;
+    }
     if (o->binning) {
         if (strcmp(o->binning, "uniform") != 0 && strcmp(o->binning, "quantile") != 0)
             return cli_fail("option --binning: expected uniform or quantile");
@@ -814,6 +825,8 @@ static void usage(FILE *out)
           "          [--seed N] [--bags N] [--threads N] [--learning-rate X]\n"
           "          [--interactions N] [--max-rounds N] [--binning quantile|uniform]\n"
           "          [--monotone FEATURE[:+1|:-1],...] (constrain terms to isotonic fits)\n"
+          "          [--target-transform none|log1p] (duration default log1p: fit log(1 + y),\n"
+          "          predict expm1)\n"
           "  predict --model MODEL --data FILE --out PRED.csv\n"
           "  eval    --model MODEL --data FILE [--from 'YYYY-MM-DD HH:MM:SS']\n"
           "          [--compare OTHER.csv [--compare-column NAME]] (someone else's predictions,\n"

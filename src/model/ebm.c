@@ -1278,7 +1278,13 @@ static int check_params(const lucid_ebm_params *p, const lucid_dataset *ds, luci
             return lucid_error_set(err, "row %zu: the target is missing or not finite", r + 1);
         if (p->task == LUCID_CLASSIFICATION && y != 0 && y != 1)
             return lucid_error_set(err, "row %zu: a classification target must be 0 or 1", r + 1);
+        if (p->target_transform == LUCID_TARGET_LOG1P && !(y > -1))
+            return lucid_error_set(err, "row %zu: a log1p target must be > -1 (found %g)", r + 1,
+                                   y);
     }
+    if (p->target_transform != LUCID_TARGET_IDENTITY &&
+        (p->task != LUCID_REGRESSION || p->target_transform != LUCID_TARGET_LOG1P))
+        return lucid_error_set(err, "a target transform applies to regression only (log1p)");
     return 0;
 }
 
@@ -1382,10 +1388,21 @@ lucid_ebm *lucid_ebm_train(const lucid_dataset *ds, const lucid_ebm_params *p, l
     }
     m->params = *p;
     m->task = p->task;
+    m->decode_scale = 1.0;
     m->train_rows = ds->nrows;
     sh.p = &m->params;
     sh.n = ds->nrows;
     sh.y = ds->target;
+    double *logy = NULL; /* the target on the fitted scale, when transformed */
+    if (p->target_transform == LUCID_TARGET_LOG1P) {
+        if (!(logy = malloc(ds->nrows * sizeof *logy))) {
+            lucid_error_set(err, "out of memory");
+            goto fail;
+        }
+        for (size_t r = 0; r < ds->nrows; r++)
+            logy[r] = log1p(ds->target[r]);
+        sh.y = logy;
+    }
     if (bin_features(m, ds, &sh, err) < 0)
         goto fail;
     for (int b = 0; b < p->outer_bags; b++)
@@ -1428,6 +1445,7 @@ lucid_ebm *lucid_ebm_train(const lucid_dataset *ds, const lucid_ebm_params *p, l
     }
     free(bags);
     shared_free(&sh, m->nfeat);
+    free(logy);
     return m;
 fail:
     for (int b = 0; b < p->outer_bags; b++) {
@@ -1437,6 +1455,7 @@ fail:
     }
     free(bags);
     shared_free(&sh, m->nfeat);
+    free(logy);
     lucid_ebm_free(m);
     return NULL;
 }
@@ -1497,7 +1516,7 @@ int lucid_ebm_contributions(const lucid_ebm *m, const lucid_dataset *ds, double 
     return rc;
 }
 
-int lucid_ebm_predict(const lucid_ebm *m, const lucid_dataset *ds, double *out, lucid_error *err)
+int lucid_ebm_scores(const lucid_ebm *m, const lucid_dataset *ds, double *out, lucid_error *err)
 {
     uint32_t **mb, **pb;
     int rc = bin_for_model(m, ds, &mb, &pb, err);
@@ -1509,11 +1528,29 @@ int lucid_ebm_predict(const lucid_ebm *m, const lucid_dataset *ds, double *out, 
                 if (cell != LUCID_BIN_UNSEEN)
                     s += m->terms[t].scores[cell];
             }
-            out[r] = m->task == LUCID_CLASSIFICATION ? sigmoid(s) : s;
+            out[r] = s;
         }
     free_bin_arrays(mb, m->nfeat);
     free_bin_arrays(pb, m->nfeat);
     return rc;
+}
+
+double lucid_ebm_decode(const lucid_ebm *m, double score)
+{
+    if (m->task == LUCID_CLASSIFICATION)
+        return sigmoid(score);
+    if (m->params.target_transform == LUCID_TARGET_LOG1P)
+        return exp(score) * m->decode_scale - 1.0;
+    return score;
+}
+
+int lucid_ebm_predict(const lucid_ebm *m, const lucid_dataset *ds, double *out, lucid_error *err)
+{
+    if (lucid_ebm_scores(m, ds, out, err) < 0)
+        return -1;
+    for (size_t r = 0; r < ds->nrows; r++)
+        out[r] = lucid_ebm_decode(m, out[r]);
+    return 0;
 }
 
 const char *lucid_ebm_term_name(const lucid_ebm *m, int term, char *buf, size_t size)

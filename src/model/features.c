@@ -357,7 +357,11 @@ static lucid_duration_job table_job(const table *t, size_t r, int64_t submit_tim
                                 .gpu_util = t->num[D_UTIL][r],
                                 .gmem_util = t->num[D_GMEM_UTIL][r],
                                 .gmem = t->num[D_GMEM][r],
-                                .duration = t->num[D_DURATION][r]};
+                                .duration = t->num[D_DURATION][r],
+                                /* The earliest it can have ended (no queueing). */
+                                .end_time = isfinite(t->num[D_DURATION][r])
+                                                ? submit_time + (int64_t)ceil(t->num[D_DURATION][r])
+                                                : 0};
 }
 
 /* The rows are read into a table and handed to lucid_features_duration_jobs
