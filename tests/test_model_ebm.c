@@ -640,6 +640,10 @@ static void log_target_recovers_a_multiplicative_target(void **state)
     cu.values = (double[]){5};
     assert_int_equal(lucid_bins_apply(&m->main_bins[0], &cu, 1, &b5, &err), 0);
     assert_true(fabs(tu->scores[b8] - tu->scores[b5] - log(30.0 / 4.0)) < 1e-9);
+    /* A score beyond the training targets decodes to their range: y runs
+     * from 1 x 2 - 1 = 1 to 30 x 10 - 1 = 299. */
+    assert_true(fabs(lucid_ebm_decode(m, 100.0) - 299) < 1e-9);
+    assert_true(fabs(lucid_ebm_decode(m, -100.0) - 1) < 1e-12);
     /* The same data on the original scale: no exact additive fit. */
     p.target_transform = LUCID_TARGET_IDENTITY;
     lucid_ebm *plain = lucid_ebm_train(ds, &p, &err);
@@ -668,6 +672,9 @@ static void log_target_recovers_a_multiplicative_target(void **state)
      * predict on the log scale): refused with one line. */
     char *v1 = replace(text, "\"version\": 2", "\"version\": 1");
     expect_rejected(v1, "bad.json: version: target_transform and decode_scale need version 2");
+    char *range = replace(text, "\"score_range\": [", "\"score_range\": [\n  9,");
+    expect_rejected(range, "bad.json: score_range: expected [low, high]");
+    free(range);
     char *bad = replace(text, "\"log1p\"", "\"sqrt\"");
     expect_rejected(bad, "bad.json: params.target_transform: expected \"log1p\"");
     /* A target log1p cannot take. */

@@ -182,6 +182,30 @@ static void duration_features_from_a_small_trace(void **state)
     lucid_dataset_free(mem);
     free(times);
     lucid_dataset_free(ds);
+    /* A trace's own end times, when it has them: job 1 queued and ended at
+     * 5,000 s, after job 2's submission (1,800 s), so job 2 has no history;
+     * without end_time job 1 is taken to end at submit + duration = 100 s. */
+    static const char *const head = "job_id,user,vc,gpu_num,cpu_num,duration,amp,gpu_util,"
+                                    "gmem_util,gmem,submit_datetime,submit_time%s\n";
+    static const char *const rows[2] = {"1,u,v,1,1,100,0,1,1,1,2020-09-01 00:00:00,0%s\n",
+                                        "2,u,v,1,1,50,0,1,1,1,2020-09-01 00:30:00,1800%s\n"};
+    char text[512];
+    for (int with_end = 0; with_end < 2; with_end++) {
+        snprintf(text, sizeof text, head, with_end ? ",end_time" : "");
+        size_t used = strlen(text);
+        snprintf(text + used, sizeof text - used, rows[0], with_end ? ",5000" : "");
+        used = strlen(text);
+        snprintf(text + used, sizeof text - used, rows[1], with_end ? ",1850" : "");
+        test_write_file(path, sizeof path, dir, "ends.csv", text);
+        lucid_dataset *e = lucid_features_duration(path, &times, &err);
+        assert_non_null(e);
+        if (with_end)
+            assert_true(isnan(col(e, "user_log_last", 1)) && col(e, "user_ended_24h", 1) == 0);
+        else
+            assert_true(col(e, "user_log_last", 1) == log1p(100));
+        free(times);
+        lucid_dataset_free(e);
+    }
     test_write_file(path, sizeof path, dir, "novc.csv", "job_id,user\n1,a\n");
     assert_null(lucid_features_duration(path, &times, &err));
     assert_non_null(strstr(err.msg, "novc.csv:1: vc: missing column"));

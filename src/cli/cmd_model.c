@@ -24,7 +24,7 @@ typedef struct model_opts {
     const char *kind, *data, *out, *model, *target, *until, *from, *pairs, *row, *binning, *compare,
         *compare_column, *monotone,
         *weekly_from, *transform;
-    int64_t seed, bags, threads, interactions, max_rounds, test_percent;
+    int64_t seed, bags, threads, interactions, max_rounds, test_percent, min_leaf;
     double learning_rate, alpha;
 } model_opts;
 
@@ -46,6 +46,7 @@ static int parse_opts(int argc, char **argv, model_opts *o)
     o->threads = 2;
     o->interactions = -1;
     o->max_rounds = -1;
+    o->min_leaf = -1;
     o->test_percent = 30;
     o->learning_rate = -1;
     o->alpha = 1e-4;
@@ -66,6 +67,7 @@ static int parse_opts(int argc, char **argv, model_opts *o)
                 {"--threads", &o->threads},
                 {"--interactions", &o->interactions},
                 {"--max-rounds", &o->max_rounds},
+                {"--min-samples-leaf", &o->min_leaf},
                 {"--test-percent", &o->test_percent}};
     for (int i = 2; i < argc; i++) {
         int hit = 0;
@@ -310,6 +312,8 @@ static int ebm_params(const model_opts *o, lucid_ebm_params *p)
         p->interactions = (int)o->interactions;
     if (o->max_rounds > 0)
         p->max_rounds = (int)o->max_rounds;
+    if (o->min_leaf > 0)
+        p->min_samples_leaf = (int)o->min_leaf;
     if (o->learning_rate > 0)
         p->learning_rate = o->learning_rate;
     if (o->transform) {
@@ -823,7 +827,8 @@ static void usage(FILE *out)
           "          [--train-until 'YYYY-MM-DD HH:MM:SS'] (throughput, duration)\n"
           "          [--pairs colocation_pairs.csv] [--alpha 1e-4] (sharing)\n"
           "          [--seed N] [--bags N] [--threads N] [--learning-rate X]\n"
-          "          [--interactions N] [--max-rounds N] [--binning quantile|uniform]\n"
+          "          [--interactions N] [--max-rounds N] [--min-samples-leaf N]\n"
+          "          [--binning quantile|uniform]\n"
           "          [--monotone FEATURE[:+1|:-1],...] (constrain terms to isotonic fits)\n"
           "          [--target-transform none|log1p] (duration default log1p: fit log(1 + y),\n"
           "          predict expm1)\n"

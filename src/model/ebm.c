@@ -1399,8 +1399,13 @@ lucid_ebm *lucid_ebm_train(const lucid_dataset *ds, const lucid_ebm_params *p, l
             lucid_error_set(err, "out of memory");
             goto fail;
         }
-        for (size_t r = 0; r < ds->nrows; r++)
+        m->score_min = INFINITY;
+        m->score_max = -INFINITY;
+        for (size_t r = 0; r < ds->nrows; r++) {
             logy[r] = log1p(ds->target[r]);
+            m->score_min = fmin(m->score_min, logy[r]);
+            m->score_max = fmax(m->score_max, logy[r]);
+        }
         sh.y = logy;
     }
     if (bin_features(m, ds, &sh, err) < 0)
@@ -1540,7 +1545,7 @@ double lucid_ebm_decode(const lucid_ebm *m, double score)
     if (m->task == LUCID_CLASSIFICATION)
         return sigmoid(score);
     if (m->params.target_transform == LUCID_TARGET_LOG1P)
-        return exp(score) * m->decode_scale - 1.0;
+        return exp(fmin(fmax(score, m->score_min), m->score_max)) * m->decode_scale - 1.0;
     return score;
 }
 

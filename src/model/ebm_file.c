@@ -96,6 +96,8 @@ char *lucid_ebm_to_json(const lucid_ebm *m, lucid_error *err)
     if (m->params.target_transform != LUCID_TARGET_IDENTITY) {
         json_object_set_new(root, "version", json_integer(2));
         json_object_set_new(root, "decode_scale", json_real(m->decode_scale));
+        double range[2] = {m->score_min, m->score_max};
+        json_object_set_new(root, "score_range", reals(range, 2));
     }
     json_t *terms = json_array();
     for (int t = 0; t < m->nterms; t++) {
@@ -447,16 +449,25 @@ static int read_model(const loader *ld, json_t *root, lucid_ebm *m)
      * file has neither (an untransformed target). */
     json_int_t version = json_integer_value(json_object_get(root, "version"));
     json_t *scale = json_object_get(root, "decode_scale");
+    json_t *range = json_object_get(root, "score_range");
     m->decode_scale = 1.0;
-    if (version < 2 && (scale || m->params.target_transform != LUCID_TARGET_IDENTITY))
+    if (version < 2 && (scale || range || m->params.target_transform != LUCID_TARGET_IDENTITY))
         return bad(ld, "version", "target_transform and decode_scale need version 2");
     if (m->params.target_transform != LUCID_TARGET_IDENTITY) {
         if (!json_is_number(scale) || !(json_number_value(scale) > 0) ||
             !isfinite(json_number_value(scale)))
             return bad(ld, "decode_scale", "expected a finite number > 0");
         m->decode_scale = json_number_value(scale);
-    } else if (scale) {
-        return bad(ld, "decode_scale", "applies to a transformed target only");
+        json_t *lo = json_array_get(range, 0), *hi = json_array_get(range, 1);
+        if (!json_is_array(range) || json_array_size(range) != 2 || !json_is_number(lo) ||
+            !json_is_number(hi) || !isfinite(json_number_value(lo)) ||
+            !isfinite(json_number_value(hi)) || json_number_value(lo) > json_number_value(hi))
+            return bad(ld, "score_range", "expected [low, high], two finite numbers, low <= high");
+        m->score_min = json_number_value(lo);
+        m->score_max = json_number_value(hi);
+    } else if (scale || range) {
+        return bad(ld, scale ? "decode_scale" : "score_range",
+                   "applies to a transformed target only");
     }
     json_t *terms = json_object_get(root, "terms");
     if (!json_is_array(terms) || json_array_size(terms) > 1000000)
