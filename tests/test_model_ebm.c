@@ -364,6 +364,36 @@ static lucid_ebm *train_tables(const lucid_dataset *ds, int tables, double lr, i
     return train_ebm(ds, lr, 3, pairs, 2, 42, tables);
 }
 
+enum { GRID = 400 };
+
+/* u = i % 10, v = i / 10 % 10 over GRID rows (a full 10 x 10 grid, four
+ * times), target f(u, v); y (GRID values) gets the targets too. */
+static lucid_dataset *grid_data(double (*f)(double u, double v), double *y)
+{
+    double u[GRID], v[GRID];
+    for (int i = 0; i < GRID; i++) {
+        u[i] = i % 10;
+        v[i] = i / 10 % 10;
+        y[i] = f(u[i], v[i]);
+    }
+    lucid_error err = {{0}};
+    lucid_dataset *ds = lucid_dataset_new(GRID, &err);
+    lucid_dataset_add_numeric(ds, "u", u, &err);
+    lucid_dataset_add_numeric(ds, "v", v, &err);
+    lucid_dataset_set_target(ds, "y", y, &err);
+    return ds;
+}
+
+static double additive_steps(double u, double v)
+{
+    return (u < 3 ? 0 : u < 7 ? 5 : 12) + (v < 5 ? -2 : 3);
+}
+
+static double multiplicative_steps(double u, double v)
+{
+    return (u < 3 ? 1 : u < 7 ? 4 : 30) * (v < 5 ? 2 : 10) - 1;
+}
+
 static void histogram_space_boosting_matches_the_row_passes(void **state)
 {
     (void)state;
@@ -396,17 +426,9 @@ static void histogram_space_boosting_matches_the_row_passes(void **state)
 
     /* y = f(u) + g(v) with f, g steps of at most three levels on a full
      * 10 x 10 grid: learning rate 1 and enough rounds fit it exactly. */
-    enum { N = 400 };
-    double u[N], v[N], y[N];
-    for (int i = 0; i < N; i++) {
-        u[i] = i % 10;
-        v[i] = i / 10 % 10;
-        y[i] = (u[i] < 3 ? 0 : u[i] < 7 ? 5 : 12) + (v[i] < 5 ? -2 : 3);
-    }
-    lucid_dataset *add = lucid_dataset_new(N, &err);
-    lucid_dataset_add_numeric(add, "u", u, &err);
-    lucid_dataset_add_numeric(add, "v", v, &err);
-    lucid_dataset_set_target(add, "y", y, &err);
+    enum { N = GRID };
+    double y[N];
+    lucid_dataset *add = grid_data(additive_steps, y);
     for (int mode = LUCID_EBM_TABLES_ON; mode <= LUCID_EBM_TABLES_OFF; mode++) {
         lucid_ebm *m = train_tables(add, mode, 1.0, 0);
         double pred[N];
@@ -604,18 +626,10 @@ static void corrupt_model_files_are_rejected(void **state)
 static void log_target_recovers_a_multiplicative_target(void **state)
 {
     (void)state;
-    enum { N = 400 };
-    double u[N], v[N], y[N];
-    for (int i = 0; i < N; i++) {
-        u[i] = i % 10;
-        v[i] = i / 10 % 10;
-        y[i] = (u[i] < 3 ? 1 : u[i] < 7 ? 4 : 30) * (v[i] < 5 ? 2 : 10) - 1;
-    }
+    enum { N = GRID };
+    double y[N];
     lucid_error err = {{0}};
-    lucid_dataset *ds = lucid_dataset_new(N, &err);
-    lucid_dataset_add_numeric(ds, "u", u, &err);
-    lucid_dataset_add_numeric(ds, "v", v, &err);
-    lucid_dataset_set_target(ds, "y", y, &err);
+    lucid_dataset *ds = grid_data(multiplicative_steps, y);
     lucid_ebm_params p;
     lucid_ebm_default_params(&p);
     p.outer_bags = 3;
