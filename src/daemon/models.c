@@ -53,8 +53,9 @@ struct lucidd_models {
     int64_t forecast_version;
     training work;
     /* The finished jobs as the users' histories a job's estimate is built
-     * against (lucid_features_duration_history): rebuilt by the update when
-     * the number of finished jobs changes; `user` points into hist_users. */
+     * against (lucid_features_duration_history): rebuilt by every update
+     * (O(jobs), and the job list may drop and gain jobs between two);
+     * `user` points into hist_users. */
     lucid_duration_job *hist;
     char (*hist_users)[64];
     size_t nhist;
@@ -427,8 +428,6 @@ static int install(lucidd_models *m, lucid_error *err)
 static int refresh_history(lucidd_models *m, const lucidd_job *jobs, size_t njobs,
                            size_t finished, lucid_error *err)
 {
-    if (finished == m->nhist && m->hist)
-        return 0;
     lucid_duration_job *hist = calloc(finished + 1, sizeof *hist);
     char(*users)[64] = calloc(finished + 1, sizeof *users);
     if (!hist || !users) {
