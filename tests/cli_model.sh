@@ -168,6 +168,7 @@ grep -q '"target_transform": "log1p"' "$TMP/dur.json" || fail "duration model is
 grep -q '"version": 2' "$TMP/dur.json" || fail "log1p duration model is not version 2"
 grep -q 'multiplies 1 + prediction' "$TMP/row.txt" || fail "row explanation: $(head -1 "$TMP/row.txt")"
 grep -q ' user_log_median = ' "$TMP/row.txt" || fail "row explanation lacks the user history"
+grep -q '^P10-P90    rows [0-9]*  inside 0\.' "$TMP/dur.txt" || fail "eval gives no P10-P90 coverage"
 "$LUCID" model train --kind duration --data "$TMP/trace.csv" --train-until '2020-09-03 12:00:00' \
     --out "$TMP/dur-plain.json" --max-rounds 50 --bags 2 --target-transform none >/dev/null
 grep -q '"version": 1' "$TMP/dur-plain.json" || fail "untransformed model is not version 1"

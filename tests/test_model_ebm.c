@@ -367,14 +367,15 @@ static lucid_ebm *train_tables(const lucid_dataset *ds, int tables, double lr, i
 enum { GRID = 400 };
 
 /* u = i % 10, v = i / 10 % 10 over GRID rows (a full 10 x 10 grid, four
- * times), target f(u, v); y (GRID values) gets the targets too. */
-static lucid_dataset *grid_data(double (*f)(double u, double v), double *y)
+ * times, block i / 100), target f(u, v, i); y (GRID values) gets the
+ * targets too. */
+static lucid_dataset *grid_data(double (*f)(double u, double v, int i), double *y)
 {
     double u[GRID], v[GRID];
     for (int i = 0; i < GRID; i++) {
         u[i] = i % 10;
         v[i] = i / 10 % 10;
-        y[i] = f(u[i], v[i]);
+        y[i] = f(u[i], v[i], i);
     }
     lucid_error err = {{0}};
     lucid_dataset *ds = lucid_dataset_new(GRID, &err);
@@ -384,13 +385,15 @@ static lucid_dataset *grid_data(double (*f)(double u, double v), double *y)
     return ds;
 }
 
-static double additive_steps(double u, double v)
+static double additive_steps(double u, double v, int i)
 {
+    (void)i;
     return (u < 3 ? 0 : u < 7 ? 5 : 12) + (v < 5 ? -2 : 3);
 }
 
-static double multiplicative_steps(double u, double v)
+static double multiplicative_steps(double u, double v, int i)
 {
+    (void)i;
     return (u < 3 ? 1 : u < 7 ? 4 : 30) * (v < 5 ? 2 : 10) - 1;
 }
 
@@ -654,6 +657,13 @@ static void log_target_recovers_a_multiplicative_target(void **state)
     cu.values = (double[]){5};
     assert_int_equal(lucid_bins_apply(&m->main_bins[0], &cu, 1, &b5, &err), 0);
     assert_true(fabs(tu->scores[b8] - tu->scores[b5] - log(30.0 / 4.0)) < 1e-9);
+    /* An exact fit leaves no residual spread: P10 = P50 = P90 = y. */
+    double q[N];
+    for (int k = 0; k < 3; k++) {
+        assert_true(fabs(m->residual_q[k]) < 1e-9);
+        assert_int_equal(lucid_ebm_predict_quantile(m, ds, k, q, &err), 0);
+        assert_true(fabs(q[7] - y[7]) < 1e-6 * (1 + y[7]));
+    }
     /* A score beyond the training targets decodes to their range: y runs
      * from 1 x 2 - 1 = 1 to 30 x 10 - 1 = 299. */
     assert_true(fabs(lucid_ebm_decode(m, 100.0) - 299) < 1e-9);
@@ -689,6 +699,9 @@ static void log_target_recovers_a_multiplicative_target(void **state)
     char *range = replace(text, "\"score_range\": [", "\"score_range\": [\n  9,");
     expect_rejected(range, "bad.json: score_range: expected [low, high]");
     free(range);
+    char *rq = replace(text, "\"residual_quantiles\": [", "\"residual_quantiles\": [\n  9,");
+    expect_rejected(rq, "bad.json: residual_quantiles: expected [p10, p50, p90]");
+    free(rq);
     char *bad = replace(text, "\"log1p\"", "\"sqrt\"");
     expect_rejected(bad, "bad.json: params.target_transform: expected \"log1p\"");
     /* A target log1p cannot take. */
@@ -704,6 +717,53 @@ static void log_target_recovers_a_multiplicative_target(void **state)
     free(again);
     lucid_ebm_free(back);
     lucid_ebm_free(plain);
+    lucid_ebm_free(m);
+    lucid_dataset_free(ds);
+}
+
+/* log(1 + y) = F(u) + e, e = -2, 0, 0, +2 for the four copies of the grid
+ * (independent of u and v): the model fits F plus the small mean of e over
+ * its random 85 % of training rows, the residuals are e minus that, so
+ * their 10 / 50 / 90 % quantiles (numpy's interpolation: positions 39.9,
+ * 199.5 and 359.1 of 400 sorted residuals) are -2, 0, +2 up to one shift,
+ * and every row's P10 and P90 are e^4 apart on the 1 + y scale. */
+static double noisy_steps(double u, double v, int i)
+{
+    (void)v;
+    static const double e[4] = {-2, 0, 0, 2};
+    return expm1((u < 5 ? 1.0 : 3.0) + e[i / 100]);
+}
+
+static void log_model_quantiles_follow_the_residuals(void **state)
+{
+    (void)state;
+    double y[GRID], q[GRID];
+    lucid_error err = {{0}};
+    lucid_dataset *ds = grid_data(noisy_steps, y);
+    lucid_ebm_params p;
+    lucid_ebm_default_params(&p);
+    p.outer_bags = 1;
+    p.learning_rate = 1.0;
+    p.interactions = 0;
+    p.threads = 1;
+    p.target_transform = LUCID_TARGET_LOG1P;
+    lucid_ebm *m = lucid_ebm_train(ds, &p, &err);
+    assert_non_null(m);
+    double shift = m->residual_q[1];
+    assert_true(fabs(shift) < 0.1);
+    assert_true(fabs(m->residual_q[0] - shift + 2) < 1e-6 &&
+                fabs(m->residual_q[2] - shift - 2) < 1e-6);
+    double lo[GRID];
+    assert_int_equal(lucid_ebm_predict_quantile(m, ds, 2, q, &err), 0);
+    assert_int_equal(lucid_ebm_predict_quantile(m, ds, 0, lo, &err), 0);
+    for (int i = 0; i < GRID; i++) {
+        /* (1 + P90) / (1 + P10) = e^4, unless P90 meets the clamp at the
+         * largest target, log1p = 5. */
+        assert_true(log1p(q[i]) <= 5.0 + 1e-12);
+        if (log1p(q[i]) < 5.0 - 1e-9)
+            assert_true(fabs(log1p(q[i]) - log1p(lo[i]) - 4) < 1e-6);
+    }
+    assert_int_equal(lucid_ebm_predict_quantile(m, ds, 3, q, &err), -1);
     lucid_ebm_free(m);
     lucid_dataset_free(ds);
 }
@@ -814,6 +874,7 @@ int main(void)
         cmocka_unit_test(histogram_space_boosting_matches_the_row_passes),
         cmocka_unit_test(model_file_round_trips),
         cmocka_unit_test(log_target_recovers_a_multiplicative_target),
+        cmocka_unit_test(log_model_quantiles_follow_the_residuals),
         cmocka_unit_test(monotone_constraint_is_isotonic_and_centred),
         cmocka_unit_test(huge_categorical_pairs_are_not_candidates),
         cmocka_unit_test(corrupt_model_files_are_rejected),

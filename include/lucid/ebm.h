@@ -91,6 +91,13 @@ typedef struct lucid_ebm {
      * beyond any duration ever seen (measured: 4.9e6 s against a longest
      * job of 1.3e6 s). */
     double score_min, score_max;
+    /* LUCID_TARGET_LOG1P: the 10 %, 50 % and 90 % quantiles of the training
+     * rows' residuals log1p(y) - score (numpy's linear interpolation), so
+     * that expm1(score + residual_q[k]) is an estimate of y's P10 / P50 /
+     * P90 (lucid_ebm_predict_quantile): one spread for every job, measured
+     * in-sample, hence optimistic (docs/models.md gives its coverage on
+     * later jobs). */
+    double residual_q[3];
     size_t train_rows;
     int *bag_rounds;      /* per bag: main rounds, then pair rounds (2 x outer_bags) */
     double *bag_metric;   /* per bag: best validation metric after mains, after pairs */
@@ -114,6 +121,11 @@ int lucid_ebm_predict(const lucid_ebm *m, const lucid_dataset *ds, double *out, 
 int lucid_ebm_scores(const lucid_ebm *m, const lucid_dataset *ds, double *out, lucid_error *err);
 /* The prediction for an additive score. */
 double lucid_ebm_decode(const lucid_ebm *m, double score);
+/* LUCID_TARGET_LOG1P models: the estimated P10 (k = 0), P50 (1) or P90 (2)
+ * of every row's target, expm1 of the score plus residual_q[k] (clamped as
+ * lucid_ebm_decode).  -1 with an error for other models or k. */
+int lucid_ebm_predict_quantile(const lucid_ebm *m, const lucid_dataset *ds, int k, double *out,
+                               lucid_error *err);
 /* Per-row term contributions: contrib[row * nterms + term]. */
 int lucid_ebm_contributions(const lucid_ebm *m, const lucid_dataset *ds, double *contrib,
                             lucid_error *err);
@@ -131,7 +143,7 @@ const char *lucid_ebm_get_meta(const lucid_ebm *m, const char *key);
 
 /* Model file (JSON, "format": "lucid-model", "kind": "ebm"): version 1, or
  * version 2 when the target is transformed (params.target_transform,
- * decode_scale and score_range; a build that reads only version 1 refuses such a file
+ * decode_scale, score_range and residual_quantiles; a build that reads only version 1 refuses such a file
  * instead of predicting on the wrong scale).  The text is byte-identical
  * for identical models. */
 char *lucid_ebm_to_json(const lucid_ebm *m, lucid_error *err);

@@ -540,6 +540,34 @@ static size_t report(const loaded *l, const double *pred, const double *other, i
     return ours.n;
 }
 
+/* A log1p model's P10-P90 interval on the scored rows: how often the
+ * target falls inside, below and above. */
+static int report_interval(const lucid_ebm *m, const loaded *l, int64_t start)
+{
+    size_t n = l->ds->nrows ? l->ds->nrows : 1;
+    double *lo = malloc(n * sizeof *lo), *hi = malloc(n * sizeof *hi);
+    lucid_error err = {{0}};
+    int rc = lo && hi ? 0 : cli_fail("out of memory");
+    if (rc == 0 && (lucid_ebm_predict_quantile(m, l->ds, 0, lo, &err) < 0 ||
+                    lucid_ebm_predict_quantile(m, l->ds, 2, hi, &err) < 0))
+        rc = cli_fail("%s", err.msg);
+    size_t rows = 0, below = 0, above = 0;
+    for (size_t r = 0; rc == 0 && r < l->ds->nrows; r++) {
+        if (l->times && l->times[r] < start)
+            continue;
+        rows++;
+        below += l->ds->target[r] < lo[r];
+        above += l->ds->target[r] > hi[r];
+    }
+    if (rc == 0 && rows > 0)
+        printf("P10-P90    rows %zu  inside %.4f  below %.4f  above %.4f\n", rows,
+               (double)(rows - below - above) / (double)rows, (double)below / (double)rows,
+               (double)above / (double)rows);
+    free(lo);
+    free(hi);
+    return rc;
+}
+
 /* Someone else's predictions for the same rows (first column the row key,
  * second the value), e.g. the authors' estimates_lucid.csv: NAN where absent. */
 static int read_compare(const char *path, const char *column, const lucid_dataset *ds,
@@ -613,6 +641,8 @@ static int cmd_eval(const model_opts *o)
             printf("evaluated on rows from %s\n", from);
         if (report(&l, pred, other, start, o->compare, am.cart != NULL) == 0)
             rc = cli_fail("no rows to evaluate%s%s", from ? " from " : "", from ? from : "");
+        else if (am.ebm && am.ebm->params.target_transform == LUCID_TARGET_LOG1P)
+            rc = report_interval(am.ebm, &l, start);
     }
     free(pred);
     free(other);

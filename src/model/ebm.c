@@ -1256,6 +1256,30 @@ static void finish_terms(lucid_ebm *m, bag_state *bags, int nbags, const shared_
     free(has_missing);
 }
 
+/* The training rows' residuals on the fitted scale, at 10, 50 and 90 %. */
+static int residual_quantiles(lucid_ebm *m, const shared_data *sh)
+{
+    double *r = malloc((sh->n ? sh->n : 1) * sizeof *r);
+    if (!r)
+        return -1;
+    for (size_t i = 0; i < sh->n; i++) {
+        double s = m->intercept;
+        for (int t = 0; t < m->nterms; t++)
+            s += m->terms[t].scores[term_cell(&m->terms[t], sh->main_bins, sh->pair_bins, i)];
+        r[i] = sh->y[i] - s;
+    }
+    qsort(r, sh->n, sizeof *r, lucid_cmp_double);
+    static const double q[3] = {0.1, 0.5, 0.9};
+    for (int k = 0; k < 3; k++) {
+        double at = q[k] * (double)(sh->n - 1);
+        size_t lo = (size_t)at;
+        size_t hi = lo + 1 < sh->n ? lo + 1 : lo;
+        m->residual_q[k] = r[lo] + (at - (double)lo) * (r[hi] - r[lo]);
+    }
+    free(r);
+    return 0;
+}
+
 static int check_params(const lucid_ebm_params *p, const lucid_dataset *ds, lucid_error *err)
 {
     if (!ds->target)
@@ -1443,6 +1467,10 @@ lucid_ebm *lucid_ebm_train(const lucid_dataset *ds, const lucid_ebm_params *p, l
             m->bag_metric[2 * b + s] = bags[b].metric[s];
         }
     finish_terms(m, bags, p->outer_bags, &sh);
+    if (logy && residual_quantiles(m, &sh) < 0) {
+        lucid_error_set(err, "out of memory");
+        goto fail;
+    }
     for (int b = 0; b < p->outer_bags; b++) {
         bag_release(&bags[b], m->nfeat);
         free_tables(bags[b].main_tables, m->nfeat);
@@ -1547,6 +1575,18 @@ double lucid_ebm_decode(const lucid_ebm *m, double score)
     if (m->params.target_transform == LUCID_TARGET_LOG1P)
         return exp(fmin(fmax(score, m->score_min), m->score_max)) * m->decode_scale - 1.0;
     return score;
+}
+
+int lucid_ebm_predict_quantile(const lucid_ebm *m, const lucid_dataset *ds, int k, double *out,
+                               lucid_error *err)
+{
+    if (m->params.target_transform != LUCID_TARGET_LOG1P || k < 0 || k > 2)
+        return lucid_error_set(err, "quantiles come from log1p models only (P10, P50, P90)");
+    if (lucid_ebm_scores(m, ds, out, err) < 0)
+        return -1;
+    for (size_t r = 0; r < ds->nrows; r++)
+        out[r] = lucid_ebm_decode(m, out[r] + m->residual_q[k]);
+    return 0;
 }
 
 int lucid_ebm_predict(const lucid_ebm *m, const lucid_dataset *ds, double *out, lucid_error *err)

@@ -98,6 +98,7 @@ char *lucid_ebm_to_json(const lucid_ebm *m, lucid_error *err)
         json_object_set_new(root, "decode_scale", json_real(m->decode_scale));
         double range[2] = {m->score_min, m->score_max};
         json_object_set_new(root, "score_range", reals(range, 2));
+        json_object_set_new(root, "residual_quantiles", reals(m->residual_q, 3));
     }
     json_t *terms = json_array();
     for (int t = 0; t < m->nterms; t++) {
@@ -451,7 +452,8 @@ static int read_model(const loader *ld, json_t *root, lucid_ebm *m)
     json_t *scale = json_object_get(root, "decode_scale");
     json_t *range = json_object_get(root, "score_range");
     m->decode_scale = 1.0;
-    if (version < 2 && (scale || range || m->params.target_transform != LUCID_TARGET_IDENTITY))
+    if (version < 2 && (scale || range || json_object_get(root, "residual_quantiles") ||
+                        m->params.target_transform != LUCID_TARGET_IDENTITY))
         return bad(ld, "version", "target_transform and decode_scale need version 2");
     if (m->params.target_transform != LUCID_TARGET_IDENTITY) {
         if (!json_is_number(scale) || !(json_number_value(scale) > 0) ||
@@ -465,8 +467,18 @@ static int read_model(const loader *ld, json_t *root, lucid_ebm *m)
             return bad(ld, "score_range", "expected [low, high], two finite numbers, low <= high");
         m->score_min = json_number_value(lo);
         m->score_max = json_number_value(hi);
-    } else if (scale || range) {
-        return bad(ld, scale ? "decode_scale" : "score_range",
+        json_t *rq = json_object_get(root, "residual_quantiles");
+        for (size_t k = 0; k < 3; k++) {
+            json_t *v = json_array_get(rq, k);
+            if (!json_is_array(rq) || json_array_size(rq) != 3 || !json_is_number(v) ||
+                !isfinite(json_number_value(v)) ||
+                (k > 0 && json_number_value(v) < m->residual_q[k - 1]))
+                return bad(ld, "residual_quantiles",
+                           "expected [p10, p50, p90], three finite ascending numbers");
+            m->residual_q[k] = json_number_value(v);
+        }
+    } else if (scale || range || json_object_get(root, "residual_quantiles")) {
+        return bad(ld, scale ? "decode_scale" : range ? "score_range" : "residual_quantiles",
                    "applies to a transformed target only");
     }
     json_t *terms = json_object_get(root, "terms");
