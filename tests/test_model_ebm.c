@@ -622,6 +622,22 @@ static void corrupt_model_files_are_rejected(void **state)
     lucid_dataset_free(ds);
 }
 
+/* A log1p model, learning rate 1, no pairs, one thread; *p gets its
+ * parameters. */
+static lucid_ebm *train_log(const lucid_dataset *ds, int bags, lucid_ebm_params *p)
+{
+    lucid_ebm_default_params(p);
+    p->outer_bags = bags;
+    p->learning_rate = 1.0;
+    p->interactions = 0;
+    p->threads = 1;
+    p->target_transform = LUCID_TARGET_LOG1P;
+    lucid_error err = {{0}};
+    lucid_ebm *m = lucid_ebm_train(ds, p, &err);
+    assert_non_null(m);
+    return m;
+}
+
 /* 1 + y = F(u) x G(v) with F, G steps: additive in log(1 + y), so a
  * log1p model with learning rate 1 fits it exactly and its terms are the
  * log factors (independently: F(8) / F(5) = 30 / 4), where a model of y
@@ -634,14 +650,7 @@ static void log_target_recovers_a_multiplicative_target(void **state)
     lucid_error err = {{0}};
     lucid_dataset *ds = grid_data(multiplicative_steps, y);
     lucid_ebm_params p;
-    lucid_ebm_default_params(&p);
-    p.outer_bags = 3;
-    p.learning_rate = 1.0;
-    p.interactions = 0;
-    p.threads = 1;
-    p.target_transform = LUCID_TARGET_LOG1P;
-    lucid_ebm *m = lucid_ebm_train(ds, &p, &err);
-    assert_non_null(m);
+    lucid_ebm *m = train_log(ds, 3, &p);
     double pred[N], score[N];
     assert_int_equal(lucid_ebm_predict(m, ds, pred, &err), 0);
     assert_int_equal(lucid_ebm_scores(m, ds, score, &err), 0);
@@ -741,14 +750,7 @@ static void log_model_quantiles_follow_the_residuals(void **state)
     lucid_error err = {{0}};
     lucid_dataset *ds = grid_data(noisy_steps, y);
     lucid_ebm_params p;
-    lucid_ebm_default_params(&p);
-    p.outer_bags = 1;
-    p.learning_rate = 1.0;
-    p.interactions = 0;
-    p.threads = 1;
-    p.target_transform = LUCID_TARGET_LOG1P;
-    lucid_ebm *m = lucid_ebm_train(ds, &p, &err);
-    assert_non_null(m);
+    lucid_ebm *m = train_log(ds, 1, &p);
     double shift = m->residual_q[1];
     assert_true(fabs(shift) < 0.1);
     assert_true(fabs(m->residual_q[0] - shift + 2) < 1e-6 &&
