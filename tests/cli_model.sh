@@ -161,6 +161,22 @@ grep -q '^week from 2020-09-02 00:00:00: trained on ' "$TMP/weekly.txt" || fail 
 grep -q '^compared ' "$TMP/weekly.txt" || fail "weekly replay lacks the comparison"
 ok "duration model trained, compared with the authors' estimates, one job explained, weekly replay"
 
+# The duration model fits log1p(duration) (a version-2 file); the row
+# explanation gives each term's factor; --target-transform none is the old
+# model (version 1); anything else is refused.
+grep -q '"target_transform": "log1p"' "$TMP/dur.json" || fail "duration model is not log1p"
+grep -q '"version": 2' "$TMP/dur.json" || fail "log1p duration model is not version 2"
+grep -q 'multiplies 1 + prediction' "$TMP/row.txt" || fail "row explanation: $(head -1 "$TMP/row.txt")"
+grep -q ' user_log_median = ' "$TMP/row.txt" || fail "row explanation lacks the user history"
+grep -q '^P10-P90    rows [0-9]*  inside 0\.' "$TMP/dur.txt" || fail "eval gives no P10-P90 coverage"
+"$LUCID" model train --kind duration --data "$TMP/trace.csv" --train-until '2020-09-03 12:00:00' \
+    --out "$TMP/dur-plain.json" --max-rounds 50 --bags 2 --target-transform none >/dev/null
+grep -q '"version": 1' "$TMP/dur-plain.json" || fail "untransformed model is not version 1"
+grep -q 'target_transform' "$TMP/dur-plain.json" && fail "untransformed model names a transform"
+expect_error "option --target-transform: expected none or log1p" "$LUCID" model train --kind duration \
+    --data "$TMP/trace.csv" --out "$TMP/x.json" --target-transform sqrt
+ok "duration model: log1p target (version 2), factors explained, --target-transform none"
+
 # ---- bad input: one clear line, non-zero exit, never a crash ----
 head -c 2000 "$TMP/job.json" >"$TMP/cut.json"
 expect_error "$TMP/cut.json:" "$LUCID" model predict --model "$TMP/cut.json" --data "$DATA/throughput.csv" --out "$TMP/x.csv"

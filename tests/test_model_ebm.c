@@ -364,6 +364,39 @@ static lucid_ebm *train_tables(const lucid_dataset *ds, int tables, double lr, i
     return train_ebm(ds, lr, 3, pairs, 2, 42, tables);
 }
 
+enum { GRID = 400 };
+
+/* u = i % 10, v = i / 10 % 10 over GRID rows (a full 10 x 10 grid, four
+ * times, block i / 100), target f(u, v, i); y (GRID values) gets the
+ * targets too. */
+static lucid_dataset *grid_data(double (*f)(double u, double v, int i), double *y)
+{
+    double u[GRID], v[GRID];
+    for (int i = 0; i < GRID; i++) {
+        u[i] = i % 10;
+        v[i] = i / 10 % 10;
+        y[i] = f(u[i], v[i], i);
+    }
+    lucid_error err = {{0}};
+    lucid_dataset *ds = lucid_dataset_new(GRID, &err);
+    lucid_dataset_add_numeric(ds, "u", u, &err);
+    lucid_dataset_add_numeric(ds, "v", v, &err);
+    lucid_dataset_set_target(ds, "y", y, &err);
+    return ds;
+}
+
+static double additive_steps(double u, double v, int i)
+{
+    (void)i;
+    return (u < 3 ? 0 : u < 7 ? 5 : 12) + (v < 5 ? -2 : 3);
+}
+
+static double multiplicative_steps(double u, double v, int i)
+{
+    (void)i;
+    return (u < 3 ? 1 : u < 7 ? 4 : 30) * (v < 5 ? 2 : 10) - 1;
+}
+
 static void histogram_space_boosting_matches_the_row_passes(void **state)
 {
     (void)state;
@@ -396,17 +429,9 @@ static void histogram_space_boosting_matches_the_row_passes(void **state)
 
     /* y = f(u) + g(v) with f, g steps of at most three levels on a full
      * 10 x 10 grid: learning rate 1 and enough rounds fit it exactly. */
-    enum { N = 400 };
-    double u[N], v[N], y[N];
-    for (int i = 0; i < N; i++) {
-        u[i] = i % 10;
-        v[i] = i / 10 % 10;
-        y[i] = (u[i] < 3 ? 0 : u[i] < 7 ? 5 : 12) + (v[i] < 5 ? -2 : 3);
-    }
-    lucid_dataset *add = lucid_dataset_new(N, &err);
-    lucid_dataset_add_numeric(add, "u", u, &err);
-    lucid_dataset_add_numeric(add, "v", v, &err);
-    lucid_dataset_set_target(add, "y", y, &err);
+    enum { N = GRID };
+    double y[N];
+    lucid_dataset *add = grid_data(additive_steps, y);
     for (int mode = LUCID_EBM_TABLES_ON; mode <= LUCID_EBM_TABLES_OFF; mode++) {
         lucid_ebm *m = train_tables(add, mode, 1.0, 0);
         double pred[N];
@@ -554,8 +579,8 @@ static void corrupt_model_files_are_rejected(void **state)
     expect_rejected(cut, "not a valid model file");
     expect_rejected("", "not a valid model file");
     expect_rejected("[1,2]", "bad.json: format: not a lucid model file");
-    char *v2 = replace(text, "\"version\": 1", "\"version\": 2");
-    expect_rejected(v2, "bad.json: version: version 2 is not supported");
+    char *v2 = replace(text, "\"version\": 1", "\"version\": 3");
+    expect_rejected(v2, "bad.json: version: version 3 is not supported (this build reads versions 1 to 2)");
     char *kind = replace(text, "\"kind\": \"ebm\"", "\"kind\": \"cart\"");
     expect_rejected(kind, "bad.json: kind: expected a model of kind \"ebm\"");
     char *scores = replace(text, "\"scores\": [\n", "\"scores\": [\n    0.5,\n");
@@ -593,6 +618,154 @@ static void corrupt_model_files_are_rejected(void **state)
     free(type);
     free(order);
     free(text);
+    lucid_ebm_free(m);
+    lucid_dataset_free(ds);
+}
+
+/* A log1p model, learning rate 1, no pairs, one thread; *p gets its
+ * parameters. */
+static lucid_ebm *train_log(const lucid_dataset *ds, int bags, lucid_ebm_params *p)
+{
+    lucid_ebm_default_params(p);
+    p->outer_bags = bags;
+    p->learning_rate = 1.0;
+    p->interactions = 0;
+    p->threads = 1;
+    p->target_transform = LUCID_TARGET_LOG1P;
+    lucid_error err = {{0}};
+    lucid_ebm *m = lucid_ebm_train(ds, p, &err);
+    assert_non_null(m);
+    return m;
+}
+
+/* 1 + y = F(u) x G(v) with F, G steps: additive in log(1 + y), so a
+ * log1p model with learning rate 1 fits it exactly and its terms are the
+ * log factors (independently: F(8) / F(5) = 30 / 4), where a model of y
+ * itself cannot (y is not additive). */
+static void log_target_recovers_a_multiplicative_target(void **state)
+{
+    (void)state;
+    enum { N = GRID };
+    double y[N];
+    lucid_error err = {{0}};
+    lucid_dataset *ds = grid_data(multiplicative_steps, y);
+    lucid_ebm_params p;
+    lucid_ebm *m = train_log(ds, 3, &p);
+    double pred[N], score[N];
+    assert_int_equal(lucid_ebm_predict(m, ds, pred, &err), 0);
+    assert_int_equal(lucid_ebm_scores(m, ds, score, &err), 0);
+    for (int i = 0; i < N; i++) {
+        assert_true(fabs(pred[i] - y[i]) < 1e-6 * (1 + y[i]));
+        assert_true(fabs(score[i] - log1p(y[i])) < 1e-9);
+    }
+    /* The u term's cells for u = 8 and u = 5 differ by log(30 / 4). */
+    const lucid_ebm_term *tu = &m->terms[0];
+    uint32_t b8, b5;
+    lucid_column cu = {.values = (double[]){8, 5}};
+    assert_int_equal(lucid_bins_apply(&m->main_bins[0], &cu, 1, &b8, &err), 0);
+    cu.values = (double[]){5};
+    assert_int_equal(lucid_bins_apply(&m->main_bins[0], &cu, 1, &b5, &err), 0);
+    assert_true(fabs(tu->scores[b8] - tu->scores[b5] - log(30.0 / 4.0)) < 1e-9);
+    /* An exact fit leaves no residual spread: P10 = P50 = P90 = y. */
+    double q[N];
+    for (int k = 0; k < 3; k++) {
+        assert_true(fabs(m->residual_q[k]) < 1e-9);
+        assert_int_equal(lucid_ebm_predict_quantile(m, ds, k, q, &err), 0);
+        assert_true(fabs(q[7] - y[7]) < 1e-6 * (1 + y[7]));
+    }
+    /* A score beyond the training targets decodes to their range: y runs
+     * from 1 x 2 - 1 = 1 to 30 x 10 - 1 = 299. */
+    assert_true(fabs(lucid_ebm_decode(m, 100.0) - 299) < 1e-9);
+    assert_true(fabs(lucid_ebm_decode(m, -100.0) - 1) < 1e-12);
+    /* The same data on the original scale: no exact additive fit. */
+    p.target_transform = LUCID_TARGET_IDENTITY;
+    lucid_ebm *plain = lucid_ebm_train(ds, &p, &err);
+    assert_non_null(plain);
+    double other[N], worst = 0;
+    assert_int_equal(lucid_ebm_predict(plain, ds, other, &err), 0);
+    for (int i = 0; i < N; i++)
+        worst = fmax(worst, fabs(other[i] - y[i]));
+    assert_true(worst > 10);
+    /* File: version 2 with the transform, byte-identical and predicting the
+     * same after a reload; the untransformed model stays version 1. */
+    char *text = lucid_ebm_to_json(m, &err), *plain_text = lucid_ebm_to_json(plain, &err);
+    assert_non_null(strstr(text, "\"version\": 2"));
+    assert_non_null(strstr(text, "\"target_transform\": \"log1p\""));
+    assert_non_null(strstr(plain_text, "\"version\": 1"));
+    assert_null(strstr(plain_text, "target_transform"));
+    assert_null(strstr(plain_text, "decode_scale"));
+    lucid_ebm *back = lucid_ebm_from_json(text, "log.json", &err);
+    assert_non_null(back);
+    char *again = lucid_ebm_to_json(back, &err);
+    assert_string_equal(text, again);
+    double pb[N];
+    assert_int_equal(lucid_ebm_predict(back, ds, pb, &err), 0);
+    assert_memory_equal(pred, pb, sizeof pb);
+    /* A version-1 file cannot carry a transform (an older build would
+     * predict on the log scale): refused with one line. */
+    char *v1 = replace(text, "\"version\": 2", "\"version\": 1");
+    expect_rejected(v1, "bad.json: version: target_transform and decode_scale need version 2");
+    char *range = replace(text, "\"score_range\": [", "\"score_range\": [\n  9,");
+    expect_rejected(range, "bad.json: score_range: expected [low, high]");
+    free(range);
+    char *rq = replace(text, "\"residual_quantiles\": [", "\"residual_quantiles\": [\n  9,");
+    expect_rejected(rq, "bad.json: residual_quantiles: expected [p10, p50, p90]");
+    free(rq);
+    char *bad = replace(text, "\"log1p\"", "\"sqrt\"");
+    expect_rejected(bad, "bad.json: params.target_transform: expected \"log1p\"");
+    /* A target log1p cannot take. */
+    y[7] = -1;
+    lucid_dataset_set_target(ds, "y", y, &err);
+    p.target_transform = LUCID_TARGET_LOG1P;
+    assert_null(lucid_ebm_train(ds, &p, &err));
+    assert_string_equal(err.msg, "row 8: a log1p target must be > -1 (found -1)");
+    free(v1);
+    free(bad);
+    free(text);
+    free(plain_text);
+    free(again);
+    lucid_ebm_free(back);
+    lucid_ebm_free(plain);
+    lucid_ebm_free(m);
+    lucid_dataset_free(ds);
+}
+
+/* log(1 + y) = F(u) + e, e = -2, 0, 0, +2 for the four copies of the grid
+ * (independent of u and v): the model fits F plus the small mean of e over
+ * its random 85 % of training rows, the residuals are e minus that, so
+ * their 10 / 50 / 90 % quantiles (numpy's interpolation: positions 39.9,
+ * 199.5 and 359.1 of 400 sorted residuals) are -2, 0, +2 up to one shift,
+ * and every row's P10 and P90 are e^4 apart on the 1 + y scale. */
+static double noisy_steps(double u, double v, int i)
+{
+    (void)v;
+    static const double e[4] = {-2, 0, 0, 2};
+    return expm1((u < 5 ? 1.0 : 3.0) + e[i / 100]);
+}
+
+static void log_model_quantiles_follow_the_residuals(void **state)
+{
+    (void)state;
+    double y[GRID], q[GRID];
+    lucid_error err = {{0}};
+    lucid_dataset *ds = grid_data(noisy_steps, y);
+    lucid_ebm_params p;
+    lucid_ebm *m = train_log(ds, 1, &p);
+    double shift = m->residual_q[1];
+    assert_true(fabs(shift) < 0.1);
+    assert_true(fabs(m->residual_q[0] - shift + 2) < 1e-6 &&
+                fabs(m->residual_q[2] - shift - 2) < 1e-6);
+    double lo[GRID];
+    assert_int_equal(lucid_ebm_predict_quantile(m, ds, 2, q, &err), 0);
+    assert_int_equal(lucid_ebm_predict_quantile(m, ds, 0, lo, &err), 0);
+    for (int i = 0; i < GRID; i++) {
+        /* (1 + P90) / (1 + P10) = e^4, unless P90 meets the clamp at the
+         * largest target, log1p = 5. */
+        assert_true(log1p(q[i]) <= 5.0 + 1e-12);
+        if (log1p(q[i]) < 5.0 - 1e-9)
+            assert_true(fabs(log1p(q[i]) - log1p(lo[i]) - 4) < 1e-6);
+    }
+    assert_int_equal(lucid_ebm_predict_quantile(m, ds, 3, q, &err), -1);
     lucid_ebm_free(m);
     lucid_dataset_free(ds);
 }
@@ -702,6 +875,8 @@ int main(void)
         cmocka_unit_test(same_seed_same_model_for_any_thread_count),
         cmocka_unit_test(histogram_space_boosting_matches_the_row_passes),
         cmocka_unit_test(model_file_round_trips),
+        cmocka_unit_test(log_target_recovers_a_multiplicative_target),
+        cmocka_unit_test(log_model_quantiles_follow_the_residuals),
         cmocka_unit_test(monotone_constraint_is_isotonic_and_centred),
         cmocka_unit_test(huge_categorical_pairs_are_not_candidates),
         cmocka_unit_test(corrupt_model_files_are_rejected),

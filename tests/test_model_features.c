@@ -142,7 +142,10 @@ static void duration_features_from_a_small_trace(void **state)
     int64_t *times = NULL;
     lucid_dataset *ds = lucid_features_duration(path, &times, &err);
     assert_non_null(ds);
-    assert_int_equal(ds->ncols, 12);
+    assert_int_equal(ds->ncols, 15);
+    /* Two users, one job each: no history, nothing ended the day before. */
+    assert_true(isnan(col(ds, "user_log_last", 0)) && isnan(col(ds, "user_log_median", 1)));
+    assert_true(col(ds, "user_ended_24h", 0) == 0 && col(ds, "user_ended_24h", 1) == 0);
     assert_int_equal(lucid_column_type(&ds->cols[lucid_dataset_find(ds, "user")], 2),
                      LUCID_CATEGORICAL);
     assert_int_equal(lucid_column_type(&ds->cols[lucid_dataset_find(ds, "amp")], 2),
@@ -155,8 +158,8 @@ static void duration_features_from_a_small_trace(void **state)
     assert_string_equal(ds->row_keys[1], "8");
     /* The same jobs from memory (lucidd's path) give the same columns. */
     const lucid_duration_job jobs[2] = {
-        {"7", "alice", "vcA", 1, 4, times[0], 0, 50.5, 10, 2048, 100},
-        {"8", "bob", "vcB", 8, 32, times[1], 1, NAN, 20, 4096, 7200},
+        {"7", "alice", "vcA", 1, 4, times[0], 0, 50.5, 10, 2048, 100, times[0] + 100, 0},
+        {"8", "bob", "vcB", 8, 32, times[1], 1, NAN, 20, 4096, 7200, times[1] + 7200, 0},
     };
     lucid_dataset *mem = lucid_features_duration_jobs(jobs, 2, 1, &err);
     assert_non_null(mem);
@@ -179,9 +182,107 @@ static void duration_features_from_a_small_trace(void **state)
     lucid_dataset_free(mem);
     free(times);
     lucid_dataset_free(ds);
+    /* A trace's own end times, when it has them: job 1 queued and ended at
+     * 5,000 s, after job 2's submission (1,800 s), so job 2 has no history;
+     * without end_time job 1 is taken to end at submit + duration = 100 s. */
+    static const char *const head = "job_id,user,vc,gpu_num,cpu_num,duration,amp,gpu_util,"
+                                    "gmem_util,gmem,submit_datetime,submit_time%s\n";
+    static const char *const rows[2] = {"1,u,v,1,1,100,0,1,1,1,2020-09-01 00:00:00,0%s\n",
+                                        "2,u,v,1,1,50,0,1,1,1,2020-09-01 00:30:00,1800%s\n"};
+    char text[512];
+    for (int with_end = 0; with_end < 2; with_end++) {
+        snprintf(text, sizeof text, head, with_end ? ",end_time" : "");
+        size_t used = strlen(text);
+        snprintf(text + used, sizeof text - used, rows[0], with_end ? ",5000" : "");
+        used = strlen(text);
+        snprintf(text + used, sizeof text - used, rows[1], with_end ? ",1850" : "");
+        test_write_file(path, sizeof path, dir, "ends.csv", text);
+        lucid_dataset *e = lucid_features_duration(path, &times, &err);
+        assert_non_null(e);
+        if (with_end)
+            assert_true(isnan(col(e, "user_log_last", 1)) && col(e, "user_ended_24h", 1) == 0);
+        else
+            assert_true(col(e, "user_log_last", 1) == log1p(100));
+        free(times);
+        lucid_dataset_free(e);
+    }
     test_write_file(path, sizeof path, dir, "novc.csv", "job_id,user\n1,a\n");
     assert_null(lucid_features_duration(path, &times, &err));
     assert_non_null(strstr(err.msg, "novc.csv:1: vc: missing column"));
+}
+
+static lucid_duration_job hjob(const char *key, const char *user, int64_t submit, double d)
+{
+    return (lucid_duration_job){.key = key, .user = user, .vc = "v", .gpu_num = 1, .cpu_num = 1,
+                                .submit_time = submit, .amp = NAN, .gpu_util = NAN,
+                                .gmem_util = NAN, .gmem = NAN, .duration = d,
+                                .end_time = submit + (int64_t)d};
+}
+
+/* The users' recent jobs, computed by hand: only jobs of the same user that
+ * ended strictly before the job's submission (or its known_at). */
+static void duration_history_features_by_hand(void **state)
+{
+    (void)state;
+    enum { NJ = 9, NC = 12 };
+    lucid_duration_job jobs[NJ + NC];
+    jobs[0] = hjob("1", "a", 1000, 100); /* ends 1100 */
+    jobs[1] = hjob("2", "a", 1050, 950); /* ends 2000 */
+    jobs[2] = hjob("3", "a", 1200, 100); /* ends 1300 */
+    jobs[2].duration = 50;               /* (ended late: it queued 50 s) */
+    jobs[3] = hjob("4", "a", 1500, 10);  /* ends 1510 */
+    jobs[4] = hjob("5", "a", 2000, 30);  /* ends 2030 */
+    jobs[5] = hjob("6", "a", 87501, 5);
+    jobs[6] = hjob("7", "b", 1500, 9);
+    jobs[7] = hjob("8", NULL, 1500, 9);
+    jobs[8] = hjob("9", "a", 2000, 70); /* estimated at 1400, not ended */
+    jobs[8].known_at = 1400;
+    jobs[8].end_time = 0;
+    for (int k = 0; k < NC - 1; k++) /* user c: durations 1..11 ending at 10, 20, .. 110 */
+        jobs[NJ + k] = hjob("c", "c", 10 * (k + 1) - (k + 1), k + 1);
+    jobs[NJ + NC - 1] = hjob("c12", "c", 1000, 12);
+    lucid_error err = {{0}};
+    lucid_dataset *ds = lucid_features_duration_jobs(jobs, NJ + NC, 1, &err);
+    assert_non_null(ds);
+    /* Job 1: nothing ended before 1000. */
+    assert_true(isnan(col(ds, "user_log_last", 0)) && col(ds, "user_ended_24h", 0) == 0);
+    /* Job 2 (1050): still nothing (job 1 ends at 1100). */
+    assert_true(isnan(col(ds, "user_log_median", 1)));
+    /* Job 4 (1500): jobs 1 (1100) and 3 (1300); job 2 ends at 2000. */
+    assert_true(col(ds, "user_log_last", 3) == log1p(50));
+    assert_true(col(ds, "user_log_median", 3) == log1p(75));
+    assert_true(col(ds, "user_ended_24h", 3) == 2);
+    /* Job 5 (2000): 1, 3, 4; job 2 ends exactly at 2000, not before. */
+    assert_true(col(ds, "user_log_last", 4) == log1p(10));
+    assert_true(col(ds, "user_log_median", 4) == log1p(50));
+    assert_true(col(ds, "user_ended_24h", 4) == 3);
+    /* Job 6 (87501): all five; the day before is [1101, 87501): not job 1. */
+    assert_true(col(ds, "user_log_last", 5) == log1p(30));
+    assert_true(col(ds, "user_log_median", 5) == log1p(50)); /* of 100, 950, 50, 10, 30 */
+    assert_true(col(ds, "user_ended_24h", 5) == 4);
+    /* Another user's jobs and a job without a user give nothing. */
+    assert_true(isnan(col(ds, "user_log_last", 6)) && col(ds, "user_ended_24h", 6) == 0);
+    assert_true(isnan(col(ds, "user_log_last", 7)) && isnan(col(ds, "user_ended_24h", 7)));
+    /* Job 9 was estimated at 1400: as job 4, although submitted at 2000. */
+    assert_true(col(ds, "user_log_last", 8) == log1p(50));
+    assert_true(col(ds, "user_ended_24h", 8) == 2);
+    /* User c's last job (submitted at 1000): the 11 others ended before;
+     * the median looks at the last 10 (durations 2..11): 6.5. */
+    assert_true(col(ds, "user_log_last", NJ + NC - 1) == log1p(11));
+    assert_true(col(ds, "user_log_median", NJ + NC - 1) == log1p(6.5));
+    assert_true(col(ds, "user_ended_24h", NJ + NC - 1) == 11);
+    /* The same query against a separate history gives the same values,
+     * and a job's own duration never enters (a history of only itself). */
+    lucid_duration_job q = jobs[3];
+    lucid_dataset *one = lucid_features_duration_history(&q, 1, jobs, NJ, 0, &err);
+    assert_non_null(one);
+    assert_true(col(one, "user_log_median", 0) == log1p(75) && one->target == NULL);
+    lucid_dataset_free(one);
+    q = hjob("x", "a", 5000, 0); /* ends at its submission */
+    one = lucid_features_duration_history(&q, 1, &q, 1, 0, &err);
+    assert_true(isnan(col(one, "user_log_last", 0)) && col(one, "user_ended_24h", 0) == 0);
+    lucid_dataset_free(one);
+    lucid_dataset_free(ds);
 }
 
 static void sharing_features_average_both_sides(void **state)
@@ -267,6 +368,7 @@ int main(void)
         cmocka_unit_test(throughput_features_by_hand),
         cmocka_unit_test(throughput_input_errors_are_located),
         cmocka_unit_test(duration_features_from_a_small_trace),
+        cmocka_unit_test(duration_history_features_by_hand),
         cmocka_unit_test(sharing_features_average_both_sides),
         cmocka_unit_test(mutated_inputs_never_crash),
     };

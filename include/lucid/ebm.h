@@ -19,8 +19,23 @@ typedef enum lucid_task {
     LUCID_CLASSIFICATION = 1, /* binary: targets 0/1, predictions are P(y = 1) */
 } lucid_task;
 
+/* Regression on a transformed target: the terms add up on the transformed
+ * scale and predictions are decoded back.  LUCID_TARGET_LOG1P fits
+ * log(1 + y) (y > -1; heavy-tailed positive targets such as durations,
+ * where squared error on y is ruled by the few largest values): the terms
+ * are then factors on 1 + y, and a prediction is
+ * expm1(score) — the conditional median of y when the errors on the log
+ * scale are symmetric — with the score clamped to the training targets'
+ * range (lucid_ebm.score_min/max) and 1 + y scaled by decode_scale (1
+ * unless set). */
+typedef enum lucid_target_transform {
+    LUCID_TARGET_IDENTITY = 0,
+    LUCID_TARGET_LOG1P = 1,
+} lucid_target_transform;
+
 typedef struct lucid_ebm_params {
     lucid_task task;
+    lucid_target_transform target_transform; /* identity; regression only */
     int max_bins;             /* main terms, missing bin included (256) */
     int max_interaction_bins; /* 32 */
     int outer_bags;           /* 8 */
@@ -67,6 +82,22 @@ typedef struct lucid_ebm {
     int nterms;
     lucid_ebm_term *terms;
     lucid_ebm_params params;
+    /* LUCID_TARGET_LOG1P: a prediction is (1 + y_hat) * decode_scale - 1,
+     * y_hat = expm1(score); 1 keeps the median-oriented decoding. */
+    double decode_scale;
+    /* LUCID_TARGET_LOG1P: a score is clamped to the training targets'
+     * range, [log1p(min y), log1p(max y)], before decoding: a sum of
+     * several large terms would otherwise decode (exp) to estimates far
+     * beyond any duration ever seen (measured: 4.9e6 s against a longest
+     * job of 1.3e6 s). */
+    double score_min, score_max;
+    /* LUCID_TARGET_LOG1P: the 10 %, 50 % and 90 % quantiles of the training
+     * rows' residuals log1p(y) - score (numpy's linear interpolation), so
+     * that expm1(score + residual_q[k]) is an estimate of y's P10 / P50 /
+     * P90 (lucid_ebm_predict_quantile): one spread for every job, measured
+     * in-sample, hence optimistic (docs/models.md gives its coverage on
+     * later jobs). */
+    double residual_q[3];
     size_t train_rows;
     int *bag_rounds;      /* per bag: main rounds, then pair rounds (2 x outer_bags) */
     double *bag_metric;   /* per bag: best validation metric after mains, after pairs */
@@ -81,9 +112,20 @@ void lucid_ebm_default_params(lucid_ebm_params *p);
 lucid_ebm *lucid_ebm_train(const lucid_dataset *ds, const lucid_ebm_params *p, lucid_error *err);
 void lucid_ebm_free(lucid_ebm *m);
 
-/* Predictions for every row of `ds`; columns are matched by feature name
- * (extra columns are ignored). */
+/* Predictions for every row of `ds` on the target's own scale (decoded
+ * when the target is transformed); columns are matched by feature name
+ * (extra columns are ignored).  lucid_ebm_scores gives the additive score
+ * itself (intercept + terms; the logit for classification, log(1 + y) for
+ * a LOG1P model). */
 int lucid_ebm_predict(const lucid_ebm *m, const lucid_dataset *ds, double *out, lucid_error *err);
+int lucid_ebm_scores(const lucid_ebm *m, const lucid_dataset *ds, double *out, lucid_error *err);
+/* The prediction for an additive score. */
+double lucid_ebm_decode(const lucid_ebm *m, double score);
+/* LUCID_TARGET_LOG1P models: the estimated P10 (k = 0), P50 (1) or P90 (2)
+ * of every row's target, expm1 of the score plus residual_q[k] (clamped as
+ * lucid_ebm_decode).  -1 with an error for other models or k. */
+int lucid_ebm_predict_quantile(const lucid_ebm *m, const lucid_dataset *ds, int k, double *out,
+                               lucid_error *err);
 /* Per-row term contributions: contrib[row * nterms + term]. */
 int lucid_ebm_contributions(const lucid_ebm *m, const lucid_dataset *ds, double *contrib,
                             lucid_error *err);
@@ -99,8 +141,11 @@ int lucid_ebm_make_monotone(lucid_ebm *m, const char *feature, int direction, lu
 int lucid_ebm_set_meta(lucid_ebm *m, const char *key, const char *value, lucid_error *err);
 const char *lucid_ebm_get_meta(const lucid_ebm *m, const char *key);
 
-/* Model file (JSON, "format": "lucid-model", "kind": "ebm", "version": 1).
- * The text is byte-identical for identical models. */
+/* Model file (JSON, "format": "lucid-model", "kind": "ebm"): version 1, or
+ * version 2 when the target is transformed (params.target_transform,
+ * decode_scale, score_range and residual_quantiles; a build that reads only version 1 refuses such a file
+ * instead of predicting on the wrong scale).  The text is byte-identical
+ * for identical models. */
 char *lucid_ebm_to_json(const lucid_ebm *m, lucid_error *err);
 int lucid_ebm_save(const lucid_ebm *m, const char *path, lucid_error *err);
 lucid_ebm *lucid_ebm_from_json(const char *text, const char *name, lucid_error *err);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "lucid/dataset.h"
+#include "lucid/ebm.h"
 #include "lucid/error.h"
 
 /* Throughput Predict Model, from a cluster_throughput.csv-style series of
@@ -24,15 +25,31 @@ lucid_dataset *lucid_features_throughput(const char *path, const char *target, i
                                          lucid_error *err);
 
 /* Workload Estimate Model, from a trace (trace.csv): user, vc, gpu_num,
- * cpu_num, month, day, hour, dayofweek, amp, gpu_util, gmem_util, gmem;
- * target duration (s); keys job_id; *times = submit instants. */
+ * cpu_num, month, day, hour, dayofweek, amp, gpu_util, gmem_util, gmem and
+ * the user's recent jobs (below); target duration (s); keys job_id; *times
+ * = submit instants.  A job's end is taken as submit_time + duration:
+ * the earliest it can have ended, exact for a job that did not queue
+ * (Venus' trace.csv has no start or end times). */
 lucid_dataset *lucid_features_duration(const char *path, int64_t **times, lucid_error *err);
 
-/* The same features from jobs held in memory (lucidd's state store): one
- * lucid_duration_job per row, strings NULL or "" when missing, numbers NAN
- * when missing (amp, the profiled metrics).  Columns, names and calendar
- * fields (UTC) are those of lucid_features_duration; the target "duration"
- * is set when `with_target`; keys are the jobs' `key`s. */
+/* The same features from jobs held in memory (lucidd's state store, the
+ * simulator's run): one lucid_duration_job per row, strings NULL or "" when
+ * missing, numbers NAN when missing (amp, the profiled metrics).  Columns,
+ * names and calendar fields (UTC) are those of lucid_features_duration; the
+ * target "duration" is set when `with_target`; keys are the jobs' `key`s.
+ *
+ * Three columns describe the user's recent jobs, from the jobs of the same
+ * user that had *ended* strictly before the job's cutoff = submit_time, or
+ * known_at when that is earlier (a scheduler that estimates a job before it
+ * arrives knows less): user_log_last = log1p(duration of the user's most
+ * recently ended job), user_log_median = log1p(median duration of the
+ * user's last 10 ended jobs) — NAN without such a job — and user_ended_24h
+ * = how many of the user's jobs ended in the 24 h before the cutoff.  (Log
+ * scale because durations span seconds to weeks and the model bins
+ * uniformly.)  A job's end is never before its submission, so its own
+ * duration is never among them.  _jobs takes the history from the rows
+ * themselves; _history from a separate list (e.g. every ended job, for a
+ * few jobs to estimate). */
 typedef struct lucid_duration_job {
     const char *key; /* job id */
     const char *user;
@@ -40,11 +57,26 @@ typedef struct lucid_duration_job {
     double gpu_num, cpu_num;
     int64_t submit_time; /* seconds since 1970 */
     double amp, gpu_util, gmem_util, gmem;
-    double duration; /* seconds; the target */
+    double duration;  /* seconds; the target */
+    int64_t end_time; /* s since 1970 when it ended; <= 0: not ended (or unknown) */
+    int64_t known_at; /* > 0: its estimate was made then, before submit_time */
 } lucid_duration_job;
 
 lucid_dataset *lucid_features_duration_jobs(const lucid_duration_job *jobs, size_t n,
                                             int with_target, lucid_error *err);
+lucid_dataset *lucid_features_duration_history(const lucid_duration_job *jobs, size_t n,
+                                               const lucid_duration_job *history,
+                                               size_t nhistory, int with_target,
+                                               lucid_error *err);
+
+/* The Workload Estimate GA2M's training settings, shared by `lucid model
+ * train --kind duration`, the simulator's update engine and lucidd: the
+ * library defaults with Lucid's learning rate 0.01, 20 pairs and uniform
+ * bins, fitted to log1p(duration) (docs/models.md: on the 14-day Venus
+ * split the MAE falls from 15,348 s to 8,810 s with the users' histories,
+ * to 11,193 s with the log target alone).  Callers set bags, seed,
+ * threads. */
+void lucid_duration_model_params(lucid_ebm_params *p);
 
 /* Packing Analyze Model, from sharing_labels.csv and colocation_pairs.csv:
  * amp, gpu_util, gmem_util, gmem, avg_speed (mean normalised speed of the

@@ -23,8 +23,8 @@
 typedef struct model_opts {
     const char *kind, *data, *out, *model, *target, *until, *from, *pairs, *row, *binning, *compare,
         *compare_column, *monotone,
-        *weekly_from;
-    int64_t seed, bags, threads, interactions, max_rounds, test_percent;
+        *weekly_from, *transform;
+    int64_t seed, bags, threads, interactions, max_rounds, test_percent, min_leaf;
     double learning_rate, alpha;
 } model_opts;
 
@@ -46,6 +46,7 @@ static int parse_opts(int argc, char **argv, model_opts *o)
     o->threads = 2;
     o->interactions = -1;
     o->max_rounds = -1;
+    o->min_leaf = -1;
     o->test_percent = 30;
     o->learning_rate = -1;
     o->alpha = 1e-4;
@@ -57,7 +58,7 @@ static int parse_opts(int argc, char **argv, model_opts *o)
                 {"--from", &o->from},   {"--pairs", &o->pairs},     {"--row", &o->row},
                 {"--binning", &o->binning}, {"--compare", &o->compare},
                 {"--compare-column", &o->compare_column}, {"--monotone", &o->monotone},
-                {"--weekly-from", &o->weekly_from}};
+                {"--weekly-from", &o->weekly_from}, {"--target-transform", &o->transform}};
     struct {
         const char *name;
         int64_t *value;
@@ -66,6 +67,7 @@ static int parse_opts(int argc, char **argv, model_opts *o)
                 {"--threads", &o->threads},
                 {"--interactions", &o->interactions},
                 {"--max-rounds", &o->max_rounds},
+                {"--min-samples-leaf", &o->min_leaf},
                 {"--test-percent", &o->test_percent}};
     for (int i = 2; i < argc; i++) {
         int hit = 0;
@@ -288,15 +290,20 @@ static int apply_monotone(lucid_ebm *m, const char *spec)
 }
 
 /* Lucid's settings for its two GA2Ms, then the command line's overrides:
- * throughput lr 0.1, 10 pairs, quantile bins; duration lr 0.01, 20 pairs,
- * uniform bins. */
+ * throughput lr 0.1, 10 pairs, quantile bins; duration as
+ * lucid_duration_model_params (lr 0.01, 20 pairs, uniform bins, log1p
+ * target). */
 static int ebm_params(const model_opts *o, lucid_ebm_params *p)
 {
-    lucid_ebm_default_params(p);
     int throughput = strcmp(o->kind, "throughput") == 0;
-    p->learning_rate = throughput ? 0.1 : 0.01;
-    p->interactions = throughput ? 10 : 20;
-    p->binning = throughput ? LUCID_BIN_QUANTILE : LUCID_BIN_UNIFORM;
+    if (throughput) {
+        lucid_ebm_default_params(p);
+        p->learning_rate = 0.1;
+        p->interactions = 10;
+        p->binning = LUCID_BIN_QUANTILE;
+    } else {
+        lucid_duration_model_params(p);
+    }
     p->seed = (uint64_t)o->seed;
     p->threads = (int)o->threads;
     if (o->bags > 0)
@@ -305,8 +312,16 @@ static int ebm_params(const model_opts *o, lucid_ebm_params *p)
         p->interactions = (int)o->interactions;
     if (o->max_rounds > 0)
         p->max_rounds = (int)o->max_rounds;
+    if (o->min_leaf > 0)
+        p->min_samples_leaf = (int)o->min_leaf;
     if (o->learning_rate > 0)
         p->learning_rate = o->learning_rate;
+    if (o->transform) {
+        if (strcmp(o->transform, "none") != 0 && strcmp(o->transform, "log1p") != 0)
+            return cli_fail("option --target-transform: expected none or log1p");
+        p->target_transform =
+            strcmp(o->transform, "log1p") == 0 ? LUCID_TARGET_LOG1P : LUCID_TARGET_IDENTITY;
+    }
     if (o->binning) {
         if (strcmp(o->binning, "uniform") != 0 && strcmp(o->binning, "quantile") != 0)
             return cli_fail("option --binning: expected uniform or quantile");
@@ -525,6 +540,34 @@ static size_t report(const loaded *l, const double *pred, const double *other, i
     return ours.n;
 }
 
+/* A log1p model's P10-P90 interval on the scored rows: how often the
+ * target falls inside, below and above. */
+static int report_interval(const lucid_ebm *m, const loaded *l, int64_t start)
+{
+    size_t n = l->ds->nrows ? l->ds->nrows : 1;
+    double *lo = malloc(n * sizeof *lo), *hi = malloc(n * sizeof *hi);
+    lucid_error err = {{0}};
+    int rc = lo && hi ? 0 : cli_fail("out of memory");
+    if (rc == 0 && (lucid_ebm_predict_quantile(m, l->ds, 0, lo, &err) < 0 ||
+                    lucid_ebm_predict_quantile(m, l->ds, 2, hi, &err) < 0))
+        rc = cli_fail("%s", err.msg);
+    size_t rows = 0, below = 0, above = 0;
+    for (size_t r = 0; rc == 0 && r < l->ds->nrows; r++) {
+        if (l->times && l->times[r] < start)
+            continue;
+        rows++;
+        below += l->ds->target[r] < lo[r];
+        above += l->ds->target[r] > hi[r];
+    }
+    if (rc == 0 && rows > 0)
+        printf("P10-P90    rows %zu  inside %.4f  below %.4f  above %.4f\n", rows,
+               (double)(rows - below - above) / (double)rows, (double)below / (double)rows,
+               (double)above / (double)rows);
+    free(lo);
+    free(hi);
+    return rc;
+}
+
 /* Someone else's predictions for the same rows (first column the row key,
  * second the value), e.g. the authors' estimates_lucid.csv: NAN where absent. */
 static int read_compare(const char *path, const char *column, const lucid_dataset *ds,
@@ -598,6 +641,8 @@ static int cmd_eval(const model_opts *o)
             printf("evaluated on rows from %s\n", from);
         if (report(&l, pred, other, start, o->compare, am.cart != NULL) == 0)
             rc = cli_fail("no rows to evaluate%s%s", from ? " from " : "", from ? from : "");
+        else if (am.ebm && am.ebm->params.target_transform == LUCID_TARGET_LOG1P)
+            rc = report_interval(am.ebm, &l, start);
     }
     free(pred);
     free(other);
@@ -812,8 +857,11 @@ static void usage(FILE *out)
           "          [--train-until 'YYYY-MM-DD HH:MM:SS'] (throughput, duration)\n"
           "          [--pairs colocation_pairs.csv] [--alpha 1e-4] (sharing)\n"
           "          [--seed N] [--bags N] [--threads N] [--learning-rate X]\n"
-          "          [--interactions N] [--max-rounds N] [--binning quantile|uniform]\n"
+          "          [--interactions N] [--max-rounds N] [--min-samples-leaf N]\n"
+          "          [--binning quantile|uniform]\n"
           "          [--monotone FEATURE[:+1|:-1],...] (constrain terms to isotonic fits)\n"
+          "          [--target-transform none|log1p] (duration default log1p: fit log(1 + y),\n"
+          "          predict expm1)\n"
           "  predict --model MODEL --data FILE --out PRED.csv\n"
           "  eval    --model MODEL --data FILE [--from 'YYYY-MM-DD HH:MM:SS']\n"
           "          [--compare OTHER.csv [--compare-column NAME]] (someone else's predictions,\n"

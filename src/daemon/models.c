@@ -3,9 +3,10 @@
  * estimates and explanations it gives, the sharing tree from a file, and
  * the version of each model in the state store.
  *
- * Hyper-parameters of the duration model are Lucid's (spec lucid.md §6, as
- * the simulator's update engine in src/sim/online.c): learning rate 0.01,
- * uniform binning, 20 pairs.  Its features are liblucid's
+ * Hyper-parameters of the duration model are the library's
+ * (lucid_duration_model_params, as the simulator's update engine in
+ * src/sim/online.c): learning rate 0.01, uniform binning, 20 pairs, log1p
+ * target.  Its features are liblucid's
  * (lucid_features_duration_jobs); what lucidd cannot know is missing: amp
  * (mixed precision is not observable from outside the job) and, for a job
  * never profiled, the GPU metrics. */
@@ -51,6 +52,13 @@ struct lucidd_models {
     int64_t sharing_version;
     int64_t forecast_version;
     training work;
+    /* The finished jobs as the users' histories a job's estimate is built
+     * against (lucid_features_duration_history): rebuilt by every update
+     * (O(jobs), and the job list may drop and gain jobs between two);
+     * `user` points into hist_users. */
+    lucid_duration_job *hist;
+    char (*hist_users)[64];
+    size_t nhist;
     char warning[LUCID_ERROR_MAX];
 };
 
@@ -263,6 +271,8 @@ void lucidd_models_close(lucidd_models *m)
     lucid_ebm_free(m->work.model);
     lucid_ebm_free(m->duration);
     lucid_cart_free(m->tree);
+    free(m->hist);
+    free(m->hist_users);
     free(m);
 }
 
@@ -312,6 +322,7 @@ static void job_features(const lucidd_models *m, const lucidd_job *job, job_row 
         .gmem = profiled ? mean.gmem_used_mib : (double)NAN,
         .duration = finished_duration(r),
     };
+    out->row.end_time = isnan(out->row.duration) ? 0 : r->end_time;
 }
 
 /* The finished jobs as a training set; *rows gets their number. */
@@ -362,10 +373,7 @@ static int start_training(lucidd_models *m, lucid_dataset *data, size_t rows, in
     t->started_at = now;
     t->model = NULL;
     t->err = (lucid_error){{0}};
-    lucid_ebm_default_params(&t->params);
-    t->params.learning_rate = 0.01;
-    t->params.interactions = 20;
-    t->params.binning = LUCID_BIN_UNIFORM;
+    lucid_duration_model_params(&t->params);
     t->params.outer_bags = m->cfg.bags;
     t->params.seed = m->cfg.seed;
     t->params.threads = 1; /* a second core stays with the decisions */
@@ -398,7 +406,8 @@ static int install(lucidd_models *m, lucid_error *err)
                              .rows = (int64_t)t->rows};
     snprintf(v.name, sizeof v.name, "duration");
     snprintf(v.note, sizeof v.note,
-             "GA2M (lr 0.01, 20 pairs, uniform bins, %d bags) on %zu finished jobs; retrained "
+             "GA2M (lr 0.01, 20 pairs, uniform bins, log1p target, %d bags) on %zu finished "
+             "jobs; retrained "
              "every %.0f s",
              m->cfg.bags, t->rows, m->cfg.retrain_period_s);
     if (!body || lucid_state_save_model(m->state, &v, body, err) < 0) {
@@ -414,14 +423,46 @@ static int install(lucidd_models *m, lucid_error *err)
     return 1;
 }
 
+/* The finished jobs' users, ends and durations (the rest of a history row
+ * is not used). */
+static int refresh_history(lucidd_models *m, const lucidd_job *jobs, size_t njobs,
+                           size_t finished, lucid_error *err)
+{
+    lucid_duration_job *hist = calloc(finished + 1, sizeof *hist);
+    char(*users)[64] = calloc(finished + 1, sizeof *users);
+    if (!hist || !users) {
+        free(hist);
+        free(users);
+        return lucid_error_set(err, "out of memory");
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < njobs && n < finished; i++) {
+        double d = finished_duration(&jobs[i].rec);
+        if (isnan(d))
+            continue;
+        snprintf(users[n], sizeof users[n], "%s", jobs[i].rec.user);
+        hist[n] = (lucid_duration_job){.user = users[n], .duration = d,
+                                       .end_time = jobs[i].rec.end_time};
+        n++;
+    }
+    free(m->hist);
+    free(m->hist_users);
+    m->hist = hist;
+    m->hist_users = users;
+    m->nhist = n;
+    return 0;
+}
+
 int lucidd_models_update(lucidd_models *m, const lucidd_job *jobs, size_t njobs, int64_t now,
                          lucid_error *err)
 {
-    if (m->work.running)
-        return atomic_load(&m->work.done) ? install(m, err) : 0;
     size_t finished = 0;
     for (size_t i = 0; i < njobs; i++)
         finished += !isnan(finished_duration(&jobs[i].rec));
+    if (refresh_history(m, jobs, njobs, finished, err) < 0)
+        return -1;
+    if (m->work.running)
+        return atomic_load(&m->work.done) ? install(m, err) : 0;
     m->finished = finished;
     int due = m->last_training == 0 || now >= m->last_training + (int64_t)m->cfg.retrain_period_s;
     if (finished < m->cfg.min_history || !due)
@@ -437,13 +478,14 @@ int lucidd_models_update(lucidd_models *m, const lucidd_job *jobs, size_t njobs,
 
 /* ---- estimates and why ---- */
 
-/* The job's features as a one-row dataset (no target). */
+/* The job's features as a one-row dataset (no target), its user's recent
+ * jobs from the finished jobs the last update saw. */
 static lucid_dataset *one_job(const lucidd_models *m, const lucidd_job *job, lucid_error *err)
 {
     job_row row;
     job_features(m, job, &row);
     row.row.key = row.key;
-    return lucid_features_duration_jobs(&row.row, 1, 0, err);
+    return lucid_features_duration_history(&row.row, 1, m->hist, m->nhist, 0, err);
 }
 
 double lucidd_models_estimate(const lucidd_models *m, const lucidd_job *job, double heuristic_s,

@@ -1256,6 +1256,30 @@ static void finish_terms(lucid_ebm *m, bag_state *bags, int nbags, const shared_
     free(has_missing);
 }
 
+/* The training rows' residuals on the fitted scale, at 10, 50 and 90 %. */
+static int residual_quantiles(lucid_ebm *m, const shared_data *sh)
+{
+    double *r = malloc((sh->n ? sh->n : 1) * sizeof *r);
+    if (!r)
+        return -1;
+    for (size_t i = 0; i < sh->n; i++) {
+        double s = m->intercept;
+        for (int t = 0; t < m->nterms; t++)
+            s += m->terms[t].scores[term_cell(&m->terms[t], sh->main_bins, sh->pair_bins, i)];
+        r[i] = sh->y[i] - s;
+    }
+    qsort(r, sh->n, sizeof *r, lucid_cmp_double);
+    static const double q[3] = {0.1, 0.5, 0.9};
+    for (int k = 0; k < 3; k++) {
+        double at = q[k] * (double)(sh->n - 1);
+        size_t lo = (size_t)at;
+        size_t hi = lo + 1 < sh->n ? lo + 1 : lo;
+        m->residual_q[k] = r[lo] + (at - (double)lo) * (r[hi] - r[lo]);
+    }
+    free(r);
+    return 0;
+}
+
 static int check_params(const lucid_ebm_params *p, const lucid_dataset *ds, lucid_error *err)
 {
     if (!ds->target)
@@ -1278,7 +1302,13 @@ static int check_params(const lucid_ebm_params *p, const lucid_dataset *ds, luci
             return lucid_error_set(err, "row %zu: the target is missing or not finite", r + 1);
         if (p->task == LUCID_CLASSIFICATION && y != 0 && y != 1)
             return lucid_error_set(err, "row %zu: a classification target must be 0 or 1", r + 1);
+        if (p->target_transform == LUCID_TARGET_LOG1P && !(y > -1))
+            return lucid_error_set(err, "row %zu: a log1p target must be > -1 (found %g)", r + 1,
+                                   y);
     }
+    if (p->target_transform != LUCID_TARGET_IDENTITY &&
+        (p->task != LUCID_REGRESSION || p->target_transform != LUCID_TARGET_LOG1P))
+        return lucid_error_set(err, "a target transform applies to regression only (log1p)");
     return 0;
 }
 
@@ -1382,10 +1412,26 @@ lucid_ebm *lucid_ebm_train(const lucid_dataset *ds, const lucid_ebm_params *p, l
     }
     m->params = *p;
     m->task = p->task;
+    m->decode_scale = 1.0;
     m->train_rows = ds->nrows;
     sh.p = &m->params;
     sh.n = ds->nrows;
     sh.y = ds->target;
+    double *logy = NULL; /* the target on the fitted scale, when transformed */
+    if (p->target_transform == LUCID_TARGET_LOG1P) {
+        if (!(logy = malloc(ds->nrows * sizeof *logy))) {
+            lucid_error_set(err, "out of memory");
+            goto fail;
+        }
+        m->score_min = INFINITY;
+        m->score_max = -INFINITY;
+        for (size_t r = 0; r < ds->nrows; r++) {
+            logy[r] = log1p(ds->target[r]);
+            m->score_min = fmin(m->score_min, logy[r]);
+            m->score_max = fmax(m->score_max, logy[r]);
+        }
+        sh.y = logy;
+    }
     if (bin_features(m, ds, &sh, err) < 0)
         goto fail;
     for (int b = 0; b < p->outer_bags; b++)
@@ -1421,6 +1467,10 @@ lucid_ebm *lucid_ebm_train(const lucid_dataset *ds, const lucid_ebm_params *p, l
             m->bag_metric[2 * b + s] = bags[b].metric[s];
         }
     finish_terms(m, bags, p->outer_bags, &sh);
+    if (logy && residual_quantiles(m, &sh) < 0) {
+        lucid_error_set(err, "out of memory");
+        goto fail;
+    }
     for (int b = 0; b < p->outer_bags; b++) {
         bag_release(&bags[b], m->nfeat);
         free_tables(bags[b].main_tables, m->nfeat);
@@ -1428,6 +1478,7 @@ lucid_ebm *lucid_ebm_train(const lucid_dataset *ds, const lucid_ebm_params *p, l
     }
     free(bags);
     shared_free(&sh, m->nfeat);
+    free(logy);
     return m;
 fail:
     for (int b = 0; b < p->outer_bags; b++) {
@@ -1437,6 +1488,7 @@ fail:
     }
     free(bags);
     shared_free(&sh, m->nfeat);
+    free(logy);
     lucid_ebm_free(m);
     return NULL;
 }
@@ -1497,7 +1549,7 @@ int lucid_ebm_contributions(const lucid_ebm *m, const lucid_dataset *ds, double 
     return rc;
 }
 
-int lucid_ebm_predict(const lucid_ebm *m, const lucid_dataset *ds, double *out, lucid_error *err)
+int lucid_ebm_scores(const lucid_ebm *m, const lucid_dataset *ds, double *out, lucid_error *err)
 {
     uint32_t **mb, **pb;
     int rc = bin_for_model(m, ds, &mb, &pb, err);
@@ -1509,11 +1561,41 @@ int lucid_ebm_predict(const lucid_ebm *m, const lucid_dataset *ds, double *out, 
                 if (cell != LUCID_BIN_UNSEEN)
                     s += m->terms[t].scores[cell];
             }
-            out[r] = m->task == LUCID_CLASSIFICATION ? sigmoid(s) : s;
+            out[r] = s;
         }
     free_bin_arrays(mb, m->nfeat);
     free_bin_arrays(pb, m->nfeat);
     return rc;
+}
+
+double lucid_ebm_decode(const lucid_ebm *m, double score)
+{
+    if (m->task == LUCID_CLASSIFICATION)
+        return sigmoid(score);
+    if (m->params.target_transform == LUCID_TARGET_LOG1P)
+        return exp(fmin(fmax(score, m->score_min), m->score_max)) * m->decode_scale - 1.0;
+    return score;
+}
+
+int lucid_ebm_predict_quantile(const lucid_ebm *m, const lucid_dataset *ds, int k, double *out,
+                               lucid_error *err)
+{
+    if (m->params.target_transform != LUCID_TARGET_LOG1P || k < 0 || k > 2)
+        return lucid_error_set(err, "quantiles come from log1p models only (P10, P50, P90)");
+    if (lucid_ebm_scores(m, ds, out, err) < 0)
+        return -1;
+    for (size_t r = 0; r < ds->nrows; r++)
+        out[r] = lucid_ebm_decode(m, out[r] + m->residual_q[k]);
+    return 0;
+}
+
+int lucid_ebm_predict(const lucid_ebm *m, const lucid_dataset *ds, double *out, lucid_error *err)
+{
+    if (lucid_ebm_scores(m, ds, out, err) < 0)
+        return -1;
+    for (size_t r = 0; r < ds->nrows; r++)
+        out[r] = lucid_ebm_decode(m, out[r]);
+    return 0;
 }
 
 const char *lucid_ebm_term_name(const lucid_ebm *m, int term, char *buf, size_t size)

@@ -61,6 +61,8 @@ static json_t *params_json(const lucid_ebm_params *p)
     json_object_set_new(o, "binning",
                         json_string(p->binning == LUCID_BIN_UNIFORM ? "uniform" : "quantile"));
     json_object_set_new(o, "seed", json_integer((json_int_t)p->seed));
+    if (p->target_transform == LUCID_TARGET_LOG1P) /* version 2 only */
+        json_object_set_new(o, "target_transform", json_string("log1p"));
     return o;
 }
 
@@ -91,6 +93,13 @@ char *lucid_ebm_to_json(const lucid_ebm *m, lucid_error *err)
         json_array_append_new(features, feature_json(m, f));
     json_object_set_new(root, "features", features);
     json_object_set_new(root, "intercept", json_real(m->intercept));
+    if (m->params.target_transform != LUCID_TARGET_IDENTITY) {
+        json_object_set_new(root, "version", json_integer(2));
+        json_object_set_new(root, "decode_scale", json_real(m->decode_scale));
+        double range[2] = {m->score_min, m->score_max};
+        json_object_set_new(root, "score_range", reals(range, 2));
+        json_object_set_new(root, "residual_quantiles", reals(m->residual_q, 3));
+    }
     json_t *terms = json_array();
     for (int t = 0; t < m->nterms; t++) {
         const lucid_ebm_term *term = &m->terms[t];
@@ -368,6 +377,13 @@ static int read_params(const loader *ld, json_t *o, lucid_ebm_params *p)
     if (!binning || (strcmp(binning, "uniform") != 0 && strcmp(binning, "quantile") != 0))
         return bad(ld, "params.binning", "expected \"uniform\" or \"quantile\"");
     p->binning = strcmp(binning, "uniform") == 0 ? LUCID_BIN_UNIFORM : LUCID_BIN_QUANTILE;
+    json_t *transform = json_object_get(o, "target_transform");
+    if (transform) {
+        const char *t = json_string_value(transform);
+        if (!t || strcmp(t, "log1p") != 0)
+            return bad(ld, "params.target_transform", "expected \"log1p\" (or no such key)");
+        p->target_transform = LUCID_TARGET_LOG1P;
+    }
     return 0;
 }
 
@@ -430,6 +446,41 @@ static int read_model(const loader *ld, json_t *root, lucid_ebm *m)
     if (!json_is_number(icp) || !isfinite(json_number_value(icp)))
         return bad(ld, "intercept", "expected a finite number");
     m->intercept = json_number_value(icp);
+    /* Version 2 names the target transform and its decoding; a version-1
+     * file has neither (an untransformed target). */
+    json_int_t version = json_integer_value(json_object_get(root, "version"));
+    json_t *scale = json_object_get(root, "decode_scale");
+    json_t *range = json_object_get(root, "score_range");
+    m->decode_scale = 1.0;
+    if (version < 2 && (scale || range || json_object_get(root, "residual_quantiles") ||
+                        m->params.target_transform != LUCID_TARGET_IDENTITY))
+        return bad(ld, "version", "target_transform and decode_scale need version 2");
+    if (m->params.target_transform != LUCID_TARGET_IDENTITY) {
+        if (!json_is_number(scale) || !(json_number_value(scale) > 0) ||
+            !isfinite(json_number_value(scale)))
+            return bad(ld, "decode_scale", "expected a finite number > 0");
+        m->decode_scale = json_number_value(scale);
+        json_t *lo = json_array_get(range, 0), *hi = json_array_get(range, 1);
+        if (!json_is_array(range) || json_array_size(range) != 2 || !json_is_number(lo) ||
+            !json_is_number(hi) || !isfinite(json_number_value(lo)) ||
+            !isfinite(json_number_value(hi)) || json_number_value(lo) > json_number_value(hi))
+            return bad(ld, "score_range", "expected [low, high], two finite numbers, low <= high");
+        m->score_min = json_number_value(lo);
+        m->score_max = json_number_value(hi);
+        json_t *rq = json_object_get(root, "residual_quantiles");
+        for (size_t k = 0; k < 3; k++) {
+            json_t *v = json_array_get(rq, k);
+            if (!json_is_array(rq) || json_array_size(rq) != 3 || !json_is_number(v) ||
+                !isfinite(json_number_value(v)) ||
+                (k > 0 && json_number_value(v) < m->residual_q[k - 1]))
+                return bad(ld, "residual_quantiles",
+                           "expected [p10, p50, p90], three finite ascending numbers");
+            m->residual_q[k] = json_number_value(v);
+        }
+    } else if (scale || range || json_object_get(root, "residual_quantiles")) {
+        return bad(ld, scale ? "decode_scale" : range ? "score_range" : "residual_quantiles",
+                   "applies to a transformed target only");
+    }
     json_t *terms = json_object_get(root, "terms");
     if (!json_is_array(terms) || json_array_size(terms) > 1000000)
         return bad(ld, "terms", "expected an array");

@@ -678,8 +678,15 @@ int lucid_explain_row(const lucid_ebm *m, const lucid_dataset *ds, const char *k
             order[t] = (ranked_term){fabs(contrib[t]), t};
         }
         qsort(order, (size_t)m->nterms, sizeof *order, cmp_importance);
-        fprintf(out, "row %s: prediction %.6g = intercept %.6g + the terms below", key,
-                m->task == LUCID_CLASSIFICATION ? 1 / (1 + exp(-total)) : total, m->intercept);
+        int logt = m->params.target_transform == LUCID_TARGET_LOG1P;
+        if (logt)
+            fprintf(out,
+                    "row %s: prediction %.6g; log(1 + prediction) = intercept %.6g + the terms "
+                    "below (each multiplies 1 + prediction by the factor shown)",
+                    key, lucid_ebm_decode(m, total), m->intercept + log(m->decode_scale));
+        else
+            fprintf(out, "row %s: prediction %.6g = intercept %.6g + the terms below", key,
+                    lucid_ebm_decode(m, total), m->intercept);
         if (ds->target)
             fprintf(out, " (actual %.6g)", ds->target[row]);
         fprintf(out, "\n\n  contribution  term = value\n");
@@ -688,11 +695,15 @@ int lucid_explain_row(const lucid_ebm *m, const lucid_dataset *ds, const char *k
             const lucid_ebm_term *t = &m->terms[order[i].term];
             value_text(ds, m->names[t->feat[0]], row, v1, sizeof v1);
             lucid_ebm_term_name(m, order[i].term, name, sizeof name);
+            char factor[32] = "";
+            if (logt)
+                snprintf(factor, sizeof factor, " (x%.3g)", exp(contrib[order[i].term]));
             if (t->nfeat == 1) {
-                fprintf(out, "  %+12.6g  %s = %s\n", contrib[order[i].term], name, v1);
+                fprintf(out, "  %+12.6g%s  %s = %s\n", contrib[order[i].term], factor, name, v1);
             } else {
                 value_text(ds, m->names[t->feat[1]], row, v2, sizeof v2);
-                fprintf(out, "  %+12.6g  %s = %s, %s\n", contrib[order[i].term], name, v1, v2);
+                fprintf(out, "  %+12.6g%s  %s = %s, %s\n", contrib[order[i].term], factor, name,
+                        v1, v2);
             }
         }
         rc = 0;
@@ -718,7 +729,11 @@ int lucid_explain_terms_line(const lucid_ebm *m, const lucid_dataset *one, int t
         for (int t = 0; t < m->nterms; t++)
             order[t] = (ranked_term){fabs(contrib[t]), t};
         qsort(order, (size_t)m->nterms, sizeof *order, cmp_importance);
-        size_t used = (size_t)snprintf(buf, size, "intercept %.0f", m->intercept);
+        /* A log1p model multiplies: 1 + estimate = e^intercept x e^term ... */
+        int logt = m->params.target_transform == LUCID_TARGET_LOG1P;
+        size_t used = logt ? (size_t)snprintf(buf, size, "1 + estimate = intercept %.0f",
+                                              exp(m->intercept) * m->decode_scale)
+                           : (size_t)snprintf(buf, size, "intercept %.0f", m->intercept);
         int shown = m->nterms < top ? m->nterms : top;
         double rest = 0;
         for (int t = shown; t < m->nterms; t++)
@@ -726,11 +741,18 @@ int lucid_explain_terms_line(const lucid_ebm *m, const lucid_dataset *one, int t
         char name[128];
         for (int k = 0; k < shown && used < size; k++) {
             lucid_ebm_term_name(m, order[k].term, name, sizeof name);
-            used += (size_t)snprintf(buf + used, size - used, " %+.0f (%s)",
-                                     contrib[order[k].term], name);
+            double c = contrib[order[k].term];
+            used += (size_t)(logt ? snprintf(buf + used, size - used, " x%.3g (%s)", exp(c), name)
+                                  : snprintf(buf + used, size - used, " %+.0f (%s)", c, name));
         }
-        if (used < size && m->nterms > shown)
-            snprintf(buf + used, size - used, " %+.0f (%d other terms)", rest, m->nterms - shown);
+        if (used < size && m->nterms > shown) {
+            if (logt)
+                snprintf(buf + used, size - used, " x%.3g (%d other terms)", exp(rest),
+                         m->nterms - shown);
+            else
+                snprintf(buf + used, size - used, " %+.0f (%d other terms)", rest,
+                         m->nterms - shown);
+        }
     }
     free(contrib);
     free(order);

@@ -310,10 +310,27 @@ static void table_free(table *t)
 
 /* ---- duration ---- */
 
-enum { D_USER, D_VC, D_GPU, D_CPU, D_AMP, D_UTIL, D_GMEM_UTIL, D_GMEM, D_DURATION, D_NIN };
-static const char *const duration_inputs[D_NIN] = {"user", "vc",        "gpu_num", "cpu_num",
-                                                   "amp",  "gpu_util",  "gmem_util", "gmem",
-                                                   "duration"};
+/* duration, submit_time and end_time are optional: a file to predict has
+ * no duration; a trace that records when its jobs ended (end_time, on the
+ * timeline of submit_time) gives the users' histories exact ends. */
+enum {
+    D_USER,
+    D_VC,
+    D_GPU,
+    D_CPU,
+    D_AMP,
+    D_UTIL,
+    D_GMEM_UTIL,
+    D_GMEM,
+    D_DURATION,
+    D_SUBMIT,
+    D_END,
+    D_NIN,
+    D_KEY = D_NIN
+};
+static const char *const duration_inputs[D_NIN] = {
+    "user",      "vc",   "gpu_num",  "cpu_num",     "amp",     "gpu_util",
+    "gmem_util", "gmem", "duration", "submit_time", "end_time"};
 
 static int read_duration_row(const lucid_csv *csv, const int *cols, int cid, int ctime, table *t,
                              int64_t *when, lucid_error *err)
@@ -323,8 +340,8 @@ static int read_duration_row(const lucid_csv *csv, const int *cols, int cid, int
         t->str[c][r] = NULL;
         t->num[c][r] = NAN;
     }
-    t->str[D_DURATION + 1][r] = strdup(lucid_csv_field(csv, cid));
-    if (!t->str[D_DURATION + 1][r])
+    t->str[D_KEY][r] = strdup(lucid_csv_field(csv, cid));
+    if (!t->str[D_KEY][r])
         return lucid_error_set(err, "out of memory");
     t->n++; /* from here on the row's strings are owned by the table */
     for (int c = 0; c < D_NIN; c++) {
@@ -344,10 +361,22 @@ static int read_duration_row(const lucid_csv *csv, const int *cols, int cid, int
     return 0;
 }
 
+/* When row r's job ended, in calendar time: its end_time (moved from the
+ * submit_time timeline to submit_datetime's), else submit + duration — the
+ * earliest it can have ended, exact for a job that did not queue; 0 when
+ * neither is known. */
+static int64_t job_end(const table *t, size_t r, int64_t submit_time)
+{
+    double end = t->num[D_END][r], submit = t->num[D_SUBMIT][r], d = t->num[D_DURATION][r];
+    if (isfinite(end) && isfinite(submit) && end >= submit)
+        return submit_time + (int64_t)ceil(end - submit);
+    return isfinite(d) ? submit_time + (int64_t)ceil(d) : 0;
+}
+
 /* Row r of the table as a job; its strings stay the table's. */
 static lucid_duration_job table_job(const table *t, size_t r, int64_t submit_time)
 {
-    return (lucid_duration_job){.key = t->str[D_DURATION + 1][r],
+    return (lucid_duration_job){.key = t->str[D_KEY][r],
                                 .user = t->str[D_USER][r],
                                 .vc = t->str[D_VC][r],
                                 .gpu_num = t->num[D_GPU][r],
@@ -357,7 +386,8 @@ static lucid_duration_job table_job(const table *t, size_t r, int64_t submit_tim
                                 .gpu_util = t->num[D_UTIL][r],
                                 .gmem_util = t->num[D_GMEM_UTIL][r],
                                 .gmem = t->num[D_GMEM][r],
-                                .duration = t->num[D_DURATION][r]};
+                                .duration = t->num[D_DURATION][r],
+                                .end_time = job_end(t, r, submit_time)};
 }
 
 /* The rows are read into a table and handed to lucid_features_duration_jobs
@@ -379,7 +409,7 @@ lucid_dataset *lucid_features_duration(const char *path, int64_t **times, lucid_
     int cols[D_NIN];
     for (int c = 0; c < D_NIN; c++) {
         cols[c] = lucid_csv_col(csv, duration_inputs[c]);
-        if (cols[c] < 0 && c != D_DURATION) { /* duration is optional (prediction) */
+        if (cols[c] < 0 && c < D_DURATION) {
             need_col(csv, duration_inputs[c], err);
             goto fail;
         }

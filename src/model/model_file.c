@@ -14,7 +14,7 @@ json_t *lucid_model_file_header(const char *kind)
     json_t *root = json_object();
     json_object_set_new(root, "format", json_string(LUCID_MODEL_FORMAT));
     json_object_set_new(root, "kind", json_string(kind));
-    json_object_set_new(root, "version", json_integer(LUCID_MODEL_VERSION));
+    json_object_set_new(root, "version", json_integer(1));
     return root;
 }
 
@@ -53,9 +53,9 @@ json_t *lucid_model_file_parse(const char *text, const char *name, const char *k
         lucid_error_at(err, name, 0, "format", "not a lucid model file");
     else if (!json_is_integer(version))
         lucid_error_at(err, name, 0, "version", "missing or not an integer");
-    else if (json_integer_value(version) != LUCID_MODEL_VERSION)
+    else if (json_integer_value(version) < 1 || json_integer_value(version) > LUCID_MODEL_VERSION)
         lucid_error_at(err, name, 0, "version",
-                       "version %lld is not supported (this build reads version %d)",
+                       "version %lld is not supported (this build reads versions 1 to %d)",
                        (long long)json_integer_value(version), LUCID_MODEL_VERSION);
     else if (!k || (kind && strcmp(k, kind) != 0))
         lucid_error_at(err, name, 0, "kind", "expected a model of kind \"%s\", found \"%s\"",

@@ -1,7 +1,9 @@
 /* online.c — Lucid's three models trained and applied inside the simulator
  * (online.h), on top of the model library (dataset.h, ebm.h, cart.h,
  * features.h).  Hyper-parameters are Lucid's (spec lucid.md §6, models.md):
- * duration GA2M with learning rate 0.01, uniform binning, 20 pairs;
+ * duration GA2M with learning rate 0.01, uniform binning, 20 pairs, fitted
+ * to log1p(duration) with the users' recent jobs as features
+ * (lucid_duration_model_params, lucid_features_duration_history);
  * throughput GA2Ms with learning rate 0.1, quantile binning, 10 pairs;
  * sharing tree pruned at alpha 1e-4. */
 #include "lucid/online.h"
@@ -21,9 +23,12 @@
 struct lucid_online {
     lucid_online_config cfg;
     const lucid_trace *trace;
-    lucid_dataset *duration;   /* features of every trace row */
+    lucid_dataset *duration;   /* features of every trace row (owns the jobs' strings) */
+    lucid_duration_job *jobs;  /* per dataset row: the job, submit_time in calendar time */
     int64_t *row_of_job;       /* trace index -> duration dataset row (-1 if none) */
     lucid_ebm *model;
+    int64_t first_now;   /* the first estimate's time: period boundaries from there */
+    int have_first;
     int trainings;
     size_t last_rows;
     int64_t watch;       /* trace index whose estimate is explained, -1 */
@@ -64,7 +69,9 @@ static void ga2m_params(const lucid_online_config *cfg, double learning_rate, in
 
 static void duration_params(const lucid_online_config *cfg, lucid_ebm_params *p)
 {
-    ga2m_params(cfg, 0.01, 20, LUCID_BIN_UNIFORM, p);
+    lucid_duration_model_params(p);
+    p->outer_bags = cfg->bags;
+    p->seed = cfg->seed;
 }
 
 /* Sharing scores: the tree trained on the labelled workloads, applied to
@@ -353,6 +360,41 @@ static int build_forecast(const lucid_online_config *cfg, lucid_forecast *fc, lu
     return lucid_online_forecasts(cfg, &cfg->period, 1, fc, err);
 }
 
+/* The jobs of the trace rows, rebuilt from their feature columns (the
+ * strings stay the dataset's) with the calendar submit times, so that the
+ * features of a job can be built again against the jobs the simulated run
+ * has ended (lucid_features_duration_history). */
+static int duration_jobs(lucid_online *o, const int64_t *times)
+{
+    const lucid_dataset *ds = o->duration;
+    o->jobs = calloc(ds->nrows + 1, sizeof *o->jobs);
+    if (!o->jobs)
+        return -1;
+    static const char *const nums[7] = {"gpu_num", "cpu_num",   "amp", "gpu_util",
+                                        "gmem_util", "gmem", NULL};
+    const lucid_column *col[8] = {0};
+    for (int k = 0; nums[k]; k++) {
+        int c = lucid_dataset_find(ds, nums[k]);
+        col[k] = c >= 0 ? &ds->cols[c] : NULL;
+    }
+    int cu = lucid_dataset_find(ds, "user"), cv = lucid_dataset_find(ds, "vc");
+    for (size_t r = 0; r < ds->nrows; r++) {
+        lucid_duration_job *j = &o->jobs[r];
+        double v[6];
+        for (int k = 0; k < 6; k++)
+            v[k] = col[k] && col[k]->values ? col[k]->values[r] : (double)NAN;
+        const lucid_column *u = cu >= 0 ? &ds->cols[cu] : NULL, *vc = cv >= 0 ? &ds->cols[cv] : NULL;
+        *j = (lucid_duration_job){
+            .key = ds->row_keys ? ds->row_keys[r] : NULL,
+            .user = u && u->ids && u->ids[r] >= 0 ? lucid_strtab_get(u->strings, u->ids[r]) : NULL,
+            .vc = vc && vc->ids && vc->ids[r] >= 0 ? lucid_strtab_get(vc->strings, vc->ids[r]) : NULL,
+            .gpu_num = v[0], .cpu_num = v[1], .amp = v[2], .gpu_util = v[3], .gmem_util = v[4],
+            .gmem = v[5], .submit_time = times[r],
+            .duration = ds->target ? ds->target[r] : (double)NAN};
+    }
+    return 0;
+}
+
 lucid_online *lucid_online_new(const lucid_online_config *cfg, const lucid_trace *trace,
                                int32_t *share, lucid_forecast *forecast, lucid_error *err)
 {
@@ -366,10 +408,12 @@ lucid_online *lucid_online_new(const lucid_online_config *cfg, const lucid_trace
     o->watch = -1;
     int64_t *times = NULL;
     o->duration = lucid_features_duration(cfg->trace_path, &times, err);
-    free(times);
     o->row_of_job = malloc((trace->njobs + 1) * sizeof *o->row_of_job);
-    if (!o->duration || !o->row_of_job) {
-        if (o->duration)
+    if (o->duration && o->row_of_job && duration_jobs(o, times) < 0)
+        lucid_error_set(err, "out of memory");
+    free(times);
+    if (!o->duration || !o->row_of_job || !o->jobs) {
+        if (o->duration && !o->jobs)
             lucid_error_set(err, "out of memory");
         lucid_online_free(o);
         return NULL;
@@ -396,6 +440,7 @@ void lucid_online_free(lucid_online *o)
     if (!o)
         return;
     lucid_dataset_free(o->duration);
+    free(o->jobs);
     free(o->row_of_job);
     lucid_ebm_free(o->model);
     free(o);
@@ -408,18 +453,56 @@ int lucid_online_trainings(const lucid_online *o, size_t *last_rows)
     return o->trainings;
 }
 
+/* Trace job i as a feature row: calendar times, and its end in the
+ * simulated run when it has ended before `now` (trace timeline). */
+static lucid_duration_job job_row(const lucid_online *o, const lucid_jobrun *run, size_t i,
+                                  int64_t now)
+{
+    lucid_duration_job j = o->jobs[o->row_of_job[i]];
+    int64_t shift = j.submit_time - o->trace->jobs[i].submit_time; /* trace -> calendar */
+    if (run[i].end_time >= 0 && run[i].end_time < now)
+        j.end_time = run[i].end_time + shift;
+    return j;
+}
+
 int lucid_online_estimate(lucid_online *o, const lucid_jobrun *run, int64_t now,
                           const int32_t *jobs, size_t njobs, double *estimates, lucid_error *err)
 {
     const lucid_trace *trace = o->trace;
-    size_t *rows = malloc((trace->njobs + 1) * sizeof *rows);
-    if (!rows)
+    /* The jobs the run has ended before now: the training rows, and the
+     * users' histories every feature row is built against — each job to
+     * estimate from those ended before now (it is estimated now, before it
+     * arrives), each training row likewise from those ended before the
+     * start of its own period (measured on Venus, fixed semantics: online
+     * Lucid 13,036 s; with the history up to each training row's
+     * submission instead, 13,080 s — the model then learns from fresher
+     * histories than it is given). */
+    lucid_duration_job *ended = malloc((trace->njobs + 1) * sizeof *ended);
+    lucid_duration_job *query = malloc((njobs + 1) * sizeof *query);
+    if (!ended || !query) {
+        free(ended);
+        free(query);
         return lucid_error_set(err, "out of memory");
+    }
+    if (!o->have_first) {
+        o->first_now = now;
+        o->have_first = 1;
+    }
+    int64_t period = o->cfg.period > 0 ? o->cfg.period : 604800;
     size_t n = 0;
     double sum = 0;
     for (size_t i = 0; i < trace->njobs; i++)
         if (run[i].end_time >= 0 && run[i].end_time < now && o->row_of_job[i] >= 0) {
-            rows[n++] = (size_t)o->row_of_job[i];
+            ended[n] = job_row(o, run, i, now);
+            /* As a training row, the job is seen as it was when it was
+             * estimated: at the start of the period it arrived in (the
+             * users' histories as of then), so that the model learns from
+             * the features it will be given. */
+            int64_t s = trace->jobs[i].submit_time;
+            if (s >= o->first_now)
+                ended[n].known_at = o->first_now + (s - o->first_now) / period * period +
+                                    (ended[n].submit_time - s);
+            n++;
             sum += (double)trace->jobs[i].duration;
         }
     int rc = 0;
@@ -428,7 +511,7 @@ int lucid_online_estimate(lucid_online *o, const lucid_jobrun *run, int64_t now,
     if (n >= o->cfg.min_history && njobs > 0) {
         lucid_ebm_params p;
         duration_params(&o->cfg, &p);
-        lucid_dataset *train = lucid_dataset_subset(o->duration, rows, n, err);
+        lucid_dataset *train = lucid_features_duration_history(ended, n, ended, n, 1, err);
         lucid_ebm *m = train ? lucid_ebm_train(train, &p, err) : NULL;
         lucid_dataset_free(train);
         if (!m)
@@ -444,9 +527,13 @@ int lucid_online_estimate(lucid_online *o, const lucid_jobrun *run, int64_t now,
     if (rc == 0 && o->model && njobs > 0) {
         size_t m = 0;
         for (size_t k = 0; k < njobs; k++)
-            if (o->row_of_job[jobs[k]] >= 0)
-                rows[m++] = (size_t)o->row_of_job[jobs[k]];
-        lucid_dataset *sub = lucid_dataset_subset(o->duration, rows, m, err);
+            if (o->row_of_job[jobs[k]] >= 0) {
+                query[m] = job_row(o, run, (size_t)jobs[k], now);
+                query[m].end_time = 0; /* not ended: it has not even arrived */
+                query[m].known_at = now + (query[m].submit_time - trace->jobs[jobs[k]].submit_time);
+                m++;
+            }
+        lucid_dataset *sub = lucid_features_duration_history(query, m, ended, n, 0, err);
         double *pred = sub ? malloc((m + 1) * sizeof *pred) : NULL;
         if (!sub || !pred || lucid_ebm_predict(o->model, sub, pred, err) < 0)
             rc = -1;
@@ -456,8 +543,7 @@ int lucid_online_estimate(lucid_online *o, const lucid_jobrun *run, int64_t now,
                 continue;
             }
             if (jobs[k] == o->watch) {
-                size_t row = (size_t)o->row_of_job[jobs[k]];
-                lucid_dataset *one = lucid_dataset_subset(o->duration, &row, 1, err);
+                lucid_dataset *one = lucid_dataset_subset(sub, &q, 1, err);
                 if (one)
                     explain_estimate(o, one, pred[q]);
                 lucid_dataset_free(one);
@@ -476,6 +562,7 @@ int lucid_online_estimate(lucid_online *o, const lucid_jobrun *run, int64_t now,
                          n, o->cfg.min_history, fallback);
         }
     }
-    free(rows);
+    free(ended);
+    free(query);
     return rc;
 }
