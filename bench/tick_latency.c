@@ -25,6 +25,12 @@ void lucidd_log(const char *fmt, ...)
     (void)fmt;
 }
 
+void lucidd_log_level(int priority, const char *fmt, ...)
+{
+    (void)priority;
+    (void)fmt;
+}
+
 static double clock_s(clockid_t id)
 {
     struct timespec ts;
