@@ -94,13 +94,17 @@ beat 0
 twice=$(sbatch --parsable --gres=gpu:1 -o twice.out --wrap 'echo run ${SLURM_RESTART_COUNT:-0}; sleep 3')
 scontrol release "$twice"
 wait_state "$twice" RUNNING 20
+first_node=$(squeue -h -j "$twice" -o %N)
 scontrol requeuehold "$twice"
 deadline=$((SECONDS + 20))
 until [[ $(squeue -h -j "$twice" -o %t) == PD ]]; do
     ((SECONDS < deadline)) || fail "requeued job $twice not pending"
     sleep 0.2
 done
-scontrol update jobid="$twice" starttime=now
+# Off the node of its first run, as lucidd's move from the profiling node is:
+# that node keeps the first run's credential revoked for a while, and a run
+# started there at once is killed ("Job credential revoked").
+scontrol update jobid="$twice" starttime=now ${first_node:+excnodelist=$first_node}
 scontrol release "$twice"
 wait_state "$twice" COMPLETED 30
 [[ $(grep '^run' twice.out | paste -sd' ') == "run 0 run 1" ]] || fail "requeued job's output: '$(paste -sd' ' twice.out)'"
