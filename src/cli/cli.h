@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "lucid/experiment.h"
 #include "lucid/online.h"
@@ -71,6 +72,21 @@ int cli_queue_print(FILE *out, struct json_t *jobs, const cli_queue_filter *filt
                     const char *format, int header, long long now);
 /* lucid's priority (lower first) as shown, higher first: 10^9 - 10^8 log10(1 + p). */
 long long cli_queue_display_priority(double priority);
+
+/* Progress of long work on stderr once it has taken 2 s: redrawn in place
+ * at most ten times a second on a terminal, otherwise one line every 5 s
+ * (so a pipe or a log sees it too).  One per run; safe to use one per
+ * thread. */
+typedef struct cli_progress {
+    struct timespec start, last;
+    int tty, shown;
+    const char *what; /* "simulating", "tune: online run" */
+} cli_progress;
+void cli_progress_start(cli_progress *p, const char *what);
+/* A lucid_progress_fn: `user` is the cli_progress. */
+void cli_progress_show(void *user, int64_t done, int64_t total);
+/* Ends a redrawn line. */
+void cli_progress_end(cli_progress *p);
 
 /* ---- experiment_run.c: an experiment turned into a simulation ---- */
 

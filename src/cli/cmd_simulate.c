@@ -55,33 +55,6 @@ static int make_dir(const char *path)
     return mkdir(buf, 0777) < 0 && errno != EEXIST ? -1 : 0;
 }
 
-/* Progress on stderr once the work has taken 2 s: redrawn in place at most
- * ten times a second on a terminal, otherwise one line every 5 s. */
-typedef struct progress_view {
-    struct timespec start, last;
-    int tty, shown;
-} progress_view;
-
-static double seconds_since(const struct timespec *t)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)(now.tv_sec - t->tv_sec) + 1e-9 * (double)(now.tv_nsec - t->tv_nsec);
-}
-
-static void show_progress(void *user, int64_t done, int64_t total)
-{
-    progress_view *pv = user;
-    if (seconds_since(&pv->start) < 2 || seconds_since(&pv->last) < (pv->tty ? 0.1 : 5))
-        return;
-    clock_gettime(CLOCK_MONOTONIC, &pv->last);
-    fprintf(stderr, "%ssimulating: %lld of %lld jobs (%.0f%%)%s", pv->tty ? "\r" : "",
-            (long long)done, (long long)total, total > 0 ? 100.0 * (double)done / (double)total : 100.0,
-            pv->tty ? "" : "\n");
-    fflush(stderr);
-    pv->shown = 1;
-}
-
 /* What a run writes into OUTDIR besides MANIFEST: summary.csv,
  * jobs-<policy>.csv, series-<policy>.csv (--series) and experiment.ini. */
 enum { MAX_OUTPUTS = 4 + 3 * LUCID_EXP_MAX_POLICIES };
@@ -513,13 +486,11 @@ int cmd_simulate(int argc, char **argv)
                     d.trace.skipped_cpu_jobs);
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        progress_view pv = {.start = t0, .tty = isatty(2)};
-        pv.last = t0;
-        pv.last.tv_sec -= 10; /* the first line may come at 2 s */
+        cli_progress pv;
+        cli_progress_start(&pv, "simulating");
         int failed = lucid_simulate(&cfg, &d.in, policies, npolicies, results,
-                                    quiet ? NULL : show_progress, &pv, &err) < 0;
-        if (pv.shown && pv.tty)
-            fputc('\n', stderr);
+                                    quiet ? NULL : cli_progress_show, &pv, &err) < 0;
+        cli_progress_end(&pv);
         if (failed) {
             rc = cli_fail("%s", err.msg);
         } else {

@@ -219,7 +219,15 @@ static int simulate_point(const tuner *t, evaluation *e, lucid_sim_result *keep,
         oc.forecast = forecast_for(t, oc.period);
     const lucid_policy_ops *policies[1] = {t->lucid};
     lucid_sim_result result;
-    if (lucid_simulate(&cfg, in, policies, 1, &result, NULL, NULL, err) < 0)
+    /* An online run takes tens of seconds: its progress shows (each run its
+     * own line; runs on other threads print theirs). */
+    cli_progress pv;
+    cli_progress_start(&pv, "tune: online run");
+    int quiet_run = t->quiet || !cfg.online;
+    int failed = lucid_simulate(&cfg, in, policies, 1, &result,
+                                quiet_run ? NULL : cli_progress_show, &pv, err) < 0;
+    cli_progress_end(&pv);
+    if (failed)
         return -1;
     lucid_summary s;
     int rc = lucid_summarize(&t->run->trace, &result, -1, 0, INT32_MAX, &s);
@@ -928,6 +936,8 @@ static int tune(const tune_opts *o, const lucid_experiment *exp, tuner *t, cli_r
 
 int cmd_tune(int argc, char **argv)
 {
+    /* Stage lines appear as each stage ends, also in a pipe or a log. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     tune_opts o;
     int rc = parse_args(argc, argv, &o);
     if (rc != 0)

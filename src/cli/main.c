@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -188,4 +189,40 @@ int main(int argc, char **argv)
     if (c)
         return c->run(argc - 1, argv + 1);
     return cli_usage_error("unknown command '%s' (see lucid --help)", argv[1]);
+}
+
+static double seconds_since(const struct timespec *t)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - t->tv_sec) + 1e-9 * (double)(now.tv_nsec - t->tv_nsec);
+}
+
+void cli_progress_start(cli_progress *p, const char *what)
+{
+    memset(p, 0, sizeof *p);
+    clock_gettime(CLOCK_MONOTONIC, &p->start);
+    p->last = p->start;
+    p->last.tv_sec -= 10; /* the first line may come at 2 s */
+    p->tty = isatty(2);
+    p->what = what;
+}
+
+void cli_progress_show(void *user, int64_t done, int64_t total)
+{
+    cli_progress *p = user;
+    if (seconds_since(&p->start) < 2 || seconds_since(&p->last) < (p->tty ? 0.1 : 5))
+        return;
+    clock_gettime(CLOCK_MONOTONIC, &p->last);
+    fprintf(stderr, "%s%s: %lld of %lld jobs (%.0f%%)%s", p->tty ? "\r" : "", p->what,
+            (long long)done, (long long)total,
+            total > 0 ? 100.0 * (double)done / (double)total : 100.0, p->tty ? "" : "\n");
+    fflush(stderr);
+    p->shown = 1;
+}
+
+void cli_progress_end(cli_progress *p)
+{
+    if (p->shown && p->tty)
+        fputc('\n', stderr);
 }
