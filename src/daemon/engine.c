@@ -747,30 +747,40 @@ static void hold(lucidd *d, lucidd_job *job, const slurm_job *sj)
     (void)job;
 }
 
-static void intake(lucidd *d, const slurm_job *sj)
+/* A record for a job lucid has not seen: who, what it asks, when. */
+static lucidd_job *new_job(lucidd *d, const slurm_job *sj)
 {
     lucidd_job *job = add_job(d, sj->id);
     if (!job)
-        return;
+        return NULL;
     lucid_job_record *rec = &job->rec;
     job->uid = sj->uid;
     snprintf(rec->user, sizeof rec->user, "%s", sj->user);
     snprintf(rec->name, sizeof rec->name, "%s", sj->name);
     snprintf(rec->partition, sizeof rec->partition, "%s", sj->partition);
     copy_request(job, sj);
+    rec->submit_time = sj->submit_time;
+    rec->sharing_score = -1;
+    rec->cpus = sj->cpus;
+    job->estimated_with = -1;
+    return job;
+}
+
+static void intake(lucidd *d, const slurm_job *sj)
+{
+    lucidd_job *job = new_job(d, sj);
+    if (!job)
+        return;
+    lucid_job_record *rec = &job->rec;
     /* Released by lucid before its state was lost: the required nodes are
      * lucid's pin, not the job's own -w. */
     if (strncmp(sj->admin_comment, "lucid: profiling", 16) == 0 ||
         strncmp(sj->admin_comment, "lucid: running", 14) == 0)
         job->user_nodes[0] = '\0';
-    rec->submit_time = sj->submit_time;
-    rec->sharing_score = -1;
     rec->phase_since = time(NULL);
-    rec->cpus = sj->cpus;
     rec->user_hold = strstr(sj->admin_comment, "lucid-user-hold") != NULL;
     job->restarts_seen = sj->restarts;
     job->time_limit_min = sj->time_limit_min;
-    job->estimated_with = -1;
     /* A job lucid already profiled (its state file lost): its profile is in
      * the AdminComment; one requeued held on the profiling partition is mid-move. */
     int profiled = recover_profile(job, sj->admin_comment);
@@ -809,19 +819,10 @@ static void intake(lucidd *d, const slurm_job *sj)
  * record, with Slurm's outcome, so the history counts what Slurm ran. */
 static void intake_ended(lucidd *d, const slurm_job *sj)
 {
-    lucidd_job *job = add_job(d, sj->id);
+    lucidd_job *job = new_job(d, sj);
     if (!job)
         return;
     lucid_job_record *rec = &job->rec;
-    job->uid = sj->uid;
-    snprintf(rec->user, sizeof rec->user, "%s", sj->user);
-    snprintf(rec->name, sizeof rec->name, "%s", sj->name);
-    snprintf(rec->partition, sizeof rec->partition, "%s", sj->partition);
-    copy_request(job, sj);
-    rec->submit_time = sj->submit_time;
-    rec->sharing_score = -1;
-    rec->cpus = sj->cpus;
-    job->estimated_with = -1;
     int ran = sj->start_time > 0 && sj->end_time > sj->start_time;
     rec->phase = !ran ? LUCID_PHASE_MAIN_QUEUE
                  : strcmp(sj->partition, d->cfg.profiling_partition) == 0 ? LUCID_PHASE_PROFILING
