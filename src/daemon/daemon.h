@@ -100,7 +100,8 @@ typedef struct lucidd {
     int main_gpus;           /* GPUs of the main partition (bad-input check) */
     int slurm_up;            /* the latest Slurm call worked */
     time_t slurm_down_since; /* when Slurm stopped answering (0 while it answers) */
-    double slurm_back_at;    /* monotonic time Slurm answered again after an outage or start */
+    double slurm_back_at;    /* monotonic time Slurm answered again after an outage */
+    time_t outage_began;     /* when that outage began (jobs started before it may be stale) */
     uint32_t intake_max;     /* highest job id taken in (and put on an operator's hold) */
     int reconciled;          /* unacknowledged decisions settled since start */
     char last_error[LUCID_ERROR_MAX];

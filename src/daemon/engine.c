@@ -46,6 +46,7 @@
  * this many per tick (each is one RPC to slurmctld). */
 #define COMMENT_PERIOD_S 30.0
 #define COMMENTS_PER_TICK 64
+#define COMMENT_TIME_S 0.05
 /* Array tasks split into jobs of their own per tick. */
 #define SPLITS_PER_TICK 256
 
@@ -346,7 +347,12 @@ static void comment_text(const lucidd_job *job, char *out, size_t size)
 static void push_comments(lucidd *d, double now_mono)
 {
     int budget = COMMENTS_PER_TICK;
+    double began = monotonic_s();
     for (size_t i = 0; i < d->njobs && budget > 0; i++) {
+        /* Each comment is an RPC to slurmctld: a busy controller must not
+         * stretch the tick (the rest are written at the next ones). */
+        if (monotonic_s() - began > COMMENT_TIME_S)
+            break;
         lucidd_job *job = &d->jobs[i];
         if (!queued(job->rec.phase) || job->rec.phase == LUCID_PHASE_HANDED_BACK)
             continue;
@@ -884,7 +890,7 @@ static int maybe_stale(lucidd *d, const lucidd_job *job, double now_mono)
 {
     time_t now = time(NULL), started = 0;
     if (d->slurm_back_at > 0 && now_mono - d->slurm_back_at < GRACE_AFTER_OUTAGE_S &&
-        difftime(now, job->slurm_start) > now_mono - d->slurm_back_at)
+        job->slurm_start < d->outage_began)
         return 1;
     lucid_error err = {{0}};
     if (slurm_io_ctld_started(&started, &err) < 0)
@@ -1513,6 +1519,7 @@ void engine_tick(lucidd *d)
         lucidd_log("Slurm answers again (unreachable for %lld s)",
                    (long long)(time(NULL) - d->slurm_down_since));
         d->slurm_back_at = now_mono;
+        d->outage_began = d->slurm_down_since;
     }
     d->slurm_up = 1;
     d->slurm_down_since = 0;
