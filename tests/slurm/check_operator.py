@@ -461,6 +461,13 @@ class Check:
                 if ok:
                     streak[jid] = 0
                     continue
+                # A release in flight: lucid's tick is pinning and releasing
+                # the job (Slurm already shows it) but has not published the
+                # new phase yet.  That is the release lag itself: it neither
+                # counts nor clears a streak.
+                if (j["phase"] in ("profile-queue", "main-queue") and s["state"] == "PENDING"
+                        and s["prio"] != "0"):
+                    continue
                 streak[jid] = streak.get(jid, 0) + 1
                 if streak[jid] == 2:
                     bad_total += 1
