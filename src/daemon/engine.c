@@ -895,7 +895,10 @@ static int maybe_stale(lucidd *d, const lucidd_job *job, double now_mono)
     lucid_error err = {{0}};
     if (slurm_io_ctld_started(&started, &err) < 0)
         return 1; /* cannot tell: do not requeue now */
-    return job->slurm_start <= started && difftime(now, started) < GRACE_AFTER_OUTAGE_S;
+    /* Whole seconds on both sides: a job the new slurmctld started in its
+     * first second has the same stamp, and a recovered one cannot (the old
+     * slurmctld was gone for longer than that). */
+    return job->slurm_start < started && difftime(now, started) < GRACE_AFTER_OUTAGE_S;
 }
 
 static void profile_limit(lucidd *d, lucidd_job *job, double now_mono)
