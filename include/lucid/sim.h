@@ -95,6 +95,17 @@ typedef struct lucid_sample {
     int32_t total_gpus, idle_gpus, pending_gpus, running_jobs, pending_jobs, packed_gpus;
 } lucid_sample;
 
+/* One VC's GPU use over its run: busy = GPU-seconds of GPUs held by a job
+ * (a GPU two packed jobs share counts once), capacity = GPU-seconds of the
+ * GPUs the policy schedules on, both over [first, last] = the VC's first
+ * submission to its last job's end; gpus_first / gpus_last = its GPUs at
+ * those moments (a VC with no job: first = -1 and gpus_first its size). */
+typedef struct lucid_gpu_use {
+    double busy, capacity;
+    int64_t first, last;
+    int32_t gpus_first, gpus_last;
+} lucid_gpu_use;
+
 typedef struct lucid_sim_result {
     const lucid_policy_ops *policy;
     lucid_jobrun *run;       /* per trace job */
@@ -120,6 +131,8 @@ typedef struct lucid_sim_result {
     int64_t *eta_at; /* when: its submission, or (Lucid, fixed semantics) when it
                       * left the profiler and joined the main queue */
     int64_t *reserved_at; /* backfill: per job, its latest reservation (-1) */
+    lucid_gpu_use *gpu_use; /* per VC index (vcs->count entries) */
+    int32_t ngpu_use;
 } lucid_sim_result;
 
 /* Progress callback: called from worker threads (serialized by the
