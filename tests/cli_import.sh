@@ -131,6 +131,19 @@ check "philly: one job per rule (no_times 2)" [ "$(removed "$m" no_attempt)$(rem
 check "philly sum: attempts summed, GPUs over hosts" [ "$(cut -d, -f1,4,7,8 "$tmp/ph/trace.csv" | tail -n +2 | paste -sd' ')" = "1,8,0,193256 2,16,2901,10800 8,1,10671,42 9,2,13101,3600 11,4,17001,6300" ]
 check "philly: trace.csv checksum" [ "$(body_sha "$tmp/ph/trace.csv")" = "ff3752be8f59653125631e12ad28c8ca69e8f4a792cc4467c69045b02817efdb" ]
 check "philly: nodes from the machine list" [ "$(field "$m" gpus_per_node)" = 8 ]
+# The job log through a pipe (as from `tar -xzOf`): read once, same jobs,
+# leading blank lines still counted in error positions; a machine list or a
+# sacct node list through a pipe is refused (each is read twice).
+"$lucid" trace import --format philly <(cat "$ph/cluster_job_log") "$ph/cluster_machine_list" --out "$tmp/ph-pipe" >/dev/null
+check "philly from a pipe: same trace" cmp -s "$tmp/ph/trace.csv" "$tmp/ph-pipe/trace.csv"
+expect_error "philly from a pipe: error line counts leading blank lines" "/dev/fd/" \
+    "$lucid" trace import --format philly <(printf '\n\n[\n  {"vc": 1\n') --out "$tmp/ph-bad"
+err=$("$lucid" trace import --format philly <(printf '\n\n[\n  {"vc": 1\n') --out "$tmp/ph-bad" 2>&1)
+check "philly from a pipe: truncated at line 5" bash -c "[[ '$err' == *:5:\ truncated\ JSON* ]]"
+expect_error "philly machine list from a pipe" "a machine list cannot be read from a pipe" \
+    "$lucid" trace import --format philly "$ph/cluster_job_log" <(cat "$ph/cluster_machine_list") --out "$tmp/ph-bad"
+expect_error "sacct node list from a pipe" "a node list cannot be read from a pipe" \
+    "$lucid" trace import --format sacct "$sa/schema.sacct" <(cat "$sa/nodes.txt") --out "$tmp/sa-bad"
 "$lucid" trace import --format philly "$ph/cluster_job_log" --attempts span --out "$tmp/ph2" >/dev/null
 check "philly span: first start to last end" [ "$(cut -d, -f1,8 "$tmp/ph2/trace.csv" | tail -n +2 | paste -sd' ')" = "1,193263 2,10800 8,42 9,7200 11,11700" ]
 "$lucid" trace import --format philly "$ph/cluster_job_log" --attempts each --out "$tmp/ph3" >/dev/null

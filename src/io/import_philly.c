@@ -210,8 +210,10 @@ static int read_job(lucid_import *imp, json_t *job, const char *file, long line,
 
 /* Streams the top-level objects of a JSON array (or of concatenated
  * objects); each is parsed alone.  Bounded memory: one job at a time. */
-int lucid_import_philly_stream(lucid_import *imp, FILE *f, const char *file,
-                               const lucid_import_options *opt, lucid_error *err)
+/* `line`: the line number of f's next character (the caller may have
+ * skipped leading blank lines to tell the job log from a machine list). */
+static int philly_stream(lucid_import *imp, FILE *f, const char *file,
+                         const lucid_import_options *opt, long line, lucid_error *err)
 {
     attempts_mode mode = !opt->attempts || strcmp(opt->attempts, "sum") == 0 ? ATTEMPTS_SUM
                          : strcmp(opt->attempts, "span") == 0               ? ATTEMPTS_SPAN
@@ -229,7 +231,7 @@ int lucid_import_philly_stream(lucid_import *imp, FILE *f, const char *file,
     char *buf = NULL;
     size_t len = 0, cap = 0;
     int depth = 0, in_string = 0, escape = 0, top_array = 0, rc = 0;
-    long line = 1, start_line = 0;
+    long start_line = 0;
     int64_t record = 0;
     int c;
     while (rc == 0 && (c = getc_unlocked(f)) != EOF) {
@@ -302,6 +304,12 @@ int lucid_import_philly_stream(lucid_import *imp, FILE *f, const char *file,
 }
 
 /* cluster_machine_list: machineId, number of GPUs, single GPU mem. */
+int lucid_import_philly_stream(lucid_import *imp, FILE *f, const char *file,
+                               const lucid_import_options *opt, lucid_error *err)
+{
+    return philly_stream(imp, f, file, opt, 1, err);
+}
+
 static int read_machines(lucid_import *imp, const char *path, int32_t node_gpus, lucid_error *err)
 {
     lucid_csv *csv = lucid_csv_open(path, err);
@@ -353,15 +361,23 @@ int lucid_import_philly(lucid_import *imp, const char *const *paths, int npaths,
         FILE *f = fopen(paths[i], "r");
         if (!f)
             return lucid_error_set(err, "%s: cannot open", paths[i]);
+        /* Job log or machine list, told by the first character; the log
+         * goes on from there (no rewind: it may come through a pipe, e.g.
+         * `<(tar -xzOf trace-data.tar.gz trace-data/cluster_job_log)`). */
         int c;
-        do
-            c = getc(f);
-        while (c == ' ' || c == '\n' || c == '\r' || c == '\t');
+        long line = 1;
+        while ((c = getc(f)) == ' ' || c == '\n' || c == '\r' || c == '\t')
+            line += c == '\n';
         int rc;
         if (c == '[' || c == '{') {
-            rewind(f);
-            rc = lucid_import_philly_stream(imp, f, paths[i], opt, err);
+            ungetc(c, f);
+            rc = philly_stream(imp, f, paths[i], opt, line, err);
             fclose(f);
+        } else if (fseek(f, 0, SEEK_SET) != 0) {
+            fclose(f);
+            rc = lucid_error_set(err, "%s: a machine list cannot be read from a pipe (it is "
+                                      "read twice): give the file itself",
+                                 paths[i]);
         } else {
             fclose(f);
             rc = read_machines(imp, paths[i], opt->gpus_per_node, err);

@@ -452,8 +452,12 @@ int lucid_import_sacct(lucid_import *imp, const char *const *paths, int npaths,
         ssize_t got = getline(&line, &cap, f);
         int rc;
         if (got > 0 && strncmp(line, "NodeName=", 9) == 0) {
-            rewind(f);
-            rc = read_nodes(imp, paths[i], f, by_partition, err);
+            if (fseek(f, 0, SEEK_SET) != 0)
+                rc = lucid_error_set(err, "%s: a node list cannot be read from a pipe: give the "
+                                          "file itself",
+                                     paths[i]);
+            else
+                rc = read_nodes(imp, paths[i], f, by_partition, err);
             have_nodes = 1;
         } else {
             rc = read_sacct(imp, f, paths[i], line, got, &r, opt, err);
