@@ -142,6 +142,8 @@ err=$("$lucid" trace import --format philly <(printf '\n\n[\n  {"vc": 1\n') --ou
 check "philly from a pipe: truncated at line 5" bash -c "[[ '$err' == *:5:\ truncated\ JSON* ]]"
 expect_error "philly machine list from a pipe" "a machine list cannot be read from a pipe" \
     "$lucid" trace import --format philly "$ph/cluster_job_log" <(cat "$ph/cluster_machine_list") --out "$tmp/ph-bad"
+expect_error "helios file from a pipe" "a Helios file cannot be read from a pipe" \
+    "$lucid" trace import --format helios <(cat "$data/helios/cluster_log.csv") "$data/helios/cluster_gpu_number.csv" --out "$tmp/he-bad"
 expect_error "sacct node list from a pipe" "a node list cannot be read from a pipe" \
     "$lucid" trace import --format sacct "$sa/schema.sacct" <(cat "$sa/nodes.txt") --out "$tmp/sa-bad"
 "$lucid" trace import --format philly "$ph/cluster_job_log" --attempts span --out "$tmp/ph2" >/dev/null

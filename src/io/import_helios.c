@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "lucid/csv.h"
 #include "lucid/import.h"
@@ -230,6 +231,12 @@ static int read_gpu_numbers(lucid_import *imp, const char *path, int64_t first, 
  * Lucid's own vc_config.csv) do. */
 static int is_gpu_number_file(lucid_import *imp, const char *path, int *yes, lucid_error *err)
 {
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return lucid_error_set(err, "%s: a Helios file cannot be read from a pipe (its header "
+                                    "is read first to tell the two files apart): give the file "
+                                    "itself",
+                               path);
     lucid_csv *csv = lucid_csv_open(path, err);
     if (!csv)
         return -1;
