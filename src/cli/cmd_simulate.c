@@ -465,7 +465,7 @@ int cmd_simulate(int argc, char **argv)
     }
     if (!exp.out)
         exp.out = strdup("out");
-    if (cli_run_eta(&exp, &cfg.eta) != 0) {
+    if (cli_run_eta(&exp, &cfg.eta) != 0 || cli_run_eta_hourly(&exp, &cfg.eta_hourly) != 0) {
         lucid_experiment_free(&exp);
         return 1;
     }
