@@ -175,7 +175,9 @@ int lucid_write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
 void lucid_carry_header(FILE *out, const lucid_trace *trace);
 void lucid_carry_row(FILE *out, const lucid_trace *trace, const lucid_job *job);
 /* summary rows (no header): policy,vc,jobs,avg_jct,avg_queue,p999_queue per VC (by name) and
- * `all`, then the columns of lucid_metrics_header (bounds.h) */
+ * `all`, then the columns of lucid_metrics_header (bounds.h), then eta_coverage and
+ * eta_median_rel_error (lucid_eta_calibration; empty without predictions or when no job
+ * waited more than 60 s) */
 int lucid_write_summary_rows(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
                              const lucid_sim_result *result);
 /* eta-<policy>.csv: job_id,vc,gpu_num,submit_time,predicted_at,start_time,wait,eta_p10,

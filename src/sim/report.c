@@ -161,7 +161,16 @@ int lucid_write_summary_rows(FILE *out, const lucid_trace *trace, const lucid_vc
             break;
         }
         lucid_metrics_write(out, &m);
-        fputc('\n', out);
+        /* Start-time calibration at submission (eta-summary.csv's), empty
+         * when the run made no predictions or no job waited over a minute. */
+        double coverage = NAN, error = NAN;
+        int64_t waited = 0;
+        if (result->eta_p50)
+            lucid_eta_calibration(trace, result, vc, &coverage, &error, &waited);
+        if (waited > 0)
+            fprintf(out, ",%.4f,%.4f\n", coverage, error);
+        else
+            fputs(",,\n", out);
     }
     free(sums);
     free(order);
