@@ -97,6 +97,8 @@ check "eta-fifo.csv: no more rows" [ "$(wc -l <wait/eta-fifo.csv)" = 5 ]
 check "hourly rows only with eta_hourly" [ "$(grep -c hourly wait-once/eta-fifo.csv)" = 0 ]
 check "hourly rows change no prediction at queueing" \
     cmp -s <(grep -v hourly wait/eta-fifo.csv) wait-once/eta-fifo.csv
+check "hourly rows change no schedule" cmp -s wait/jobs-fifo.csv wait-once/jobs-fifo.csv
+check "hourly rows change no summary" cmp -s wait/summary.csv wait-once/summary.csv
 # Re-running with eta off removes the stale eta files of the earlier run.
 "$lucid" simulate exp.ini --quiet --out on --set simulate.eta=off >/dev/null || fail "re-run off"
 check "stale eta files removed" bash -c '! ls on/eta-* 2>/dev/null'
