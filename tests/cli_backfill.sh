@@ -69,7 +69,7 @@ check "eta-fifo.csv written" test -s on/eta-fifo.csv
 check "eta-summary.csv written" grep -q '^policy,vc,jobs_waited,eta_coverage,eta_median_rel_error$' on/eta-summary.csv
 check "no eta files when off" bash -c '! ls off/eta-* 2>/dev/null'
 check "summary.csv unchanged by eta but its last two columns" \
-    cmp -s <(cut -d, -f1-12 on/summary.csv) <(cut -d, -f1-12 off/summary.csv)
+    cmp -s <(sed 's/,[^,]*,[^,]*$//' on/summary.csv) <(sed 's/,[^,]*,[^,]*$//' off/summary.csv)
 check "summary.csv: eta columns empty when off" \
     bash -c "tail -n +2 off/summary.csv | grep -v ',,\$' | grep -q . && exit 1 || exit 0"
 check "jobs-fifo.csv unchanged by eta" cmp -s on/jobs-fifo.csv off/jobs-fifo.csv

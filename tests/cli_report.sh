@@ -36,10 +36,11 @@ if "$lucid" report "$tmp/out" --model "$tmp/job.json" --model "$tmp/share.json" 
     check "inline SVGs ($(grep -c '<svg ' "$html") for $((5 + nterms)))" [ "$(grep -c '<svg ' "$html")" -eq $((5 + nterms)) ]
     check "nothing external" bash -c "! grep -Eq '(src|href)=' '$html'"
     # Table 4 repeats summary.csv's all-jobs rows (rounded to seconds).
-    while IFS=, read -r policy vc jobs jct queue p999 floor gap _; do
+    while IFS=, read -r policy vc jobs jct queue p999 floor gap bsld bsld99 jain_u jain_vc util _; do
         [ "$vc" = all ] || continue
-        gap_pct=$(awk -v g="$gap" 'BEGIN { printf "%.1f", 100 * g }')
-        row=$(printf '<tr><td>%s</td><td>%s</td><td>%.0f</td><td>%.0f</td><td>%.0f</td><td>%s %%</td></tr>' "$policy" "$jobs" "$jct" "$queue" "$p999" "$gap_pct")
+        cells=$(awk -v g="$gap" -v b="$bsld" -v b99="$bsld99" -v ju="$jain_u" -v jv="$jain_vc" -v u="$util" \
+            'BEGIN { printf "<td>%.1f %%</td><td>%.2f</td><td>%.2f</td><td>%.3f</td><td>%.3f</td><td>%.1f %%</td>", 100 * g, b, b99, ju, jv, 100 * u }')
+        row=$(printf '<tr><td>%s</td><td>%s</td><td>%.0f</td><td>%.0f</td><td>%.0f</td>%s</tr>' "$policy" "$jobs" "$jct" "$queue" "$p999" "$cells")
         check "Table 4 row for $policy" grep -qF "$row" "$html"
     done <"$tmp/out/summary.csv"
     # Issue 12: the mean-duration floor as a line on Figure 8, at summary.csv's value.
@@ -53,17 +54,19 @@ if "$lucid" report "$tmp/out" --model "$tmp/job.json" --model "$tmp/share.json" 
     done <"$tmp/out/eta-summary.csv"
     check "eta scatter is well-formed XML" well_formed "$figs/eta_scatter.svg"
     # Table 5's large + small jobs add up to all jobs, for each policy.
+    sed -n '/Table 5/,/<\/table>/p' "$html" | grep '^<tr><td>' | sed 's/<\/td><td>/|/g; s/<[^>]*>//g; s/ %//g' >"$tmp/t5.cells"
     for policy in fifo sjf srtf qssf tiresias lucid; do
         all=$(awk -F, -v p="$policy" '$1 == p && $2 == "all" { print $3 }' "$tmp/out/summary.csv")
-        sizes=$(sed -n '/Table 5/,/<\/table>/p' "$html" | grep -o "<tr><td>$policy</td><td>[0-9]*</td><td>[^<]*</td><td>[^<]*</td><td>[0-9]*</td>" |
-            sed 's/<[^>]*>/ /g' | awk '{ print $2 + $5 }')
+        sizes=$(awk -F'|' -v p="$policy" '$1 == p { print $2 + $7 }' "$tmp/t5.cells")
         check "Table 5 for $policy: $sizes = $all jobs" [ "$sizes" = "$all" ]
     done
-    # ... and equals the Table 5 `lucid simulate` prints.
+    # ... and equals the Table 5 `lucid simulate` prints (JCT, queue, gap and
+    # bounded slowdown per class: simulate's from memory, the report's from
+    # jobs-<policy>.csv).
     "$lucid" simulate "$tmp/s/experiment.ini" --out "$tmp/again" 2>/dev/null |
-        sed -n '/^Table 5/,/^$/p' | awk 'NF == 5 && $2 ~ /^[0-9]/ { print $1, $2, $3, $4, $5 }' >"$tmp/t5.sim"
-    sed -n '/Table 5/,/<\/table>/p' "$html" | grep '^<tr><td>' | sed 's/<[^>]*>/ /g' |
-        awk '{ print $1, $3, $4, $6, $7 }' >"$tmp/t5.html"
+        sed -n '/^Table 5/,/^$/p' | awk 'NF == 9 && $2 ~ /^[0-9]/ { gsub(/%/, ""); print }' |
+        awk '{ print $1, $2, $3, $4, $5, $6, $7, $8, $9 }' >"$tmp/t5.sim"
+    awk -F'|' '{ print $1, $3, $4, $5, $6, $8, $9, $10, $11 }' "$tmp/t5.cells" >"$tmp/t5.html"
     check "Table 5 equals simulate's" bash -c "[ -s '$tmp/t5.sim' ] && cmp -s '$tmp/t5.sim' '$tmp/t5.html'"
     command -v rsvg-convert >/dev/null || fail "rsvg-convert is needed (Debian package librsvg2-bin)"
     for svg in "$figs"/fig8_jct_cdf.svg "$figs"/fig9_vc_queue.svg "$figs"/gpu_utilisation.svg "$figs"/model-job/importance.svg; do

@@ -227,6 +227,10 @@ static void check_invariants(const venus *d, const lucid_sim_result *res, int re
     }
     if (lucid)
         check_packing_rules(d, res);
+    /* GPU use (summary.csv's gpu_util): never more busy than available. */
+    assert_int_equal(res->ngpu_use, d->vcs.count);
+    for (int32_t vc = 0; vc < d->vcs.count; vc++)
+        assert_true(res->gpu_use[vc].busy <= res->gpu_use[vc].capacity);
     if (preemptive)
         return;
     /* Sweep start/end events per VC. */
@@ -268,14 +272,22 @@ static void check_invariants(const venus *d, const lucid_sim_result *res, int re
             }
             evs[b] = x;
         }
-        int64_t used = 0;
+        int64_t used = 0, busy = 0;
         for (size_t k = 0; k < n; k++) {
+            if (k > 0)
+                busy += used * (evs[k].t - evs[k - 1].t);
             used += evs[k].delta;
             if (used > capacity)
                 fail_msg("%s (%s): VC %s uses %lld of %lld GPUs at %lld", res->policy->name,
                          reference ? "reference" : "fixed", lucid_vcs_name(&d->vcs, vc), (long long)used, (long long)capacity,
                          (long long)evs[k].t);
         }
+        /* The engine's GPU-seconds busy, integrated step by step, equal
+         * this sweep's over the jobs' starts and ends. */
+        if (n > 0 && (double)busy != res->gpu_use[vc].busy)
+            fail_msg("%s (%s): VC %s busy %lld GPU-s by the sweep, %.0f by the engine",
+                     res->policy->name, reference ? "reference" : "fixed",
+                     lucid_vcs_name(&d->vcs, vc), (long long)busy, res->gpu_use[vc].busy);
         free(evs);
     }
 }

@@ -61,12 +61,24 @@ typedef struct lucid_metrics {
     double bsld_p99;
     double jain_users; /* Jain's index of the users' mean bounded slowdowns (NaN: < 1 user) */
     double jain_vcs;   /* same across VCs (NaN for a single VC) */
+    double gpu_util;   /* busy / available GPU-seconds (lucid_gpu_use, sim.h) from the
+                        * first submission to the last end: of the VC's GPUs, or for
+                        * all VCs of the cluster's (each VC counted over the whole
+                        * window, idle before its first job and after its last);
+                        * NaN for a size class or when the run did not record it */
 } lucid_metrics;
 
 #define LUCID_BSLD_THRESHOLD 10.0
 
 int lucid_metrics_compute(const lucid_trace *trace, const lucid_sim_result *result, int32_t vc,
                           lucid_metrics *out);
+/* The same over the jobs with more than `min_gpus_exclusive` and at most
+ * `max_gpus` GPUs (Table 5's size classes; gpu_util NaN). */
+int lucid_metrics_compute_sized(const lucid_trace *trace, const lucid_sim_result *result,
+                                int32_t vc, int32_t min_gpus_exclusive, int32_t max_gpus,
+                                lucid_metrics *out);
+/* GPU utilisation of VC `vc` (-1: the cluster) in a run (NaN if unknown). */
+double lucid_gpu_utilisation(const lucid_sim_result *result, int32_t vc);
 /* The summary.csv columns after p999_queue (header and one row's values,
  * each starting with a comma). */
 void lucid_metrics_header(FILE *out);

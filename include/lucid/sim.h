@@ -101,6 +101,16 @@ typedef struct lucid_eta_row {
     int32_t job;
     int64_t at, p10, p50, p90;
 } lucid_eta_row;
+/* One VC's GPU use over its run: busy = GPU-seconds of GPUs held by a job
+ * (a GPU two packed jobs share counts once), capacity = GPU-seconds of the
+ * GPUs the policy schedules on, both over [first, last] = the VC's first
+ * submission to its last job's end; gpus_first / gpus_last = its GPUs at
+ * those moments (a VC with no job: first = -1 and gpus_first its size). */
+typedef struct lucid_gpu_use {
+    double busy, capacity;
+    int64_t first, last;
+    int32_t gpus_first, gpus_last;
+} lucid_gpu_use;
 
 typedef struct lucid_sim_result {
     const lucid_policy_ops *policy;
@@ -132,6 +142,8 @@ typedef struct lucid_sim_result {
      * then time; NULL / 0 when none. */
     lucid_eta_row *eta_hourly;
     size_t neta_hourly;
+    lucid_gpu_use *gpu_use; /* per VC index (vcs->count entries) */
+    int32_t ngpu_use;
 } lucid_sim_result;
 
 /* Progress callback: called from worker threads (serialized by the

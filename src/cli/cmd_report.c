@@ -20,6 +20,7 @@
 
 #include "cli.h"
 #include "lucid/atomic.h"
+#include "lucid/bounds.h"
 #include "lucid/cart.h"
 #include "lucid/csv.h"
 #include "lucid/ebm.h"
@@ -53,7 +54,7 @@ static const char *colour(int i)
 
 typedef struct size_class {
     int64_t jobs;
-    double jct_sum, queue_sum;
+    double jct_sum, queue_sum, duration_sum, bsld_sum;
 } size_class;
 
 typedef struct policy_data {
@@ -70,6 +71,7 @@ typedef struct policy_data {
     int nutil;
     int have_series;
     double floor, gap;                     /* summary.csv "all" (NAN if absent) */
+    double bsld_mean, bsld_p99, jain_users, jain_vcs, gpu_util; /* likewise */
     /* eta-<policy>.csv: predicted (P50) and actual waits of jobs that waited
      * more than 60 s after their prediction, and how many started in [P10, P90] */
     double *eta_pred, *eta_wait;
@@ -183,6 +185,12 @@ static int read_summary(report *r, lucid_error *err)
     int c[6], rc = require_columns(csv, names, c, 6, err), more;
     /* Optional (runs before the floor existed have neither). */
     int c_floor = lucid_csv_col(csv, "floor"), c_gap = lucid_csv_col(csv, "gap");
+    /* Optional too, each may be empty (NaN: e.g. Jain's index of one user). */
+    static const char *const extra_names[] = {"bsld_mean", "bsld_p99", "jain_users", "jain_vcs",
+                                              "gpu_util"};
+    int c_extra[5];
+    for (int k = 0; k < 5; k++)
+        c_extra[k] = lucid_csv_col(csv, extra_names[k]);
     while (rc == 0 && (more = lucid_csv_next(csv, err)) != 0) {
         int64_t jobs;
         double jct, queue, p999;
@@ -209,6 +217,16 @@ static int read_summary(report *r, lucid_error *err)
                 rc = -1;
                 break;
             }
+            double *extra[5] = {&pd->bsld_mean, &pd->bsld_p99, &pd->jain_users, &pd->jain_vcs,
+                                &pd->gpu_util};
+            for (int k = 0; k < 5 && rc == 0; k++) {
+                *extra[k] = NAN;
+                if (c_extra[k] >= 0 && lucid_csv_field(csv, c_extra[k])[0] != '\0' &&
+                    read_nonneg(csv, c_extra[k], extra_names[k], extra[k], err) < 0)
+                    rc = -1;
+            }
+            if (rc < 0)
+                break;
             continue;
         }
         int v = find_vc(r, vc, csv, err);
@@ -240,16 +258,17 @@ static int read_jobs(report *r, policy_data *pd, lucid_error *err)
     lucid_csv *csv = lucid_csv_open(path, err);
     if (!csv)
         return -1;
-    static const char *const names[] = {"gpu_num", "queue", "jct", "submit_time"};
-    int c[4], rc = require_columns(csv, names, c, 4, err), more;
+    static const char *const names[] = {"gpu_num", "queue", "jct", "submit_time", "duration"};
+    int c[5], rc = require_columns(csv, names, c, 5, err), more;
     size_t cap = 0;
     pd->first_submit = INT64_MAX;
     pd->last_submit = INT64_MIN;
     while (rc == 0 && (more = lucid_csv_next(csv, err)) != 0) {
         int64_t gpus, submit;
-        double queue, jct;
+        double queue, jct, duration;
         if (more < 0 || lucid_csv_i64(csv, c[0], &gpus, err) < 0 ||
             lucid_csv_i64(csv, c[3], &submit, err) < 0 ||
+            read_nonneg(csv, c[4], "duration", &duration, err) < 0 ||
             read_nonneg(csv, c[1], "queue", &queue, err) < 0 ||
             read_nonneg(csv, c[2], "jct", &jct, err) < 0) {
             rc = -1;
@@ -271,6 +290,10 @@ static int read_jobs(report *r, policy_data *pd, lucid_error *err)
         sc->jobs++;
         sc->jct_sum += jct;
         sc->queue_sum += queue;
+        sc->duration_sum += duration;
+        /* bounded slowdown as summary.csv's (bounds.h) */
+        double slowdown = jct / (duration > LUCID_BSLD_THRESHOLD ? duration : LUCID_BSLD_THRESHOLD);
+        sc->bsld_sum += slowdown > 1 ? slowdown : 1;
     }
     lucid_csv_close(csv);
     if (rc == 0 && pd->njct)
@@ -760,11 +783,23 @@ static int embed_svg(FILE *out, const char *path, lucid_error *err)
     return rc;
 }
 
+/* A cell of an optional summary.csv value ("n/a" when absent or NaN). */
+static void optional_cell(FILE *out, double v, const char *format, double scale)
+{
+    fputs("<td>", out);
+    if (v == v)
+        fprintf(out, format, scale * v);
+    else
+        fputs("n/a", out);
+    fputs("</td>", out);
+}
+
 static void table4(FILE *out, const report *r)
 {
     fputs("<h2>Table 4: all jobs</h2>\n<table>\n<tr><th>policy</th><th>jobs</th>"
           "<th>avg JCT (s)</th><th>avg queue (s)</th><th>p99.9 queue (s)</th>"
-          "<th>gap to floor</th></tr>\n",
+          "<th>gap to floor</th><th>bounded slowdown</th><th>p99 bounded slowdown</th>"
+          "<th>Jain (users)</th><th>Jain (VCs)</th><th>GPU utilisation</th></tr>\n",
           out);
     double floor_jct = NAN;
     for (int p = 0; p < r->npol; p++) {
@@ -774,14 +809,17 @@ static void table4(FILE *out, const report *r)
         if (pd->have_all) {
             fprintf(out, "</td><td>%lld</td><td>%.0f</td><td>%.0f</td><td>%.0f</td>",
                     (long long)pd->jobs, pd->avg_jct, pd->avg_queue, pd->p999_queue);
-            if (pd->gap == pd->gap)
-                fprintf(out, "<td>%.1f %%</td></tr>\n", 100 * pd->gap);
-            else
-                fputs("<td>n/a</td></tr>\n", out);
+            optional_cell(out, pd->gap, "%.1f %%", 100);
+            optional_cell(out, pd->bsld_mean, "%.2f", 1);
+            optional_cell(out, pd->bsld_p99, "%.2f", 1);
+            optional_cell(out, pd->jain_users, "%.3f", 1);
+            optional_cell(out, pd->jain_vcs, "%.3f", 1);
+            optional_cell(out, pd->gpu_util, "%.1f %%", 100);
+            fputs("</tr>\n", out);
             if (pd->floor > 0)
                 floor_jct = pd->floor;
         } else {
-            fputs("</td><td colspan=\"5\">no \"all\" row in summary.csv</td></tr>\n", out);
+            fputs("</td><td colspan=\"10\">no \"all\" row in summary.csv</td></tr>\n", out);
         }
     }
     fputs("</table>\n", out);
@@ -795,18 +833,22 @@ static void table4(FILE *out, const report *r)
 static void size_cells(FILE *out, const size_class *sc)
 {
     if (sc->jobs)
-        fprintf(out, "<td>%lld</td><td>%.0f</td><td>%.0f</td>", (long long)sc->jobs,
-                sc->jct_sum / (double)sc->jobs, sc->queue_sum / (double)sc->jobs);
+        fprintf(out, "<td>%lld</td><td>%.0f</td><td>%.0f</td><td>%.1f %%</td><td>%.2f</td>",
+                (long long)sc->jobs, sc->jct_sum / (double)sc->jobs,
+                sc->queue_sum / (double)sc->jobs,
+                sc->duration_sum > 0 ? 100 * (sc->jct_sum / sc->duration_sum - 1) : 0.0,
+                sc->bsld_sum / (double)sc->jobs);
     else
-        fputs("<td>0</td><td>-</td><td>-</td>", out);
+        fputs("<td>0</td><td>-</td><td>-</td><td>-</td><td>-</td>", out);
 }
 
 static void table5(FILE *out, const report *r)
 {
     fputs("<h2>Table 5: large (&gt; 8 GPUs) and small jobs</h2>\n<table>\n"
           "<tr><th>policy</th><th>large jobs</th><th>large avg JCT (s)</th>"
-          "<th>large avg queue (s)</th><th>small jobs</th><th>small avg JCT (s)</th>"
-          "<th>small avg queue (s)</th></tr>\n",
+          "<th>large avg queue (s)</th><th>large gap</th><th>large bounded slowdown</th>"
+          "<th>small jobs</th><th>small avg JCT (s)</th><th>small avg queue (s)</th>"
+          "<th>small gap</th><th>small bounded slowdown</th></tr>\n",
           out);
     for (int p = 0; p < r->npol; p++) {
         fputs("<tr><td>", out);

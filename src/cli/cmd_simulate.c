@@ -316,11 +316,25 @@ static int write_outputs(const lucid_experiment *exp, const lucid_sim_config *cf
     return write_manifest(exp, policies, n, names, k);
 }
 
+/* Table 5's four cells of one size class ("-" when it has no job). */
+static void size_class_cells(const cli_run *d, const lucid_sim_result *result, int32_t above,
+                             int32_t upto)
+{
+    lucid_summary s;
+    lucid_metrics m;
+    lucid_summarize(&d->trace, result, -1, above, upto, &s);
+    lucid_metrics_compute_sized(&d->trace, result, -1, above, upto, &m);
+    if (s.jobs == 0)
+        printf(" %12s %12s %8s %9s", "-", "-", "-", "-");
+    else
+        printf(" %12.0f %12.0f %7.1f%% %9.2f", s.avg_jct, s.avg_queue, 100 * m.gap, m.bsld_mean);
+}
+
 static void print_tables(const cli_run *d, const lucid_sim_result *results, int n)
 {
     printf("\nTable 4: all jobs (seconds)\n");
-    printf("%-10s %12s %12s %14s %8s %9s %9s %7s %7s\n", "policy", "avg JCT", "avg queue",
-           "p99.9 queue", "gap", "bsld", "p99 bsld", "Jain/u", "Jain/vc");
+    printf("%-10s %12s %12s %14s %8s %9s %9s %7s %7s %8s\n", "policy", "avg JCT", "avg queue",
+           "p99.9 queue", "gap", "bsld", "p99 bsld", "Jain/u", "Jain/vc", "GPU util");
     double floor = 0;
     for (int i = 0; i < n; i++) {
         lucid_summary s;
@@ -328,23 +342,23 @@ static void print_tables(const cli_run *d, const lucid_sim_result *results, int 
         lucid_summarize(&d->trace, &results[i], -1, 0, INT32_MAX, &s);
         lucid_metrics_compute(&d->trace, &results[i], -1, &m);
         floor = m.floor;
-        printf("%-10s %12.0f %12.0f %14.0f %7.1f%% %9.2f %9.2f %7.3f %7.3f\n",
+        printf("%-10s %12.0f %12.0f %14.0f %7.1f%% %9.2f %9.2f %7.3f %7.3f %7.1f%%\n",
                results[i].policy->name, s.avg_jct, s.avg_queue, s.p999_queue, 100 * m.gap,
-               m.bsld_mean, m.bsld_p99, m.jain_users, m.jain_vcs);
+               m.bsld_mean, m.bsld_p99, m.jain_users, m.jain_vcs, 100 * m.gpu_util);
     }
     /* All policies run the same jobs unless oversized ones were skipped. */
     printf("floor: mean job duration %.0f s, no schedule that keeps durations beats it "
            "(gap = avg JCT / floor - 1; `lucid bounds` has tighter floors)\n",
            floor);
-    printf("\nTable 5: large (> 8 GPUs) and small jobs (seconds)\n");
-    printf("%-10s %12s %12s %12s %12s\n", "policy", "large JCT", "large queue", "small JCT",
-           "small queue");
+    printf("\nTable 5: large (> 8 GPUs) and small jobs (seconds; gap to each class's mean "
+           "duration, mean bounded slowdown)\n");
+    printf("%-10s %12s %12s %8s %9s %12s %12s %8s %9s\n", "policy", "large JCT", "large queue",
+           "gap", "bsld", "small JCT", "small queue", "gap", "bsld");
     for (int i = 0; i < n; i++) {
-        lucid_summary large, small;
-        lucid_summarize(&d->trace, &results[i], -1, 8, INT32_MAX, &large);
-        lucid_summarize(&d->trace, &results[i], -1, 0, 8, &small);
-        printf("%-10s %12.0f %12.0f %12.0f %12.0f\n", results[i].policy->name, large.avg_jct,
-               large.avg_queue, small.avg_jct, small.avg_queue);
+        printf("%-10s", results[i].policy->name);
+        size_class_cells(d, &results[i], 8, INT32_MAX);
+        size_class_cells(d, &results[i], 0, 8);
+        putchar('\n');
     }
     for (int i = 0; i < n; i++)
         if (results[i].backfill.mode != LUCID_BACKFILL_NONE) {

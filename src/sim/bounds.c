@@ -193,11 +193,51 @@ static double jain_of_groups(const int32_t *group, const double *bsld, size_t n,
     return j;
 }
 
+double lucid_gpu_utilisation(const lucid_sim_result *result, int32_t vc)
+{
+    if (!result->gpu_use || vc >= result->ngpu_use)
+        return NAN;
+    if (vc >= 0) {
+        const lucid_gpu_use *u = &result->gpu_use[vc];
+        return u->capacity > 0 ? u->busy / u->capacity : NAN;
+    }
+    int64_t t0 = INT64_MAX, t1 = INT64_MIN;
+    for (int32_t v = 0; v < result->ngpu_use; v++)
+        if (result->gpu_use[v].first >= 0) {
+            t0 = result->gpu_use[v].first < t0 ? result->gpu_use[v].first : t0;
+            t1 = result->gpu_use[v].last > t1 ? result->gpu_use[v].last : t1;
+        }
+    if (t0 == INT64_MAX)
+        return NAN;
+    double busy = 0, capacity = 0;
+    for (int32_t v = 0; v < result->ngpu_use; v++) {
+        const lucid_gpu_use *u = &result->gpu_use[v];
+        if (u->first < 0) {
+            capacity += (double)u->gpus_first * (double)(t1 - t0);
+            continue;
+        }
+        busy += u->busy;
+        capacity += u->capacity + (double)u->gpus_first * (double)(u->first - t0) +
+                    (double)u->gpus_last * (double)(t1 - u->last);
+    }
+    return capacity > 0 ? busy / capacity : NAN;
+}
+
 int lucid_metrics_compute(const lucid_trace *trace, const lucid_sim_result *result, int32_t vc,
                           lucid_metrics *out)
 {
+    return lucid_metrics_compute_sized(trace, result, vc, INT32_MIN, INT32_MAX, out);
+}
+
+int lucid_metrics_compute_sized(const lucid_trace *trace, const lucid_sim_result *result,
+                                int32_t vc, int32_t min_gpus_exclusive, int32_t max_gpus,
+                                lucid_metrics *out)
+{
     memset(out, 0, sizeof *out);
     out->jain_users = out->jain_vcs = NAN;
+    out->gpu_util = min_gpus_exclusive == INT32_MIN && max_gpus == INT32_MAX
+                        ? lucid_gpu_utilisation(result, vc)
+                        : NAN;
     size_t cap = trace->njobs + 1;
     double *bsld = malloc(cap * sizeof *bsld), *sorted = malloc(cap * sizeof *sorted);
     int32_t *users = malloc(cap * sizeof *users), *vcs = malloc(cap * sizeof *vcs);
@@ -209,7 +249,8 @@ int lucid_metrics_compute(const lucid_trace *trace, const lucid_sim_result *resu
     size_t n = 0;
     for (size_t i = 0; i < trace->njobs; i++) {
         const lucid_job *job = &trace->jobs[i];
-        if (result->excluded[i] || (vc >= 0 && job->vc != vc))
+        if (result->excluded[i] || (vc >= 0 && job->vc != vc) ||
+            job->gpu_num <= min_gpus_exclusive || job->gpu_num > max_gpus)
             continue;
         double jct = (double)(result->run[i].end_time - job->submit_time);
         double d = (double)job->duration;
@@ -246,7 +287,7 @@ done:
 
 void lucid_metrics_header(FILE *out)
 {
-    fputs(",floor,gap,bsld_mean,bsld_p99,jain_users,jain_vcs", out);
+    fputs(",floor,gap,bsld_mean,bsld_p99,jain_users,jain_vcs,gpu_util", out);
 }
 
 static void put(FILE *out, double v, const char *format)
@@ -264,4 +305,5 @@ void lucid_metrics_write(FILE *out, const lucid_metrics *m)
     put(out, m->bsld_p99, "%.6f");
     put(out, m->jain_users, "%.6f");
     put(out, m->jain_vcs, "%.6f");
+    put(out, m->gpu_util, "%.6f");
 }

@@ -200,6 +200,7 @@ typedef struct vc_run {
     lucid_sample *samples;
     size_t nsamples, cap_samples;
     int64_t policy_next, forced, previous;
+    lucid_gpu_use use; /* GPU use since the VC's first arrival */
     lucid_backfill bf;      /* backfill state, or the estimates the predictions use */
     lucid_eta_table table;  /* actual/estimate ratios of this VC's ended jobs */
     lucid_eta_plan plan;
@@ -395,6 +396,17 @@ static int vc_run_steps(sim_context *ctx, vc_run *v, int64_t limit, lucid_error 
         }
         if (t >= limit)
             return 0;
+        /* GPU use over [previous, t): the cluster as the last step left it. */
+        if (v->next_arrival > pr->vc_first[v->vc]) {
+            double dt = (double)(t - v->previous);
+            v->use.capacity += dt * (double)s->cluster.total_gpus;
+            v->use.busy += dt * (double)(s->cluster.total_gpus - s->cluster.free_gpus);
+        } else {
+            v->use.first = t;
+            v->use.gpus_first = (int32_t)s->cluster.total_gpus;
+        }
+        v->use.last = t;
+        v->use.gpus_last = (int32_t)s->cluster.total_gpus;
         if (cfg->eta && cfg->eta_hourly && s->qlen > 0) {
             /* The whole hours in (previous step, t]: before t's events. */
             int64_t m = v->previous - ((v->previous % 3600) + 3600) % 3600 + 3600;
@@ -481,6 +493,7 @@ static void vc_run_end(vc_run *v)
 {
     if (v->pr->vc_backfill)
         v->pr->vc_backfill[v->vc] = v->bf.stats;
+    v->pr->result->gpu_use[v->vc] = v->use;
     lucid_backfill_free(&v->bf);
     lucid_eta_plan_free(&v->plan);
     lucid_eta_plan_free(&v->hourly_plan);
@@ -728,6 +741,21 @@ static int prepare_run(sim_context *ctx, policy_run *pr, lucid_error *err)
     if (!pr->result->run || !pr->result->excluded)
         return lucid_error_set(err, "out of memory");
     memcpy(pr->result->excluded, ctx->excluded, trace->njobs);
+    /* A VC whose run never begins keeps its size, idle, for the whole trace. */
+    int32_t nvcs = in->vcs->count;
+    pr->result->gpu_use = calloc((size_t)nvcs + 1, sizeof *pr->result->gpu_use);
+    if (!pr->result->gpu_use)
+        return lucid_error_set(err, "out of memory");
+    pr->result->ngpu_use = nvcs;
+    for (int32_t v = 0; v < nvcs; v++) {
+        int32_t nodes = in->vcs->nodes[v];
+        if ((pr->policy->flags & LUCID_POLICY_LUCID) && ctx->cfg->lucid.nodes_from)
+            nodes -= ctx->cfg->lucid.nodes_from[v];
+        pr->result->gpu_use[v] = (lucid_gpu_use){.first = -1,
+                                                 .last = -1,
+                                                 .gpus_first = nodes * ctx->cfg->gpus_per_node,
+                                                 .gpus_last = nodes * ctx->cfg->gpus_per_node};
+    }
     for (int b = 0; b < ctx->cfg->nbackfill; b++)
         if (ctx->cfg->backfill[b].policy == pr->policy)
             pr->backfill = ctx->cfg->backfill[b].cfg;
@@ -1126,6 +1154,7 @@ void lucid_sim_result_free(lucid_sim_result *result)
     free(result->eta_at);
     free(result->eta_hourly);
     free(result->reserved_at);
+    free(result->gpu_use);
     lucid_forecast_free(&result->forecast);
     memset(result, 0, sizeof *result);
 }
