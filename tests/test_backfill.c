@@ -233,15 +233,24 @@ static void expect_eta(const lucid_eta *e, int64_t p10, int64_t p50, int64_t p90
 }
 #define EXPECT_ETA(e, a, b, c) expect_eta((e), (a), (b), (c), __LINE__)
 
+/* The case's predictions with the packing switch on or off. */
+static void predict_lucid_queue(int packing, lucid_eta out[3])
+{
+    lucid_queue_case c;
+    lucid_queue_setup(&c, packing);
+    lucid_eta_table table = {0};
+    lucid_eta_plan plan = {0};
+    assert_int_equal(lucid_eta_predict(&c.s, NULL, &table, &plan, 0, 3, -1, out), 0);
+    lucid_eta_plan_free(&plan);
+    lucid_eta_table_free(&table);
+    lucid_sched_free(&c.s);
+}
+
 static void lucid_replay_packs_and_passes_over(void **state)
 {
     (void)state;
-    lucid_queue_case c;
-    lucid_queue_setup(&c, 1);
-    lucid_eta_table table = {0};
-    lucid_eta_plan plan = {0};
     lucid_eta out[3];
-    assert_int_equal(lucid_eta_predict(&c.s, NULL, &table, &plan, 0, 3, -1, out), 0);
+    predict_lucid_queue(1, out);
     /* P50: R1 ends at 100.  Q1 needs both nodes (R2 holds n2 until 200);
      * packing is on, so Q1 holds no place: Q2 starts on n1 at 100 (150 s),
      * and Q3 joins it on its GPUs at once (a new partner: same GPU count,
@@ -253,20 +262,13 @@ static void lucid_replay_packs_and_passes_over(void **state)
     EXPECT_ETA(&out[0], 100, 400, 1600);
     EXPECT_ETA(&out[1], 25, 100, 400);
     EXPECT_ETA(&out[2], 25, 100, 400);
-    lucid_eta_plan_free(&plan);
-    lucid_eta_table_free(&table);
-    lucid_sched_free(&c.s);
 }
 
 static void lucid_replay_head_of_line_without_packing(void **state)
 {
     (void)state;
-    lucid_queue_case c;
-    lucid_queue_setup(&c, 0);
-    lucid_eta_table table = {0};
-    lucid_eta_plan plan = {0};
     lucid_eta out[3];
-    assert_int_equal(lucid_eta_predict(&c.s, NULL, &table, &plan, 0, 3, -1, out), 0);
+    predict_lucid_queue(0, out);
     /* Switch off: head of line.  P50: Q1 when both nodes are free (200),
      * 10 s; Q2 no earlier than Q1: 210 on n1; Q3 no earlier: 210 on n2.
      * P10: Q1 at 50 (3 s), Q2 and Q3 at 53.  P90: Q1 at 800 (40 s), the
@@ -274,9 +276,62 @@ static void lucid_replay_head_of_line_without_packing(void **state)
     EXPECT_ETA(&out[0], 50, 200, 800);
     EXPECT_ETA(&out[1], 53, 210, 840);
     EXPECT_ETA(&out[2], 53, 210, 840);
+}
+
+/* A running job that has outrun its estimate ends at a duration drawn from
+ * the finished jobs that ran at least as long, not at a ratio.  FIFO on one
+ * 8-GPU node: R (8 GPUs, estimate 1000) started at 0; at 2000 W (8 GPUs)
+ * waits for it.  The table holds 38 finished runs estimated at 100 s that
+ * ran 100, 200, ..., 3800 s (ratios 1..38). */
+static void overrun_job_ends_by_durations(void **state)
+{
+    (void)state;
+    lucid_job jobs[2] = {{.job_id = 1, .duration = 5000, .gpu_num = 8, .workload = {.model = -1}},
+                         {.job_id = 2, .duration = 10, .gpu_num = 8, .workload = {.model = -1}}};
+    lucid_jobrun run[2];
+    for (int j = 0; j < 2; j++)
+        run[j] = (lucid_jobrun){.start_time = -1, .end_time = -1, .partner = -1,
+                                .packed_with = -1, .packed_onto = -1, .exclusive = 1,
+                                .remain = (double)jobs[j].duration, .rate = 1};
+    const double est[2] = {1000, 100};
+    lucid_sched s;
+    lucid_error err = {{0}};
+    assert_int_equal(lucid_sched_init(&s, jobs, run, 0, 1, 8, lucid_placer_find("consolidate"),
+                                      &lucid_policy_fifo, lucid_semantics_fixed(), 1, &err),
+                     0);
+    s.now = 0;
+    assert_int_equal(lucid_policy_fifo.arrive(&s, 0), 0);
+    lucid_policy_fifo.decide(&s);
+    s.now = 2000;
+    assert_int_equal(lucid_policy_fifo.arrive(&s, 1), 0);
+    lucid_policy_fifo.decide(&s);
+    assert_int_equal(s.qlen, 1);
+    lucid_backfill bf = {.cfg = {.mode = LUCID_BACKFILL_NONE, .margin = 1.2}, .estimate = est};
+    lucid_eta_table table = {0};
+    for (int k = 1; k <= 38; k++)
+        assert_int_equal(lucid_eta_table_add_run(&table, 100, 100.0 * k), 0);
+    /* Durations >= 2000 (R has run 2000 s): 2000..3800, 19 of them; P10 at
+     * rank 1.8 = 2180, P50 2900, P90 at rank 16.2 = 3620.  So R ends at 2180
+     * / 2900 / 3620, when W starts.  (By ratios >= 2000 / 1000 = 2 — 2..38,
+     * median 20 — R would run to 20,000 s.) */
+    assert_true(fabs(lucid_eta_table_duration(&table, 2000, 0.5) - 2900) < 1e-9);
+    lucid_eta_plan plan = {0};
+    lucid_eta out[1];
+    assert_int_equal(lucid_eta_predict(&s, &bf, &table, &plan, 0, 1, -1, out), 0);
+    EXPECT_ETA(&out[0], 2180, 2900, 3620);
+    /* A table without durations (runs added as bare ratios) keeps the ratio
+     * rule: R's remaining time from ratios 2..38 (P50: 20 x 1000). */
+    lucid_eta_table ratios = {0};
+    for (int k = 1; k <= 38; k++)
+        assert_int_equal(lucid_eta_table_add(&ratios, k), 0);
+    assert_true(lucid_eta_table_duration(&ratios, 2000, 0.5) < 0);
+    lucid_eta_invalidate(&plan);
+    assert_int_equal(lucid_eta_predict(&s, &bf, &ratios, &plan, 0, 1, -1, out), 0);
+    assert_int_equal(out[0].p50, 20000);
     lucid_eta_plan_free(&plan);
+    lucid_eta_table_free(&ratios);
     lucid_eta_table_free(&table);
-    lucid_sched_free(&c.s);
+    lucid_sched_free(&s);
 }
 
 /* FIFO, one 8-GPU node: job 1 runs 0-10000 (estimated exactly), job 2
@@ -342,6 +397,7 @@ int main(void)
         cmocka_unit_test(lucid_replay_packs_and_passes_over),
         cmocka_unit_test(lucid_replay_head_of_line_without_packing),
         cmocka_unit_test(hourly_repredictions),
+        cmocka_unit_test(overrun_job_ends_by_durations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,23 +11,37 @@ static int compare_doubles(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Appends v to a sample (values[0..*n)), re-sorting it when it has grown by
+ * 5 %: re-sorting on every query would cost O(n log n) per prediction, so
+ * the newest values wait.  Sorting here, not when asked, keeps every answer
+ * a function of the values added so far, whoever asked in between. */
+static int sample_add(double **values, size_t *n, size_t *cap, size_t *sorted, double v)
+{
+    if (LUCID_GROW(*values, *cap, *n + 1) < 0)
+        return -1;
+    (*values)[(*n)++] = v;
+    if (*n >= LUCID_ETA_MIN_HISTORY && *n > *sorted + 16 + *sorted / 20) {
+        qsort(*values, *n, sizeof **values, compare_doubles);
+        *sorted = *n;
+    }
+    return 0;
+}
+
 int lucid_eta_table_add(lucid_eta_table *t, double ratio)
 {
     if (!(ratio > 0) || !isfinite(ratio))
         return 0;
-    if (LUCID_GROW(t->ratios, t->cap, t->n + 1) < 0)
-        return -1;
-    t->ratios[t->n++] = ratio;
     t->sum += ratio;
-    /* Re-sorting on every query would cost O(n log n) per prediction; the
-     * table is re-sorted when it has grown by 5 % (the newest ratios wait).
-     * Sorting here, not when asked, keeps every answer a function of the
-     * ratios added so far, whoever asked in between. */
-    if (t->n >= LUCID_ETA_MIN_HISTORY && t->n > t->sorted + 16 + t->sorted / 20) {
-        qsort(t->ratios, t->n, sizeof *t->ratios, compare_doubles);
-        t->sorted = t->n;
-    }
-    return 0;
+    return sample_add(&t->ratios, &t->n, &t->cap, &t->sorted, ratio);
+}
+
+int lucid_eta_table_add_run(lucid_eta_table *t, double estimate, double duration)
+{
+    if (!(estimate > 0) || !(duration > 0) || !isfinite(duration))
+        return 0;
+    if (lucid_eta_table_add(t, duration / estimate) < 0)
+        return -1;
+    return sample_add(&t->durations, &t->nd, &t->cap_d, &t->sorted_d, duration);
 }
 
 double lucid_eta_table_mean(const lucid_eta_table *t)
@@ -37,33 +51,46 @@ double lucid_eta_table_mean(const lucid_eta_table *t)
 
 void lucid_eta_table_free(lucid_eta_table *t)
 {
+    free(t->durations);
     free(t->ratios);
     memset(t, 0, sizeof *t);
 }
 
-double lucid_eta_table_quantile(lucid_eta_table *t, double at_least, double q)
+/* The q-quantile of the sorted values[0..n) that are >= at_least
+ * (interpolated between closest ranks); at_least x (1.1, 1.5, 3) when none is. */
+static double sample_quantile(const double *values, size_t n, double at_least, double q)
 {
-    double scale = q < 0.3 ? 1.1 : q < 0.7 ? 1.5 : 3.0;
-    if (t->sorted < LUCID_ETA_MIN_HISTORY) {
-        double prior = q < 0.3 ? 0.25 : q < 0.7 ? 1.0 : 4.0;
-        return prior > at_least ? prior : at_least * scale;
-    }
-    size_t lo = 0, hi = t->sorted;
-    while (lo < hi) { /* first ratio >= at_least */
+    size_t lo = 0, hi = n;
+    while (lo < hi) { /* first value >= at_least */
         size_t mid = lo + (hi - lo) / 2;
-        if (t->ratios[mid] < at_least)
+        if (values[mid] < at_least)
             lo = mid + 1;
         else
             hi = mid;
     }
-    size_t left = t->sorted - lo;
+    size_t left = n - lo;
     if (left == 0)
-        return at_least * scale;
+        return at_least * (q < 0.3 ? 1.1 : q < 0.7 ? 1.5 : 3.0);
     double pos = (double)(left - 1) * q;
     size_t i = (size_t)floor(pos);
     size_t j = i + 1 < left ? i + 1 : i;
-    double v = t->ratios[lo + i] + (t->ratios[lo + j] - t->ratios[lo + i]) * (pos - (double)i);
-    return v;
+    return values[lo + i] + (values[lo + j] - values[lo + i]) * (pos - (double)i);
+}
+
+double lucid_eta_table_quantile(lucid_eta_table *t, double at_least, double q)
+{
+    if (t->sorted < LUCID_ETA_MIN_HISTORY) {
+        double prior = q < 0.3 ? 0.25 : q < 0.7 ? 1.0 : 4.0;
+        return prior > at_least ? prior : at_least * (q < 0.3 ? 1.1 : q < 0.7 ? 1.5 : 3.0);
+    }
+    return sample_quantile(t->ratios, t->sorted, at_least, q);
+}
+
+double lucid_eta_table_duration(const lucid_eta_table *t, double at_least, double q)
+{
+    if (t->sorted_d < LUCID_ETA_MIN_HISTORY)
+        return -1;
+    return sample_quantile(t->durations, t->sorted_d, at_least, q);
 }
 
 typedef struct scenario {
@@ -79,6 +106,18 @@ static int64_t scenario_remaining(void *ctx, const lucid_sched *s, int32_t job)
     scenario *sc = ctx;
     double est = lucid_backfill_job_estimate(s, sc->bf, job);
     double elapsed = (double)(s->now - s->run[job].start_time);
+    /* A job that has outrun its estimate: the estimate has told what it
+     * could, and the ratios of jobs that outran theirs as far come mostly
+     * from tiny estimates with huge ratios (on Venus the P50 remaining time
+     * of such jobs was 1.7x the actual).  Its end is then read from the
+     * durations of jobs that ran at least as long (1.2x). */
+    if (elapsed > est) {
+        double d = lucid_eta_table_duration(sc->table, elapsed, sc->q);
+        if (d > 0) {
+            double left = d - elapsed - 1e-6;
+            return left < 1 ? 1 : (int64_t)ceil(left);
+        }
+    }
     double ratio = lucid_eta_table_quantile(sc->table, elapsed / est, sc->q);
     /* Whole seconds up, but not for the rounding noise of the product
      * (8000 x 0.45 x 1.1 is 3960.0000000000005, not a second more). */

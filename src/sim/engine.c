@@ -235,7 +235,7 @@ static void eta_track(void *ctx, const lucid_sched *s, int32_t job, int event)
     if (r->start_time < 0 || r->ckpt_times > 0)
         return; /* preempted jobs' spans are not durations */
     double est = lucid_backfill_job_estimate(s, &v->bf, job);
-    lucid_eta_table_add(&v->table, (double)(r->end_time - r->start_time) / est);
+    lucid_eta_table_add_run(&v->table, est, (double)(r->end_time - r->start_time));
 }
 
 /* Predicts the starts of the jobs that joined the queue at this step (whose
