@@ -279,7 +279,8 @@ static void lucid_replay_head_of_line_without_packing(void **state)
 }
 
 /* A running job that has outrun its estimate ends at a duration drawn from
- * the finished jobs that ran at least as long, not at a ratio.  FIFO on one
+ * the finished jobs that ran at least as long, when that rule has predicted
+ * such jobs' ends better so far, else at a ratio.  FIFO on one
  * 8-GPU node: R (8 GPUs, estimate 1000) started at 0; at 2000 W (8 GPUs)
  * waits for it.  The table holds 38 finished runs estimated at 100 s that
  * ran 100, 200, ..., 3800 s (ratios 1..38). */
@@ -310,15 +311,38 @@ static void overrun_job_ends_by_durations(void **state)
     lucid_eta_table table = {0};
     for (int k = 1; k <= 38; k++)
         assert_int_equal(lucid_eta_table_add_run(&table, 100, 100.0 * k), 0);
-    /* Durations >= 2000 (R has run 2000 s): 2000..3800, 19 of them; P10 at
-     * rank 1.8 = 2180, P50 2900, P90 at rank 16.2 = 3620.  So R ends at 2180
-     * / 2900 / 3620, when W starts.  (By ratios >= 2000 / 1000 = 2 — 2..38,
-     * median 20 — R would run to 20,000 s.) */
+    /* With one estimate the two rules agree (ratios are durations / 100):
+     * equal scores, and the ratio rule is kept on a tie. */
+    assert_true(table.miss_ratio > 0);
+    assert_true(fabs(table.miss_ratio - table.miss_duration) < 1e-9 * table.miss_ratio);
+    /* A job estimated at 1000 s that ran 3000 s scores them, weighted by
+     * its 2000 s past its estimate.  At 1000 s run: the ratio rule says
+     * 1000 x median(ratios 1..38) = 19500, so 18500 s more; the duration
+     * rule median(1000..3800) = 2400, so 1400 s; it had 2000.  At
+     * sqrt(1000 x 3000) = 1732.05 s: ratios 2..38 -> 20000, durations
+     * 1800..3800 -> 2800; it had 1267.95 s. */
+    double r0 = table.miss_ratio, d0 = table.miss_duration, mid = sqrt(3e6);
+    assert_int_equal(lucid_eta_table_add_run(&table, 1000, 3000), 0);
+    double want_r = 2000 * (log(18500.0 / 2000) + log((20000 - mid) / (3000 - mid)));
+    double want_d = 2000 * (log(2000.0 / 1400) + log((3000 - mid) / (2800 - mid)));
+    assert_true(fabs(table.miss_ratio - r0 - want_r) < 1e-6);
+    assert_true(fabs(table.miss_duration - d0 - want_d) < 1e-6);
+    /* The duration rule has predicted better: R's end comes from the
+     * durations >= 2000 (R has run 2000 s; the 39th run waits for the next
+     * sort): 2000..3800, 19 of them; P10 at rank 1.8 = 2180, P50 2900, P90
+     * at rank 16.2 = 3620.  So R ends at 2180 / 2900 / 3620, when W starts.
+     * (By ratios >= 2000 / 1000 = 2 — 2..38, median 20 — R would run to
+     * 20,000 s.) */
     assert_true(fabs(lucid_eta_table_duration(&table, 2000, 0.5) - 2900) < 1e-9);
     lucid_eta_plan plan = {0};
     lucid_eta out[1];
     assert_int_equal(lucid_eta_predict(&s, &bf, &table, &plan, 0, 1, -1, out), 0);
     EXPECT_ETA(&out[0], 2180, 2900, 3620);
+    /* Had the ratio rule scored better, R would run to 20,000 s. */
+    table.miss_duration = table.miss_ratio + 1;
+    lucid_eta_invalidate(&plan);
+    assert_int_equal(lucid_eta_predict(&s, &bf, &table, &plan, 0, 1, -1, out), 0);
+    assert_int_equal(out[0].p50, 20000);
     /* A table without durations (runs added as bare ratios) keeps the ratio
      * rule: R's remaining time from ratios 2..38 (P50: 20 x 1000). */
     lucid_eta_table ratios = {0};

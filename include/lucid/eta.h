@@ -9,7 +9,8 @@
  * the running job has run already (only ratios at least elapsed/estimate
  * count: a job that has run 10 h is not expected to end in 5 min), or,
  * once it has outrun its estimate, at a duration drawn from the finished
- * jobs that ran at least as long; waiting jobs run their estimate times the
+ * jobs that ran at least as long when that rule has so far predicted the
+ * ends of such jobs better; waiting jobs run their estimate times the
  * unconditioned ratio.  The three
  * scenarios use the table's 10th, 50th and 90th percentiles throughout. */
 #ifndef LUCID_ETA_H
@@ -30,6 +31,10 @@ typedef struct lucid_eta_table {
     /* The same jobs' durations (s), when added by lucid_eta_table_add_run. */
     double *durations;
     size_t nd, cap_d, sorted_d;
+    /* Summed |log(predicted / actual)| remaining time of the finished jobs
+     * that outran their estimates, as of when they did, by the ratio rule
+     * and by the duration rule (see lucid_eta_table_duration). */
+    double miss_ratio, miss_duration;
 } lucid_eta_table;
 
 int lucid_eta_table_add(lucid_eta_table *t, double ratio);

@@ -35,10 +35,31 @@ int lucid_eta_table_add(lucid_eta_table *t, double ratio)
     return sample_add(&t->ratios, &t->n, &t->cap, &t->sorted, ratio);
 }
 
+/* How far off a predicted remaining time was, in log terms. */
+static double log_miss(double predicted, double actual)
+{
+    return fabs(log((predicted > 1 ? predicted : 1) / actual));
+}
+
 int lucid_eta_table_add_run(lucid_eta_table *t, double estimate, double duration)
 {
     if (!(estimate > 0) || !(duration > 0) || !isfinite(duration))
         return 0;
+    /* A job that outran its estimate scores the two rules for such jobs:
+     * what each would have said about the time it still had to run when it
+     * reached its estimate and halfway (geometrically) from there to its
+     * end (before it joins the table). */
+    for (int k = 0; k < 2 && duration > estimate + 1 && t->sorted_d >= LUCID_ETA_MIN_HISTORY; k++) {
+        double elapsed = k == 0 ? estimate : sqrt(estimate * duration);
+        double actual = duration - elapsed;
+        double weight = duration - estimate;
+        t->miss_ratio += weight * log_miss(estimate * lucid_eta_table_quantile(
+                                                          t, elapsed / estimate, 0.5) -
+                                               elapsed,
+                                           actual);
+        t->miss_duration +=
+            weight * log_miss(lucid_eta_table_duration(t, elapsed, 0.5) - elapsed, actual);
+    }
     if (lucid_eta_table_add(t, duration / estimate) < 0)
         return -1;
     return sample_add(&t->durations, &t->nd, &t->cap_d, &t->sorted_d, duration);
@@ -106,12 +127,15 @@ static int64_t scenario_remaining(void *ctx, const lucid_sched *s, int32_t job)
     scenario *sc = ctx;
     double est = lucid_backfill_job_estimate(s, sc->bf, job);
     double elapsed = (double)(s->now - s->run[job].start_time);
-    /* A job that has outrun its estimate: the estimate has told what it
-     * could, and the ratios of jobs that outran theirs as far come mostly
-     * from tiny estimates with huge ratios (on Venus the P50 remaining time
-     * of such jobs was 1.7x the actual).  Its end is then read from the
-     * durations of jobs that ran at least as long (1.2x). */
-    if (elapsed > est) {
+    /* A job that has outrun its estimate: where estimates are poor, the
+     * ratios of jobs that outran theirs as far come mostly from tiny
+     * estimates with huge ratios (on Venus the P50 remaining time of such
+     * jobs was 1.7x the actual), and the durations of jobs that ran at least
+     * as long say more (1.2x); where estimates are good (a noisy but
+     * unbiased estimate) the ratio says more.  The table keeps score of the
+     * two rules on the finished jobs that outran their estimates and this
+     * uses the better so far. */
+    if (elapsed > est && sc->table->miss_duration < sc->table->miss_ratio) {
         double d = lucid_eta_table_duration(sc->table, elapsed, sc->q);
         if (d > 0) {
             double left = d - elapsed - 1e-6;
