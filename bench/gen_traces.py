@@ -4,6 +4,10 @@
   gen_traces.py philly JOBS OUT   cluster_job_log in the published schema,
                                   pretty-printed like the original (indent 4),
                                   1-3 attempts of 1-4 hosts x 1-8 GPUs
+  gen_traces.py philly-full JOBS OUT
+                                  the same schema at the real log's size: 117,325
+                                  jobs made ~6.6 GB by retries (1-119 attempts,
+                                  mean 60) of 1-4 hosts, as the full trace has
   gen_traces.py sacct ROWS OUT    the documented sacct command's output: 1 in 4
                                   jobs followed by .batch/.extern step rows
                                   (as without --allocations), arrays, typed GRES"""
@@ -21,15 +25,17 @@ def stamp(t, sep=" "):
     return time.strftime("%Y-%m-%d" + sep + "%H:%M:%S", time.gmtime(t))
 
 
-if kind == "philly":
+if kind in ("philly", "philly-full"):
+    full = kind == "philly-full"
     with open(out, "w") as f:
         f.write("[\n")
         for i in range(n):
             t = BASE + i * 100 + rng.randrange(100)
             attempts, start = [], t + rng.randrange(600)
-            for _ in range(rng.choice([1, 1, 1, 2, 3])):
-                end = start + rng.randrange(1, 100000)
-                hosts = rng.choice([1, 1, 1, 2, 4])
+            tries = rng.randrange(1, 120) if full else rng.choice([1, 1, 1, 2, 3])
+            for _ in range(tries):
+                end = start + (rng.randrange(1, 100000 // tries + 2) if full else rng.randrange(1, 100000))
+                hosts = rng.choice([1, 1, 2, 4]) if full else rng.choice([1, 1, 1, 2, 4])
                 gpus = rng.choice([1, 2, 4, 8]) if hosts == 1 else 8
                 attempts.append({"start_time": stamp(start), "end_time": stamp(end),
                                  "detail": [{"ip": "m%d" % rng.randrange(550),
@@ -70,4 +76,4 @@ elif kind == "sacct":
                         jid, step, tres, stamp(start, "T"), stamp(start, "T"), stamp(end, "T")))
                     rows += 1
 else:
-    sys.exit("usage: gen_traces.py philly|sacct N OUT")
+    sys.exit("usage: gen_traces.py philly|philly-full|sacct N OUT")

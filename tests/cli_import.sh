@@ -154,6 +154,12 @@ check "swf: GPUs, limits, states" [ "$(tail -n +2 "$tmp/swf/trace.csv" | cut -d,
 check "swf: calendar from UnixStartTime" grep -q ',2005-01-01 08:00:00$' "$tmp/swf/trace.csv"
 check "swf: one VC of MaxProcs 64 / 4 = 16 GPUs" [ "$(tail -n +2 "$tmp/swf/vc_config.csv")" = "swf,2" ]
 check "swf: trace.csv checksum" [ "$(body_sha "$tmp/swf/trace.csv")" = 5b1880aa5ec7f71d9229fd5f0699647b519da98d1705177f3492ecd05e132826 ]
+check "swf: source hashed (on its own thread) as sha256sum does" grep -q "^source: .*/excerpt.swf sha256=$(sha256sum <"$sw/excerpt.swf" | cut -d' ' -f1) bytes=$(wc -c <"$sw/excerpt.swf")$" "$m"
+# A pipe is read once, by the converter: same jobs, and the MANIFEST says
+# it was not hashed (not the empty stream's checksum).
+"$lucid" trace import --format swf <(cat "$sw/excerpt.swf") --procs-per-gpu 4 --out "$tmp/swf-pipe" >/dev/null
+check "swf from a pipe: same trace" cmp -s "$tmp/swf/trace.csv" "$tmp/swf-pipe/trace.csv"
+check "swf from a pipe: not hashed" grep -q '^source: .* sha256=- bytes=- (not a regular file: read once, not hashed)$' "$tmp/swf-pipe/MANIFEST"
 "$lucid" trace import --format swf "$sw/excerpt.swf" --procs-per-gpu 4 --vc-by queue --vc-size queue1=32,queue2=32 --out "$tmp/swf2" >/dev/null
 check "swf --vc-by queue" [ "$(tail -n +2 "$tmp/swf2/vc_config.csv" | paste -sd' ')" = "queue1,4 queue2,4" ]
 b=$sw/bad

@@ -444,7 +444,7 @@ static int overwrites_input(const import_args *a)
 /* Writes the four files whole or not at all: each to a temporary name,
  * renamed only when all are complete. */
 static int write_folder(const lucid_import *imp, const import_args *a, const char *dir_abs,
-                        const char *command)
+                        const char *command, lucid_source_hashes *hashes)
 {
     char tmp[4][PATH_MAX + 64], final[4][PATH_MAX + 64];
     FILE *f[4];
@@ -463,8 +463,9 @@ static int write_folder(const lucid_import *imp, const import_args *a, const cha
         rc = cli_fail("%s: write error", dir_abs);
     if (rc == 0)
         rc = write_experiment(f[2], a->like, dir_abs, imp, a->start, a->have_start);
-    if (rc == 0 && lucid_import_write_manifest(imp, &a->win, command, a->sources, a->nsources,
-                                               f[3], &err) < 0)
+    if (rc == 0 && (lucid_source_hashes_wait(hashes, &err) < 0 ||
+                    lucid_import_write_manifest(imp, &a->win, command, a->sources, a->nsources,
+                                                hashes->hex ? hashes : NULL, f[3], &err) < 0))
         rc = cli_fail("%s", err.msg);
     for (int k = 0; k < 4; k++)
         if (f[k] && fclose(f[k]) != 0 && rc == 0)
@@ -502,6 +503,11 @@ static int import(int argc, char **argv, const char *command)
     lucid_error err = {{0}};
     char dir_abs[PATH_MAX];
     rc = 0;
+    /* Hash the sources while the converter reads them (2 cores: the
+     * MANIFEST's checksums cost no wall time); -1: hashed at the end. */
+    lucid_source_hashes hashes;
+    if (lucid_source_hashes_start(&hashes, (const char *const *)a.sources, a.nsources) < 0)
+        memset(&hashes, 0, sizeof hashes);
     if (fmt->read(&imp, a.sources, a.nsources, &a.opt, &err) < 0 ||
         (a.vc_sizes && lucid_import_set_vc_sizes(&imp, a.vc_sizes, &err) < 0) ||
         lucid_import_finish(&imp, &a.win, &err) < 0 ||
@@ -516,7 +522,8 @@ static int import(int argc, char **argv, const char *command)
     else if (a.have_start == 1 && a.start < 0)
         rc = cli_fail("--start: %lld is negative", (long long)a.start);
     else
-        rc = write_folder(&imp, &a, dir_abs, command);
+        rc = write_folder(&imp, &a, dir_abs, command, &hashes);
+    lucid_source_hashes_free(&hashes);
     if (rc == 0)
         printf("imported %zu jobs (%lld records read) into %s\n", imp.njobs,
                (long long)imp.records, a.out);

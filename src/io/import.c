@@ -6,10 +6,12 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "lucid/csv.h"
 
@@ -737,9 +739,64 @@ static void copy_licences(const char *source, FILE *out, int *copied)
     }
 }
 
+static void *hash_sources(void *arg)
+{
+    lucid_source_hashes *h = arg;
+    h->rc = 0;
+    for (int i = 0; i < h->n && h->rc == 0; i++)
+        h->rc = lucid_sha256_file(h->paths[i], h->hex[i], &h->size[i], &h->err);
+    return NULL;
+}
+
+int lucid_source_hashes_start(lucid_source_hashes *h, const char *const *paths, int n)
+{
+    memset(h, 0, sizeof *h);
+    /* A pipe (`<(zcat log.gz)`) can be read once only, by the converter. */
+    for (int i = 0; i < n; i++) {
+        struct stat st;
+        if (stat(paths[i], &st) != 0 || !S_ISREG(st.st_mode))
+            return -1;
+    }
+    h->paths = paths;
+    h->n = n;
+    h->hex = calloc((size_t)n + 1, sizeof *h->hex);
+    h->size = calloc((size_t)n + 1, sizeof *h->size);
+    pthread_t *t = malloc(sizeof *t);
+    if (!h->hex || !h->size || !t || pthread_create(t, NULL, hash_sources, h) != 0) {
+        free(t);
+        lucid_source_hashes_free(h);
+        return -1;
+    }
+    h->thread = t;
+    h->running = 1;
+    return 0;
+}
+
+int lucid_source_hashes_wait(lucid_source_hashes *h, lucid_error *err)
+{
+    if (h->running) {
+        pthread_join(*(pthread_t *)h->thread, NULL);
+        h->running = 0;
+    }
+    if (h->rc < 0 && err)
+        *err = h->err;
+    return h->rc;
+}
+
+void lucid_source_hashes_free(lucid_source_hashes *h)
+{
+    lucid_source_hashes_wait(h, NULL);
+    free(h->hex);
+    free(h->size);
+    free(h->thread);
+    h->hex = NULL;
+    h->size = NULL;
+    h->thread = NULL;
+}
+
 int lucid_import_write_manifest(const lucid_import *imp, const lucid_import_window *win,
                                 const char *command, const char *const *paths, int npaths,
-                                FILE *out, lucid_error *err)
+                                const lucid_source_hashes *hashes, FILE *out, lucid_error *err)
 {
     char when[32];
     fprintf(out, "# MANIFEST of a trace folder written by lucid trace import\n");
@@ -748,9 +805,21 @@ int lucid_import_write_manifest(const lucid_import *imp, const lucid_import_wind
     for (int i = 0; i < npaths; i++) {
         char hex[65], real[PATH_MAX];
         int64_t size;
-        if (lucid_sha256_file(paths[i], hex, &size, err) < 0)
-            return -1;
+        struct stat st;
         const char *name = realpath(paths[i], real) ? real : paths[i];
+        if (stat(paths[i], &st) == 0 && !S_ISREG(st.st_mode)) {
+            /* A pipe was consumed by the converter: hashing it now would
+             * record the empty stream's checksum. */
+            fprintf(out, "source: %s sha256=- bytes=- (not a regular file: read once, not hashed)\n",
+                    name);
+            continue;
+        }
+        if (hashes && hashes->hex && i < hashes->n) {
+            memcpy(hex, hashes->hex[i], sizeof hex);
+            size = hashes->size[i];
+        } else if (lucid_sha256_file(paths[i], hex, &size, err) < 0) {
+            return -1;
+        }
         fprintf(out, "source: %s sha256=%s bytes=%lld\n", name, hex, (long long)size);
     }
     lucid_time_format(win->origin, when, sizeof when);
