@@ -4,8 +4,14 @@
 #     estimates: the experiment's estimates_lucid.csv), both semantics: avg
 #     JCT, avg queue of large (> 8 GPUs) jobs, and the reservation counters;
 #  2. start-time estimates (predictions at submission): coverage and median
-#     relative error per policy, fixed semantics (eta-summary.csv);
-#  3. the run's time with and without predictions (median of RUNS).
+#     relative error per policy, fixed semantics (eta-summary.csv), with the
+#     estimate files, with the online models (Lucid; ~40 s), and on a second
+#     trace (`lucid trace synth`, 20,000 jobs);
+#  3. backfill on learned estimates against backfill on users' time limits,
+#     on Venus with limits added by bench/time_limits.py (no time-limited GPU
+#     trace is in the repository);
+#  4. the run's time with and without predictions, and with hourly
+#     re-predictions (median of RUNS).
 # Usage: bench/backfill.sh [RUNS]   (docs/backfill.md records the output)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,14 +44,56 @@ echo "|---|---|---|---|"
 "$lucid" simulate examples/venus.ini --out "$out/eta" --set simulate.compat=fixed --quiet
 awk -F, '$2 == "all" { printf "| %s | %s | %.1f %% | %.1f %% |\n", $1, $3, 100 * $4, 100 * $5 }' "$out/eta/eta-summary.csv"
 
+
+echo
+echo "Online models (examples/venus-online.ini, fixed semantics):"
+echo
+"$lucid" simulate examples/venus-online.ini --out "$out/eta-online" --set simulate.compat=fixed --quiet
+awk -F, '$2 == "all" { printf "| %s (online) | %s | %.1f %% | %.1f %% |\n", $1, $3, 100 * $4, 100 * $5 }' "$out/eta-online/eta-summary.csv"
+
+echo
+echo "Second trace (lucid trace synth --jobs 20000 --seed 1; its noisy estimates, sigma 0.5):"
+echo
+"$lucid" trace synth --out "$out/synth" --jobs 20000 --seed 1 >/dev/null
+"$lucid" simulate "$out/synth/experiment.ini" --out "$out/synth/results" --set simulate.compat=fixed --quiet
+awk -F, '$2 == "all" { printf "| %s (synth) | %s | %.1f %% | %.1f %% |\n", $1, $3, 100 * $4, 100 * $5 }' "$out/synth/results/eta-summary.csv"
+
+echo
+echo "Backfill on learned estimates against users' time limits (Venus + bench/time_limits.py, fixed):"
+echo
+python3 bench/time_limits.py data/venus-sept/trace.csv "$out/venus-limits.csv"
+echo "| policy | backfill | estimates | avg JCT | large-job avg queue | reservations | moved later | backfilled |"
+echo "|---|---|---|---|---|---|---|---|"
+for bf in easy conservative; do
+    for est in "model 1.2" "time_limit 1.2" "time_limit 1"; do
+        set -- $est
+        sets=()
+        for policy in fifo qssf lucid; do
+            sets+=(--set "$policy.backfill=$bf" --set "$policy.backfill_estimate=$1" --set "$policy.backfill_margin=$2")
+        done
+        "$lucid" simulate examples/venus.ini --jobs "$out/venus-limits.csv" --out "$out/limits" \
+            --set simulate.compat=fixed --set simulate.policies=fifo,qssf,lucid --set simulate.eta=off \
+            "${sets[@]}" >"$out/limits.txt"
+        for policy in fifo qssf lucid; do
+            jct=$(awk -v p=$policy '/^Table 4/ { t = 4 } /^Table 5/ { t = 5 } t == 4 && $1 == p { print $2 }' "$out/limits.txt")
+            large=$(awk -v p=$policy '/^Table 5/ { t = 5 } t == 5 && $1 == p { print $3 }' "$out/limits.txt")
+            counts=$(grep "^backfill $policy " "$out/limits.txt" |
+                sed -E 's/.*: ([0-9]+) jobs held a reservation, moved later ([0-9]+) times.*; ([0-9]+) jobs backfilled/\1 | \2 | \3/')
+            echo "| $policy | $bf | $1, margin $2 | $jct | $large | $counts |"
+        done
+    done
+done
+
 echo
 echo "| Venus, 6 policies, fixed | wall s (median of $runs) | CPU s (user + sys) |"
 echo "|---|---|---|"
-for eta in off on; do
+for eta in off on hourly; do
     walls=(); cpus=()
+    flags=(--set simulate.eta=$eta)
+    [ "$eta" = hourly ] && flags=(--set simulate.eta=on --set simulate.eta_hourly=on)
     for i in $(seq "$runs"); do
         /usr/bin/time -f "%e %U %S" -o "$out/time.txt" "$lucid" simulate examples/venus.ini \
-            --out "$out/t-$eta" --set simulate.compat=fixed --set simulate.eta=$eta --quiet
+            --out "$out/t-$eta" --set simulate.compat=fixed "${flags[@]}" --quiet
         read -r wall user sys <"$out/time.txt"
         walls+=("$wall"); cpus+=("$(echo "$user + $sys" | bc)")
     done

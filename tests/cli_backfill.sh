@@ -68,8 +68,37 @@ expect_error "bad eta" "[simulate] eta = maybe: expected on or off" \
 check "eta-fifo.csv written" test -s on/eta-fifo.csv
 check "eta-summary.csv written" grep -q '^policy,vc,jobs_waited,eta_coverage,eta_median_rel_error$' on/eta-summary.csv
 check "no eta files when off" bash -c '! ls off/eta-* 2>/dev/null'
-check "summary.csv unchanged by eta" cmp -s on/summary.csv off/summary.csv
+check "summary.csv unchanged by eta but its last two columns" \
+    cmp -s <(sed 's/,[^,]*,[^,]*$//' on/summary.csv) <(sed 's/,[^,]*,[^,]*$//' off/summary.csv)
+check "summary.csv: eta columns empty when off" \
+    bash -c "tail -n +2 off/summary.csv | grep -v ',,\$' | grep -q . && exit 1 || exit 0"
 check "jobs-fifo.csv unchanged by eta" cmp -s on/jobs-fifo.csv off/jobs-fifo.csv
+expect_error "bad eta_hourly" "[simulate] eta_hourly = often: expected on or off" \
+    "$lucid" simulate exp.ini --quiet --out bad --set simulate.eta_hourly=often
+
+# Calibration by hand: job 1 (8 GPUs) runs 0-8000 as estimated; job 2 (8
+# GPUs) queued at 100 waits for it.  Before 20 jobs ended, a running job
+# ends at its estimate x 0.25 / 1 / 4 (at least what it has run x 1.1 /
+# 1.5 / 3): 2 is predicted at 2000 / 8000 / 32000 and starts at 8000, at
+# its P50: coverage 1, error 0.  Hourly: at 3600 job 1 has run 0.45 of its
+# estimate, so P10 = 0.45 x 1.1 x 8000 = 3960; at 7200, 0.9 x 1.1 -> 7920.
+printf 'job_id,vc,gpu_num,submit_time,duration\n1,a,8,0,8000\n2,a,8,100,50\n' >wait.csv
+printf 'job_id,estimate\n1,8000\n2,50\n' >wait-est.csv
+"$lucid" simulate exp.ini --quiet --out wait --jobs wait.csv --set qssf.estimates=wait-est.csv \
+    --set simulate.eta_hourly=on >/dev/null || fail "simulate wait"
+check "summary.csv: eta columns" grep -q '^fifo,all,2,.*,1\.0000,0\.0000$' wait/summary.csv
+check "eta-summary.csv agrees" grep -qx 'fifo,all,1,1.0000,0.0000' wait/eta-summary.csv
+check "eta-fifo.csv: at queueing" grep -qx '2,a,8,100,100,8000,7900,2000,8000,32000,queued' wait/eta-fifo.csv
+check "eta-fifo.csv: at 3600" grep -qx '2,a,8,100,3600,8000,7900,3960,8000,32000,hourly' wait/eta-fifo.csv
+check "eta-fifo.csv: at 7200" grep -qx '2,a,8,100,7200,8000,7900,7920,8000,32000,hourly' wait/eta-fifo.csv
+check "eta-fifo.csv: no more rows" [ "$(wc -l <wait/eta-fifo.csv)" = 5 ]
+"$lucid" simulate exp.ini --quiet --out wait-once --jobs wait.csv --set qssf.estimates=wait-est.csv >/dev/null ||
+    fail "simulate wait without hourly"
+check "hourly rows only with eta_hourly" [ "$(grep -c hourly wait-once/eta-fifo.csv)" = 0 ]
+check "hourly rows change no prediction at queueing" \
+    cmp -s <(grep -v hourly wait/eta-fifo.csv) wait-once/eta-fifo.csv
+check "hourly rows change no schedule" cmp -s wait/jobs-fifo.csv wait-once/jobs-fifo.csv
+check "hourly rows change no summary" cmp -s wait/summary.csv wait-once/summary.csv
 # Re-running with eta off removes the stale eta files of the earlier run.
 "$lucid" simulate exp.ini --quiet --out on --set simulate.eta=off >/dev/null || fail "re-run off"
 check "stale eta files removed" bash -c '! ls on/eta-* 2>/dev/null'

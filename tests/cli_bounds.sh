@@ -23,11 +23,17 @@ check "bounds: VC a relaxation 76.7" grep -Eq '^a +3 +8 +56\.7 +76\.7$' "$tmp/b.
 # GPU utilisation: VC a (8 GPUs) runs 8 x 100 + 8 x 50 + 4 x 20 = 1280 GPU-s
 # between its first submission (0) and last end (170): 1280 / 1360 = 0.941176;
 # VC b: 100 / (8 x 100) = 0.125; the cluster over 0..170: 1380 / (16 x 170) = 0.507353.
+# Start-time calibration (the last two columns): no estimates given, so
+# every job is planned at 1,000 s and, before 20 jobs ended, runs 0.25 / 1 /
+# 4 times that.  Job 2 (queued at 0 behind 1) is predicted at 250 / 1000 /
+# 4000 and starts at 100; job 3 (at 10, behind 2) at 500 / 2000 / 8000 and
+# starts at 150.  Neither inside its interval; relative errors 900 / 100 = 9
+# and (1990 - 140) / 140 = 13.2143: median 11.1071.  VC b: no job waited.
 "$lucid" simulate --jobs "$t/trace.csv" --vcs "$t/vc_config.csv" --policies fifo --out "$tmp/s" >"$tmp/s.txt"
-check "summary.csv header" grep -q '^policy,vc,jobs,avg_jct,avg_queue,p999_queue,floor,gap,bsld_mean,bsld_p99,jain_users,jain_vcs,gpu_util$' "$tmp/s/summary.csv"
-check "summary.csv FIFO all row" grep -q '^fifo,all,4,127\.500,60\.000,[0-9.]*,67\.500,0\.888889,3\.250000,7\.850000,0\.871134,0\.735294,0\.507353$' "$tmp/s/summary.csv"
-check "summary.csv VC a row" grep -q '^fifo,a,3,136\.667,80\.000,[0-9.]*,56\.667,1\.411765,4\.000000,7\.900000,0\.735294,,0\.941176$' "$tmp/s/summary.csv"
-check "summary.csv VC row: no Jain across VCs" grep -q '^fifo,b,1,100\.000,0\.000,0\.000,100\.000,0\.000000,1\.000000,1\.000000,,,0\.125000$' "$tmp/s/summary.csv"
+check "summary.csv header" grep -q '^policy,vc,jobs,avg_jct,avg_queue,p999_queue,floor,gap,bsld_mean,bsld_p99,jain_users,jain_vcs,gpu_util,eta_coverage,eta_median_rel_error$' "$tmp/s/summary.csv"
+check "summary.csv FIFO all row" grep -q '^fifo,all,4,127\.500,60\.000,[0-9.]*,67\.500,0\.888889,3\.250000,7\.850000,0\.871134,0\.735294,0\.507353,0\.0000,11\.1071$' "$tmp/s/summary.csv"
+check "summary.csv VC a row" grep -q '^fifo,a,3,136\.667,80\.000,[0-9.]*,56\.667,1\.411765,4\.000000,7\.900000,0\.735294,,0\.941176,0\.0000,11\.1071$' "$tmp/s/summary.csv"
+check "summary.csv VC row: no Jain across VCs, no job waited" grep -q '^fifo,b,1,100\.000,0\.000,0\.000,100\.000,0\.000000,1\.000000,1\.000000,,,0\.125000,,$' "$tmp/s/summary.csv"
 check "Table 4: GPU utilisation 50.7%" grep -Eq '^fifo .* 50\.7%$' "$tmp/s.txt"
 # Table 5: no job over 8 GPUs ("-"); the small class is all four jobs.
 check "Table 5: empty large class, small = all" grep -Eq '^fifo +- +- +- +- +128 +60 +88\.9% +3\.25$' "$tmp/s.txt"

@@ -144,16 +144,269 @@ static void ratio_table_conditions_on_elapsed(void **state)
 {
     (void)state;
     lucid_eta_table t = {0};
-    /* Ratios 0.1, 0.2, ..., 4.0 (40 of them). */
-    for (int i = 1; i <= 40; i++)
+    /* Ratios 0.1, 0.2, ..., 3.8 (38 of them).  The table is sorted when it
+     * reaches 20 ratios and then when it has grown by 16 + 5 %: at 20 and at
+     * 38 (> 20 + 16 + 1), so all 38 count. */
+    for (int i = 1; i <= 38; i++)
         assert_int_equal(lucid_eta_table_add(&t, i / 10.0), 0);
-    /* Unconditioned median of 0.1..4.0: 2.05. */
-    assert_true(fabs(lucid_eta_table_quantile(&t, 0, 0.5) - 2.05) < 1e-9);
-    /* A job that ran 3 x its estimate: only 3.0..4.0 count; median 3.5. */
-    assert_true(fabs(lucid_eta_table_quantile(&t, 3.0, 0.5) - 3.5) < 1e-9);
+    /* Unconditioned median of 0.1..3.8: (1.9 + 2.0) / 2. */
+    assert_true(fabs(lucid_eta_table_quantile(&t, 0, 0.5) - 1.95) < 1e-9);
+    /* A job that ran 3 x its estimate: only 3.0..3.8 count; median 3.4. */
+    assert_true(fabs(lucid_eta_table_quantile(&t, 3.0, 0.5) - 3.4) < 1e-9);
     /* Beyond every ratio seen: at_least x 1.5 for the median. */
     assert_true(fabs(lucid_eta_table_quantile(&t, 10.0, 0.5) - 15.0) < 1e-9);
+    /* A 39th ratio waits for the next sort (past 38 + 16 + 1 = 55 ratios):
+     * the answers stay those of the 38, however often the table is asked. */
+    assert_int_equal(lucid_eta_table_add(&t, 0.05), 0);
+    assert_true(fabs(lucid_eta_table_quantile(&t, 0, 0.5) - 1.95) < 1e-9);
+    for (int i = 0; i < 16; i++)
+        assert_int_equal(lucid_eta_table_add(&t, 0.05), 0);
+    assert_true(fabs(lucid_eta_table_quantile(&t, 0, 0.5) - 1.95) < 1e-9); /* 55: not yet */
+    assert_int_equal(lucid_eta_table_add(&t, 0.05), 0);
+    /* 56 ratios, sorted: eighteen 0.05 then 0.1..3.8; the median lies
+     * between the 28th (1.0) and the 29th (1.1). */
+    assert_true(fabs(lucid_eta_table_quantile(&t, 0, 0.5) - 1.05) < 1e-9);
     lucid_eta_table_free(&t);
+}
+
+/* Lucid's queue on two 8-GPU nodes, replayed by lucid_eta_predict with the
+ * packing switch on or off.  R1 (8 GPUs, estimate 100) runs on n1, R2 (8,
+ * 200) on n2, both from 0, sharing score 2 (no partner for anyone).
+ * Waiting, in Lucid's order (estimate x GPUs): Q1 16 GPUs x 10 s (160), Q2
+ * 8 x 150 (1200), Q3 8 x 300 (2400), Q2 and Q3 scoring 1 (a pair).  No job
+ * has ended: running jobs end at their estimate x the prior's 0.25 / 1 / 4,
+ * waiting ones run estimate x the same. */
+typedef struct lucid_queue_case {
+    lucid_job jobs[5];
+    lucid_jobrun run[5];
+    double priority[5];
+    int32_t share[5];
+    lucid_lucid_inputs inputs;
+    lucid_sched s;
+} lucid_queue_case;
+
+static void lucid_queue_setup(lucid_queue_case *c, int packing)
+{
+    static const int gpus[5] = {8, 8, 16, 8, 8};
+    static const double est[5] = {100, 200, 10, 150, 300};
+    static const int32_t share[5] = {2, 2, 0, 1, 1};
+    memset(c, 0, sizeof *c);
+    for (int j = 0; j < 5; j++) {
+        c->jobs[j] = (lucid_job){.job_id = j + 1, .duration = 1000, .gpu_num = gpus[j],
+                                 .gmem = 0, .workload = {.model = -1}};
+        c->run[j] = (lucid_jobrun){.start_time = -1, .end_time = -1, .partner = -1,
+                                   .packed_with = -1, .packed_onto = -1, .exclusive = 1,
+                                   .remain = 1000, .rate = 1};
+        c->priority[j] = est[j] * gpus[j];
+        c->share[j] = share[j];
+    }
+    c->inputs = (lucid_lucid_inputs){.share = c->share, .gmem_limit = 24576,
+                                     .priority_ratio = 2, .score_sum = 2,
+                                     .switch_initial = (int8_t)packing};
+    lucid_error err = {{0}};
+    assert_int_equal(lucid_sched_init(&c->s, c->jobs, c->run, 0, 2, 8,
+                                      lucid_placer_find("consolidate"), &lucid_policy_lucid,
+                                      lucid_semantics_fixed(), 1, &err),
+                     0);
+    c->s.priority = c->priority;
+    c->s.lucid = &c->inputs;
+    assert_int_equal(lucid_policy_lucid.init(&c->s, &err), 0);
+    c->s.now = 0;
+    for (int32_t j = 0; j < 2; j++) /* R1, R2 start */
+        assert_int_equal(lucid_policy_lucid.arrive(&c->s, j), 0);
+    lucid_policy_lucid.decide(&c->s);
+    for (int32_t j = 2; j < 5; j++) /* the queue: nothing fits or packs */
+        assert_int_equal(lucid_policy_lucid.arrive(&c->s, j), 0);
+    lucid_policy_lucid.decide(&c->s);
+    assert_int_equal(c->s.qlen, 3);
+    assert_int_equal(c->s.queue[0], 2);
+    assert_int_equal(c->s.queue[1], 3);
+    assert_int_equal(c->s.queue[2], 4);
+}
+
+static void expect_eta(const lucid_eta *e, int64_t p10, int64_t p50, int64_t p90, int line)
+{
+    if (e->p10 != p10 || e->p50 != p50 || e->p90 != p90)
+        fail_msg("line %d: predicted %lld / %lld / %lld, want %lld / %lld / %lld", line,
+                 (long long)e->p10, (long long)e->p50, (long long)e->p90, (long long)p10,
+                 (long long)p50, (long long)p90);
+}
+#define EXPECT_ETA(e, a, b, c) expect_eta((e), (a), (b), (c), __LINE__)
+
+/* The case's predictions with the packing switch on or off. */
+static void predict_lucid_queue(int packing, lucid_eta out[3])
+{
+    lucid_queue_case c;
+    lucid_queue_setup(&c, packing);
+    lucid_eta_table table = {0};
+    lucid_eta_plan plan = {0};
+    assert_int_equal(lucid_eta_predict(&c.s, NULL, &table, &plan, 0, 3, -1, out), 0);
+    lucid_eta_plan_free(&plan);
+    lucid_eta_table_free(&table);
+    lucid_sched_free(&c.s);
+}
+
+static void lucid_replay_packs_and_passes_over(void **state)
+{
+    (void)state;
+    lucid_eta out[3];
+    predict_lucid_queue(1, out);
+    /* P50: R1 ends at 100.  Q1 needs both nodes (R2 holds n2 until 200);
+     * packing is on, so Q1 holds no place: Q2 starts on n1 at 100 (150 s),
+     * and Q3 joins it on its GPUs at once (a new partner: same GPU count,
+     * scores 1 + 1 <= 2, priority 2400 <= 2 x 1200).  Q3 runs 300 s, past
+     * Q2's end at 250: the pair holds n1 until 400, when Q1 starts.
+     * P10 (x 0.25): R1 ends at 25, R2 at 50; Q2 25-63 (38 s), Q3 on it
+     * 25-100 (75 s): Q1 at 100.  P90 (x 4): R1 400, R2 800; Q2 400-1000, Q3
+     * 400-1600: Q1 at 1600. */
+    EXPECT_ETA(&out[0], 100, 400, 1600);
+    EXPECT_ETA(&out[1], 25, 100, 400);
+    EXPECT_ETA(&out[2], 25, 100, 400);
+}
+
+static void lucid_replay_head_of_line_without_packing(void **state)
+{
+    (void)state;
+    lucid_eta out[3];
+    predict_lucid_queue(0, out);
+    /* Switch off: head of line.  P50: Q1 when both nodes are free (200),
+     * 10 s; Q2 no earlier than Q1: 210 on n1; Q3 no earlier: 210 on n2.
+     * P10: Q1 at 50 (3 s), Q2 and Q3 at 53.  P90: Q1 at 800 (40 s), the
+     * others at 840. */
+    EXPECT_ETA(&out[0], 50, 200, 800);
+    EXPECT_ETA(&out[1], 53, 210, 840);
+    EXPECT_ETA(&out[2], 53, 210, 840);
+}
+
+/* A running job that has outrun its estimate ends at a duration drawn from
+ * the finished jobs that ran at least as long, when that rule has predicted
+ * such jobs' ends better so far, else at a ratio.  FIFO on one
+ * 8-GPU node: R (8 GPUs, estimate 1000) started at 0; at 2000 W (8 GPUs)
+ * waits for it.  The table holds 38 finished runs estimated at 100 s that
+ * ran 100, 200, ..., 3800 s (ratios 1..38). */
+static void overrun_job_ends_by_durations(void **state)
+{
+    (void)state;
+    lucid_job jobs[2] = {{.job_id = 1, .duration = 5000, .gpu_num = 8, .workload = {.model = -1}},
+                         {.job_id = 2, .duration = 10, .gpu_num = 8, .workload = {.model = -1}}};
+    lucid_jobrun run[2];
+    for (int j = 0; j < 2; j++)
+        run[j] = (lucid_jobrun){.start_time = -1, .end_time = -1, .partner = -1,
+                                .packed_with = -1, .packed_onto = -1, .exclusive = 1,
+                                .remain = (double)jobs[j].duration, .rate = 1};
+    const double est[2] = {1000, 100};
+    lucid_sched s;
+    lucid_error err = {{0}};
+    assert_int_equal(lucid_sched_init(&s, jobs, run, 0, 1, 8, lucid_placer_find("consolidate"),
+                                      &lucid_policy_fifo, lucid_semantics_fixed(), 1, &err),
+                     0);
+    s.now = 0;
+    assert_int_equal(lucid_policy_fifo.arrive(&s, 0), 0);
+    lucid_policy_fifo.decide(&s);
+    s.now = 2000;
+    assert_int_equal(lucid_policy_fifo.arrive(&s, 1), 0);
+    lucid_policy_fifo.decide(&s);
+    assert_int_equal(s.qlen, 1);
+    lucid_backfill bf = {.cfg = {.mode = LUCID_BACKFILL_NONE, .margin = 1.2}, .estimate = est};
+    lucid_eta_table table = {0};
+    for (int k = 1; k <= 38; k++)
+        assert_int_equal(lucid_eta_table_add_run(&table, 100, 100.0 * k), 0);
+    /* With one estimate the two rules agree (ratios are durations / 100):
+     * equal scores, and the ratio rule is kept on a tie. */
+    assert_true(table.miss_ratio > 0);
+    assert_true(fabs(table.miss_ratio - table.miss_duration) < 1e-9 * table.miss_ratio);
+    /* A job estimated at 1000 s that ran 3000 s scores them, weighted by
+     * its 2000 s past its estimate.  At 1000 s run: the ratio rule says
+     * 1000 x median(ratios 1..38) = 19500, so 18500 s more; the duration
+     * rule median(1000..3800) = 2400, so 1400 s; it had 2000.  At
+     * sqrt(1000 x 3000) = 1732.05 s: ratios 2..38 -> 20000, durations
+     * 1800..3800 -> 2800; it had 1267.95 s. */
+    double r0 = table.miss_ratio, d0 = table.miss_duration, mid = sqrt(3e6);
+    assert_int_equal(lucid_eta_table_add_run(&table, 1000, 3000), 0);
+    double want_r = 2000 * (log(18500.0 / 2000) + log((20000 - mid) / (3000 - mid)));
+    double want_d = 2000 * (log(2000.0 / 1400) + log((3000 - mid) / (2800 - mid)));
+    assert_true(fabs(table.miss_ratio - r0 - want_r) < 1e-6);
+    assert_true(fabs(table.miss_duration - d0 - want_d) < 1e-6);
+    /* The duration rule has predicted better: R's end comes from the
+     * durations >= 2000 (R has run 2000 s; the 39th run waits for the next
+     * sort): 2000..3800, 19 of them; P10 at rank 1.8 = 2180, P50 2900, P90
+     * at rank 16.2 = 3620.  So R ends at 2180 / 2900 / 3620, when W starts.
+     * (By ratios >= 2000 / 1000 = 2 — 2..38, median 20 — R would run to
+     * 20,000 s.) */
+    assert_true(fabs(lucid_eta_table_duration(&table, 2000, 0.5) - 2900) < 1e-9);
+    lucid_eta_plan plan = {0};
+    lucid_eta out[1];
+    assert_int_equal(lucid_eta_predict(&s, &bf, &table, &plan, 0, 1, -1, out), 0);
+    EXPECT_ETA(&out[0], 2180, 2900, 3620);
+    /* Had the ratio rule scored better, R would run to 20,000 s. */
+    table.miss_duration = table.miss_ratio + 1;
+    lucid_eta_invalidate(&plan);
+    assert_int_equal(lucid_eta_predict(&s, &bf, &table, &plan, 0, 1, -1, out), 0);
+    assert_int_equal(out[0].p50, 20000);
+    /* A table without durations (runs added as bare ratios) keeps the ratio
+     * rule: R's remaining time from ratios 2..38 (P50: 20 x 1000). */
+    lucid_eta_table ratios = {0};
+    for (int k = 1; k <= 38; k++)
+        assert_int_equal(lucid_eta_table_add(&ratios, k), 0);
+    assert_true(lucid_eta_table_duration(&ratios, 2000, 0.5) < 0);
+    lucid_eta_invalidate(&plan);
+    assert_int_equal(lucid_eta_predict(&s, &bf, &ratios, &plan, 0, 1, -1, out), 0);
+    assert_int_equal(out[0].p50, 20000);
+    lucid_eta_plan_free(&plan);
+    lucid_eta_table_free(&ratios);
+    lucid_eta_table_free(&table);
+    lucid_sched_free(&s);
+}
+
+/* FIFO, one 8-GPU node: job 1 runs 0-10000 (estimated exactly), job 2
+ * (8 GPUs) arrives at 1000 and waits until 10000.  With eta_hourly it is
+ * predicted again at 3600 and 7200 (the whole hours while it waits). */
+static void hourly_repredictions(void **state)
+{
+    (void)state;
+    simtest t;
+    simtest_load(&t, 1,
+                 "job_id,vc,gpu_num,submit_time,duration\n"
+                 "1,a,8,0,10000\n"
+                 "2,a,8,1000,100\n");
+    const double est[] = {10000, 100};
+    use_backfill(&t, est, LUCID_BACKFILL_NONE, 1.2);
+    t.cfg.eta = 1;
+    t.cfg.eta_hourly = 1;
+    simtest_run_ok(&t, "fifo");
+    const lucid_sim_result *r = &t.result;
+    /* At 1000 job 1 has run 0.1 of its estimate: the prior's 0.25 / 1 / 4
+     * (all above 0.1): ends 2500 / 10000 / 40000. */
+    assert_int_equal(r->eta_at[1], 1000);
+    assert_int_equal(r->eta_p10[1], 2500);
+    assert_int_equal(r->eta_p50[1], 10000);
+    assert_int_equal(r->eta_p90[1], 40000);
+    /* At 3600 it has run 0.36: the P10 ratio 0.25 is below that, so
+     * 0.36 x 1.1 = 0.396 (3960); at 7200, 0.72 x 1.1 = 0.792 (7920). */
+    assert_int_equal(r->neta_hourly, 2);
+    const lucid_eta_row *h = r->eta_hourly;
+    assert_int_equal(h[0].job, 1);
+    assert_int_equal(h[0].at, 3600);
+    assert_int_equal(h[0].p10, 3960);
+    assert_int_equal(h[0].p50, 10000);
+    assert_int_equal(h[0].p90, 40000);
+    assert_int_equal(h[1].job, 1);
+    assert_int_equal(h[1].at, 7200);
+    assert_int_equal(h[1].p10, 7920);
+    assert_int_equal(h[1].p50, 10000);
+    assert_int_equal(h[1].p90, 40000);
+    simtest_free(&t);
+    /* Without eta_hourly: the same prediction at submission, no rows. */
+    simtest_load(&t, 1,
+                 "job_id,vc,gpu_num,submit_time,duration\n"
+                 "1,a,8,0,10000\n"
+                 "2,a,8,1000,100\n");
+    use_backfill(&t, est, LUCID_BACKFILL_NONE, 1.2);
+    t.cfg.eta = 1;
+    simtest_run_ok(&t, "fifo");
+    assert_int_equal(t.result.eta_p10[1], 2500);
+    assert_int_equal(t.result.neta_hourly, 0);
+    simtest_free(&t);
 }
 
 int main(void)
@@ -165,6 +418,10 @@ int main(void)
         cmocka_unit_test(reservation_moves_when_the_estimate_is_wrong),
         cmocka_unit_test(predictions_at_submission),
         cmocka_unit_test(ratio_table_conditions_on_elapsed),
+        cmocka_unit_test(lucid_replay_packs_and_passes_over),
+        cmocka_unit_test(lucid_replay_head_of_line_without_packing),
+        cmocka_unit_test(hourly_repredictions),
+        cmocka_unit_test(overrun_job_ends_by_durations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

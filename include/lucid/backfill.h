@@ -81,6 +81,12 @@ long lucid_profile_fit(lucid_profile *p, const lucid_sched *s, int32_t gpus, int
                        int64_t not_before, int *nalloc);
 /* Takes p->alloc[0..n) from segment k for `duration` seconds. */
 int lucid_profile_reserve(lucid_profile *p, long k, int64_t duration, int nalloc);
+/* Takes alloc[0..n) (GPUs a fit returned earlier) from time `from` (>=
+ * times[0]) for `duration` seconds: a packed pair holds its GPUs until the
+ * later of the two ends, so a partner that outlives the job it joined keeps
+ * them longer. */
+int lucid_profile_reserve_from(lucid_profile *p, int64_t from, int64_t duration,
+                               const lucid_alloc *alloc, int nalloc);
 
 /* ---- per-VC backfill state (lucid_sched.backfill) ---- */
 typedef struct lucid_backfill {

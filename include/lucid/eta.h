@@ -7,8 +7,11 @@
  * end at their estimate times a ratio drawn from an empirical table of
  * actual/estimate ratios of jobs already finished, conditioned on how long
  * the running job has run already (only ratios at least elapsed/estimate
- * count: a job that has run 10 h is not expected to end in 5 min); waiting
- * jobs run their estimate times the unconditioned ratio.  The three
+ * count: a job that has run 10 h is not expected to end in 5 min), or,
+ * once it has outrun its estimate, at a duration drawn from the finished
+ * jobs that ran at least as long when that rule has so far predicted the
+ * ends of such jobs better; waiting jobs run their estimate times the
+ * unconditioned ratio.  The three
  * scenarios use the table's 10th, 50th and 90th percentiles throughout. */
 #ifndef LUCID_ETA_H
 #define LUCID_ETA_H
@@ -25,9 +28,18 @@ typedef struct lucid_eta_table {
     size_t n, cap;
     size_t sorted; /* ratios[0..sorted) are sorted; later ones wait for the next re-sort */
     double sum;    /* of all ratios */
+    /* The same jobs' durations (s), when added by lucid_eta_table_add_run. */
+    double *durations;
+    size_t nd, cap_d, sorted_d;
+    /* Summed |log(predicted / actual)| remaining time of the finished jobs
+     * that outran their estimates, as of when they did, by the ratio rule
+     * and by the duration rule (see lucid_eta_table_duration). */
+    double miss_ratio, miss_duration;
 } lucid_eta_table;
 
 int lucid_eta_table_add(lucid_eta_table *t, double ratio);
+/* Adds a finished job's ratio duration / estimate and its duration. */
+int lucid_eta_table_add_run(lucid_eta_table *t, double estimate, double duration);
 /* The q-quantile (0..1) of the ratios that are >= at_least; a table of
  * fewer than LUCID_ETA_MIN_HISTORY ratios answers from a fixed prior
  * (0.25, 1, 4 at q = 0.1, 0.5, 0.9), and one with no ratio that large from
@@ -36,6 +48,9 @@ int lucid_eta_table_add(lucid_eta_table *t, double ratio);
 double lucid_eta_table_quantile(lucid_eta_table *t, double at_least, double q);
 /* The mean ratio (the prior's 1 below LUCID_ETA_MIN_HISTORY ratios). */
 double lucid_eta_table_mean(const lucid_eta_table *t);
+/* The q-quantile of the durations (s) that are >= at_least (at_least x
+ * (1.1, 1.5, 3) when none is); -1 below LUCID_ETA_MIN_HISTORY durations. */
+double lucid_eta_table_duration(const lucid_eta_table *t, double at_least, double q);
 void lucid_eta_table_free(lucid_eta_table *t);
 
 /* Jobs deeper in the queue than this are placed by volume: the estimated

@@ -64,6 +64,7 @@ typedef struct lucid_experiment {
      * none / model / 1.2): index LUCID_EXP_BF_FIFO.. */
     char *backfill[4], *backfill_estimate[4], *backfill_margin[4];
     char *eta;             /* start-time estimates: on (default) | off */
+    char *eta_hourly;      /* and re-predicted every whole hour while jobs wait: off (default) | on */
 } lucid_experiment;
 
 enum { LUCID_EXP_BF_FIFO, LUCID_EXP_BF_SJF, LUCID_EXP_BF_QSSF, LUCID_EXP_BF_LUCID };

@@ -66,6 +66,7 @@ typedef struct lucid_sim_config {
     lucid_sim_backfill backfill[LUCID_SIM_MAX_BACKFILL];
     int nbackfill;
     int eta; /* predict every job's start at its submission (eta.h) */
+    int eta_hourly; /* with eta: and again at every whole hour while it waits */
 } lucid_sim_config;
 
 void lucid_sim_config_defaults(lucid_sim_config *cfg);
@@ -95,6 +96,11 @@ typedef struct lucid_sample {
     int32_t total_gpus, idle_gpus, pending_gpus, running_jobs, pending_jobs, packed_gpus;
 } lucid_sample;
 
+/* A start time predicted for `job` at `at` (P10, P50, P90; -1: never fits). */
+typedef struct lucid_eta_row {
+    int32_t job;
+    int64_t at, p10, p50, p90;
+} lucid_eta_row;
 /* One VC's GPU use over its run: busy = GPU-seconds of GPUs held by a job
  * (a GPU two packed jobs share counts once), capacity = GPU-seconds of the
  * GPUs the policy schedules on, both over [first, last] = the VC's first
@@ -131,6 +137,11 @@ typedef struct lucid_sim_result {
     int64_t *eta_at; /* when: its submission, or (Lucid, fixed semantics) when it
                       * left the profiler and joined the main queue */
     int64_t *reserved_at; /* backfill: per job, its latest reservation (-1) */
+    /* cfg.eta: the re-predictions of waiting jobs at every whole hour of
+     * simulated time (t % 3600 == 0) while they wait, by job (trace order)
+     * then time; NULL / 0 when none. */
+    lucid_eta_row *eta_hourly;
+    size_t neta_hourly;
     lucid_gpu_use *gpu_use; /* per VC index (vcs->count entries) */
     int32_t ngpu_use;
 } lucid_sim_result;
@@ -176,13 +187,17 @@ int lucid_write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
 void lucid_carry_header(FILE *out, const lucid_trace *trace);
 void lucid_carry_row(FILE *out, const lucid_trace *trace, const lucid_job *job);
 /* summary rows (no header): policy,vc,jobs,avg_jct,avg_queue,p999_queue per VC (by name) and
- * `all`, then the columns of lucid_metrics_header (bounds.h) */
+ * `all`, then the columns of lucid_metrics_header (bounds.h), then eta_coverage and
+ * eta_median_rel_error (lucid_eta_calibration; empty without predictions or when no job
+ * waited more than 60 s) */
 int lucid_write_summary_rows(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
                              const lucid_sim_result *result);
 /* eta-<policy>.csv: job_id,vc,gpu_num,submit_time,predicted_at,start_time,wait,eta_p10,
- * eta_p50,eta_p90 (start times predicted when the job joined the queue: at its
- * submission, or for Lucid's profiled jobs in fixed semantics when they left
- * the profiler); jobs with no prediction are left out */
+ * eta_p50,eta_p90,when: per job, the start predicted when it joined the queue
+ * (when = queued: at its submission, or for Lucid's profiled jobs in fixed
+ * semantics when they left the profiler), then its re-predictions at every
+ * whole hour while it waited (when = hourly); jobs with no prediction are
+ * left out */
 int lucid_write_eta(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
                     const lucid_sim_result *result);
 /* Calibration over the jobs of VC `vc` (-1: all) that waited more than 60 s

@@ -114,6 +114,8 @@ int cli_run_backfill(const lucid_experiment *exp, lucid_sim_config *cfg);
 /* [simulate] eta: *on = 0 for off, else 1 (unset: 1; simulate turns it off
  * for traces of more than 50,000 jobs); 1 after printing. */
 int cli_run_eta(const lucid_experiment *exp, int *on);
+/* [simulate] eta_hourly: *on = 1 for on (unset: off). */
+int cli_run_eta_hourly(const lucid_experiment *exp, int *on);
 /* Just Lucid's knobs ([lucid] profiler_*, priority_ratio, score_sum, ...). */
 void cli_run_lucid_knobs(const lucid_experiment *exp, lucid_sim_lucid_config *lc);
 /* Loads what the policies need, resolves borrow_vc and profiler_nodes_from

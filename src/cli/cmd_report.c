@@ -317,8 +317,11 @@ static int read_eta(report *r, policy_data *pd, lucid_error *err)
     static const char *const names[] = {"predicted_at", "start_time", "eta_p10", "eta_p50",
                                         "eta_p90"};
     int c[5], rc = require_columns(csv, names, c, 5, err), more;
+    int when = lucid_csv_col(csv, "when"); /* absent in runs before hourly re-predictions */
     size_t cap = 0;
     while (rc == 0 && (more = lucid_csv_next(csv, err)) != 0) {
+        if (more > 0 && when >= 0 && strcmp(lucid_csv_field(csv, when), "queued") != 0)
+            continue; /* the calibration is of the predictions made when jobs were queued */
         int64_t v[5];
         for (int k = 0; k < 5 && more > 0; k++)
             if (lucid_csv_i64(csv, c[k], &v[k], err) < 0)

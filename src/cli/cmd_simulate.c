@@ -286,7 +286,7 @@ static int write_outputs(const lucid_experiment *exp, const lucid_sim_config *cf
         FILE *summary = files[0].f;
         fputs("policy,vc,jobs,avg_jct,avg_queue,p999_queue", summary);
         lucid_metrics_header(summary);
-        fputc('\n', summary);
+        fputs(",eta_coverage,eta_median_rel_error\n", summary);
         for (int i = 0, f = 1; i < n; i++) {
             rc |= lucid_write_summary_rows(summary, &d->trace, &d->vcs, &results[i]);
             rc |= lucid_write_jobs(files[f++].f, &d->trace, &d->vcs, &results[i]);
@@ -479,7 +479,7 @@ int cmd_simulate(int argc, char **argv)
     }
     if (!exp.out)
         exp.out = strdup("out");
-    if (cli_run_eta(&exp, &cfg.eta) != 0) {
+    if (cli_run_eta(&exp, &cfg.eta) != 0 || cli_run_eta_hourly(&exp, &cfg.eta_hourly) != 0) {
         lucid_experiment_free(&exp);
         return 1;
     }

@@ -102,13 +102,29 @@ int cli_run_backfill(const lucid_experiment *exp, lucid_sim_config *cfg)
     return 0;
 }
 
+/* An on/off key: unset gives `unset`. */
+static int on_off(const char *key, const char *value, int unset, int *on)
+{
+    *on = unset;
+    if (!value)
+        return 0;
+    if (strcmp(value, "on") == 0 || strcmp(value, "yes") == 0)
+        *on = 1;
+    else if (strcmp(value, "off") == 0 || strcmp(value, "no") == 0)
+        *on = 0;
+    else
+        return cli_fail("[simulate] %s = %s: expected on or off", key, value);
+    return 0;
+}
+
 int cli_run_eta(const lucid_experiment *exp, int *on)
 {
-    *on = 1;
-    if (exp->eta && !(strcmp(exp->eta, "on") == 0 || strcmp(exp->eta, "yes") == 0) &&
-        !(*on = 0, strcmp(exp->eta, "off") == 0 || strcmp(exp->eta, "no") == 0))
-        return cli_fail("[simulate] eta = %s: expected on or off", exp->eta);
-    return 0;
+    return on_off("eta", exp->eta, 1, on);
+}
+
+int cli_run_eta_hourly(const lucid_experiment *exp, int *on)
+{
+    return on_off("eta_hourly", exp->eta_hourly, 0, on);
 }
 
 static int parse_nodes_from(const char *spec, const lucid_vcs *vcs, int32_t **out, lucid_error *err)

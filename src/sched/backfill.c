@@ -307,7 +307,8 @@ long lucid_profile_fit(lucid_profile *p, const lucid_sched *s, int32_t gpus, int
     return -1;
 }
 
-int lucid_profile_reserve(lucid_profile *p, long k, int64_t duration, int nalloc)
+static int reserve_gpus(lucid_profile *p, long k, int64_t duration, const lucid_alloc *alloc,
+                        int nalloc)
 {
     if (duration < 1)
         duration = 1;
@@ -317,14 +318,26 @@ int lucid_profile_reserve(lucid_profile *p, long k, int64_t duration, int nalloc
     for (size_t j = (size_t)k; j < p->m && p->times[j] < start + duration; j++) {
         int32_t *r = row(p, j);
         for (int a = 0; a < nalloc; a++) {
-            int32_t before = r[p->alloc[a].node];
-            r[p->alloc[a].node] -= __builtin_popcountll(p->alloc[a].mask);
-            if (r[p->alloc[a].node] < 0)
-                r[p->alloc[a].node] = 0;
-            p->total[p->ord[j]] += r[p->alloc[a].node] - before;
+            int32_t before = r[alloc[a].node];
+            r[alloc[a].node] -= __builtin_popcountll(alloc[a].mask);
+            if (r[alloc[a].node] < 0)
+                r[alloc[a].node] = 0;
+            p->total[p->ord[j]] += r[alloc[a].node] - before;
         }
     }
     return 0;
+}
+
+int lucid_profile_reserve(lucid_profile *p, long k, int64_t duration, int nalloc)
+{
+    return reserve_gpus(p, k, duration, p->alloc, nalloc);
+}
+
+int lucid_profile_reserve_from(lucid_profile *p, int64_t from, int64_t duration,
+                               const lucid_alloc *alloc, int nalloc)
+{
+    long k = split_at(p, from);
+    return k < 0 ? -1 : reserve_gpus(p, k, duration, alloc, nalloc);
 }
 
 /* ---------------- backfill ---------------- */

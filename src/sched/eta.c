@@ -11,15 +11,58 @@ static int compare_doubles(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Appends v to a sample (values[0..*n)), re-sorting it when it has grown by
+ * 5 %: re-sorting on every query would cost O(n log n) per prediction, so
+ * the newest values wait.  Sorting here, not when asked, keeps every answer
+ * a function of the values added so far, whoever asked in between. */
+static int sample_add(double **values, size_t *n, size_t *cap, size_t *sorted, double v)
+{
+    if (LUCID_GROW(*values, *cap, *n + 1) < 0)
+        return -1;
+    (*values)[(*n)++] = v;
+    if (*n >= LUCID_ETA_MIN_HISTORY && *n > *sorted + 16 + *sorted / 20) {
+        qsort(*values, *n, sizeof **values, compare_doubles);
+        *sorted = *n;
+    }
+    return 0;
+}
+
 int lucid_eta_table_add(lucid_eta_table *t, double ratio)
 {
     if (!(ratio > 0) || !isfinite(ratio))
         return 0;
-    if (LUCID_GROW(t->ratios, t->cap, t->n + 1) < 0)
-        return -1;
-    t->ratios[t->n++] = ratio;
     t->sum += ratio;
-    return 0;
+    return sample_add(&t->ratios, &t->n, &t->cap, &t->sorted, ratio);
+}
+
+/* How far off a predicted remaining time was, in log terms. */
+static double log_miss(double predicted, double actual)
+{
+    return fabs(log((predicted > 1 ? predicted : 1) / actual));
+}
+
+int lucid_eta_table_add_run(lucid_eta_table *t, double estimate, double duration)
+{
+    if (!(estimate > 0) || !(duration > 0) || !isfinite(duration))
+        return 0;
+    /* A job that outran its estimate scores the two rules for such jobs:
+     * what each would have said about the time it still had to run when it
+     * reached its estimate and halfway (geometrically) from there to its
+     * end (before it joins the table). */
+    for (int k = 0; k < 2 && duration > estimate + 1 && t->sorted_d >= LUCID_ETA_MIN_HISTORY; k++) {
+        double elapsed = k == 0 ? estimate : sqrt(estimate * duration);
+        double actual = duration - elapsed;
+        double weight = duration - estimate;
+        t->miss_ratio += weight * log_miss(estimate * lucid_eta_table_quantile(
+                                                          t, elapsed / estimate, 0.5) -
+                                               elapsed,
+                                           actual);
+        t->miss_duration +=
+            weight * log_miss(lucid_eta_table_duration(t, elapsed, 0.5) - elapsed, actual);
+    }
+    if (lucid_eta_table_add(t, duration / estimate) < 0)
+        return -1;
+    return sample_add(&t->durations, &t->nd, &t->cap_d, &t->sorted_d, duration);
 }
 
 double lucid_eta_table_mean(const lucid_eta_table *t)
@@ -29,39 +72,46 @@ double lucid_eta_table_mean(const lucid_eta_table *t)
 
 void lucid_eta_table_free(lucid_eta_table *t)
 {
+    free(t->durations);
     free(t->ratios);
     memset(t, 0, sizeof *t);
 }
 
-double lucid_eta_table_quantile(lucid_eta_table *t, double at_least, double q)
+/* The q-quantile of the sorted values[0..n) that are >= at_least
+ * (interpolated between closest ranks); at_least x (1.1, 1.5, 3) when none is. */
+static double sample_quantile(const double *values, size_t n, double at_least, double q)
 {
-    /* Re-sorting on every query would cost O(n log n) per prediction; the
-     * table is re-sorted when it has grown by 5 % (the newest ratios wait). */
-    if (t->n >= LUCID_ETA_MIN_HISTORY && t->n > t->sorted + 16 + t->sorted / 20) {
-        qsort(t->ratios, t->n, sizeof *t->ratios, compare_doubles);
-        t->sorted = t->n;
-    }
-    double scale = q < 0.3 ? 1.1 : q < 0.7 ? 1.5 : 3.0;
-    if (t->sorted < LUCID_ETA_MIN_HISTORY) {
-        double prior = q < 0.3 ? 0.25 : q < 0.7 ? 1.0 : 4.0;
-        return prior > at_least ? prior : at_least * scale;
-    }
-    size_t lo = 0, hi = t->sorted;
-    while (lo < hi) { /* first ratio >= at_least */
+    size_t lo = 0, hi = n;
+    while (lo < hi) { /* first value >= at_least */
         size_t mid = lo + (hi - lo) / 2;
-        if (t->ratios[mid] < at_least)
+        if (values[mid] < at_least)
             lo = mid + 1;
         else
             hi = mid;
     }
-    size_t left = t->sorted - lo;
+    size_t left = n - lo;
     if (left == 0)
-        return at_least * scale;
+        return at_least * (q < 0.3 ? 1.1 : q < 0.7 ? 1.5 : 3.0);
     double pos = (double)(left - 1) * q;
     size_t i = (size_t)floor(pos);
     size_t j = i + 1 < left ? i + 1 : i;
-    double v = t->ratios[lo + i] + (t->ratios[lo + j] - t->ratios[lo + i]) * (pos - (double)i);
-    return v;
+    return values[lo + i] + (values[lo + j] - values[lo + i]) * (pos - (double)i);
+}
+
+double lucid_eta_table_quantile(lucid_eta_table *t, double at_least, double q)
+{
+    if (t->sorted < LUCID_ETA_MIN_HISTORY) {
+        double prior = q < 0.3 ? 0.25 : q < 0.7 ? 1.0 : 4.0;
+        return prior > at_least ? prior : at_least * (q < 0.3 ? 1.1 : q < 0.7 ? 1.5 : 3.0);
+    }
+    return sample_quantile(t->ratios, t->sorted, at_least, q);
+}
+
+double lucid_eta_table_duration(const lucid_eta_table *t, double at_least, double q)
+{
+    if (t->sorted_d < LUCID_ETA_MIN_HISTORY)
+        return -1;
+    return sample_quantile(t->durations, t->sorted_d, at_least, q);
 }
 
 typedef struct scenario {
@@ -77,8 +127,25 @@ static int64_t scenario_remaining(void *ctx, const lucid_sched *s, int32_t job)
     scenario *sc = ctx;
     double est = lucid_backfill_job_estimate(s, sc->bf, job);
     double elapsed = (double)(s->now - s->run[job].start_time);
+    /* A job that has outrun its estimate: where estimates are poor, the
+     * ratios of jobs that outran theirs as far come mostly from tiny
+     * estimates with huge ratios (on Venus the P50 remaining time of such
+     * jobs was 1.7x the actual), and the durations of jobs that ran at least
+     * as long say more (1.2x); where estimates are good (a noisy but
+     * unbiased estimate) the ratio says more.  The table keeps score of the
+     * two rules on the finished jobs that outran their estimates and this
+     * uses the better so far. */
+    if (elapsed > est && sc->table->miss_duration < sc->table->miss_ratio) {
+        double d = lucid_eta_table_duration(sc->table, elapsed, sc->q);
+        if (d > 0) {
+            double left = d - elapsed - 1e-6;
+            return left < 1 ? 1 : (int64_t)ceil(left);
+        }
+    }
     double ratio = lucid_eta_table_quantile(sc->table, elapsed / est, sc->q);
-    double left = est * ratio - elapsed;
+    /* Whole seconds up, but not for the rounding noise of the product
+     * (8000 x 0.45 x 1.1 is 3960.0000000000005, not a second more). */
+    double left = est * ratio - elapsed - 1e-6;
     return left < 1 ? 1 : (int64_t)ceil(left);
 }
 
@@ -91,6 +158,16 @@ void lucid_eta_plan_free(lucid_eta_plan *plan)
     free(plan->jobs);
     free(plan->at);
     memset(plan, 0, sizeof *plan);
+}
+
+/* A waiting job's run in scenario q: its estimate times the ratio's
+ * q-quantile. */
+static int64_t planned_run(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_table *t,
+                           int32_t job, double q)
+{
+    double est = lucid_backfill_job_estimate(s, bf, job);
+    double run = ceil(est * lucid_eta_table_quantile(t, 0, q));
+    return run < 1 ? 1 : (int64_t)run;
 }
 
 static int64_t *scenario_slot(lucid_eta *e, int sc)
@@ -120,6 +197,130 @@ static double work_of(const lucid_sched *s, const lucid_backfill *bf, int32_t jo
     return (double)s->jobs[job].gpu_num * lucid_backfill_job_estimate(s, bf, job);
 }
 
+/* How the policy's decision pass starts jobs, which the replay follows. */
+enum {
+    REPLAY_IN_ORDER, /* head of line: a job starts no earlier than the one ahead */
+    REPLAY_ANY_FIT,  /* backfill: each job at its earliest fit after those ahead */
+    REPLAY_GREEDY    /* Lucid while packing is on: at every moment, every job tried in
+                      * order (partner first, then free GPUs); none holds a place */
+};
+
+static int replay_mode(const lucid_sched *s, const lucid_backfill *bf)
+{
+    if (bf && bf->cfg.mode != LUCID_BACKFILL_NONE)
+        return REPLAY_ANY_FIT;
+    if (s->lucid && s->priority && lucid_packing_switch_at(s->lucid, s->now))
+        return REPLAY_GREEDY;
+    return REPLAY_IN_ORDER;
+}
+
+static lucid_pair_side pair_side(const lucid_sched *s, int32_t job)
+{
+    return (lucid_pair_side){.gpus = s->jobs[job].gpu_num,
+                             .gmem_mib = s->jobs[job].gmem,
+                             .score = s->run[job].share_score,
+                             .priority = s->priority[job]};
+}
+
+/* One scenario of REPLAY_GREEDY over queue positions [0, n): Lucid's pass
+ * replayed at every moment the profile changes.  At a moment T the waiting
+ * jobs are tried in queue order: on the GPUs of a job the replay started
+ * (on free GPUs, not yet sharing, still running at T) that the pair rule
+ * allows, else on GPUs free for their whole run from T.  A job that fits
+ * neither way is tried again at the first moment it could: its earliest fit
+ * on free GPUs (which only moves later as jobs are placed), or when a job of
+ * its GPU count starts on free GPUs (a new partner).  Jobs that waited at
+ * the prediction found no partner among the running ones, so those are not
+ * tried (they would have packed already).  A packed job takes no free GPU;
+ * the pair's GPUs are freed when the later of the two ends. */
+enum { GREEDY_MAX_ALLOC = 8 }; /* GPU groups kept per started job (a partner has <= 8 GPUs) */
+
+static int replay_greedy(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_table *t,
+                         lucid_profile *p, double q, size_t n, lucid_eta *at, int sc)
+{
+    int64_t next[LUCID_ETA_EXACT_DEPTH], start[LUCID_ETA_EXACT_DEPTH], dur[LUCID_ETA_EXACT_DEPTH];
+    signed char state[LUCID_ETA_EXACT_DEPTH]; /* 0 waits, 1 on free GPUs, 2 packed */
+    signed char taken[LUCID_ETA_EXACT_DEPTH];
+    lucid_alloc held[LUCID_ETA_EXACT_DEPTH][GREEDY_MAX_ALLOC]; /* where each started */
+    int nheld[LUCID_ETA_EXACT_DEPTH];
+    const lucid_lucid_inputs *in = s->lucid;
+    for (size_t i = 0; i < n; i++) {
+        int32_t job = s->queue[i];
+        dur[i] = planned_run(s, bf, t, job, q);
+        int nalloc = 0;
+        long k = lucid_profile_fit(p, s, s->jobs[job].gpu_num, dur[i], s->now, &nalloc);
+        next[i] = k >= 0 ? p->times[k] : -1;
+        start[i] = -1;
+        state[i] = taken[i] = 0;
+        nheld[i] = 0;
+    }
+    for (;;) {
+        int64_t T = -1;
+        for (size_t i = 0; i < n; i++)
+            if (state[i] == 0 && next[i] >= 0 && (T < 0 || next[i] < T))
+                T = next[i];
+        if (T < 0)
+            break;
+        for (size_t i = 0; i < n; i++) {
+            if (state[i] != 0 || next[i] != T)
+                continue;
+            int32_t job = s->queue[i];
+            int32_t gpus = s->jobs[job].gpu_num;
+            lucid_pair_side me = pair_side(s, job);
+            size_t partner = n;
+            for (size_t j = 0; j < n && gpus <= LUCID_PACK_MAX_GPUS; j++) {
+                if (state[j] != 1 || taken[j] || start[j] > T || start[j] + dur[j] <= T ||
+                    s->jobs[s->queue[j]].gpu_num != gpus)
+                    continue;
+                lucid_pair_side other = pair_side(s, s->queue[j]);
+                if (lucid_pair_allowed(&me, &other, in->gmem_limit, in->score_sum,
+                                       in->priority_ratio) &&
+                    (partner == n || start[j] < start[partner]))
+                    partner = j;
+            }
+            if (partner < n) {
+                state[i] = 2;
+                taken[partner] = 1;
+                start[i] = T;
+                /* It takes no free GPU; if it outlives its partner, the pair's
+                 * GPUs stay taken until it ends.  Nothing the replay placed
+                 * can be on them then: every placement so far starts by T,
+                 * when the partner held them, and runs through (GPUs are
+                 * taken for a placement's whole run). */
+                int64_t partner_end = start[partner] + dur[partner];
+                if (T + dur[i] > partner_end && nheld[partner] > 0 &&
+                    lucid_profile_reserve_from(p, partner_end, T + dur[i] - partner_end,
+                                               held[partner], nheld[partner]) < 0)
+                    return -1;
+                continue;
+            }
+            int nalloc = 0;
+            long k = lucid_profile_fit(p, s, gpus, dur[i], T, &nalloc);
+            if (k >= 0 && p->times[k] == T) {
+                if (lucid_profile_reserve(p, k, dur[i], nalloc) < 0)
+                    return -1;
+                state[i] = 1;
+                start[i] = T;
+                /* Kept for a partner that may outlive it (0: too many groups to keep). */
+                nheld[i] = nalloc <= GREEDY_MAX_ALLOC ? nalloc : 0;
+                if (nheld[i] > 0)
+                    memcpy(held[i], p->alloc, (size_t)nalloc * sizeof *p->alloc);
+                /* A new partner at T for the waiting jobs of its GPU count. */
+                for (size_t j = 0; j < n && gpus <= LUCID_PACK_MAX_GPUS; j++)
+                    if (state[j] == 0 && s->jobs[s->queue[j]].gpu_num == gpus &&
+                        (next[j] < 0 || next[j] > T))
+                        next[j] = T;
+                i = (size_t)-1; /* jobs ahead of this one may pack onto it now */
+                continue;
+            }
+            next[i] = k >= 0 ? p->times[k] : -1;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        *scenario_slot(&at[i], sc) = start[i];
+    return 0;
+}
+
 int lucid_eta_predict(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_table *t,
                       lucid_eta_plan *plan, size_t lo, size_t upto, double queued_work,
                       lucid_eta *out)
@@ -128,10 +329,12 @@ int lucid_eta_predict(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_
     if (upto > s->qlen)
         upto = s->qlen;
     size_t exact = upto < LUCID_ETA_EXACT_DEPTH ? upto : LUCID_ETA_EXACT_DEPTH;
-    int in_order = !(bf && bf->cfg.mode != LUCID_BACKFILL_NONE);
-    /* Reuse the plan if the queue still starts with the jobs it placed. */
+    int mode = replay_mode(s, bf), in_order = mode == REPLAY_IN_ORDER;
+    /* Reuse the plan if the queue still starts with the jobs it placed (not
+     * in the greedy replay, where a newcomer may start before jobs ahead of
+     * it and so change their starts; Lucid's queues are short). */
     size_t from = 0;
-    if (plan->valid && plan->placed <= exact) {
+    if (plan->valid && plan->placed <= exact && mode != REPLAY_GREEDY) {
         from = plan->placed;
         for (size_t i = 0; i < plan->placed && from; i++)
             if (s->queue[i] != plan->jobs[i])
@@ -152,13 +355,19 @@ int lucid_eta_predict(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_
         lucid_profile *p = &plan->prof[sc];
         if (from == 0 && lucid_profile_build(p, s, scenario_remaining, &ctx) < 0)
             return -1;
-        double ratio = lucid_eta_table_quantile(t, 0, qs[sc]);
         int64_t previous = s->now;
         if (from > 0 && *scenario_slot(&plan->at[from - 1], sc) > previous && in_order)
             previous = *scenario_slot(&plan->at[from - 1], sc);
-        for (size_t i = from; i < exact; i++) {
+        if (mode == REPLAY_GREEDY) {
+            if (replay_greedy(s, bf, t, p, qs[sc], exact, plan->at, sc) < 0)
+                return -1;
+            for (size_t i = 0; i < exact; i++)
+                if (*scenario_slot(&plan->at[i], sc) > previous)
+                    previous = *scenario_slot(&plan->at[i], sc);
+        }
+        for (size_t i = mode == REPLAY_GREEDY ? exact : from; i < exact; i++) {
             int32_t job = s->queue[i];
-            int64_t dur = (int64_t)ceil(lucid_backfill_job_estimate(s, bf, job) * ratio);
+            int64_t dur = planned_run(s, bf, t, job, qs[sc]);
             int nalloc = 0;
             long k = lucid_profile_fit(p, s, s->jobs[job].gpu_num, dur,
                                        in_order ? previous : s->now, &nalloc);

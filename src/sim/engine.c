@@ -70,6 +70,8 @@ typedef struct policy_run {
     lucid_forecast online_forecast;
     lucid_backfill_config backfill;
     lucid_backfill_stats *vc_backfill; /* per VC (each task writes its own) */
+    lucid_eta_row **vc_hourly;         /* cfg.eta: per VC, its hourly re-predictions */
+    size_t *vc_nhourly;
 } policy_run;
 
 typedef struct sim_context {
@@ -202,9 +204,12 @@ typedef struct vc_run {
     lucid_backfill bf;      /* backfill state, or the estimates the predictions use */
     lucid_eta_table table;  /* actual/estimate ratios of this VC's ended jobs */
     lucid_eta_plan plan;
+    lucid_eta_plan hourly_plan; /* its own, so the hourly replays leave `plan` as it was */
     lucid_eta *eta;
     size_t cap_eta;
     double queued_work; /* the waiting jobs' estimated GPU-seconds */
+    lucid_eta_row *hourly; /* re-predictions at whole hours, in time order */
+    size_t nhourly, cap_hourly;
 } vc_run;
 
 /* The estimated GPU-seconds of a job (its share of the queue's work). */
@@ -230,7 +235,7 @@ static void eta_track(void *ctx, const lucid_sched *s, int32_t job, int event)
     if (r->start_time < 0 || r->ckpt_times > 0)
         return; /* preempted jobs' spans are not durations */
     double est = lucid_backfill_job_estimate(s, &v->bf, job);
-    lucid_eta_table_add(&v->table, (double)(r->end_time - r->start_time) / est);
+    lucid_eta_table_add_run(&v->table, est, (double)(r->end_time - r->start_time));
 }
 
 /* Predicts the starts of the jobs that joined the queue at this step (whose
@@ -269,6 +274,34 @@ static int predict_arrivals(vc_run *v, uint32_t first_seq, size_t first, size_t 
         res->eta_p10[job] = v->eta[i].p10;
         res->eta_p50[job] = v->eta[i].p50;
         res->eta_p90[job] = v->eta[i].p90;
+    }
+    return 0;
+}
+
+/* Predicts every waiting job's start again at whole hour m, which lies
+ * after the last step and not after the next: nothing has changed since the
+ * last step, so its state is the state at m.  One replay serves the whole
+ * queue (deep jobs by volume), so the cost is one prediction per VC and
+ * hour while jobs wait, whatever the queue's length. */
+static int predict_hourly(vc_run *v, int64_t m)
+{
+    lucid_sched *s = &v->s;
+    int64_t now = s->now;
+    s->now = m;
+    lucid_eta_invalidate(&v->hourly_plan); /* a fresh replay from m */
+    int rc = LUCID_GROW(v->eta, v->cap_eta, s->qlen) < 0 ||
+                     lucid_eta_predict(s, &v->bf, &v->table, &v->hourly_plan, 0, s->qlen,
+                                       v->queued_work, v->eta) < 0
+                 ? -1
+                 : 0;
+    s->now = now;
+    if (rc < 0 || LUCID_GROW(v->hourly, v->cap_hourly, v->nhourly + s->qlen) < 0)
+        return -1;
+    for (size_t i = 0; i < s->qlen; i++) {
+        int32_t job = s->queue[i];
+        if (s->run[job].status == LUCID_PENDING)
+            v->hourly[v->nhourly++] =
+                (lucid_eta_row){job, m, v->eta[i].p10, v->eta[i].p50, v->eta[i].p90};
     }
     return 0;
 }
@@ -374,6 +407,13 @@ static int vc_run_steps(sim_context *ctx, vc_run *v, int64_t limit, lucid_error 
         }
         v->use.last = t;
         v->use.gpus_last = (int32_t)s->cluster.total_gpus;
+        if (cfg->eta && cfg->eta_hourly && s->qlen > 0) {
+            /* The whole hours in (previous step, t]: before t's events. */
+            int64_t m = v->previous - ((v->previous % 3600) + 3600) % 3600 + 3600;
+            for (; m <= t && rc == 0; m += 3600)
+                if (predict_hourly(v, m) < 0)
+                    rc = lucid_error_set(err, "out of memory");
+        }
         if (cfg->series && t - cfg->start > SERIES_MAX_SPAN)
             return lucid_error_set(err,
                                    "%s: VC %s: --series covers at most %lld days of simulated "
@@ -456,9 +496,17 @@ static void vc_run_end(vc_run *v)
     v->pr->result->gpu_use[v->vc] = v->use;
     lucid_backfill_free(&v->bf);
     lucid_eta_plan_free(&v->plan);
+    lucid_eta_plan_free(&v->hourly_plan);
     lucid_eta_table_free(&v->table);
     free(v->eta);
     v->eta = NULL;
+    if (v->pr->vc_hourly) {
+        v->pr->vc_hourly[v->vc] = v->hourly;
+        v->pr->vc_nhourly[v->vc] = v->nhourly;
+    } else {
+        free(v->hourly);
+    }
+    v->hourly = NULL;
     lucid_sched_free(&v->s);
     v->pr->vc_samples[v->vc] = v->samples;
     v->pr->vc_nsamples[v->vc] = v->nsamples;
@@ -726,7 +774,10 @@ static int prepare_run(sim_context *ctx, policy_run *pr, lucid_error *err)
         res->eta_p50 = malloc((trace->njobs + 1) * sizeof *res->eta_p50);
         res->eta_p90 = malloc((trace->njobs + 1) * sizeof *res->eta_p90);
         res->eta_at = malloc((trace->njobs + 1) * sizeof *res->eta_at);
-        if (!res->eta_p10 || !res->eta_p50 || !res->eta_p90 || !res->eta_at)
+        pr->vc_hourly = calloc((size_t)in->vcs->count + 1, sizeof *pr->vc_hourly);
+        pr->vc_nhourly = calloc((size_t)in->vcs->count + 1, sizeof *pr->vc_nhourly);
+        if (!res->eta_p10 || !res->eta_p50 || !res->eta_p90 || !res->eta_at || !pr->vc_hourly ||
+            !pr->vc_nhourly)
             return lucid_error_set(err, "out of memory");
         for (size_t i = 0; i < trace->njobs; i++)
             res->eta_p10[i] = res->eta_p50[i] = res->eta_p90[i] = res->eta_at[i] = -1;
@@ -749,8 +800,12 @@ static int prepare_run(sim_context *ctx, policy_run *pr, lucid_error *err)
     return build_arrivals(ctx, pr, err);
 }
 
-static void free_run(policy_run *pr)
+static void free_run(policy_run *pr, int32_t nvcs)
 {
+    for (int32_t v = 0; pr->vc_hourly && v < nvcs; v++)
+        free(pr->vc_hourly[v]);
+    free(pr->vc_hourly);
+    free(pr->vc_nhourly);
     free(pr->vc_backfill);
     free(pr->priority);
     free(pr->share);
@@ -813,6 +868,34 @@ static int gather_samples(sim_context *ctx, policy_run *pr)
         free(pr->vc_samples[v]);
         pr->vc_samples[v] = NULL;
     }
+    return 0;
+}
+
+/* Collects the VCs' hourly re-predictions into the result, by job then
+ * time (a counting sort by job: each VC's rows are in time order). */
+static int gather_hourly(sim_context *ctx, policy_run *pr)
+{
+    int32_t nvcs = ctx->in->vcs->count;
+    size_t njobs = ctx->in->trace->njobs, total = 0;
+    for (int32_t v = 0; v < nvcs; v++)
+        total += pr->vc_nhourly[v];
+    lucid_sim_result *res = pr->result;
+    size_t *first = calloc(njobs + 1, sizeof *first);
+    res->eta_hourly = malloc((total + 1) * sizeof *res->eta_hourly);
+    if (!first || !res->eta_hourly) {
+        free(first);
+        return -1;
+    }
+    for (int32_t v = 0; v < nvcs; v++)
+        for (size_t i = 0; i < pr->vc_nhourly[v]; i++)
+            first[pr->vc_hourly[v][i].job + 1]++;
+    for (size_t j = 0; j < njobs; j++)
+        first[j + 1] += first[j];
+    for (int32_t v = 0; v < nvcs; v++)
+        for (size_t i = 0; i < pr->vc_nhourly[v]; i++)
+            res->eta_hourly[first[pr->vc_hourly[v][i].job]++] = pr->vc_hourly[v][i];
+    res->neta_hourly = total;
+    free(first);
     return 0;
 }
 
@@ -1026,6 +1109,8 @@ int lucid_simulate(const lucid_sim_config *cfg_in, const lucid_sim_inputs *in,
         lucid_sim_result *res = &results[p];
         if (cfg.series && gather_samples(&ctx, &ctx.runs[p]) < 0)
             rc = lucid_error_set(err, "out of memory");
+        if (cfg.eta && rc == 0 && gather_hourly(&ctx, &ctx.runs[p]) < 0)
+            rc = lucid_error_set(err, "out of memory");
         res->scaling_events = (int64_t)ctx.runs[p].log.count;
         for (int32_t v = 0; ctx.runs[p].vc_backfill && v < nvcs; v++) {
             const lucid_backfill_stats *b = &ctx.runs[p].vc_backfill[v];
@@ -1045,7 +1130,7 @@ int lucid_simulate(const lucid_sim_config *cfg_in, const lucid_sim_inputs *in,
             for (int32_t v = 0; v < nvcs; v++)
                 free(ctx.runs[p].vc_samples[v]);
         if (ctx.runs)
-            free_run(&ctx.runs[p]);
+            free_run(&ctx.runs[p], nvcs);
         if (rc < 0)
             lucid_sim_result_free(&results[p]);
     }
@@ -1067,6 +1152,7 @@ void lucid_sim_result_free(lucid_sim_result *result)
     free(result->eta_p50);
     free(result->eta_p90);
     free(result->eta_at);
+    free(result->eta_hourly);
     free(result->reserved_at);
     free(result->gpu_use);
     lucid_forecast_free(&result->forecast);

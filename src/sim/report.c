@@ -161,7 +161,16 @@ int lucid_write_summary_rows(FILE *out, const lucid_trace *trace, const lucid_vc
             break;
         }
         lucid_metrics_write(out, &m);
-        fputc('\n', out);
+        /* Start-time calibration at submission (eta-summary.csv's), empty
+         * when the run made no predictions or no job waited over a minute. */
+        double coverage = NAN, error = NAN;
+        int64_t waited = 0;
+        if (result->eta_p50)
+            lucid_eta_calibration(trace, result, vc, &coverage, &error, &waited);
+        if (waited > 0)
+            fprintf(out, ",%.4f,%.4f\n", coverage, error);
+        else
+            fputs(",,\n", out);
     }
     free(sums);
     free(order);
@@ -230,21 +239,48 @@ void lucid_eta_calibration(const lucid_trace *trace, const lucid_sim_result *res
     free(errors);
 }
 
+static void put_eta_row(line_buf *b, const lucid_trace *trace, const lucid_vcs *vcs,
+                        const lucid_sim_result *result, int32_t i, const lucid_eta_row *e,
+                        const char *when)
+{
+    const lucid_job *job = &trace->jobs[i];
+    int64_t start = result->run[i].start_time;
+    put_i64(b, job->job_id);
+    put_char(b, ',');
+    put_str(b, lucid_vcs_name(vcs, job->vc));
+    const int64_t fields[] = {job->gpu_num, job->submit_time, e->at, start,
+                              start - job->submit_time, e->p10, e->p50, e->p90};
+    for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {
+        put_char(b, ',');
+        put_i64(b, fields[k]);
+    }
+    put_char(b, ',');
+    put_str(b, when);
+    put_char(b, '\n');
+}
+
 int lucid_write_eta(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
                     const lucid_sim_result *result)
 {
-    fputs("job_id,vc,gpu_num,submit_time,predicted_at,start_time,wait,eta_p10,eta_p50,eta_p90\n",
-          out);
+    line_buf *b = malloc(sizeof *b);
+    if (!b)
+        return -1;
+    b->len = 0;
+    b->out = out;
+    put_str(b, "job_id,vc,gpu_num,submit_time,predicted_at,start_time,wait,eta_p10,eta_p50,"
+               "eta_p90,when\n");
+    size_t h = 0; /* eta_hourly is by job, then time */
     for (size_t i = 0; result->eta_p50 && i < trace->njobs; i++) {
-        const lucid_jobrun *r = &result->run[i];
-        if (result->excluded[i] || result->eta_p50[i] < 0)
-            continue;
-        const lucid_job *job = &trace->jobs[i];
-        fprintf(out, "%lld,%s,%d,%lld,%lld,%lld,%lld,%lld,%lld,%lld\n", (long long)job->job_id,
-                lucid_vcs_name(vcs, job->vc), job->gpu_num, (long long)job->submit_time,
-                (long long)result->eta_at[i], (long long)r->start_time, (long long)(r->start_time - job->submit_time),
-                (long long)result->eta_p10[i], (long long)result->eta_p50[i],
-                (long long)result->eta_p90[i]);
+        if (!result->excluded[i] && result->eta_p50[i] >= 0) {
+            lucid_eta_row e = {(int32_t)i, result->eta_at[i], result->eta_p10[i],
+                               result->eta_p50[i], result->eta_p90[i]};
+            put_eta_row(b, trace, vcs, result, (int32_t)i, &e, "queued");
+        }
+        for (; h < result->neta_hourly && (size_t)result->eta_hourly[h].job == i; h++)
+            if (!result->excluded[i] && result->eta_hourly[h].p50 >= 0)
+                put_eta_row(b, trace, vcs, result, (int32_t)i, &result->eta_hourly[h], "hourly");
     }
+    flush_buf(b);
+    free(b);
     return ferror(out) ? -1 : 0;
 }
