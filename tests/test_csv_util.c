@@ -55,6 +55,83 @@ static void csv_rejects_ragged_rows_and_bad_quotes(void **state)
     assert_string_equal(err.msg, "e.csv:1: empty file: expected a header row");
 }
 
+/* A file is read through a 1 MiB window; the reader over the same bytes
+ * in memory (one buffer, no window) must see the same rows, fields and
+ * lines.  The rows are made so that quotes, doubled quotes, CRLF, blank
+ * lines and multi-line quoted fields fall on every byte offset mod 7 and so
+ * across window ends, and one quoted field of 1.5 MB makes the window grow. */
+static void csv_file_window_matches_memory(void **state)
+{
+    (void)state;
+    size_t cap = (size_t)6 << 20, len = 0;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    len += (size_t)sprintf(text, "id,a,b\n");
+    uint64_t x = 12345;
+    for (int row = 0; len < ((size_t)5 << 20) - 4096; row++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        unsigned r = (unsigned)(x >> 33);
+        len += (size_t)sprintf(text + len, "%d,", row);
+        for (unsigned k = 0; k < r % 7; k++)
+            text[len++] = ' ';
+        if (r % 5 == 0)
+            len += (size_t)sprintf(text + len, "\"q,\"\"%u\"\"\nnext\"", r % 1000);
+        else
+            len += (size_t)sprintf(text + len, "v%u", r % 100000);
+        if (row == 2000) { /* one field longer than the window */
+            text[len++] = ',';
+            text[len++] = '"';
+            memset(text + len, 'z', (size_t)3 << 19);
+            len += (size_t)3 << 19;
+            text[len++] = '"';
+        } else {
+            len += (size_t)sprintf(text + len, ",%u", r % 13);
+        }
+        len += (size_t)sprintf(text + len, "%s", r % 3 == 0 ? "\r\n" : r % 11 == 0 ? "\n\n" : "\n");
+    }
+    const char *path = "csv_window_test.csv";
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, len, f), len);
+    fclose(f);
+    lucid_error err = {{0}};
+    lucid_csv *a = lucid_csv_open(path, &err), *b = lucid_csv_open_mem(path, text, len, &err);
+    assert_non_null(a);
+    assert_non_null(b);
+    int rows = 0, ga, gb;
+    while ((ga = lucid_csv_next(a, &err)) == 1) {
+        gb = lucid_csv_next(b, &err);
+        assert_int_equal(gb, 1);
+        assert_int_equal(lucid_csv_line(a), lucid_csv_line(b));
+        for (int c = 0; c < 3; c++)
+            assert_string_equal(lucid_csv_field(a, c), lucid_csv_field(b, c));
+        rows++;
+    }
+    assert_int_equal(ga, 0);
+    assert_int_equal(lucid_csv_next(b, &err), 0);
+    assert_true(rows > 50000);
+    lucid_csv_close(a);
+    lucid_csv_close(b);
+    /* an error past the first window still names its line */
+    memcpy(text + len, "1,\"open\n", 8);
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, len + 8, f), len + 8);
+    fclose(f);
+    a = lucid_csv_open(path, &err);
+    assert_non_null(a);
+    while ((ga = lucid_csv_next(a, &err)) == 1)
+        ;
+    assert_int_equal(ga, -1);
+    char want[128];
+    snprintf(want, sizeof want, "%s:%ld: unterminated quoted field", path, lucid_csv_line(a));
+    assert_string_equal(err.msg, want);
+    assert_true(lucid_csv_line(a) > 100000);
+    lucid_csv_close(a);
+    remove(path);
+    free(text);
+}
+
 static void numbers_parse_strictly(void **state)
 {
     (void)state;
@@ -211,6 +288,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(csv_reads_quotes_crlf_and_blank_lines),
         cmocka_unit_test(csv_rejects_ragged_rows_and_bad_quotes),
+        cmocka_unit_test(csv_file_window_matches_memory),
         cmocka_unit_test(numbers_parse_strictly),
         cmocka_unit_test(numbers_are_decimal_and_exact),
         cmocka_unit_test(calendar_matches_known_dates),

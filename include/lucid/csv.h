@@ -35,6 +35,11 @@ int lucid_csv_next(lucid_csv *csv, lucid_error *err);
 /* Field `col` of the current row, NUL-terminated, surrounding spaces removed
  * ("" for col < 0). */
 const char *lucid_csv_field(const lucid_csv *csv, int col);
+/* All fields of the current row (lucid_csv_ncols of them), for a loader
+ * that reads every row: indexing saves a call per field. */
+const char *const *lucid_csv_row(const lucid_csv *csv);
+/* Its length in bytes (0 for col < 0): saves a strlen where it is hashed. */
+size_t lucid_csv_field_len(const lucid_csv *csv, int col);
 long lucid_csv_line(const lucid_csv *csv);
 const char *lucid_csv_name(const lucid_csv *csv);
 

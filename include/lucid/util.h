@@ -44,6 +44,9 @@ void lucid_strtab_free(lucid_strtab *tab);
 int32_t lucid_strtab_intern(lucid_strtab *tab, const char *s);
 /* Id of `s` or -1 if absent. */
 int32_t lucid_strtab_find(const lucid_strtab *tab, const char *s);
+/* The same for the n bytes at s (no NUL needed; n known saves a strlen). */
+int32_t lucid_strtab_intern_n(lucid_strtab *tab, const char *s, size_t n);
+int32_t lucid_strtab_find_n(const lucid_strtab *tab, const char *s, size_t n);
 const char *lucid_strtab_get(const lucid_strtab *tab, int32_t id);
 int32_t lucid_strtab_count(const lucid_strtab *tab);
 
