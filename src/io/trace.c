@@ -324,21 +324,27 @@ static int compare_id_pair(const void *a, const void *b)
 
 static int build_id_index(lucid_trace *trace, const char *name, lucid_error *err)
 {
-    id_pair *pairs = malloc((trace->njobs + 1) * sizeof *pairs);
     trace->by_id = malloc((trace->njobs + 1) * sizeof *trace->by_id);
-    if (!pairs || !trace->by_id) {
-        free(pairs);
+    if (!trace->by_id)
         return lucid_error_set(err, "%s: out of memory", name);
+    /* Ids strictly increasing in trace order (the usual case): the index is
+     * the identity, and no pairs need be made, sorted or faulted in. */
+    size_t k = 1;
+    while (k < trace->njobs && trace->jobs[k - 1].job_id < trace->jobs[k].job_id)
+        k++;
+    if (k >= trace->njobs) {
+        for (size_t i = 0; i < trace->njobs; i++)
+            trace->by_id[i] = (int64_t)i;
+        return 0;
     }
+    id_pair *pairs = malloc((trace->njobs + 1) * sizeof *pairs);
+    if (!pairs)
+        return lucid_error_set(err, "%s: out of memory", name);
     for (size_t i = 0; i < trace->njobs; i++) {
         pairs[i].id = trace->jobs[i].job_id;
         pairs[i].index = (int64_t)i;
     }
-    size_t k = 1; /* ids often come in trace order: then there is nothing to sort */
-    while (k < trace->njobs && pairs[k - 1].id < pairs[k].id)
-        k++;
-    if (k < trace->njobs)
-        qsort(pairs, trace->njobs, sizeof *pairs, compare_id_pair);
+    qsort(pairs, trace->njobs, sizeof *pairs, compare_id_pair);
     int rc = 0;
     for (size_t i = 0; i < trace->njobs; i++) {
         trace->by_id[i] = pairs[i].index;
