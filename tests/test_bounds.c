@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "lucid/bounds.h"
+#include "lucid/sim.h"
 #include "lucid/trace.h"
 #include "testutil.h"
 
@@ -114,12 +115,55 @@ static void metrics_by_hand(void **state)
     lucid_vcs_free(&vcs);
 }
 
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* lucid_percentile selects rather than sorts: it must give the bits the
+ * textbook definition gives on the sorted values (linear interpolation
+ * between ranks floor(pos) and floor(pos) + 1), on inputs with many ties
+ * (queue times are mostly 0), sorted and reversed inputs and tiny sizes. */
+static void percentile_matches_sorted_definition(void **state)
+{
+    (void)state;
+    static double v[5000], sorted[5000];
+    const double ps[] = {0, 1, 50, 99, 99.9, 100};
+    uint64_t x = 7;
+    for (int round = 0; round < 400; round++) {
+        size_t n = 1 + (size_t)(round * 37 % 5000);
+        for (size_t i = 0; i < n; i++) {
+            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+            unsigned r = (unsigned)(x >> 33);
+            v[i] = round % 4 == 0 ? (double)(r % 3)               /* ties */
+                   : round % 4 == 1 ? (double)i                   /* sorted */
+                   : round % 4 == 2 ? (double)(n - i)             /* reversed */
+                                    : (r % 2 ? 0.0 : (double)(r % 100000) / 7);
+        }
+        for (size_t k = 0; k < sizeof ps / sizeof ps[0]; k++) {
+            memcpy(sorted, v, n * sizeof *v);
+            qsort(sorted, n, sizeof *sorted, by_value);
+            double pos = (double)(n - 1) * ps[k] / 100.0;
+            size_t lo = (size_t)floor(pos), hi = lo + 1 < n ? lo + 1 : lo;
+            double want = sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - (double)lo);
+            double work[5000];
+            memcpy(work, v, n * sizeof *v);
+            double got = lucid_percentile(work, n, ps[k]);
+            assert_memory_equal(&got, &want, sizeof got);
+        }
+    }
+    double one = 42;
+    assert_true(lucid_percentile(&one, 1, 99.9) == 42);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(srpt_by_hand),
         cmocka_unit_test(bounds_by_hand),
         cmocka_unit_test(metrics_by_hand),
+        cmocka_unit_test(percentile_matches_sorted_definition),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -149,7 +149,8 @@ int lucid_summarize(const lucid_trace *trace, const lucid_sim_result *result, in
  * GPU counts), in one pass over the jobs. */
 int lucid_summarize_vcs(const lucid_trace *trace, const lucid_sim_result *result, int32_t nvcs,
                         lucid_summary *out);
-/* The p-th percentile (0..100) with linear interpolation between closest ranks; sorts `v`. */
+/* The p-th percentile (0..100) with linear interpolation between closest ranks
+ * (ranks of the sorted order; found by selection, O(n)); reorders `v`. */
 double lucid_percentile(double *v, size_t n, double p);
 
 
