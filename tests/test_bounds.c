@@ -115,6 +115,64 @@ static void metrics_by_hand(void **state)
     lucid_vcs_free(&vcs);
 }
 
+/* The one-pass metrics of every VC (summary.csv) must be the bits of one
+ * lucid_metrics_compute call per VC, on a trace of 4 VCs (one without
+ * jobs), 7 users, excluded jobs and random end times. */
+static void metrics_of_all_vcs_match_one_by_one(void **state)
+{
+    (void)state;
+    lucid_vcs vcs = {0};
+    const char *names[] = {"a", "b", "c", "empty"};
+    for (int v = 0; v < 4; v++)
+        lucid_vcs_add(&vcs, names[v], 4);
+    size_t cap = 1 << 20, len = 0;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    len += (size_t)snprintf(text, cap, "job_id,user,vc,gpu_num,submit_time,duration\n");
+    uint64_t x = 99;
+    const int njobs = 3000;
+    for (int i = 0; i < njobs; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        unsigned r = (unsigned)(x >> 33);
+        len += (size_t)snprintf(text + len, cap - len, "%d,u%u,%s,1,%d,%u\n", i + 1, r % 7,
+                                names[r % 3], i, 1 + r % 500);
+    }
+    lucid_trace trace;
+    lucid_error err;
+    assert_int_equal(lucid_trace_load_mem(&trace, "v.csv", text, len, &vcs, &err), 0);
+    lucid_sim_result result;
+    memset(&result, 0, sizeof result);
+    result.run = calloc(trace.njobs, sizeof *result.run);
+    result.excluded = calloc(trace.njobs, 1);
+    assert_non_null(result.run);
+    assert_non_null(result.excluded);
+    for (size_t i = 0; i < trace.njobs; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        result.run[i].end_time = trace.jobs[i].submit_time + trace.jobs[i].duration +
+                                 (int64_t)((x >> 33) % 2000);
+        result.excluded[i] = (x >> 20) % 17 == 0;
+    }
+    lucid_metrics all[5], one;
+    assert_int_equal(lucid_metrics_compute_vcs(&trace, &result, 4, all), 0);
+    for (int v = -1; v < 4; v++) {
+        assert_int_equal(lucid_metrics_compute(&trace, &result, v, &one), 0);
+        const lucid_metrics *got = &all[v < 0 ? 4 : v];
+        assert_int_equal(got->jobs, one.jobs);
+        const double want_v[] = {one.floor, one.gap, one.bsld_mean, one.bsld_p99, one.jain_users,
+                                 one.jain_vcs};
+        const double got_v[] = {got->floor, got->gap, got->bsld_mean, got->bsld_p99,
+                                got->jain_users, got->jain_vcs};
+        assert_memory_equal(got_v, want_v, sizeof want_v);
+    }
+    assert_int_equal(all[3].jobs, 0);
+    assert_true(all[0].jobs > 500 && !isnan(all[0].jain_users) && !isnan(all[4].jain_vcs));
+    free(result.run);
+    free(result.excluded);
+    lucid_trace_free(&trace);
+    lucid_vcs_free(&vcs);
+    free(text);
+}
+
 static int by_value(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -164,6 +222,7 @@ int main(void)
         cmocka_unit_test(bounds_by_hand),
         cmocka_unit_test(metrics_by_hand),
         cmocka_unit_test(percentile_matches_sorted_definition),
+        cmocka_unit_test(metrics_of_all_vcs_match_one_by_one),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

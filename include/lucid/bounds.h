@@ -67,6 +67,11 @@ typedef struct lucid_metrics {
 
 int lucid_metrics_compute(const lucid_trace *trace, const lucid_sim_result *result, int32_t vc,
                           lucid_metrics *out);
+/* The same for every VC at once, in one pass over the jobs: out[v] for VC
+ * v < nvcs and out[nvcs] for all jobs, equal to nvcs + 1 calls of
+ * lucid_metrics_compute (which each read every job). */
+int lucid_metrics_compute_vcs(const lucid_trace *trace, const lucid_sim_result *result,
+                              int32_t nvcs, lucid_metrics *out);
 /* The summary.csv columns after p999_queue (header and one row's values,
  * each starting with a comma). */
 void lucid_metrics_header(FILE *out);

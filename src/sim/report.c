@@ -145,7 +145,11 @@ int lucid_write_summary_rows(FILE *out, const lucid_trace *trace, const lucid_vc
         order[k] = v;
     }
     lucid_summary *sums = malloc(((size_t)vcs->count + 1) * sizeof *sums);
-    int rc = sums ? lucid_summarize_vcs(trace, result, vcs->count, sums) : -1;
+    lucid_metrics *metrics = malloc(((size_t)vcs->count + 1) * sizeof *metrics);
+    int rc = sums && metrics ? lucid_summarize_vcs(trace, result, vcs->count, sums) : -1;
+    /* The floor, gap, bounded slowdown and fairness columns (bounds.c). */
+    if (rc == 0)
+        rc = lucid_metrics_compute_vcs(trace, result, vcs->count, metrics);
     for (int32_t i = 0; i <= vcs->count && rc == 0; i++) {
         int32_t vc = i < vcs->count ? order[i] : -1;
         const lucid_summary *sm = &sums[vc >= 0 ? vc : vcs->count];
@@ -154,16 +158,11 @@ int lucid_write_summary_rows(FILE *out, const lucid_trace *trace, const lucid_vc
         fprintf(out, "%s,%s,%lld,%.3f,%.3f,%.3f", result->policy->name,
                 vc >= 0 ? lucid_vcs_name(vcs, vc) : "all", (long long)sm->jobs, sm->avg_jct,
                 sm->avg_queue, sm->p999_queue);
-        /* The floor, gap, bounded slowdown and fairness columns (bounds.c). */
-        lucid_metrics m;
-        if (lucid_metrics_compute(trace, result, vc, &m) < 0) {
-            rc = -1;
-            break;
-        }
-        lucid_metrics_write(out, &m);
+        lucid_metrics_write(out, &metrics[vc >= 0 ? vc : vcs->count]);
         fputc('\n', out);
     }
     free(sums);
+    free(metrics);
     free(order);
     return rc < 0 || ferror(out) ? -1 : 0;
 }
