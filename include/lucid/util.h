@@ -59,13 +59,6 @@ char *lucid_trim(char *s);
  * Grows *items (element size `size`) to hold at least `need` elements.
  * 0 on success, -1 if out of memory (the array is unchanged). */
 int lucid_grow(void **items, size_t *cap, size_t need, size_t size);
-/* Asks the kernel for 2 MB pages behind [p, p + n) where it can (Linux,
- * transparent huge pages in "madvise" mode; a no-op elsewhere and for
- * small blocks).  For per-job arrays of millions of jobs touched in VC
- * order, not memory order: with 4 KB pages nearly every access missed the
- * TLB and every 4 KB cost a page fault.  Call before the memory is first
- * written (fresh calloc/malloc/realloc space). */
-void lucid_hugepage_hint(void *p, size_t n);
 #define LUCID_GROW(arr, cap, need) lucid_grow((void **)&(arr), &(cap), (need), sizeof *(arr))
 
 /* Copies `src` (NULL = "") into dst[size] as valid UTF-8: a byte that does

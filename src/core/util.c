@@ -1,16 +1,11 @@
 /* util.c — seeded randomness, UTC calendar arithmetic, string interning and
  * array growth (util.h).  Calendar code is our own so results never depend on
  * the host's time zone or C library. */
-#define _DEFAULT_SOURCE /* MADV_HUGEPAGE */
 #include "lucid/util.h"
 
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef __linux__
-#include <sys/mman.h>
-#endif
 
 /* ---------- randomness ---------- */
 
@@ -309,21 +304,6 @@ char *lucid_trim(char *s)
     while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r'))
         s[--n] = '\0';
     return s;
-}
-
-void lucid_hugepage_hint(void *p, size_t n)
-{
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    const uintptr_t huge = (uintptr_t)1 << 21;
-    if (!p || n < 4 * huge)
-        return;
-    uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1), hi = ((uintptr_t)p + n) & ~(huge - 1);
-    if (hi > lo)
-        (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE); /* advice only: failure changes nothing */
-#else
-    (void)p;
-    (void)n;
-#endif
 }
 
 int lucid_grow(void **items, size_t *cap, size_t need, size_t size)

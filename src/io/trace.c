@@ -401,13 +401,10 @@ static int load_from_csv(lucid_trace *trace, lucid_csv *csv, const lucid_vcs *vc
     size_t cap = 0;
     int got;
     while ((got = lucid_csv_next(csv, err)) == 1) {
-        size_t had = cap;
         if (LUCID_GROW(trace->jobs, cap, trace->njobs + 2) < 0) {
             got = lucid_error_set(err, "%s: out of memory", name);
             break;
         }
-        if (cap != had) /* the grown part is not touched yet */
-            lucid_hugepage_hint(trace->jobs + trace->njobs, (cap - trace->njobs) * sizeof *trace->jobs);
         int skip;
         if (read_job(trace, csv, c, vcs, &trace->jobs[trace->njobs], &skip, err) < 0) {
             got = -1;

@@ -679,7 +679,6 @@ static int prepare_run(sim_context *ctx, policy_run *pr, lucid_error *err)
     pr->result->excluded = malloc(trace->njobs + 1);
     if (!pr->result->run || !pr->result->excluded)
         return lucid_error_set(err, "out of memory");
-    lucid_hugepage_hint(pr->result->run, (trace->njobs + 1) * sizeof *pr->result->run);
     memcpy(pr->result->excluded, ctx->excluded, trace->njobs);
     for (int b = 0; b < ctx->cfg->nbackfill; b++)
         if (ctx->cfg->backfill[b].policy == pr->policy)
