@@ -490,14 +490,20 @@ int lucid_estimates_load(double **est, const lucid_trace *trace, const char *pat
         lucid_error_set(err, "%s: out of memory", path);
         goto done;
     }
+    size_t next = 0; /* estimates usually list the jobs in id order: try the next id first */
     while ((got = lucid_csv_next(csv, err)) == 1) {
         int64_t id;
         double v;
-        if (lucid_csv_i64(csv, id_col, &id, err) < 0 || lucid_csv_f64(csv, p_col, &v, err) < 0) {
+        const char *const *row = lucid_csv_row(csv);
+        if (field_i64(csv, row, id_col, &id, err) < 0 || field_f64(csv, row, p_col, &v, err) < 0) {
             got = -1;
             break;
         }
-        int64_t index = lucid_trace_find(trace, id);
+        int64_t index;
+        if (next < trace->njobs && trace->jobs[trace->by_id[next]].job_id == id)
+            index = trace->by_id[next++];
+        else
+            index = lucid_trace_find(trace, id);
         if (index < 0)
             continue; /* estimates may cover more jobs than this trace */
         values[index] = v;
