@@ -215,6 +215,105 @@ static void percentile_matches_sorted_definition(void **state)
     assert_true(lucid_percentile(&one, 1, 99.9) == 42);
 }
 
+static int by_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* eta-summary.csv's calibration per VC in one pass against the definition
+ * worked straight: per VC, the jobs that waited > 60 s after their
+ * prediction, the share inside [P10, P90] and the sorted median of the
+ * relative errors (even and odd counts, a VC without jobs). */
+static void eta_calibration_of_all_vcs_matches_definition(void **state)
+{
+    (void)state;
+    lucid_vcs vcs = {0};
+    const char *names[] = {"a", "b", "c", "empty"};
+    for (int v = 0; v < 4; v++)
+        lucid_vcs_add(&vcs, names[v], 4);
+    char *text = malloc(1 << 18);
+    assert_non_null(text);
+    size_t len = (size_t)sprintf(text, "job_id,vc,gpu_num,submit_time,duration\n");
+    uint64_t x = 5;
+    for (int i = 0; i < 2001; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        len += (size_t)sprintf(text + len, "%d,%s,1,%d,100\n", i + 1, names[(x >> 33) % 3], i);
+    }
+    lucid_trace trace;
+    lucid_error err;
+    assert_int_equal(lucid_trace_load_mem(&trace, "e.csv", text, len, &vcs, &err), 0);
+    size_t nj = trace.njobs;
+    lucid_sim_result r;
+    memset(&r, 0, sizeof r);
+    r.run = calloc(nj, sizeof *r.run);
+    r.excluded = calloc(nj, 1);
+    r.eta_p10 = malloc(nj * sizeof *r.eta_p10);
+    r.eta_p50 = malloc(nj * sizeof *r.eta_p50);
+    r.eta_p90 = malloc(nj * sizeof *r.eta_p90);
+    r.eta_at = malloc(nj * sizeof *r.eta_at);
+    assert_true(r.run && r.excluded && r.eta_p10 && r.eta_p50 && r.eta_p90 && r.eta_at);
+    for (size_t i = 0; i < nj; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        int64_t at = trace.jobs[i].submit_time + (int64_t)((x >> 40) % 30);
+        r.eta_at[i] = at;
+        r.run[i].start_time = (x >> 20) % 11 == 0 ? -1 : at + (int64_t)((x >> 33) % 400);
+        r.eta_p50[i] = (x >> 25) % 13 == 0 ? -1 : at + (int64_t)((x >> 45) % 400);
+        r.eta_p10[i] = r.eta_p50[i] - 50;
+        r.eta_p90[i] = r.eta_p50[i] + 80;
+        r.excluded[i] = (x >> 30) % 19 == 0;
+    }
+    double cov[5], med[5];
+    int64_t n[5];
+    lucid_eta_calibration_vcs(&trace, &r, 4, cov, med, n);
+    double *errs = malloc(nj * sizeof *errs);
+    assert_non_null(errs);
+    for (int v = -1; v < 4; v++) {
+        size_t k = 0, inside = 0;
+        for (size_t i = 0; i < nj; i++) {
+            int64_t start = r.run[i].start_time;
+            if (r.excluded[i] || (v >= 0 && trace.jobs[i].vc != v) || start < 0 ||
+                r.eta_p50[i] < 0 || start - r.eta_at[i] <= 60)
+                continue;
+            inside += start >= r.eta_p10[i] && start <= r.eta_p90[i];
+            double wait = (double)(start - r.eta_at[i]);
+            errs[k++] = fabs((double)(r.eta_p50[i] - r.eta_at[i]) - wait) / wait;
+        }
+        size_t at = v < 0 ? 4 : (size_t)v;
+        assert_int_equal(n[at], (int64_t)k);
+        if (k == 0) {
+            assert_true(isnan(cov[at]) && isnan(med[at]));
+            continue;
+        }
+        qsort(errs, k, sizeof *errs, by_double);
+        double want_med = k % 2 ? errs[k / 2] : (errs[k / 2 - 1] + errs[k / 2]) / 2;
+        double want_cov = (double)inside / (double)k;
+        assert_memory_equal(&med[at], &want_med, sizeof want_med);
+        assert_memory_equal(&cov[at], &want_cov, sizeof want_cov);
+    }
+    assert_int_equal(n[3], 0);
+    int parities = 0; /* both the odd and the even median were exercised */
+    for (int v = 0; v < 5; v++)
+        parities |= n[v] > 0 ? 1 << (n[v] % 2) : 0;
+    assert_true(n[0] > 100);
+    assert_int_equal(parities, 3);
+    double c1, m1;
+    int64_t n1;
+    lucid_eta_calibration(&trace, &r, 1, &c1, &m1, &n1); /* the one-VC call agrees */
+    assert_int_equal(n1, n[1]);
+    assert_memory_equal(&m1, &med[1], sizeof m1);
+    free(errs);
+    free(r.run);
+    free(r.excluded);
+    free(r.eta_p10);
+    free(r.eta_p50);
+    free(r.eta_p90);
+    free(r.eta_at);
+    lucid_trace_free(&trace);
+    lucid_vcs_free(&vcs);
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -223,6 +322,7 @@ int main(void)
         cmocka_unit_test(metrics_by_hand),
         cmocka_unit_test(percentile_matches_sorted_definition),
         cmocka_unit_test(metrics_of_all_vcs_match_one_by_one),
+        cmocka_unit_test(eta_calibration_of_all_vcs_matches_definition),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -179,6 +179,11 @@ int lucid_write_eta(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
  * when no job qualifies; *n = how many did. */
 void lucid_eta_calibration(const lucid_trace *trace, const lucid_sim_result *result, int32_t vc,
                            double *coverage, double *median_rel_error, int64_t *n);
+/* For every VC at once (one pass): entry v < nvcs for VC v, entry nvcs for
+ * all jobs; each array holds nvcs + 1 values. */
+void lucid_eta_calibration_vcs(const lucid_trace *trace, const lucid_sim_result *result,
+                               int32_t nvcs, double *coverage, double *median_rel_error,
+                               int64_t *n);
 /* series-<policy>.csv */
 int lucid_write_series(FILE *out, const lucid_vcs *vcs, const lucid_sim_result *result);
 

@@ -246,11 +246,21 @@ static int write_manifest(const lucid_experiment *exp, const lucid_policy_ops *c
 static int write_eta_summary(FILE *out, const cli_run *d, const lucid_sim_result *results, int n)
 {
     fputs("policy,vc,jobs_waited,eta_coverage,eta_median_rel_error\n", out);
-    for (int i = 0; i < n; i++)
+    size_t nv = (size_t)d->vcs.count;
+    double *cov = malloc((nv + 1) * sizeof *cov), *err = malloc((nv + 1) * sizeof *err);
+    int64_t *waited = malloc((nv + 1) * sizeof *waited);
+    if (!cov || !err || !waited) {
+        free(cov);
+        free(err);
+        free(waited);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        lucid_eta_calibration_vcs(&d->trace, &results[i], d->vcs.count, cov, err, waited);
         for (int32_t v = -1; v < d->vcs.count; v++) {
-            double coverage, error;
-            int64_t jobs;
-            lucid_eta_calibration(&d->trace, &results[i], v, &coverage, &error, &jobs);
+            size_t at = v >= 0 ? (size_t)v : nv;
+            double coverage = cov[at], error = err[at];
+            int64_t jobs = waited[at];
             if (v >= 0 && jobs == 0)
                 continue;
             fprintf(out, "%s,%s,%lld,", results[i].policy->name,
@@ -261,6 +271,10 @@ static int write_eta_summary(FILE *out, const cli_run *d, const lucid_sim_result
                 fputc(',', out);
             fputc('\n', out);
         }
+    }
+    free(cov);
+    free(err);
+    free(waited);
     return ferror(out) ? -1 : 0;
 }
 

@@ -1050,7 +1050,7 @@ void lucid_sim_result_free(lucid_sim_result *result)
  * before k is <= it and every value after is >= it (Hoare's selection,
  * median-of-three pivots): O(n) where a sort was O(n log n), which at 10M
  * jobs was seconds per summary. */
-static double select_kth(double *v, size_t n, size_t k)
+double lucid_select_kth(double *v, size_t n, size_t k)
 {
     size_t lo = 0, hi = n - 1;
     while (lo < hi) {
@@ -1090,7 +1090,7 @@ double lucid_percentile(double *v, size_t n, double p)
     double frac = pos - (double)lo;
     /* The values of rank lo and lo + 1 of the sorted order: the first by
      * selection, the second the least of what selection left above it. */
-    double at_lo = select_kth(v, n, lo), at_hi = at_lo;
+    double at_lo = lucid_select_kth(v, n, lo), at_hi = at_lo;
     if (hi > lo) {
         at_hi = v[hi];
         for (size_t i = hi + 1; i < n; i++)

@@ -6,6 +6,7 @@
 
 #include "lucid/bounds.h"
 #include "lucid/sim.h"
+#include "sim_internal.h"
 
 /* Rows are formatted into a buffer of our own and written in large blocks:
  * fprintf's format parsing was a tenth of a million-job run. */
@@ -185,65 +186,130 @@ int lucid_write_series(FILE *out, const lucid_vcs *vcs, const lucid_sim_result *
 }
 
 /* Jobs whose wait is long enough for a prediction to matter. */
-static int eta_counts(const lucid_trace *trace, const lucid_sim_result *result, size_t i, int32_t vc)
+static int eta_counts(const lucid_sim_result *result, size_t i)
 {
     const lucid_jobrun *r = &result->run[i];
-    return !result->excluded[i] && (vc < 0 || trace->jobs[i].vc == vc) && r->start_time >= 0 &&
-           result->eta_p50[i] >= 0 && r->start_time - result->eta_at[i] > 60;
+    return !result->excluded[i] && r->start_time >= 0 && result->eta_p50[i] >= 0 &&
+           r->start_time - result->eta_at[i] > 60;
 }
 
-static int compare_doubles(const void *a, const void *b)
+/* The median of v[0..k), k > 0, as the mean of the two middle values of
+ * the sorted order when k is even (selection; reorders v). */
+static double median_of(double *v, size_t k)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
+    double upper = lucid_select_kth(v, k, k / 2);
+    if (k % 2)
+        return upper;
+    double lower = v[0]; /* the largest of what selection left below k / 2 */
+    for (size_t i = 1; i < k / 2; i++)
+        if (v[i] > lower)
+            lower = v[i];
+    return (lower + upper) / 2;
+}
+
+void lucid_eta_calibration_vcs(const lucid_trace *trace, const lucid_sim_result *result,
+                               int32_t nvcs, double *coverage, double *median_rel_error,
+                               int64_t *n)
+{
+    size_t nv = (size_t)nvcs;
+    for (size_t v = 0; v <= nv; v++) {
+        coverage[v] = median_rel_error[v] = NAN;
+        n[v] = 0;
+    }
+    if (!result->eta_p50)
+        return;
+    /* One pass: each counted job's relative error goes to its VC's segment
+     * and to the list of all (trace order in both). */
+    size_t *first = calloc(nv + 2, sizeof *first), *inside = calloc(nv + 1, sizeof *inside);
+    double *all = malloc((trace->njobs + 1) * sizeof *all), *by_vc = malloc((trace->njobs + 1) * sizeof *by_vc);
+    int32_t *vc_of = malloc((trace->njobs + 1) * sizeof *vc_of);
+    size_t k = 0;
+    if (first && inside && all && by_vc && vc_of) {
+        for (size_t i = 0; i < trace->njobs; i++) {
+            int32_t vc = trace->jobs[i].vc;
+            if (vc < 0 || vc >= nvcs || !eta_counts(result, i))
+                continue;
+            int64_t start = result->run[i].start_time, submit = result->eta_at[i];
+            size_t in = start >= result->eta_p10[i] && start <= result->eta_p90[i];
+            inside[vc] += in;
+            inside[nv] += in;
+            double wait = (double)(start - submit);
+            all[k] = fabs((double)(result->eta_p50[i] - submit) - wait) / wait;
+            vc_of[k++] = vc;
+            first[vc + 1]++;
+        }
+        for (size_t v = 0; v < nv; v++)
+            first[v + 1] += first[v];
+        for (size_t j = 0; j < k; j++)
+            by_vc[first[vc_of[j]]++] = all[j];
+        for (size_t v = nv; v > 0; v--)
+            first[v] = first[v - 1];
+        first[0] = 0;
+        for (size_t v = 0; v <= nv; v++) {
+            size_t count = v < nv ? first[v + 1] - first[v] : k;
+            n[v] = (int64_t)count;
+            if (count == 0)
+                continue;
+            coverage[v] = (double)inside[v] / (double)count;
+            median_rel_error[v] = median_of(v < nv ? by_vc + first[v] : all, count);
+        }
+    }
+    free(first);
+    free(inside);
+    free(all);
+    free(by_vc);
+    free(vc_of);
 }
 
 void lucid_eta_calibration(const lucid_trace *trace, const lucid_sim_result *result, int32_t vc,
                            double *coverage, double *median_rel_error, int64_t *n)
 {
+    int32_t nvcs = 0;
+    for (size_t i = 0; i < trace->njobs; i++)
+        nvcs = trace->jobs[i].vc >= nvcs ? trace->jobs[i].vc + 1 : nvcs;
+    size_t at = vc >= 0 && vc < nvcs ? (size_t)vc : (size_t)nvcs;
+    double *cov = malloc(((size_t)nvcs + 1) * sizeof *cov), *err = malloc(((size_t)nvcs + 1) * sizeof *err);
+    int64_t *count = malloc(((size_t)nvcs + 1) * sizeof *count);
     *coverage = *median_rel_error = NAN;
     *n = 0;
-    if (!result->eta_p50)
-        return;
-    size_t count = 0, inside = 0;
-    for (size_t i = 0; i < trace->njobs; i++)
-        count += (size_t)eta_counts(trace, result, i, vc);
-    double *errors = malloc((count + 1) * sizeof *errors);
-    if (!errors)
-        return;
-    size_t k = 0;
-    for (size_t i = 0; i < trace->njobs; i++) {
-        if (!eta_counts(trace, result, i, vc))
-            continue;
-        int64_t start = result->run[i].start_time, submit = result->eta_at[i];
-        inside += start >= result->eta_p10[i] && start <= result->eta_p90[i];
-        double wait = (double)(start - submit);
-        errors[k++] = fabs((double)(result->eta_p50[i] - submit) - wait) / wait;
+    if (cov && err && count && (vc < nvcs)) {
+        lucid_eta_calibration_vcs(trace, result, nvcs, cov, err, count);
+        *coverage = cov[at];
+        *median_rel_error = err[at];
+        *n = count[at];
     }
-    if (k > 0) {
-        qsort(errors, k, sizeof *errors, compare_doubles);
-        *coverage = (double)inside / (double)k;
-        *median_rel_error = k % 2 ? errors[k / 2] : (errors[k / 2 - 1] + errors[k / 2]) / 2;
-    }
-    *n = (int64_t)k;
-    free(errors);
+    free(cov);
+    free(err);
+    free(count);
 }
 
 int lucid_write_eta(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
                     const lucid_sim_result *result)
 {
-    fputs("job_id,vc,gpu_num,submit_time,predicted_at,start_time,wait,eta_p10,eta_p50,eta_p90\n",
-          out);
+    line_buf *b = malloc(sizeof *b);
+    if (!b)
+        return -1;
+    b->len = 0;
+    b->out = out;
+    put_str(b, "job_id,vc,gpu_num,submit_time,predicted_at,start_time,wait,eta_p10,eta_p50,eta_p90\n");
     for (size_t i = 0; result->eta_p50 && i < trace->njobs; i++) {
         const lucid_jobrun *r = &result->run[i];
         if (result->excluded[i] || result->eta_p50[i] < 0)
             continue;
         const lucid_job *job = &trace->jobs[i];
-        fprintf(out, "%lld,%s,%d,%lld,%lld,%lld,%lld,%lld,%lld,%lld\n", (long long)job->job_id,
-                lucid_vcs_name(vcs, job->vc), job->gpu_num, (long long)job->submit_time,
-                (long long)result->eta_at[i], (long long)r->start_time, (long long)(r->start_time - job->submit_time),
-                (long long)result->eta_p10[i], (long long)result->eta_p50[i],
-                (long long)result->eta_p90[i]);
+        put_i64(b, job->job_id);
+        put_char(b, ',');
+        put_str(b, lucid_vcs_name(vcs, job->vc));
+        const int64_t fields[] = {job->gpu_num,         job->submit_time,  result->eta_at[i],
+                                  r->start_time,        r->start_time - job->submit_time,
+                                  result->eta_p10[i],   result->eta_p50[i], result->eta_p90[i]};
+        for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {
+            put_char(b, ',');
+            put_i64(b, fields[k]);
+        }
+        put_char(b, '\n');
     }
+    flush_buf(b);
+    free(b);
     return ferror(out) ? -1 : 0;
 }
