@@ -162,7 +162,6 @@ double lucid_percentile(double *v, size_t n, double p);
 int lucid_write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
                      const lucid_sim_result *result);
 void lucid_carry_header(FILE *out, const lucid_trace *trace);
-void lucid_carry_row(FILE *out, const lucid_trace *trace, const lucid_job *job);
 /* summary rows (no header): policy,vc,jobs,avg_jct,avg_queue,p999_queue per VC (by name) and
  * `all`, then the columns of lucid_metrics_header (bounds.h) */
 int lucid_write_summary_rows(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,

@@ -71,6 +71,46 @@ static void put_number(line_buf *b, double v)
     put_str(b, tmp);
 }
 
+/* A text field, quoted as lucid_csv_write_field quotes it (a comma, quote
+ * or line break inside), so lucid_csv reads it back unchanged. */
+static void put_field(line_buf *b, const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n")) {
+        put_str(b, s);
+        return;
+    }
+    put_char(b, '"');
+    for (; *s; s++) {
+        if (*s == '"')
+            put_char(b, '"');
+        put_char(b, *s);
+    }
+    put_char(b, '"');
+}
+
+/* The trace's optional columns of one job (carry.c writes their header). */
+static void carry_row(line_buf *b, const lucid_trace *trace, const lucid_job *job)
+{
+    const int32_t text[] = {trace->has_user ? job->user : INT32_MIN,
+                            trace->has_state ? job->state : INT32_MIN};
+    for (int k = 0; k < 2; k++)
+        if (text[k] != INT32_MIN) {
+            put_char(b, ',');
+            if (text[k] >= 0 && trace->strings)
+                put_field(b, lucid_strtab_get(trace->strings, text[k]));
+        }
+    if (trace->has_time_limit) {
+        put_char(b, ',');
+        if (job->time_limit >= 0)
+            put_i64(b, job->time_limit);
+    }
+    if (trace->has_gpu_type) {
+        put_char(b, ',');
+        if (job->gpu_type >= 0 && trace->strings)
+            put_field(b, lucid_strtab_get(trace->strings, job->gpu_type));
+    }
+}
+
 int lucid_write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
                      const lucid_sim_result *result)
 {
@@ -80,8 +120,7 @@ int lucid_write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
         return -1;
     b->len = 0;
     b->out = out;
-    /* The trace's optional columns (carry.c) go straight to the file, after
-     * what the buffer holds: only traces that have them pay the flushes. */
+    /* The trace's optional columns (carry.c, carry_row). */
     int carry = trace->has_user || trace->has_state || trace->has_time_limit || trace->has_gpu_type;
     put_str(b, "job_id,vc,gpu_num,submit_time,duration,start_time,end_time,queue,jct,profiled,"
                "finished_in_profiler,packed_with");
@@ -117,10 +156,8 @@ int lucid_write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
         }
         if (r->packed_with >= 0)
             put_i64(b, trace->jobs[r->packed_with].job_id);
-        if (carry) {
-            flush_buf(b);
-            lucid_carry_row(out, trace, job);
-        }
+        if (carry)
+            carry_row(b, trace, job);
         put_char(b, '\n');
     }
     flush_buf(b);
