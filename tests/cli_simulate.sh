@@ -31,9 +31,8 @@ expect_error "synth bad load" "--load: 'x' is not a positive number" "$lucid" tr
 
 # The trace's optional columns are carried to jobs-<policy>.csv, text quoted
 # as CSV wants (a comma and a quote in a user name), an empty time limit
-# left empty; the rows come back through the CSV reader unchanged.
-printf 'job_id,vc,gpu_num,submit_time,duration,user,state,time_limit,gpu_type\n1,%s,1,0,10,"ann, ""a""",COMPLETED,60,V100\n2,%s,1,0,5,bob,FAILED,,\n' \
-    "$(sed -n 2p "$bad/vcs.csv" | cut -d, -f1)" "$(sed -n 2p "$bad/vcs.csv" | cut -d, -f1)" >"$tmp/carry.csv"
+# left empty (VC vcA of $bad/vcs.csv).
+printf 'job_id,vc,gpu_num,submit_time,duration,user,state,time_limit,gpu_type\n1,vcA,1,0,10,"ann, ""a""",COMPLETED,60,V100\n2,vcA,1,0,5,bob,FAILED,,\n' >"$tmp/carry.csv"
 check "carried columns" sim --jobs "$tmp/carry.csv"
 check "carried header" grep -qx 'job_id,vc,gpu_num,submit_time,duration,start_time,end_time,queue,jct,profiled,finished_in_profiler,packed_with,user,state,time_limit,gpu_type' "$tmp/out/jobs-fifo.csv"
 check "carried quoted user" grep -q ',,,,"ann, ""a""",COMPLETED,60,V100$' "$tmp/out/jobs-fifo.csv"
