@@ -205,22 +205,13 @@ void lucid_strtab_free(lucid_strtab *tab)
     free(tab);
 }
 
-/* Equality of short strings (names: a handful of bytes) without a call. */
-static int same_bytes(const char *a, const char *b, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (a[i] != b[i])
-            return 0;
-    return 1;
-}
-
 static size_t find_slot(const lucid_strtab *tab, const char *s, size_t n, uint32_t hash)
 {
     size_t mask = tab->nslots - 1, i = hash & mask;
     for (;; i = (i + 1) & mask) {
         const strtab_slot *slot = &tab->slots[i];
         if (slot->id < 0 ||
-            (slot->hash == hash && slot->len == n && same_bytes(tab->strings[slot->id], s, n)))
+            (slot->hash == hash && slot->len == n && lucid_bytes_equal(tab->strings[slot->id], s, n)))
             return i;
     }
 }
