@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "lucid/csv.h"
+#include "lucid/trace.h"
 #include "lucid/util.h"
 
 static void csv_reads_quotes_crlf_and_blank_lines(void **state)
@@ -130,6 +131,44 @@ static void csv_file_window_matches_memory(void **state)
     lucid_csv_close(a);
     remove(path);
     free(text);
+}
+
+/* The loader notes the submission and id order as it reads: rows out of
+ * order are sorted by submit time with ties in file order, the id index
+ * finds every job whatever the order, and duplicate ids are refused after
+ * the sort (in order, out of order, and a CPU-only row in between). */
+static void trace_order_and_id_index(void **state)
+{
+    (void)state;
+    lucid_vcs vcs = {0};
+    lucid_vcs_add(&vcs, "a", 2);
+    lucid_error err = {{0}};
+    lucid_trace t;
+    const char *shuffled = "job_id,vc,gpu_num,submit_time,duration\n"
+                           "30,a,1,20,5\n"
+                           "10,a,1,5,5\n"
+                           "99,a,0,7,5\n" /* CPU-only: left out */
+                           "5,a,1,20,5\n"
+                           "20,a,1,5,5\n";
+    assert_int_equal(lucid_trace_load_mem(&t, "s.csv", shuffled, strlen(shuffled), &vcs, &err), 0);
+    assert_int_equal(t.njobs, 4);
+    const int64_t want[] = {10, 20, 30, 5}; /* by submit time, ties in file order */
+    for (size_t i = 0; i < 4; i++)
+        assert_int_equal(t.jobs[i].job_id, want[i]);
+    for (size_t i = 0; i < 4; i++)
+        assert_int_equal(lucid_trace_find(&t, want[i]), (int64_t)i);
+    assert_int_equal(lucid_trace_find(&t, 99), -1);
+    lucid_trace_free(&t);
+    const char *sorted = "job_id,vc,gpu_num,submit_time,duration\n1,a,1,0,5\n2,a,1,1,5\n3,a,1,1,5\n";
+    assert_int_equal(lucid_trace_load_mem(&t, "o.csv", sorted, strlen(sorted), &vcs, &err), 0);
+    assert_int_equal(lucid_trace_find(&t, 3), 2);
+    assert_int_equal(lucid_trace_find(&t, 4), -1);
+    lucid_trace_free(&t);
+    const char *dup = "job_id,vc,gpu_num,submit_time,duration\n7,a,1,9,5\n3,a,1,0,5\n7,a,1,1,5\n";
+    assert_int_equal(lucid_trace_load_mem(&t, "d.csv", dup, strlen(dup), &vcs, &err), -1);
+    /* the one submitted later is named (line 2, submitted at 9) */
+    assert_string_equal(err.msg, "d.csv:2: job_id: duplicate job id 7");
+    lucid_vcs_free(&vcs);
 }
 
 static void numbers_parse_strictly(void **state)
@@ -289,6 +328,7 @@ int main(void)
         cmocka_unit_test(csv_reads_quotes_crlf_and_blank_lines),
         cmocka_unit_test(csv_rejects_ragged_rows_and_bad_quotes),
         cmocka_unit_test(csv_file_window_matches_memory),
+        cmocka_unit_test(trace_order_and_id_index),
         cmocka_unit_test(numbers_parse_strictly),
         cmocka_unit_test(numbers_are_decimal_and_exact),
         cmocka_unit_test(calendar_matches_known_dates),
