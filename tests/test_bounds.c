@@ -115,6 +115,15 @@ static void metrics_by_hand(void **state)
     lucid_vcs_free(&vcs);
 }
 
+/* VCs a, b, c (the random traces below use these) and one without jobs. */
+static const char *const *four_vcs(lucid_vcs *vcs)
+{
+    static const char *const names[] = {"a", "b", "c", "empty"};
+    for (int v = 0; v < 4; v++)
+        lucid_vcs_add(vcs, names[v], 4);
+    return names;
+}
+
 /* The one-pass metrics of every VC (summary.csv) must be the bits of one
  * lucid_metrics_compute call per VC, on a trace of 4 VCs (one without
  * jobs), 7 users, excluded jobs and random end times. */
@@ -122,9 +131,7 @@ static void metrics_of_all_vcs_match_one_by_one(void **state)
 {
     (void)state;
     lucid_vcs vcs = {0};
-    const char *names[] = {"a", "b", "c", "empty"};
-    for (int v = 0; v < 4; v++)
-        lucid_vcs_add(&vcs, names[v], 4);
+    const char *const *names = four_vcs(&vcs);
     size_t cap = 1 << 20, len = 0;
     char *text = malloc(cap);
     assert_non_null(text);
@@ -215,12 +222,6 @@ static void percentile_matches_sorted_definition(void **state)
     assert_true(lucid_percentile(&one, 1, 99.9) == 42);
 }
 
-static int by_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* eta-summary.csv's calibration per VC in one pass against the definition
  * worked straight: per VC, the jobs that waited > 60 s after their
  * prediction, the share inside [P10, P90] and the sorted median of the
@@ -229,9 +230,7 @@ static void eta_calibration_of_all_vcs_matches_definition(void **state)
 {
     (void)state;
     lucid_vcs vcs = {0};
-    const char *names[] = {"a", "b", "c", "empty"};
-    for (int v = 0; v < 4; v++)
-        lucid_vcs_add(&vcs, names[v], 4);
+    const char *const *names = four_vcs(&vcs);
     char *text = malloc(1 << 18);
     assert_non_null(text);
     size_t len = (size_t)sprintf(text, "job_id,vc,gpu_num,submit_time,duration\n");
@@ -285,7 +284,7 @@ static void eta_calibration_of_all_vcs_matches_definition(void **state)
             assert_true(isnan(cov[at]) && isnan(med[at]));
             continue;
         }
-        qsort(errs, k, sizeof *errs, by_double);
+        qsort(errs, k, sizeof *errs, by_value);
         double want_med = k % 2 ? errs[k / 2] : (errs[k / 2 - 1] + errs[k / 2]) / 2;
         double want_cov = (double)inside / (double)k;
         assert_memory_equal(&med[at], &want_med, sizeof want_med);
