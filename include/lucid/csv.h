@@ -1,7 +1,9 @@
 /* csv.h — a small, strict CSV reader shared by every input format.
  *
- * The whole input is held in memory; rows are handed out one at a time with
- * fields addressed by column index (look columns up by header name once).
+ * A file is read through a window of 1 MiB (memory input is copied whole);
+ * rows are handed out one at a time with fields addressed by column index
+ * (look columns up by header name once).  A row's fields are valid until
+ * the next lucid_csv_next.
  * Quoted fields ("a,b", "say ""hi""") and CRLF line ends are understood.
  * Blank lines are skipped.  A row with a different number of fields than the
  * header is an error naming the file and line.  Numeric helpers produce
