@@ -5,10 +5,12 @@
 # `lucid trace synth`) is simulated once per policy (`--threads 1`, fixed
 # semantics), RUNS times (default 3; env RUNS), and then all six policies in
 # one command.  Reported per run: wall time of the command, the simulation
-# alone (its own "simulated in" line), CPU time (user+sys) and peak RSS;
-# medians over the runs.  Finally the growth exponent per policy: the
-# least-squares slope of log(simulation time) against log(N) over the sizes
-# >= 100k.  All six at 10M jobs need ~13 GB and run only when 16 GB are
+# alone (its own "simulated in W s (C s CPU)" line: wall and CPU), CPU time
+# of the command (user+sys) and peak RSS; medians over the runs.  Finally
+# the growth exponent per policy: the least-squares slope of log(simulation
+# time) against log(N) over the sizes >= 100k, from the simulation's wall
+# time and from its CPU time (on a shared machine the wall time includes
+# waiting for a core; the CPU time does not).  All six at 10M jobs need ~13 GB and run only when 16 GB are
 # available.  Env: RUNS, BIG_RUNS (runs at sizes >= 10M, default 1),
 # OUT (work folder, default bench/out).  Markdown on stdout; the traces stay
 # in $OUT/scale-N for reruns.
@@ -26,9 +28,9 @@ policies=(fifo sjf qssf srtf tiresias lucid)
 
 median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
 
-# measure DIR POLICIES N: prints "wall sim cpu rss_mb" (medians)
+# measure DIR POLICIES N: prints "wall sim sim_cpu cpu rss_mb" (medians)
 measure() {
-    local dir=$1 list=$2 n=$3 walls=() sims=() cpus=() rss=()
+    local dir=$1 list=$2 n=$3 walls=() sims=() sim_cpus=() cpus=() rss=()
     for _ in $(seq "$n"); do
         /usr/bin/time -f "%e %U %S %M" -o "$out/time.txt" "$lucid" simulate "$dir/experiment.ini" \
             --policies "$list" --compat fixed --threads 1 --out "$out/scale-res" >"$out/scale.txt" 2>/dev/null
@@ -36,13 +38,15 @@ measure() {
         walls+=("$wall"); rss+=("$kb")
         cpus+=("$(echo "$user $sys" | awk '{print $1 + $2}')")
         sims+=("$(grep -o 'simulated in [0-9.]*' "$out/scale.txt" | awk '{print $3}')")
+        sim_cpus+=("$(grep -o 's ([0-9.]* s CPU)' "$out/scale.txt" | tr -d '(' | awk '{print $2}')")
     done
     echo "$(printf '%s\n' "${walls[@]}" | median) $(printf '%s\n' "${sims[@]}" | median)" \
+        "$(printf '%s\n' "${sim_cpus[@]}" | median)" \
         "$(printf '%s\n' "${cpus[@]}" | median) $(( $(printf '%s\n' "${rss[@]}" | median | cut -d. -f1) / 1024 ))"
 }
 
-echo "| jobs | policy | wall s | simulation s | CPU s | peak RSS MB |"
-echo "|---|---|---|---|---|---|"
+echo "| jobs | policy | wall s | simulation s | simulation CPU s | CPU s | peak RSS MB |"
+echo "|---|---|---|---|---|---|---|"
 : >"$out/scale-points.txt"
 for n in "${sizes[@]}"; do
     dir=$out/scale-$n
@@ -54,20 +58,24 @@ for n in "${sizes[@]}"; do
     for p in "${policies[@]}" all; do
         avail_mb=$(awk '/MemAvailable/ {print int($2 / 1024)}' /proc/meminfo)
         if [ "$p" = all ] && [ "$n" -ge 10000000 ] && [ "$avail_mb" -lt 16000 ]; then
-            echo "| $n | all | (skipped: ${avail_mb} MB available, the run needs ~13 GB) | | | |"
+            echo "| $n | all | (skipped: ${avail_mb} MB available, the run needs ~13 GB) | | | | |"
             continue
         fi
-        read -r wall sim cpu mb < <(measure "$dir" "$p" "$r")
-        echo "| $n | $p | $wall | $sim | $cpu | $mb |"
-        echo "$n $p $sim" >>"$out/scale-points.txt"
+        read -r wall sim sim_cpu cpu mb < <(measure "$dir" "$p" "$r")
+        echo "| $n | $p | $wall | $sim | $sim_cpu | $cpu | $mb |"
+        echo "$n $p $sim $sim_cpu" >>"$out/scale-points.txt"
     done
 done
 
 echo
-echo "| policy | growth exponent (simulation time vs jobs, sizes >= 100k) |"
-echo "|---|---|"
-for p in "${policies[@]}" all; do
-    awk -v p="$p" '$2 == p && $1 >= 100000 && $3 > 0 {x = log($1); y = log($3); n++; sx += x; sy += y; sxx += x * x; sxy += x * y}
-        END {if (n >= 2) printf "| %s | %.2f |\n", p, (n * sxy - sx * sy) / (n * sxx - sx * sx); else printf "| %s | (needs two sizes >= 100k) |\n", p}' \
+echo "| policy | growth exponent, simulation wall time | growth exponent, simulation CPU time |"
+echo "|---|---|---|"
+# slope COLUMN POLICY: least-squares slope of log(column) on log(jobs), sizes >= 100k
+slope() {
+    awk -v p="$2" -v c="$1" '$2 == p && $1 >= 100000 && $c > 0 {x = log($1); y = log($c); n++; sx += x; sy += y; sxx += x * x; sxy += x * y}
+        END {if (n >= 2) printf "%.2f", (n * sxy - sx * sy) / (n * sxx - sx * sx); else printf "(needs two sizes >= 100k)"}' \
         "$out/scale-points.txt"
+}
+for p in "${policies[@]}" all; do
+    echo "| $p | $(slope 3 "$p") | $(slope 4 "$p") |"
 done

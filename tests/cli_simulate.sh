@@ -29,6 +29,15 @@ expect_error "unknown defect" "unknown defect 'time_travel'" sim --jobs "$bad/go
 expect_error "synth without --out" "--out DIR is required" "$lucid" trace synth --jobs 5
 expect_error "synth bad load" "--load: 'x' is not a positive number" "$lucid" trace synth --out "$tmp/s" --load x
 
+# The trace's optional columns are carried to jobs-<policy>.csv, text quoted
+# as CSV wants (a comma and a quote in a user name), an empty time limit
+# left empty (VC vcA of $bad/vcs.csv).
+printf 'job_id,vc,gpu_num,submit_time,duration,user,state,time_limit,gpu_type\n1,vcA,1,0,10,"ann, ""a""",COMPLETED,60,V100\n2,vcA,1,0,5,bob,FAILED,,\n' >"$tmp/carry.csv"
+check "carried columns" sim --jobs "$tmp/carry.csv"
+check "carried header" grep -qx 'job_id,vc,gpu_num,submit_time,duration,start_time,end_time,queue,jct,profiled,finished_in_profiler,packed_with,user,state,time_limit,gpu_type' "$tmp/out/jobs-fifo.csv"
+check "carried quoted user" grep -q ',,,,"ann, ""a""",COMPLETED,60,V100$' "$tmp/out/jobs-fifo.csv"
+check "carried empty limit" grep -q ',,,,bob,FAILED,,$' "$tmp/out/jobs-fifo.csv"
+
 # A good run writes the outputs with their headers.
 if sim --jobs "$bad/good.csv" --series && [ -s "$tmp/out/summary.csv" ] &&
     head -1 "$tmp/out/jobs-fifo.csv" | grep -q '^job_id,vc,gpu_num,submit_time,duration,start_time,end_time,queue,jct,profiled,finished_in_profiler,packed_with$' &&

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "lucid/bounds.h"
+#include "lucid/sim.h"
 #include "lucid/trace.h"
 #include "testutil.h"
 
@@ -114,12 +115,213 @@ static void metrics_by_hand(void **state)
     lucid_vcs_free(&vcs);
 }
 
+/* VCs a, b, c (the random traces below use these) and one without jobs. */
+static const char *const *four_vcs(lucid_vcs *vcs)
+{
+    static const char *const names[] = {"a", "b", "c", "empty"};
+    for (int v = 0; v < 4; v++)
+        lucid_vcs_add(vcs, names[v], 4);
+    return names;
+}
+
+/* The one-pass metrics of every VC (summary.csv) must be the bits of one
+ * lucid_metrics_compute call per VC, on a trace of 4 VCs (one without
+ * jobs), 7 users, excluded jobs and random end times. */
+static void metrics_of_all_vcs_match_one_by_one(void **state)
+{
+    (void)state;
+    lucid_vcs vcs = {0};
+    const char *const *names = four_vcs(&vcs);
+    size_t cap = 1 << 20, len = 0;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    len += (size_t)snprintf(text, cap, "job_id,user,vc,gpu_num,submit_time,duration\n");
+    uint64_t x = 99;
+    const int njobs = 3000;
+    for (int i = 0; i < njobs; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        unsigned r = (unsigned)(x >> 33);
+        len += (size_t)snprintf(text + len, cap - len, "%d,u%u,%s,1,%d,%u\n", i + 1, r % 7,
+                                names[r % 3], i, 1 + r % 500);
+    }
+    lucid_trace trace;
+    lucid_error err;
+    assert_int_equal(lucid_trace_load_mem(&trace, "v.csv", text, len, &vcs, &err), 0);
+    lucid_sim_result result;
+    memset(&result, 0, sizeof result);
+    result.run = calloc(trace.njobs, sizeof *result.run);
+    result.excluded = calloc(trace.njobs, 1);
+    assert_non_null(result.run);
+    assert_non_null(result.excluded);
+    for (size_t i = 0; i < trace.njobs; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        result.run[i].end_time = trace.jobs[i].submit_time + trace.jobs[i].duration +
+                                 (int64_t)((x >> 33) % 2000);
+        result.excluded[i] = (x >> 20) % 17 == 0;
+    }
+    lucid_metrics all[5], one;
+    assert_int_equal(lucid_metrics_compute_vcs(&trace, &result, 4, all), 0);
+    for (int v = -1; v < 4; v++) {
+        assert_int_equal(lucid_metrics_compute(&trace, &result, v, &one), 0);
+        const lucid_metrics *got = &all[v < 0 ? 4 : v];
+        assert_int_equal(got->jobs, one.jobs);
+        const double want_v[] = {one.floor, one.gap, one.bsld_mean, one.bsld_p99, one.jain_users,
+                                 one.jain_vcs};
+        const double got_v[] = {got->floor, got->gap, got->bsld_mean, got->bsld_p99,
+                                got->jain_users, got->jain_vcs};
+        assert_memory_equal(got_v, want_v, sizeof want_v);
+    }
+    assert_int_equal(all[3].jobs, 0);
+    assert_true(all[0].jobs > 500 && !isnan(all[0].jain_users) && !isnan(all[4].jain_vcs));
+    free(result.run);
+    free(result.excluded);
+    lucid_trace_free(&trace);
+    lucid_vcs_free(&vcs);
+    free(text);
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* lucid_percentile selects rather than sorts: it must give the bits the
+ * textbook definition gives on the sorted values (linear interpolation
+ * between ranks floor(pos) and floor(pos) + 1), on inputs with many ties
+ * (queue times are mostly 0), sorted and reversed inputs and tiny sizes. */
+static void percentile_matches_sorted_definition(void **state)
+{
+    (void)state;
+    static double v[5000], sorted[5000];
+    const double ps[] = {0, 1, 50, 99, 99.9, 100};
+    uint64_t x = 7;
+    for (int round = 0; round < 400; round++) {
+        size_t n = 1 + (size_t)(round * 37 % 5000);
+        for (size_t i = 0; i < n; i++) {
+            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+            unsigned r = (unsigned)(x >> 33);
+            v[i] = round % 4 == 0 ? (double)(r % 3)               /* ties */
+                   : round % 4 == 1 ? (double)i                   /* sorted */
+                   : round % 4 == 2 ? (double)(n - i)             /* reversed */
+                                    : (r % 2 ? 0.0 : (double)(r % 100000) / 7);
+        }
+        for (size_t k = 0; k < sizeof ps / sizeof ps[0]; k++) {
+            memcpy(sorted, v, n * sizeof *v);
+            qsort(sorted, n, sizeof *sorted, by_value);
+            double pos = (double)(n - 1) * ps[k] / 100.0;
+            size_t lo = (size_t)floor(pos), hi = lo + 1 < n ? lo + 1 : lo;
+            double want = sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - (double)lo);
+            double work[5000];
+            memcpy(work, v, n * sizeof *v);
+            double got = lucid_percentile(work, n, ps[k]);
+            assert_memory_equal(&got, &want, sizeof got);
+        }
+    }
+    double one = 42;
+    assert_true(lucid_percentile(&one, 1, 99.9) == 42);
+}
+
+/* eta-summary.csv's calibration per VC in one pass against the definition
+ * worked straight: per VC, the jobs that waited > 60 s after their
+ * prediction, the share inside [P10, P90] and the sorted median of the
+ * relative errors (even and odd counts, a VC without jobs). */
+static void eta_calibration_of_all_vcs_matches_definition(void **state)
+{
+    (void)state;
+    lucid_vcs vcs = {0};
+    const char *const *names = four_vcs(&vcs);
+    char *text = malloc(1 << 18);
+    assert_non_null(text);
+    size_t len = (size_t)sprintf(text, "job_id,vc,gpu_num,submit_time,duration\n");
+    uint64_t x = 5;
+    for (int i = 0; i < 2001; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        len += (size_t)sprintf(text + len, "%d,%s,1,%d,100\n", i + 1, names[(x >> 33) % 3], i);
+    }
+    lucid_trace trace;
+    lucid_error err;
+    assert_int_equal(lucid_trace_load_mem(&trace, "e.csv", text, len, &vcs, &err), 0);
+    size_t nj = trace.njobs;
+    lucid_sim_result r;
+    memset(&r, 0, sizeof r);
+    r.run = calloc(nj, sizeof *r.run);
+    r.excluded = calloc(nj, 1);
+    r.eta_p10 = malloc(nj * sizeof *r.eta_p10);
+    r.eta_p50 = malloc(nj * sizeof *r.eta_p50);
+    r.eta_p90 = malloc(nj * sizeof *r.eta_p90);
+    r.eta_at = malloc(nj * sizeof *r.eta_at);
+    assert_true(r.run && r.excluded && r.eta_p10 && r.eta_p50 && r.eta_p90 && r.eta_at);
+    for (size_t i = 0; i < nj; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        int64_t at = trace.jobs[i].submit_time + (int64_t)((x >> 40) % 30);
+        r.eta_at[i] = at;
+        r.run[i].start_time = (x >> 20) % 11 == 0 ? -1 : at + (int64_t)((x >> 33) % 400);
+        r.eta_p50[i] = (x >> 25) % 13 == 0 ? -1 : at + (int64_t)((x >> 45) % 400);
+        r.eta_p10[i] = r.eta_p50[i] - 50;
+        r.eta_p90[i] = r.eta_p50[i] + 80;
+        r.excluded[i] = (x >> 30) % 19 == 0;
+    }
+    double cov[5], med[5];
+    int64_t n[5];
+    lucid_eta_calibration_vcs(&trace, &r, 4, cov, med, n);
+    double *errs = malloc(nj * sizeof *errs);
+    assert_non_null(errs);
+    for (int v = -1; v < 4; v++) {
+        size_t k = 0, inside = 0;
+        for (size_t i = 0; i < nj; i++) {
+            int64_t start = r.run[i].start_time;
+            if (r.excluded[i] || (v >= 0 && trace.jobs[i].vc != v) || start < 0 ||
+                r.eta_p50[i] < 0 || start - r.eta_at[i] <= 60)
+                continue;
+            inside += start >= r.eta_p10[i] && start <= r.eta_p90[i];
+            double wait = (double)(start - r.eta_at[i]);
+            errs[k++] = fabs((double)(r.eta_p50[i] - r.eta_at[i]) - wait) / wait;
+        }
+        size_t at = v < 0 ? 4 : (size_t)v;
+        assert_int_equal(n[at], (int64_t)k);
+        if (k == 0) {
+            assert_true(isnan(cov[at]) && isnan(med[at]));
+            continue;
+        }
+        qsort(errs, k, sizeof *errs, by_value);
+        double want_med = k % 2 ? errs[k / 2] : (errs[k / 2 - 1] + errs[k / 2]) / 2;
+        double want_cov = (double)inside / (double)k;
+        assert_memory_equal(&med[at], &want_med, sizeof want_med);
+        assert_memory_equal(&cov[at], &want_cov, sizeof want_cov);
+    }
+    assert_int_equal(n[3], 0);
+    int parities = 0; /* both the odd and the even median were exercised */
+    for (int v = 0; v < 5; v++)
+        parities |= n[v] > 0 ? 1 << (n[v] % 2) : 0;
+    assert_true(n[0] > 100);
+    assert_int_equal(parities, 3);
+    double c1, m1;
+    int64_t n1;
+    lucid_eta_calibration(&trace, &r, 1, &c1, &m1, &n1); /* the one-VC call agrees */
+    assert_int_equal(n1, n[1]);
+    assert_memory_equal(&m1, &med[1], sizeof m1);
+    free(errs);
+    free(r.run);
+    free(r.excluded);
+    free(r.eta_p10);
+    free(r.eta_p50);
+    free(r.eta_p90);
+    free(r.eta_at);
+    lucid_trace_free(&trace);
+    lucid_vcs_free(&vcs);
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(srpt_by_hand),
         cmocka_unit_test(bounds_by_hand),
         cmocka_unit_test(metrics_by_hand),
+        cmocka_unit_test(percentile_matches_sorted_definition),
+        cmocka_unit_test(metrics_of_all_vcs_match_one_by_one),
+        cmocka_unit_test(eta_calibration_of_all_vcs_matches_definition),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "lucid/csv.h"
+#include "lucid/trace.h"
 #include "lucid/util.h"
 
 static void csv_reads_quotes_crlf_and_blank_lines(void **state)
@@ -53,6 +54,121 @@ static void csv_rejects_ragged_rows_and_bad_quotes(void **state)
     lucid_csv_close(csv);
     assert_null(lucid_csv_open_mem("e.csv", "", 0, &err));
     assert_string_equal(err.msg, "e.csv:1: empty file: expected a header row");
+}
+
+/* A file is read through a 1 MiB window; the reader over the same bytes
+ * in memory (one buffer, no window) must see the same rows, fields and
+ * lines.  The rows are made so that quotes, doubled quotes, CRLF, blank
+ * lines and multi-line quoted fields fall on every byte offset mod 7 and so
+ * across window ends, and one quoted field of 1.5 MB makes the window grow. */
+static void csv_file_window_matches_memory(void **state)
+{
+    (void)state;
+    size_t cap = (size_t)6 << 20, len = 0;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    len += (size_t)sprintf(text, "id,a,b\n");
+    uint64_t x = 12345;
+    for (int row = 0; len < ((size_t)5 << 20) - 4096; row++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        unsigned r = (unsigned)(x >> 33);
+        len += (size_t)sprintf(text + len, "%d,", row);
+        for (unsigned k = 0; k < r % 7; k++)
+            text[len++] = ' ';
+        if (r % 5 == 0)
+            len += (size_t)sprintf(text + len, "\"q,\"\"%u\"\"\nnext\"", r % 1000);
+        else
+            len += (size_t)sprintf(text + len, "v%u", r % 100000);
+        if (row == 2000) { /* one field longer than the window */
+            text[len++] = ',';
+            text[len++] = '"';
+            memset(text + len, 'z', (size_t)3 << 19);
+            len += (size_t)3 << 19;
+            text[len++] = '"';
+        } else {
+            len += (size_t)sprintf(text + len, ",%u", r % 13);
+        }
+        len += (size_t)sprintf(text + len, "%s", r % 3 == 0 ? "\r\n" : r % 11 == 0 ? "\n\n" : "\n");
+    }
+    const char *path = "csv_window_test.csv";
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, len, f), len);
+    fclose(f);
+    lucid_error err = {{0}};
+    lucid_csv *a = lucid_csv_open(path, &err), *b = lucid_csv_open_mem(path, text, len, &err);
+    assert_non_null(a);
+    assert_non_null(b);
+    int rows = 0, ga, gb;
+    while ((ga = lucid_csv_next(a, &err)) == 1) {
+        gb = lucid_csv_next(b, &err);
+        assert_int_equal(gb, 1);
+        assert_int_equal(lucid_csv_line(a), lucid_csv_line(b));
+        for (int c = 0; c < 3; c++)
+            assert_string_equal(lucid_csv_field(a, c), lucid_csv_field(b, c));
+        rows++;
+    }
+    assert_int_equal(ga, 0);
+    assert_int_equal(lucid_csv_next(b, &err), 0);
+    assert_true(rows > 50000);
+    lucid_csv_close(a);
+    lucid_csv_close(b);
+    /* an error past the first window still names its line */
+    memcpy(text + len, "1,\"open\n", 8);
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, len + 8, f), len + 8);
+    fclose(f);
+    a = lucid_csv_open(path, &err);
+    assert_non_null(a);
+    while ((ga = lucid_csv_next(a, &err)) == 1)
+        ;
+    assert_int_equal(ga, -1);
+    char want[128];
+    snprintf(want, sizeof want, "%s:%ld: unterminated quoted field", path, lucid_csv_line(a));
+    assert_string_equal(err.msg, want);
+    assert_true(lucid_csv_line(a) > 100000);
+    lucid_csv_close(a);
+    remove(path);
+    free(text);
+}
+
+/* The loader notes the submission and id order as it reads: rows out of
+ * order are sorted by submit time with ties in file order, the id index
+ * finds every job whatever the order, and duplicate ids are refused after
+ * the sort (in order, out of order, and a CPU-only row in between). */
+static void trace_order_and_id_index(void **state)
+{
+    (void)state;
+    lucid_vcs vcs = {0};
+    lucid_vcs_add(&vcs, "a", 2);
+    lucid_error err = {{0}};
+    lucid_trace t;
+    const char *shuffled = "job_id,vc,gpu_num,submit_time,duration\n"
+                           "30,a,1,20,5\n"
+                           "10,a,1,5,5\n"
+                           "99,a,0,7,5\n" /* CPU-only: left out */
+                           "5,a,1,20,5\n"
+                           "20,a,1,5,5\n";
+    assert_int_equal(lucid_trace_load_mem(&t, "s.csv", shuffled, strlen(shuffled), &vcs, &err), 0);
+    assert_int_equal(t.njobs, 4);
+    const int64_t want[] = {10, 20, 30, 5}; /* by submit time, ties in file order */
+    for (size_t i = 0; i < 4; i++)
+        assert_int_equal(t.jobs[i].job_id, want[i]);
+    for (size_t i = 0; i < 4; i++)
+        assert_int_equal(lucid_trace_find(&t, want[i]), (int64_t)i);
+    assert_int_equal(lucid_trace_find(&t, 99), -1);
+    lucid_trace_free(&t);
+    const char *sorted = "job_id,vc,gpu_num,submit_time,duration\n1,a,1,0,5\n2,a,1,1,5\n3,a,1,1,5\n";
+    assert_int_equal(lucid_trace_load_mem(&t, "o.csv", sorted, strlen(sorted), &vcs, &err), 0);
+    assert_int_equal(lucid_trace_find(&t, 3), 2);
+    assert_int_equal(lucid_trace_find(&t, 4), -1);
+    lucid_trace_free(&t);
+    const char *dup = "job_id,vc,gpu_num,submit_time,duration\n7,a,1,9,5\n3,a,1,0,5\n7,a,1,1,5\n";
+    assert_int_equal(lucid_trace_load_mem(&t, "d.csv", dup, strlen(dup), &vcs, &err), -1);
+    /* the one submitted later is named (line 2, submitted at 9) */
+    assert_string_equal(err.msg, "d.csv:2: job_id: duplicate job id 7");
+    lucid_vcs_free(&vcs);
 }
 
 static void numbers_parse_strictly(void **state)
@@ -211,6 +327,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(csv_reads_quotes_crlf_and_blank_lines),
         cmocka_unit_test(csv_rejects_ragged_rows_and_bad_quotes),
+        cmocka_unit_test(csv_file_window_matches_memory),
+        cmocka_unit_test(trace_order_and_id_index),
         cmocka_unit_test(numbers_parse_strictly),
         cmocka_unit_test(numbers_are_decimal_and_exact),
         cmocka_unit_test(calendar_matches_known_dates),

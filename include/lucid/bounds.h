@@ -79,6 +79,11 @@ int lucid_metrics_compute_sized(const lucid_trace *trace, const lucid_sim_result
                                 lucid_metrics *out);
 /* GPU utilisation of VC `vc` (-1: the cluster) in a run (NaN if unknown). */
 double lucid_gpu_utilisation(const lucid_sim_result *result, int32_t vc);
+/* The same for every VC at once, in one pass over the jobs: out[v] for VC
+ * v < nvcs and out[nvcs] for all jobs, equal to nvcs + 1 calls of
+ * lucid_metrics_compute (which each read every job). */
+int lucid_metrics_compute_vcs(const lucid_trace *trace, const lucid_sim_result *result,
+                              int32_t nvcs, lucid_metrics *out);
 /* The summary.csv columns after p999_queue (header and one row's values,
  * each starting with a comma). */
 void lucid_metrics_header(FILE *out);

@@ -1,7 +1,9 @@
 /* csv.h — a small, strict CSV reader shared by every input format.
  *
- * The whole input is held in memory; rows are handed out one at a time with
- * fields addressed by column index (look columns up by header name once).
+ * A file is read through a window of 1 MiB (memory input is copied whole);
+ * rows are handed out one at a time with fields addressed by column index
+ * (look columns up by header name once).  A row's fields are valid until
+ * the next lucid_csv_next.
  * Quoted fields ("a,b", "say ""hi""") and CRLF line ends are understood.
  * Blank lines are skipped.  A row with a different number of fields than the
  * header is an error naming the file and line.  Numeric helpers produce
@@ -35,6 +37,11 @@ int lucid_csv_next(lucid_csv *csv, lucid_error *err);
 /* Field `col` of the current row, NUL-terminated, surrounding spaces removed
  * ("" for col < 0). */
 const char *lucid_csv_field(const lucid_csv *csv, int col);
+/* All fields of the current row (lucid_csv_ncols of them), for a loader
+ * that reads every row: indexing saves a call per field. */
+const char *const *lucid_csv_row(const lucid_csv *csv);
+/* Its length in bytes (0 for col < 0): saves a strlen where it is hashed. */
+size_t lucid_csv_field_len(const lucid_csv *csv, int col);
 long lucid_csv_line(const lucid_csv *csv);
 const char *lucid_csv_name(const lucid_csv *csv);
 

@@ -173,7 +173,8 @@ int lucid_summarize(const lucid_trace *trace, const lucid_sim_result *result, in
  * GPU counts), in one pass over the jobs. */
 int lucid_summarize_vcs(const lucid_trace *trace, const lucid_sim_result *result, int32_t nvcs,
                         lucid_summary *out);
-/* The p-th percentile (0..100) with linear interpolation between closest ranks; sorts `v`. */
+/* The p-th percentile (0..100) with linear interpolation between closest ranks
+ * (ranks of the sorted order; found by selection, O(n)); reorders `v`. */
 double lucid_percentile(double *v, size_t n, double p);
 
 
@@ -185,7 +186,6 @@ double lucid_percentile(double *v, size_t n, double p);
 int lucid_write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
                      const lucid_sim_result *result);
 void lucid_carry_header(FILE *out, const lucid_trace *trace);
-void lucid_carry_row(FILE *out, const lucid_trace *trace, const lucid_job *job);
 /* summary rows (no header): policy,vc,jobs,avg_jct,avg_queue,p999_queue per VC (by name) and
  * `all`, then the columns of lucid_metrics_header (bounds.h), then eta_coverage and
  * eta_median_rel_error (lucid_eta_calibration; empty without predictions or when no job
@@ -206,6 +206,11 @@ int lucid_write_eta(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
  * when no job qualifies; *n = how many did. */
 void lucid_eta_calibration(const lucid_trace *trace, const lucid_sim_result *result, int32_t vc,
                            double *coverage, double *median_rel_error, int64_t *n);
+/* For every VC at once (one pass): entry v < nvcs for VC v, entry nvcs for
+ * all jobs; each array holds nvcs + 1 values. */
+void lucid_eta_calibration_vcs(const lucid_trace *trace, const lucid_sim_result *result,
+                               int32_t nvcs, double *coverage, double *median_rel_error,
+                               int64_t *n);
 /* series-<policy>.csv */
 int lucid_write_series(FILE *out, const lucid_vcs *vcs, const lucid_sim_result *result);
 

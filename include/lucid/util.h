@@ -44,6 +44,18 @@ void lucid_strtab_free(lucid_strtab *tab);
 int32_t lucid_strtab_intern(lucid_strtab *tab, const char *s);
 /* Id of `s` or -1 if absent. */
 int32_t lucid_strtab_find(const lucid_strtab *tab, const char *s);
+/* Equality of n bytes, inline: for the short names compared per row while
+ * loading (a memcmp call cost more than the comparison). */
+static inline int lucid_bytes_equal(const char *a, const char *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != b[i])
+            return 0;
+    return 1;
+}
+/* The same for the n bytes at s (no NUL needed; n known saves a strlen). */
+int32_t lucid_strtab_intern_n(lucid_strtab *tab, const char *s, size_t n);
+int32_t lucid_strtab_find_n(const lucid_strtab *tab, const char *s, size_t n);
 const char *lucid_strtab_get(const lucid_strtab *tab, int32_t id);
 int32_t lucid_strtab_count(const lucid_strtab *tab);
 

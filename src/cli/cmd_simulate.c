@@ -246,11 +246,21 @@ static int write_manifest(const lucid_experiment *exp, const lucid_policy_ops *c
 static int write_eta_summary(FILE *out, const cli_run *d, const lucid_sim_result *results, int n)
 {
     fputs("policy,vc,jobs_waited,eta_coverage,eta_median_rel_error\n", out);
-    for (int i = 0; i < n; i++)
+    size_t nv = (size_t)d->vcs.count;
+    double *cov = malloc((nv + 1) * sizeof *cov), *err = malloc((nv + 1) * sizeof *err);
+    int64_t *waited = malloc((nv + 1) * sizeof *waited);
+    if (!cov || !err || !waited) {
+        free(cov);
+        free(err);
+        free(waited);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        lucid_eta_calibration_vcs(&d->trace, &results[i], d->vcs.count, cov, err, waited);
         for (int32_t v = -1; v < d->vcs.count; v++) {
-            double coverage, error;
-            int64_t jobs;
-            lucid_eta_calibration(&d->trace, &results[i], v, &coverage, &error, &jobs);
+            size_t at = v >= 0 ? (size_t)v : nv;
+            double coverage = cov[at], error = err[at];
+            int64_t jobs = waited[at];
             if (v >= 0 && jobs == 0)
                 continue;
             fprintf(out, "%s,%s,%lld,", results[i].policy->name,
@@ -261,6 +271,10 @@ static int write_eta_summary(FILE *out, const cli_run *d, const lucid_sim_result
                 fputc(',', out);
             fputc('\n', out);
         }
+    }
+    free(cov);
+    free(err);
+    free(waited);
     return ferror(out) ? -1 : 0;
 }
 
@@ -498,8 +512,11 @@ int cmd_simulate(int argc, char **argv)
         if (!quiet && d.trace.skipped_cpu_jobs)
             fprintf(stderr, "lucid: left out %zu CPU-only jobs (gpu_num = 0)\n",
                     d.trace.skipped_cpu_jobs);
-        struct timespec t0, t1;
+        /* Wall and CPU time of the simulation (CPU: all threads), so that a
+         * shared machine's waiting shows as the difference. */
+        struct timespec t0, t1, c0, c1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
         cli_progress pv;
         cli_progress_start(&pv, "simulating");
         int failed = lucid_simulate(&cfg, &d.in, policies, npolicies, results,
@@ -509,6 +526,7 @@ int cmd_simulate(int argc, char **argv)
             rc = cli_fail("%s", err.msg);
         } else {
             clock_gettime(CLOCK_MONOTONIC, &t1);
+            clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
             size_t left_out = npolicies > 0 ? results[0].nexcluded : 0;
             if (!quiet && left_out)
                 fprintf(stderr, "lucid: --skip-oversized: left out %zu job%s larger than its VC\n",
@@ -516,9 +534,11 @@ int cmd_simulate(int argc, char **argv)
             rc = write_outputs(&exp, &cfg, &d, policies, results, npolicies);
             if (!quiet) {
                 print_tables(&d, results, npolicies);
-                printf("\n%zu jobs, %d policies, %s semantics, simulated in %.3f s; results in %s/\n",
+                printf("\n%zu jobs, %d policies, %s semantics, simulated in %.3f s (%.3f s CPU); "
+                       "results in %s/\n",
                        d.trace.njobs - left_out, npolicies, exp.reference ? "reference" : "fixed",
                        (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec),
+                       (double)(c1.tv_sec - c0.tv_sec) + 1e-9 * (double)(c1.tv_nsec - c0.tv_nsec),
                        exp.out);
             }
             for (int i = 0; i < npolicies; i++)

@@ -1,10 +1,15 @@
-/* csv.c — the strict in-memory CSV reader behind every input format (csv.h).
+/* csv.c — the strict CSV reader behind every input format (csv.h).
  *
- * The input is copied once; parsing writes NUL terminators into the copy so
- * fields are handed out without further allocation.  Line numbers count
- * physical lines (a quoted field spanning lines advances them). */
+ * A file is read through one window of CSV_CHUNK bytes (grown only for a
+ * row longer than that): reading the whole file into fresh memory cost a
+ * page fault per 4 KB and as much memory as the file (820 MB for a 10M-job
+ * trace).  Parsing writes NUL terminators into the window so fields are
+ * handed out without further allocation; a row cut by the window's end is
+ * moved to its front and the reading goes on.  Line numbers count physical
+ * lines (a quoted field spanning lines advances them). */
 #include "lucid/csv.h"
 #include "lucid/util.h"
+#include "numparse.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -12,16 +17,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <stdint.h>
+
+/* Bytes read at a time: large enough that the reads cost little, small
+ * enough to stay in the L2/L3 cache while the rows are split. */
+#define CSV_CHUNK ((size_t)1 << 20)
 
 struct lucid_csv {
     char *name;
-    char *buf;       /* owned copy of the input, NUL-terminated */
-    size_t len;
+    FILE *f;         /* open while the file has unread bytes; NULL for memory input */
+    char *buf;       /* window on the input (all of it for memory input), NUL-terminated */
+    size_t len;      /* bytes in buf */
+    size_t cap;      /* buf holds cap + 1 bytes */
     size_t pos;      /* next unread byte */
     long line;       /* physical line of the current row's first byte */
     long next_line;  /* physical line at `pos` */
     char **fields;   /* current row */
+    size_t *lens;    /* their lengths */
     int nfields;
     int cap_fields;
     char **header;   /* owned strings */
@@ -43,10 +55,65 @@ static int push_field(lucid_csv *csv, char *field, char *end)
         if (!grown)
             return -1;
         csv->fields = grown;
+        size_t *lens = realloc(csv->lens, (size_t)cap * sizeof *lens);
+        if (!lens)
+            return -1;
+        csv->lens = lens;
         csv->cap_fields = cap;
     }
+    csv->lens[csv->nfields] = (size_t)(end - field);
     csv->fields[csv->nfields++] = field;
     return 0;
+}
+
+/* Drops the bytes before `keep` (rows already handed out) and reads more
+ * after what is left.  1 when bytes were added, 0 at the end of the input,
+ * -1 on a read error or out of memory.  Pointers into the window move: the
+ * caller rebases them (by offset from `keep`). */
+static int refill(lucid_csv *csv, size_t keep, lucid_error *err)
+{
+    if (!csv->f)
+        return 0;
+    size_t left = csv->len - keep;
+    if (keep)
+        memmove(csv->buf, csv->buf + keep, left);
+    csv->len = left;
+    csv->pos -= keep;
+    if (csv->cap - left < CSV_CHUNK / 2) { /* a row longer than half the window */
+        size_t cap = csv->cap ? csv->cap * 2 : CSV_CHUNK;
+        char *grown = realloc(csv->buf, cap + 1);
+        if (!grown)
+            return lucid_error_set(err, "%s: out of memory", csv->name);
+        csv->buf = grown;
+        csv->cap = cap;
+    }
+    size_t got = fread(csv->buf + left, 1, csv->cap - left, csv->f);
+    csv->len += got;
+    csv->buf[csv->len] = '\0';
+    if (got == 0) {
+        int failed = ferror(csv->f);
+        fclose(csv->f);
+        csv->f = NULL;
+        if (failed)
+            return lucid_error_set(err, "%s: read error", csv->name);
+        return 0;
+    }
+    return 1;
+}
+
+/* refill() in the middle of a row that began at `start`: the row's fields
+ * and the caller's two cursors are rebased to the window's new front. */
+static int refill_row(lucid_csv *csv, size_t start, char **out, char **field, lucid_error *err)
+{
+    size_t out_at = (size_t)(*out - csv->buf) - start, field_at = (size_t)(*field - csv->buf) - start;
+    for (int i = 0; i < csv->nfields; i++)
+        csv->fields[i] = (char *)(uintptr_t)((size_t)(csv->fields[i] - csv->buf) - start);
+    int got = refill(csv, start, err);
+    for (int i = 0; i < csv->nfields; i++)
+        csv->fields[i] = csv->buf + (size_t)(uintptr_t)csv->fields[i];
+    *out = csv->buf + out_at;
+    *field = csv->buf + field_at;
+    return got;
 }
 
 /* Bytes with a meaning outside quotes; everything else is copied as is. */
@@ -61,10 +128,53 @@ static int trim_is_empty_prefix(const char *field, const char *out)
     return 1;
 }
 
+/* For split_plain: 0 an ordinary byte, 1 ',', 2 '\n', 3 a byte it leaves
+ * to the general splitter (a quote, CR, NUL: also the window's end). */
+static const unsigned char plain_class[256] = {[','] = 1, ['\n'] = 2, ['"'] = 3, ['\r'] = 3,
+                                               ['\0'] = 3};
+
+static int is_blank(char c) { return c == ' ' || c == '\t'; }
+
+/* The common row — no quotes, LF end, no blanks around fields, complete in
+ * the window — split in one pass without moving bytes: 1 when done, 0 when
+ * read_row's general splitter must take it (nothing was changed then). */
+static int split_plain(lucid_csv *csv)
+{
+    char *const first = csv->buf + csv->pos;
+    const unsigned char *p = (const unsigned char *)first;
+    char *field = first;
+    int n = 0;
+    for (;;) {
+        unsigned char k;
+        while ((k = plain_class[*p]) == 0)
+            p++;
+        if (k == 3 || n == csv->cap_fields)
+            return 0;
+        char *end = (char *)p;
+        if (end > field && (is_blank(*field) || is_blank(end[-1])))
+            return 0;
+        csv->fields[n] = field;
+        csv->lens[n++] = (size_t)(end - field);
+        if (k == 2)
+            break;
+        field = end + 1;
+        p++;
+    }
+    for (int i = 0; i < n; i++) /* the separators become terminators */
+        csv->fields[i][csv->lens[i]] = '\0';
+    csv->nfields = n;
+    csv->pos += (size_t)((const char *)p - first) + 1;
+    csv->next_line++;
+    return 1;
+}
+
 /* Splits the next non-blank physical row into fields.  1 row, 0 end, -1 error. */
 static int read_row(lucid_csv *csv, lucid_error *err)
 {
     for (;;) {
+        /* two bytes of look-ahead: a CRLF must not be split by the window */
+        if (csv->f && csv->len - csv->pos < 2 && refill(csv, csv->pos, err) < 0)
+            return -1;
         if (csv->pos >= csv->len)
             return 0;
         char c = csv->buf[csv->pos];
@@ -81,7 +191,10 @@ static int read_row(lucid_csv *csv, lucid_error *err)
         break;
     }
     csv->line = csv->next_line;
+    if (split_plain(csv))
+        return 1;
     csv->nfields = 0;
+    size_t start = csv->pos;
     char *out = csv->buf + csv->pos; /* fields are compacted in place */
     char *field = out;
     int quoted = 0, was_quoted = 0;
@@ -99,6 +212,16 @@ static int read_row(lucid_csv *csv, lucid_error *err)
                 out += n;
                 csv->pos += n;
             }
+        }
+        /* The window ends within a byte or two: keep the row, read on (the
+         * look-ahead decides CRLF and a doubled quote). */
+        if (csv->f && csv->len - csv->pos < 2) {
+            int got = refill_row(csv, start, &out, &field, err);
+            if (got < 0)
+                return -1;
+            start = 0;
+            if (got > 0)
+                continue;
         }
         char c = csv->pos < csv->len ? csv->buf[csv->pos] : '\n';
         if (c == '\0' && csv->pos < csv->len)
@@ -147,26 +270,35 @@ static int read_row(lucid_csv *csv, lucid_error *err)
     return 1;
 }
 
-static lucid_csv *open_owned(const char *name, char *buf, size_t len, lucid_error *err)
+/* Takes `buf` (memory input, len bytes) or `f` (a file, read in windows). */
+static lucid_csv *open_owned(const char *name, char *buf, size_t len, FILE *f, lucid_error *err)
 {
     lucid_csv *csv = calloc(1, sizeof *csv);
     if (!csv) {
         free(buf);
+        if (f)
+            fclose(f);
         lucid_error_set(err, "%s: out of memory", name);
         return NULL;
     }
     csv->buf = buf;
     csv->len = len;
+    csv->cap = len;
+    csv->f = f;
     csv->next_line = 1;
-    /* A UTF-8 byte-order mark (spreadsheet exports) is not part of the first column's name. */
-    if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
-        csv->pos = 3;
     csv->name = lucid_strdup(name);
     if (!csv->name) {
         lucid_csv_close(csv);
         lucid_error_set(err, "%s: out of memory", name);
         return NULL;
     }
+    if (f && refill(csv, 0, err) < 0) {
+        lucid_csv_close(csv);
+        return NULL;
+    }
+    /* A UTF-8 byte-order mark (spreadsheet exports) is not part of the first column's name. */
+    if (csv->len >= 3 && memcmp(csv->buf, "\xEF\xBB\xBF", 3) == 0)
+        csv->pos = 3;
     int got = read_row(csv, err);
     if (got <= 0) {
         if (got == 0)
@@ -203,7 +335,7 @@ lucid_csv *lucid_csv_open_mem(const char *name, const char *data, size_t len, lu
     if (len)
         memcpy(buf, data, len);
     buf[len] = '\0';
-    return open_owned(name, buf, len, err);
+    return open_owned(name, buf, len, NULL, err);
 }
 
 lucid_csv *lucid_csv_open(const char *path, lucid_error *err)
@@ -213,38 +345,9 @@ lucid_csv *lucid_csv_open(const char *path, lucid_error *err)
         lucid_error_set(err, "%s: cannot open: %s", path, strerror(errno));
         return NULL;
     }
-    /* One allocation of the file's size when it is known (a regular
-     * file); pipes and the like grow the buffer as they go. */
-    struct stat st;
-    size_t cap = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0
-                     ? (size_t)st.st_size + 1
-                     : (size_t)1 << 16;
-    size_t len = 0;
-    char *buf = malloc(cap + 1);
-    while (buf) {
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (len < cap)
-            break;
-        cap *= 2;
-        char *grown = realloc(buf, cap + 1);
-        if (!grown)
-            free(buf);
-        buf = grown;
-    }
-    int read_failed = ferror(f);
-    fclose(f);
-    if (!buf) {
-        lucid_error_set(err, "%s: out of memory", path);
-        return NULL;
-    }
-    if (read_failed) {
-        free(buf);
-        lucid_error_set(err, "%s: read error", path);
-        return NULL;
-    }
-    buf[len] = '\0';
-    return open_owned(path, buf, len, err);
+    /* The window replaces stdio's buffer: one copy of each byte, not two. */
+    setvbuf(f, NULL, _IONBF, 0);
+    return open_owned(path, NULL, 0, f, err);
 }
 
 void lucid_csv_close(lucid_csv *csv)
@@ -256,7 +359,10 @@ void lucid_csv_close(lucid_csv *csv)
             free(csv->header[i]);
     free(csv->header);
     free(csv->fields);
+    free(csv->lens);
     free(csv->buf);
+    if (csv->f)
+        fclose(csv->f);
     free(csv->name);
     free(csv);
 }
@@ -288,9 +394,16 @@ int lucid_csv_next(lucid_csv *csv, lucid_error *err)
     return 1;
 }
 
+const char *const *lucid_csv_row(const lucid_csv *csv) { return (const char *const *)csv->fields; }
+
 const char *lucid_csv_field(const lucid_csv *csv, int col)
 {
     return col >= 0 && col < csv->nfields ? csv->fields[col] : "";
+}
+
+size_t lucid_csv_field_len(const lucid_csv *csv, int col)
+{
+    return col >= 0 && col < csv->nfields ? csv->lens[col] : 0;
 }
 
 long lucid_csv_line(const lucid_csv *csv) { return csv->line; }
@@ -307,47 +420,9 @@ static int decimal_text(const char *s)
     return 1;
 }
 
-/* Exact powers of ten as doubles. */
-static const double pow10_exact[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-
-/* [-]digits[.digits] with at most 15 significant digits in all and at most
- * 22 after the point: the digits as an integer m < 2^53 and a power of ten
- * are both exact doubles, so m / 10^k is the correctly rounded value — the
- * one strtod gives (Clinger's fast path), at a fraction of its cost.
- * 1 when done, 0 when the text needs strtod. */
-static int parse_simple_decimal(const char *s, double *out)
-{
-    int negative = *s == '-';
-    s += negative;
-    uint64_t m = 0;
-    int digits = 0, frac = -1;
-    for (;; s++) {
-        if (*s >= '0' && *s <= '9') {
-            if (++digits > 15)
-                return 0;
-            m = m * 10 + (uint64_t)(*s - '0');
-            if (frac >= 0)
-                frac++;
-        } else if (*s == '.' && frac < 0) {
-            frac = 0;
-        } else {
-            break;
-        }
-    }
-    if (*s != '\0' || digits == 0 || frac > 22)
-        return 0;
-    double v = (double)m;
-    if (frac > 0)
-        v /= pow10_exact[frac];
-    *out = negative ? -v : v;
-    return 1;
-}
-
 int lucid_parse_f64(const char *s, double *out)
 {
-    if (s && parse_simple_decimal(s, out))
+    if (s && lucid_fast_f64(s, out))
         return 0;
     if (!s || !*s || isspace((unsigned char)*s) || !decimal_text(s))
         return -1;
@@ -364,18 +439,8 @@ int lucid_parse_i64(const char *s, int64_t *out)
 {
     if (!s)
         return -1;
-    /* Plain digits (up to 18: no overflow) without strtoll. */
-    const char *p = s + (*s == '-');
-    int64_t v = 0;
-    int digits = 0;
-    while (*p >= '0' && *p <= '9' && digits < 18) {
-        v = v * 10 + (*p++ - '0');
-        digits++;
-    }
-    if (*p == '\0' && digits > 0) { /* 18 digits at most: no overflow */
-        *out = *s == '-' ? -v : v;
+    if (lucid_fast_i64(s, out)) /* plain digits without strtoll */
         return 0;
-    }
     if (!*s || isspace((unsigned char)*s) || !decimal_text(s))
         return -1;
     char *end;

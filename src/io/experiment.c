@@ -511,12 +511,21 @@ int lucid_experiment_manifest(const lucid_experiment *exp, lucid_manifest *m, lu
         rc = lucid_manifest_add(m, err, "knobs", "%s", knobs);
     const char *paths[64], *what[64];
     int n = lucid_experiment_inputs(exp, paths, what, 64);
-    uint64_t all = LUCID_FNV_OFFSET;
+    uint64_t all = LUCID_FNV_OFFSET, hashes[64];
     for (int i = 0; i < n && rc == 0; i++) {
         uint64_t h;
         char real[PATH_MAX], label[PATH_MAX + 80];
-        if (lucid_hash_file(paths[i], &h, err) < 0)
+        /* A file named twice (one estimates file for QSSF and Lucid) is
+         * hashed once: hashing is a tenth of a million-job command. */
+        int same = -1;
+        for (int j = 0; j < i && same < 0; j++)
+            if (strcmp(paths[j], paths[i]) == 0)
+                same = j;
+        if (same >= 0)
+            h = hashes[same];
+        else if (lucid_hash_file(paths[i], &h, err) < 0)
             return -1;
+        hashes[i] = h;
         all = lucid_hash_bytes(all, &h, sizeof h);
         snprintf(label, sizeof label, "%s %s fnv1a64:%016" PRIx64, what[i],
                  realpath(paths[i], real) ? real : paths[i], h);

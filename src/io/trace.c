@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lucid/csv.h"
+#include "numparse.h"
 
 /* ---------------- VC configuration ---------------- */
 
@@ -129,8 +130,23 @@ typedef struct trace_columns {
     /* per column, the last string value and its id: consecutive rows often
      * repeat a user, model or VC, and one strcmp is cheaper than hashing */
     char last[NCOLUMNS][64];
+    size_t last_len[NCOLUMNS];
     int32_t last_id[NCOLUMNS];
 } trace_columns;
+
+/* Column col of the current row as an integer / a number: the inline fast
+ * path, else the full parser with its "file:line: field: reason" error. */
+static int field_i64(const lucid_csv *csv, const char *const *row, int col, int64_t *out,
+                     lucid_error *err)
+{
+    return lucid_fast_i64(row[col], out) ? 0 : lucid_csv_i64(csv, col, out, err);
+}
+
+static int field_f64(const lucid_csv *csv, const char *const *row, int col, double *out,
+                     lucid_error *err)
+{
+    return lucid_fast_f64(row[col], out) ? 0 : lucid_csv_f64(csv, col, out, err);
+}
 
 /* The string id of column k's value (interned), or -1 when empty/absent. */
 static int optional_string(lucid_trace *trace, const lucid_csv *csv, trace_columns *c, int k,
@@ -140,32 +156,38 @@ static int optional_string(lucid_trace *trace, const lucid_csv *csv, trace_colum
     if (c->col[k] < 0)
         return 0;
     const char *s = lucid_csv_field(csv, c->col[k]);
-    if (!*s)
+    size_t n = lucid_csv_field_len(csv, c->col[k]);
+    if (!n)
         return 0;
-    if (c->last_id[k] >= 0 && strcmp(c->last[k], s) == 0) {
+    if (c->last_id[k] >= 0 && c->last_len[k] == n && lucid_bytes_equal(c->last[k], s, n)) {
         *out = c->last_id[k];
         return 0;
     }
-    *out = lucid_strtab_intern(trace->strings, s);
-    if (*out >= 0 && strlen(s) < sizeof c->last[k]) {
-        strcpy(c->last[k], s);
+    *out = lucid_strtab_intern_n(trace->strings, s, n);
+    if (*out >= 0 && n < sizeof c->last[k]) {
+        memcpy(c->last[k], s, n);
+        c->last_len[k] = n;
         c->last_id[k] = *out;
     }
     return *out < 0 ? -1 : 0;
 }
 
-static int optional_number(const lucid_csv *csv, int col, double *out, lucid_error *err)
+static int optional_number(const lucid_csv *csv, const char *const *row, int col, double *out,
+                           lucid_error *err)
 {
     *out = NAN;
-    if (col < 0 || !*lucid_csv_field(csv, col))
+    if (col < 0 || !*row[col])
         return 0;
-    return lucid_csv_f64(csv, col, out, err);
+    return field_f64(csv, row, col, out, err);
 }
 
-static int read_submit_time(const lucid_csv *csv, int col, int64_t *out, lucid_error *err)
+static int read_submit_time(const lucid_csv *csv, const char *const *row, int col, int64_t *out,
+                            lucid_error *err)
 {
-    const char *s = lucid_csv_field(csv, col);
-    if (strchr(s, '-') && strchr(s + 1, '-')) {
+    const char *s = row[col];
+    if (lucid_fast_i64(s, out)) {
+        /* plain seconds: range-checked below */
+    } else if (strchr(s, '-') && strchr(s + 1, '-')) {
         if (lucid_time_parse(s, out) < 0)
             return lucid_error_at(err, lucid_csv_name(csv), lucid_csv_line(csv), "submit_time",
                                   "'%s' is neither integer seconds nor YYYY-MM-DD HH:MM:SS", s);
@@ -197,26 +219,30 @@ static int read_job(lucid_trace *trace, const lucid_csv *csv, trace_columns *c,
 {
     const char *file = lucid_csv_name(csv);
     long line = lucid_csv_line(csv);
+    const char *const *row = lucid_csv_row(csv); /* every column is there: lucid_csv_next checked */
     int64_t v;
     memset(job, 0, sizeof *job);
     *skip = 0;
     job->line = (int32_t)line;
-    if (lucid_csv_i64(csv, c->col[COL_JOB_ID], &job->job_id, err) < 0)
+    if (field_i64(csv, row, c->col[COL_JOB_ID], &job->job_id, err) < 0)
         return -1;
-    const char *vc = lucid_csv_field(csv, c->col[COL_VC]);
-    if (c->last_id[COL_VC] >= 0 && strcmp(c->last[COL_VC], vc) == 0) {
+    const char *vc = row[c->col[COL_VC]];
+    size_t vc_len = lucid_csv_field_len(csv, c->col[COL_VC]);
+    if (c->last_id[COL_VC] >= 0 && c->last_len[COL_VC] == vc_len &&
+        lucid_bytes_equal(c->last[COL_VC], vc, vc_len)) {
         job->vc = c->last_id[COL_VC];
     } else {
-        job->vc = vcs->names ? lucid_strtab_find(vcs->names, vc) : -1;
-        if (job->vc >= 0 && strlen(vc) < sizeof c->last[COL_VC]) {
-            strcpy(c->last[COL_VC], vc);
+        job->vc = vcs->names ? lucid_strtab_find_n(vcs->names, vc, vc_len) : -1;
+        if (job->vc >= 0 && vc_len < sizeof c->last[COL_VC]) {
+            memcpy(c->last[COL_VC], vc, vc_len);
+            c->last_len[COL_VC] = vc_len;
             c->last_id[COL_VC] = job->vc;
         }
     }
     if (job->vc < 0)
         return lucid_error_at(err, file, line, "vc", "unknown VC '%s' (not in the VC configuration)",
                               vc);
-    if (lucid_csv_i64(csv, c->col[COL_GPU_NUM], &v, err) < 0 || check_range(csv, "gpu_num", v, 0, 1 << 20, err) < 0)
+    if (field_i64(csv, row, c->col[COL_GPU_NUM], &v, err) < 0 || check_range(csv, "gpu_num", v, 0, 1 << 20, err) < 0)
         return -1;
     job->gpu_num = (int32_t)v;
     if (v == 0) {
@@ -224,14 +250,14 @@ static int read_job(lucid_trace *trace, const lucid_csv *csv, trace_columns *c,
         return 0;
     }
     job->cpu_num = 0;
-    if (c->col[COL_CPU_NUM] >= 0 && *lucid_csv_field(csv, c->col[COL_CPU_NUM])) {
-        if (lucid_csv_i64(csv, c->col[COL_CPU_NUM], &v, err) < 0 || check_range(csv, "cpu_num", v, 0, 1 << 24, err) < 0)
+    if (c->col[COL_CPU_NUM] >= 0 && *row[c->col[COL_CPU_NUM]]) {
+        if (field_i64(csv, row, c->col[COL_CPU_NUM], &v, err) < 0 || check_range(csv, "cpu_num", v, 0, 1 << 24, err) < 0)
             return -1;
         job->cpu_num = (int32_t)v;
     }
-    if (read_submit_time(csv, c->col[COL_SUBMIT_TIME], &job->submit_time, err) < 0)
+    if (read_submit_time(csv, row, c->col[COL_SUBMIT_TIME], &job->submit_time, err) < 0)
         return -1;
-    if (lucid_csv_i64(csv, c->col[COL_DURATION], &job->duration, err) < 0)
+    if (field_i64(csv, row, c->col[COL_DURATION], &job->duration, err) < 0)
         return -1;
     if (job->duration <= 0)
         return lucid_error_at(err, file, line, "duration",
@@ -242,8 +268,8 @@ static int read_job(lucid_trace *trace, const lucid_csv *csv, trace_columns *c,
                               "%lld is beyond the longest supported duration %lld (2^40 s)",
                               (long long)job->duration, (long long)LUCID_TIME_MAX);
     job->time_limit = -1;
-    if (c->col[COL_TIME_LIMIT] >= 0 && *lucid_csv_field(csv, c->col[COL_TIME_LIMIT])) {
-        if (lucid_csv_i64(csv, c->col[COL_TIME_LIMIT], &v, err) < 0 ||
+    if (c->col[COL_TIME_LIMIT] >= 0 && *row[c->col[COL_TIME_LIMIT]]) {
+        if (field_i64(csv, row, c->col[COL_TIME_LIMIT], &v, err) < 0 ||
             check_range(csv, "time_limit", v, 0, LUCID_TIME_MAX, err) < 0)
             return -1;
         job->time_limit = v;
@@ -256,20 +282,20 @@ static int read_job(lucid_trace *trace, const lucid_csv *csv, trace_columns *c,
         return lucid_error_set(err, "%s: out of memory", file);
     job->workload.batchsize = -1;
     job->workload.amp = -1;
-    if (c->col[COL_BATCHSIZE] >= 0 && *lucid_csv_field(csv, c->col[COL_BATCHSIZE])) {
-        if (lucid_csv_i64(csv, c->col[COL_BATCHSIZE], &v, err) < 0 || check_range(csv, "batchsize", v, 0, 1 << 30, err) < 0)
+    if (c->col[COL_BATCHSIZE] >= 0 && *row[c->col[COL_BATCHSIZE]]) {
+        if (field_i64(csv, row, c->col[COL_BATCHSIZE], &v, err) < 0 || check_range(csv, "batchsize", v, 0, 1 << 30, err) < 0)
             return -1;
         job->workload.batchsize = (int32_t)v;
     }
-    if (c->col[COL_AMP] >= 0 && *lucid_csv_field(csv, c->col[COL_AMP])) {
-        if (lucid_csv_i64(csv, c->col[COL_AMP], &v, err) < 0 || check_range(csv, "amp", v, 0, 1, err) < 0)
+    if (c->col[COL_AMP] >= 0 && *row[c->col[COL_AMP]]) {
+        if (field_i64(csv, row, c->col[COL_AMP], &v, err) < 0 || check_range(csv, "amp", v, 0, 1, err) < 0)
             return -1;
         job->workload.amp = (int32_t)v;
     }
-    if (optional_number(csv, c->col[COL_SPEED], &job->speed, err) < 0 ||
-        optional_number(csv, c->col[COL_GPU_UTIL], &job->gpu_util, err) < 0 ||
-        optional_number(csv, c->col[COL_GMEM_UTIL], &job->gmem_util, err) < 0 ||
-        optional_number(csv, c->col[COL_GMEM], &job->gmem, err) < 0)
+    if (optional_number(csv, row, c->col[COL_SPEED], &job->speed, err) < 0 ||
+        optional_number(csv, row, c->col[COL_GPU_UTIL], &job->gpu_util, err) < 0 ||
+        optional_number(csv, row, c->col[COL_GMEM_UTIL], &job->gmem_util, err) < 0 ||
+        optional_number(csv, row, c->col[COL_GMEM], &job->gmem, err) < 0)
         return -1;
     if (job->gmem < 0)
         return lucid_error_at(err, file, line, "gmem", "negative memory %g", job->gmem);
@@ -296,23 +322,27 @@ static int compare_id_pair(const void *a, const void *b)
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
-static int build_id_index(lucid_trace *trace, const char *name, lucid_error *err)
+/* `ids_increase`: the loader saw strictly increasing ids in trace order
+ * (the usual case): the index is the identity, and no pairs need be made,
+ * sorted or faulted in. */
+static int build_id_index(lucid_trace *trace, const char *name, int ids_increase, lucid_error *err)
 {
-    id_pair *pairs = malloc((trace->njobs + 1) * sizeof *pairs);
     trace->by_id = malloc((trace->njobs + 1) * sizeof *trace->by_id);
-    if (!pairs || !trace->by_id) {
-        free(pairs);
+    if (!trace->by_id)
         return lucid_error_set(err, "%s: out of memory", name);
+    if (ids_increase) {
+        for (size_t i = 0; i < trace->njobs; i++)
+            trace->by_id[i] = (int64_t)i;
+        return 0;
     }
+    id_pair *pairs = malloc((trace->njobs + 1) * sizeof *pairs);
+    if (!pairs)
+        return lucid_error_set(err, "%s: out of memory", name);
     for (size_t i = 0; i < trace->njobs; i++) {
         pairs[i].id = trace->jobs[i].job_id;
         pairs[i].index = (int64_t)i;
     }
-    size_t k = 1; /* ids often come in trace order: then there is nothing to sort */
-    while (k < trace->njobs && pairs[k - 1].id < pairs[k].id)
-        k++;
-    if (k < trace->njobs)
-        qsort(pairs, trace->njobs, sizeof *pairs, compare_id_pair);
+    qsort(pairs, trace->njobs, sizeof *pairs, compare_id_pair);
     int rc = 0;
     for (size_t i = 0; i < trace->njobs; i++) {
         trace->by_id[i] = pairs[i].index;
@@ -368,6 +398,10 @@ static int load_from_csv(lucid_trace *trace, lucid_csv *csv, const lucid_vcs *vc
     trace->has_gpu_type = col[COL_GPU_TYPE] >= 0;
     size_t cap = 0;
     int got;
+    /* Whether the jobs come in submission order and with increasing ids,
+     * checked against the previous job while it is still in the cache (two
+     * passes over the records afterwards were a quarter of the loading). */
+    int in_order = 1, ids_increase = 1;
     while ((got = lucid_csv_next(csv, err)) == 1) {
         if (LUCID_GROW(trace->jobs, cap, trace->njobs + 2) < 0) {
             got = lucid_error_set(err, "%s: out of memory", name);
@@ -378,10 +412,17 @@ static int load_from_csv(lucid_trace *trace, lucid_csv *csv, const lucid_vcs *vc
             got = -1;
             break;
         }
-        if (skip)
+        if (skip) {
             trace->skipped_cpu_jobs++;
-        else
-            trace->njobs++;
+            continue;
+        }
+        if (trace->njobs > 0) {
+            const lucid_job *prev = &trace->jobs[trace->njobs - 1], *job = prev + 1;
+            /* ties keep file order: a later line never sorts before */
+            in_order &= prev->submit_time <= job->submit_time;
+            ids_increase &= prev->job_id < job->job_id;
+        }
+        trace->njobs++;
     }
     free(c);
     if (got < 0)
@@ -389,13 +430,14 @@ static int load_from_csv(lucid_trace *trace, lucid_csv *csv, const lucid_vcs *vc
     if (trace->njobs == 0)
         return lucid_error_at(err, name, 0, NULL, "no GPU jobs in the trace");
     /* Stable by construction: ties compare by line.  Most traces come
-     * sorted already; checking is one pass, sorting ~100-byte records is not. */
-    size_t k = 1;
-    while (k < trace->njobs && compare_submit(&trace->jobs[k - 1], &trace->jobs[k]) < 0)
-        k++;
-    if (k < trace->njobs)
+     * sorted already, and then there is nothing to do.  Sorting moves the
+     * jobs: the ids' order is then checked again. */
+    if (!in_order) {
         qsort(trace->jobs, trace->njobs, sizeof *trace->jobs, compare_submit);
-    return build_id_index(trace, name, err);
+        for (size_t k = 1; k < trace->njobs && ids_increase; k++)
+            ids_increase = trace->jobs[k - 1].job_id < trace->jobs[k].job_id;
+    }
+    return build_id_index(trace, name, ids_increase, err);
 }
 
 static int load_common(lucid_trace *trace, lucid_csv *csv, const lucid_vcs *vcs, lucid_error *err)
@@ -458,14 +500,20 @@ int lucid_estimates_load(double **est, const lucid_trace *trace, const char *pat
         lucid_error_set(err, "%s: out of memory", path);
         goto done;
     }
+    size_t next = 0; /* estimates usually list the jobs in id order: try the next id first */
     while ((got = lucid_csv_next(csv, err)) == 1) {
         int64_t id;
         double v;
-        if (lucid_csv_i64(csv, id_col, &id, err) < 0 || lucid_csv_f64(csv, p_col, &v, err) < 0) {
+        const char *const *row = lucid_csv_row(csv);
+        if (field_i64(csv, row, id_col, &id, err) < 0 || field_f64(csv, row, p_col, &v, err) < 0) {
             got = -1;
             break;
         }
-        int64_t index = lucid_trace_find(trace, id);
+        int64_t index;
+        if (next < trace->njobs && trace->jobs[trace->by_id[next]].job_id == id)
+            index = trace->by_id[next++];
+        else
+            index = lucid_trace_find(trace, id);
         if (index < 0)
             continue; /* estimates may cover more jobs than this trace */
         values[index] = v;

@@ -229,6 +229,22 @@ int lucid_metrics_compute(const lucid_trace *trace, const lucid_sim_result *resu
     return lucid_metrics_compute_sized(trace, result, vc, INT32_MIN, INT32_MAX, out);
 }
 
+/* The metrics of what `bsld` (n jobs, in trace order, with their users)
+ * holds, sums given; reorders bsld (the percentile) after the fairness. */
+static void finish_metrics(const lucid_trace *trace, double *bsld, const int32_t *users, size_t n,
+                           double duration_sum, double jct_sum, double bsld_sum, lucid_metrics *out)
+{
+    out->jobs = (int64_t)n;
+    if (n == 0)
+        return;
+    out->floor = duration_sum / (double)n;
+    out->gap = jct_sum / duration_sum - 1;
+    out->bsld_mean = bsld_sum / (double)n;
+    out->jain_users = trace->strings ? jain_of_groups(users, bsld, n, lucid_strtab_count(trace->strings))
+                                     : NAN;
+    out->bsld_p99 = lucid_percentile(bsld, n, 99);
+}
+
 int lucid_metrics_compute_sized(const lucid_trace *trace, const lucid_sim_result *result,
                                 int32_t vc, int32_t min_gpus_exclusive, int32_t max_gpus,
                                 lucid_metrics *out)
@@ -239,10 +255,10 @@ int lucid_metrics_compute_sized(const lucid_trace *trace, const lucid_sim_result
                         ? lucid_gpu_utilisation(result, vc)
                         : NAN;
     size_t cap = trace->njobs + 1;
-    double *bsld = malloc(cap * sizeof *bsld), *sorted = malloc(cap * sizeof *sorted);
+    double *bsld = malloc(cap * sizeof *bsld);
     int32_t *users = malloc(cap * sizeof *users), *vcs = malloc(cap * sizeof *vcs);
     int rc = -1;
-    if (!bsld || !sorted || !users || !vcs)
+    if (!bsld || !users || !vcs)
         goto done;
     double duration_sum = 0, jct_sum = 0, bsld_sum = 0;
     int32_t max_vc = -1;
@@ -264,24 +280,89 @@ int lucid_metrics_compute_sized(const lucid_trace *trace, const lucid_sim_result
         bsld_sum += bsld[n];
         n++;
     }
-    out->jobs = (int64_t)n;
     rc = 0;
-    if (n == 0)
-        goto done;
-    out->floor = duration_sum / (double)n;
-    out->gap = jct_sum / duration_sum - 1;
-    out->bsld_mean = bsld_sum / (double)n;
-    memcpy(sorted, bsld, n * sizeof *sorted);
-    out->bsld_p99 = lucid_percentile(sorted, n, 99);
-    out->jain_users = trace->strings ? jain_of_groups(users, bsld, n, lucid_strtab_count(trace->strings))
-                                     : NAN;
-    if (vc < 0)
+    if (vc < 0 && n > 0)
         out->jain_vcs = jain_of_groups(vcs, bsld, n, max_vc + 1);
+    finish_metrics(trace, bsld, users, n, duration_sum, jct_sum, bsld_sum, out);
 done:
     free(bsld);
-    free(sorted);
     free(users);
     free(vcs);
+    return rc;
+}
+
+int lucid_metrics_compute_vcs(const lucid_trace *trace, const lucid_sim_result *result,
+                              int32_t nvcs, lucid_metrics *out)
+{
+    /* One pass in trace order: each VC's sums add its jobs in the order
+     * lucid_metrics_compute(vc) adds them, so the results are the same
+     * bits; then each VC's jobs gathered into its own segment (stable), so
+     * its per-user sums run in that order too. */
+    size_t cap = trace->njobs + 1, nv = (size_t)nvcs;
+    double *bsld = malloc(cap * sizeof *bsld), *seg = malloc(cap * sizeof *seg);
+    int32_t *users = malloc(cap * sizeof *users), *vcs = malloc(cap * sizeof *vcs);
+    int32_t *seg_users = malloc(cap * sizeof *seg_users);
+    size_t *first = calloc(nv + 2, sizeof *first);
+    double *sums = calloc(3 * (nv + 1), sizeof *sums); /* duration, jct, bsld per VC */
+    int rc = bsld && seg && users && vcs && seg_users && first && sums ? 0 : -1;
+    double duration_sum = 0, jct_sum = 0, bsld_sum = 0;
+    int32_t max_vc = -1;
+    size_t n = 0;
+    for (size_t i = 0; rc == 0 && i < trace->njobs; i++) {
+        const lucid_job *job = &trace->jobs[i];
+        if (result->excluded[i] || job->vc < 0 || job->vc >= nvcs)
+            continue;
+        double jct = (double)(result->run[i].end_time - job->submit_time);
+        double d = (double)job->duration;
+        double b = jct / (d > LUCID_BSLD_THRESHOLD ? d : LUCID_BSLD_THRESHOLD);
+        b = b > 1 ? b : 1;
+        bsld[n] = b;
+        users[n] = job->user;
+        vcs[n] = job->vc;
+        max_vc = job->vc > max_vc ? job->vc : max_vc;
+        double *v = &sums[3 * (size_t)job->vc];
+        v[0] += d;
+        v[1] += jct;
+        v[2] += b;
+        first[job->vc + 1]++;
+        duration_sum += d;
+        jct_sum += jct;
+        bsld_sum += b;
+        n++;
+    }
+    for (size_t v = 0; rc == 0 && v < nv; v++)
+        first[v + 1] += first[v];
+    for (size_t k = 0; rc == 0 && k < n; k++) {
+        size_t at = first[vcs[k]]++;
+        seg[at] = bsld[k];
+        seg_users[at] = users[k];
+    }
+    for (size_t v = nv; rc == 0 && v > 0; v--) /* back to segment starts */
+        first[v] = first[v - 1];
+    if (rc == 0)
+        first[0] = 0;
+    for (size_t v = 0; rc == 0 && v <= nv; v++) {
+        lucid_metrics *o = &out[v];
+        memset(o, 0, sizeof *o);
+        o->jain_users = o->jain_vcs = NAN;
+        if (v < nv) {
+            const double *sv = &sums[3 * v];
+            finish_metrics(trace, seg + first[v], seg_users + first[v], first[v + 1] - first[v],
+                           sv[0], sv[1], sv[2], o);
+        } else {
+            if (n > 0)
+                o->jain_vcs = jain_of_groups(vcs, bsld, n, max_vc + 1);
+            finish_metrics(trace, bsld, users, n, duration_sum, jct_sum, bsld_sum, o);
+        }
+        o->gpu_util = lucid_gpu_utilisation(result, v < nv ? (int32_t)v : -1);
+    }
+    free(bsld);
+    free(seg);
+    free(users);
+    free(vcs);
+    free(seg_users);
+    free(first);
+    free(sums);
     return rc;
 }
 

@@ -6,6 +6,7 @@
 
 #include "lucid/bounds.h"
 #include "lucid/sim.h"
+#include "sim_internal.h"
 
 /* Rows are formatted into a buffer of our own and written in large blocks:
  * fprintf's format parsing was a tenth of a million-job run. */
@@ -70,6 +71,46 @@ static void put_number(line_buf *b, double v)
     put_str(b, tmp);
 }
 
+/* A text field, quoted as lucid_csv_write_field quotes it (a comma, quote
+ * or line break inside), so lucid_csv reads it back unchanged. */
+static void put_field(line_buf *b, const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n")) {
+        put_str(b, s);
+        return;
+    }
+    put_char(b, '"');
+    for (; *s; s++) {
+        if (*s == '"')
+            put_char(b, '"');
+        put_char(b, *s);
+    }
+    put_char(b, '"');
+}
+
+/* The trace's optional columns of one job (carry.c writes their header). */
+static void carry_row(line_buf *b, const lucid_trace *trace, const lucid_job *job)
+{
+    const int32_t text[] = {trace->has_user ? job->user : INT32_MIN,
+                            trace->has_state ? job->state : INT32_MIN};
+    for (int k = 0; k < 2; k++)
+        if (text[k] != INT32_MIN) {
+            put_char(b, ',');
+            if (text[k] >= 0 && trace->strings)
+                put_field(b, lucid_strtab_get(trace->strings, text[k]));
+        }
+    if (trace->has_time_limit) {
+        put_char(b, ',');
+        if (job->time_limit >= 0)
+            put_i64(b, job->time_limit);
+    }
+    if (trace->has_gpu_type) {
+        put_char(b, ',');
+        if (job->gpu_type >= 0 && trace->strings)
+            put_field(b, lucid_strtab_get(trace->strings, job->gpu_type));
+    }
+}
+
 int lucid_write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
                      const lucid_sim_result *result)
 {
@@ -79,8 +120,7 @@ int lucid_write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
         return -1;
     b->len = 0;
     b->out = out;
-    /* The trace's optional columns (carry.c) go straight to the file, after
-     * what the buffer holds: only traces that have them pay the flushes. */
+    /* The trace's optional columns (carry.c, carry_row). */
     int carry = trace->has_user || trace->has_state || trace->has_time_limit || trace->has_gpu_type;
     put_str(b, "job_id,vc,gpu_num,submit_time,duration,start_time,end_time,queue,jct,profiled,"
                "finished_in_profiler,packed_with");
@@ -116,10 +156,8 @@ int lucid_write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
         }
         if (r->packed_with >= 0)
             put_i64(b, trace->jobs[r->packed_with].job_id);
-        if (carry) {
-            flush_buf(b);
-            lucid_carry_row(out, trace, job);
-        }
+        if (carry)
+            carry_row(b, trace, job);
         put_char(b, '\n');
     }
     flush_buf(b);
@@ -145,7 +183,23 @@ int lucid_write_summary_rows(FILE *out, const lucid_trace *trace, const lucid_vc
         order[k] = v;
     }
     lucid_summary *sums = malloc(((size_t)vcs->count + 1) * sizeof *sums);
-    int rc = sums ? lucid_summarize_vcs(trace, result, vcs->count, sums) : -1;
+    lucid_metrics *metrics = malloc(((size_t)vcs->count + 1) * sizeof *metrics);
+    int rc = sums && metrics ? lucid_summarize_vcs(trace, result, vcs->count, sums) : -1;
+    /* The floor, gap, bounded slowdown and fairness columns (bounds.c). */
+    if (rc == 0)
+        rc = lucid_metrics_compute_vcs(trace, result, vcs->count, metrics);
+    size_t nrows = (size_t)vcs->count + 1;
+    double *eta_cov = NULL, *eta_err = NULL;
+    int64_t *eta_waited = NULL;
+    if (rc == 0 && result->eta_p50) {
+        eta_cov = malloc(nrows * sizeof *eta_cov);
+        eta_err = malloc(nrows * sizeof *eta_err);
+        eta_waited = malloc(nrows * sizeof *eta_waited);
+        if (!eta_cov || !eta_err || !eta_waited)
+            rc = -1;
+        else
+            lucid_eta_calibration_vcs(trace, result, vcs->count, eta_cov, eta_err, eta_waited);
+    }
     for (int32_t i = 0; i <= vcs->count && rc == 0; i++) {
         int32_t vc = i < vcs->count ? order[i] : -1;
         const lucid_summary *sm = &sums[vc >= 0 ? vc : vcs->count];
@@ -154,25 +208,20 @@ int lucid_write_summary_rows(FILE *out, const lucid_trace *trace, const lucid_vc
         fprintf(out, "%s,%s,%lld,%.3f,%.3f,%.3f", result->policy->name,
                 vc >= 0 ? lucid_vcs_name(vcs, vc) : "all", (long long)sm->jobs, sm->avg_jct,
                 sm->avg_queue, sm->p999_queue);
-        /* The floor, gap, bounded slowdown and fairness columns (bounds.c). */
-        lucid_metrics m;
-        if (lucid_metrics_compute(trace, result, vc, &m) < 0) {
-            rc = -1;
-            break;
-        }
-        lucid_metrics_write(out, &m);
+        lucid_metrics_write(out, &metrics[vc >= 0 ? vc : vcs->count]);
         /* Start-time calibration at submission (eta-summary.csv's), empty
          * when the run made no predictions or no job waited over a minute. */
-        double coverage = NAN, error = NAN;
-        int64_t waited = 0;
-        if (result->eta_p50)
-            lucid_eta_calibration(trace, result, vc, &coverage, &error, &waited);
-        if (waited > 0)
-            fprintf(out, ",%.4f,%.4f\n", coverage, error);
+        size_t at = vc >= 0 ? (size_t)vc : (size_t)vcs->count;
+        if (eta_waited && eta_waited[at] > 0)
+            fprintf(out, ",%.4f,%.4f\n", eta_cov[at], eta_err[at]);
         else
             fputs(",,\n", out);
     }
     free(sums);
+    free(metrics);
+    free(eta_cov);
+    free(eta_err);
+    free(eta_waited);
     free(order);
     return rc < 0 || ferror(out) ? -1 : 0;
 }
@@ -195,48 +244,101 @@ int lucid_write_series(FILE *out, const lucid_vcs *vcs, const lucid_sim_result *
 }
 
 /* Jobs whose wait is long enough for a prediction to matter. */
-static int eta_counts(const lucid_trace *trace, const lucid_sim_result *result, size_t i, int32_t vc)
+static int eta_counts(const lucid_sim_result *result, size_t i)
 {
     const lucid_jobrun *r = &result->run[i];
-    return !result->excluded[i] && (vc < 0 || trace->jobs[i].vc == vc) && r->start_time >= 0 &&
-           result->eta_p50[i] >= 0 && r->start_time - result->eta_at[i] > 60;
+    return !result->excluded[i] && r->start_time >= 0 && result->eta_p50[i] >= 0 &&
+           r->start_time - result->eta_at[i] > 60;
 }
 
-static int compare_doubles(const void *a, const void *b)
+/* The median of v[0..k), k > 0, as the mean of the two middle values of
+ * the sorted order when k is even (selection; reorders v). */
+static double median_of(double *v, size_t k)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
+    double upper = lucid_select_kth(v, k, k / 2);
+    if (k % 2)
+        return upper;
+    double lower = v[0]; /* the largest of what selection left below k / 2 */
+    for (size_t i = 1; i < k / 2; i++)
+        if (v[i] > lower)
+            lower = v[i];
+    return (lower + upper) / 2;
+}
+
+void lucid_eta_calibration_vcs(const lucid_trace *trace, const lucid_sim_result *result,
+                               int32_t nvcs, double *coverage, double *median_rel_error,
+                               int64_t *n)
+{
+    size_t nv = (size_t)nvcs;
+    for (size_t v = 0; v <= nv; v++) {
+        coverage[v] = median_rel_error[v] = NAN;
+        n[v] = 0;
+    }
+    if (!result->eta_p50)
+        return;
+    /* One pass: each counted job's relative error goes to its VC's segment
+     * and to the list of all (trace order in both). */
+    size_t *first = calloc(nv + 2, sizeof *first), *inside = calloc(nv + 1, sizeof *inside);
+    double *all = malloc((trace->njobs + 1) * sizeof *all), *by_vc = malloc((trace->njobs + 1) * sizeof *by_vc);
+    int32_t *vc_of = malloc((trace->njobs + 1) * sizeof *vc_of);
+    size_t k = 0;
+    if (first && inside && all && by_vc && vc_of) {
+        for (size_t i = 0; i < trace->njobs; i++) {
+            int32_t vc = trace->jobs[i].vc;
+            if (vc < 0 || vc >= nvcs || !eta_counts(result, i))
+                continue;
+            int64_t start = result->run[i].start_time, submit = result->eta_at[i];
+            size_t in = start >= result->eta_p10[i] && start <= result->eta_p90[i];
+            inside[vc] += in;
+            inside[nv] += in;
+            double wait = (double)(start - submit);
+            all[k] = fabs((double)(result->eta_p50[i] - submit) - wait) / wait;
+            vc_of[k++] = vc;
+            first[vc + 1]++;
+        }
+        for (size_t v = 0; v < nv; v++)
+            first[v + 1] += first[v];
+        for (size_t j = 0; j < k; j++)
+            by_vc[first[vc_of[j]]++] = all[j];
+        for (size_t v = nv; v > 0; v--)
+            first[v] = first[v - 1];
+        first[0] = 0;
+        for (size_t v = 0; v <= nv; v++) {
+            size_t count = v < nv ? first[v + 1] - first[v] : k;
+            n[v] = (int64_t)count;
+            if (count == 0)
+                continue;
+            coverage[v] = (double)inside[v] / (double)count;
+            median_rel_error[v] = median_of(v < nv ? by_vc + first[v] : all, count);
+        }
+    }
+    free(first);
+    free(inside);
+    free(all);
+    free(by_vc);
+    free(vc_of);
 }
 
 void lucid_eta_calibration(const lucid_trace *trace, const lucid_sim_result *result, int32_t vc,
                            double *coverage, double *median_rel_error, int64_t *n)
 {
+    int32_t nvcs = 0;
+    for (size_t i = 0; i < trace->njobs; i++)
+        nvcs = trace->jobs[i].vc >= nvcs ? trace->jobs[i].vc + 1 : nvcs;
+    size_t at = vc >= 0 && vc < nvcs ? (size_t)vc : (size_t)nvcs;
+    double *cov = malloc(((size_t)nvcs + 1) * sizeof *cov), *err = malloc(((size_t)nvcs + 1) * sizeof *err);
+    int64_t *count = malloc(((size_t)nvcs + 1) * sizeof *count);
     *coverage = *median_rel_error = NAN;
     *n = 0;
-    if (!result->eta_p50)
-        return;
-    size_t count = 0, inside = 0;
-    for (size_t i = 0; i < trace->njobs; i++)
-        count += (size_t)eta_counts(trace, result, i, vc);
-    double *errors = malloc((count + 1) * sizeof *errors);
-    if (!errors)
-        return;
-    size_t k = 0;
-    for (size_t i = 0; i < trace->njobs; i++) {
-        if (!eta_counts(trace, result, i, vc))
-            continue;
-        int64_t start = result->run[i].start_time, submit = result->eta_at[i];
-        inside += start >= result->eta_p10[i] && start <= result->eta_p90[i];
-        double wait = (double)(start - submit);
-        errors[k++] = fabs((double)(result->eta_p50[i] - submit) - wait) / wait;
+    if (cov && err && count && (vc < nvcs)) {
+        lucid_eta_calibration_vcs(trace, result, nvcs, cov, err, count);
+        *coverage = cov[at];
+        *median_rel_error = err[at];
+        *n = count[at];
     }
-    if (k > 0) {
-        qsort(errors, k, sizeof *errors, compare_doubles);
-        *coverage = (double)inside / (double)k;
-        *median_rel_error = k % 2 ? errors[k / 2] : (errors[k / 2 - 1] + errors[k / 2]) / 2;
-    }
-    *n = (int64_t)k;
-    free(errors);
+    free(cov);
+    free(err);
+    free(count);
 }
 
 static void put_eta_row(line_buf *b, const lucid_trace *trace, const lucid_vcs *vcs,

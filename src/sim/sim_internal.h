@@ -4,6 +4,10 @@
 
 #include "lucid/sim.h"
 
+/* The k-th smallest of v[0..n) (0-based, n > 0); reorders v so that what
+ * precedes k is <= it and what follows is >= it (selection, O(n)). */
+double lucid_select_kth(double *v, size_t n, size_t k);
+
 /* The reference's look-ahead on the forecast (spec §4.5): rows whose time
  * (start + offset) is strictly greater than t; the first 5 if at least 6
  * remain, else all.  The reference filters its table in place, so the
