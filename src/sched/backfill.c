@@ -349,7 +349,7 @@ double lucid_backfill_job_estimate(const lucid_sched *s, const lucid_backfill *b
  * again as it has so far (at least a minute): the durations are heavy-tailed,
  * and a reservation that keeps being due in a second would block all
  * backfill behind a job that overran. */
-static int64_t backfill_remaining(void *ctx, const lucid_sched *s, int32_t job)
+int64_t lucid_backfill_remaining(void *ctx, const lucid_sched *s, int32_t job)
 {
     const lucid_backfill *bf = ctx;
     double est = lucid_backfill_job_estimate(s, bf, job);
@@ -406,7 +406,7 @@ size_t lucid_backfill_pass(lucid_sched *s, const int32_t *jobs, size_t n,
         int32_t job = jobs[i];
         if (bf->reserved_at[job] < 0)
             continue;
-        if (!built && lucid_profile_build(p, s, backfill_remaining, bf) < 0)
+        if (!built && lucid_profile_build(p, s, lucid_backfill_remaining, bf) < 0)
             return started;
         built = 1;
         int64_t dur = planned_duration(s, bf, job);
@@ -443,7 +443,7 @@ size_t lucid_backfill_pass(lucid_sched *s, const int32_t *jobs, size_t n,
         int reservable = !pack || s->jobs[job].gpu_num > LUCID_PACK_MAX_GPUS;
         if (held == 0 && !reservable)
             continue;
-        if (!built && lucid_profile_build(p, s, backfill_remaining, bf) < 0)
+        if (!built && lucid_profile_build(p, s, lucid_backfill_remaining, bf) < 0)
             break;
         built = 1;
         int64_t dur = planned_duration(s, bf, job);
@@ -483,7 +483,7 @@ int lucid_backfill_reservation(const lucid_sched *s, int32_t job, int64_t *at, c
         return 0;
     lucid_profile p = {0};
     int found = 0;
-    if (lucid_profile_build(&p, s, backfill_remaining, bf) == 0)
+    if (lucid_profile_build(&p, s, lucid_backfill_remaining, bf) == 0)
         for (size_t i = 0; i < s->qlen; i++) {
             int32_t other = s->queue[i];
             if (bf->reserved_at[other] < 0)
