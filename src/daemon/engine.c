@@ -328,6 +328,31 @@ static void profile_tag(const lucidd_job *job, char *out, size_t size)
              mean.gmem_util_pct);
 }
 
+/* A start time as users read it on this host: "14:20" within a day,
+ * else "12-04 14:20". */
+static void clock_text(int64_t t, char *out, size_t size)
+{
+    time_t tt = (time_t)t, now = time(NULL);
+    struct tm tm;
+    localtime_r(&tt, &tm);
+    strftime(out, size, llabs((long long)(tt - now)) < 20 * 3600 ? "%H:%M" : "%m-%d %H:%M", &tm);
+}
+
+/* "; start ~14:20 (13:50-15:40)", or "; no start estimate: <why>". */
+static void start_text(const lucidd_job *job, char *out, size_t size)
+{
+    out[0] = '\0';
+    if (job->eta_p50 > 0) {
+        char p10[16], p50[16], p90[16];
+        clock_text(job->eta_p10, p10, sizeof p10);
+        clock_text(job->eta_p50, p50, sizeof p50);
+        clock_text(job->eta_p90, p90, sizeof p90);
+        snprintf(out, size, "; start ~%s (%s-%s)", p50, p10, p90);
+    } else if (job->eta_none[0]) {
+        snprintf(out, size, "; no start estimate: %.60s", job->eta_none);
+    }
+}
+
 static void comment_text(const lucidd_job *job, char *out, size_t size)
 {
     char tag[96];
@@ -340,8 +365,14 @@ static void comment_text(const lucidd_job *job, char *out, size_t size)
     if (r->phase == LUCID_PHASE_RUNNING && r->packed_with)
         snprintf(out, size, "lucid: running packed with job %u on %.40s GPUs %.20s lucid-gpus=%.20s%s",
                  r->packed_with, r->node_list, r->gpu_list, r->gpu_list, tag);
-    else
-        snprintf(out, size, "lucid: %s: %.150s%s", lucid_phase_name(r->phase), r->reason, tag);
+    else {
+        /* Waiting jobs: when lucid expects them to start, for scontrol users. */
+        char start[96] = "";
+        if (queued(r->phase))
+            start_text(job, start, sizeof start);
+        snprintf(out, size, "lucid: %s: %.150s%s%s", lucid_phase_name(r->phase), r->reason, start,
+                 tag);
+    }
 }
 
 /* Waiting jobs: what squeue -O AdminComment and scontrol show job say. */
