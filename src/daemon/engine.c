@@ -1169,6 +1169,8 @@ static void apply_start(lucidd *d, lucidd_job *job, const decide_result *result,
     snprintf(job->rec.gpu_list, sizeof job->rec.gpu_list, "%s", result->gpu_list);
     job->rec.packed_with = result->partner;
     job->observed_at = 0;
+    job->eta_p10 = job->eta_p50 = job->eta_p90 = 0; /* it starts: no estimate to show */
+    job->eta_none[0] = '\0';
     set_phase(job, profiling ? LUCID_PHASE_PROFILING : LUCID_PHASE_RUNNING, result->reason);
     job->releasing = 1;
     snprintf(job->slurm_reason, sizeof job->slurm_reason, "just released");
@@ -1351,13 +1353,13 @@ static void apply_results(lucidd *d, const decide_result *results, int n, int pr
         lucidd_job *job = engine_find(d, results[i].id);
         if (!job)
             continue;
+        job->reserved_at = results[i].reserved_at >= 0 ? results[i].reserved_at : 0;
+        snprintf(job->reserved_nodes, sizeof job->reserved_nodes, "%s",
+                 results[i].reserved_at >= 0 ? results[i].reserved_nodes : "");
         if (results[i].start)
             apply_start(d, job, &results[i], profiling);
         else
             set_reason(d, job, results[i].reason);
-        job->reserved_at = results[i].reserved_at >= 0 ? results[i].reserved_at : 0;
-        snprintf(job->reserved_nodes, sizeof job->reserved_nodes, "%s",
-                 results[i].reserved_at >= 0 ? results[i].reserved_nodes : "");
     }
 }
 
