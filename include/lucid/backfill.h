@@ -79,6 +79,11 @@ int lucid_profile_build(lucid_profile *p, const lucid_sched *s, lucid_remaining_
  * the GPUs are real free GPUs of s's cluster.  Returns k, or -1 if none. */
 long lucid_profile_fit(lucid_profile *p, const lucid_sched *s, int32_t gpus, int64_t duration,
                        int64_t not_before, int *nalloc);
+/* The same test at segment 0 only (now): 1 fits (GPUs in p->alloc), 0
+ * not, -1 out of memory.  A backfill candidate needs no later start, and
+ * the whole search costs a scan of the profile's future per job. */
+int lucid_profile_fits_now(lucid_profile *p, const lucid_sched *s, int32_t gpus,
+                           int64_t duration, int *nalloc);
 /* Takes p->alloc[0..n) from segment k for `duration` seconds. */
 int lucid_profile_reserve(lucid_profile *p, long k, int64_t duration, int nalloc);
 

@@ -866,7 +866,11 @@ static void reserve_job(main_pass *m, size_t position)
     const decide_job *job = &m->jobs[position];
     decide_result *result = &m->results[position];
     int reservable = !m->params->packing || job->gpus > LUCID_PACK_MAX_GPUS;
-    size_t depth = m->params->backfill == LUCID_BACKFILL_CONSERVATIVE ? (size_t)-1 : 1;
+    /* Conservative live: the first DECIDE_RESERVATIONS jobs that do not fit
+     * hold one (each is a search of the profile's whole future; a queue of
+     * 10,000 would take seconds); deeper jobs start only where they delay
+     * none of those. */
+    size_t depth = m->params->backfill == LUCID_BACKFILL_CONSERVATIVE ? DECIDE_RESERVATIONS : 1;
     if (!reservable || m->held >= depth || ensure_profile(m) < 0)
         return;
     lucid_profile *p = &m->mir.bf.prof;
@@ -910,8 +914,11 @@ static int backfill_job(main_pass *m, size_t position)
     lucid_profile *prof = &m->mir.bf.prof;
     int64_t dur = planned_s(m, job);
     int nalloc = 0;
-    long k = lucid_profile_fit(prof, &m->mir.s, job->gpus, dur, m->params->horizon->now, &nalloc);
-    if (k != 0 || nalloc > 64) {
+    /* Only a start now matters here (a later one is a reservation's
+     * question): a job with more GPUs than are free is refused at once. */
+    int fits = job->gpus <= m->mir.s.cluster.free_gpus &&
+               lucid_profile_fits_now(prof, &m->mir.s, job->gpus, dur, &nalloc) > 0;
+    if (!fits || nalloc > 64) {
         reserve_job(m, position);
         return 0;
     }

@@ -86,6 +86,7 @@ typedef struct decide_params {
      * holds one.  Reservations are recomputed at every decision. */
     int backfill;
     double backfill_margin; /* < 1: 1 */
+#define DECIDE_RESERVATIONS 64 /* conservative: at most this many per decision */
     const decide_horizon *horizon;
 } decide_params;
 
