@@ -90,6 +90,8 @@ typedef struct lucidd_job {
     int64_t reserved_at;       /* backfill: start reserved for it (UTC s), 0 none */
     char reserved_nodes[64];   /* ... on these nodes */
     char eta_none[64];         /* why it has no estimate ("" when it has one) */
+    int64_t shown_p10, shown_p50, shown_p90; /* the estimate its AdminComment shows: moved
+                                * to the newest only when that drifted (an RPC each) */
 } lucidd_job;
 
 #define LUCIDD_LATENCY_SAMPLES 1024
@@ -121,6 +123,7 @@ typedef struct lucidd {
                                 * jobs last predicted on */
     double eta_at[2];          /* monotonic time of that prediction */
     double eta_cpu_s;          /* CPU time of the latest prediction */
+    double eta_tick_cpu_s;     /* ... of all the estimates' work in the latest tick */
     uint64_t eta_runs;         /* predictions made */
     double latency_s[LUCIDD_LATENCY_SAMPLES]; /* decision step durations, ring */
     uint64_t latency_count;

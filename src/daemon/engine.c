@@ -342,11 +342,11 @@ static void clock_text(int64_t t, char *out, size_t size)
 static void start_text(const lucidd_job *job, char *out, size_t size)
 {
     out[0] = '\0';
-    if (job->eta_p50 > 0) {
+    if (job->shown_p50 > 0) {
         char p10[16], p50[16], p90[16];
-        clock_text(job->eta_p10, p10, sizeof p10);
-        clock_text(job->eta_p50, p50, sizeof p50);
-        clock_text(job->eta_p90, p90, sizeof p90);
+        clock_text(job->shown_p10, p10, sizeof p10);
+        clock_text(job->shown_p50, p50, sizeof p50);
+        clock_text(job->shown_p90, p90, sizeof p90);
         snprintf(out, size, "; start ~%s (%s-%s)", p50, p10, p90);
     } else if (job->eta_none[0]) {
         snprintf(out, size, "; no start estimate: %.60s", job->eta_none);
@@ -392,6 +392,17 @@ static void push_comments(lucidd *d, double now_mono)
         int phase_changed = job->comment_phase != (int)job->rec.phase + 1;
         if (!phase_changed && now_mono - job->comment_at < COMMENT_PERIOD_S)
             continue;
+        /* The estimate it shows moves to the newest when that appears,
+         * disappears or drifts by more than 10 min or a tenth of the wait:
+         * not at every small shift (each rewrite is an RPC). */
+        int64_t wait = job->eta_p50 - (int64_t)time(NULL), drift = job->eta_p50 - job->shown_p50;
+        int64_t tolerance = wait / 10 > 600 ? wait / 10 : 600;
+        if (phase_changed || (job->eta_p50 > 0) != (job->shown_p50 > 0) || drift > tolerance ||
+            drift < -tolerance) {
+            job->shown_p10 = job->eta_p10;
+            job->shown_p50 = job->eta_p50;
+            job->shown_p90 = job->eta_p90;
+        }
         char text[256];
         comment_text(job, text, sizeof text);
         if (strcmp(text, job->comment_sent) == 0) {
@@ -1478,13 +1489,13 @@ static void eta_clear_unpredictable(lucidd *d)
                       job->rec.phase == LUCID_PHASE_HANDED_BACK;
         if (waiting && !*why)
             continue; /* predicted (kept from the last prediction meanwhile) */
+        if (!waiting && !job->eta_p50 && !job->eta_none[0] && !job->reserved_at)
+            continue; /* already clear: most of the table, every tick */
         job->eta_p10 = job->eta_p50 = job->eta_p90 = 0;
         job->eta_ahead = 0;
         snprintf(job->eta_none, sizeof job->eta_none, "%s", waiting ? why : "");
-        if (!waiting || *why) {
-            job->reserved_at = 0;
-            job->reserved_nodes[0] = '\0';
-        }
+        job->reserved_at = 0;
+        job->reserved_nodes[0] = '\0';
     }
 }
 
@@ -1534,7 +1545,10 @@ static decide_busy *collect_busy(lucidd *d, int profiling, const decide_node *no
 {
     lucid_phase busy_phase = profiling ? LUCID_PHASE_PROFILING : LUCID_PHASE_RUNNING;
     const char *partition = profiling ? d->cfg.profiling_partition : d->cfg.main_partition;
-    decide_busy *busy = malloc((d->njobs + 1) * sizeof *busy);
+    size_t count_busy = 1; /* sized to what is there: a fresh 2 MB per tick is page faults */
+    for (size_t i = 0; i < d->njobs; i++)
+        count_busy += d->jobs[i].rec.phase == busy_phase;
+    decide_busy *busy = malloc(count_busy * sizeof *busy);
     node_name *names = malloc((size_t)(nnodes > 0 ? nnodes : 1) * sizeof *names);
     *count = 0;
     if (!busy || !names) {
@@ -1659,8 +1673,10 @@ static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs, dou
     decide_profiling(waiting, nwaiting, nodes, nnodes, results);
     double profiling_s = monotonic_s() - t0;
     apply_results(d, results, nwaiting, 1);
+    double eta0 = thread_cpu_s();
     eta_clear_unpredictable(d);
     predict_queue(d, waiting, results, nwaiting, nodes, nnodes, 1, now_mono);
+    double eta_s = thread_cpu_s() - eta0;
 
     nnodes = collect_nodes(d, d->cfg.main_partition, snodes, nsnodes, sjobs, nsjobs, nodes);
     d->main_gpus = 0;
@@ -1707,7 +1723,9 @@ static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs, dou
     double latency = profiling_s + monotonic_s() - t0;
     free(busy);
     apply_results(d, results, nwaiting, 0);
+    eta0 = thread_cpu_s();
     predict_queue(d, waiting, results, nwaiting, nodes, nnodes, 0, now_mono);
+    d->eta_tick_cpu_s = eta_s + thread_cpu_s() - eta0;
     d->latency_s[d->latency_count % LUCIDD_LATENCY_SAMPLES] = latency;
     d->latency_count++;
     d->latency_sum_s += latency;
