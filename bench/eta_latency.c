@@ -14,36 +14,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "../src/daemon/decide.h"
+#include "decide_bench.h"
 #include "lucid/backfill.h"
 #include "lucid/eta.h"
-#include "lucid/util.h"
-
-/* CPU time of this thread: the development machine is shared. */
-static double cpu_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static const int sizes[] = {1, 1, 1, 2, 2, 4, 4, 8, 8, 16, 32};
-
-static decide_job random_job(lucid_rng *rng, uint32_t id)
-{
-    decide_job job = {.id = id, .sharing_score = -1};
-    job.gpus = sizes[lucid_rng_below(rng, sizeof sizes / sizeof sizes[0])];
-    job.nodes = job.gpus > 8 ? job.gpus / 8 : 1;
-    job.estimate_s = (double)(60 + lucid_rng_below(rng, 86400));
-    job.priority = job.estimate_s * job.gpus;
-    return job;
-}
 
 static void report(const char *name, double *t, int steps, int nnodes, int npending, int nbusy)
 {
@@ -110,20 +83,20 @@ int main(int argc, char **argv)
     for (int s = 0; s < steps; s++) {
         memcpy(work, pending, (size_t)npending * sizeof *work);
         decide_params params = {.packing = 0};
-        double t0 = cpu_s();
+        double t0 = now_s();
         if (decide_predict(work, npending, 0, nodes, nnodes, &params, &horizon, eta) < 0) {
             fprintf(stderr, "out of memory\n");
             return 1;
         }
-        t_predict[s] = cpu_s() - t0;
+        t_predict[s] = now_s() - t0;
         memcpy(work, pending, (size_t)npending * sizeof *work);
         memcpy(work_nodes, nodes, (size_t)nnodes * sizeof *work_nodes);
         decide_params bf = {.packing = 0, .gpu_memory_mib = 24576, .score_sum = 2,
                             .priority_ratio = 2, .backfill = LUCID_BACKFILL_EASY,
                             .backfill_margin = 1.2, .horizon = &horizon};
-        t0 = cpu_s();
+        t0 = now_s();
         decide_main(work, npending, NULL, 0, work_nodes, nnodes, &bf, results);
-        t_backfill[s] = cpu_s() - t0;
+        t_backfill[s] = now_s() - t0;
         /* A new arrival replaces a random job: the queue changes each step. */
         pending[lucid_rng_below(&rng, (uint64_t)npending)] =
             random_job(&rng, (uint32_t)(npending + s + 1));
