@@ -109,6 +109,9 @@ int main(int argc, char **argv)
     }
     engine_tick(&d); /* intake of everything: not timed */
     double *cpu = calloc((size_t)ticks, sizeof *cpu), *wall = calloc((size_t)ticks, sizeof *wall);
+    double *eta = calloc((size_t)ticks, sizeof *eta); /* the start-time estimates' share */
+    double *eta_all = calloc((size_t)ticks, sizeof *eta_all); /* with gathering, hashing */
+    int neta = 0;
     uint32_t next_end = 1;
     for (int t = 0; t < ticks; t++) {
         for (int e = 0; e < 4 && next_end < (uint32_t)(2 * nodes); next_end++) {
@@ -125,15 +128,26 @@ int main(int argc, char **argv)
             if (fake.jobs[i].state == SJ_PENDING && !fake.jobs[i].held && fake.jobs[i].req_nodes[0])
                 fake_run(fake.jobs[i].id, 2000 + t);
         double c0 = clock_s(CLOCK_THREAD_CPUTIME_ID), w0 = clock_s(CLOCK_MONOTONIC);
+        uint64_t runs = d.eta_runs;
         engine_tick(&d);
         cpu[t] = clock_s(CLOCK_THREAD_CPUTIME_ID) - c0;
         wall[t] = clock_s(CLOCK_MONOTONIC) - w0;
+        if (d.eta_runs != runs)
+            eta[neta++] = d.eta_cpu_s;
+        eta_all[t] = d.eta_tick_cpu_s;
     }
     printf("nodes %d pending %d ticks %d: cpu p50 %.2f ms p99 %.2f ms max %.2f ms; "
            "wall p50 %.2f ms p99 %.2f ms max %.2f ms\n",
            nodes, pending, ticks, 1e3 * quantile(cpu, ticks, 0.5), 1e3 * quantile(cpu, ticks, 0.99),
            1e3 * quantile(cpu, ticks, 1.0), 1e3 * quantile(wall, ticks, 0.5),
            1e3 * quantile(wall, ticks, 0.99), 1e3 * quantile(wall, ticks, 1.0));
+    if (neta > 0)
+        printf("  start-time estimates in %d of the ticks: cpu p50 %.2f ms max %.2f ms\n", neta,
+               1e3 * quantile(eta, neta, 0.5), 1e3 * quantile(eta, neta, 1.0));
+    printf("  all of the estimates' work per tick: cpu p50 %.2f ms max %.2f ms\n",
+           1e3 * quantile(eta_all, ticks, 0.5), 1e3 * quantile(eta_all, ticks, 1.0));
+    free(eta);
+    free(eta_all);
     free(cpu);
     free(wall);
     lucidd_models_close(d.models);

@@ -44,6 +44,12 @@ add_executable(decide_latency ${CMAKE_SOURCE_DIR}/bench/decide_latency.c)
 target_link_libraries(decide_latency PRIVATE lucid)
 set_target_properties(decide_latency PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)
 
+# Start-time estimates of 10,000 waiting jobs and one backfilling decision
+# (bench/eta_latency.c; results in docs/live.md).
+add_executable(eta_latency ${CMAKE_SOURCE_DIR}/bench/eta_latency.c)
+target_link_libraries(eta_latency PRIVATE lucid)
+set_target_properties(eta_latency PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)
+
 # lucidd's tick (src/daemon/engine.c) against an in-memory Slurm
 # (tests/fakes/fake_slurm_io.c): needs no libslurm and no cluster.
 if(SQLite3_FOUND)

@@ -16,14 +16,25 @@ q() { "$lucid" queue "$@"; }
 # The default table: header, then one line per live job (done ones hidden).
 out=$(q)
 check "exit 0" test $? -eq 0
-check "header" test "$(head -1 <<<"$out" | tr -s ' ')" = " JOBID PARTITION NAME USER PHASE GPUS ELAPSED NODES PRIORITY REASON"
+check "header" test "$(head -1 <<<"$out" | tr -s ' ')" = " JOBID PARTITION NAME USER PHASE GPUS ELAPSED NODES PRIORITY START REASON"
 check "three live jobs" test "$(tail -n +2 <<<"$out" | wc -l)" -eq 3
 # PRIORITY = 10^9 - 10^8 log10(1 + p): p = 9, 99, 999 -> 9e8, 8e8, 7e8.
 line=$(grep '^ *101 ' <<<"$out" | tr -s ' ')
-check "running job's columns: $line" grep -Eq '^ 101 main train-a alice running 8 1:02:0[5-8] 1 800000000 placed on n1$' <<<"$line"
+check "running job's columns: $line" grep -Eq '^ 101 main train-a alice running 8 1:02:0[5-8] 1 800000000 now placed on n1$' <<<"$line"
 check "profiling job" grep -Eq '^ *102 +profiling +eval .* profiling +1 +1:0[5-8] +1 +900000000 ' <<<"$out"
-check "waiting job: no elapsed time" grep -Eq '^ *103 +main +big +alice +main-queue +16 +0:00 +2 +700000000 waits for 16 GPUs' <<<"$out"
+check "waiting job: no elapsed time" grep -Eq '^ *103 +main +big +alice +main-queue +16 +0:00 +2 +700000000 +~[0-9:]+ \([0-9:]+-[0-9:]+\) +waits for 16 GPUs' <<<"$out"
 check "priority higher-is-first (order of jobs 102, 101, 103)" test "$(q --noheader -o '%Q %i' | sort -rn | cut -d' ' -f2 | paste -sd,)" = 102,101,103
+
+# START: the predicted start ~P50 (P10-P90), in local time to the minute
+# (the fake's job 103: now + 1 h, interval now + 30 min .. now + 2 h).
+hm() { date -d "@$(( $(date +%s) + $1 ))" +%H:%M; }
+start=$(q --noheader -j 103 -o %S)
+check "START of a waiting job: $start" test "$start" = "~$(hm 3600) ($(hm 1800)-$(hm 7200))"
+check "START of a running job" test "$(q --noheader -j 101 -o %S)" = now
+check "START of a finished job" test "$(q --noheader -a -j 104 -o %S)" = -
+# The one-sentence reason of `lucid explain JOB`.
+why=$("$lucid" explain 103 | grep '^start: ')
+check "explain's sentence: $why" test "$why" = "start: waits for 16 GPUs; reserved for it from ~$(hm 3600) on n3,n4; 3 jobs ahead of it; start ~$(hm 3600) (likely $(hm 1800)-$(hm 7200))"
 
 # Filters.
 check "-u alice" test "$(q --noheader -u alice -o %i | paste -sd,)" = 101,103

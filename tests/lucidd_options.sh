@@ -16,6 +16,16 @@ expect_error "ratio below 1" "--priority-ratio: '0.5' is not a number >= 1" \
     "$lucidd" "${base[@]}" --priority-ratio 0.5
 expect_error "ratio not a number" "--priority-ratio: 'two' is not a number >= 1" \
     "$lucidd" "${base[@]}" --priority-ratio two
+expect_error "bad --backfill" "--backfill: 'fifo' is not none, easy or conservative" \
+    "$lucidd" "${base[@]}" --backfill fifo
+expect_error "backfill margin below 1" "--backfill-margin: '0.5' is not a number >= 1" \
+    "$lucidd" "${base[@]}" --backfill-margin 0.5
+expect_error "backfill margin above 100" "--backfill-margin: '500' is more than 100" \
+    "$lucidd" "${base[@]}" --backfill-margin 500
+printf 'state = x\nsocket = y\nbackfill = EASY\n' >"$tmp/backfill.conf"
+expect_error "config: bad backfill named by file and line" \
+    "backfill.conf:3: --backfill: 'EASY' is not none, easy or conservative" \
+    "$lucidd" --config "$tmp/backfill.conf"
 # The service options: where logs go, the socket's group, the admin group,
 # the /metrics address; refused with one line before anything is touched.
 expect_error "bad --log" "--log: 'journal' is not syslog, stderr or both" \

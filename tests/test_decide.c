@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "../src/daemon/decide.h"
+#include "lucid/backfill.h"
+#include "lucid/eta.h"
 #include "lucid/sched.h"
 
 static void make_nodes(decide_node *nodes, int n, const int *free_gpus)
@@ -513,6 +515,98 @@ static void partner_is_first_allowed_in_running_order(void **state)
     assert_int_equal(results[0].partner, 1070);
 }
 
+/* Start-time estimates on a hand-built schedule (the clock at 1000): one
+ * 8-GPU node, held by job 10 (estimate 200 s, started at 960).  With no
+ * ratio history the table answers its prior (0.25, 1, 4 at P10/P50/P90,
+ * all above elapsed/estimate = 0.2), so job 10 ends at 960 + 200 x (0.25,
+ * 1, 4) = 1010, 1160, 1760.  Job 1 (8 GPUs, estimate 300, first in
+ * priority) starts then and runs 300 x (0.25, 1, 4); job 2 follows it:
+ * 1010 + 75, 1160 + 300, 1760 + 1200.  With 30 ratios of 2 every quantile
+ * is 2: job 10 ends at 1360, job 1 runs 600 s. */
+static void predictions_on_a_hand_built_schedule(void **state)
+{
+    (void)state;
+    decide_node nodes[1];
+    make_nodes(nodes, 1, (const int[]){0});
+    decide_busy busy = {.id = 10, .gpus = 8, .nnodes = 1, .node = {0}, .estimate_s = 200,
+                        .start = 960};
+    lucid_eta_table table = {0};
+    decide_horizon horizon = {.now = 1000, .busy = &busy, .nbusy = 1, .table = &table};
+    decide_params params = {.packing = 0};
+    decide_job jobs[] = {
+        {.id = 2, .gpus = 8, .priority = 8 * 50, .estimate_s = 50, .sharing_score = -1},
+        {.id = 1, .gpus = 8, .priority = 8 * 30, .estimate_s = 300, .sharing_score = -1},
+        {.id = 3, .gpus = 16, .priority = 1, .estimate_s = 10, .sharing_score = -1},
+    };
+    decide_eta eta[3];
+    assert_int_equal(decide_predict(jobs, 3, 0, nodes, 1, &params, &horizon, eta), 0);
+    /* Priority order: 3 (never fits one 8-GPU node), 1, 2. */
+    assert_int_equal(eta[0].id, 3);
+    assert_int_equal(eta[0].p50, -1);
+    assert_int_equal(eta[1].id, 1);
+    assert_int_equal(eta[1].p10, 1010);
+    assert_int_equal(eta[1].p50, 1160);
+    assert_int_equal(eta[1].p90, 1760);
+    assert_int_equal(eta[2].id, 2);
+    assert_int_equal(eta[2].p10, 1085);
+    assert_int_equal(eta[2].p50, 1460);
+    assert_int_equal(eta[2].p90, 2960);
+    for (int i = 0; i < 30; i++)
+        assert_int_equal(lucid_eta_table_add(&table, 2.0), 0);
+    assert_int_equal(decide_predict(jobs, 3, 0, nodes, 1, &params, &horizon, eta), 0);
+    assert_int_equal(eta[1].p10, 1360);
+    assert_int_equal(eta[1].p90, 1360);
+    assert_int_equal(eta[2].p50, 1960);
+    lucid_eta_table_free(&table);
+}
+
+/* Reservations on a hand-built schedule (clock 0, margin 1): n1 is held by
+ * job 10 until 1000 (estimate), n2 by job 11 (4 GPUs) until 100.  Job 1
+ * (16 GPUs) is first and cannot start: reserved n1,n2 from 1000.  Job 2
+ * (4 GPUs, 5000 s) would fit n2 now but runs into the reservation: it
+ * waits.  Job 3 (4 GPUs, 500 s) ends before 1000: backfilled on n2.
+ * Conservative: job 2 holds a reservation too, from 1100 (after job 1's
+ * 100 s).  Without backfill the head of the line blocks all three. */
+static void reservations_are_honoured(void **state)
+{
+    (void)state;
+    decide_busy busy[] = {
+        {.id = 10, .gpus = 8, .nnodes = 1, .node = {0}, .estimate_s = 1000, .start = 0},
+        {.id = 11, .gpus = 4, .nnodes = 1, .node = {1}, .estimate_s = 100, .start = 0},
+    };
+    decide_horizon horizon = {.now = 0, .busy = busy, .nbusy = 2};
+    int modes[] = {LUCID_BACKFILL_NONE, LUCID_BACKFILL_EASY, LUCID_BACKFILL_CONSERVATIVE};
+    for (int m = 0; m < 3; m++) {
+        decide_node nodes[2];
+        make_nodes(nodes, 2, (const int[]){0, 4});
+        decide_job jobs[] = {
+            {.id = 1, .gpus = 16, .priority = 1, .estimate_s = 100, .sharing_score = -1},
+            {.id = 2, .gpus = 4, .nodes = 1, .priority = 2, .estimate_s = 5000, .sharing_score = -1},
+            {.id = 3, .gpus = 4, .nodes = 1, .priority = 3, .estimate_s = 500, .sharing_score = -1},
+        };
+        decide_params params = {.packing = 0, .gpu_memory_mib = 24576, .score_sum = 2,
+                                .priority_ratio = 2, .backfill = modes[m],
+                                .backfill_margin = 1, .horizon = &horizon};
+        decide_result results[3];
+        int started = decide_main(jobs, 3, NULL, 0, nodes, 2, &params, results);
+        if (modes[m] == LUCID_BACKFILL_NONE) {
+            assert_int_equal(started, 0);
+            assert_int_equal(results[0].reserved_at, -1);
+            continue;
+        }
+        assert_int_equal(started, 1);
+        assert_int_equal(results[0].start, 0);
+        assert_int_equal(results[0].reserved_at, 1000);
+        assert_string_equal(results[0].reserved_nodes, "n1,n2");
+        assert_int_equal(results[1].start, 0);
+        assert_non_null(strstr(results[1].reason, "delay the reservation of job 1"));
+        assert_int_equal(results[1].reserved_at, modes[m] == LUCID_BACKFILL_CONSERVATIVE ? 1100 : -1);
+        assert_int_equal(results[2].start, 1);
+        assert_string_equal(results[2].nodes, "n2");
+        assert_int_equal(nodes[1].free_gpus, 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -526,6 +620,8 @@ int main(void)
         cmocka_unit_test(jobs_without_node_count_are_consolidated),
         cmocka_unit_test(node_restrictions_are_honoured),
         cmocka_unit_test(partner_is_first_allowed_in_running_order),
+        cmocka_unit_test(predictions_on_a_hand_built_schedule),
+        cmocka_unit_test(reservations_are_honoured),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

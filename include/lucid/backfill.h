@@ -79,6 +79,11 @@ int lucid_profile_build(lucid_profile *p, const lucid_sched *s, lucid_remaining_
  * the GPUs are real free GPUs of s's cluster.  Returns k, or -1 if none. */
 long lucid_profile_fit(lucid_profile *p, const lucid_sched *s, int32_t gpus, int64_t duration,
                        int64_t not_before, int *nalloc);
+/* The same test at segment 0 only (now): 1 fits (GPUs in p->alloc), 0
+ * not, -1 out of memory.  A backfill candidate needs no later start, and
+ * the whole search costs a scan of the profile's future per job. */
+int lucid_profile_fits_now(lucid_profile *p, const lucid_sched *s, int32_t gpus,
+                           int64_t duration, int *nalloc);
 /* Takes p->alloc[0..n) from segment k for `duration` seconds. */
 int lucid_profile_reserve(lucid_profile *p, long k, int64_t duration, int nalloc);
 /* Takes alloc[0..n) (GPUs a fit returned earlier) from time `from` (>=
@@ -102,6 +107,11 @@ typedef struct lucid_backfill {
  * limit in time_limit mode where the trace has one, else the estimate the
  * policy has (QSSF/Lucid: priority / GPUs), else `estimate`, else 1000. */
 double lucid_backfill_job_estimate(const lucid_sched *s, const lucid_backfill *bf, int32_t job);
+/* A running job's estimated time left (s, >= 1) as backfill plans with it
+ * (a lucid_remaining_fn; ctx is the const lucid_backfill *): its estimate
+ * less the time it has run, or, once it has outrun it, half as long again
+ * as it has run (at least a minute).  lucidd's live reservations use it too. */
+int64_t lucid_backfill_remaining(void *ctx, const lucid_sched *s, int32_t job);
 /* The decision pass with backfill over jobs[0..n) in queue order (called by
  * lucid_sched_start_in_order when s->backfill is set).  With `pack` (Lucid
  * while its packing is on) every job first tries a partner's GPUs, which

@@ -138,8 +138,78 @@ static long long elapsed(json_t *job, long long now)
     return (end > 0 ? end : now) - start;
 }
 
+/* A predicted start as users read it here: "14:20" within a day of now,
+ * else "12-04T14:20" (squeue --start's date, to the minute). */
+static void clock_text(long long t, long long now, char *out, size_t size)
+{
+    time_t tt = (time_t)t;
+    struct tm tm;
+    localtime_r(&tt, &tm);
+    strftime(out, size, llabs(t - now) < 20 * 3600 ? "%H:%M" : "%m-%dT%H:%M", &tm);
+}
+
+/* START: "now" for a running job, "~14:20 (13:50-15:40)" (P50, then the
+ * P10-P90 interval) for a waiting one with an estimate, "- <why>" for one
+ * without (held by its owner, a dependency, ...), "-" once it ended. */
+static void start_column(json_t *job, long long now, char *out, size_t size)
+{
+    const char *phase = str(job, "phase");
+    if (strcmp(phase, "running") == 0 || strcmp(phase, "profiling") == 0 ||
+        strcmp(phase, "releasing") == 0) {
+        snprintf(out, size, "now");
+        return;
+    }
+    long long p50 = num(job, "start_p50");
+    if (p50 > 0) {
+        char a[24], b[24], c[24];
+        clock_text(p50, now, a, sizeof a);
+        clock_text(num(job, "start_p10"), now, b, sizeof b);
+        clock_text(num(job, "start_p90"), now, c, sizeof c);
+        snprintf(out, size, "~%s (%s-%s)", a, b, c);
+    } else if (*str(job, "start_none")) {
+        snprintf(out, size, "- %s", str(job, "start_none"));
+    } else {
+        snprintf(out, size, "-");
+    }
+}
+
+/* Why a waiting job waits and when it should start, in one sentence:
+ * "waits for 16 GPUs; reserved for it from ~14:20 on n3,n4; 3 jobs ahead of
+ * it; start ~14:20 (13:50-15:40)". */
+static void start_sentence(json_t *job, long long now, char *out, size_t size)
+{
+    size_t used = 0;
+    out[0] = '\0';
+#define SAY(...)                                                                              \
+    do {                                                                                       \
+        int n_ = snprintf(out + used, size - used, __VA_ARGS__);                             \
+        if (n_ > 0)                                                                            \
+            used = used + (size_t)n_ < size ? used + (size_t)n_ : size - 1;                   \
+    } while (0)
+    long long gpus = num(job, "gpus"), p50 = num(job, "start_p50");
+    if (p50 <= 0) {
+        SAY("no start estimate: %s", *str(job, "start_none") ? str(job, "start_none")
+                                                              : "not waiting in lucid's queues");
+        return;
+    }
+    SAY("waits for %lld GPU%s", gpus, gpus == 1 ? "" : "s");
+    if (num(job, "reserved_at") > 0) {
+        char at[24];
+        clock_text(num(job, "reserved_at"), now, at, sizeof at);
+        SAY("; reserved for it from ~%s on %s", at, str(job, "reserved_nodes"));
+    }
+    long long ahead = num(job, "jobs_ahead");
+    SAY("; %lld job%s ahead of it", ahead, ahead == 1 ? "" : "s");
+    char a[24], b[24], c[24];
+    clock_text(p50, now, a, sizeof a);
+    clock_text(num(job, "start_p10"), now, b, sizeof b);
+    clock_text(num(job, "start_p90"), now, c, sizeof c);
+    SAY("; start ~%s (likely %s-%s)", a, b, c);
+#undef SAY
+}
+
 /* The format letters (squeue's where it has one) and their columns. */
-enum field_kind { TEXT, INTEGER, ESTIMATE, ELAPSED, PRIORITY, WHERE_OR_WHY };
+enum field_kind { TEXT, INTEGER, ESTIMATE, ELAPSED, PRIORITY, WHERE_OR_WHY, START };
 static const struct {
     char letter;
     const char *title, *key;
@@ -153,6 +223,8 @@ static const struct {
     {'e', "EST_S", "estimate_s", ESTIMATE}, {'r', "REASON", "reason", TEXT},
     /* squeue's %R: where it runs, else why it waits */
     {'R', "NODELIST(REASON)", NULL, WHERE_OR_WHY},
+    /* squeue --start's START_TIME: lucid's estimate with its interval */
+    {'S', "START", NULL, START},
 };
 
 /* One field of a job into out (job NULL: nothing); its header into title.
@@ -190,6 +262,9 @@ static int queue_field(json_t *job, char letter, long long now, char *out, size_
                  (strcmp(phase, "running") == 0 || strcmp(phase, "profiling") == 0) &&
                          *str(job, "node_list") ? str(job, "node_list") : str(job, "reason"));
         break;
+    case START:
+        start_column(job, now, out, size);
+        break;
     }
     return 0;
 }
@@ -221,7 +296,7 @@ static int queue_line(FILE *out, const char *format, json_t *job, long long now)
         const char *title = "";
         if (!*p || queue_field(job, *p, now, value, sizeof value, &title) < 0) {
             cli_usage_error("queue: format '%s': unknown field '%%%.1s' (known: %%i %%P %%j %%u "
-                            "%%T %%b %%M %%D %%N %%Q %%e %%r %%R)", format, p);
+                            "%%T %%b %%M %%D %%N %%Q %%e %%r %%R %%S)", format, p);
             return -1;
         }
         const char *text = job ? value : title;
@@ -273,11 +348,18 @@ int cli_queue_print(FILE *out, json_t *jobs, const cli_queue_filter *filter, con
     return 0;
 }
 
-static void print_explain(json_t *reply)
+static void print_explain(json_t *reply, long long now)
 {
     json_t *job = json_object_get(reply, "job"), *profile = json_object_get(reply, "profile");
     printf("job %lld (%s, %lld GPUs): %s — %s\n", (long long)num(job, "job"), str(job, "user"),
            (long long)num(job, "gpus"), str(job, "phase"), str(job, "reason"));
+    const char *phase = str(job, "phase");
+    if (strcmp(phase, "profile-queue") == 0 || strcmp(phase, "main-queue") == 0 ||
+        strcmp(phase, "moving") == 0 || strcmp(phase, "handed-back") == 0) {
+        char sentence[512];
+        start_sentence(job, now, sentence, sizeof sentence);
+        printf("start: %s\n", sentence);
+    }
     printf("priority %.0f = estimate %.0f s x %lld GPUs; sharing score %lld\n",
            real(job, "priority"), real(job, "estimate_s"), (long long)num(job, "gpus"),
            (long long)num(job, "sharing_score"));
@@ -310,7 +392,9 @@ static const char usage_text[] =
     "  -o, --format FORMAT  squeue-style fields: %i job, %P partition, %j name, %u user,\n"
     "                       %T phase, %b GPUs, %M elapsed, %D nodes, %N node list,\n"
     "                       %Q priority, %e estimate (s), %r reason, %R node list if\n"
-    "                       running else reason; %.8i right-justifies in 8 columns\n"
+    "                       running else reason, %S start (\"now\" when running, else the\n"
+    "                       predicted start ~P50 (P10-P90), or - and why there is none);\n"
+    "                       %.8i right-justifies in 8 columns\n"
     "      --noheader       no header line\n"
     "  -a, --all            also finished jobs\n"
     "      --json           lucidd's answer as JSON (lucid's own priority: lower runs first)\n"
@@ -344,7 +428,7 @@ static int check_phases(const char *list, int *all)
 int cmd_queue(int argc, char **argv)
 {
     const char *socket_path = NULL, *job = NULL, *format = "%.8i %10P %12j %8u %16T %.4b %.10M "
-                                                          "%.5D %.10Q %r";
+                                                          "%.5D %.10Q %22S %r";
     cli_queue_filter filter = {0};
     int as_json = 0, all = 0, header = 1;
     static const struct {
@@ -400,7 +484,7 @@ int cmd_queue(int argc, char **argv)
     if (as_json)
         json_dumpf(reply, stdout, JSON_INDENT(2)), putchar('\n');
     else if (job)
-        print_explain(reply);
+        print_explain(reply, (long long)time(NULL));
     else
         rc = cli_queue_print(stdout, json_object_get(reply, "jobs"), &filter, format, header,
                              (long long)time(NULL));

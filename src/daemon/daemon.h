@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "lucid/eta.h"
 #include "lucid/gpumetrics.h"
 #include "lucid/state.h"
 
@@ -34,6 +35,8 @@ typedef struct lucidd_config {
     int score_sum;                /* pair rule: sharing scores sum to at most this (2) */
     double priority_ratio;        /* pair rule: newcomer's priority <= this x partner's (2) */
     int packing_mode;             /* -1 auto, 0 off, 1 on */
+    int backfill;                 /* LUCID_BACKFILL_* (0 none: strict order) */
+    double backfill_margin;       /* estimates x this when planned (1.2) */
     int tick_ms;
     double default_estimate_s;    /* duration estimate without a time limit or model */
     double retrain_period_s;      /* update engine: seconds between trainings */
@@ -81,6 +84,14 @@ typedef struct lucidd_job {
     int comment_phase;         /* phase + 1 it was written in (0: never) */
     int dirty;                 /* changed in ways written at the tick's end, in one
                                 * transaction (a waiting job's reason, profiling time) */
+    /* Start-time estimate while it waits (engine.c, decide_predict). */
+    int64_t eta_p10, eta_p50, eta_p90; /* predicted start (UTC s); 0 none */
+    int eta_ahead;             /* jobs ahead of it in its queue */
+    int64_t reserved_at;       /* backfill: start reserved for it (UTC s), 0 none */
+    char reserved_nodes[64];   /* ... on these nodes */
+    char eta_none[64];         /* why it has no estimate ("" when it has one) */
+    int64_t shown_p10, shown_p50, shown_p90; /* the estimate its AdminComment shows: moved
+                                * to the newest only when that drifted (an RPC each) */
 } lucidd_job;
 
 #define LUCIDD_LATENCY_SAMPLES 1024
@@ -107,6 +118,13 @@ typedef struct lucidd {
     char last_error[LUCID_ERROR_MAX];
     time_t started;
     uint64_t ticks, decisions_applied, slurm_errors, sample_errors;
+    lucid_eta_table eta_table; /* actual/estimate duration ratios of ended jobs */
+    uint64_t eta_signature[2]; /* per queue (main, profiling): of the waiting and busy
+                                * jobs last predicted on */
+    double eta_at[2];          /* monotonic time of that prediction */
+    double eta_cpu_s;          /* CPU time of the latest prediction */
+    double eta_tick_cpu_s;     /* ... of all the estimates' work in the latest tick */
+    uint64_t eta_runs;         /* predictions made */
     double latency_s[LUCIDD_LATENCY_SAMPLES]; /* decision step durations, ring */
     uint64_t latency_count;
     double latency_sum_s;

@@ -12,8 +12,11 @@
  * never packed; and a reason for every job. */
 #include "decide.h"
 
+#include "lucid/backfill.h"
+#include "lucid/eta.h"
 #include "lucid/sched.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,28 +108,42 @@ typedef struct placement {
 } placement;
 
 
-static void placement_init(placement *p, const decide_node *nodes, int nnodes)
+/* The cluster's node size: the largest node's GPUs (smaller nodes are
+ * nodes of that size with GPUs that are never free). */
+static int per_node_of(const decide_node *nodes, int nnodes)
 {
-    memset(p, 0, sizeof *p);
     int per_node = 1;
     for (int i = 0; i < nnodes; i++)
         if (nodes[i].total_gpus > per_node)
             per_node = nodes[i].total_gpus;
-    if (per_node > LUCID_MAX_GPUS_PER_NODE)
-        per_node = LUCID_MAX_GPUS_PER_NODE;
+    return per_node > LUCID_MAX_GPUS_PER_NODE ? LUCID_MAX_GPUS_PER_NODE : per_node;
+}
+
+/* A core cluster whose free GPUs are the nodes' free counts. */
+static int mirror_cluster(lucid_cluster *c, const decide_node *nodes, int nnodes)
+{
+    int per_node = per_node_of(nodes, nnodes);
     lucid_error err = {{0}};
-    p->placer = lucid_placer_find("consolidate");
-    if (!p->placer || nnodes <= 0 || lucid_cluster_init(&p->cluster, nnodes, per_node, &err) < 0)
-        return;
+    if (nnodes <= 0 || lucid_cluster_init(c, nnodes, per_node, &err) < 0)
+        return -1;
     for (int i = 0; i < nnodes; i++) {
         int free_gpus = nodes[i].free_gpus < per_node ? nodes[i].free_gpus : per_node;
         int used = per_node - (free_gpus > 0 ? free_gpus : 0);
         if (used > 0) {
             lucid_alloc busy = {.node = i, .gpus = used,
-                                .mask = lucid_mask_lowest(p->cluster.nodes[i].free_mask, used)};
-            lucid_cluster_take(&p->cluster, &busy, 1);
+                                .mask = lucid_mask_lowest(c->nodes[i].free_mask, used)};
+            lucid_cluster_take(c, &busy, 1);
         }
     }
+    return 0;
+}
+
+static void placement_init(placement *p, const decide_node *nodes, int nnodes)
+{
+    memset(p, 0, sizeof *p);
+    p->placer = lucid_placer_find("consolidate");
+    if (!p->placer || mirror_cluster(&p->cluster, nodes, nnodes) < 0)
+        return;
     p->ready = 1;
 }
 
@@ -273,6 +290,200 @@ static void write_nodes(decide_result *result, const decide_node *nodes, const i
             break;
         used += (size_t)n;
     }
+}
+
+/* ---- the core's picture of this decision, for the availability profile ----
+ * Start-time estimates (eta.h) and reservations (backfill.h) are the shared
+ * core's, and they read a lucid_sched: this one mirrors the nodes' free
+ * GPUs now, the busy jobs (running, holding GPUs on their nodes since their
+ * start) and the waiting jobs (queued in order).  It is only looked at,
+ * never run: no policy, no event. */
+typedef struct mirror {
+    lucid_sched s;
+    lucid_job *jobs;
+    lucid_jobrun *run;
+    double *estimate; /* per mirror job, what lucid_backfill_job_estimate returns */
+    lucid_backfill bf;
+    int ready;
+} mirror;
+
+static void mirror_free(mirror *m)
+{
+    if (m->ready)
+        lucid_sched_free(&m->s);
+    lucid_backfill_free(&m->bf);
+    free(m->jobs);
+    free(m->run);
+    free(m->estimate);
+    memset(m, 0, sizeof *m);
+}
+
+/* A node with a packed job takes no new unpacked job (placement_block_node). */
+static void mirror_block_node(mirror *m, int node)
+{
+    lucid_node *n = &m->s.cluster.nodes[node];
+    if (!n->alive || n->free == 0)
+        return;
+    lucid_alloc rest = {.node = node, .gpus = n->free, .mask = n->free_mask};
+    lucid_cluster_take(&m->s.cluster, &rest, 1);
+}
+
+static double estimate_of(const decide_job *job)
+{
+    if (job->estimate_s > 0)
+        return job->estimate_s;
+    return job->gpus > 0 && job->priority > 0 ? job->priority / job->gpus : -1;
+}
+
+typedef struct id_index {
+    uint32_t id;
+    int32_t index;
+} id_index;
+
+static int by_job_id(const void *a, const void *b)
+{
+    uint32_t x = ((const id_index *)a)->id, y = ((const id_index *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+/* Busy job `j` of the mirror holds its GPUs from b->start on; a packed pair
+ * is linked, so that its GPUs come back when the later of the two ends. */
+static int mirror_busy(mirror *m, int32_t j, const decide_busy *b)
+{
+    lucid_sched *s = &m->s;
+    m->jobs[j].gpu_num = b->gpus;
+    m->jobs[j].time_limit = -1;
+    m->estimate[j] = b->estimate_s;
+    lucid_jobrun *r = &m->run[j];
+    r->status = LUCID_DONE; /* on none of these nodes: not in the picture */
+    r->partner = -1;
+    r->run_prev = r->run_next = -1;
+    if (b->nnodes <= 0 || b->gpus <= 0)
+        return 0;
+    int nn = b->nnodes < DECIDE_BUSY_NODES ? b->nnodes : DECIDE_BUSY_NODES;
+    int share = (b->gpus + nn - 1) / nn;
+    if (share > s->cluster.gpus_per_node)
+        share = s->cluster.gpus_per_node;
+    if (LUCID_GROW(s->allocs, s->cap_allocs, s->nallocs + (size_t)nn) < 0)
+        return -1;
+    r->alloc_off = (int32_t)s->nallocs;
+    uint64_t all = s->cluster.gpus_per_node >= 64
+                       ? ~(uint64_t)0
+                       : ((uint64_t)1 << s->cluster.gpus_per_node) - 1;
+    for (int k = 0; k < nn; k++) {
+        if (b->node[k] < 0 || b->node[k] >= s->cluster.nslots)
+            continue;
+        s->allocs[s->nallocs++] =
+            (lucid_alloc){.node = b->node[k], .gpus = share, .mask = lucid_mask_lowest(all, share)};
+    }
+    r->alloc_n = (int32_t)(s->nallocs - (size_t)r->alloc_off);
+    r->status = LUCID_RUNNING;
+    r->start_time = b->start < s->now ? b->start : s->now;
+    r->run_prev = s->run_tail;
+    if (s->run_tail >= 0)
+        m->run[s->run_tail].run_next = j;
+    else
+        s->run_head = j;
+    s->run_tail = j;
+    s->nrunning++;
+    return 0;
+}
+
+/* Builds the picture: `busy` and then `more` (both may be empty) hold GPUs,
+ * `waiting` is the queue in order.  `mode`/`margin`: backfill's. */
+static int mirror_build(mirror *m, const decide_node *nodes, int nnodes, int64_t now,
+                        const decide_busy *busy, int nbusy, const decide_busy *more, int nmore,
+                        const decide_job *waiting, int nwaiting, int mode, double margin)
+{
+    memset(m, 0, sizeof *m);
+    size_t nall = (size_t)nbusy + (size_t)nmore, total = nall + (size_t)nwaiting + 1;
+    m->jobs = calloc(total, sizeof *m->jobs);
+    m->run = calloc(total, sizeof *m->run);
+    m->estimate = calloc(total, sizeof *m->estimate);
+    id_index *ids = malloc((nall + 1) * sizeof *ids);
+    lucid_error err = {{0}};
+    int per_node = per_node_of(nodes, nnodes);
+    if (!m->jobs || !m->run || !m->estimate || !ids || nnodes <= 0 ||
+        lucid_sched_init(&m->s, m->jobs, m->run, 0, nnodes, per_node,
+                         lucid_placer_find("consolidate"), NULL, lucid_semantics_fixed(), 1,
+                         &err) < 0) {
+        free(ids);
+        return -1;
+    }
+    m->ready = 1;
+    lucid_sched *s = &m->s;
+    s->now = now;
+    lucid_cluster_free(&s->cluster);
+    if (mirror_cluster(&s->cluster, nodes, nnodes) < 0) {
+        memset(&s->cluster, 0, sizeof s->cluster);
+        free(ids);
+        return -1;
+    }
+    for (size_t j = 0; j < nall; j++) {
+        const decide_busy *b = j < (size_t)nbusy ? &busy[j] : &more[j - (size_t)nbusy];
+        ids[j] = (id_index){b->id, (int32_t)j};
+        if (mirror_busy(m, (int32_t)j, b) < 0) {
+            free(ids);
+            return -1;
+        }
+    }
+    qsort(ids, nall, sizeof *ids, by_job_id);
+    for (size_t j = 0; j < nall; j++) {
+        const decide_busy *b = j < (size_t)nbusy ? &busy[j] : &more[j - (size_t)nbusy];
+        id_index key = {b->partner, 0};
+        const id_index *hit = b->partner ? bsearch(&key, ids, nall, sizeof *ids, by_job_id) : NULL;
+        if (hit && m->run[j].status == LUCID_RUNNING &&
+            m->run[hit->index].status == LUCID_RUNNING)
+            m->run[j].partner = hit->index;
+    }
+    free(ids);
+    if (LUCID_GROW(s->qbuf, s->qcap, (size_t)nwaiting + 1) < 0)
+        return -1;
+    s->queue = s->qbuf;
+    for (int k = 0; k < nwaiting; k++) {
+        int32_t j = (int32_t)nall + k;
+        m->jobs[j].gpu_num = waiting[k].gpus;
+        m->jobs[j].time_limit = -1;
+        m->estimate[j] = estimate_of(&waiting[k]);
+        m->run[j] = (lucid_jobrun){.status = LUCID_PENDING, .start_time = -1, .end_time = -1,
+                                   .partner = -1, .run_prev = -1, .run_next = -1};
+        s->queue[k] = j;
+    }
+    s->qlen = (size_t)nwaiting;
+    m->bf.cfg = (lucid_backfill_config){.mode = mode, .estimate = LUCID_BACKFILL_EST_MODEL,
+                                        .margin = margin >= 1 ? margin : 1};
+    m->bf.estimate = m->estimate;
+    return 0;
+}
+
+int decide_predict(decide_job *jobs, int njobs, int order, const decide_node *nodes, int nnodes,
+                   const decide_params *params, const decide_horizon *horizon, decide_eta *out)
+{
+    order_jobs(jobs, njobs, order ? LUCID_ORDER_FEWEST_GPUS : LUCID_ORDER_PRIORITY);
+    for (int k = 0; k < njobs; k++)
+        out[k] = (decide_eta){jobs[k].id, -1, -1, -1};
+    if (njobs <= 0 || nnodes <= 0)
+        return 0;
+    mirror m = {0};
+    int rc = -1;
+    lucid_eta_table none = {0};
+    lucid_eta_table *table = horizon && horizon->table ? horizon->table : &none;
+    lucid_eta_plan plan = {0};
+    lucid_eta *eta = malloc((size_t)njobs * sizeof *eta);
+    if (eta && mirror_build(&m, nodes, nnodes, horizon ? horizon->now : 0,
+                            horizon ? horizon->busy : NULL, horizon ? horizon->nbusy : 0, NULL, 0,
+                            jobs, njobs, params ? params->backfill : LUCID_BACKFILL_NONE,
+                            params ? params->backfill_margin : 1) == 0 &&
+        lucid_eta_predict(&m.s, &m.bf, table, &plan, 0, (size_t)njobs, -1, eta) == 0) {
+        for (int k = 0; k < njobs; k++)
+            out[k] = (decide_eta){jobs[k].id, eta[k].p10, eta[k].p50, eta[k].p90};
+        rc = 0;
+    }
+    mirror_free(&m);
+    lucid_eta_plan_free(&plan);
+    lucid_eta_table_free(&none);
+    free(eta);
+    return rc;
 }
 
 /* Running jobs that may take a partner, in buckets by GPU count (1..8) and
@@ -499,12 +710,22 @@ typedef struct main_pass {
     partner_index ix;
     char *taken; /* running jobs that took a partner in this decision */
     int most_free, whole_nodes;
+    /* Backfill (params->backfill): the profile of the core's picture, made
+     * when the first job does not fit, and what it must know of this pass. */
+    mirror mir;
+    int built;
+    size_t held;            /* reservations given in this pass */
+    uint32_t first_holder;  /* the first job that holds one */
+    decide_busy *started;   /* jobs placed on free GPUs in this pass, busy from now */
+    int nstarted;
 } main_pass;
 
 /* The pass's pack hook: onto the first running job the pair rule allows. */
 static int pack_job(void *ctx, size_t position)
 {
     main_pass *m = ctx;
+    if (!m->params->packing)
+        return 0; /* the pass tries every job only for backfill */
     const decide_job *job = &m->jobs[position];
     decide_result *result = &m->results[position];
     int partner =
@@ -523,6 +744,8 @@ static int pack_job(void *ctx, size_t position)
              other->job.gmem_mib, job->priority, m->params->priority_ratio, other->job.priority);
     int had = m->nodes[other->node].free_gpus;
     placement_block_node(&m->place, m->nodes, other->node);
+    if (m->built) /* nor may backfill use that node's free GPUs */
+        mirror_block_node(&m->mir, other->node);
     if (had >= 8)
         m->whole_nodes--;
     if (had > 0 && had == m->most_free)
@@ -530,10 +753,16 @@ static int pack_job(void *ctx, size_t position)
     return 1;
 }
 
+static int backfill_job(main_pass *m, size_t position);
+static void reserve_job(main_pass *m, size_t position);
+static void note_started(main_pass *m, const decide_job *job, const int *chosen, int count);
+
 /* The pass's place hook: consolidated placement (or spread for -N). */
 static int place_job(void *ctx, size_t position)
 {
     main_pass *m = ctx;
+    if (m->params->backfill && m->held > 0)
+        return backfill_job(m, position);
     const decide_job *job = &m->jobs[position];
     decide_result *result = &m->results[position];
     int want = nodes_needed(job->gpus, job->nodes,
@@ -545,6 +774,8 @@ static int place_job(void *ctx, size_t position)
     int count = may_fit ? placement_place(&m->place, job, m->nodes, m->nnodes, chosen) : 0;
     if (count <= 0) {
         reason_waiting(result, job);
+        if (m->params->backfill)
+            reserve_job(m, position);
         return 0;
     }
     result->start = 1;
@@ -552,6 +783,8 @@ static int place_job(void *ctx, size_t position)
     snprintf(result->reason, sizeof result->reason,
              "priority %.0f is the highest waiting; placed on %.120s", job->priority,
              result->nodes);
+    if (m->params->backfill)
+        note_started(m, job, chosen, count);
     m->most_free = max_free(m->nodes, m->nnodes);
     m->whole_nodes = nodes_with(m->nodes, m->nnodes, 8);
     return 1;
@@ -564,7 +797,157 @@ static void clear_results(decide_result *results, const decide_job *jobs, int nj
         results[j].start = 0;
         results[j].partner = 0;
         results[j].nodes[0] = results[j].gpu_list[0] = results[j].reason[0] = '\0';
+        results[j].reserved_at = -1;
+        results[j].reserved_nodes[0] = '\0';
     }
+}
+
+/* ---- backfill through the pass's hooks ----
+ * Until a job does not fit, the pass is the policy's own.  That job holds a
+ * reservation on the availability profile (the core's, backfill.h: free
+ * GPUs over future time as the busy jobs end by their estimates); from then
+ * on a job starts only where the profile has room for its whole estimated
+ * run x margin now, i.e. on GPUs no reservation needs meanwhile, and on
+ * exactly those GPUs' nodes. */
+static int64_t planned_s(const main_pass *m, const decide_job *job)
+{
+    double est = estimate_of(job);
+    if (!(est > 0))
+        est = 1000.0; /* lucid_backfill_job_estimate's default */
+    double margin = m->params->backfill_margin >= 1 ? m->params->backfill_margin : 1;
+    double d = ceil(est * margin);
+    return d < 1 ? 1 : (int64_t)d;
+}
+
+static void note_started(main_pass *m, const decide_job *job, const int *chosen, int count)
+{
+    if (m->built || count <= 0)
+        return; /* after the profile is made, backfill_job reserves its own starts */
+    decide_busy *b = &m->started[m->nstarted++];
+    *b = (decide_busy){.id = job->id, .gpus = job->gpus,
+                       .estimate_s = (double)planned_s(m, job),
+                       .start = m->params->horizon->now};
+    for (int k = 0; k < count && k < DECIDE_BUSY_NODES; k++)
+        b->node[b->nnodes++] = chosen[k];
+}
+
+static int ensure_profile(main_pass *m)
+{
+    if (m->built)
+        return m->built > 0 ? 0 : -1;
+    const decide_horizon *h = m->params->horizon;
+    m->built = -1;
+    if (mirror_build(&m->mir, m->nodes, m->nnodes, h->now, h->busy, h->nbusy, m->started,
+                     m->nstarted, NULL, 0, m->params->backfill, m->params->backfill_margin) < 0 ||
+        lucid_profile_build(&m->mir.bf.prof, &m->mir.s, lucid_backfill_remaining, &m->mir.bf) < 0)
+        return -1;
+    m->built = 1;
+    return 0;
+}
+
+static void write_alloc_nodes(char *out, size_t size, const decide_node *nodes,
+                              const lucid_alloc *alloc, int n)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (int a = 0; a < n && used < size; a++) {
+        int w = snprintf(out + used, size - used, "%s%s", a ? "," : "", nodes[alloc[a].node].name);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+}
+
+/* A job that does not fit now holds a reservation (the first one in EASY,
+ * every one in conservative); while packing, only a job too large to share
+ * GPUs (as the simulator's backfill has it: the others wait for partners). */
+static void reserve_job(main_pass *m, size_t position)
+{
+    const decide_job *job = &m->jobs[position];
+    decide_result *result = &m->results[position];
+    int reservable = !m->params->packing || job->gpus > LUCID_PACK_MAX_GPUS;
+    /* Conservative live: the first DECIDE_RESERVATIONS jobs that do not fit
+     * hold one (each is a search of the profile's whole future; a queue of
+     * 10,000 would take seconds); deeper jobs start only where they delay
+     * none of those. */
+    size_t depth = m->params->backfill == LUCID_BACKFILL_CONSERVATIVE ? DECIDE_RESERVATIONS : 1;
+    if (!reservable || m->held >= depth || ensure_profile(m) < 0)
+        return;
+    lucid_profile *p = &m->mir.bf.prof;
+    int64_t dur = planned_s(m, job);
+    int nalloc = 0;
+    long k = lucid_profile_fit(p, &m->mir.s, job->gpus, dur, m->params->horizon->now, &nalloc);
+    if (k < 0) {
+        if (m->held == 0)
+            m->held++; /* never fits on this profile: nothing to protect, but the
+                        * pass goes on by the profile (as backfill.c does) */
+        return;
+    }
+    if (lucid_profile_reserve(p, k, dur, nalloc) < 0)
+        return;
+    if (m->held++ == 0)
+        m->first_holder = job->id;
+    result->reserved_at = p->times[k];
+    write_alloc_nodes(result->reserved_nodes, sizeof result->reserved_nodes, m->nodes, p->alloc,
+                      nalloc);
+}
+
+/* After a reservation: start now only where the profile has room for the
+ * job's whole estimated run (then it delays no reservation). */
+static int backfill_job(main_pass *m, size_t position)
+{
+    const decide_job *job = &m->jobs[position];
+    decide_result *result = &m->results[position];
+    char *p = result->reason, *end = result->reason + sizeof result->reason - 1;
+    p = append_text(p, end, "waiting: starting it now would delay the reservation of job ");
+    p = append_number(p, end, m->first_holder);
+    *p = '\0';
+    int per_node = m->place.ready ? m->place.cluster.gpus_per_node : 8;
+    int core_nodes = job->gpus > 0 ? (job->gpus + per_node - 1) / per_node : 1;
+    if (job->node_ok || nodes_needed(job->gpus, job->nodes, per_node) != core_nodes ||
+        job->gpus <= 0 || ensure_profile(m) < 0 || !m->place.ready) {
+        /* Its own node choice or count is not what the profile places: it
+         * waits until no reservation stands in the way. */
+        reserve_job(m, position);
+        return 0;
+    }
+    lucid_profile *prof = &m->mir.bf.prof;
+    int64_t dur = planned_s(m, job);
+    int nalloc = 0;
+    /* Only a start now matters here (a later one is a reservation's
+     * question): a job with more GPUs than are free is refused at once. */
+    int fits = job->gpus <= m->mir.s.cluster.free_gpus &&
+               lucid_profile_fits_now(prof, &m->mir.s, job->gpus, dur, &nalloc) > 0;
+    if (!fits || nalloc > 64) {
+        reserve_job(m, position);
+        return 0;
+    }
+    lucid_alloc allocs[64];
+    for (int a = 0; a < nalloc; a++) {
+        int node = prof->alloc[a].node, g = __builtin_popcountll(prof->alloc[a].mask);
+        if (m->nodes[node].free_gpus < g || m->place.cluster.nodes[node].free < g)
+            return 0; /* taken meanwhile (a packed node): not on the profile's GPUs */
+        allocs[a] = (lucid_alloc){.node = node, .gpus = g,
+                                  .mask = lucid_mask_lowest(m->place.cluster.nodes[node].free_mask, g)};
+    }
+    if (lucid_profile_reserve(prof, 0, dur, nalloc) < 0)
+        return 0;
+    lucid_cluster_take(&m->mir.s.cluster, prof->alloc, nalloc);
+    lucid_cluster_take(&m->place.cluster, allocs, nalloc);
+    int chosen[64];
+    for (int a = 0; a < nalloc; a++) {
+        chosen[a] = allocs[a].node;
+        m->nodes[chosen[a]].free_gpus -= allocs[a].gpus;
+        m->nodes[chosen[a]].settling++;
+    }
+    result->start = 1;
+    write_nodes(result, m->nodes, chosen, nalloc);
+    snprintf(result->reason, sizeof result->reason,
+             "backfilled on %.100s: its estimated run ends before it could delay job %u's "
+             "reservation", result->nodes, m->first_holder);
+    m->most_free = max_free(m->nodes, m->nnodes);
+    m->whole_nodes = nodes_with(m->nodes, m->nnodes, 8);
+    return 1;
 }
 
 int decide_main(decide_job *jobs, int njobs, const decide_running *running, int nrunning,
@@ -583,12 +966,22 @@ int decide_main(decide_job *jobs, int njobs, const decide_running *running, int 
         m.taken = NULL;
     }
     placement_init(&m.place, nodes, nnodes);
+    decide_params own = *params;
+    if (!own.horizon || own.backfill < 0 || own.backfill > LUCID_BACKFILL_CONSERVATIVE)
+        own.backfill = LUCID_BACKFILL_NONE; /* no clock or busy jobs: no profile */
+    m.params = &own;
+    if (own.backfill && !(m.started = malloc((size_t)(njobs > 0 ? njobs : 1) * sizeof *m.started)))
+        own.backfill = LUCID_BACKFILL_NONE; /* out of memory: the plain pass */
     lucid_start_hooks hooks = {.ctx = &m, .pack = pack_job, .place = place_job};
     size_t stopped_at;
-    size_t started = lucid_start_in_order((size_t)njobs, params->packing, &hooks, &stopped_at);
+    /* With backfill every job is tried (the hooks decide who may pass). */
+    size_t started = lucid_start_in_order((size_t)njobs, own.packing || own.backfill, &hooks,
+                                          &stopped_at);
     for (size_t j = stopped_at + 1; j < (size_t)njobs; j++)
         reason_blocked(&results[j], jobs[stopped_at].id);
     placement_free(&m.place);
+    mirror_free(&m.mir);
+    free(m.started);
     free_partners(&m.ix);
     free(m.taken);
     return (int)started;

@@ -16,6 +16,8 @@
 
 #include <stdint.h>
 
+struct lucid_eta_table;
+
 typedef struct decide_job {
     uint32_t id;
     int gpus;          /* total */
@@ -27,6 +29,8 @@ typedef struct decide_job {
     const unsigned char *node_ok; /* NULL: any node; else node_ok[k] != 0 means node k of
                                    * this call's `nodes` array may be used (-w, --exclude),
                                    * for placement and for the partner's node */
+    double estimate_s; /* duration estimate, for start-time estimates and reservations
+                        * (<= 0: priority / GPUs, the estimate lucidd's priority holds) */
 } decide_job;
 
 typedef struct decide_running {
@@ -44,12 +48,46 @@ typedef struct decide_node {
                    * packing onto that node meanwhile); placements add to it */
 } decide_node;
 
+/* A job holding GPUs of this call's nodes, as the start-time estimates and
+ * reservations see it: its GPUs come back at its estimated end. */
+#define DECIDE_BUSY_NODES 32
+typedef struct decide_busy {
+    uint32_t id;
+    int gpus;           /* total, shared evenly by its nodes */
+    int nnodes;         /* entries in node[]; 0: on none of these nodes (ignored) */
+    int node[DECIDE_BUSY_NODES]; /* indices into the node array */
+    double estimate_s;  /* the duration model's estimate (<= 0: 1000 s) */
+    int64_t start;      /* when it started (s, the caller's clock); elapsed = now - start */
+    uint32_t partner;   /* shares its GPUs with this job (packed), or 0 */
+} decide_busy;
+
+/* What start-time estimates and reservations need beyond one decision:
+ * the clock, the jobs holding GPUs, and the actual/estimate ratios of jobs
+ * that ended (eta.h's table; the caller keeps it, no global). */
+typedef struct decide_horizon {
+    int64_t now;
+    const decide_busy *busy;
+    int nbusy;
+    struct lucid_eta_table *table;
+} decide_horizon;
+
 typedef struct decide_params {
     int packing;           /* switch: 1 on (every job tried, partners first), 0 off
                             * (head of line: the first job that does not fit blocks) */
     double gpu_memory_mib; /* one GPU's memory (24576 in the reference) */
     int score_sum;         /* the pair rule's limits (the paper's: 2 and 2; */
     double priority_ratio; /* `lucid tune` searches both) */
+    /* Backfill with reservations (backfill.h's LUCID_BACKFILL_*; 0 none, the
+     * default: the pass above unchanged).  Needs `horizon`.  EASY: the first
+     * job that does not fit holds a reservation on the availability profile
+     * (the shared core's, built from the busy jobs' estimated ends); a later
+     * job starts only on GPUs that reservation does not need during its own
+     * estimated run x margin.  Conservative: every job that does not fit
+     * holds one.  Reservations are recomputed at every decision. */
+    int backfill;
+    double backfill_margin; /* < 1: 1 */
+#define DECIDE_RESERVATIONS 64 /* conservative: at most this many per decision */
+    const decide_horizon *horizon;
 } decide_params;
 
 typedef struct decide_result {
@@ -59,6 +97,8 @@ typedef struct decide_result {
     uint32_t partner;     /* packed with, or 0 */
     char gpu_list[64];    /* partner's GPUs when packed */
     char reason[200];     /* why it starts here / why it waits */
+    int64_t reserved_at;  /* backfill: the start reserved for it (horizon clock), or -1 */
+    char reserved_nodes[64]; /* ... on these nodes ("n3,n4") */
 } decide_result;
 
 /* Orders `jobs` by priority (the core's LUCID_ORDER_PRIORITY, ties by id)
@@ -73,6 +113,23 @@ int decide_main(decide_job *jobs, int njobs, const decide_running *running, int 
  * the core's pass without packing (stop at the first job that does not fit). */
 int decide_profiling(decide_job *jobs, int njobs, decide_node *nodes, int nnodes,
                      decide_result *results);
+
+/* Start-time estimates (P10/P50/P90) of waiting jobs, by the shared core's
+ * predictor (lucid_eta_predict, eta.h: the simulator's): the jobs in the
+ * queue order of `order` (0 priority as decide_main, 1 fewest GPUs as
+ * decide_profiling; `jobs` is left in that order) placed forward on the
+ * availability profile of `nodes` (free GPUs now) and `horizon`'s busy jobs
+ * (their GPUs back at estimate x ratio, conditioned on elapsed), in order
+ * (or with `params->backfill`'s reservations).  Node masks and -N counts
+ * are not modelled: an estimate is for the job's GPU count.  out[k] is for
+ * jobs[k]; a start of -1 means it can never fit.  Returns 0, or -1 (out of
+ * memory). */
+typedef struct decide_eta {
+    uint32_t id;
+    int64_t p10, p50, p90; /* predicted start, the horizon's clock */
+} decide_eta;
+int decide_predict(decide_job *jobs, int njobs, int order, const decide_node *nodes, int nnodes,
+                   const decide_params *params, const decide_horizon *horizon, decide_eta *out);
 
 /* Consolidated placement (the core's placer) of `gpus` asked on `nodes_asked`
  * nodes (<= 0: as many as consolidation needs): writes the chosen node

@@ -118,6 +118,7 @@ static lucidd_job *add_job(lucidd *d, uint32_t job_id)
 
 void engine_free(lucidd *d)
 {
+    lucid_eta_table_free(&d->eta_table);
     free(d->jobs);
     free(d->slots);
     d->jobs = NULL;
@@ -327,6 +328,31 @@ static void profile_tag(const lucidd_job *job, char *out, size_t size)
              mean.gmem_util_pct);
 }
 
+/* A start time as users read it on this host: "14:20" within a day,
+ * else "12-04 14:20". */
+static void clock_text(int64_t t, char *out, size_t size)
+{
+    time_t tt = (time_t)t, now = time(NULL);
+    struct tm tm;
+    localtime_r(&tt, &tm);
+    strftime(out, size, llabs((long long)(tt - now)) < 20 * 3600 ? "%H:%M" : "%m-%d %H:%M", &tm);
+}
+
+/* "; start ~14:20 (13:50-15:40)", or "; no start estimate: <why>". */
+static void start_text(const lucidd_job *job, char *out, size_t size)
+{
+    out[0] = '\0';
+    if (job->shown_p50 > 0) {
+        char p10[16], p50[16], p90[16];
+        clock_text(job->shown_p10, p10, sizeof p10);
+        clock_text(job->shown_p50, p50, sizeof p50);
+        clock_text(job->shown_p90, p90, sizeof p90);
+        snprintf(out, size, "; start ~%s (%s-%s)", p50, p10, p90);
+    } else if (job->eta_none[0]) {
+        snprintf(out, size, "; no start estimate: %.60s", job->eta_none);
+    }
+}
+
 static void comment_text(const lucidd_job *job, char *out, size_t size)
 {
     char tag[96];
@@ -339,8 +365,14 @@ static void comment_text(const lucidd_job *job, char *out, size_t size)
     if (r->phase == LUCID_PHASE_RUNNING && r->packed_with)
         snprintf(out, size, "lucid: running packed with job %u on %.40s GPUs %.20s lucid-gpus=%.20s%s",
                  r->packed_with, r->node_list, r->gpu_list, r->gpu_list, tag);
-    else
-        snprintf(out, size, "lucid: %s: %.150s%s", lucid_phase_name(r->phase), r->reason, tag);
+    else {
+        /* Waiting jobs: when lucid expects them to start, for scontrol users. */
+        char start[96] = "";
+        if (queued(r->phase))
+            start_text(job, start, sizeof start);
+        snprintf(out, size, "lucid: %s: %.150s%s%s", lucid_phase_name(r->phase), r->reason, start,
+                 tag);
+    }
 }
 
 /* Waiting jobs: what squeue -O AdminComment and scontrol show job say. */
@@ -360,6 +392,17 @@ static void push_comments(lucidd *d, double now_mono)
         int phase_changed = job->comment_phase != (int)job->rec.phase + 1;
         if (!phase_changed && now_mono - job->comment_at < COMMENT_PERIOD_S)
             continue;
+        /* The estimate it shows moves to the newest when that appears,
+         * disappears or drifts by more than 10 min or a tenth of the wait:
+         * not at every small shift (each rewrite is an RPC). */
+        int64_t wait = job->eta_p50 - (int64_t)time(NULL), drift = job->eta_p50 - job->shown_p50;
+        int64_t tolerance = wait / 10 > 600 ? wait / 10 : 600;
+        if (phase_changed || (job->eta_p50 > 0) != (job->shown_p50 > 0) || drift > tolerance ||
+            drift < -tolerance) {
+            job->shown_p10 = job->eta_p10;
+            job->shown_p50 = job->eta_p50;
+            job->shown_p90 = job->eta_p90;
+        }
         char text[256];
         comment_text(job, text, sizeof text);
         if (strcmp(text, job->comment_sent) == 0) {
@@ -438,6 +481,8 @@ static void unpair(lucidd *d, lucidd_job *job)
 
 static void keep_profile(lucidd *d, lucidd_job *job, double measured_s);
 
+static void learn_ratio(lucidd *d, const lucidd_job *job);
+
 /* The job ended: its final phase says where, its outcome how.  Only a job
  * that completed is a training row of the duration model. */
 static void finish(lucidd *d, lucidd_job *job, const char *outcome, time_t start, time_t end,
@@ -470,6 +515,7 @@ static void finish(lucidd *d, lucidd_job *job, const char *outcome, time_t start
     job->rec.end_time = end ? end : time(NULL);
     job->releasing = 0;
     unpair(d, job);
+    learn_ratio(d, job);
     save(d, job);
 }
 
@@ -1134,6 +1180,8 @@ static void apply_start(lucidd *d, lucidd_job *job, const decide_result *result,
     snprintf(job->rec.gpu_list, sizeof job->rec.gpu_list, "%s", result->gpu_list);
     job->rec.packed_with = result->partner;
     job->observed_at = 0;
+    job->eta_p10 = job->eta_p50 = job->eta_p90 = 0; /* it starts: no estimate to show */
+    job->eta_none[0] = '\0';
     set_phase(job, profiling ? LUCID_PHASE_PROFILING : LUCID_PHASE_RUNNING, result->reason);
     job->releasing = 1;
     snprintf(job->slurm_reason, sizeof job->slurm_reason, "just released");
@@ -1247,7 +1295,8 @@ static decide_job decide_view(const lucidd_job *job)
                        .gpus = job->rec.gpus,
                        .nodes = job->nodes_fixed ? job->rec.nodes : 0,
                        .priority = job->rec.priority,
-                       .sharing_score = job->rec.sharing_score};
+                       .sharing_score = job->rec.sharing_score,
+                       .estimate_s = job->rec.estimate_s};
     lucid_gpu_sample mean = lucid_gpu_profile_result(&job->profile);
     view.gmem_mib = mean.gmem_used_mib;
     return view;
@@ -1315,6 +1364,9 @@ static void apply_results(lucidd *d, const decide_result *results, int n, int pr
         lucidd_job *job = engine_find(d, results[i].id);
         if (!job)
             continue;
+        job->reserved_at = results[i].reserved_at >= 0 ? results[i].reserved_at : 0;
+        snprintf(job->reserved_nodes, sizeof job->reserved_nodes, "%s",
+                 results[i].reserved_at >= 0 ? results[i].reserved_nodes : "");
         if (results[i].start)
             apply_start(d, job, &results[i], profiling);
         else
@@ -1380,7 +1432,215 @@ static int gather_waiting(lucidd *d, lucid_phase phase, const decide_node *nodes
     return count;
 }
 
-static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs)
+/* ---- start-time estimates ----
+ * Each waiting job's P10/P50/P90 start, by the core's predictor through
+ * decide_predict (the simulator's: the queue's own order on the profile of
+ * the busy jobs' estimated ends, their remaining time conditioned on how
+ * long they have run, the ratios actual/estimate of jobs that ended).  Made
+ * when a queue or its busy jobs changed, else at most every
+ * ETA_REFRESH_S: the estimates are absolute times and stay true while
+ * nothing changes, and a tick must stay cheap. */
+#define ETA_REFRESH_S 60.0
+
+static double thread_cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* A job that held GPUs on the main partition and ended teaches the
+ * predictor how long jobs really hold GPUs against their estimate, whatever
+ * its outcome (one that fails early frees its GPUs early too). */
+static void learn_ratio(lucidd *d, const lucidd_job *job)
+{
+    const lucid_job_record *r = &job->rec;
+    if (strcmp(r->ended_in, "main") != 0 || r->main_start <= 0 || r->end_time <= r->main_start ||
+        !(r->estimate_s > 0))
+        return;
+    lucid_eta_table_add(&d->eta_table, (double)(r->end_time - r->main_start) / r->estimate_s);
+}
+
+/* Why a waiting job has no estimate, in a user's words ("" if it has one). */
+static const char *eta_none_reason(const lucidd_job *job)
+{
+    if (job->rec.phase == LUCID_PHASE_HANDED_BACK)
+        return "handed back to Slurm's scheduler";
+    if (job->rec.phase == LUCID_PHASE_MOVING)
+        return "moving to the main queue";
+    if (strcmp(job->waits_for, "user-hold") == 0)
+        return "held by its owner (lucid release)";
+    if (strcmp(job->waits_for, "dependency") == 0)
+        return "waits for its dependency";
+    if (strcmp(job->waits_for, "begin") == 0)
+        return "waits for its begin time";
+    if (job->waits_for[0])
+        return "Slurm would not run it yet";
+    return "";
+}
+
+/* Jobs lucid cannot predict say why; jobs no longer waiting carry none. */
+static void eta_clear_unpredictable(lucidd *d)
+{
+    for (size_t i = 0; i < d->njobs; i++) {
+        lucidd_job *job = &d->jobs[i];
+        const char *why = eta_none_reason(job);
+        int waiting = queued(job->rec.phase) || job->rec.phase == LUCID_PHASE_MOVING ||
+                      job->rec.phase == LUCID_PHASE_HANDED_BACK;
+        if (waiting && !*why)
+            continue; /* predicted (kept from the last prediction meanwhile) */
+        if (!waiting && !job->eta_p50 && !job->eta_none[0] && !job->reserved_at)
+            continue; /* already clear: most of the table, every tick */
+        job->eta_p10 = job->eta_p50 = job->eta_p90 = 0;
+        job->eta_ahead = 0;
+        snprintf(job->eta_none, sizeof job->eta_none, "%s", waiting ? why : "");
+        job->reserved_at = 0;
+        job->reserved_nodes[0] = '\0';
+    }
+}
+
+typedef struct node_name {
+    const char *name;
+    int index;
+} node_name;
+
+static int by_node_name(const void *a, const void *b)
+{
+    return strcmp(((const node_name *)a)->name, ((const node_name *)b)->name);
+}
+
+/* The nodes of `list` ("n1,n2" as lucid writes it, or a Slurm host list)
+ * as indices into nodes[]. */
+static void busy_nodes(decide_busy *b, const char *list, const node_name *names, int nnodes,
+                       const decide_node *nodes)
+{
+    b->nnodes = 0;
+    if (strchr(list, '[')) { /* a compressed host list: ask Slurm's parser */
+        for (int k = 0; k < nnodes && b->nnodes < DECIDE_BUSY_NODES; k++)
+            if (slurm_io_in_hostlist(list, nodes[k].name))
+                b->node[b->nnodes++] = k;
+        return;
+    }
+    char copy[256];
+    snprintf(copy, sizeof copy, "%s", list);
+    char *save_ptr = NULL;
+    for (char *name = strtok_r(copy, ",", &save_ptr); name && b->nnodes < DECIDE_BUSY_NODES;
+         name = strtok_r(NULL, ",", &save_ptr)) {
+        node_name key = {name, 0};
+        const node_name *hit = bsearch(&key, names, (size_t)nnodes, sizeof *names, by_node_name);
+        if (hit)
+            b->node[b->nnodes++] = hit->index;
+    }
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    return (h ^ v) * 0x100000001b3ULL;
+}
+
+/* The jobs holding GPUs of one partition's nodes (profiling: the
+ * profiler's), as the profile sees them; malloc'ed, NULL when out of memory. */
+static decide_busy *collect_busy(lucidd *d, int profiling, const decide_node *nodes, int nnodes,
+                                 int *count)
+{
+    lucid_phase busy_phase = profiling ? LUCID_PHASE_PROFILING : LUCID_PHASE_RUNNING;
+    const char *partition = profiling ? d->cfg.profiling_partition : d->cfg.main_partition;
+    size_t count_busy = 1; /* sized to what is there: a fresh 2 MB per tick is page faults */
+    for (size_t i = 0; i < d->njobs; i++)
+        count_busy += d->jobs[i].rec.phase == busy_phase;
+    decide_busy *busy = malloc(count_busy * sizeof *busy);
+    node_name *names = malloc((size_t)(nnodes > 0 ? nnodes : 1) * sizeof *names);
+    *count = 0;
+    if (!busy || !names) {
+        free(busy);
+        free(names);
+        return NULL;
+    }
+    for (int k = 0; k < nnodes; k++)
+        names[k] = (node_name){nodes[k].name, k};
+    qsort(names, (size_t)nnodes, sizeof *names, by_node_name);
+    int64_t now = (int64_t)time(NULL);
+    int nbusy = 0;
+    for (size_t i = 0; i < d->njobs; i++) {
+        const lucidd_job *job = &d->jobs[i];
+        const lucid_job_record *r = &job->rec;
+        if (r->phase != busy_phase || strcmp(r->partition, partition) != 0)
+            continue;
+        decide_busy *b = &busy[nbusy++];
+        int64_t start = profiling ? r->profile_start : r->main_start;
+        *b = (decide_busy){.id = r->job_id, .gpus = r->gpus, .estimate_s = r->estimate_s,
+                           .start = job->releasing || start <= 0 ? now : start,
+                           .partner = r->packed_with};
+        if (profiling && (b->estimate_s <= 0 || b->estimate_s > d->cfg.profile_limit_s))
+            b->estimate_s = d->cfg.profile_limit_s; /* the profiler stops it there */
+        busy_nodes(b, r->node_list, names, nnodes, nodes);
+    }
+    free(names);
+    *count = nbusy;
+    return busy;
+}
+
+/* Predicts the waiting jobs of one queue (profiling: the profiler's) that
+ * did not start in this decision; `waiting`/`results` as the decision left
+ * them, `nodes` with its placements. */
+static void predict_queue(lucidd *d, decide_job *waiting, const decide_result *results, int n,
+                          const decide_node *nodes, int nnodes, int profiling, double now_mono)
+{
+    decide_job *pending = malloc((size_t)(n > 0 ? n : 1) * sizeof *pending);
+    decide_busy *busy = NULL;
+    decide_eta *eta = malloc((size_t)(n > 0 ? n : 1) * sizeof *eta);
+    if (!pending || !eta)
+        goto done;
+    uint64_t sig = 0xcbf29ce484222325ULL;
+    int np = 0, nbusy = 0;
+    for (int k = 0; k < n; k++) {
+        if (results[k].start)
+            continue;
+        pending[np] = waiting[k];
+        if (profiling && pending[np].estimate_s > d->cfg.profile_limit_s)
+            pending[np].estimate_s = d->cfg.profile_limit_s; /* the profiler stops it there */
+        sig = mix(sig, waiting[k].id);
+        np++;
+    }
+    busy = collect_busy(d, profiling, nodes, nnodes, &nbusy);
+    if (!busy)
+        goto done;
+    for (int k = 0; k < nbusy; k++)
+        sig = mix(mix(sig, busy[k].id ^ 0x80000000u), (uint64_t)busy[k].nnodes);
+    sig = mix(sig, (uint64_t)np);
+    int q = profiling ? 1 : 0;
+    if (sig == d->eta_signature[q] && now_mono - d->eta_at[q] < ETA_REFRESH_S)
+        goto done; /* nothing changed: the absolute estimates stand */
+    double cpu0 = thread_cpu_s();
+    decide_horizon horizon = {.now = (int64_t)time(NULL), .busy = busy, .nbusy = nbusy, .table = &d->eta_table};
+    decide_params params = {.packing = profiling ? 0 : d->packing_on,
+                            .backfill = profiling ? 0 : d->cfg.backfill,
+                            .backfill_margin = d->cfg.backfill_margin};
+    if (decide_predict(pending, np, profiling, nodes, nnodes, &params, &horizon, eta) < 0)
+        goto done;
+    d->eta_cpu_s = thread_cpu_s() - cpu0;
+    d->eta_runs++;
+    d->eta_signature[q] = sig;
+    d->eta_at[q] = now_mono;
+    for (int k = 0; k < np; k++) {
+        lucidd_job *job = engine_find(d, eta[k].id);
+        if (!job)
+            continue;
+        int never = eta[k].p50 < 0;
+        job->eta_p10 = never ? 0 : eta[k].p10;
+        job->eta_p50 = never ? 0 : eta[k].p50;
+        job->eta_p90 = never ? 0 : eta[k].p90;
+        job->eta_ahead = k;
+        snprintf(job->eta_none, sizeof job->eta_none, "%s",
+                 never ? "no start in sight: too few GPUs in service" : "");
+    }
+done:
+    free(pending);
+    free(busy);
+    free(eta);
+}
+
+static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs, double now_mono)
 {
     lucid_error err = {{0}};
     slurm_node *snodes = NULL;
@@ -1413,6 +1673,10 @@ static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs)
     decide_profiling(waiting, nwaiting, nodes, nnodes, results);
     double profiling_s = monotonic_s() - t0;
     apply_results(d, results, nwaiting, 1);
+    double eta0 = thread_cpu_s();
+    eta_clear_unpredictable(d);
+    predict_queue(d, waiting, results, nwaiting, nodes, nnodes, 1, now_mono);
+    double eta_s = thread_cpu_s() - eta0;
 
     nnodes = collect_nodes(d, d->cfg.main_partition, snodes, nsnodes, sjobs, nsjobs, nodes);
     d->main_gpus = 0;
@@ -1443,11 +1707,25 @@ static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs)
     decide_params params = {.packing = d->packing_on,
                             .gpu_memory_mib = d->cfg.gpu_memory_mib,
                             .score_sum = d->cfg.score_sum,
-                            .priority_ratio = d->cfg.priority_ratio};
+                            .priority_ratio = d->cfg.priority_ratio,
+                            .backfill = d->cfg.backfill,
+                            .backfill_margin = d->cfg.backfill_margin};
+    decide_busy *busy = NULL;
+    decide_horizon horizon = {.now = (int64_t)time(NULL), .table = &d->eta_table};
+    if (d->cfg.backfill) {
+        /* Reservations need every job holding GPUs of the main partition. */
+        busy = collect_busy(d, 0, nodes, nnodes, &horizon.nbusy);
+        horizon.busy = busy;
+        params.horizon = busy ? &horizon : NULL;
+    }
     t0 = monotonic_s();
     decide_main(waiting, nwaiting, running, nrunning, nodes, nnodes, &params, results);
     double latency = profiling_s + monotonic_s() - t0;
+    free(busy);
     apply_results(d, results, nwaiting, 0);
+    eta0 = thread_cpu_s();
+    predict_queue(d, waiting, results, nwaiting, nodes, nnodes, 0, now_mono);
+    d->eta_tick_cpu_s = eta_s + thread_cpu_s() - eta0;
     d->latency_s[d->latency_count % LUCIDD_LATENCY_SAMPLES] = latency;
     d->latency_count++;
     d->latency_sum_s += latency;
@@ -1561,7 +1839,7 @@ void engine_tick(lucidd *d)
     }
     sample_profiles(d, sjobs, n);
     update_models(d, now);
-    decide_and_apply(d, sjobs, n);
+    decide_and_apply(d, sjobs, n, now_mono);
     push_comments(d, now_mono);
     flush(d);
     write_heartbeat(d);
@@ -1597,6 +1875,8 @@ int engine_load(lucidd *d, lucid_error *err)
                                                                  : job->rec.profile_start;
         if (job->rec.job_id > d->intake_max)
             d->intake_max = job->rec.job_id;
+        if (lucid_phase_is_final(job->rec.phase))
+            learn_ratio(d, job); /* the predictor's ratio table, rebuilt from the store */
     }
     free(records);
     return 0;

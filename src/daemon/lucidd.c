@@ -25,6 +25,7 @@
 
 #include "daemon.h"
 #include "handback.h"
+#include "lucid/backfill.h"
 #include "lucid/util.h"
 #include "models.h"
 #include "slurm_io.h"
@@ -129,6 +130,9 @@ static const char usage_text[] =
     "  --priority-ratio X      ... and the newcomer's priority is <= X times the partner's\n"
     "                          (default 2; `lucid tune` writes tuned values of both)\n"
     "  --packing auto|on|off   packing switch (default auto)\n"
+    "  --backfill none|easy|conservative  reservations for jobs that do not fit (default\n"
+    "                          none: strict priority order); see docs/live.md\n"
+    "  --backfill-margin X     a job's estimate is stretched by X when it is planned (default 1.2)\n"
     "  --tick-ms N             decision period (default 500)\n"
     "  --default-estimate S    duration estimate without a time limit or model (default 3600)\n"
     "  --retrain-period S      seconds between trainings of the duration model (default 604800)\n"
@@ -222,6 +226,22 @@ static int set_option(lucidd_config *cfg, const char *where, const char *opt, co
             return -1;
         }
         cfg->packing_mode = strcmp(value, "auto") == 0 ? -1 : strcmp(value, "on") == 0;
+    } else if (strcmp(opt, "--backfill") == 0) {
+        int mode = lucid_backfill_mode_parse(value);
+        if (mode < 0) {
+            fprintf(stderr, "lucidd: %s--backfill: '%s' is not none, easy or conservative\n",
+                    where, value);
+            return -1;
+        }
+        cfg->backfill = mode;
+    } else if (strcmp(opt, "--backfill-margin") == 0) {
+        if (parse_number(where, opt, value, 1, &cfg->backfill_margin) < 0 ||
+            cfg->backfill_margin > 100) {
+            if (cfg->backfill_margin > 100)
+                fprintf(stderr, "lucidd: %s--backfill-margin: '%s' is more than 100\n", where,
+                        value);
+            return -1;
+        }
     } else if (strcmp(opt, "--metrics-port") == 0) {
         if (parse_number(where, opt, value, 0, &number) < 0 || number > 65535)
             return -1;
@@ -368,6 +388,7 @@ static int parse_args(int argc, char **argv, lucidd_config *cfg)
                            .score_sum = 2,
                            .priority_ratio = 2,
                            .packing_mode = -1,
+                           .backfill_margin = 1.2,
                            .tick_ms = 500,
                            .default_estimate_s = 3600,
                            .retrain_period_s = 604800,

@@ -225,12 +225,9 @@ static long split_at(lucid_profile *p, int64_t t)
     return insert_row(p, k + 1, t) < 0 ? -1 : (long)(k + 1);
 }
 
-long lucid_profile_fit(lucid_profile *p, const lucid_sched *s, int32_t gpus, int64_t duration,
-                       int64_t not_before, int *nalloc)
+/* Room for the job's GPUs before a search: the scratch buffers. */
+static int fit_prepare(lucid_profile *p, int32_t gpus)
 {
-    const lucid_cluster *c = &s->cluster;
-    if (duration < 1)
-        duration = 1;
     int need = gpus > 1 ? gpus : 1;
     if (LUCID_GROW(p->winmin, p->cap_winmin, (size_t)p->nslots + 1) < 0)
         return -1;
@@ -241,6 +238,67 @@ long lucid_profile_fit(lucid_profile *p, const lucid_sched *s, int32_t gpus, int
         p->alloc = grown;
         p->cap_alloc = need;
     }
+    return 0;
+}
+
+/* Whether the job fits at segment k (p->alloc, *nalloc): 1 yes, 0 no (then
+ * *skip_to is the last segment no start up to which can fit), -1 out of
+ * memory. */
+static int fit_at(lucid_profile *p, const lucid_sched *s, size_t k, int32_t gpus,
+                  int64_t duration, int *nalloc, size_t *skip_to)
+{
+    const lucid_cluster *c = &s->cluster;
+    *skip_to = k;
+    int64_t end = p->times[k] + duration;
+    if (ensure_until(p, end) < 0)
+        return -1;
+    /* A segment in the window with too few free GPUs in all rules out
+     * every start up to it: go on after it. */
+    for (size_t j = k; j < p->m && (j == k || p->times[j] < end); j++)
+        if (p->total[p->ord[j]] < gpus) {
+            *skip_to = j;
+            return 0;
+        }
+    memcpy(p->winmin, row(p, k), (size_t)p->nslots * sizeof *p->winmin);
+    int64_t total = 0;
+    for (size_t j = k + 1; j < p->m && p->times[j] < end; j++) {
+        const int32_t *r = row(p, j);
+        for (int32_t i = 0; i < p->nslots; i++)
+            if (r[i] < p->winmin[i])
+                p->winmin[i] = r[i];
+    }
+    for (int32_t i = 0; i < p->nslots; i++)
+        total += p->winmin[i];
+    if (total < gpus)
+        return 0;
+    for (int32_t i = 0; i < p->nslots; i++) {
+        if (!c->nodes[i].alive)
+            continue;
+        /* Past k = 0 only counts matter to the placer, not which GPUs. */
+        if (k > 0 && p->hypo.nodes[i].free == p->winmin[i])
+            continue;
+        /* At k = 0 the window is within what is free now: keep real GPUs. */
+        uint64_t from = k == 0 ? c->nodes[i].free_mask
+                               : (p->gpus_per_node >= 64 ? ~(uint64_t)0
+                                                         : ((uint64_t)1 << p->gpus_per_node) - 1);
+        hypo_set(p, i, lucid_mask_lowest(from, p->winmin[i]));
+    }
+    lucid_rng rng = s->rng; /* a copy: planning never moves the real generator */
+    int n = s->placer->select(&p->hypo, gpus, &rng, p->alloc, p->cap_alloc);
+    if (n > 0) {
+        *nalloc = n;
+        return 1;
+    }
+    return 0;
+}
+
+long lucid_profile_fit(lucid_profile *p, const lucid_sched *s, int32_t gpus, int64_t duration,
+                       int64_t not_before, int *nalloc)
+{
+    if (duration < 1)
+        duration = 1;
+    if (fit_prepare(p, gpus) < 0)
+        return -1;
     size_t k0 = 0;
     if (not_before > p->times[0]) {
         /* A start inside a segment: the segment from there on is the same. */
@@ -258,53 +316,26 @@ long lucid_profile_fit(lucid_profile *p, const lucid_sched *s, int32_t gpus, int
             if (k >= p->m)
                 continue;
         }
-        int64_t end = p->times[k] + duration;
-        if (ensure_until(p, end) < 0)
+        size_t skip_to;
+        int fits = fit_at(p, s, k, gpus, duration, nalloc, &skip_to);
+        if (fits < 0)
             return -1;
-        /* A segment in the window with too few free GPUs in all rules out
-         * every start up to it: go on after it. */
-        size_t short_row = p->m;
-        for (size_t j = k; j < p->m && (j == k || p->times[j] < end); j++)
-            if (p->total[p->ord[j]] < gpus) {
-                short_row = j;
-                break;
-            }
-        if (short_row < p->m) {
-            k = short_row;
-            continue;
-        }
-        memcpy(p->winmin, row(p, k), (size_t)p->nslots * sizeof *p->winmin);
-        int64_t total = 0;
-        for (size_t j = k + 1; j < p->m && p->times[j] < end; j++) {
-            const int32_t *r = row(p, j);
-            for (int32_t i = 0; i < p->nslots; i++)
-                if (r[i] < p->winmin[i])
-                    p->winmin[i] = r[i];
-        }
-        for (int32_t i = 0; i < p->nslots; i++)
-            total += p->winmin[i];
-        if (total < gpus)
-            continue;
-        for (int32_t i = 0; i < p->nslots; i++) {
-            if (!c->nodes[i].alive)
-                continue;
-            /* Past k = 0 only counts matter to the placer, not which GPUs. */
-            if (k > 0 && p->hypo.nodes[i].free == p->winmin[i])
-                continue;
-            /* At k = 0 the window is within what is free now: keep real GPUs. */
-            uint64_t from = k == 0 ? c->nodes[i].free_mask
-                                   : (p->gpus_per_node >= 64 ? ~(uint64_t)0
-                                                             : ((uint64_t)1 << p->gpus_per_node) - 1);
-            hypo_set(p, i, lucid_mask_lowest(from, p->winmin[i]));
-        }
-        lucid_rng rng = s->rng; /* a copy: planning never moves the real generator */
-        int n = s->placer->select(&p->hypo, gpus, &rng, p->alloc, p->cap_alloc);
-        if (n > 0) {
-            *nalloc = n;
+        if (fits)
             return (long)k;
-        }
+        k = skip_to;
     }
     return -1;
+}
+
+int lucid_profile_fits_now(lucid_profile *p, const lucid_sched *s, int32_t gpus,
+                           int64_t duration, int *nalloc)
+{
+    size_t skip_to;
+    if (duration < 1)
+        duration = 1;
+    if (fit_prepare(p, gpus) < 0)
+        return -1;
+    return fit_at(p, s, 0, gpus, duration, nalloc, &skip_to);
 }
 
 static int reserve_gpus(lucid_profile *p, long k, int64_t duration, const lucid_alloc *alloc,
@@ -362,7 +393,7 @@ double lucid_backfill_job_estimate(const lucid_sched *s, const lucid_backfill *b
  * again as it has so far (at least a minute): the durations are heavy-tailed,
  * and a reservation that keeps being due in a second would block all
  * backfill behind a job that overran. */
-static int64_t backfill_remaining(void *ctx, const lucid_sched *s, int32_t job)
+int64_t lucid_backfill_remaining(void *ctx, const lucid_sched *s, int32_t job)
 {
     const lucid_backfill *bf = ctx;
     double est = lucid_backfill_job_estimate(s, bf, job);
@@ -419,7 +450,7 @@ size_t lucid_backfill_pass(lucid_sched *s, const int32_t *jobs, size_t n,
         int32_t job = jobs[i];
         if (bf->reserved_at[job] < 0)
             continue;
-        if (!built && lucid_profile_build(p, s, backfill_remaining, bf) < 0)
+        if (!built && lucid_profile_build(p, s, lucid_backfill_remaining, bf) < 0)
             return started;
         built = 1;
         int64_t dur = planned_duration(s, bf, job);
@@ -456,7 +487,7 @@ size_t lucid_backfill_pass(lucid_sched *s, const int32_t *jobs, size_t n,
         int reservable = !pack || s->jobs[job].gpu_num > LUCID_PACK_MAX_GPUS;
         if (held == 0 && !reservable)
             continue;
-        if (!built && lucid_profile_build(p, s, backfill_remaining, bf) < 0)
+        if (!built && lucid_profile_build(p, s, lucid_backfill_remaining, bf) < 0)
             break;
         built = 1;
         int64_t dur = planned_duration(s, bf, job);
@@ -496,7 +527,7 @@ int lucid_backfill_reservation(const lucid_sched *s, int32_t job, int64_t *at, c
         return 0;
     lucid_profile p = {0};
     int found = 0;
-    if (lucid_profile_build(&p, s, backfill_remaining, bf) == 0)
+    if (lucid_profile_build(&p, s, lucid_backfill_remaining, bf) == 0)
         for (size_t i = 0; i < s->qlen; i++) {
             int32_t other = s->queue[i];
             if (bf->reserved_at[other] < 0)

@@ -13,14 +13,18 @@ path, me, log = sys.argv[1:4]
 now = int(time.time())
 job = dict(user="", name="", partition="main", phase="", gpus=1, nodes=1, priority=0.0,
            estimate_s=0.0, sharing_score=-1, packed_with=0, node_list="", gpu_list="",
-           reason="", submit_time=now - 7200, profile_start=0, main_start=0, end_time=0, runs=0)
+           reason="", submit_time=now - 7200, profile_start=0, main_start=0, end_time=0, runs=0,
+           start_p10=0, start_p50=0, start_p90=0, start_none="", jobs_ahead=0, reserved_at=0,
+           reserved_nodes="")
 jobs = [
     dict(job, job=101, user="alice", name="train-a", phase="running", gpus=8, priority=99.0,
          main_start=now - 3725, node_list="n1", reason="placed on n1"),
     dict(job, job=102, user=me, name="eval", partition="profiling", phase="profiling",
          priority=9.0, profile_start=now - 65, node_list="p1", reason="profiling on p1"),
     dict(job, job=103, user="alice", name="big", phase="main-queue", gpus=16, nodes=2,
-         priority=999.0, reason="waits for 16 GPUs: 8 free"),
+         priority=999.0, reason="waits for 16 GPUs: 8 free",
+         start_p10=now + 1800, start_p50=now + 3600, start_p90=now + 7200, jobs_ahead=3,
+         reserved_at=now + 3600, reserved_nodes="n3,n4"),
     dict(job, job=104, user="carol", name="very-long-job-name", phase="done", gpus=2,
          main_start=now - 100000, end_time=now - 100000 + 90061, node_list="n2",
          reason="ended COMPLETED"),
@@ -43,7 +47,11 @@ while True:
         f.write(json.dumps(request, sort_keys=True) + "\n")
     if request.get("cmd") == "queue":
         reply = {"ok": True, "jobs": [j for j in jobs if request.get("all") or j["phase"] not in final]}
+    elif request.get("cmd") == "explain" and any(j["job"] == request.get("job") for j in jobs):
+        job = next(j for j in jobs if j["job"] == request.get("job"))
+        reply = {"ok": True, "job": job, "estimate": {"model": "duration", "version": 0, "why": ""},
+                 "phases": [], "profile": {"samples": 0}, "decisions": []}
     else:
-        reply = {"ok": False, "error": "bad request: fake lucidd knows only queue"}
+        reply = {"ok": False, "error": "bad request: fake lucidd knows only queue and explain"}
     conn.sendall((json.dumps(reply) + "\n").encode())
     conn.close()

@@ -380,6 +380,119 @@ static void ticks_go_on_while_slurmctld_is_down(void **state)
     assert_true(d.slurm_down_since > 0);
 }
 
+/* Start-time estimates, worked out by hand: n1 runs job 1 (8 GPUs,
+ * estimate 3600 s, the default) since T, n2 job 9 (8 GPUs, 10,000 min: it
+ * ends long after); job 2 (8 GPUs) waits.  With no ended job yet the ratio table answers its prior (0.25,
+ * 1, 4 at P10/P50/P90, eta.h), all above elapsed/estimate, so job 1 is
+ * expected to end at T + 900, T + 3600, T + 14400: job 2's interval.  A job
+ * with a dependency gets none, and says why; the AdminComment carries it. */
+static void waiting_jobs_get_start_estimates(void **state)
+{
+    (void)state;
+    d.cfg.gpu_limit = 1; /* no profiling: straight to main */
+    fake_submit(1, "alice", 8, 8, 1);
+    fake_submit(9, "alice", 8, 8, 1)->time_limit_min = 10000;
+    engine_tick(&d);
+    assert_phase(1, LUCID_PHASE_RUNNING);
+    assert_true(fake_called("start 1 main n1"));
+    time_t t = time(NULL) - 100;
+    fake_run(1, t);
+    fake_run(9, t);
+    fake_submit(2, "bob", 8, 8, 1);
+    slurm_job *dep = fake_submit(3, "bob", 8, 8, 1);
+    snprintf(dep->dependency, sizeof dep->dependency, "afterok:1(unfulfilled)");
+    engine_tick(&d);
+    assert_phase(2, LUCID_PHASE_MAIN_QUEUE);
+    assert_int_equal(rec(1)->main_start, t);
+    const lucidd_job *job = engine_find(&d, 2);
+    assert_int_equal(job->eta_p10, t + 900);
+    assert_int_equal(job->eta_p50, t + 3600);
+    assert_int_equal(job->eta_p90, t + 14400);
+    assert_int_equal(job->eta_ahead, 0);
+    assert_string_equal(job->eta_none, "");
+    const lucidd_job *waits = engine_find(&d, 3);
+    assert_int_equal(waits->eta_p50, 0);
+    assert_string_equal(waits->eta_none, "waits for its dependency");
+    /* scontrol show job: the reason, then the start estimate. */
+    assert_non_null(strstr(fake_job(2)->admin_comment, "; start ~"));
+    assert_non_null(strstr(fake_job(3)->admin_comment, "; no start estimate: waits for its dependency"));
+    /* Job 1 ends: job 2 starts ("now"), job 1's ratio is learnt (a table of
+     * fewer than 20 ratios still answers the prior). */
+    fake_end(1, SJ_COMPLETED, "COMPLETED", t + 200);
+    engine_tick(&d);
+    assert_int_equal(d.eta_table.n, 1);
+    assert_true(fabs(d.eta_table.ratios[0] - 200.0 / 3600.0) < 1e-12);
+    assert_phase(2, LUCID_PHASE_RUNNING);
+    assert_int_equal(engine_find(&d, 2)->eta_p50, 0);
+}
+
+/* The ratio table is rebuilt from the state store at start: 25 jobs that
+ * held their GPUs twice their estimate make every quantile 2, so a job
+ * running since T with estimate 3600 ends at T + 7200 in all three (job 9
+ * holds n2 for 10,000 min x 2). */
+static void ratio_table_is_rebuilt_from_the_store(void **state)
+{
+    (void)state;
+    lucid_error err = {{0}};
+    for (uint32_t id = 100; id < 125; id++) {
+        lucid_job_record r = {.job_id = id, .phase = LUCID_PHASE_DONE, .gpus = 1, .nodes = 1,
+                              .estimate_s = 500, .main_start = 1000, .end_time = 2000};
+        snprintf(r.ended_in, sizeof r.ended_in, "main");
+        snprintf(r.outcome, sizeof r.outcome, "completed");
+        assert_int_equal(lucid_state_put_job(d.state, &r, &err), 0);
+    }
+    assert_int_equal(engine_load(&d, &err), 0);
+    assert_int_equal(d.eta_table.n, 25);
+    d.cfg.gpu_limit = 1;
+    fake_submit(1, "alice", 8, 8, 1);
+    fake_submit(9, "alice", 8, 8, 1)->time_limit_min = 10000;
+    engine_tick(&d);
+    time_t t = time(NULL) - 100;
+    fake_run(1, t);
+    fake_run(9, t);
+    fake_submit(2, "bob", 8, 8, 1);
+    engine_tick(&d);
+    const lucidd_job *job = engine_find(&d, 2);
+    assert_int_equal(job->eta_p10, t + 7200);
+    assert_int_equal(job->eta_p50, t + 7200);
+    assert_int_equal(job->eta_p90, t + 7200);
+}
+
+/* backfill = easy, priorities estimate x GPUs (lower first), estimates
+ * from time limits: job 1 (8 GPUs, 3600 s) runs on n1 since T.  Job 2 (16
+ * GPUs, 1 min: priority 960) cannot start; it is reserved n1,n2 from T +
+ * 3600.  Job 4 (8 GPUs, 10 min: 4800) comes after it, fits n2 now and ends,
+ * x margin 1.2, long before T + 3600: backfilled on n2.  Job 3 (8 GPUs, 121
+ * min: 58080) would delay the reservation: it waits.  Without backfill none
+ * of them would start (job 2 blocks the head of the line). */
+static void backfill_honours_the_reservation(void **state)
+{
+    (void)state;
+    d.cfg.gpu_limit = 1;
+    d.cfg.backfill = 1; /* LUCID_BACKFILL_EASY */
+    d.cfg.backfill_margin = 1.2;
+    fake_submit(1, "alice", 8, 8, 1);
+    engine_tick(&d);
+    assert_phase(1, LUCID_PHASE_RUNNING);
+    time_t t = time(NULL);
+    fake_run(1, t);
+    fake_submit(2, "bob", 16, 8, 2)->time_limit_min = 1;
+    fake_submit(3, "carol", 8, 8, 1)->time_limit_min = 121;
+    fake_submit(4, "dave", 8, 8, 1)->time_limit_min = 10;
+    engine_tick(&d);
+    assert_phase(2, LUCID_PHASE_MAIN_QUEUE);
+    const lucidd_job *big = engine_find(&d, 2);
+    assert_int_equal(big->reserved_at, t + 3600);
+    assert_string_equal(big->reserved_nodes, "n1,n2");
+    assert_phase(4, LUCID_PHASE_RUNNING);
+    assert_true(fake_called("start 4 main n2"));
+    assert_phase(3, LUCID_PHASE_MAIN_QUEUE);
+    assert_non_null(strstr(rec(3)->reason, "delay the reservation of job 2"));
+    assert_int_equal(engine_find(&d, 3)->reserved_at, 0); /* EASY: only the first */
+    /* Its start estimate is the reservation (P50: job 1 ends by estimate). */
+    assert_int_equal(big->eta_p50, t + 3600);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -388,6 +501,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(no_requeue_of_recovered_jobs_right_after_slurmctld_starts, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(outcomes_say_where_and_how, setup, teardown),
+        cmocka_unit_test_setup_teardown(waiting_jobs_get_start_estimates, setup, teardown),
+        cmocka_unit_test_setup_teardown(ratio_table_is_rebuilt_from_the_store, setup, teardown),
+        cmocka_unit_test_setup_teardown(backfill_honours_the_reservation, setup, teardown),
         cmocka_unit_test_setup_teardown(dependencies_begin_and_user_holds_take_no_capacity, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(node_choices_are_honoured_or_handed_back, setup, teardown),

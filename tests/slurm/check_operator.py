@@ -106,7 +106,8 @@ def cmd_metrics(port):
 
 
 LUCID_KEYS = ("job", "phase", "waits_for", "partition", "gpus", "nodes", "priority", "outcome",
-              "ended_in", "node_list", "reason", "runs", "name")
+              "ended_in", "node_list", "reason", "runs", "name", "start_p10", "start_p50",
+              "start_p90", "start_none")
 
 
 def cmd_sample(sock_path, out, stop, period_ms):
@@ -546,6 +547,42 @@ class Check:
                                  f"{tb:.1f} while job {a} ({self.role(a)}, priority {prio[a]:.0f}, {gpus} GPUs) "
                                  f"waited in lucid's main queue and fit (free GPUs {free} at {td:.1f})")
 
+    # -- start-time estimates (issue 13)
+    def check_start_estimates(self):
+        """Every waiting job lucid may schedule shows a start interval
+        (P10 <= P50 <= P90, P90 not past by more than the 60 s an unchanged
+        queue keeps its estimates), and every
+        other waiting job says why it has none, in `lucid queue`'s data; a
+        job is allowed one snapshot without either (it joined the queue
+        between the tick and the sample)."""
+        missing = {}
+        bad = 0
+        for snap in self.snaps:
+            if snap.get("lucid") is None:
+                continue
+            seen = set()
+            for j in snap["lucid"]:
+                if j.get("phase") not in ("profile-queue", "main-queue") or "start_p50" not in j:
+                    continue
+                jid, p10, p50, p90 = j["job"], j.get("start_p10") or 0, j.get("start_p50") or 0, \
+                    j.get("start_p90") or 0
+                if p50 > 0:
+                    if not (0 < p10 <= p50 <= p90) or p90 < snap["t0"] - 65:
+                        bad += 1
+                        if bad <= 5:
+                            self.err("eta", f"job {jid} ({self.role(jid)}): interval {p10}/{p50}/{p90} "
+                                     f"at {snap['t0']:.1f} is not an interval ahead of now")
+                    continue
+                if j.get("start_none"):
+                    continue
+                seen.add(jid)
+                if missing.get(jid):
+                    bad += 1
+                    if bad <= 5:
+                        self.err("eta", f"job {jid} ({self.role(jid)}) waited in {j['phase']} without a "
+                                 f"start estimate or a reason for none in two snapshots (at {snap['t0']:.1f})")
+            missing = {jid: True for jid in seen}
+
     # -- history
     def check_history(self):
         expected = defaultdict(int)
@@ -747,6 +784,7 @@ class Check:
         self.check_run()
         self.check_phases()
         self.check_order()
+        self.check_start_estimates()
         self.check_history()
         if self.mode == "operator":
             self.check_rules()
