@@ -31,6 +31,7 @@ struct lucid_online {
     int have_first;
     int trainings;
     size_t last_rows;
+    int64_t last_now;    /* when the current model was trained (its rows ended before) */
     int64_t watch;       /* trace index whose estimate is explained, -1 */
     char why[1024];
 };
@@ -489,10 +490,19 @@ int lucid_online_estimate(lucid_online *o, const lucid_jobrun *run, int64_t now,
         o->have_first = 1;
     }
     int64_t period = o->cfg.period > 0 ? o->cfg.period : 604800;
-    size_t n = 0;
+    size_t n = 0, seen = 0;
     double sum = 0;
+    /* A warm start needs the rows its start model was trained on first
+     * (lucid_ebm_train_warm draws validation rows from the others): pass 0
+     * takes the jobs that had ended when that model was trained, pass 1
+     * the rest.  From scratch, one pass in trace order, as always. */
+    int warm = !o->cfg.full_retrain && o->model;
+    for (int pass = warm ? 0 : 1; pass < 2; pass++) {
+    if (pass == 1)
+        seen = n;
     for (size_t i = 0; i < trace->njobs; i++)
-        if (run[i].end_time >= 0 && run[i].end_time < now && o->row_of_job[i] >= 0) {
+        if (run[i].end_time >= 0 && run[i].end_time < now && o->row_of_job[i] >= 0 &&
+            (!warm || (run[i].end_time < o->last_now) == (pass == 0))) {
             ended[n] = job_row(o, run, i, now);
             /* As a training row, the job is seen as it was when it was
              * estimated: at the start of the period it arrived in (the
@@ -505,6 +515,7 @@ int lucid_online_estimate(lucid_online *o, const lucid_jobrun *run, int64_t now,
             n++;
             sum += (double)trace->jobs[i].duration;
         }
+    }
     int rc = 0;
     /* A model no arriving job would use is not trained (the next one starts
      * from scratch anyway). */
@@ -512,7 +523,11 @@ int lucid_online_estimate(lucid_online *o, const lucid_jobrun *run, int64_t now,
         lucid_ebm_params p;
         duration_params(&o->cfg, &p);
         lucid_dataset *train = lucid_features_duration_history(ended, n, ended, n, 1, err);
-        lucid_ebm *m = train ? lucid_ebm_train(train, &p, err) : NULL;
+        /* Warm-started from the previous model (its shapes carried onto
+         * the new bins, boosted on all ended jobs until early stopping):
+         * docs/online.md measures it against retraining from scratch. */
+        lucid_ebm *m = train ? lucid_ebm_train_warm(train, &p, warm ? o->model : NULL, seen, err)
+                             : NULL;
         lucid_dataset_free(train);
         if (!m)
             rc = -1;
@@ -521,6 +536,7 @@ int lucid_online_estimate(lucid_online *o, const lucid_jobrun *run, int64_t now,
             o->model = m;
             o->trainings++;
             o->last_rows = n;
+            o->last_now = now;
         }
     }
     double fallback = n > 0 ? sum / (double)n : 3600.0;
