@@ -24,9 +24,10 @@ typedef struct lucid_online_config {
     size_t min_history;          /* ended jobs needed before the first model (100) */
     int bags;                    /* EBM outer bags (8) */
     uint64_t seed;
-    /* 1: every retraining of the duration model starts from scratch; 0
-     * (default): from the previous model (lucid_ebm_train_warm), several
-     * times faster, within docs/online.md's tolerance. */
+    /* 1: every retraining of the duration and throughput models starts
+     * from scratch; 0 (default): from the previous model
+     * (lucid_ebm_train_warm), several times faster, within
+     * docs/online.md's tolerance. */
     int full_retrain;
     /* The throughput forecast of this history, window_start, period, bags
      * and seed, built beforehand (lucid_online_forecasts) and copied into

@@ -159,7 +159,8 @@ void lucid_online_forecast_params(const lucid_online_config *cfg, lucid_ebm_para
  * [w, next cut).  The model at w0 is trained from scratch, once per target
  * for every period; each later one is warm-started from the period's
  * model at the cut before (lucid_ebm_train_warm: the rows up to that cut
- * are the ones it saw), so a period's chain depends only on the period:
+ * are the ones it saw; from scratch with cfg->full_retrain), so a
+ * period's chain depends only on the period:
  * out[i] is what period i alone gets.  The trainings run on two worker
  * threads (one EBM thread each): first the two scratch models, then the
  * chains (target x distinct period), each writing only its own rows. */
@@ -217,7 +218,9 @@ static int fc_chain(fc_plan *pl, int target, int i, const size_t *rows, double *
         if (next >= pl->nrows)
             break;
         lucid_dataset *train = lucid_dataset_subset(ds, rows, next, err);
-        lucid_ebm *m = train ? lucid_ebm_train_warm(train, &p, prev, w, err) : NULL;
+        /* full_retrain: every model from scratch, as before warm starts. */
+        const lucid_ebm *start = pl->cfg->full_retrain ? NULL : prev;
+        lucid_ebm *m = train ? lucid_ebm_train_warm(train, &p, start, w, err) : NULL;
         lucid_dataset_free(train);
         rc = m && lucid_ebm_predict(m, ds, pred, err) == 0 ? 0 : -1;
         lucid_ebm_free(own);
