@@ -453,9 +453,10 @@ typedef struct shared_data {
     int npairs;
     int (*pairs)[2];
     /* Warm start (lucid_ebm_train_warm): every row's starting score (the
-     * start model on this training's bins) and the start model's tables so
-     * projected ([term]: mains, then pairs); the bags boost from there, with
-     * the start model's pairs.  NULL for a training from scratch. */
+     * start model's intercept and main terms on this training's bins) and
+     * the start model's tables so carried ([term]: mains, then the selected
+     * pairs, nbase of them); the bags boost from there.  NULL for a
+     * training from scratch. */
     double *init;
     double **base;
     int nbase;
@@ -969,11 +970,10 @@ static int stage_alloc(stage *st, int nterms, size_t nrows)
 }
 
 /* Warm start: a bag's validation rows come from the rows the start model
- * has not seen (the last n - seen), validation_size of them; the start
- * model was fitted to the others, so they would tell early stopping that
- * it generalises better than it does (measured: it then stopped early and
- * fitted the new rows worse).  Same layout as lucid_split_rows: the
- * validation rows, then the training rows, each ascending. */
+ * has not seen (the last n - seen), validation_size of them: the start
+ * model was fitted to the others, so on them the metric would flatter it.
+ * Same layout as lucid_split_rows: the validation rows, then the training
+ * rows, each ascending. */
 static size_t *split_unseen(const shared_data *sh, lucid_rng *rng, size_t *nval)
 {
     size_t fresh = sh->n - sh->seen, v = 0;
@@ -1513,15 +1513,17 @@ static uint32_t start_bin(const lucid_bins *old, const lucid_bins *now, uint32_t
 }
 
 /* Whether `start` can seed a training on `ds`: the same task, target and
- * features in the same order.  (A feature typed otherwise by this data —
- * a column of only 0/1 so far is categorical — starts its terms at 0.) */
-static int warm_compatible(const lucid_ebm *start, const lucid_ebm *m)
+ * features in the same order, none that start bins as numbers now holding
+ * strings.  (A feature typed otherwise by this data — a column of only 0/1
+ * so far is categorical — starts its terms at 0.) */
+static int warm_compatible(const lucid_ebm *start, const lucid_ebm *m, const lucid_dataset *ds)
 {
     if (start->task != m->task || start->nfeat != m->nfeat ||
         start->params.target_transform != m->params.target_transform)
         return 0;
     for (int f = 0; f < m->nfeat; f++)
-        if (strcmp(start->names[f], m->names[f]) != 0)
+        if (strcmp(start->names[f], m->names[f]) != 0 ||
+            (start->main_bins[f].type == LUCID_CONTINUOUS && !ds->cols[f].values))
             return 0;
     return 1;
 }
@@ -1673,7 +1675,7 @@ static lucid_ebm *train(const lucid_dataset *ds, const lucid_ebm_params *p, cons
     }
     if (bin_features(m, ds, &sh, err) < 0)
         goto fail;
-    if (start && warm_compatible(start, m)) {
+    if (start && warm_compatible(start, m, ds)) {
         if (bin_for_model(start, ds, &omb, &opb, err) < 0 ||
             warm_mains(start, m, &sh, omb, opb, err) < 0)
             goto fail;
