@@ -527,11 +527,12 @@ int lucid_online_estimate(lucid_online *o, const lucid_jobrun *run, int64_t now,
      * the rest.  From scratch, one pass in trace order, as always. */
     int warm = !o->cfg.full_retrain && o->model;
     for (int pass = warm ? 0 : 1; pass < 2; pass++) {
-    if (pass == 1)
-        seen = n;
-    for (size_t i = 0; i < trace->njobs; i++)
-        if (run[i].end_time >= 0 && run[i].end_time < now && o->row_of_job[i] >= 0 &&
-            (!warm || (run[i].end_time < o->last_now) == (pass == 0))) {
+        if (pass == 1)
+            seen = n;
+        for (size_t i = 0; i < trace->njobs; i++) {
+            if (run[i].end_time < 0 || run[i].end_time >= now || o->row_of_job[i] < 0 ||
+                (warm && (run[i].end_time < o->last_now) != (pass == 0)))
+                continue;
             ended[n] = job_row(o, run, i, now);
             /* As a training row, the job is seen as it was when it was
              * estimated: at the start of the period it arrived in (the
@@ -547,13 +548,13 @@ int lucid_online_estimate(lucid_online *o, const lucid_jobrun *run, int64_t now,
     }
     int rc = 0;
     /* A model no arriving job would use is not trained (the next one starts
-     * from scratch anyway). */
+     * from the last one trained, or from scratch). */
     if (n >= o->cfg.min_history && njobs > 0) {
         lucid_ebm_params p;
         duration_params(&o->cfg, &p);
         lucid_dataset *train = lucid_features_duration_history(ended, n, ended, n, 1, err);
         /* Warm-started from the previous model (its shapes carried onto
-         * the new bins, boosted on all ended jobs until early stopping):
+         * the new bins, boosted a few rounds on all ended jobs):
          * docs/online.md measures it against retraining from scratch. */
         lucid_ebm *m = train ? lucid_ebm_train_warm(train, &p, warm ? o->model : NULL, seen, err)
                              : NULL;
