@@ -975,6 +975,16 @@ static void warm_start_stays_within_tolerance_of_full_retraining(void **state)
     assert_true(d[G / 2] <= 0.05);
     assert_true(worst <= 0.25);
     assert_true(ds_[fresh / 2] > 0.25);
+    /* The same model on two threads (bags combined in bag order). */
+    p.threads = 2;
+    lucid_ebm *two = lucid_ebm_train_warm(all, &p, start, OLD, &err);
+    assert_non_null(two);
+    char *a = lucid_ebm_to_json(warm, &err), *b = lucid_ebm_to_json(two, &err);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    lucid_ebm_free(two);
+    p.threads = 1;
     /* Carried onto its own bins and barely boosted, a model predicts as
      * before. */
     p.warm_rounds = 1;
