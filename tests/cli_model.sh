@@ -177,6 +177,19 @@ expect_error "option --target-transform: expected none or log1p" "$LUCID" model 
     --data "$TMP/trace.csv" --out "$TMP/x.json" --target-transform sqrt
 ok "duration model: log1p target (version 2), factors explained, --target-transform none"
 
+# --warm-start: the model of the first rows seeds the model of all rows,
+# which then boosts at most 100 rounds per bag; a missing start model is
+# one error line.
+"$LUCID" model train --kind duration --data "$TMP/trace.csv" --warm-start "$TMP/dur.json" \
+    --bags 2 --out "$TMP/dur-warm.json" >"$TMP/warm.txt"
+rounds=$(sed -n 's/.*(mean \([0-9]*\) main rounds per bag).*/\1/p' "$TMP/warm.txt")
+[ -n "$rounds" ] && [ "$rounds" -le 100 ] || fail "warm start: $(cat "$TMP/warm.txt")"
+"$LUCID" model eval --model "$TMP/dur-warm.json" --data "$TMP/trace.csv" --from '2020-09-01 00:00:00' \
+    | grep -q '^model ' || fail "warm-started model does not evaluate"
+expect_error "cannot open" "$LUCID" model train --kind duration --data "$TMP/trace.csv" \
+    --warm-start "$TMP/nope.json" --out "$TMP/x.json"
+ok "duration model warm-started from another (--warm-start)"
+
 # ---- bad input: one clear line, non-zero exit, never a crash ----
 head -c 2000 "$TMP/job.json" >"$TMP/cut.json"
 expect_error "$TMP/cut.json:" "$LUCID" model predict --model "$TMP/cut.json" --data "$DATA/throughput.csv" --out "$TMP/x.csv"

@@ -275,7 +275,9 @@ static void assert_same_forecast(const lucid_forecast *a, const lucid_forecast *
 
 /* The forecast of one target by its definition, written out here: for
  * each cut w (the window's first row, then a period after the last cut),
- * a throughput GA2M trained on rows [0, w) predicts rows [w, next cut). */
+ * a throughput GA2M trained on rows [0, w) predicts rows [w, next cut);
+ * the first from scratch, each later one warm-started from the one before
+ * (which saw the rows before the previous cut). */
 static void reference_forecast(const lucid_online_config *oc, const char *target, int64_t period,
                                double *out)
 {
@@ -290,18 +292,24 @@ static void reference_forecast(const lucid_online_config *oc, const char *target
     double *pred = malloc(ds->nrows * sizeof *pred);
     while (times[first] < oc->window_start)
         first++;
+    lucid_ebm *prev = NULL;
+    size_t last = 0;
     for (size_t week = first, until; week < ds->nrows; week = until) {
         for (size_t r = 0; r < week; r++)
             rows[r] = r;
         lucid_dataset *train = lucid_dataset_subset(ds, rows, week, &err);
-        lucid_ebm *m = train ? lucid_ebm_train(train, &p, &err) : NULL;
+        lucid_ebm *m = train ? lucid_ebm_train_warm(train, &p, prev, last, &err) : NULL;
         if (!m || lucid_ebm_predict(m, ds, pred, &err) < 0)
             fail_msg("%s", err.msg);
+        assert_int_equal(m->warm_rows, prev ? last : 0);
         for (until = week; until < ds->nrows && times[until] < times[week] + period; until++)
             out[until - first] = pred[until];
-        lucid_ebm_free(m);
+        lucid_ebm_free(prev);
+        prev = m;
+        last = week;
         lucid_dataset_free(train);
     }
+    lucid_ebm_free(prev);
     free(rows);
     free(pred);
     free(times);
@@ -309,9 +317,10 @@ static void reference_forecast(const lucid_online_config *oc, const char *target
 }
 
 /* The tuner builds the forecasts of several retrain periods together,
- * training once per distinct cut: each is bit-identical to the forecast
- * built for its period alone and to the definition above (nested periods
- * P, P/2, 2P, and 4 h 10 min, whose cuts fall between theirs). */
+ * sharing the scratch model at the window start and a repeated period's
+ * chain: each is bit-identical to the forecast built for its period alone
+ * and to the definition above (nested periods P, P/2, 2P, 4 h 10 min,
+ * whose cuts fall between theirs, and P again). */
 static void forecasts_built_together_equal_those_built_alone(void **state)
 {
     (void)state;
@@ -320,12 +329,12 @@ static void forecasts_built_together_equal_those_built_alone(void **state)
     snprintf(path, sizeof path, "%s/history.csv", dir);
     write_history(path, 3, 1);
     lucid_online_config oc = {.history = path, .window_start = 1598918400, .bags = 1, .seed = 7};
-    const int64_t periods[4] = {6 * 3600, 3 * 3600, 12 * 3600, 15000};
-    lucid_forecast together[4], alone;
+    const int64_t periods[5] = {6 * 3600, 3 * 3600, 12 * 3600, 15000, 6 * 3600};
+    lucid_forecast together[5], alone;
     lucid_error err = {{0}};
-    if (lucid_online_forecasts(&oc, periods, 4, together, &err) < 0)
+    if (lucid_online_forecasts(&oc, periods, 5, together, &err) < 0)
         fail_msg("%s", err.msg);
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 5; i++) {
         assert_int_equal(together[i].count, 144);
         assert_int_equal(together[i].offset[0], 0);
         if (lucid_online_forecasts(&oc, &periods[i], 1, &alone, &err) < 0)
@@ -341,7 +350,7 @@ static void forecasts_built_together_equal_those_built_alone(void **state)
     /* The periods' models differ (else the test would prove little). */
     assert_true(memcmp(together[0].pred_gpu_job, together[1].pred_gpu_job,
                        144 * sizeof(double)) != 0);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         lucid_forecast_free(&together[i]);
     /* No history, no forecast; a period that never ends, one clear error. */
     oc.history = NULL;

@@ -55,6 +55,10 @@ typedef struct lucid_ebm_params {
      * Same algorithm, sums in another order.  LUCID_EBM_TABLES_AUTO (0)
      * decides by cost; _ON / _OFF force it (tests, benchmarks). */
     int main_tables;
+    /* lucid_ebm_train_warm: each stage boosts at most warm_rounds rounds
+     * (100), at warm_learning_rate (0: learning_rate). */
+    int warm_rounds;
+    double warm_learning_rate;
 } lucid_ebm_params;
 
 enum { LUCID_EBM_TABLES_AUTO = 0, LUCID_EBM_TABLES_ON = 1, LUCID_EBM_TABLES_OFF = 2 };
@@ -99,6 +103,7 @@ typedef struct lucid_ebm {
      * later jobs). */
     double residual_q[3];
     size_t train_rows;
+    size_t warm_rows;     /* warm-started: the start model's training rows; 0 from scratch */
     int *bag_rounds;      /* per bag: main rounds, then pair rounds (2 x outer_bags) */
     double *bag_metric;   /* per bag: best validation metric after mains, after pairs */
     int nmeta;            /* free-form key/value pairs kept in the file */
@@ -111,6 +116,22 @@ void lucid_ebm_default_params(lucid_ebm_params *p);
 /* Trains on every column of `ds` (all are features) against ds->target. */
 lucid_ebm *lucid_ebm_train(const lucid_dataset *ds, const lucid_ebm_params *p, lucid_error *err);
 void lucid_ebm_free(lucid_ebm *m);
+
+/* Warm start, for retraining on a grown data set: trains on `ds` as
+ * lucid_ebm_train does, but every bag starts from `start`'s main terms
+ * carried onto this training's bins (a cell's start is the mean of start's
+ * score over the training rows in it, else start's score at the cell's
+ * middle value or category) and boosts at most params.warm_rounds rounds
+ * from there; pairs are selected again (FAST) and a selected pair that
+ * `start` has starts from its table.  A stage keeps its start when no
+ * update improves its validation metric.  The first `seen` rows of `ds`
+ * are the ones `start` was trained on: the bags' validation rows are drawn
+ * from the others (0: from all rows).  With `start` NULL, or with other
+ * features, task or target transform, it trains from scratch; a feature
+ * typed otherwise than in `start` starts its terms at 0.  Not equal to a
+ * training from scratch: docs/models.md gives the tolerance. */
+lucid_ebm *lucid_ebm_train_warm(const lucid_dataset *ds, const lucid_ebm_params *p,
+                                const lucid_ebm *start, size_t seen, lucid_error *err);
 
 /* Predictions for every row of `ds` on the target's own scale (decoded
  * when the target is transformed); columns are matched by feature name

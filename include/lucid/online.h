@@ -24,6 +24,11 @@ typedef struct lucid_online_config {
     size_t min_history;          /* ended jobs needed before the first model (100) */
     int bags;                    /* EBM outer bags (8) */
     uint64_t seed;
+    /* 1: every retraining of the duration and throughput models starts
+     * from scratch; 0 (default): from the previous model
+     * (lucid_ebm_train_warm), several times faster, within
+     * docs/online.md's tolerance. */
+    int full_retrain;
     /* The throughput forecast of this history, window_start, period, bags
      * and seed, built beforehand (lucid_online_forecasts) and copied into
      * the run; NULL: the run trains its own. */
@@ -44,12 +49,14 @@ lucid_online *lucid_online_new(const lucid_online_config *cfg, const lucid_trace
 void lucid_online_free(lucid_online *o);
 
 /* The throughput forecasts lucid_online_new would build for each of
- * `periods` (cfg->period and cfg->forecast are ignored), with each model
- * trained once for all the periods that retrain at the same row: the
- * forecast does not depend on the schedule, so runs that differ only in
- * other knobs can share it.  out[i] (freed with lucid_forecast_free) is
- * bit-identical to a build for periods[i] alone; all are empty when
- * cfg->history is NULL.  Returns 0, or -1 with every out[i] empty. */
+ * `periods` (cfg->period and cfg->forecast are ignored): per target, the
+ * model at the window start trained from scratch once for all periods,
+ * each later model warm-started from its period's model before it
+ * (lucid_ebm_train_warm), equal periods sharing one chain.  The forecast
+ * does not depend on the schedule, so runs that differ only in other knobs
+ * can share it.  out[i] (freed with lucid_forecast_free) is bit-identical
+ * to a build for periods[i] alone; all are empty when cfg->history is
+ * NULL.  Returns 0, or -1 with every out[i] empty. */
 int lucid_online_forecasts(const lucid_online_config *cfg, const int64_t *periods, int nperiods,
                            lucid_forecast *out, lucid_error *err);
 

@@ -23,7 +23,7 @@
 typedef struct model_opts {
     const char *kind, *data, *out, *model, *target, *until, *from, *pairs, *row, *binning, *compare,
         *compare_column, *monotone,
-        *weekly_from, *transform;
+        *weekly_from, *transform, *warm;
     int64_t seed, bags, threads, interactions, max_rounds, test_percent, min_leaf;
     double learning_rate, alpha;
 } model_opts;
@@ -58,7 +58,8 @@ static int parse_opts(int argc, char **argv, model_opts *o)
                 {"--from", &o->from},   {"--pairs", &o->pairs},     {"--row", &o->row},
                 {"--binning", &o->binning}, {"--compare", &o->compare},
                 {"--compare-column", &o->compare_column}, {"--monotone", &o->monotone},
-                {"--weekly-from", &o->weekly_from}, {"--target-transform", &o->transform}};
+                {"--weekly-from", &o->weekly_from}, {"--target-transform", &o->transform},
+                {"--warm-start", &o->warm}};
     struct {
         const char *name;
         int64_t *value;
@@ -336,10 +337,14 @@ static int train_ebm(const model_opts *o, const lucid_dataset *ds)
     if (ebm_params(o, &p) != 0)
         return 1;
     lucid_error err = {{0}};
+    lucid_ebm *start = NULL;
+    if (o->warm && !(start = lucid_ebm_load(o->warm, &err)))
+        return cli_fail("%s", err.msg);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    lucid_ebm *m = lucid_ebm_train(ds, &p, &err);
+    lucid_ebm *m = lucid_ebm_train_warm(ds, &p, start, start ? start->train_rows : 0, &err);
     clock_gettime(CLOCK_MONOTONIC, &t1);
+    lucid_ebm_free(start);
     if (!m)
         return cli_fail("%s", err.msg);
     int rc = o->monotone ? apply_monotone(m, o->monotone) : 0;
@@ -862,6 +867,7 @@ static void usage(FILE *out)
           "          [--monotone FEATURE[:+1|:-1],...] (constrain terms to isotonic fits)\n"
           "          [--target-transform none|log1p] (duration default log1p: fit log(1 + y),\n"
           "          predict expm1)\n"
+          "          [--warm-start MODEL] (boost from MODEL's terms instead of from zero)\n"
           "  predict --model MODEL --data FILE --out PRED.csv\n"
           "  eval    --model MODEL --data FILE [--from 'YYYY-MM-DD HH:MM:SS']\n"
           "          [--compare OTHER.csv [--compare-column NAME]] (someone else's predictions,\n"

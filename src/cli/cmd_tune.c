@@ -761,8 +761,8 @@ static const char sensitivity_head[] =
 
 /* The forecasts of the experiment's retrain period and, when it is
  * searched, of every period on its grid: the online runs differ in their
- * knobs, not in the forecast of a period, so each distinct training cut is
- * trained once here instead of in every run. */
+ * knobs, not in the forecast of a period, so each period's chain of
+ * models is trained once here instead of in every run. */
 static int build_forecasts(tuner *t, lucid_error *err)
 {
     const lucid_online_config *oc = t->cfg.online;

@@ -220,6 +220,7 @@ static int load_online(const lucid_experiment *exp, cli_run *d, lucid_error *err
     oc->period = exp->retrain_period;
     oc->min_history = (size_t)exp->min_history;
     oc->bags = exp->model_bags;
+    oc->full_retrain = !exp->warm_start;
     oc->seed = exp->seed;
     int64_t start = exp->start >= 0 ? exp->start : d->trace.jobs[0].submit_time -
                                                    d->trace.jobs[0].submit_time % 86400;

@@ -68,6 +68,7 @@ static const key_spec keys[] = {
     {"lucid", "retrain_period", KEY_INT, FIELD(retrain_period), 3600, INT64_MAX / 4},
     {"lucid", "min_history", KEY_INT, FIELD(min_history), 1, 100000000},
     {"lucid", "model_bags", KEY_INT, FIELD(model_bags), 1, 64},
+    {"lucid", "warm_start", KEY_BOOL, FIELD(warm_start), 0, 0},
     {"lucid", "backfill", KEY_STRING, FIELD(backfill[LUCID_EXP_BF_LUCID]), 0, 0},
     {"lucid", "backfill_estimate", KEY_STRING, FIELD(backfill_estimate[LUCID_EXP_BF_LUCID]), 0, 0},
     {"lucid", "backfill_margin", KEY_STRING, FIELD(backfill_margin[LUCID_EXP_BF_LUCID]), 0, 0},
@@ -106,6 +107,7 @@ void lucid_experiment_defaults(lucid_experiment *exp)
     exp->retrain_period = 604800;
     exp->min_history = 100;
     exp->model_bags = 8;
+    exp->warm_start = 1;
 }
 
 void lucid_experiment_free(lucid_experiment *exp)

@@ -38,6 +38,7 @@ void lucid_ebm_default_params(lucid_ebm_params *p)
     p->binning = LUCID_BIN_QUANTILE;
     p->seed = 42;
     p->threads = 2;
+    p->warm_rounds = 100;
 }
 
 /* ------------------------------------------------------------------ */
@@ -451,6 +452,15 @@ typedef struct shared_data {
     const double *y;
     int npairs;
     int (*pairs)[2];
+    /* Warm start (lucid_ebm_train_warm): every row's starting score (the
+     * start model's intercept and main terms on this training's bins) and
+     * the start model's tables so carried ([term]: mains, then the selected
+     * pairs, nbase of them); the bags boost from there.  NULL for a
+     * training from scratch. */
+    double *init;
+    double **base;
+    int nbase;
+    size_t seen; /* warm start: the first `seen` rows are ones the start model saw */
 } shared_data;
 
 typedef struct bag_state {
@@ -564,6 +574,7 @@ static double apply_update_regression(bag_state *bag, const uint32_t *cells, con
 #define RUNS_MIN 0.8
 
 typedef struct stage {
+    int keep_start; /* warm start: the unchanged start is a snapshot too */
     int nterms;
     uint32_t **cells; /* [term][bag row] */
     int *ncells;
@@ -826,10 +837,26 @@ static int boost(bag_state *bag, const lucid_ebm_params *p, const stage *st, dou
             for (size_t r = 0; r < bag->ntrain; r++)
                 gall[offset[t] + st->cells[t][r]] += bag->grad[r];
     }
-    double min_metric = INFINITY, frozen = INFINITY;
+    /* From scratch the first update is always kept (as the reference
+     * does); a warm start counts its start as the first snapshot, so that
+     * updates which only worsen an already fitted model are not kept. */
+    double min_metric = st->keep_start ? metric : INFINITY, frozen = INFINITY;
     int no_change = 0, round = 0;
     int have_sums = 0, which = 0; /* gsums + which * maxcells: the current term's gradient sums */
-    while (round < p->max_rounds && st->nterms > 0) {
+    /* A warm start refits an already fitted model: a few rounds (a faster
+     * step where one is set) instead of running to early stopping, which
+     * with the new rows as validation overfits them (docs/models.md). */
+    int max_rounds = p->max_rounds;
+    lucid_ebm_params warm;
+    if (st->keep_start) {
+        warm = *p;
+        if (p->warm_rounds > 0 && p->warm_rounds < max_rounds)
+            max_rounds = p->warm_rounds;
+        if (p->warm_learning_rate > 0)
+            warm.learning_rate = p->warm_learning_rate;
+        p = &warm;
+    }
+    while (round < max_rounds && st->nterms > 0) {
         for (int t = 0; t < st->nterms; t++) {
             histogram view = hs;
             if (gall) {
@@ -942,6 +969,32 @@ static int stage_alloc(stage *st, int nterms, size_t nrows)
     return 0;
 }
 
+/* Warm start: a bag's validation rows come from the rows the start model
+ * has not seen (the last n - seen), validation_size of them: the start
+ * model was fitted to the others, so on them the metric would flatter it.
+ * Same layout as lucid_split_rows: the validation rows, then the training
+ * rows, each ascending. */
+static size_t *split_unseen(const shared_data *sh, lucid_rng *rng, size_t *nval)
+{
+    size_t fresh = sh->n - sh->seen, v = 0;
+    size_t *part = lucid_split_rows(fresh, sh->p->validation_size, rng, &v);
+    size_t *rows = malloc((sh->n ? sh->n : 1) * sizeof *rows);
+    if (!part || !rows) {
+        free(part);
+        free(rows);
+        return NULL;
+    }
+    for (size_t i = 0; i < v; i++)
+        rows[i] = sh->seen + part[i];
+    for (size_t i = 0; i < sh->seen; i++)
+        rows[v + i] = i;
+    for (size_t i = v; i < fresh; i++)
+        rows[sh->seen + i] = sh->seen + part[i];
+    free(part);
+    *nval = v;
+    return rows;
+}
+
 static uint64_t bag_seed(uint64_t seed, int bag)
 {
     return seed * 0x9E3779B97F4A7C15ULL + (uint64_t)bag * 0xD1B54A32D192ED03ULL + 1;
@@ -953,8 +1006,11 @@ static void bag_mains(bag_state *bag, const shared_data *sh)
     const lucid_ebm_params *p = sh->p;
     lucid_rng_seed(&bag->rng, bag_seed(p->seed, bag->index));
     size_t nval = 0;
-    size_t *rows = lucid_split_rows(sh->n, p->validation_size, &bag->rng, &nval);
-    stage st = {0, 0, 0, 0};
+    size_t *rows = sh->seen > 0 && sh->seen < sh->n ? split_unseen(sh, &bag->rng, &nval)
+                                                    : lucid_split_rows(sh->n, p->validation_size,
+                                                                       &bag->rng, &nval);
+    stage st = {0, 0, 0, 0, 0};
+    st.keep_start = sh->init != NULL;
     bag->nrows = sh->n;
     bag->ntrain = sh->n - nval;
     bag->y = malloc((sh->n ? sh->n : 1) * sizeof *bag->y);
@@ -976,8 +1032,11 @@ static void bag_mains(bag_state *bag, const shared_data *sh)
     memcpy(order + bag->ntrain, rows, nval * sizeof *order);
     free(rows);
     rows = order;
-    for (size_t r = 0; r < sh->n; r++)
+    for (size_t r = 0; r < sh->n; r++) {
         bag->y[r] = sh->y[rows[r]];
+        if (sh->init)
+            bag->score[r] = sh->init[rows[r]];
+    }
     for (int f = 0; f < sh->nfeat; f++) {
         st.ncells[f] = sh->main_nb[f];
         bag->pair_bins[f] = malloc((sh->n ? sh->n : 1) * sizeof **bag->pair_bins);
@@ -1007,7 +1066,8 @@ fail:
 /* Phase 2 of a bag: boost the chosen pairs from the best main scores. */
 static void bag_pairs(bag_state *bag, const shared_data *sh)
 {
-    stage st = {0, 0, 0, 0};
+    stage st = {0, 0, 0, 0, 0};
+    st.keep_start = sh->init != NULL;
     if (bag->failed)
         return;
     if (stage_alloc(&st, sh->npairs, bag->nrows) < 0) {
@@ -1022,6 +1082,9 @@ static void bag_pairs(bag_state *bag, const shared_data *sh)
         st.n2[k] = (int)n2;
         for (size_t r = 0; r < bag->nrows; r++)
             st.cells[k][r] = bag->pair_bins[i][r] * n2 + bag->pair_bins[j][r];
+        /* Warm start: the pair's start table joins the best main scores. */
+        for (size_t r = 0; sh->base && r < bag->nrows; r++)
+            bag->score[r] += sh->base[sh->nfeat + k][st.cells[k][r]];
     }
     if (sh->npairs > 0 &&
         boost(bag, sh->p, &st, &bag->pair_tables, &bag->rounds[1], &bag->metric[1]) < 0)
@@ -1226,7 +1289,7 @@ static void finish_terms(lucid_ebm *m, bag_state *bags, int nbags, const shared_
                 sq += v * v;
             }
             double mean = sum / nbags, var = sq / nbags - mean * mean;
-            term->scores[k] = mean;
+            term->scores[k] = mean + (sh->base ? sh->base[t][k] : 0.0);
             term->spread[k] = var > 0 ? sqrt(var) : 0;
         }
         double total = 0;
@@ -1364,6 +1427,10 @@ static void shared_free(shared_data *sh, int nfeat)
     free(sh->main_nb);
     free(sh->pair_nb);
     free(sh->pairs);
+    free(sh->init);
+    for (int t = 0; sh->base && t < sh->nbase; t++)
+        free(sh->base[t]);
+    free(sh->base);
 }
 
 static int make_terms(lucid_ebm *m, const shared_data *sh, lucid_error *err)
@@ -1396,13 +1463,187 @@ static int make_terms(lucid_ebm *m, const shared_data *sh, lucid_error *err)
     return 0;
 }
 
+/* ---- Warm start ----
+ *
+ * The start model's tables are carried onto this training's bins (which may
+ * differ: uniform cuts follow the data's range, categories the data), the
+ * rows' scores start from them and the bags boost from there.  A new cell
+ * takes the mean of the start term's score over the training rows in it
+ * (the start model's own binning of their values); a cell without rows
+ * takes the start term's score at the cell's representative value (the
+ * middle of a continuous bin, its category).  The start model's pairs are
+ * kept: FAST is not run again. */
+
+static int bin_for_model(const lucid_ebm *m, const lucid_dataset *ds, uint32_t ***main_out,
+                         uint32_t ***pair_out, lucid_error *err);
+static void free_bin_arrays(uint32_t **a, int n);
+
+/* The value bin k of `b` stands for: *x for continuous bins, *label for a
+ * category; 0 for the missing bin. */
+static int bin_representative(const lucid_bins *b, uint32_t k, double *x, const char **label)
+{
+    *x = (double)NAN;
+    *label = NULL;
+    if (k == 0)
+        return 0;
+    if (b->type != LUCID_CONTINUOUS) {
+        *label = (int)k - 1 < b->ncats ? b->cats[k - 1] : NULL;
+        return 1;
+    }
+    int i = (int)k - 1; /* bin k holds [cuts[i - 1], cuts[i]) */
+    if (b->ncuts == 0)
+        *x = 0;
+    else if (i == 0)
+        *x = nextafter(b->cuts[0], -INFINITY);
+    else if (i >= b->ncuts)
+        *x = b->cuts[b->ncuts - 1];
+    else
+        *x = 0.5 * (b->cuts[i - 1] + b->cuts[i]);
+    return 1;
+}
+
+/* The start model's bin of new bin k (see bin_representative). */
+static uint32_t start_bin(const lucid_bins *old, const lucid_bins *now, uint32_t k)
+{
+    double x;
+    const char *label;
+    if (!bin_representative(now, k, &x, &label))
+        return 0;
+    return old->type == LUCID_CONTINUOUS ? lucid_bin_value(old, x) : lucid_bin_category(old, label);
+}
+
+/* Whether `start` can seed a training on `ds`: the same task, target and
+ * features in the same order, none that start bins as numbers now holding
+ * strings.  (A feature typed otherwise by this data — a column of only 0/1
+ * so far is categorical — starts its terms at 0.) */
+static int warm_compatible(const lucid_ebm *start, const lucid_ebm *m, const lucid_dataset *ds)
+{
+    if (start->task != m->task || start->nfeat != m->nfeat ||
+        start->params.target_transform != m->params.target_transform)
+        return 0;
+    for (int f = 0; f < m->nfeat; f++)
+        if (strcmp(start->names[f], m->names[f]) != 0 ||
+            (start->main_bins[f].type == LUCID_CONTINUOUS && !ds->cols[f].values))
+            return 0;
+    return 1;
+}
+
+/* The start model's term over features (a, b) (b < 0: main term) carried
+ * onto this training's bins: a calloc'd table, all 0 when the start model
+ * has no such term or types a feature otherwise; NULL if out of memory.
+ * `omb` / `opb`: the training rows binned by the start model. */
+static double *warm_table(const lucid_ebm *start, const lucid_ebm *m, const shared_data *sh,
+                          uint32_t *const *omb, uint32_t *const *opb, int a, int b)
+{
+    int pair = b >= 0, n2 = pair ? sh->pair_nb[b] : 1;
+    size_t cells = (size_t)(pair ? sh->pair_nb[a] : sh->main_nb[a]) * (size_t)n2;
+    double *base = calloc(cells + 1, sizeof *base);
+    double *sum = calloc(cells + 1, sizeof *sum);
+    uint32_t *cnt = calloc(cells + 1, sizeof *cnt);
+    const lucid_ebm_term *ot = NULL;
+    for (int t = 0; t < start->nterms && !ot; t++)
+        if (start->terms[t].nfeat == (pair ? 2 : 1) && start->terms[t].feat[0] == a &&
+            (!pair || start->terms[t].feat[1] == b))
+            ot = &start->terms[t];
+    if (!base || !sum || !cnt || !ot || start->main_bins[a].type != m->main_bins[a].type ||
+        (pair && start->main_bins[b].type != m->main_bins[b].type)) {
+        free(sum);
+        free(cnt);
+        if (base && (!sum || !cnt)) {
+            free(base);
+            return NULL;
+        }
+        return base;
+    }
+    for (size_t r = 0; r < sh->n; r++) {
+        uint32_t oc = term_cell(ot, omb, opb, r);
+        size_t nc = pair ? (size_t)sh->pair_bins[a][r] * (size_t)n2 + sh->pair_bins[b][r]
+                         : sh->main_bins[a][r];
+        sum[nc] += oc == LUCID_BIN_UNSEEN ? 0.0 : ot->scores[oc];
+        cnt[nc]++;
+    }
+    for (size_t c = 0; c < cells; c++) {
+        if (cnt[c] > 0) {
+            base[c] = sum[c] / cnt[c];
+            continue;
+        }
+        uint32_t oc;
+        if (!pair) {
+            oc = start_bin(&start->main_bins[a], &m->main_bins[a], (uint32_t)c);
+        } else {
+            uint32_t o0 = start_bin(&start->pair_bins[a], &m->pair_bins[a], (uint32_t)(c / (size_t)n2));
+            uint32_t o1 = start_bin(&start->pair_bins[b], &m->pair_bins[b], (uint32_t)(c % (size_t)n2));
+            oc = o0 == LUCID_BIN_UNSEEN || o1 == LUCID_BIN_UNSEEN ? LUCID_BIN_UNSEEN
+                                                                  : o0 * (uint32_t)ot->nbins[1] + o1;
+        }
+        base[c] = oc == LUCID_BIN_UNSEEN ? 0.0 : ot->scores[oc];
+    }
+    free(sum);
+    free(cnt);
+    return base;
+}
+
+/* The start model's main terms on this training's bins (sh->base) and
+ * every row's starting score, its intercept plus those (sh->init): the
+ * main stage boosts from there.  -1 if out of memory. */
+static int warm_mains(const lucid_ebm *start, const lucid_ebm *m, shared_data *sh,
+                      uint32_t *const *omb, uint32_t *const *opb, lucid_error *err)
+{
+    sh->base = calloc((size_t)m->nfeat + 1, sizeof *sh->base);
+    sh->init = malloc((sh->n ? sh->n : 1) * sizeof *sh->init);
+    if (!sh->base || !sh->init)
+        return lucid_error_set(err, "out of memory");
+    for (int f = 0; f < m->nfeat; f++, sh->nbase++)
+        if (!(sh->base[f] = warm_table(start, m, sh, omb, opb, f, -1)))
+            return lucid_error_set(err, "out of memory");
+    for (size_t r = 0; r < sh->n; r++) {
+        double s = start->intercept;
+        for (int f = 0; f < m->nfeat; f++)
+            s += sh->base[f][sh->main_bins[f][r]];
+        sh->init[r] = s;
+    }
+    return 0;
+}
+
+/* After the pairs are selected: the start model's tables of those pairs
+ * (0 for a pair it lacks), appended to sh->base.  -1 if out of memory. */
+static int warm_pairs(const lucid_ebm *start, const lucid_ebm *m, shared_data *sh,
+                      uint32_t *const *omb, uint32_t *const *opb, lucid_error *err)
+{
+    double **base = realloc(sh->base, ((size_t)m->nfeat + (size_t)sh->npairs + 1) * sizeof *base);
+    if (!base)
+        return lucid_error_set(err, "out of memory");
+    sh->base = base;
+    for (int k = 0; k < sh->npairs; k++, sh->nbase++)
+        if (!(base[m->nfeat + k] =
+                  warm_table(start, m, sh, omb, opb, sh->pairs[k][0], sh->pairs[k][1])))
+            return lucid_error_set(err, "out of memory");
+    return 0;
+}
+
+static lucid_ebm *train(const lucid_dataset *ds, const lucid_ebm_params *p, const lucid_ebm *start,
+                        size_t seen, lucid_error *err);
+
 lucid_ebm *lucid_ebm_train(const lucid_dataset *ds, const lucid_ebm_params *p, lucid_error *err)
+{
+    return train(ds, p, NULL, 0, err);
+}
+
+lucid_ebm *lucid_ebm_train_warm(const lucid_dataset *ds, const lucid_ebm_params *p,
+                                const lucid_ebm *start, size_t seen, lucid_error *err)
+{
+    return train(ds, p, start, seen, err);
+}
+
+static lucid_ebm *train(const lucid_dataset *ds, const lucid_ebm_params *p, const lucid_ebm *start,
+                        size_t seen, lucid_error *err)
 {
     if (check_params(p, ds, err) < 0)
         return NULL;
     lucid_ebm *m = calloc(1, sizeof *m);
     shared_data sh;
     memset(&sh, 0, sizeof sh);
+    uint32_t **omb = NULL, **opb = NULL; /* warm start: the rows in the start model's bins */
     bag_state *bags = calloc((size_t)p->outer_bags, sizeof *bags);
     if (!m || !bags) {
         lucid_error_set(err, "out of memory");
@@ -1434,6 +1675,14 @@ lucid_ebm *lucid_ebm_train(const lucid_dataset *ds, const lucid_ebm_params *p, l
     }
     if (bin_features(m, ds, &sh, err) < 0)
         goto fail;
+    if (start && warm_compatible(start, m, ds)) {
+        if (bin_for_model(start, ds, &omb, &opb, err) < 0 ||
+            warm_mains(start, m, &sh, omb, opb, err) < 0)
+            goto fail;
+        m->intercept = start->intercept;
+        m->warm_rows = start->train_rows;
+        sh.seen = seen;
+    }
     for (int b = 0; b < p->outer_bags; b++)
         bags[b].index = b;
     run_bags(bags, p->outer_bags, p->threads, &sh, bag_mains);
@@ -1447,6 +1696,8 @@ lucid_ebm *lucid_ebm_train(const lucid_dataset *ds, const lucid_ebm_params *p, l
         lucid_error_set(err, "out of memory");
         goto fail;
     }
+    if (sh.init && warm_pairs(start, m, &sh, omb, opb, err) < 0)
+        goto fail;
     run_bags(bags, p->outer_bags, p->threads, &sh, bag_pairs);
     for (int b = 0; b < p->outer_bags; b++)
         if (bags[b].failed) {
@@ -1479,6 +1730,10 @@ lucid_ebm *lucid_ebm_train(const lucid_dataset *ds, const lucid_ebm_params *p, l
     free(bags);
     shared_free(&sh, m->nfeat);
     free(logy);
+    if (start) {
+        free_bin_arrays(omb, start->nfeat);
+        free_bin_arrays(opb, start->nfeat);
+    }
     return m;
 fail:
     for (int b = 0; b < p->outer_bags; b++) {
@@ -1489,6 +1744,10 @@ fail:
     free(bags);
     shared_free(&sh, m->nfeat);
     free(logy);
+    if (start) {
+        free_bin_arrays(omb, start->nfeat);
+        free_bin_arrays(opb, start->nfeat);
+    }
     lucid_ebm_free(m);
     return NULL;
 }

@@ -208,4 +208,9 @@ void lucid_duration_model_params(lucid_ebm_params *p)
      * docs/models.md; `lucid model train --binning quantile
      * --min-samples-leaf 50` trains that variant. */
     p->binning = LUCID_BIN_UNIFORM;
+    /* Warm-started retraining (the simulator's update engine): 100 rounds
+     * at 5x the learning rate; docs/online.md measures it against
+     * retraining from scratch. */
+    p->warm_rounds = 100;
+    p->warm_learning_rate = 0.05;
 }

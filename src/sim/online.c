@@ -31,6 +31,7 @@ struct lucid_online {
     int have_first;
     int trainings;
     size_t last_rows;
+    int64_t last_now;    /* when the current model was trained (its rows ended before) */
     int64_t watch;       /* trace index whose estimate is explained, -1 */
     char why[1024];
 };
@@ -150,60 +151,87 @@ static size_t period_end(const int64_t *times, size_t week, size_t nrows, int64_
 void lucid_online_forecast_params(const lucid_online_config *cfg, lucid_ebm_params *p)
 {
     ga2m_params(cfg, 0.1, 10, LUCID_BIN_QUANTILE, p);
+    /* A week adds 4 % to the forecasters' rows: 20 warm rounds at their
+     * rate 0.1 (from scratch they stop after 50-170) are enough, and the
+     * tuner builds 22 such models (docs/online.md). */
+    p->warm_rounds = 20;
 }
 
 /* The forecasts of several retraining periods at once.  Period i cuts the
  * window at rows first = w0 < w1 < ... (each the first row a period after
  * the one before); the model trained on rows [0, w) predicts rows
- * [w, next cut).  A training depends only on its target and its cut w, so
- * each distinct (target, cut) is trained once, for every period cutting
- * there: out[i] gets exactly what period i alone would get.  The trainings
- * are independent and run on two worker threads (one EBM thread each): a
- * training whose bags stop at very different rounds would otherwise leave
- * a core idle.  Each writes only its own rows of the outputs. */
+ * [w, next cut).  The model at w0 is trained from scratch, once per target
+ * for every period; each later one is warm-started from the period's
+ * model at the cut before (lucid_ebm_train_warm: the rows up to that cut
+ * are the ones it saw; from scratch with cfg->full_retrain), so a
+ * period's chain depends only on the period:
+ * out[i] is what period i alone gets.  The trainings run on two worker
+ * threads (one EBM thread each): first the two scratch models, then the
+ * chains (target x distinct period), each writing only its own rows. */
 typedef struct fc_plan {
     const lucid_online_config *cfg;
     lucid_dataset *ds[2];    /* features of submit_gpu_job, submit_gpu_num */
     double **out[2];         /* [target][period]: rows from `first` */
     const int64_t *periods;
     int nperiods;
+    int *uniq;               /* the periods with a chain (first of equal values) */
+    int nuniq;
     const int64_t *times;
     size_t first, nrows;
-    size_t *cuts;            /* distinct cuts, largest first (the longest trainings first) */
-    size_t ncuts;
-    size_t next;             /* the next job: cut next / 2, target next % 2 */
+    lucid_ebm *scratch[2];   /* the models at `first` */
+    int phase;               /* 0: the scratch models; 1: the chains */
+    size_t next;             /* the next job of the phase */
     int failed;
     lucid_error err;
     pthread_mutex_t lock;
 } fc_plan;
 
-/* Whether period i cuts at row w. */
-static int period_cuts_at(const fc_plan *pl, int i, size_t w)
+/* Copies the predictions of rows [w, period i's next cut) into out[i]. */
+static size_t fc_copy(fc_plan *pl, int target, int i, size_t w, const double *pred)
 {
-    for (size_t c = pl->first; c < pl->nrows; c = period_end(pl->times, c, pl->nrows, pl->periods[i]))
-        if (c >= w)
-            return c == w;
-    return 0;
+    size_t until = period_end(pl->times, w, pl->nrows, pl->periods[i]);
+    memcpy(pl->out[target][i] + (w - pl->first), pred + w, (until - w) * sizeof *pred);
+    return until;
 }
 
-static int fc_train(fc_plan *pl, int target, size_t week, size_t *rows, double *pred,
+static int fc_scratch(fc_plan *pl, int target, const size_t *rows, lucid_error *err)
+{
+    lucid_ebm_params p;
+    lucid_online_forecast_params(pl->cfg, &p);
+    p.threads = 1;
+    lucid_dataset *train = lucid_dataset_subset(pl->ds[target], rows, pl->first, err);
+    pl->scratch[target] = train ? lucid_ebm_train(train, &p, err) : NULL;
+    lucid_dataset_free(train);
+    return pl->scratch[target] ? 0 : -1;
+}
+
+/* Period i's chain for one target. */
+static int fc_chain(fc_plan *pl, int target, int i, const size_t *rows, double *pred,
                     lucid_error *err)
 {
     lucid_ebm_params p;
     lucid_online_forecast_params(pl->cfg, &p);
     p.threads = 1;
     lucid_dataset *ds = pl->ds[target];
-    lucid_dataset *train = lucid_dataset_subset(ds, rows, week, err);
-    lucid_ebm *m = train ? lucid_ebm_train(train, &p, err) : NULL;
-    int rc = m && lucid_ebm_predict(m, ds, pred, err) == 0 ? 0 : -1;
-    for (int i = 0; rc == 0 && i < pl->nperiods; i++) {
-        if (!period_cuts_at(pl, i, week))
-            continue;
-        size_t until = period_end(pl->times, week, pl->nrows, pl->periods[i]);
-        memcpy(pl->out[target][i] + (week - pl->first), pred + week, (until - week) * sizeof *pred);
+    const lucid_ebm *prev = pl->scratch[target];
+    lucid_ebm *own = NULL; /* prev when this chain trained it */
+    size_t w = pl->first;
+    int rc = lucid_ebm_predict(prev, ds, pred, err);
+    while (rc == 0) {
+        size_t next = fc_copy(pl, target, i, w, pred);
+        if (next >= pl->nrows)
+            break;
+        lucid_dataset *train = lucid_dataset_subset(ds, rows, next, err);
+        /* full_retrain: every model from scratch, as before warm starts. */
+        const lucid_ebm *start = pl->cfg->full_retrain ? NULL : prev;
+        lucid_ebm *m = train ? lucid_ebm_train_warm(train, &p, start, w, err) : NULL;
+        lucid_dataset_free(train);
+        rc = m && lucid_ebm_predict(m, ds, pred, err) == 0 ? 0 : -1;
+        lucid_ebm_free(own);
+        prev = own = m;
+        w = next;
     }
-    lucid_ebm_free(m);
-    lucid_dataset_free(train);
+    lucid_ebm_free(own);
     return rc;
 }
 
@@ -215,16 +243,19 @@ static void *fc_worker(void *arg)
     double *pred = malloc((n + 1) * sizeof *pred);
     for (size_t r = 0; rows && r < n; r++)
         rows[r] = r;
+    size_t jobs = pl->phase == 0 ? 2 : 2 * (size_t)pl->nuniq;
     for (;;) {
         pthread_mutex_lock(&pl->lock);
-        size_t job = pl->failed ? 2 * pl->ncuts : pl->next++;
+        size_t job = pl->failed ? jobs : pl->next++;
         pthread_mutex_unlock(&pl->lock);
-        if (job >= 2 * pl->ncuts)
+        if (job >= jobs)
             break;
         lucid_error err = {{0}};
-        if (!rows || !pred)
-            lucid_error_set(&err, "out of memory");
-        if (!rows || !pred || fc_train(pl, (int)(job % 2), pl->cuts[job / 2], rows, pred, &err) < 0) {
+        int rc = rows && pred ? 0 : lucid_error_set(&err, "out of memory");
+        if (rc == 0)
+            rc = pl->phase == 0 ? fc_scratch(pl, (int)job, rows, &err)
+                                : fc_chain(pl, (int)(job % 2), pl->uniq[job / 2], rows, pred, &err);
+        if (rc < 0) {
             pthread_mutex_lock(&pl->lock);
             if (!pl->failed)
                 pl->err = err;
@@ -235,12 +266,6 @@ static void *fc_worker(void *arg)
     free(rows);
     free(pred);
     return NULL;
-}
-
-static int cmp_size_desc(const void *a, const void *b)
-{
-    size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    return (x < y) - (x > y);
 }
 
 static int forecast_all(fc_plan *pl, lucid_error *err)
@@ -256,38 +281,43 @@ static int forecast_all(fc_plan *pl, lucid_error *err)
                                  pl->cfg->history);
         free(t2);
     }
-    /* Every period's cuts, merged and deduplicated. */
-    size_t cap = 0;
-    for (int i = 0; rc == 0 && i < pl->nperiods; i++)
-        for (size_t c = pl->first; c < pl->nrows;
-             c = period_end(pl->times, c, pl->nrows, pl->periods[i]))
-            cap++;
-    if (rc == 0 && !(pl->cuts = malloc((cap + 1) * sizeof *pl->cuts)))
+    if (rc == 0 && !(pl->uniq = malloc((size_t)pl->nperiods * sizeof *pl->uniq)))
         rc = lucid_error_set(err, "out of memory");
-    for (int i = 0; rc == 0 && i < pl->nperiods; i++)
-        for (size_t c = pl->first; c < pl->nrows;
-             c = period_end(pl->times, c, pl->nrows, pl->periods[i]))
-            pl->cuts[pl->ncuts++] = c;
+    for (int i = 0; rc == 0 && i < pl->nperiods; i++) {
+        int j = 0;
+        while (j < i && pl->periods[j] != pl->periods[i])
+            j++;
+        if (j == i)
+            pl->uniq[pl->nuniq++] = i;
+    }
     if (rc == 0) {
-        qsort(pl->cuts, pl->ncuts, sizeof *pl->cuts, cmp_size_desc);
-        size_t u = 0;
-        for (size_t c = 0; c < pl->ncuts; c++)
-            if (u == 0 || pl->cuts[u - 1] != pl->cuts[c])
-                pl->cuts[u++] = pl->cuts[c];
-        pl->ncuts = u;
         pthread_mutex_init(&pl->lock, NULL);
-        pthread_t tid;
-        int threaded = pthread_create(&tid, NULL, fc_worker, pl) == 0;
-        fc_worker(pl);
-        if (threaded)
-            pthread_join(tid, NULL);
+        for (pl->phase = 0; pl->phase < 2 && !pl->failed; pl->phase++) {
+            pl->next = 0;
+            pthread_t tid;
+            int threaded = pthread_create(&tid, NULL, fc_worker, pl) == 0;
+            fc_worker(pl);
+            if (threaded)
+                pthread_join(tid, NULL);
+        }
         pthread_mutex_destroy(&pl->lock);
         if (pl->failed) {
             *err = pl->err;
             rc = -1;
         }
     }
-    free(pl->cuts);
+    /* Equal periods share the first one's chain. */
+    for (int i = 0; rc == 0 && i < pl->nperiods; i++)
+        for (int j = 0; j < i; j++)
+            if (pl->periods[j] == pl->periods[i]) {
+                for (int k = 0; k < 2; k++)
+                    memcpy(pl->out[k][i], pl->out[k][j],
+                           (pl->nrows - pl->first) * sizeof *pl->out[k][i]);
+                break;
+            }
+    free(pl->uniq);
+    lucid_ebm_free(pl->scratch[0]);
+    lucid_ebm_free(pl->scratch[1]);
     lucid_dataset_free(pl->ds[0]);
     lucid_dataset_free(pl->ds[1]);
     return rc;
@@ -489,10 +519,20 @@ int lucid_online_estimate(lucid_online *o, const lucid_jobrun *run, int64_t now,
         o->have_first = 1;
     }
     int64_t period = o->cfg.period > 0 ? o->cfg.period : 604800;
-    size_t n = 0;
+    size_t n = 0, seen = 0;
     double sum = 0;
-    for (size_t i = 0; i < trace->njobs; i++)
-        if (run[i].end_time >= 0 && run[i].end_time < now && o->row_of_job[i] >= 0) {
+    /* A warm start needs the rows its start model was trained on first
+     * (lucid_ebm_train_warm draws validation rows from the others): pass 0
+     * takes the jobs that had ended when that model was trained, pass 1
+     * the rest.  From scratch, one pass in trace order, as always. */
+    int warm = !o->cfg.full_retrain && o->model;
+    for (int pass = warm ? 0 : 1; pass < 2; pass++) {
+        if (pass == 1)
+            seen = n;
+        for (size_t i = 0; i < trace->njobs; i++) {
+            if (run[i].end_time < 0 || run[i].end_time >= now || o->row_of_job[i] < 0 ||
+                (warm && (run[i].end_time < o->last_now) != (pass == 0)))
+                continue;
             ended[n] = job_row(o, run, i, now);
             /* As a training row, the job is seen as it was when it was
              * estimated: at the start of the period it arrived in (the
@@ -505,14 +545,19 @@ int lucid_online_estimate(lucid_online *o, const lucid_jobrun *run, int64_t now,
             n++;
             sum += (double)trace->jobs[i].duration;
         }
+    }
     int rc = 0;
     /* A model no arriving job would use is not trained (the next one starts
-     * from scratch anyway). */
+     * from the last one trained, or from scratch). */
     if (n >= o->cfg.min_history && njobs > 0) {
         lucid_ebm_params p;
         duration_params(&o->cfg, &p);
         lucid_dataset *train = lucid_features_duration_history(ended, n, ended, n, 1, err);
-        lucid_ebm *m = train ? lucid_ebm_train(train, &p, err) : NULL;
+        /* Warm-started from the previous model (its shapes carried onto
+         * the new bins, boosted a few rounds on all ended jobs):
+         * docs/online.md measures it against retraining from scratch. */
+        lucid_ebm *m = train ? lucid_ebm_train_warm(train, &p, warm ? o->model : NULL, seen, err)
+                             : NULL;
         lucid_dataset_free(train);
         if (!m)
             rc = -1;
@@ -521,6 +566,7 @@ int lucid_online_estimate(lucid_online *o, const lucid_jobrun *run, int64_t now,
             o->model = m;
             o->trainings++;
             o->last_rows = n;
+            o->last_now = now;
         }
     }
     double fallback = n > 0 ? sum / (double)n : 3600.0;
