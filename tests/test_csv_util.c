@@ -8,6 +8,7 @@
 #include "lucid/csv.h"
 #include "lucid/trace.h"
 #include "lucid/util.h"
+#include "../src/io/numparse.h"
 
 static void csv_reads_quotes_crlf_and_blank_lines(void **state)
 {
@@ -242,6 +243,66 @@ static void numbers_are_decimal_and_exact(void **state)
     lucid_csv_close(csv);
 }
 
+/* The word-at-a-time parsers (numparse.h) against strtoll / strtod on every
+ * kind of short text: random bytes from digits, '.', signs, letters and
+ * blanks, 1-8 of them followed by random bytes the parser must ignore.  A
+ * text of only digits (and for decimals one point and a digit) must be
+ * taken, with strtod's value bit for bit; anything else declined. */
+static void word_parsers_match_strtod(void **state)
+{
+    (void)state;
+    static const char alphabet[] = "0123456789012345678901234567890123456789..-+e x,";
+    lucid_rng rng;
+    lucid_rng_seed(&rng, 14);
+    int taken_i = 0, taken_f = 0;
+    for (int k = 0; k < 400000; k++) {
+        char buf[16];
+        size_t n = 1 + lucid_rng_next(&rng) % 8;
+        for (size_t j = 0; j < sizeof buf; j++)
+            buf[j] = alphabet[lucid_rng_next(&rng) % (sizeof alphabet - 1)];
+        char text[9];
+        memcpy(text, buf, n);
+        text[n] = '\0';
+        size_t digits = 0, dots = 0;
+        for (size_t j = 0; j < n; j++) {
+            digits += text[j] >= '0' && text[j] <= '9';
+            dots += text[j] == '.';
+        }
+        int64_t i;
+        int took = lucid_swar_i64(buf, n, &i);
+        if (took != (digits == n))
+            fail_msg("'%s': integer taken %d", text, took);
+        if (took) {
+            taken_i++;
+            assert_true(i == strtoll(text, NULL, 10));
+        }
+        double d;
+        took = lucid_swar_f64(buf, n, &d);
+        int plain = digits >= 1 && digits + dots == n && dots <= 1;
+        if (took != plain)
+            fail_msg("'%s': decimal taken %d", text, took);
+        if (took) {
+            taken_f++;
+            double want = strtod(text, NULL);
+            if (memcmp(&d, &want, sizeof d) != 0)
+                fail_msg("'%s': got %.17g, strtod %.17g", text, d, want);
+        }
+    }
+    assert_true(taken_i > 1000 && taken_f > 1000); /* both paths were exercised */
+    int64_t i;
+    double d;
+    assert_int_equal(lucid_swar_i64("99999999", 8, &i), 1);
+    assert_true(i == 99999999);
+    assert_int_equal(lucid_swar_i64("123456789", 9, &i), 0); /* 9 bytes: the loop's */
+    assert_int_equal(lucid_swar_f64("1.000005", 8, &d), 1);
+    assert_true(d == 1.000005);
+    assert_int_equal(lucid_swar_f64("5.xxxxxx", 2, &d), 1);
+    assert_true(d == 5.0);
+    assert_int_equal(lucid_swar_f64(".25xxxxx", 3, &d), 1);
+    assert_true(d == 0.25);
+    assert_int_equal(lucid_swar_f64(".xxxxxxx", 1, &d), 0);
+}
+
 static void calendar_matches_known_dates(void **state)
 {
     (void)state;
@@ -331,6 +392,7 @@ int main(void)
         cmocka_unit_test(trace_order_and_id_index),
         cmocka_unit_test(numbers_parse_strictly),
         cmocka_unit_test(numbers_are_decimal_and_exact),
+        cmocka_unit_test(word_parsers_match_strtod),
         cmocka_unit_test(calendar_matches_known_dates),
         cmocka_unit_test(interning_and_rng),
         cmocka_unit_test(utf8_copy_cuts_on_character_boundaries),

@@ -451,6 +451,8 @@ size_t lucid_csv_field_len(const lucid_csv *csv, int col)
     return col >= 0 && col < csv->nfields ? csv->lens[col] : 0;
 }
 
+const size_t *lucid_csv_row_lens(const lucid_csv *csv) { return csv->lens; }
+
 long lucid_csv_line(const lucid_csv *csv) { return csv->line; }
 const char *lucid_csv_name(const lucid_csv *csv) { return csv->name; }
 
