@@ -373,6 +373,34 @@ static void interning_and_rng(void **state)
     assert_int_equal(lucid_strtab_find(tab, "nope"), -1);
     assert_string_equal(lucid_strtab_get(tab, 999), "vc999");
     lucid_strtab_free(tab);
+    /* Hashing and comparing go by overlapping words: strings of every
+     * length 1-40 that differ in one byte anywhere, or only in length, are
+     * all distinct, and each finds itself (n * (n + 1) / 2 + 40 names). */
+    tab = lucid_strtab_new();
+    int32_t count = 0;
+    char text[41];
+    for (size_t n = 1; n <= 40; n++) {
+        memset(text, 'a', n);
+        assert_int_equal(lucid_strtab_intern_n(tab, text, n), count++); /* "a" x n */
+        for (size_t at = 0; at < n; at++) {
+            text[at] = 'b';
+            assert_int_equal(lucid_strtab_intern_n(tab, text, n), count++);
+            text[at] = 'a';
+        }
+    }
+    for (size_t n = 1, id = 0; n <= 40; n++) {
+        memset(text, 'a', n);
+        assert_int_equal(lucid_strtab_find_n(tab, text, n), (int32_t)id++);
+        for (size_t at = 0; at < n; at++, id++) {
+            text[at] = 'b';
+            assert_int_equal(lucid_strtab_find_n(tab, text, n), (int32_t)id);
+            assert_true(lucid_bytes_equal(lucid_strtab_get(tab, (int32_t)id), text, n));
+            text[at] = 'a';
+            assert_false(lucid_bytes_equal(lucid_strtab_get(tab, (int32_t)id), text, n));
+        }
+    }
+    assert_int_equal(lucid_strtab_count(tab), 40 * 41 / 2 + 40);
+    lucid_strtab_free(tab);
     lucid_rng a, b;
     lucid_rng_seed(&a, 7);
     lucid_rng_seed(&b, 7);

@@ -127,9 +127,10 @@ static const struct {
 
 typedef struct trace_columns {
     int col[NCOLUMNS]; /* index in the file, -1 when absent */
-    /* per column, the last string value and its id: consecutive rows often
-     * repeat a user, model or VC, and one strcmp is cheaper than hashing */
-    char last[NCOLUMNS][64];
+    /* per column, the last string value (the interned copy, which lives as
+     * long as its table: no copy per row) and its id: consecutive rows often
+     * repeat a user, model or VC, and one comparison is cheaper than hashing */
+    const char *last[NCOLUMNS];
     size_t last_len[NCOLUMNS];
     int32_t last_id[NCOLUMNS];
 } trace_columns;
@@ -169,12 +170,12 @@ static int optional_string(lucid_trace *trace, const lucid_csv *csv, trace_colum
         return 0;
     }
     *out = lucid_strtab_intern_n(trace->strings, s, n);
-    if (*out >= 0 && n < sizeof c->last[k]) {
-        memcpy(c->last[k], s, n);
-        c->last_len[k] = n;
-        c->last_id[k] = *out;
-    }
-    return *out < 0 ? -1 : 0;
+    if (*out < 0)
+        return -1;
+    c->last[k] = lucid_strtab_get(trace->strings, *out);
+    c->last_len[k] = n;
+    c->last_id[k] = *out;
+    return 0;
 }
 
 static int optional_number(const lucid_csv *csv, const char *const *row, const size_t *lens,
@@ -239,8 +240,8 @@ static int read_job(lucid_trace *trace, const lucid_csv *csv, trace_columns *c,
         job->vc = c->last_id[COL_VC];
     } else {
         job->vc = vcs->names ? lucid_strtab_find_n(vcs->names, vc, vc_len) : -1;
-        if (job->vc >= 0 && vc_len < sizeof c->last[COL_VC]) {
-            memcpy(c->last[COL_VC], vc, vc_len);
+        if (job->vc >= 0) {
+            c->last[COL_VC] = lucid_strtab_get(vcs->names, job->vc);
             c->last_len[COL_VC] = vc_len;
             c->last_id[COL_VC] = job->vc;
         }
