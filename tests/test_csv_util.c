@@ -247,7 +247,8 @@ static void numbers_are_decimal_and_exact(void **state)
  * kind of short text: random bytes from digits, '.', signs, letters and
  * blanks, 1-8 of them followed by random bytes the parser must ignore.  A
  * text of only digits (and for decimals one point and a digit) must be
- * taken, with strtod's value bit for bit; anything else declined. */
+ * taken, with strtod's value bit for bit; anything else declined.  Where
+ * they do not exist (LUCID_SWAR 0: not little-endian) they decline all. */
 static void word_parsers_match_strtod(void **state)
 {
     (void)state;
@@ -270,7 +271,7 @@ static void word_parsers_match_strtod(void **state)
         }
         int64_t i;
         int took = lucid_swar_i64(buf, n, &i);
-        if (took != (digits == n))
+        if (took != (LUCID_SWAR && digits == n))
             fail_msg("'%s': integer taken %d", text, took);
         if (took) {
             taken_i++;
@@ -278,7 +279,7 @@ static void word_parsers_match_strtod(void **state)
         }
         double d;
         took = lucid_swar_f64(buf, n, &d);
-        int plain = digits >= 1 && digits + dots == n && dots <= 1;
+        int plain = LUCID_SWAR && digits >= 1 && digits + dots == n && dots <= 1;
         if (took != plain)
             fail_msg("'%s': decimal taken %d", text, took);
         if (took) {
@@ -288,7 +289,9 @@ static void word_parsers_match_strtod(void **state)
                 fail_msg("'%s': got %.17g, strtod %.17g", text, d, want);
         }
     }
-    assert_true(taken_i > 1000 && taken_f > 1000); /* both paths were exercised */
+    assert_true(!LUCID_SWAR || (taken_i > 1000 && taken_f > 1000)); /* both were exercised */
+    if (!LUCID_SWAR)
+        return;
     int64_t i;
     double d;
     assert_int_equal(lucid_swar_i64("99999999", 8, &i), 1);

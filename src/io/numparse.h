@@ -70,6 +70,7 @@ static inline int lucid_fast_f64(const char *s, double *out)
  * Little-endian only (the bytes' order in the word); elsewhere they decline
  * and the loops above take every field. */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define LUCID_SWAR 1 /* the word parsers take what they can (tests know) */
 /* w: the field's bytes shifted to the word's top with '0's filling the low
  * (most significant) places.  1 and the value when all 8 are digits. */
 static inline int lucid_swar_digits8(uint64_t w, uint64_t *out)
@@ -129,6 +130,7 @@ static inline int lucid_swar_f64(const char *s, size_t n, double *out)
     return 1;
 }
 #else
+#define LUCID_SWAR 0
 static inline int lucid_swar_i64(const char *s, size_t n, int64_t *out)
 {
     (void)s, (void)n, (void)out;
