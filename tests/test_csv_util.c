@@ -8,6 +8,7 @@
 #include "lucid/csv.h"
 #include "lucid/trace.h"
 #include "lucid/util.h"
+#include "../src/io/numparse.h"
 
 static void csv_reads_quotes_crlf_and_blank_lines(void **state)
 {
@@ -242,6 +243,69 @@ static void numbers_are_decimal_and_exact(void **state)
     lucid_csv_close(csv);
 }
 
+/* The word-at-a-time parsers (numparse.h) against strtoll / strtod on every
+ * kind of short text: random bytes from digits, '.', signs, letters and
+ * blanks, 1-8 of them followed by random bytes the parser must ignore.  A
+ * text of only digits (and for decimals one point and a digit) must be
+ * taken, with strtod's value bit for bit; anything else declined.  Where
+ * they do not exist (LUCID_SWAR 0: not little-endian) they decline all. */
+static void word_parsers_match_strtod(void **state)
+{
+    (void)state;
+    static const char alphabet[] = "0123456789012345678901234567890123456789..-+e x,";
+    lucid_rng rng;
+    lucid_rng_seed(&rng, 14);
+    int taken_i = 0, taken_f = 0;
+    for (int k = 0; k < 400000; k++) {
+        char buf[16];
+        size_t n = 1 + lucid_rng_next(&rng) % 8;
+        for (size_t j = 0; j < sizeof buf; j++)
+            buf[j] = alphabet[lucid_rng_next(&rng) % (sizeof alphabet - 1)];
+        char text[9];
+        memcpy(text, buf, n);
+        text[n] = '\0';
+        size_t digits = 0, dots = 0;
+        for (size_t j = 0; j < n; j++) {
+            digits += text[j] >= '0' && text[j] <= '9';
+            dots += text[j] == '.';
+        }
+        int64_t i;
+        int took = lucid_swar_i64(buf, n, &i);
+        if (took != (LUCID_SWAR && digits == n))
+            fail_msg("'%s': integer taken %d", text, took);
+        if (took) {
+            taken_i++;
+            assert_true(i == strtoll(text, NULL, 10));
+        }
+        double d;
+        took = lucid_swar_f64(buf, n, &d);
+        int plain = LUCID_SWAR && digits >= 1 && digits + dots == n && dots <= 1;
+        if (took != plain)
+            fail_msg("'%s': decimal taken %d", text, took);
+        if (took) {
+            taken_f++;
+            double want = strtod(text, NULL);
+            if (memcmp(&d, &want, sizeof d) != 0)
+                fail_msg("'%s': got %.17g, strtod %.17g", text, d, want);
+        }
+    }
+    assert_true(!LUCID_SWAR || (taken_i > 1000 && taken_f > 1000)); /* both were exercised */
+    if (!LUCID_SWAR)
+        return;
+    int64_t i;
+    double d;
+    assert_int_equal(lucid_swar_i64("99999999", 8, &i), 1);
+    assert_true(i == 99999999);
+    assert_int_equal(lucid_swar_i64("123456789", 9, &i), 0); /* 9 bytes: the loop's */
+    assert_int_equal(lucid_swar_f64("1.000005", 8, &d), 1);
+    assert_true(d == 1.000005);
+    assert_int_equal(lucid_swar_f64("5.xxxxxx", 2, &d), 1);
+    assert_true(d == 5.0);
+    assert_int_equal(lucid_swar_f64(".25xxxxx", 3, &d), 1);
+    assert_true(d == 0.25);
+    assert_int_equal(lucid_swar_f64(".xxxxxxx", 1, &d), 0);
+}
+
 static void calendar_matches_known_dates(void **state)
 {
     (void)state;
@@ -312,6 +376,34 @@ static void interning_and_rng(void **state)
     assert_int_equal(lucid_strtab_find(tab, "nope"), -1);
     assert_string_equal(lucid_strtab_get(tab, 999), "vc999");
     lucid_strtab_free(tab);
+    /* Hashing and comparing go by overlapping words: strings of every
+     * length 1-40 that differ in one byte anywhere, or only in length, are
+     * all distinct, and each finds itself (n * (n + 1) / 2 + 40 names). */
+    tab = lucid_strtab_new();
+    int32_t count = 0;
+    char text[41];
+    for (size_t n = 1; n <= 40; n++) {
+        memset(text, 'a', n);
+        assert_int_equal(lucid_strtab_intern_n(tab, text, n), count++); /* "a" x n */
+        for (size_t at = 0; at < n; at++) {
+            text[at] = 'b';
+            assert_int_equal(lucid_strtab_intern_n(tab, text, n), count++);
+            text[at] = 'a';
+        }
+    }
+    for (size_t n = 1, id = 0; n <= 40; n++) {
+        memset(text, 'a', n);
+        assert_int_equal(lucid_strtab_find_n(tab, text, n), (int32_t)id++);
+        for (size_t at = 0; at < n; at++, id++) {
+            text[at] = 'b';
+            assert_int_equal(lucid_strtab_find_n(tab, text, n), (int32_t)id);
+            assert_true(lucid_bytes_equal(lucid_strtab_get(tab, (int32_t)id), text, n));
+            text[at] = 'a';
+            assert_false(lucid_bytes_equal(lucid_strtab_get(tab, (int32_t)id), text, n));
+        }
+    }
+    assert_int_equal(lucid_strtab_count(tab), 40 * 41 / 2 + 40);
+    lucid_strtab_free(tab);
     lucid_rng a, b;
     lucid_rng_seed(&a, 7);
     lucid_rng_seed(&b, 7);
@@ -331,6 +423,7 @@ int main(void)
         cmocka_unit_test(trace_order_and_id_index),
         cmocka_unit_test(numbers_parse_strictly),
         cmocka_unit_test(numbers_are_decimal_and_exact),
+        cmocka_unit_test(word_parsers_match_strtod),
         cmocka_unit_test(calendar_matches_known_dates),
         cmocka_unit_test(interning_and_rng),
         cmocka_unit_test(utf8_copy_cuts_on_character_boundaries),

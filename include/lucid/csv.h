@@ -42,6 +42,10 @@ const char *lucid_csv_field(const lucid_csv *csv, int col);
 const char *const *lucid_csv_row(const lucid_csv *csv);
 /* Its length in bytes (0 for col < 0): saves a strlen where it is hashed. */
 size_t lucid_csv_field_len(const lucid_csv *csv, int col);
+/* The lengths of all fields of the current row (as lucid_csv_row).  At least
+ * 8 bytes from the start of each field of lucid_csv_row may be read (the
+ * window is padded), so a parser may load a short field as one word. */
+const size_t *lucid_csv_row_lens(const lucid_csv *csv);
 long lucid_csv_line(const lucid_csv *csv);
 const char *lucid_csv_name(const lucid_csv *csv);
 

@@ -6,6 +6,7 @@
 #define LUCID_IO_NUMPARSE_H
 
 #include <stdint.h>
+#include <string.h>
 
 /* Exact powers of ten as doubles. */
 static const double lucid_pow10_exact[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
@@ -61,5 +62,85 @@ static inline int lucid_fast_f64(const char *s, double *out)
     *out = negative ? -v : v;
     return 1;
 }
+
+/* Eight bytes at a time (SWAR), for a field of n bytes whose 8 bytes from s
+ * may be read even past its end — true of the CSV window's fields (csv.h:
+ * lucid_csv_row_lens).  A loop per digit mispredicted its exit at the end
+ * of every number; these have no data-dependent branch but the verdict.
+ * Little-endian only (the bytes' order in the word); elsewhere they decline
+ * and the loops above take every field. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define LUCID_SWAR 1 /* the word parsers take what they can (tests know) */
+/* w: the field's bytes shifted to the word's top with '0's filling the low
+ * (most significant) places.  1 and the value when all 8 are digits. */
+static inline int lucid_swar_digits8(uint64_t w, uint64_t *out)
+{
+    if ((((w & 0xF0F0F0F0F0F0F0F0u) | (((w + 0x0606060606060606u) & 0xF0F0F0F0F0F0F0F0u) >> 4)) !=
+         0x3333333333333333u))
+        return 0;
+    w = ((w & 0x0F0F0F0F0F0F0F0Fu) * 2561) >> 8;
+    w = ((w & 0x00FF00FF00FF00FFu) * 6553601) >> 16;
+    *out = (uint32_t)(((w & 0x0000FFFF0000FFFFu) * 42949672960001u) >> 32);
+    return 1;
+}
+
+/* The n (1..8) digits of w's low bytes as the word lucid_swar_digits8 takes. */
+static inline uint64_t lucid_swar_align(uint64_t w, size_t n)
+{
+    unsigned shift = (unsigned)(8 - n) * 8;
+    return (w << shift) | (0x3030303030303030u & ~(~(uint64_t)0 << shift));
+}
+
+/* 1..8 plain digits: 1 and the value, 0 for anything else. */
+static inline int lucid_swar_i64(const char *s, size_t n, int64_t *out)
+{
+    uint64_t w, v;
+    if (n - 1 >= 8)
+        return 0;
+    memcpy(&w, s, 8);
+    if (!lucid_swar_digits8(lucid_swar_align(w, n), &v))
+        return 0;
+    *out = (int64_t)v;
+    return 1;
+}
+
+/* digits[.digits], 1..8 bytes with at least one digit: the same value as
+ * lucid_fast_f64 (at most 7 digits: m / 10^k, both exact). */
+static inline int lucid_swar_f64(const char *s, size_t n, double *out)
+{
+    uint64_t w, m;
+    if (n - 1 >= 8)
+        return 0;
+    memcpy(&w, s, 8);
+    w = lucid_swar_align(w, n); /* the field in the top n bytes */
+    uint64_t x = w ^ 0x2E2E2E2E2E2E2E2Eu; /* '.' bytes become 0 */
+    uint64_t dots = (x - 0x0101010101010101u) & ~x & 0x8080808080808080u;
+    if (!dots)
+        return lucid_swar_digits8(w, &m) ? (*out = (double)m, 1) : 0;
+    if (n == 1)
+        return 0;
+    /* Remove the first dot: the bytes below it (more significant digits)
+     * move up by one into its place, a '0' fills the bottom. */
+    unsigned at = (unsigned)__builtin_ctzll(dots) / 8; /* byte index of the dot */
+    uint64_t below = at ? w & (~(uint64_t)0 >> (64 - 8 * at)) : 0;
+    uint64_t above = at < 7 ? w & (~(uint64_t)0 << (8 * at + 8)) : 0;
+    if (!lucid_swar_digits8(above | (below << 8) | 0x30u, &m))
+        return 0;
+    *out = (double)m / lucid_pow10_exact[7 - at]; /* 7 - at digits follow the dot */
+    return 1;
+}
+#else
+#define LUCID_SWAR 0
+static inline int lucid_swar_i64(const char *s, size_t n, int64_t *out)
+{
+    (void)s, (void)n, (void)out;
+    return 0;
+}
+static inline int lucid_swar_f64(const char *s, size_t n, double *out)
+{
+    (void)s, (void)n, (void)out;
+    return 0;
+}
+#endif
 
 #endif

@@ -127,25 +127,31 @@ static const struct {
 
 typedef struct trace_columns {
     int col[NCOLUMNS]; /* index in the file, -1 when absent */
-    /* per column, the last string value and its id: consecutive rows often
-     * repeat a user, model or VC, and one strcmp is cheaper than hashing */
-    char last[NCOLUMNS][64];
+    /* per column, the last string value (the interned copy, which lives as
+     * long as its table: no copy per row) and its id: consecutive rows often
+     * repeat a user, model or VC, and one comparison is cheaper than hashing */
+    const char *last[NCOLUMNS];
     size_t last_len[NCOLUMNS];
     int32_t last_id[NCOLUMNS];
 } trace_columns;
 
 /* Column col of the current row as an integer / a number: the inline fast
- * path, else the full parser with its "file:line: field: reason" error. */
-static int field_i64(const lucid_csv *csv, const char *const *row, int col, int64_t *out,
-                     lucid_error *err)
+ * paths (a word at a time for up to 8 bytes, then a loop), else the full
+ * parser with its "file:line: field: reason" error. */
+static int field_i64(const lucid_csv *csv, const char *const *row, const size_t *lens, int col,
+                     int64_t *out, lucid_error *err)
 {
-    return lucid_fast_i64(row[col], out) ? 0 : lucid_csv_i64(csv, col, out, err);
+    return lucid_swar_i64(row[col], lens[col], out) || lucid_fast_i64(row[col], out)
+               ? 0
+               : lucid_csv_i64(csv, col, out, err);
 }
 
-static int field_f64(const lucid_csv *csv, const char *const *row, int col, double *out,
-                     lucid_error *err)
+static int field_f64(const lucid_csv *csv, const char *const *row, const size_t *lens, int col,
+                     double *out, lucid_error *err)
 {
-    return lucid_fast_f64(row[col], out) ? 0 : lucid_csv_f64(csv, col, out, err);
+    return lucid_swar_f64(row[col], lens[col], out) || lucid_fast_f64(row[col], out)
+               ? 0
+               : lucid_csv_f64(csv, col, out, err);
 }
 
 /* The string id of column k's value (interned), or -1 when empty/absent. */
@@ -164,28 +170,28 @@ static int optional_string(lucid_trace *trace, const lucid_csv *csv, trace_colum
         return 0;
     }
     *out = lucid_strtab_intern_n(trace->strings, s, n);
-    if (*out >= 0 && n < sizeof c->last[k]) {
-        memcpy(c->last[k], s, n);
-        c->last_len[k] = n;
-        c->last_id[k] = *out;
-    }
-    return *out < 0 ? -1 : 0;
+    if (*out < 0)
+        return -1;
+    c->last[k] = lucid_strtab_get(trace->strings, *out);
+    c->last_len[k] = n;
+    c->last_id[k] = *out;
+    return 0;
 }
 
-static int optional_number(const lucid_csv *csv, const char *const *row, int col, double *out,
-                           lucid_error *err)
+static int optional_number(const lucid_csv *csv, const char *const *row, const size_t *lens,
+                           int col, double *out, lucid_error *err)
 {
     *out = NAN;
     if (col < 0 || !*row[col])
         return 0;
-    return field_f64(csv, row, col, out, err);
+    return field_f64(csv, row, lens, col, out, err);
 }
 
-static int read_submit_time(const lucid_csv *csv, const char *const *row, int col, int64_t *out,
-                            lucid_error *err)
+static int read_submit_time(const lucid_csv *csv, const char *const *row, const size_t *lens,
+                            int col, int64_t *out, lucid_error *err)
 {
     const char *s = row[col];
-    if (lucid_fast_i64(s, out)) {
+    if (lucid_swar_i64(s, lens[col], out) || lucid_fast_i64(s, out)) {
         /* plain seconds: range-checked below */
     } else if (strchr(s, '-') && strchr(s + 1, '-')) {
         if (lucid_time_parse(s, out) < 0)
@@ -220,21 +226,22 @@ static int read_job(lucid_trace *trace, const lucid_csv *csv, trace_columns *c,
     const char *file = lucid_csv_name(csv);
     long line = lucid_csv_line(csv);
     const char *const *row = lucid_csv_row(csv); /* every column is there: lucid_csv_next checked */
+    const size_t *lens = lucid_csv_row_lens(csv);
     int64_t v;
     memset(job, 0, sizeof *job);
     *skip = 0;
     job->line = (int32_t)line;
-    if (field_i64(csv, row, c->col[COL_JOB_ID], &job->job_id, err) < 0)
+    if (field_i64(csv, row, lens, c->col[COL_JOB_ID], &job->job_id, err) < 0)
         return -1;
     const char *vc = row[c->col[COL_VC]];
-    size_t vc_len = lucid_csv_field_len(csv, c->col[COL_VC]);
+    size_t vc_len = lens[c->col[COL_VC]];
     if (c->last_id[COL_VC] >= 0 && c->last_len[COL_VC] == vc_len &&
         lucid_bytes_equal(c->last[COL_VC], vc, vc_len)) {
         job->vc = c->last_id[COL_VC];
     } else {
         job->vc = vcs->names ? lucid_strtab_find_n(vcs->names, vc, vc_len) : -1;
-        if (job->vc >= 0 && vc_len < sizeof c->last[COL_VC]) {
-            memcpy(c->last[COL_VC], vc, vc_len);
+        if (job->vc >= 0) {
+            c->last[COL_VC] = lucid_strtab_get(vcs->names, job->vc);
             c->last_len[COL_VC] = vc_len;
             c->last_id[COL_VC] = job->vc;
         }
@@ -242,7 +249,7 @@ static int read_job(lucid_trace *trace, const lucid_csv *csv, trace_columns *c,
     if (job->vc < 0)
         return lucid_error_at(err, file, line, "vc", "unknown VC '%s' (not in the VC configuration)",
                               vc);
-    if (field_i64(csv, row, c->col[COL_GPU_NUM], &v, err) < 0 || check_range(csv, "gpu_num", v, 0, 1 << 20, err) < 0)
+    if (field_i64(csv, row, lens, c->col[COL_GPU_NUM], &v, err) < 0 || check_range(csv, "gpu_num", v, 0, 1 << 20, err) < 0)
         return -1;
     job->gpu_num = (int32_t)v;
     if (v == 0) {
@@ -251,13 +258,13 @@ static int read_job(lucid_trace *trace, const lucid_csv *csv, trace_columns *c,
     }
     job->cpu_num = 0;
     if (c->col[COL_CPU_NUM] >= 0 && *row[c->col[COL_CPU_NUM]]) {
-        if (field_i64(csv, row, c->col[COL_CPU_NUM], &v, err) < 0 || check_range(csv, "cpu_num", v, 0, 1 << 24, err) < 0)
+        if (field_i64(csv, row, lens, c->col[COL_CPU_NUM], &v, err) < 0 || check_range(csv, "cpu_num", v, 0, 1 << 24, err) < 0)
             return -1;
         job->cpu_num = (int32_t)v;
     }
-    if (read_submit_time(csv, row, c->col[COL_SUBMIT_TIME], &job->submit_time, err) < 0)
+    if (read_submit_time(csv, row, lens, c->col[COL_SUBMIT_TIME], &job->submit_time, err) < 0)
         return -1;
-    if (field_i64(csv, row, c->col[COL_DURATION], &job->duration, err) < 0)
+    if (field_i64(csv, row, lens, c->col[COL_DURATION], &job->duration, err) < 0)
         return -1;
     if (job->duration <= 0)
         return lucid_error_at(err, file, line, "duration",
@@ -269,7 +276,7 @@ static int read_job(lucid_trace *trace, const lucid_csv *csv, trace_columns *c,
                               (long long)job->duration, (long long)LUCID_TIME_MAX);
     job->time_limit = -1;
     if (c->col[COL_TIME_LIMIT] >= 0 && *row[c->col[COL_TIME_LIMIT]]) {
-        if (field_i64(csv, row, c->col[COL_TIME_LIMIT], &v, err) < 0 ||
+        if (field_i64(csv, row, lens, c->col[COL_TIME_LIMIT], &v, err) < 0 ||
             check_range(csv, "time_limit", v, 0, LUCID_TIME_MAX, err) < 0)
             return -1;
         job->time_limit = v;
@@ -283,19 +290,19 @@ static int read_job(lucid_trace *trace, const lucid_csv *csv, trace_columns *c,
     job->workload.batchsize = -1;
     job->workload.amp = -1;
     if (c->col[COL_BATCHSIZE] >= 0 && *row[c->col[COL_BATCHSIZE]]) {
-        if (field_i64(csv, row, c->col[COL_BATCHSIZE], &v, err) < 0 || check_range(csv, "batchsize", v, 0, 1 << 30, err) < 0)
+        if (field_i64(csv, row, lens, c->col[COL_BATCHSIZE], &v, err) < 0 || check_range(csv, "batchsize", v, 0, 1 << 30, err) < 0)
             return -1;
         job->workload.batchsize = (int32_t)v;
     }
     if (c->col[COL_AMP] >= 0 && *row[c->col[COL_AMP]]) {
-        if (field_i64(csv, row, c->col[COL_AMP], &v, err) < 0 || check_range(csv, "amp", v, 0, 1, err) < 0)
+        if (field_i64(csv, row, lens, c->col[COL_AMP], &v, err) < 0 || check_range(csv, "amp", v, 0, 1, err) < 0)
             return -1;
         job->workload.amp = (int32_t)v;
     }
-    if (optional_number(csv, row, c->col[COL_SPEED], &job->speed, err) < 0 ||
-        optional_number(csv, row, c->col[COL_GPU_UTIL], &job->gpu_util, err) < 0 ||
-        optional_number(csv, row, c->col[COL_GMEM_UTIL], &job->gmem_util, err) < 0 ||
-        optional_number(csv, row, c->col[COL_GMEM], &job->gmem, err) < 0)
+    if (optional_number(csv, row, lens, c->col[COL_SPEED], &job->speed, err) < 0 ||
+        optional_number(csv, row, lens, c->col[COL_GPU_UTIL], &job->gpu_util, err) < 0 ||
+        optional_number(csv, row, lens, c->col[COL_GMEM_UTIL], &job->gmem_util, err) < 0 ||
+        optional_number(csv, row, lens, c->col[COL_GMEM], &job->gmem, err) < 0)
         return -1;
     if (job->gmem < 0)
         return lucid_error_at(err, file, line, "gmem", "negative memory %g", job->gmem);
@@ -505,7 +512,8 @@ int lucid_estimates_load(double **est, const lucid_trace *trace, const char *pat
         int64_t id;
         double v;
         const char *const *row = lucid_csv_row(csv);
-        if (field_i64(csv, row, id_col, &id, err) < 0 || field_f64(csv, row, p_col, &v, err) < 0) {
+        const size_t *lens = lucid_csv_row_lens(csv);
+        if (field_i64(csv, row, lens, id_col, &id, err) < 0 || field_f64(csv, row, lens, p_col, &v, err) < 0) {
             got = -1;
             break;
         }
