@@ -370,11 +370,18 @@ long lucid_profile_fit(lucid_profile *p, const lucid_sched *s, int32_t gpus, int
             /* Past k = 0 only counts matter to the placer, not which GPUs. */
             if (k > 0 && p->hypo.nodes[i].free == p->winmin[i])
                 continue;
-            /* At k = 0 the window is within what is free now: keep real GPUs. */
-            uint64_t from = k == 0 ? c->nodes[i].free_mask
-                                   : (p->gpus_per_node >= 64 ? ~(uint64_t)0
-                                                             : ((uint64_t)1 << p->gpus_per_node) - 1);
-            hypo_set(p, i, lucid_mask_lowest(from, p->winmin[i]));
+            /* At k = 0 the window is within what is free now: keep real GPUs.
+             * Later, the lowest winmin[i] of all the node's GPUs: the low bits
+             * (what lucid_mask_lowest of the full mask gives, without its
+             * loop per GPU). */
+            uint64_t mask;
+            if (k == 0)
+                mask = lucid_mask_lowest(c->nodes[i].free_mask, p->winmin[i]);
+            else {
+                int32_t w = p->winmin[i] < p->gpus_per_node ? p->winmin[i] : p->gpus_per_node;
+                mask = w <= 0 ? 0 : w >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << w) - 1;
+            }
+            hypo_set(p, i, mask);
         }
         lucid_rng rng = s->rng; /* a copy: planning never moves the real generator */
         int n = s->placer->select(&p->hypo, gpus, &rng, p->alloc, p->cap_alloc);

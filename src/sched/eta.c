@@ -215,14 +215,16 @@ void lucid_eta_plan_free(lucid_eta_plan *plan)
     memset(plan, 0, sizeof *plan);
 }
 
-/* A waiting job's run in scenario q: its estimate times the ratio's
- * q-quantile. */
-static int64_t planned_run(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_table *t,
-                           int32_t job, double q)
+/* A waiting job's run in each scenario: its estimate times the ratio's
+ * unconditioned quantile of the scenario (ratio0[sc]). */
+static void planned_runs(const lucid_sched *s, const lucid_backfill *bf, const double *ratio0,
+                         int32_t job, int64_t *dur)
 {
     double est = lucid_backfill_job_estimate(s, bf, job);
-    double run = ceil(est * lucid_eta_table_quantile(t, 0, q));
-    return run < 1 ? 1 : (int64_t)run;
+    for (int sc = 0; sc < 3; sc++) {
+        double run = ceil(est * ratio0[sc]);
+        dur[sc] = run < 1 ? 1 : (int64_t)run;
+    }
 }
 
 static int64_t *scenario_slot(lucid_eta *e, int sc)
@@ -290,8 +292,8 @@ static lucid_pair_side pair_side(const lucid_sched *s, int32_t job)
  * the pair's GPUs are freed when the later of the two ends. */
 enum { GREEDY_MAX_ALLOC = 8 }; /* GPU groups kept per started job (a partner has <= 8 GPUs) */
 
-static int replay_greedy(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_table *t,
-                         lucid_profile *p, double q, size_t n, lucid_eta *at, int sc)
+static int replay_greedy(const lucid_sched *s, int64_t (*runs)[3], lucid_profile *p, size_t n,
+                         lucid_eta *at, int sc)
 {
     int64_t next[LUCID_ETA_EXACT_DEPTH], start[LUCID_ETA_EXACT_DEPTH], dur[LUCID_ETA_EXACT_DEPTH];
     signed char state[LUCID_ETA_EXACT_DEPTH]; /* 0 waits, 1 on free GPUs, 2 packed */
@@ -301,7 +303,7 @@ static int replay_greedy(const lucid_sched *s, const lucid_backfill *bf, lucid_e
     const lucid_lucid_inputs *in = s->lucid;
     for (size_t i = 0; i < n; i++) {
         int32_t job = s->queue[i];
-        dur[i] = planned_run(s, bf, t, job, q);
+        dur[i] = runs[i][sc];
         int nalloc = 0;
         long k = lucid_profile_fit(p, s, s->jobs[job].gpu_num, dur[i], s->now, &nalloc);
         next[i] = k >= 0 ? p->times[k] : -1;
@@ -404,6 +406,14 @@ int lucid_eta_predict(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_
         plan->jobs[i] = s->queue[i];
         plan->head_work += work_of(s, bf, s->queue[i]);
     }
+    /* The table does not change during a prediction: the waiting jobs'
+     * runs per scenario are worked out once, not per scenario and replay. */
+    double ratio0[3];
+    for (int sc = 0; sc < 3; sc++)
+        ratio0[sc] = lucid_eta_table_quantile(t, 0, qs[sc]);
+    int64_t runs[LUCID_ETA_EXACT_DEPTH][3];
+    for (size_t i = mode == REPLAY_GREEDY ? 0 : from; i < exact; i++)
+        planned_runs(s, bf, ratio0, s->queue[i], runs[i]);
     int64_t last[3]; /* start of the last exactly placed job, per scenario */
     if (from == 0) {
         scenarios ctx = {bf, t, qs, 3};
@@ -417,7 +427,7 @@ int lucid_eta_predict(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_
         if (from > 0 && *scenario_slot(&plan->at[from - 1], sc) > previous && in_order)
             previous = *scenario_slot(&plan->at[from - 1], sc);
         if (mode == REPLAY_GREEDY) {
-            if (replay_greedy(s, bf, t, p, qs[sc], exact, plan->at, sc) < 0)
+            if (replay_greedy(s, runs, p, exact, plan->at, sc) < 0)
                 return -1;
             for (size_t i = 0; i < exact; i++)
                 if (*scenario_slot(&plan->at[i], sc) > previous)
@@ -425,7 +435,7 @@ int lucid_eta_predict(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_
         }
         for (size_t i = mode == REPLAY_GREEDY ? exact : from; i < exact; i++) {
             int32_t job = s->queue[i];
-            int64_t dur = planned_run(s, bf, t, job, qs[sc]);
+            int64_t dur = runs[i][sc];
             int nalloc = 0;
             long k = lucid_profile_fit(p, s, s->jobs[job].gpu_num, dur,
                                        in_order ? previous : s->now, &nalloc);
@@ -457,9 +467,7 @@ int lucid_eta_predict(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_
             queued_work += work_of(s, bf, s->queue[i]);
     }
     double gpus = s->cluster.total_gpus > 0 ? (double)s->cluster.total_gpus : 1.0;
-    double ratio[3];
-    for (int sc = 0; sc < 3; sc++)
-        ratio[sc] = lucid_eta_table_quantile(t, 0, qs[sc]);
+    double ratio[3] = {ratio0[0], ratio0[1], ratio0[2]};
     /* The volume ahead of a deep job is a sum of many runs: its middle
      * scenario goes by the mean ratio, not the median (durations are heavy-
      * tailed; on Venus FIFO the median error fell from 74 % to 49 %). */
