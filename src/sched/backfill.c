@@ -131,6 +131,8 @@ static void hypo_set(lucid_profile *p, int32_t slot, uint64_t mask)
 /* Index of the segment holding time t (the last start <= t). */
 static size_t segment_of(const lucid_profile *p, int64_t t)
 {
+    if (p->times[p->m - 1] <= t) /* the usual case: rows are made up to t first */
+        return p->m - 1;
     size_t lo = 0, hi = p->m;
     while (hi - lo > 1) {
         size_t mid = lo + (hi - lo) / 2;
