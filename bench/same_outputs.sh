@@ -7,8 +7,8 @@
 # formatting): runs both programs on the same experiments and compares
 # every output file byte for byte.  MANIFEST and experiment.ini name the
 # output folder, so there the line `out = ...` is left out of the
-# comparison, and the MANIFEST's hash of experiment.ini with it (and
-# nothing else).  Experiments: Venus in reference and fixed
+# comparison, the MANIFEST's hash of experiment.ini with it, and the
+# MANIFEST's hash values (see norm below).  Experiments: Venus in reference and fixed
 # semantics (all six policies, predictions on, as by default), fixed
 # semantics with hourly re-predictions, FIFO/QSSF/Lucid with EASY and
 # conservative backfill (the other replay modes), and a synthetic trace of
@@ -21,6 +21,25 @@ new=${2:?usage: same_outputs.sh OLD_LUCID NEW_LUCID [WORKDIR]}
 work=${3:-$(mktemp -d)}
 mkdir -p "$work"
 fail=0
+
+# The lines that may differ: the output folder, the hash of experiment.ini
+# (which names it), the hashes' kind (fnv1a64 in older builds,
+# xxh64 now) with their values and the sum over the input hashes.  The
+# files themselves are compared byte for byte, and with xxhsum installed the
+# new MANIFEST's file hashes are checked against it.
+norm() {
+    grep -v -e '^out = ' -e '^file = experiment.ini ' -e '^inputs_hash = ' "$1" |
+        sed -E 's/ (fnv1a64|xxh64):[0-9a-f]{16}$/ HASH/'
+}
+
+check_hashes() { # folder written by the new build
+    command -v xxhsum >/dev/null || return 0
+    grep '^file = ' "$1/MANIFEST" | while read -r _ _ file hash; do
+        want="xxh64:$(xxhsum -H1 "$1/$file" | cut -d' ' -f1)"
+        [ "$hash" = "$want" ] || echo "$1: MANIFEST's hash of $file is not its XXH64"
+    done | grep . && fail=1
+    return 0
+}
 
 run_pair() { # name, then the arguments after `simulate`
     name=$1
@@ -35,8 +54,8 @@ run_pair() { # name, then the arguments after `simulate`
             echo "$name: $b missing in the new run"
             fail=1
         elif [ "$b" = MANIFEST ] || [ "$b" = experiment.ini ]; then
-            grep -v -e '^out = ' -e '^file = experiment.ini ' "$f" >"$work/a.tmp"
-            grep -v -e '^out = ' -e '^file = experiment.ini ' "$g" >"$work/b.tmp"
+            norm "$f" >"$work/a.tmp"
+            norm "$g" >"$work/b.tmp"
             cmp -s "$work/a.tmp" "$work/b.tmp" || { echo "$name: $b differs"; fail=1; }
         else
             cmp -s "$f" "$g" || { echo "$name: $b differs"; fail=1; }
@@ -45,6 +64,7 @@ run_pair() { # name, then the arguments after `simulate`
     for g in "$work/$name.new"/*; do
         [ -f "$work/$name.old/$(basename "$g")" ] || { echo "$name: $(basename "$g") only in the new run"; fail=1; }
     done
+    check_hashes "$work/$name.new"
     echo "$name: $(ls "$work/$name.old" | wc -l) files compared"
 }
 
