@@ -58,28 +58,52 @@ static const char digit_pairs[] = "00010203040506070809"
 
 static void put_i64(line_buf *b, int64_t v)
 {
-    char tmp[24];
-    char *end = tmp + sizeof tmp, *p = end;
+    static const uint64_t pow10[] = {1ull,
+                                     10ull,
+                                     100ull,
+                                     1000ull,
+                                     10000ull,
+                                     100000ull,
+                                     1000000ull,
+                                     10000000ull,
+                                     100000000ull,
+                                     1000000000ull,
+                                     10000000000ull,
+                                     100000000000ull,
+                                     1000000000000ull,
+                                     10000000000000ull,
+                                     100000000000000ull,
+                                     1000000000000000ull,
+                                     10000000000000000ull,
+                                     100000000000000000ull,
+                                     1000000000000000000ull,
+                                     10000000000000000000ull};
+    /* Straight into the buffer (a sign and at most 20 digits): a copy of
+     * a variable length was a call to memcpy per number. */
+    if (b->len + 24 > sizeof b->data)
+        flush_buf(b);
+    char *d = b->data + b->len;
     uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    if (v < 0)
+        *d++ = '-';
+    size_t n = 1;
+    while (n < 20 && u >= pow10[n])
+        n++;
+    char *p = d + n;
     while (u >= 100) {
         size_t r = (size_t)(u % 100);
         u /= 100;
         p -= 2;
-        memcpy(p, digit_pairs + 2 * r, 2);
+        p[0] = digit_pairs[2 * r];
+        p[1] = digit_pairs[2 * r + 1];
     }
     if (u >= 10) {
-        p -= 2;
-        memcpy(p, digit_pairs + 2 * (size_t)u, 2);
+        p[-2] = digit_pairs[2 * (size_t)u];
+        p[-1] = digit_pairs[2 * (size_t)u + 1];
     } else {
-        *--p = (char)('0' + u);
+        p[-1] = (char)('0' + u);
     }
-    if (v < 0)
-        *--p = '-';
-    size_t n = (size_t)(end - p);
-    if (b->len + n > sizeof b->data)
-        flush_buf(b);
-    memcpy(b->data + b->len, p, n);
-    b->len += n;
+    b->len = (size_t)(d + n - b->data);
 }
 
 /* Whole numbers as integers, others with six decimals (as "%.6f"). */
