@@ -59,6 +59,17 @@ void lucid_profile_free(lucid_profile *p)
 
 typedef struct lucid_profile_end ending;
 
+/* GPUs in a mask.  Inline bit arithmetic: without a popcount instruction in
+ * the target (the build does not ask for one) __builtin_popcountll is a
+ * libgcc call, made for every row a placement or an end touches. */
+static inline int32_t gpu_count(uint64_t m)
+{
+    m = m - ((m >> 1) & 0x5555555555555555ull);
+    m = (m & 0x3333333333333333ull) + ((m >> 2) & 0x3333333333333333ull);
+    m = (m + (m >> 4)) & 0x0f0f0f0f0f0f0f0full;
+    return (int32_t)((m * 0x0101010101010101ull) >> 56);
+}
+
 static int32_t *row(lucid_profile *p, size_t k)
 {
     return p->freec + (size_t)p->ord[k] * (size_t)p->nslots;
@@ -164,7 +175,7 @@ static int ensure_until(lucid_profile *p, int64_t t)
             for (int32_t a = 0; a < r->alloc_n; a++) {
                 const lucid_alloc *al = &s->allocs[r->alloc_off + a];
                 int32_t before = cells[al->node];
-                cells[al->node] += __builtin_popcountll(al->mask);
+                cells[al->node] += gpu_count(al->mask);
                 if (cells[al->node] > p->gpus_per_node)
                     cells[al->node] = p->gpus_per_node;
                 p->total[p->ord[j]] += cells[al->node] - before;
@@ -407,7 +418,7 @@ static int reserve_gpus(lucid_profile *p, long k, int64_t duration, const lucid_
         int32_t *r = row(p, j);
         for (int a = 0; a < nalloc; a++) {
             int32_t before = r[alloc[a].node];
-            r[alloc[a].node] -= __builtin_popcountll(alloc[a].mask);
+            r[alloc[a].node] -= gpu_count(alloc[a].mask);
             if (r[alloc[a].node] < 0)
                 r[alloc[a].node] = 0;
             p->total[p->ord[j]] += r[alloc[a].node] - before;
