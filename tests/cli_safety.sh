@@ -87,11 +87,11 @@ unchanged "predict" share.json "$model_sum"
 check "stale jobs-sjf.csv removed" [ ! -e first/jobs-sjf.csv ]
 check "stale series removed" bash -c "! ls first/series-*.csv 2>/dev/null | grep -q ."
 check "removal reported" grep -q "removed .*first/jobs-sjf.csv (a file of another run)" stale.log
-check "MANIFEST names the trace" grep -qx "input = jobs $bad/good.csv fnv1a64:[0-9a-f]*" first/MANIFEST
+check "MANIFEST names the trace" grep -qx "input = jobs $bad/good.csv xxh64:[0-9a-f]*" first/MANIFEST
 check "MANIFEST names the semantics" grep -qx "semantics = fixed" first/MANIFEST
 check "MANIFEST names the policies" grep -qx "policies = fifo" first/MANIFEST
 check "MANIFEST has the knobs" grep -q "^knobs = profiler_nodes=2 profiler_time_limit=200" first/MANIFEST
-check "MANIFEST lists the files" grep -q "^file = jobs-fifo.csv fnv1a64:" first/MANIFEST
+check "MANIFEST lists the files" grep -q "^file = jobs-fifo.csv xxh64:" first/MANIFEST
 
 # A failed simulate leaves the previous outputs as they were.
 before=$(cd first && digest summary.csv jobs-fifo.csv experiment.ini MANIFEST)

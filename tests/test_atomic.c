@@ -111,6 +111,16 @@ static void manifest_round_trip_and_checks(void **state)
     /* FNV-1a 64 test vectors: "" is the offset basis, "a" is af63dc4c8601ec8c. */
     assert_true(lucid_hash_bytes(LUCID_FNV_OFFSET, "", 0) == 0xcbf29ce484222325ull);
     assert_true(lucid_hash_bytes(LUCID_FNV_OFFSET, "a", 1) == 0xaf63dc4c8601ec8cull);
+    /* XXH64 (seed 0), values from the reference tool (`xxhsum -H1`, xxHash
+     * 0.8.1): below one 32-byte stripe, stripes plus an 8-, 4- and 1-byte
+     * tail (49 bytes), and whole stripes plus a 4-byte tail (100 zeros). */
+    assert_true(lucid_xxh64("", 0) == 0xef46db3751d8e999ull);
+    assert_true(lucid_xxh64("a", 1) == 0xd24ec4f1a98c6e5bull);
+    assert_true(lucid_xxh64("abc", 3) == 0x44bc2cf5ad770999ull);
+    const char *mixed = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLM";
+    assert_true(lucid_xxh64(mixed, strlen(mixed)) == 0x4d1cd1115a97d7caull);
+    static const unsigned char zeros[100];
+    assert_true(lucid_xxh64(zeros, sizeof zeros) == 0x17bb1103c92c502full);
 
     char dir[4096], path[4200];
     test_tmpdir(dir, sizeof dir, "atomic_manifest");
@@ -127,7 +137,7 @@ static void manifest_round_trip_and_checks(void **state)
     assert_int_equal(lucid_manifest_load(&m, dir, &err), 0);
     assert_string_equal(lucid_manifest_get(&m, "semantics"), "reference");
     assert_string_equal(lucid_manifest_get(&m, "note"), "two lines");
-    assert_string_equal(lucid_manifest_get(&m, "file"), "jobs-fifo.csv fnv1a64:af63dc4c8601ec8c");
+    assert_string_equal(lucid_manifest_get(&m, "file"), "jobs-fifo.csv xxh64:d24ec4f1a98c6e5b");
     assert_int_equal(lucid_manifest_check_file(&m, dir, "jobs-fifo.csv", &err), 0);
     /* Another run's file and an edited one are refused. */
     test_write_file(path, sizeof path, dir, "jobs-sjf.csv", "a");
@@ -137,6 +147,39 @@ static void manifest_round_trip_and_checks(void **state)
     assert_int_equal(lucid_manifest_check_file(&m, dir, "jobs-fifo.csv", &err), -1);
     assert_non_null(strstr(err.msg, "jobs-fifo.csv: changed since the run"));
     lucid_manifest_free(&m);
+
+    /* A folder written before the switch to XXH64 (FNV-1a hashes) still
+     * verifies, and an edit of its files is still seen; an unknown hash is
+     * named. */
+    test_write_file(path, sizeof path, dir, "jobs-fifo.csv", "a");
+    test_write_file(path, sizeof path, dir, "MANIFEST",
+                    "file = jobs-fifo.csv fnv1a64:af63dc4c8601ec8c\n"
+                    "file = jobs-sjf.csv md5:0cc175b9c0f1b6a831c399e269772661\n");
+    assert_int_equal(lucid_manifest_load(&m, dir, &err), 0);
+    assert_int_equal(lucid_manifest_check_file(&m, dir, "jobs-fifo.csv", &err), 0);
+    assert_int_equal(lucid_manifest_check_file(&m, dir, "jobs-sjf.csv", &err), -1);
+    assert_non_null(strstr(err.msg, "file jobs-sjf.csv: unknown hash 'md5:"));
+    test_write_file(path, sizeof path, dir, "jobs-fifo.csv", "b");
+    assert_int_equal(lucid_manifest_check_file(&m, dir, "jobs-fifo.csv", &err), -1);
+    assert_non_null(strstr(err.msg, "recorded fnv1a64:af63dc4c8601ec8c"));
+    lucid_manifest_free(&m);
+    /* A file longer than the reader's 64 KiB buffer (bytes i % 251, 70,001
+     * of them; xxhsum: 57948bda97826f58), hashed in pieces. */
+    {
+        unsigned char *big = malloc(70001);
+        assert_non_null(big);
+        for (size_t i = 0; i < 70001; i++)
+            big[i] = (unsigned char)(i % 251);
+        snprintf(path, sizeof path, "%s/big.bin", dir);
+        FILE *f = fopen(path, "wb");
+        assert_non_null(f);
+        assert_int_equal(fwrite(big, 1, 70001, f), 70001);
+        assert_int_equal(fclose(f), 0);
+        free(big);
+        uint64_t h = 0;
+        assert_int_equal(lucid_hash_file_as(path, LUCID_HASH_XXH64, &h, &err), 0);
+        assert_true(h == 0x57948bda97826f58ull);
+    }
 
     test_write_file(path, sizeof path, dir, "MANIFEST", "# c\nsemantics = fixed\nno equals sign\n");
     assert_int_equal(lucid_manifest_load(&m, dir, &err), -1);

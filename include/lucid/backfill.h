@@ -73,6 +73,16 @@ typedef int64_t (*lucid_remaining_fn)(void *ctx, const lucid_sched *s, int32_t j
  * ends.  Returns 0, or -1 (out of memory). */
 int lucid_profile_build(lucid_profile *p, const lucid_sched *s, lucid_remaining_fn remaining,
                         void *ctx);
+/* Builds np (<= LUCID_PROFILE_MAX_MANY) profiles of the same state at once,
+ * one per scenario: `remaining` writes job's time left in each (out[0..np)),
+ * so what the scenarios share (the job's estimate, where it falls in a
+ * table) is worked out once.  Profile k is what lucid_profile_build gives
+ * with out[k] as the remaining time. */
+#define LUCID_PROFILE_MAX_MANY 3
+typedef void (*lucid_remaining_many_fn)(void *ctx, const lucid_sched *s, int32_t job,
+                                        int64_t *out);
+int lucid_profile_build_many(lucid_profile *const *p, int np, const lucid_sched *s,
+                             lucid_remaining_many_fn remaining, void *ctx);
 /* The first segment k with times[k] >= not_before where a job of `gpus`
  * GPUs fits, with the placer, on the GPUs free throughout [times[k],
  * times[k] + duration); its GPUs in p->alloc (count in *nalloc).  At k = 0

@@ -94,7 +94,7 @@ int lucid_experiment_inputs(const lucid_experiment *exp, const char **paths, con
                             int max);
 /* Adds to m what the experiment is: "semantics", every non-path setting as
  * "section.key", Lucid's knobs on one "knobs" line, and one
- * "input = <key> <absolute path> fnv1a64:<hash>" per input file with
+ * "input = <key> <absolute path> xxh64:<hash>" per input file with
  * "inputs_hash" over them all (manifest.h). */
 struct lucid_manifest;
 int lucid_experiment_manifest(const lucid_experiment *exp, struct lucid_manifest *m,

@@ -6,10 +6,11 @@
  * The file is text, one "key = value" a line, keys repeatable, in order:
  *   # comment
  *   lucid_version = 0.1.0
- *   input = /abs/trace.csv fnv1a64:0123456789abcdef
- *   file = jobs-fifo.csv fnv1a64:...
- * Hashes are 64-bit FNV-1a of the file's bytes (a check against mixing and
- * editing, not a cryptographic signature). */
+ *   input = /abs/trace.csv xxh64:0123456789abcdef
+ *   file = jobs-fifo.csv xxh64:...
+ * Hashes are XXH64 (seed 0) of the file's bytes (a check against mixing and
+ * editing, not a cryptographic signature); folders written before issue
+ * 14's speed work have 64-bit FNV-1a (`fnv1a64:`), which still verify. */
 #ifndef LUCID_MANIFEST_H
 #define LUCID_MANIFEST_H
 
@@ -30,7 +31,7 @@ void lucid_manifest_free(lucid_manifest *m);
 /* Appends "key = value" (printf-style value; no newlines). */
 int lucid_manifest_add(lucid_manifest *m, lucid_error *err, const char *key, const char *fmt, ...)
     LUCID_PRINTF(4, 5);
-/* Appends "key = <label> fnv1a64:<hash of path>"; label NULL = path. */
+/* Appends "key = <label> xxh64:<hash of path>"; label NULL = path. */
 int lucid_manifest_add_hash(lucid_manifest *m, const char *key, const char *path,
                             const char *label, lucid_error *err);
 /* The first value of `key`, or NULL. */
@@ -40,13 +41,19 @@ int lucid_manifest_save(const lucid_manifest *m, const char *dir, lucid_error *e
 /* Reads dir/MANIFEST; 0 = read, 1 = there is none, -1 = error (malformed
  * lines name the file and line). */
 int lucid_manifest_load(lucid_manifest *m, const char *dir, lucid_error *err);
-/* Checks that dir/name is listed as "file = name fnv1a64:..." with the hash
- * of its current bytes; the message says which run it is not from. */
+/* Checks that dir/name is listed as "file = name xxh64:..." (or, from
+ * older runs, "fnv1a64:...") with the hash of its current bytes; the
+ * message says which run it is not from. */
 int lucid_manifest_check_file(const lucid_manifest *m, const char *dir, const char *name,
                               lucid_error *err);
 
+enum { LUCID_HASH_FNV1A64 = 0, LUCID_HASH_XXH64 = 1 };
+/* A file's hash of that kind (LUCID_HASH_*). */
+int lucid_hash_file_as(const char *path, int kind, uint64_t *hash, lucid_error *err);
 /* 64-bit FNV-1a of a file's bytes. */
 int lucid_hash_file(const char *path, uint64_t *hash, lucid_error *err);
+/* XXH64 (seed 0) of data[0..len). */
+uint64_t lucid_xxh64(const void *data, size_t len);
 /* Folds `value` into a running FNV-1a hash (start with LUCID_FNV_OFFSET). */
 #define LUCID_FNV_OFFSET 0xcbf29ce484222325ull
 uint64_t lucid_hash_bytes(uint64_t hash, const void *data, size_t len);

@@ -91,7 +91,10 @@ char *lucid_trim(char *s);
  * Grows *items (element size `size`) to hold at least `need` elements.
  * 0 on success, -1 if out of memory (the array is unchanged). */
 int lucid_grow(void **items, size_t *cap, size_t need, size_t size);
-#define LUCID_GROW(arr, cap, need) lucid_grow((void **)&(arr), &(cap), (need), sizeof *(arr))
+/* The capacity is compared inline: most calls find room (a call per row
+ * in the simulator's inner loops). */
+#define LUCID_GROW(arr, cap, need)                                                                 \
+    ((size_t)(need) <= (cap) ? 0 : lucid_grow((void **)&(arr), &(cap), (need), sizeof *(arr)))
 
 /* Copies `src` (NULL = "") into dst[size] as valid UTF-8: a byte that does
  * not start a well-formed sequence (RFC 3629: no overlongs, surrogates or

@@ -525,11 +525,11 @@ int lucid_experiment_manifest(const lucid_experiment *exp, lucid_manifest *m, lu
                 same = j;
         if (same >= 0)
             h = hashes[same];
-        else if (lucid_hash_file(paths[i], &h, err) < 0)
+        else if (lucid_hash_file_as(paths[i], LUCID_HASH_XXH64, &h, err) < 0)
             return -1;
         hashes[i] = h;
         all = lucid_hash_bytes(all, &h, sizeof h);
-        snprintf(label, sizeof label, "%s %s fnv1a64:%016" PRIx64, what[i],
+        snprintf(label, sizeof label, "%s %s xxh64:%016" PRIx64, what[i],
                  realpath(paths[i], real) ? real : paths[i], h);
         rc = lucid_manifest_add(m, err, "input", "%s", label);
     }

@@ -59,12 +59,15 @@ void lucid_profile_free(lucid_profile *p)
 
 typedef struct lucid_profile_end ending;
 
-static int compare_endings(const void *pa, const void *pb)
+/* GPUs in a mask.  Inline bit arithmetic: without a popcount instruction in
+ * the target (the build does not ask for one) __builtin_popcountll is a
+ * libgcc call, made for every row a placement or an end touches. */
+static inline int32_t gpu_count(uint64_t m)
 {
-    const ending *a = pa, *b = pb;
-    if (a->time != b->time)
-        return a->time < b->time ? -1 : 1;
-    return a->job < b->job ? -1 : a->job > b->job;
+    m = m - ((m >> 1) & 0x5555555555555555ull);
+    m = (m & 0x3333333333333333ull) + ((m >> 2) & 0x3333333333333333ull);
+    m = (m + (m >> 4)) & 0x0f0f0f0f0f0f0f0full;
+    return (int32_t)((m * 0x0101010101010101ull) >> 56);
 }
 
 static int32_t *row(lucid_profile *p, size_t k)
@@ -139,6 +142,8 @@ static void hypo_set(lucid_profile *p, int32_t slot, uint64_t mask)
 /* Index of the segment holding time t (the last start <= t). */
 static size_t segment_of(const lucid_profile *p, int64_t t)
 {
+    if (p->times[p->m - 1] <= t) /* the usual case: rows are made up to t first */
+        return p->m - 1;
     size_t lo = 0, hi = p->m;
     while (hi - lo > 1) {
         size_t mid = lo + (hi - lo) / 2;
@@ -170,7 +175,7 @@ static int ensure_until(lucid_profile *p, int64_t t)
             for (int32_t a = 0; a < r->alloc_n; a++) {
                 const lucid_alloc *al = &s->allocs[r->alloc_off + a];
                 int32_t before = cells[al->node];
-                cells[al->node] += __builtin_popcountll(al->mask);
+                cells[al->node] += gpu_count(al->mask);
                 if (cells[al->node] > p->gpus_per_node)
                     cells[al->node] = p->gpus_per_node;
                 p->total[p->ord[j]] += cells[al->node] - before;
@@ -180,8 +185,54 @@ static int ensure_until(lucid_profile *p, int64_t t)
     return 0;
 }
 
-int lucid_profile_build(lucid_profile *p, const lucid_sched *s, lucid_remaining_fn remaining,
-                        void *ctx)
+/* Sorts ends[0..n) by (time, job) — a total order (jobs are distinct), so
+ * any correct sort gives the same array.  Inline rather than qsort: the
+ * comparison through a function pointer was most of a profile build.
+ * Insertion sort on runs of 16, then bottom-up merges through `tmp`. */
+static void sort_endings(ending *ends, ending *tmp, size_t n)
+{
+    enum { RUN = 16 };
+    for (size_t lo = 0; lo < n; lo += RUN) {
+        size_t hi = lo + RUN < n ? lo + RUN : n;
+        for (size_t i = lo + 1; i < hi; i++) {
+            ending e = ends[i];
+            size_t j = i;
+            while (j > lo && (ends[j - 1].time > e.time ||
+                              (ends[j - 1].time == e.time && ends[j - 1].job > e.job))) {
+                ends[j] = ends[j - 1];
+                j--;
+            }
+            ends[j] = e;
+        }
+    }
+    ending *src = ends, *dst = tmp;
+    for (size_t width = RUN; width < n; width *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * width) {
+            size_t mid = lo + width < n ? lo + width : n;
+            size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+            size_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi) {
+                if (src[j].time < src[i].time ||
+                    (src[j].time == src[i].time && src[j].job < src[i].job))
+                    dst[k++] = src[j++];
+                else
+                    dst[k++] = src[i++];
+            }
+            while (i < mid)
+                dst[k++] = src[i++];
+            while (j < hi)
+                dst[k++] = src[j++];
+        }
+        ending *swap = src;
+        src = dst;
+        dst = swap;
+    }
+    if (src != ends)
+        memcpy(ends, src, n * sizeof *ends);
+}
+
+/* One profile's start: the cluster now, no ends yet (room for `nends`). */
+static int build_start(lucid_profile *p, const lucid_sched *s, size_t nends)
 {
     const lucid_cluster *c = &s->cluster;
     p->m = 0;
@@ -189,29 +240,70 @@ int lucid_profile_build(lucid_profile *p, const lucid_sched *s, lucid_remaining_
     p->gpus_per_node = c->gpus_per_node;
     p->src = s;
     p->nends = p->next_end = 0;
+    /* Twice the ends: the second half is the sort's scratch. */
     if (hypo_prepare(p, c) < 0 || add_row(p, s->now) < 0 ||
-        LUCID_GROW(p->ends, p->cap_ends, s->nrunning + 1) < 0)
+        LUCID_GROW(p->ends, p->cap_ends, 2 * nends + 1) < 0)
         return -1;
     for (int32_t i = 0; i < c->nslots; i++) {
         row(p, 0)[i] = c->nodes[i].alive ? c->nodes[i].free : 0;
         p->total[p->ord[0]] += row(p, 0)[i];
     }
-    ending *ends = p->ends;
+    return 0;
+}
+
+int lucid_profile_build_many(lucid_profile *const *p, int np, const lucid_sched *s,
+                             lucid_remaining_many_fn remaining, void *ctx)
+{
     size_t n = 0;
     for (int32_t j = s->run_head; j >= 0; j = s->run[j].run_next)
-        ends[n++] = (ending){s->now + remaining(ctx, s, j), j};
+        n++;
+    for (int k = 0; k < np; k++)
+        if (build_start(p[k], s, n) < 0)
+            return -1;
+    int64_t left[LUCID_PROFILE_MAX_MANY];
+    n = 0;
+    for (int32_t j = s->run_head; j >= 0; j = s->run[j].run_next, n++) {
+        remaining(ctx, s, j, left);
+        for (int k = 0; k < np; k++)
+            p[k]->ends[n] = (ending){s->now + left[k], j};
+    }
     /* A packed pair frees its GPUs when the later of the two ends. */
     for (size_t i = 0; i < n; i++) {
-        int32_t partner = s->run[ends[i].job].partner;
+        int32_t job = p[0]->ends[i].job;
+        int32_t partner = s->run[job].partner;
         if (partner < 0 || s->run[partner].status != LUCID_RUNNING)
             continue;
-        int64_t other = s->now + remaining(ctx, s, partner);
-        if (other > ends[i].time || (other == ends[i].time && partner > ends[i].job))
-            ends[i].time = -1; /* the partner gives the GPUs back */
+        remaining(ctx, s, partner, left);
+        for (int k = 0; k < np; k++) {
+            ending *e = &p[k]->ends[i];
+            int64_t other = s->now + left[k];
+            if (other > e->time || (other == e->time && partner > job))
+                e->time = -1; /* the partner gives the GPUs back */
+        }
     }
-    qsort(ends, n, sizeof *ends, compare_endings);
-    p->nends = n;
+    for (int k = 0; k < np; k++) {
+        sort_endings(p[k]->ends, p[k]->ends + n, n);
+        p[k]->nends = n;
+    }
     return 0;
+}
+
+typedef struct single_remaining {
+    lucid_remaining_fn fn;
+    void *ctx;
+} single_remaining;
+
+static void one_remaining(void *ctx, const lucid_sched *s, int32_t job, int64_t *out)
+{
+    const single_remaining *one = ctx;
+    out[0] = one->fn(one->ctx, s, job);
+}
+
+int lucid_profile_build(lucid_profile *p, const lucid_sched *s, lucid_remaining_fn remaining,
+                        void *ctx)
+{
+    single_remaining one = {remaining, ctx};
+    return lucid_profile_build_many(&p, 1, s, one_remaining, &one);
 }
 
 /* Makes t a segment start; returns its index. */
@@ -277,11 +369,18 @@ static int fit_at(lucid_profile *p, const lucid_sched *s, size_t k, int32_t gpus
         /* Past k = 0 only counts matter to the placer, not which GPUs. */
         if (k > 0 && p->hypo.nodes[i].free == p->winmin[i])
             continue;
-        /* At k = 0 the window is within what is free now: keep real GPUs. */
-        uint64_t from = k == 0 ? c->nodes[i].free_mask
-                               : (p->gpus_per_node >= 64 ? ~(uint64_t)0
-                                                         : ((uint64_t)1 << p->gpus_per_node) - 1);
-        hypo_set(p, i, lucid_mask_lowest(from, p->winmin[i]));
+        /* At k = 0 the window is within what is free now: keep real GPUs.
+         * Later, the lowest winmin[i] of all the node's GPUs: the low bits
+         * (what lucid_mask_lowest of the full mask gives, without its
+         * loop per GPU). */
+        uint64_t mask;
+        if (k == 0)
+            mask = lucid_mask_lowest(c->nodes[i].free_mask, p->winmin[i]);
+        else {
+            int32_t w = p->winmin[i] < p->gpus_per_node ? p->winmin[i] : p->gpus_per_node;
+            mask = w <= 0 ? 0 : w >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << w) - 1;
+        }
+        hypo_set(p, i, mask);
     }
     lucid_rng rng = s->rng; /* a copy: planning never moves the real generator */
     int n = s->placer->select(&p->hypo, gpus, &rng, p->alloc, p->cap_alloc);
@@ -350,7 +449,7 @@ static int reserve_gpus(lucid_profile *p, long k, int64_t duration, const lucid_
         int32_t *r = row(p, j);
         for (int a = 0; a < nalloc; a++) {
             int32_t before = r[alloc[a].node];
-            r[alloc[a].node] -= __builtin_popcountll(alloc[a].mask);
+            r[alloc[a].node] -= gpu_count(alloc[a].mask);
             if (r[alloc[a].node] < 0)
                 r[alloc[a].node] = 0;
             p->total[p->ord[j]] += r[alloc[a].node] - before;

@@ -162,13 +162,12 @@ int32_t lucid_cluster_first_in_bucket(const lucid_cluster *c, int32_t f, int32_t
 
 uint64_t lucid_mask_lowest(uint64_t mask, int32_t count)
 {
-    uint64_t taken = 0;
-    for (int32_t k = 0; k < count && mask; k++) {
-        uint64_t low = mask & (~mask + 1);
-        taken |= low;
-        mask &= ~low;
-    }
-    return taken;
+    /* Clear the lowest `count` bits of a copy; what was cleared is taken
+     * (one operation per GPU: this runs for every placement and plan). */
+    uint64_t rest = mask;
+    for (int32_t k = 0; k < count && rest; k++)
+        rest &= rest - 1;
+    return mask & ~rest;
 }
 
 /* The `count` lowest free GPUs of a node. */

@@ -14,15 +14,36 @@ static int compare_doubles(const void *a, const void *b)
 /* Appends v to a sample (values[0..*n)), re-sorting it when it has grown by
  * 5 %: re-sorting on every query would cost O(n log n) per prediction, so
  * the newest values wait.  Sorting here, not when asked, keeps every answer
- * a function of the values added so far, whoever asked in between. */
+ * a function of the values added so far, whoever asked in between.  The
+ * re-sort sorts only the values added since the last and merges them into
+ * the sorted prefix (from the back, in place): O(n) instead of a full sort
+ * of mostly sorted values, which was a sixth of a Venus run.  The result is
+ * the same array (the values are positive and finite, so equal values are
+ * the same bits and their order is immaterial). */
 static int sample_add(double **values, size_t *n, size_t *cap, size_t *sorted, double v)
 {
     if (LUCID_GROW(*values, *cap, *n + 1) < 0)
         return -1;
-    (*values)[(*n)++] = v;
+    double *a = *values;
+    a[(*n)++] = v;
     if (*n >= LUCID_ETA_MIN_HISTORY && *n > *sorted + 16 + *sorted / 20) {
-        qsort(*values, *n, sizeof **values, compare_doubles);
-        *sorted = *n;
+        size_t old = *sorted, total = *n, fresh = total - old;
+        /* The new values to the end of the buffer (room after them: *cap
+         * >= total; grow for a copy of them), sorted, then merged. */
+        if (LUCID_GROW(*values, *cap, total + fresh) < 0)
+            return -1;
+        a = *values;
+        double *tail = a + total;
+        memcpy(tail, a + old, fresh * sizeof *a);
+        qsort(tail, fresh, sizeof *tail, compare_doubles);
+        size_t i = old, j = fresh, k = total;
+        while (j > 0) {
+            if (i > 0 && a[i - 1] > tail[j - 1])
+                a[--k] = a[--i];
+            else
+                a[--k] = tail[--j];
+        }
+        *sorted = total;
     }
     return 0;
 }
@@ -77,18 +98,29 @@ void lucid_eta_table_free(lucid_eta_table *t)
     memset(t, 0, sizeof *t);
 }
 
-/* The q-quantile of the sorted values[0..n) that are >= at_least
- * (interpolated between closest ranks); at_least x (1.1, 1.5, 3) when none is. */
-static double sample_quantile(const double *values, size_t n, double at_least, double q)
+/* The first of the sorted values[0..n) that is >= at_least (n if none).
+ * Unconditioned asks (at_least 0, every waiting job's run) need no search. */
+static size_t sample_first_at_least(const double *values, size_t n, double at_least)
 {
+    if (n == 0 || at_least <= values[0])
+        return 0;
     size_t lo = 0, hi = n;
-    while (lo < hi) { /* first value >= at_least */
+    while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (values[mid] < at_least)
             lo = mid + 1;
         else
             hi = mid;
     }
+    return lo;
+}
+
+/* The q-quantile of values[lo..n) (interpolated between closest ranks), the
+ * values >= at_least of a sorted sample whose first such is values[lo];
+ * at_least x (1.1, 1.5, 3) when there is none. */
+static double sample_quantile_from(const double *values, size_t n, size_t lo, double at_least,
+                                   double q)
+{
     size_t left = n - lo;
     if (left == 0)
         return at_least * (q < 0.3 ? 1.1 : q < 0.7 ? 1.5 : 3.0);
@@ -96,6 +128,13 @@ static double sample_quantile(const double *values, size_t n, double at_least, d
     size_t i = (size_t)floor(pos);
     size_t j = i + 1 < left ? i + 1 : i;
     return values[lo + i] + (values[lo + j] - values[lo + i]) * (pos - (double)i);
+}
+
+/* The q-quantile of the sorted values[0..n) that are >= at_least. */
+static double sample_quantile(const double *values, size_t n, double at_least, double q)
+{
+    return sample_quantile_from(values, n, sample_first_at_least(values, n, at_least), at_least,
+                                q);
 }
 
 double lucid_eta_table_quantile(lucid_eta_table *t, double at_least, double q)
@@ -114,17 +153,21 @@ double lucid_eta_table_duration(const lucid_eta_table *t, double at_least, doubl
     return sample_quantile(t->durations, t->sorted_d, at_least, q);
 }
 
-typedef struct scenario {
+typedef struct scenarios {
     const lucid_backfill *bf;
     lucid_eta_table *table;
-    double q;
-} scenario;
+    const double *q; /* the scenarios' quantiles, nq of them */
+    int nq;
+} scenarios;
 
-/* A running job's time left in this scenario: its estimate times the
- * ratio's q-quantile among jobs that ran at least as long, minus elapsed. */
-static int64_t scenario_remaining(void *ctx, const lucid_sched *s, int32_t job)
+/* A running job's time left in each scenario q: its estimate times the
+ * ratio's q-quantile among jobs that ran at least as long, minus elapsed.
+ * The scenarios share the job's estimate and where it falls in the sorted
+ * samples (one search, not one per scenario). */
+static void scenario_remaining(void *ctx, const lucid_sched *s, int32_t job, int64_t *out)
 {
-    scenario *sc = ctx;
+    const scenarios *sc = ctx;
+    const lucid_eta_table *t = sc->table;
     double est = lucid_backfill_job_estimate(s, sc->bf, job);
     double elapsed = (double)(s->now - s->run[job].start_time);
     /* A job that has outrun its estimate: where estimates are poor, the
@@ -134,19 +177,31 @@ static int64_t scenario_remaining(void *ctx, const lucid_sched *s, int32_t job)
      * as long say more (1.2x); where estimates are good (a noisy but
      * unbiased estimate) the ratio says more.  The table keeps score of the
      * two rules on the finished jobs that outran their estimates and this
-     * uses the better so far. */
-    if (elapsed > est && sc->table->miss_duration < sc->table->miss_ratio) {
-        double d = lucid_eta_table_duration(sc->table, elapsed, sc->q);
-        if (d > 0) {
+     * uses the better so far (lucid_eta_table_duration: -1, so the ratio,
+     * below LUCID_ETA_MIN_HISTORY durations). */
+    if (elapsed > est && t->miss_duration < t->miss_ratio &&
+        t->sorted_d >= LUCID_ETA_MIN_HISTORY) {
+        size_t lo = sample_first_at_least(t->durations, t->sorted_d, elapsed);
+        for (int k = 0; k < sc->nq; k++) {
+            double d = sample_quantile_from(t->durations, t->sorted_d, lo, elapsed, sc->q[k]);
             double left = d - elapsed - 1e-6;
-            return left < 1 ? 1 : (int64_t)ceil(left);
+            out[k] = left < 1 ? 1 : (int64_t)ceil(left);
         }
+        return;
     }
-    double ratio = lucid_eta_table_quantile(sc->table, elapsed / est, sc->q);
-    /* Whole seconds up, but not for the rounding noise of the product
-     * (8000 x 0.45 x 1.1 is 3960.0000000000005, not a second more). */
-    double left = est * ratio - elapsed - 1e-6;
-    return left < 1 ? 1 : (int64_t)ceil(left);
+    double at_least = elapsed / est;
+    size_t lo = t->sorted >= LUCID_ETA_MIN_HISTORY
+                    ? sample_first_at_least(t->ratios, t->sorted, at_least)
+                    : 0;
+    for (int k = 0; k < sc->nq; k++) {
+        double ratio = t->sorted >= LUCID_ETA_MIN_HISTORY
+                           ? sample_quantile_from(t->ratios, t->sorted, lo, at_least, sc->q[k])
+                           : lucid_eta_table_quantile(sc->table, at_least, sc->q[k]);
+        /* Whole seconds up, but not for the rounding noise of the product
+         * (8000 x 0.45 x 1.1 is 3960.0000000000005, not a second more). */
+        double left = est * ratio - elapsed - 1e-6;
+        out[k] = left < 1 ? 1 : (int64_t)ceil(left);
+    }
 }
 
 void lucid_eta_invalidate(lucid_eta_plan *plan) { plan->valid = 0; }
@@ -160,14 +215,16 @@ void lucid_eta_plan_free(lucid_eta_plan *plan)
     memset(plan, 0, sizeof *plan);
 }
 
-/* A waiting job's run in scenario q: its estimate times the ratio's
- * q-quantile. */
-static int64_t planned_run(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_table *t,
-                           int32_t job, double q)
+/* A waiting job's run in each scenario: its estimate times the ratio's
+ * unconditioned quantile of the scenario (ratio0[sc]). */
+static void planned_runs(const lucid_sched *s, const lucid_backfill *bf, const double *ratio0,
+                         int32_t job, int64_t *dur)
 {
     double est = lucid_backfill_job_estimate(s, bf, job);
-    double run = ceil(est * lucid_eta_table_quantile(t, 0, q));
-    return run < 1 ? 1 : (int64_t)run;
+    for (int sc = 0; sc < 3; sc++) {
+        double run = ceil(est * ratio0[sc]);
+        dur[sc] = run < 1 ? 1 : (int64_t)run;
+    }
 }
 
 static int64_t *scenario_slot(lucid_eta *e, int sc)
@@ -235,8 +292,8 @@ static lucid_pair_side pair_side(const lucid_sched *s, int32_t job)
  * the pair's GPUs are freed when the later of the two ends. */
 enum { GREEDY_MAX_ALLOC = 8 }; /* GPU groups kept per started job (a partner has <= 8 GPUs) */
 
-static int replay_greedy(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_table *t,
-                         lucid_profile *p, double q, size_t n, lucid_eta *at, int sc)
+static int replay_greedy(const lucid_sched *s, int64_t (*runs)[3], lucid_profile *p, size_t n,
+                         lucid_eta *at, int sc)
 {
     int64_t next[LUCID_ETA_EXACT_DEPTH], start[LUCID_ETA_EXACT_DEPTH], dur[LUCID_ETA_EXACT_DEPTH];
     signed char state[LUCID_ETA_EXACT_DEPTH]; /* 0 waits, 1 on free GPUs, 2 packed */
@@ -246,7 +303,7 @@ static int replay_greedy(const lucid_sched *s, const lucid_backfill *bf, lucid_e
     const lucid_lucid_inputs *in = s->lucid;
     for (size_t i = 0; i < n; i++) {
         int32_t job = s->queue[i];
-        dur[i] = planned_run(s, bf, t, job, q);
+        dur[i] = runs[i][sc];
         int nalloc = 0;
         long k = lucid_profile_fit(p, s, s->jobs[job].gpu_num, dur[i], s->now, &nalloc);
         next[i] = k >= 0 ? p->times[k] : -1;
@@ -349,17 +406,28 @@ int lucid_eta_predict(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_
         plan->jobs[i] = s->queue[i];
         plan->head_work += work_of(s, bf, s->queue[i]);
     }
+    /* The table does not change during a prediction: the waiting jobs'
+     * runs per scenario are worked out once, not per scenario and replay. */
+    double ratio0[3];
+    for (int sc = 0; sc < 3; sc++)
+        ratio0[sc] = lucid_eta_table_quantile(t, 0, qs[sc]);
+    int64_t runs[LUCID_ETA_EXACT_DEPTH][3];
+    for (size_t i = mode == REPLAY_GREEDY ? 0 : from; i < exact; i++)
+        planned_runs(s, bf, ratio0, s->queue[i], runs[i]);
     int64_t last[3]; /* start of the last exactly placed job, per scenario */
-    for (int sc = 0; sc < 3; sc++) {
-        scenario ctx = {bf, t, qs[sc]};
-        lucid_profile *p = &plan->prof[sc];
-        if (from == 0 && lucid_profile_build(p, s, scenario_remaining, &ctx) < 0)
+    if (from == 0) {
+        scenarios ctx = {bf, t, qs, 3};
+        lucid_profile *const profs[3] = {&plan->prof[0], &plan->prof[1], &plan->prof[2]};
+        if (lucid_profile_build_many(profs, 3, s, scenario_remaining, &ctx) < 0)
             return -1;
+    }
+    for (int sc = 0; sc < 3; sc++) {
+        lucid_profile *p = &plan->prof[sc];
         int64_t previous = s->now;
         if (from > 0 && *scenario_slot(&plan->at[from - 1], sc) > previous && in_order)
             previous = *scenario_slot(&plan->at[from - 1], sc);
         if (mode == REPLAY_GREEDY) {
-            if (replay_greedy(s, bf, t, p, qs[sc], exact, plan->at, sc) < 0)
+            if (replay_greedy(s, runs, p, exact, plan->at, sc) < 0)
                 return -1;
             for (size_t i = 0; i < exact; i++)
                 if (*scenario_slot(&plan->at[i], sc) > previous)
@@ -367,7 +435,7 @@ int lucid_eta_predict(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_
         }
         for (size_t i = mode == REPLAY_GREEDY ? exact : from; i < exact; i++) {
             int32_t job = s->queue[i];
-            int64_t dur = planned_run(s, bf, t, job, qs[sc]);
+            int64_t dur = runs[i][sc];
             int nalloc = 0;
             long k = lucid_profile_fit(p, s, s->jobs[job].gpu_num, dur,
                                        in_order ? previous : s->now, &nalloc);
@@ -399,9 +467,7 @@ int lucid_eta_predict(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_
             queued_work += work_of(s, bf, s->queue[i]);
     }
     double gpus = s->cluster.total_gpus > 0 ? (double)s->cluster.total_gpus : 1.0;
-    double ratio[3];
-    for (int sc = 0; sc < 3; sc++)
-        ratio[sc] = lucid_eta_table_quantile(t, 0, qs[sc]);
+    double ratio[3] = {ratio0[0], ratio0[1], ratio0[2]};
     /* The volume ahead of a deep job is a sum of many runs: its middle
      * scenario goes by the mean ratio, not the median (durations are heavy-
      * tailed; on Venus FIFO the median error fell from 74 % to 49 %). */
