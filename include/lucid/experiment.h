@@ -66,6 +66,8 @@ typedef struct lucid_experiment {
     char *backfill[4], *backfill_estimate[4], *backfill_margin[4];
     char *eta;             /* start-time estimates: on (default) | off */
     char *eta_hourly;      /* and re-predicted every whole hour while jobs wait: off (default) | on */
+    char *stream;          /* policies one after another, each one's results written and
+                            * freed before the next: auto (default) | on | off */
 } lucid_experiment;
 
 enum { LUCID_EXP_BF_FIFO, LUCID_EXP_BF_SJF, LUCID_EXP_BF_QSSF, LUCID_EXP_BF_LUCID };

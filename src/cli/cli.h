@@ -116,6 +116,8 @@ int cli_run_backfill(const lucid_experiment *exp, lucid_sim_config *cfg);
 int cli_run_eta(const lucid_experiment *exp, int *on);
 /* [simulate] eta_hourly: *on = 1 for on (unset: off). */
 int cli_run_eta_hourly(const lucid_experiment *exp, int *on);
+/* [simulate] stream: -1 auto, 0 off, 1 on (policies one after another). */
+int cli_run_stream(const lucid_experiment *exp, int *mode);
 /* Just Lucid's knobs ([lucid] profiler_*, priority_ratio, score_sum, ...). */
 void cli_run_lucid_knobs(const lucid_experiment *exp, lucid_sim_lucid_config *lc);
 /* Loads what the policies need, resolves borrow_vc and profiler_nodes_from

@@ -241,11 +241,10 @@ static int write_manifest(const lucid_experiment *exp, const lucid_policy_ops *c
     return rc < 0 ? cli_fail("%s", err.msg) : 0;
 }
 
-/* eta-summary.csv: per policy and VC (and all), the calibration of the
- * start times predicted at submission (lucid_eta_calibration). */
-static int write_eta_summary(FILE *out, const cli_run *d, const lucid_sim_result *results, int n)
+/* eta-summary.csv's rows of one policy: per VC (and all), the calibration
+ * of the start times predicted at submission (lucid_eta_calibration). */
+static int write_eta_summary_rows(FILE *out, const cli_run *d, const lucid_sim_result *result)
 {
-    fputs("policy,vc,jobs_waited,eta_coverage,eta_median_rel_error\n", out);
     size_t nv = (size_t)d->vcs.count;
     double *cov = malloc((nv + 1) * sizeof *cov), *err = malloc((nv + 1) * sizeof *err);
     int64_t *waited = malloc((nv + 1) * sizeof *waited);
@@ -255,22 +254,20 @@ static int write_eta_summary(FILE *out, const cli_run *d, const lucid_sim_result
         free(waited);
         return -1;
     }
-    for (int i = 0; i < n; i++) {
-        lucid_eta_calibration_vcs(&d->trace, &results[i], d->vcs.count, cov, err, waited);
-        for (int32_t v = -1; v < d->vcs.count; v++) {
-            size_t at = v >= 0 ? (size_t)v : nv;
-            double coverage = cov[at], error = err[at];
-            int64_t jobs = waited[at];
-            if (v >= 0 && jobs == 0)
-                continue;
-            fprintf(out, "%s,%s,%lld,", results[i].policy->name,
-                    v >= 0 ? lucid_vcs_name(&d->vcs, v) : "all", (long long)jobs);
-            if (jobs > 0)
-                fprintf(out, "%.4f,%.4f", coverage, error);
-            else
-                fputc(',', out);
-            fputc('\n', out);
-        }
+    lucid_eta_calibration_vcs(&d->trace, result, d->vcs.count, cov, err, waited);
+    for (int32_t v = -1; v < d->vcs.count; v++) {
+        size_t at = v >= 0 ? (size_t)v : nv;
+        double coverage = cov[at], error = err[at];
+        int64_t jobs = waited[at];
+        if (v >= 0 && jobs == 0)
+            continue;
+        fprintf(out, "%s,%s,%lld,", result->policy->name,
+                v >= 0 ? lucid_vcs_name(&d->vcs, v) : "all", (long long)jobs);
+        if (jobs > 0)
+            fprintf(out, "%.4f,%.4f", coverage, error);
+        else
+            fputc(',', out);
+        fputc('\n', out);
     }
     free(cov);
     free(err);
@@ -278,121 +275,177 @@ static int write_eta_summary(FILE *out, const cli_run *d, const lucid_sim_result
     return ferror(out) ? -1 : 0;
 }
 
-/* Every file goes to a temporary name first and all are renamed together
- * once all are written, so a failure leaves the previous run's files. */
-static int write_outputs(const lucid_experiment *exp, const lucid_sim_config *cfg, const cli_run *d,
-                         const lucid_policy_ops *const *policies, const lucid_sim_result *results,
-                         int n)
+/* A run's outputs while it is being written: every file goes to a
+ * temporary name first and all are renamed together once all are written
+ * (a failure leaves the previous run's files).  Policies are added one at a
+ * time, so that a run may free each policy's results once they are out.
+ * The terminal's tables are kept as text meanwhile. */
+typedef struct run_outputs {
+    char names[MAX_OUTPUTS][96];
+    lucid_outfile files[MAX_OUTPUTS];
+    int k, next, rc, eta, series;
+    lucid_error err;
+    char *text[4];   /* Table 4 rows, Table 5 rows, backfill notes, Lucid notes */
+    size_t size[4];
+    FILE *tab[4];
+    double floor;
+} run_outputs;
+
+static int outputs_open(run_outputs *o, const lucid_experiment *exp, const lucid_sim_config *cfg,
+                        const lucid_policy_ops *const *policies, int n)
 {
+    memset(o, 0, sizeof *o);
     if (make_dir(exp->out) < 0)
         return cli_fail("%s: cannot create directory: %s", exp->out, strerror(errno));
-    char names[MAX_OUTPUTS][96], path[8192];
-    int k = output_names(exp, policies, n, cfg->eta, names), rc = 0;
-    lucid_outfile files[MAX_OUTPUTS];
-    memset(files, 0, sizeof files);
-    lucid_error err = {{0}};
-    for (int i = 0; i < k && rc == 0; i++) {
-        snprintf(path, sizeof path, "%s/%s", exp->out, names[i]);
-        if (!lucid_outfile_open(&files[i], path, &err))
-            rc = -1;
+    o->k = output_names(exp, policies, n, cfg->eta, o->names);
+    o->next = 1;
+    o->eta = cfg->eta;
+    o->series = exp->series;
+    char path[8192];
+    for (int i = 0; i < o->k && o->rc == 0; i++) {
+        snprintf(path, sizeof path, "%s/%s", exp->out, o->names[i]);
+        if (!lucid_outfile_open(&o->files[i], path, &o->err))
+            o->rc = -1;
     }
-    if (rc == 0) {
-        FILE *summary = files[0].f;
+    for (int t = 0; t < 4 && o->rc == 0; t++)
+        if (!(o->tab[t] = open_memstream(&o->text[t], &o->size[t])))
+            o->rc = lucid_error_set(&o->err, "out of memory");
+    if (o->rc == 0) {
+        FILE *summary = o->files[0].f;
         fputs("policy,vc,jobs,avg_jct,avg_queue,p999_queue", summary);
         lucid_metrics_header(summary);
         fputs(",eta_coverage,eta_median_rel_error\n", summary);
-        for (int i = 0, f = 1; i < n; i++) {
-            rc |= lucid_write_summary_rows(summary, &d->trace, &d->vcs, &results[i]);
-            rc |= lucid_write_jobs(files[f++].f, &d->trace, &d->vcs, &results[i]);
-            if (exp->series)
-                rc |= lucid_write_series(files[f++].f, &d->vcs, &results[i]);
-            if (cfg->eta)
-                rc |= lucid_write_eta(files[f++].f, &d->trace, &d->vcs, &results[i]);
-        }
-        if (cfg->eta)
-            rc |= write_eta_summary(files[k - 2].f, d, results, n);
-        /* The experiment as run (flags applied, absolute paths): `lucid
-         * explain OUTDIR JOB` re-runs from it. */
-        fputs(experiment_header, files[k - 1].f);
-        rc |= lucid_experiment_write(files[k - 1].f, exp);
-        if (rc)
-            lucid_error_set(&err, "%s: error while writing results", exp->out);
+        if (o->eta)
+            fputs("policy,vc,jobs_waited,eta_coverage,eta_median_rel_error\n",
+                  o->files[o->k - 2].f);
     }
-    for (int i = 0; i < k; i++)
-        if (rc == 0 && lucid_outfile_commit(&files[i], &err) < 0)
-            rc = -1;
-        else
-            lucid_outfile_abort(&files[i]);
-    if (rc)
-        return cli_fail("%s", err.msg);
-    if (remove_stale(exp->out, names, k) != 0)
-        return 1;
-    return write_manifest(exp, policies, n, names, k);
+    return 0;
 }
 
 /* Table 5's four cells of one size class ("-" when it has no job). */
-static void size_class_cells(const cli_run *d, const lucid_sim_result *result, int32_t above,
-                             int32_t upto)
+static void size_class_cells(FILE *out, const cli_run *d, const lucid_sim_result *result,
+                             int32_t above, int32_t upto)
 {
     lucid_summary s;
     lucid_metrics m;
     lucid_summarize(&d->trace, result, -1, above, upto, &s);
     lucid_metrics_compute_sized(&d->trace, result, -1, above, upto, &m);
     if (s.jobs == 0)
-        printf(" %12s %12s %8s %9s", "-", "-", "-", "-");
+        fprintf(out, " %12s %12s %8s %9s", "-", "-", "-", "-");
     else
-        printf(" %12.0f %12.0f %7.1f%% %9.2f", s.avg_jct, s.avg_queue, 100 * m.gap, m.bsld_mean);
+        fprintf(out, " %12.0f %12.0f %7.1f%% %9.2f", s.avg_jct, s.avg_queue, 100 * m.gap,
+                m.bsld_mean);
 }
 
-static void print_tables(const cli_run *d, const lucid_sim_result *results, int n)
+/* The terminal's rows of one policy. */
+static void table_rows(run_outputs *o, const cli_run *d, const lucid_sim_result *r)
 {
+    lucid_summary s;
+    lucid_metrics m;
+    lucid_summarize(&d->trace, r, -1, 0, INT32_MAX, &s);
+    lucid_metrics_compute(&d->trace, r, -1, &m);
+    o->floor = m.floor; /* all policies run the same jobs unless oversized ones were skipped */
+    fprintf(o->tab[0], "%-10s %12.0f %12.0f %14.0f %7.1f%% %9.2f %9.2f %7.3f %7.3f %7.1f%%\n",
+            r->policy->name, s.avg_jct, s.avg_queue, s.p999_queue, 100 * m.gap, m.bsld_mean,
+            m.bsld_p99, m.jain_users, m.jain_vcs, 100 * m.gpu_util);
+    fprintf(o->tab[1], "%-10s", r->policy->name);
+    size_class_cells(o->tab[1], d, r, 8, INT32_MAX);
+    size_class_cells(o->tab[1], d, r, 0, 8);
+    fputc('\n', o->tab[1]);
+    if (r->backfill.mode != LUCID_BACKFILL_NONE) {
+        const lucid_backfill_stats *b = &r->backfill_stats;
+        fprintf(o->tab[2],
+                "\nbackfill %s (%s, %s estimates, margin %.2f): %lld jobs held a "
+                "reservation, moved later %lld times and earlier %lld times; %lld jobs "
+                "backfilled\n",
+                r->policy->name, lucid_backfill_mode_name(r->backfill.mode),
+                r->backfill.estimate == LUCID_BACKFILL_EST_TIME_LIMIT ? "time-limit" : "model",
+                r->backfill.margin, (long long)b->reservations, (long long)b->moved_later,
+                (long long)b->moved_earlier, (long long)b->backfilled);
+    }
+    if (r->policy->flags & LUCID_POLICY_LUCID)
+        fprintf(o->tab[3],
+                "\nlucid: %lld jobs profiled, %lld finished in the profiler, %lld still "
+                "marked packed at their end, %lld profiler scaling events\n",
+                (long long)r->profiled, (long long)r->finished_in_profiler,
+                (long long)r->packed_at_end, (long long)r->scaling_events);
+}
+
+/* One policy's results into every file that has a part of them. */
+static void outputs_add(run_outputs *o, const cli_run *d, const lucid_sim_result *r)
+{
+    if (o->rc != 0)
+        return;
+    int rc = lucid_write_summary_rows(o->files[0].f, &d->trace, &d->vcs, r);
+    rc |= lucid_write_jobs(o->files[o->next++].f, &d->trace, &d->vcs, r);
+    if (o->series)
+        rc |= lucid_write_series(o->files[o->next++].f, &d->vcs, r);
+    if (o->eta) {
+        rc |= lucid_write_eta(o->files[o->next++].f, &d->trace, &d->vcs, r);
+        rc |= write_eta_summary_rows(o->files[o->k - 2].f, d, r);
+    }
+    table_rows(o, d, r);
+    if (rc)
+        o->rc = -1;
+}
+
+static void print_tables(run_outputs *o)
+{
+    for (int t = 0; t < 4; t++)
+        if (o->tab[t] && fclose(o->tab[t]) != 0)
+            o->text[t] = NULL;
+    for (int t = 0; t < 4; t++)
+        o->tab[t] = NULL;
     printf("\nTable 4: all jobs (seconds)\n");
     printf("%-10s %12s %12s %14s %8s %9s %9s %7s %7s %8s\n", "policy", "avg JCT", "avg queue",
            "p99.9 queue", "gap", "bsld", "p99 bsld", "Jain/u", "Jain/vc", "GPU util");
-    double floor = 0;
-    for (int i = 0; i < n; i++) {
-        lucid_summary s;
-        lucid_metrics m;
-        lucid_summarize(&d->trace, &results[i], -1, 0, INT32_MAX, &s);
-        lucid_metrics_compute(&d->trace, &results[i], -1, &m);
-        floor = m.floor;
-        printf("%-10s %12.0f %12.0f %14.0f %7.1f%% %9.2f %9.2f %7.3f %7.3f %7.1f%%\n",
-               results[i].policy->name, s.avg_jct, s.avg_queue, s.p999_queue, 100 * m.gap,
-               m.bsld_mean, m.bsld_p99, m.jain_users, m.jain_vcs, 100 * m.gpu_util);
-    }
-    /* All policies run the same jobs unless oversized ones were skipped. */
+    fputs(o->text[0] ? o->text[0] : "", stdout);
     printf("floor: mean job duration %.0f s, no schedule that keeps durations beats it "
            "(gap = avg JCT / floor - 1; `lucid bounds` has tighter floors)\n",
-           floor);
+           o->floor);
     printf("\nTable 5: large (> 8 GPUs) and small jobs (seconds; gap to each class's mean "
            "duration, mean bounded slowdown)\n");
     printf("%-10s %12s %12s %8s %9s %12s %12s %8s %9s\n", "policy", "large JCT", "large queue",
            "gap", "bsld", "small JCT", "small queue", "gap", "bsld");
-    for (int i = 0; i < n; i++) {
-        printf("%-10s", results[i].policy->name);
-        size_class_cells(d, &results[i], 8, INT32_MAX);
-        size_class_cells(d, &results[i], 0, 8);
-        putchar('\n');
+    for (int t = 1; t < 4; t++)
+        fputs(o->text[t] ? o->text[t] : "", stdout);
+}
+
+static void outputs_free(run_outputs *o)
+{
+    for (int t = 0; t < 4; t++) {
+        if (o->tab[t])
+            fclose(o->tab[t]);
+        free(o->text[t]);
+        o->tab[t] = NULL;
+        o->text[t] = NULL;
     }
-    for (int i = 0; i < n; i++)
-        if (results[i].backfill.mode != LUCID_BACKFILL_NONE) {
-            const lucid_backfill_stats *b = &results[i].backfill_stats;
-            printf("\nbackfill %s (%s, %s estimates, margin %.2f): %lld jobs held a "
-                   "reservation, moved later %lld times and earlier %lld times; %lld jobs "
-                   "backfilled\n",
-                   results[i].policy->name, lucid_backfill_mode_name(results[i].backfill.mode),
-                   results[i].backfill.estimate == LUCID_BACKFILL_EST_TIME_LIMIT ? "time-limit"
-                                                                                  : "model",
-                   results[i].backfill.margin, (long long)b->reservations,
-                   (long long)b->moved_later, (long long)b->moved_earlier,
-                   (long long)b->backfilled);
-        }
-    for (int i = 0; i < n; i++)
-        if (results[i].policy->flags & LUCID_POLICY_LUCID)
-            printf("\nlucid: %lld jobs profiled, %lld finished in the profiler, %lld still "
-                   "marked packed at their end, %lld profiler scaling events\n",
-                   (long long)results[i].profiled, (long long)results[i].finished_in_profiler,
-                   (long long)results[i].packed_at_end, (long long)results[i].scaling_events);
+}
+
+/* The experiment file, then every file renamed into place, stale files of
+ * another run removed and the MANIFEST written; 0, or 1 after printing. */
+static int outputs_finish(run_outputs *o, const lucid_experiment *exp,
+                          const lucid_policy_ops *const *policies, int n)
+{
+    if (o->rc == 0) {
+        /* The experiment as run (flags applied, absolute paths): `lucid
+         * explain OUTDIR JOB` re-runs from it. */
+        fputs(experiment_header, o->files[o->k - 1].f);
+        if (lucid_experiment_write(o->files[o->k - 1].f, exp) != 0)
+            o->rc = -1;
+    }
+    if (o->rc && !o->err.msg[0])
+        lucid_error_set(&o->err, "%s: error while writing results", exp->out);
+    for (int i = 0; i < o->k; i++)
+        if (o->rc == 0 && lucid_outfile_commit(&o->files[i], &o->err) < 0)
+            o->rc = -1;
+        else
+            lucid_outfile_abort(&o->files[i]);
+    if (o->rc)
+        return cli_fail("%s", o->err.msg);
+    if (remove_stale(exp->out, o->names, o->k) != 0)
+        return 1;
+    return write_manifest(exp, policies, n, o->names, o->k);
 }
 
 static int parse_args(int argc, char **argv, lucid_experiment *exp, int *quiet)
@@ -474,6 +527,28 @@ static int parse_args(int argc, char **argv, lucid_experiment *exp, int *quiet)
     return 0;
 }
 
+/* [simulate] stream = auto: policies one after another above this much of
+ * per-job results (lucid_jobrun per job and policy). */
+#define STREAM_AUTO_BYTES (2.0 * 1024 * 1024 * 1024)
+
+/* Progress over runs of some policies each: the counter goes on from one
+ * run to the next instead of starting again, in units of the trace's jobs
+ * per policy (a run's own total leaves out jobs that end in Lucid's
+ * profiler, so its share is scaled to its policies' part). */
+typedef struct progress_span {
+    cli_progress pv;
+    int total_runs, runs_before, runs_now;
+    int64_t unit; /* jobs per policy */
+} progress_span;
+
+static void progress_span_show(void *user, int64_t done, int64_t total)
+{
+    progress_span *p = user;
+    double part = total > 0 ? (double)done / (double)total : 1;
+    double runs = (double)p->runs_before + part * (double)p->runs_now;
+    cli_progress_show(&p->pv, (int64_t)(runs * (double)p->unit), p->unit * p->total_runs);
+}
+
 int cmd_simulate(int argc, char **argv)
 {
     lucid_experiment exp;
@@ -493,7 +568,9 @@ int cmd_simulate(int argc, char **argv)
     }
     if (!exp.out)
         exp.out = strdup("out");
-    if (cli_run_eta(&exp, &cfg.eta) != 0 || cli_run_eta_hourly(&exp, &cfg.eta_hourly) != 0) {
+    int stream = -1;
+    if (cli_run_eta(&exp, &cfg.eta) != 0 || cli_run_eta_hourly(&exp, &cfg.eta_hourly) != 0 ||
+        cli_run_stream(&exp, &stream) != 0) {
         lucid_experiment_free(&exp);
         return 1;
     }
@@ -505,45 +582,68 @@ int cmd_simulate(int argc, char **argv)
     cli_run d;
     lucid_error err = {{0}};
     int rc = cli_run_load(&exp, policies, npolicies, &d, &cfg);
-    lucid_sim_result results[LUCID_EXP_MAX_POLICIES];
     if (rc == 0)
         cfg.eta = eta_wanted(&exp, d.trace.njobs);
     if (rc == 0) {
         if (!quiet && d.trace.skipped_cpu_jobs)
             fprintf(stderr, "lucid: left out %zu CPU-only jobs (gpu_num = 0)\n",
                     d.trace.skipped_cpu_jobs);
+        /* Policies one after another when all their results at once would
+         * be large: each one's results are written and freed before the next
+         * runs, so memory holds one policy's (10M jobs: ~1.5 GB each, not 6x
+         * that), at the cost of the parallelism across policies. */
+        if (stream < 0)
+            stream = npolicies > 1 && (double)d.trace.njobs * npolicies * sizeof(lucid_jobrun) >
+                                          STREAM_AUTO_BYTES;
+        int group = stream ? 1 : npolicies;
+        run_outputs out;
+        rc = outputs_open(&out, &exp, &cfg, policies, npolicies);
         /* Wall and CPU time of the simulation (CPU: all threads), so that a
          * shared machine's waiting shows as the difference. */
-        struct timespec t0, t1, c0, c1;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
-        cli_progress pv;
-        cli_progress_start(&pv, "simulating");
-        int failed = lucid_simulate(&cfg, &d.in, policies, npolicies, results,
-                                    quiet ? NULL : cli_progress_show, &pv, &err) < 0;
-        cli_progress_end(&pv);
-        if (failed) {
-            rc = cli_fail("%s", err.msg);
-        } else {
+        double wall = 0, cpu = 0;
+        size_t left_out = 0;
+        progress_span span = {.total_runs = npolicies, .unit = (int64_t)d.trace.njobs};
+        cli_progress_start(&span.pv, "simulating");
+        for (int first = 0; rc == 0 && out.rc == 0 && first < npolicies; first += group) {
+            lucid_sim_result results[LUCID_EXP_MAX_POLICIES];
+            struct timespec t0, t1, c0, c1;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+            clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+            span.runs_before = first;
+            span.runs_now = group;
+            if (lucid_simulate(&cfg, &d.in, policies + first, group, results,
+                               quiet ? NULL : progress_span_show, &span, &err) < 0) {
+                rc = cli_fail("%s", err.msg);
+                break;
+            }
             clock_gettime(CLOCK_MONOTONIC, &t1);
             clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
-            size_t left_out = npolicies > 0 ? results[0].nexcluded : 0;
+            wall += (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+            cpu += (double)(c1.tv_sec - c0.tv_sec) + 1e-9 * (double)(c1.tv_nsec - c0.tv_nsec);
+            left_out = results[0].nexcluded;
+            for (int i = 0; i < group; i++) {
+                outputs_add(&out, &d, &results[i]);
+                lucid_sim_result_free(&results[i]);
+            }
+        }
+        cli_progress_end(&span.pv);
+        if (rc == 0) {
             if (!quiet && left_out)
                 fprintf(stderr, "lucid: --skip-oversized: left out %zu job%s larger than its VC\n",
                         left_out, left_out == 1 ? "" : "s");
-            rc = write_outputs(&exp, &cfg, &d, policies, results, npolicies);
+            rc = outputs_finish(&out, &exp, policies, npolicies);
             if (!quiet) {
-                print_tables(&d, results, npolicies);
+                print_tables(&out);
                 printf("\n%zu jobs, %d policies, %s semantics, simulated in %.3f s (%.3f s CPU); "
                        "results in %s/\n",
                        d.trace.njobs - left_out, npolicies, exp.reference ? "reference" : "fixed",
-                       (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec),
-                       (double)(c1.tv_sec - c0.tv_sec) + 1e-9 * (double)(c1.tv_nsec - c0.tv_nsec),
-                       exp.out);
+                       wall, cpu, exp.out);
             }
-            for (int i = 0; i < npolicies; i++)
-                lucid_sim_result_free(&results[i]);
+        } else {
+            for (int i = 0; i < out.k; i++)
+                lucid_outfile_abort(&out.files[i]);
         }
+        outputs_free(&out);
     }
     cli_run_free(&d);
     lucid_experiment_free(&exp);

@@ -127,6 +127,18 @@ int cli_run_eta_hourly(const lucid_experiment *exp, int *on)
     return on_off("eta_hourly", exp->eta_hourly, 0, on);
 }
 
+int cli_run_stream(const lucid_experiment *exp, int *mode)
+{
+    if (exp->stream && strcmp(exp->stream, "auto") == 0) {
+        *mode = -1;
+        return 0;
+    }
+    if (exp->stream && strcmp(exp->stream, "on") != 0 && strcmp(exp->stream, "yes") != 0 &&
+        strcmp(exp->stream, "off") != 0 && strcmp(exp->stream, "no") != 0)
+        return cli_fail("[simulate] stream = %s: expected auto, on or off", exp->stream);
+    return on_off("stream", exp->stream, -1, mode);
+}
+
 static int parse_nodes_from(const char *spec, const lucid_vcs *vcs, int32_t **out, lucid_error *err)
 {
     int32_t *from = calloc((size_t)vcs->count + 1, sizeof *from);

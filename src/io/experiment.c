@@ -43,6 +43,7 @@ static const key_spec keys[] = {
     {"simulate", "skip_oversized", KEY_BOOL, FIELD(skip_oversized), 0, 0},
     {"simulate", "eta", KEY_STRING, FIELD(eta), 0, 0},
     {"simulate", "eta_hourly", KEY_STRING, FIELD(eta_hourly), 0, 0},
+    {"simulate", "stream", KEY_STRING, FIELD(stream), 0, 0},
     {"qssf", "estimates", KEY_PATH, FIELD(qssf_estimates), 0, 0},
     {"qssf", "backfill", KEY_STRING, FIELD(backfill[LUCID_EXP_BF_QSSF]), 0, 0},
     {"qssf", "backfill_estimate", KEY_STRING, FIELD(backfill_estimate[LUCID_EXP_BF_QSSF]), 0, 0},
