@@ -5,6 +5,8 @@
 #define LUCID_DECIDE_BENCH_H
 
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "../src/daemon/decide.h"
@@ -23,6 +25,22 @@ static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
+}
+
+/* The benches' arguments: [nodes] [pending] [steps] [seed]; 0, or 2 after
+ * printing the usage line (`name`). */
+static int bench_args(int argc, char **argv, const char *name, int default_steps, int *nnodes,
+                      int *npending, int *steps, uint64_t *seed)
+{
+    *nnodes = argc > 1 ? atoi(argv[1]) : 1000;
+    *npending = argc > 2 ? atoi(argv[2]) : 10000;
+    *steps = argc > 3 ? atoi(argv[3]) : default_steps;
+    *seed = argc > 4 ? strtoull(argv[4], NULL, 10) : 42;
+    if (*nnodes <= 0 || *npending <= 0 || *steps <= 0) {
+        fprintf(stderr, "usage: %s [nodes] [pending] [steps] [seed]\n", name);
+        return 2;
+    }
+    return 0;
 }
 
 static const int sizes[] = {1, 1, 1, 2, 2, 4, 4, 8, 8, 16, 32};

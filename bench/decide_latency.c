@@ -96,14 +96,10 @@ static void run(int nnodes, int npending, int steps, uint64_t seed, const bench_
 
 int main(int argc, char **argv)
 {
-    int nnodes = argc > 1 ? atoi(argv[1]) : 1000;
-    int npending = argc > 2 ? atoi(argv[2]) : 10000;
-    int steps = argc > 3 ? atoi(argv[3]) : 200;
-    uint64_t seed = argc > 4 ? strtoull(argv[4], NULL, 10) : 42;
-    if (nnodes <= 0 || npending <= 0 || steps <= 0) {
-        fprintf(stderr, "usage: decide_latency [nodes] [pending] [steps] [seed]\n");
+    int nnodes, npending, steps;
+    uint64_t seed;
+    if (bench_args(argc, argv, "decide_latency", 200, &nnodes, &npending, &steps, &seed) != 0)
         return 2;
-    }
     /* lucidd's defaults (lucidd.c): score sum 2, priority ratio 2. */
     static const bench_case cases[] = {
         {"packing=off:", 0, 2, 2, 0},

@@ -28,14 +28,10 @@ static void report(const char *name, double *t, int steps, int nnodes, int npend
 
 int main(int argc, char **argv)
 {
-    int nnodes = argc > 1 ? atoi(argv[1]) : 1000;
-    int npending = argc > 2 ? atoi(argv[2]) : 10000;
-    int steps = argc > 3 ? atoi(argv[3]) : 50;
-    uint64_t seed = argc > 4 ? strtoull(argv[4], NULL, 10) : 42;
-    if (nnodes <= 0 || npending <= 0 || steps <= 0) {
-        fprintf(stderr, "usage: eta_latency [nodes] [pending] [steps] [seed]\n");
+    int nnodes, npending, steps;
+    uint64_t seed;
+    if (bench_args(argc, argv, "eta_latency", 50, &nnodes, &npending, &steps, &seed) != 0)
         return 2;
-    }
     lucid_rng rng;
     lucid_rng_seed(&rng, seed);
     const int64_t now = 1700000000;
