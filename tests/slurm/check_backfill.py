@@ -3,9 +3,9 @@
 
   check_backfill.py reserved SOCK JOB   exit 0 when lucid shows JOB's reservation
   check_backfill.py sample SOCK OUT STOP MS
-        every MS ms until file STOP exists: one JSON line per snapshot with
-        every job of `lucid queue --all --json` (reserved_at, reserved_nodes,
-        start_p10/p50/p90, reason, phase...) and squeue's state of each job
+        check_operator.py's sampler: every MS ms until file STOP exists, one
+        JSON line with `lucid queue --all --json` (reserved_at,
+        reserved_nodes, start_p10/p50/p90, reason...) and squeue's states
   check_backfill.py check LAB LAG
         the assertions below, from Slurm's jobcomp log (LAB/jobcomp.txt), the
         snapshots and `lucid explain`; each failure is a line in
@@ -27,12 +27,10 @@ Assertions (roles as in lucidd_backfill.sh):
 """
 import json
 import os
-import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check_operator import ask, expand_nodes, parse_time, read_jobcomp  # noqa: E402
+from check_operator import ask, cmd_sample, expand_nodes, parse_time, read_jobcomp  # noqa: E402
 
 
 def cmd_reserved(sock_path, job):
@@ -40,30 +38,6 @@ def cmd_reserved(sock_path, job):
         if j["job"] == int(job) and (j.get("reserved_at") or 0) > 0:
             return 0
     return 1
-
-
-def cmd_sample(sock_path, out, stop, period_ms):
-    period = int(period_ms) / 1000.0
-    with open(out, "a") as f:
-        while not os.path.exists(stop):
-            t0 = time.time()
-            snap = {"t0": t0}
-            try:
-                snap["lucid"] = ask(sock_path, {"cmd": "queue", "all": True}, timeout=2.0)["jobs"]
-            except Exception as e:  # lucidd slow or down: recorded as such
-                snap["lucid"] = None
-                snap["lucid_error"] = str(e)[:200]
-            try:
-                out_s = subprocess.run(["squeue", "-h", "-t", "all", "-o", "%A|%T"],
-                                       capture_output=True, text=True, timeout=5).stdout
-                snap["slurm"] = dict(l.split("|", 1) for l in out_s.splitlines() if "|" in l)
-            except Exception as e:
-                snap["slurm"] = None
-                snap["slurm_error"] = str(e)[:200]
-            f.write(json.dumps(snap) + "\n")
-            f.flush()
-            time.sleep(max(0.0, period - (time.time() - t0)))
-    return 0
 
 
 class Check:
@@ -113,7 +87,8 @@ class Check:
         first = None
         for s in self.snaps:
             j = self.lucid_of(s, L)
-            if j and (j.get("reserved_at") or 0) > 0 and (s.get("slurm") or {}).get(str(L)) == "PENDING":
+            pending = any(r["id"] == L and r["state"] == "PENDING" for r in s.get("slurm") or [])
+            if j and (j.get("reserved_at") or 0) > 0 and pending:
                 first = (s, j)
                 break
         if first is None:
