@@ -127,3 +127,15 @@ if(LUCID_HAVE_LAB AND LUCID_HAVE_SLURM AND LUCID_HAVE_STATE AND LUCID_PYTHON3)
     set_tests_properties(slurm_lucidd_${mode} PROPERTIES TIMEOUT 600 LABELS slurm)
   endforeach()
 endif()
+
+# Issue 13's live goal: lucidd --backfill easy on a 2-node lab cluster; a
+# 16-GPU job's reservation is honoured (started within 15 s of its blockers'
+# end, before its reserved time and P90), jobs that fit the gap are
+# backfilled, jobs that would delay it wait (tests/slurm/lucidd_backfill.sh,
+# judged by check_backfill.py).  About 2.5 min.
+if(LUCID_HAVE_LAB AND LUCID_HAVE_SLURM AND LUCID_HAVE_STATE AND LUCID_PYTHON3)
+  add_test(NAME slurm_lucidd_backfill
+           COMMAND bash ${CMAKE_SOURCE_DIR}/tests/slurm/lucidd_backfill.sh
+                   ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
+  set_tests_properties(slurm_lucidd_backfill PROPERTIES TIMEOUT 420 LABELS slurm)
+endif()

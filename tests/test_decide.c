@@ -565,6 +565,9 @@ static void predictions_on_a_hand_built_schedule(void **state)
  * (16 GPUs) is first and cannot start: reserved n1,n2 from 1000.  Job 2
  * (4 GPUs, 5000 s) would fit n2 now but runs into the reservation: it
  * waits.  Job 3 (4 GPUs, 500 s) ends before 1000: backfilled on n2.
+ * Job 4 (4 GPUs, 100 s) would end before 1000 too, but no GPU is free
+ * after job 3: its reason names the GPUs it waits for, not a delay of the
+ * reservation (its estimate would not delay it).
  * Conservative: job 2 holds a reservation too, from 1100 (after job 1's
  * 100 s).  Without backfill the head of the line blocks all three. */
 static void reservations_are_honoured(void **state)
@@ -583,12 +586,13 @@ static void reservations_are_honoured(void **state)
             {.id = 1, .gpus = 16, .priority = 1, .estimate_s = 100, .sharing_score = -1},
             {.id = 2, .gpus = 4, .nodes = 1, .priority = 2, .estimate_s = 5000, .sharing_score = -1},
             {.id = 3, .gpus = 4, .nodes = 1, .priority = 3, .estimate_s = 500, .sharing_score = -1},
+            {.id = 4, .gpus = 4, .nodes = 1, .priority = 4, .estimate_s = 100, .sharing_score = -1},
         };
         decide_params params = {.packing = 0, .gpu_memory_mib = 24576, .score_sum = 2,
                                 .priority_ratio = 2, .backfill = modes[m],
                                 .backfill_margin = 1, .horizon = &horizon};
-        decide_result results[3];
-        int started = decide_main(jobs, 3, NULL, 0, nodes, 2, &params, results);
+        decide_result results[4];
+        int started = decide_main(jobs, 4, NULL, 0, nodes, 2, &params, results);
         if (modes[m] == LUCID_BACKFILL_NONE) {
             assert_int_equal(started, 0);
             assert_int_equal(results[0].reserved_at, -1);
@@ -604,6 +608,8 @@ static void reservations_are_honoured(void **state)
         assert_int_equal(results[2].start, 1);
         assert_string_equal(results[2].nodes, "n2");
         assert_int_equal(nodes[1].free_gpus, 0);
+        assert_int_equal(results[3].start, 0);
+        assert_string_equal(results[3].reason, "waiting for 4 free GPUs on 1 node (priority 4), behind the reservation of job 1");
     }
 }
 

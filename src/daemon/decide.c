@@ -911,13 +911,24 @@ static int backfill_job(main_pass *m, size_t position)
         reserve_job(m, position);
         return 0;
     }
+    if (job->gpus > m->mir.s.cluster.free_gpus) {
+        /* Too few GPUs are free at all: "would delay the reservation"
+         * would blame its estimate, wrongly for a short job that starts as
+         * soon as GPUs free up; it waits for GPUs, and behind the holder. */
+        reason_waiting(result, job);
+        p = result->reason + strlen(result->reason);
+        p = append_text(p, end, ", behind the reservation of job ");
+        p = append_number(p, end, m->first_holder);
+        *p = '\0';
+        reserve_job(m, position);
+        return 0;
+    }
     lucid_profile *prof = &m->mir.bf.prof;
     int64_t dur = planned_s(m, job);
     int nalloc = 0;
     /* Only a start now matters here (a later one is a reservation's
-     * question): a job with more GPUs than are free is refused at once. */
-    int fits = job->gpus <= m->mir.s.cluster.free_gpus &&
-               lucid_profile_fits_now(prof, &m->mir.s, job->gpus, dur, &nalloc) > 0;
+     * question). */
+    int fits = lucid_profile_fits_now(prof, &m->mir.s, job->gpus, dur, &nalloc) > 0;
     if (!fits || nalloc > 64) {
         reserve_job(m, position);
         return 0;

@@ -487,7 +487,10 @@ static void backfill_honours_the_reservation(void **state)
     assert_phase(4, LUCID_PHASE_RUNNING);
     assert_true(fake_called("start 4 main n2"));
     assert_phase(3, LUCID_PHASE_MAIN_QUEUE);
-    assert_non_null(strstr(rec(3)->reason, "delay the reservation of job 2"));
+    /* Job 4 took n2's GPUs: job 3 waits for GPUs, behind job 2. */
+    assert_string_equal(rec(3)->reason,
+                        "waiting for 8 free GPUs on 1 node (priority 58080), behind the "
+                        "reservation of job 2");
     assert_int_equal(engine_find(&d, 3)->reserved_at, 0); /* EASY: only the first */
     /* Its start estimate is the reservation (P50: job 1 ends by estimate). */
     assert_int_equal(big->eta_p50, t + 3600);

@@ -107,7 +107,7 @@ def cmd_metrics(port):
 
 LUCID_KEYS = ("job", "phase", "waits_for", "partition", "gpus", "nodes", "priority", "outcome",
               "ended_in", "node_list", "reason", "runs", "name", "start_p10", "start_p50",
-              "start_p90", "start_none")
+              "start_p90", "start_none", "reserved_at", "reserved_nodes")
 
 
 def cmd_sample(sock_path, out, stop, period_ms):
