@@ -421,7 +421,8 @@ class Check:
     }
 
     def check_phases(self):
-        streak = {}  # job -> consecutive disagreeing snapshots
+        streak = {}  # job -> consecutive disagreeing snapshots (in one lucid phase)
+        streak_phase = {}  # job -> lucid's phase in the last disagreeing snapshot
         reported = defaultdict(int)
         missing = {}
         self.waits_seen = defaultdict(set)
@@ -469,7 +470,14 @@ class Check:
                 if (j["phase"] in ("profile-queue", "main-queue") and s["state"] == "PENDING"
                         and s["prio"] != "0"):
                     continue
-                streak[jid] = streak.get(jid, 0) + 1
+                # A lasting disagreement is one lucid phase disagreeing in two
+                # snapshots in a row.  A job that moves on between them
+                # (released -> Slurm starts it -> lucid shows running -> the
+                # owner cancels at once) is behind by one tick at each
+                # step, never stuck: its count starts again.
+                last_phase = streak_phase.get(jid)
+                streak_phase[jid] = j["phase"]
+                streak[jid] = streak.get(jid, 0) + 1 if last_phase == j["phase"] else 1
                 if streak[jid] == 2:
                     bad_total += 1
                     reported[jid] += 1
