@@ -10,8 +10,9 @@
 # the growth exponent per policy: the least-squares slope of log(simulation
 # time) against log(N) over the sizes >= 100k, from the simulation's wall
 # time and from its CPU time (on a shared machine the wall time includes
-# waiting for a core; the CPU time does not).  All six at 10M jobs need ~13 GB and run only when 16 GB are
-# available.  Env: RUNS, BIG_RUNS (runs at sizes >= 10M, default 1),
+# waiting for a core; the CPU time does not).  All six at 10M jobs need ~4.5 GB
+# (`[simulate] stream` turns on there: one policy's results at a time) and
+# run only when 8 GB are available.  Env: RUNS, BIG_RUNS (runs at sizes >= 10M, default 1),
 # OUT (work folder, default bench/out).  Markdown on stdout; the traces stay
 # in $OUT/scale-N for reruns.
 set -euo pipefail
@@ -57,8 +58,8 @@ for n in "${sizes[@]}"; do
     [ "$n" -lt 10000000 ] || r=$big_runs
     for p in "${policies[@]}" all; do
         avail_mb=$(awk '/MemAvailable/ {print int($2 / 1024)}' /proc/meminfo)
-        if [ "$p" = all ] && [ "$n" -ge 10000000 ] && [ "$avail_mb" -lt 16000 ]; then
-            echo "| $n | all | (skipped: ${avail_mb} MB available, the run needs ~13 GB) | | | | |"
+        if [ "$p" = all ] && [ "$n" -ge 10000000 ] && [ "$avail_mb" -lt 8000 ]; then
+            echo "| $n | all | (skipped: ${avail_mb} MB available, the run needs ~4.5 GB) | | | | |"
             continue
         fi
         read -r wall sim sim_cpu cpu mb < <(measure "$dir" "$p" "$r")
