@@ -224,6 +224,18 @@ static int is_decimal(const char *s, int fraction)
     return *s == '\0';
 }
 
+/* An integer key's value, checked against its range (KEY_INT, KEY_OPT_INT). */
+static int int_in_range(const key_spec *spec, const char *value, int64_t *v, const char *origin,
+                        long line, const char *field, lucid_error *err)
+{
+    if (!is_decimal(value, 0) || lucid_parse_i64(value, v) < 0)
+        return lucid_error_at(err, origin, line, field, "'%s' is not an integer", value);
+    if (*v < spec->min || *v > spec->max)
+        return lucid_error_at(err, origin, line, field, "%lld out of range %lld..%lld",
+                              (long long)*v, (long long)spec->min, (long long)spec->max);
+    return 0;
+}
+
 int lucid_experiment_set(lucid_experiment *exp, const char *section, const char *key,
                          const char *value, const char *dir, const char *origin, long line,
                          lucid_error *err)
@@ -249,11 +261,8 @@ int lucid_experiment_set(lucid_experiment *exp, const char *section, const char 
     int b;
     switch (spec->kind) {
     case KEY_OPT_INT:
-        if (!is_decimal(value, 0) || lucid_parse_i64(value, &v) < 0)
-            return lucid_error_at(err, origin, line, field, "'%s' is not an integer", value);
-        if (v < spec->min || v > spec->max)
-            return lucid_error_at(err, origin, line, field, "%lld out of range %lld..%lld",
-                                  (long long)v, (long long)spec->min, (long long)spec->max);
+        if (int_in_range(spec, value, &v, origin, line, field, err) < 0)
+            return -1;
         /* fall through - kept as written */
     case KEY_PATH:
     case KEY_STRING: {
@@ -267,11 +276,8 @@ int lucid_experiment_set(lucid_experiment *exp, const char *section, const char 
         return 0;
     }
     case KEY_INT:
-        if (!is_decimal(value, 0) || lucid_parse_i64(value, &v) < 0)
-            return lucid_error_at(err, origin, line, field, "'%s' is not an integer", value);
-        if (v < spec->min || v > spec->max)
-            return lucid_error_at(err, origin, line, field, "%lld out of range %lld..%lld",
-                                  (long long)v, (long long)spec->min, (long long)spec->max);
+        if (int_in_range(spec, value, &v, origin, line, field, err) < 0)
+            return -1;
         if (spec->offset == FIELD(start))
             exp->start = v;
         else if (spec->offset == FIELD(profiler_time_limit))
