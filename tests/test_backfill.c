@@ -104,16 +104,24 @@ static void reservation_moves_when_the_estimate_is_wrong(void **state)
     simtest_free(&t);
 }
 
+/* FIFO with EASY backfill (margin 1.2), a window and a size class. */
+static void run_easy(simtest *t, int nodes, const char *trace, const double *est, int64_t window,
+                     int32_t min_gpus)
+{
+    simtest_load(t, nodes, trace);
+    use_backfill(t, est, LUCID_BACKFILL_EASY, 1.2);
+    t->cfg.backfill[0].cfg.window = window;
+    t->cfg.backfill[0].cfg.min_gpus = min_gpus;
+    simtest_run_ok(t, "fifo");
+}
+
 /* backfill_window: a job whose earliest start is more than the window away
  * gets no reservation and is passed over. */
 static void window_passes_over_a_far_reservation(void **state)
 {
     (void)state;
     simtest t;
-    simtest_load(&t, 1, easy_trace);
-    use_backfill(&t, easy_est, LUCID_BACKFILL_EASY, 1.2);
-    t.cfg.backfill[0].cfg.window = 5;
-    simtest_run_ok(&t, "fifo");
+    run_easy(&t, 1, easy_trace, easy_est, 5, 0);
     /* At 1, 2's earliest start is 10 (1's end), 9 s away > 5: no
      * reservation.  At 2, nothing is held, so 3 starts as FIFO has it
      * (2-6).  At 3, 2's start is still 10 (7 s away); 4 does not fit now
@@ -134,16 +142,14 @@ static void window_keeps_a_reservation_that_moves_beyond_it(void **state)
     (void)state;
     simtest t;
     /* reservation_moves_when_the_estimate_is_wrong's trace, window 9 s. */
-    simtest_load(&t, 1,
-                 "job_id,vc,gpu_num,submit_time,duration\n"
-                 "1,a,6,0,20\n"
-                 "2,a,8,1,5\n"
-                 "3,a,2,2,4\n"
-                 "4,a,2,11,30\n");
     const double est[] = {10, 5, 4, 30};
-    use_backfill(&t, est, LUCID_BACKFILL_EASY, 1.2);
-    t.cfg.backfill[0].cfg.window = 9;
-    simtest_run_ok(&t, "fifo");
+    run_easy(&t, 1,
+             "job_id,vc,gpu_num,submit_time,duration\n"
+             "1,a,6,0,20\n"
+             "2,a,8,1,5\n"
+             "3,a,2,2,4\n"
+             "4,a,2,11,30\n",
+             est, 9, 0);
     /* At 1, 2's start (10) is 9 s away: reserved.  At 11 it moves to 71,
      * 60 s away, far beyond the window, and is kept: 4 backfills only
      * because it ends by 47, and 2 starts at 41 as without a window. */
@@ -170,9 +176,7 @@ static void easy_reserves_for_the_first_blocked_job(void **state)
 {
     (void)state;
     simtest t;
-    simtest_load(&t, 2, size_trace);
-    use_backfill(&t, size_est, LUCID_BACKFILL_EASY, 1.2);
-    simtest_run_ok(&t, "fifo");
+    run_easy(&t, 2, size_trace, size_est, 0, 0);
     /* 3 holds the reservation (n1 from 10); 4 is not the first blocked job.
      * 5 (36 s planned on n2) delays nothing reserved: backfilled 3-33.  3
      * runs 10-15; 4 then waits for 5's end on n2: reserved at 33, 33-38. */
@@ -187,10 +191,7 @@ static void min_gpus_reserves_for_the_large_job_only(void **state)
 {
     (void)state;
     simtest t;
-    simtest_load(&t, 2, size_trace);
-    use_backfill(&t, size_est, LUCID_BACKFILL_EASY, 1.2);
-    t.cfg.backfill[0].cfg.min_gpus = 9;
-    simtest_run_ok(&t, "fifo");
+    run_easy(&t, 2, size_trace, size_est, 0, 9);
     /* 3 (8 GPUs) holds nothing and is passed over.  4 (16 GPUs) is reserved
      * both nodes from 20 (2's end).  5 would hold n2 past 20: it waits.  At
      * 10, 3 (6 s planned: ends by 16 <= 20) backfills on n1, 10-15.  4 runs
