@@ -278,6 +278,67 @@ static void lucid_replay_head_of_line_without_packing(void **state)
     EXPECT_ETA(&out[2], 53, 210, 840);
 }
 
+/* A running job that shares its GPUs becomes a partner again when its
+ * partner ends (the pass makes it a candidate then).  One 8-GPU node,
+ * packing on, no job ended (prior ratios 0.25 / 1 / 4).  R1 (8 GPUs,
+ * estimate 100, score 1) starts at 0 on the node; R2 (8, 150, score 1)
+ * packs onto it at once (priority 1200 <= 2 x 800).  Waiting, in Lucid's
+ * order: X (8 GPUs, estimate 10, score 2: it can pack with nobody) and W
+ * (8, 200, score 1).  Neither can start: no free GPU, and R1 and R2 share. */
+static void lucid_replay_packs_onto_a_running_job_whose_partner_ended(void **state)
+{
+    (void)state;
+    static const int32_t gpus[4] = {8, 8, 8, 8};
+    static const double est[4] = {100, 150, 10, 200};
+    int32_t share[4] = {1, 1, 2, 1};
+    lucid_job jobs[4];
+    lucid_jobrun run[4];
+    double priority[4];
+    for (int j = 0; j < 4; j++) {
+        jobs[j] = (lucid_job){.job_id = j + 1, .duration = 1000, .gpu_num = gpus[j], .gmem = 0,
+                              .workload = {.model = -1}};
+        run[j] = (lucid_jobrun){.start_time = -1, .end_time = -1, .partner = -1,
+                                .packed_with = -1, .packed_onto = -1, .exclusive = 1,
+                                .remain = 1000, .rate = 1};
+        priority[j] = est[j] * gpus[j];
+    }
+    lucid_lucid_inputs inputs = {.share = share, .gmem_limit = 24576, .priority_ratio = 2,
+                                 .score_sum = 2, .switch_initial = 1};
+    lucid_sched s;
+    lucid_error err = {{0}};
+    assert_int_equal(lucid_sched_init(&s, jobs, run, 0, 1, 8, lucid_placer_find("consolidate"),
+                                      &lucid_policy_lucid, lucid_semantics_fixed(), 1, &err),
+                     0);
+    s.priority = priority;
+    s.lucid = &inputs;
+    assert_int_equal(lucid_policy_lucid.init(&s, &err), 0);
+    s.now = 0;
+    for (int32_t j = 0; j < 4; j++) {
+        assert_int_equal(lucid_policy_lucid.arrive(&s, j), 0);
+        lucid_policy_lucid.decide(&s);
+    }
+    assert_int_equal(run[1].packed_onto, 0); /* R2 on R1's GPUs */
+    assert_int_equal(s.qlen, 2);
+    assert_int_equal(s.queue[0], 2); /* X (priority 80), then W (1600) */
+    assert_int_equal(s.queue[1], 3);
+    lucid_eta_table table = {0};
+    lucid_eta_plan plan = {0};
+    lucid_eta out[2];
+    assert_int_equal(lucid_eta_predict(&s, NULL, &table, &plan, 0, 2, -1, out), 0);
+    /* P50: R1 ends at 100, R2 at 150 (the pair holds the node until then).
+     * At 100 R2 runs alone and takes a partner: W packs onto it (scores
+     * 1 + 1, priority 1600 <= 2 x 1200) and runs 200 s, to 300, past R2's
+     * end: the node stays taken until 300, when X, which needs it free,
+     * starts.  (Without the rule: X at 150, W at 160.)  P10 (x 0.25): R1 25,
+     * R2 38 (37.5 up), W 25-75 (50 s): X at 75.  P90 (x 4): R1 400, R2 600,
+     * W 400-1200: X at 1200. */
+    EXPECT_ETA(&out[0], 75, 300, 1200);
+    EXPECT_ETA(&out[1], 25, 100, 400);
+    lucid_eta_plan_free(&plan);
+    lucid_eta_table_free(&table);
+    lucid_sched_free(&s);
+}
+
 /* A running job that has outrun its estimate ends at a duration drawn from
  * the finished jobs that ran at least as long, when that rule has predicted
  * such jobs' ends better so far, else at a ratio.  FIFO on one
@@ -420,6 +481,7 @@ int main(void)
         cmocka_unit_test(ratio_table_conditions_on_elapsed),
         cmocka_unit_test(lucid_replay_packs_and_passes_over),
         cmocka_unit_test(lucid_replay_head_of_line_without_packing),
+        cmocka_unit_test(lucid_replay_packs_onto_a_running_job_whose_partner_ended),
         cmocka_unit_test(hourly_repredictions),
         cmocka_unit_test(overrun_job_ends_by_durations),
     };
