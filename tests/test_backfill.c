@@ -339,6 +339,93 @@ static void lucid_replay_packs_onto_a_running_job_whose_partner_ended(void **sta
     lucid_sched_free(&s);
 }
 
+/* The submitter's running jobs.  A table of 40 runs estimated at 100 s
+ * that ran 10, 20, ..., 400 s (ratios 0.1 .. 4.0; the 38 first are sorted,
+ * the last two wait for the next re-sort).  On one 8-GPU node Lucid runs R
+ * (user 7, 8 GPUs, estimate 1000, score 2) from 0; at 500 W (user 7, 8
+ * GPUs, score 2: no partner) waits for it. */
+static void submitters_running_jobs_end_at_their_levels(void **state)
+{
+    (void)state;
+    lucid_job jobs[2] = {{.job_id = 1, .duration = 5000, .gpu_num = 8, .user = 7,
+                          .workload = {.model = -1}},
+                         {.job_id = 2, .duration = 10, .gpu_num = 8, .user = 7,
+                          .workload = {.model = -1}}};
+    lucid_jobrun run[2];
+    for (int j = 0; j < 2; j++)
+        run[j] = (lucid_jobrun){.start_time = -1, .end_time = -1, .partner = -1,
+                                .packed_with = -1, .packed_onto = -1, .exclusive = 1,
+                                .remain = (double)jobs[j].duration, .rate = 1};
+    double priority[2] = {1000 * 8, 100 * 8};
+    int32_t share[2] = {2, 2};
+    lucid_lucid_inputs inputs = {.share = share, .gmem_limit = 24576, .priority_ratio = 2,
+                                 .score_sum = 2, .switch_initial = 1};
+    lucid_sched s;
+    lucid_error err = {{0}};
+    assert_int_equal(lucid_sched_init(&s, jobs, run, 0, 1, 8, lucid_placer_find("consolidate"),
+                                      &lucid_policy_lucid, lucid_semantics_fixed(), 1, &err),
+                     0);
+    s.priority = priority;
+    s.lucid = &inputs;
+    assert_int_equal(lucid_policy_lucid.init(&s, &err), 0);
+    s.now = 0;
+    assert_int_equal(lucid_policy_lucid.arrive(&s, 0), 0);
+    lucid_policy_lucid.decide(&s);
+    s.now = 500;
+    assert_int_equal(lucid_policy_lucid.arrive(&s, 1), 0);
+    lucid_policy_lucid.decide(&s);
+    assert_int_equal(s.qlen, 1);
+    lucid_eta_table table = {0};
+    for (int k = 1; k <= 40; k++)
+        assert_int_equal(lucid_eta_table_add_run(&table, 100, 10.0 * k), 0);
+    assert_int_equal(table.sorted, 38);
+    /* Only user 7 has a running job. */
+    assert_int_equal(lucid_eta_table_note_submission(&table, &s, NULL, 8), 0);
+    /* R noted at 500 (ratio >= 0.5: the 34 sorted ratios 0.5 .. 3.8) and
+     * ending after 100 (i + 6) s, i = 0..19 (ratio 0.6 .. 2.5, the i + 1-th
+     * of them): level (mid-rank) (i + 1.5) / 34 = (2i + 3) / 68.  Below 20
+     * levels the scenarios keep their q. */
+    for (int i = 0; i < 20; i++) {
+        assert_int_equal(lucid_eta_table_note_submission(&table, &s, NULL, 7), 1);
+        assert_int_equal(table.npending, 1);
+        if (i == 19)
+            assert_true(fabs(lucid_eta_table_submitter_level(&table, 0.5) - 0.5) < 1e-12);
+        assert_int_equal(lucid_eta_table_note_end(&table, 0, 1000, 100.0 * (i + 6)), 0);
+        assert_int_equal(table.npending, 0);
+    }
+    assert_true(fabs(table.levels[0] - 3.0 / 68) < 1e-12);
+    /* Levels 3/68 .. 41/68: P10 at rank 1.9 = 6.8/68 = 0.1, P50 at 9.5 =
+     * 22/68, P90 at 17.1 = 37.2/68. */
+    assert_true(fabs(lucid_eta_table_submitter_level(&table, 0.1) - 0.1) < 1e-12);
+    assert_true(fabs(lucid_eta_table_submitter_level(&table, 0.5) - 22.0 / 68) < 1e-12);
+    assert_true(fabs(lucid_eta_table_submitter_level(&table, 0.9) - 37.2 / 68) < 1e-12);
+    /* A job preempted, or ended without a note, adds no level. */
+    assert_int_equal(lucid_eta_table_note_submission(&table, &s, NULL, 7), 1);
+    assert_int_equal(lucid_eta_table_note_end(&table, 0, 1000, -1), 0);
+    assert_int_equal(lucid_eta_table_note_end(&table, 0, 1000, 700), 0);
+    assert_int_equal(table.nlevels, 20);
+    /* W's start is R's end.  For another user's job, R ends at the ratios'
+     * q-quantiles over 0.5 .. 3.8 (33 steps of 0.1): P10 at rank 3.3 = 0.83,
+     * P50 at 16.5 = 2.15, P90 at 29.7 = 3.47: 830 / 2150 / 3470.  For its
+     * own user's, at ranks 33 x the levels: 3.3 -> 830; 33 x 22/68 = 10.676
+     * -> 1.5676 -> 1567.6 (1568); 33 x 37.2/68 = 18.053 -> 2.3053 -> 2305.3
+     * (2306). */
+    lucid_eta_plan plan = {0};
+    lucid_eta out[1];
+    assert_int_equal(lucid_eta_predict(&s, NULL, &table, &plan, 0, 1, -1, out), 0);
+    EXPECT_ETA(&out[0], 830, 2150, 3470);
+    plan.submitter = 7;
+    plan.submitter_set = 1;
+    assert_int_equal(lucid_eta_predict(&s, NULL, &table, &plan, 0, 1, -1, out), 0);
+    EXPECT_ETA(&out[0], 830, 1568, 2306);
+    plan.submitter = 8; /* a user with no running job: as for no submitter */
+    assert_int_equal(lucid_eta_predict(&s, NULL, &table, &plan, 0, 1, -1, out), 0);
+    EXPECT_ETA(&out[0], 830, 2150, 3470);
+    lucid_eta_plan_free(&plan);
+    lucid_eta_table_free(&table);
+    lucid_sched_free(&s);
+}
+
 /* A running job that has outrun its estimate ends at a duration drawn from
  * the finished jobs that ran at least as long, when that rule has predicted
  * such jobs' ends better so far, else at a ratio.  FIFO on one
@@ -482,6 +569,7 @@ int main(void)
         cmocka_unit_test(lucid_replay_packs_and_passes_over),
         cmocka_unit_test(lucid_replay_head_of_line_without_packing),
         cmocka_unit_test(lucid_replay_packs_onto_a_running_job_whose_partner_ended),
+        cmocka_unit_test(submitters_running_jobs_end_at_their_levels),
         cmocka_unit_test(hourly_repredictions),
         cmocka_unit_test(overrun_job_ends_by_durations),
     };

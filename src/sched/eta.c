@@ -56,6 +56,9 @@ int lucid_eta_table_add(lucid_eta_table *t, double ratio)
     return sample_add(&t->ratios, &t->n, &t->cap, &t->sorted, ratio);
 }
 
+static size_t sample_first_at_least(const double *values, size_t n, double at_least);
+static double sample_quantile(const double *values, size_t n, double at_least, double q);
+
 /* How far off a predicted remaining time was, in log terms. */
 static double log_miss(double predicted, double actual)
 {
@@ -91,8 +94,85 @@ double lucid_eta_table_mean(const lucid_eta_table *t)
     return t->n < LUCID_ETA_MIN_HISTORY ? 1.0 : t->sum / (double)t->n;
 }
 
+/* Whether a running job's remaining time comes from the durations (it has
+ * outrun its estimate and that rule has scored better) or the ratios. */
+static int by_duration(const lucid_eta_table *t, double elapsed, double estimate)
+{
+    return elapsed > estimate && t->miss_duration < t->miss_ratio &&
+           t->sorted_d >= LUCID_ETA_MIN_HISTORY;
+}
+
+int lucid_eta_table_note_submission(lucid_eta_table *t, const lucid_sched *s,
+                                    const lucid_backfill *bf, int32_t user)
+{
+    if (user < 0)
+        return 0;
+    int noted = 0;
+    for (int32_t j = s->run_head; j >= 0; j = s->run[j].run_next) {
+        if (s->jobs[j].user != user)
+            continue;
+        noted++;
+        double elapsed = (double)(s->now - s->run[j].start_time);
+        double estimate = lucid_backfill_job_estimate(s, bf, j);
+        size_t i = 0;
+        while (i < t->npending && t->pending[i].job != j)
+            i++;
+        if (i == t->npending) {
+            if (LUCID_GROW(t->pending, t->cap_pending, t->npending + 1) < 0)
+                return -1;
+            t->npending++;
+        }
+        t->pending[i] = (lucid_eta_pending){j, elapsed, estimate, by_duration(t, elapsed, estimate)};
+    }
+    return noted;
+}
+
+int lucid_eta_table_note_end(lucid_eta_table *t, int32_t job, double estimate, double duration)
+{
+    size_t i = 0;
+    while (i < t->npending && t->pending[i].job != job)
+        i++;
+    if (i == t->npending)
+        return 0;
+    lucid_eta_pending note = t->pending[i];
+    t->pending[i] = t->pending[--t->npending];
+    (void)estimate; /* the note's estimate is the one its prediction used */
+    if (!(duration > 0) || t->sorted < LUCID_ETA_MIN_HISTORY)
+        return 0;
+    /* Its level (mid-rank of ties) in the distribution its remaining time
+     * came from then: the durations >= elapsed, or the ratios >= elapsed /
+     * estimate. */
+    const double *values = note.by_duration ? t->durations : t->ratios;
+    size_t count = note.by_duration ? t->sorted_d : t->sorted;
+    double at_least = note.by_duration ? note.elapsed : note.elapsed / note.estimate;
+    double value = note.by_duration ? duration : duration / note.estimate;
+    size_t lo = sample_first_at_least(values, count, at_least);
+    size_t n = count - lo;
+    if (n == 0)
+        return 0;
+    size_t below = sample_first_at_least(values + lo, n, value);
+    size_t upto = below;
+    while (upto < n && values[lo + upto] <= value)
+        upto++;
+    double level = ((double)below + (double)upto) / 2 / (double)n;
+    if (level < 0.5 / (double)n)
+        level = 0.5 / (double)n;
+    if (level > 1 - 0.5 / (double)n)
+        level = 1 - 0.5 / (double)n;
+    return sample_add(&t->levels, &t->nlevels, &t->cap_levels, &t->sorted_levels, level);
+}
+
+double lucid_eta_table_submitter_level(const lucid_eta_table *t, double q)
+{
+    if (t->sorted_levels < LUCID_ETA_MIN_HISTORY)
+        return q;
+    return sample_quantile(t->levels, t->sorted_levels, 0, q);
+}
+
 void lucid_eta_table_free(lucid_eta_table *t)
 {
+    free(t->levels);
+    free(t->pending);
     free(t->durations);
     free(t->ratios);
     memset(t, 0, sizeof *t);
@@ -158,6 +238,8 @@ typedef struct scenarios {
     lucid_eta_table *table;
     const double *q; /* the scenarios' quantiles, nq of them */
     int nq;
+    int32_t submitter;   /* whose running jobs end at submitter_q instead (-1: none) */
+    const double *submitter_q;
 } scenarios;
 
 /* A running job's time left in each scenario q: its estimate times the
@@ -168,6 +250,8 @@ static void scenario_remaining(void *ctx, const lucid_sched *s, int32_t job, int
 {
     const scenarios *sc = ctx;
     const lucid_eta_table *t = sc->table;
+    const double *q = sc->submitter >= 0 && s->jobs[job].user == sc->submitter ? sc->submitter_q
+                                                                               : sc->q;
     double est = lucid_backfill_job_estimate(s, sc->bf, job);
     double elapsed = (double)(s->now - s->run[job].start_time);
     /* A job that has outrun its estimate: where estimates are poor, the
@@ -179,11 +263,10 @@ static void scenario_remaining(void *ctx, const lucid_sched *s, int32_t job, int
      * two rules on the finished jobs that outran their estimates and this
      * uses the better so far (lucid_eta_table_duration: -1, so the ratio,
      * below LUCID_ETA_MIN_HISTORY durations). */
-    if (elapsed > est && t->miss_duration < t->miss_ratio &&
-        t->sorted_d >= LUCID_ETA_MIN_HISTORY) {
+    if (by_duration(t, elapsed, est)) {
         size_t lo = sample_first_at_least(t->durations, t->sorted_d, elapsed);
         for (int k = 0; k < sc->nq; k++) {
-            double d = sample_quantile_from(t->durations, t->sorted_d, lo, elapsed, sc->q[k]);
+            double d = sample_quantile_from(t->durations, t->sorted_d, lo, elapsed, q[k]);
             double left = d - elapsed - 1e-6;
             out[k] = left < 1 ? 1 : (int64_t)ceil(left);
         }
@@ -195,8 +278,8 @@ static void scenario_remaining(void *ctx, const lucid_sched *s, int32_t job, int
                     : 0;
     for (int k = 0; k < sc->nq; k++) {
         double ratio = t->sorted >= LUCID_ETA_MIN_HISTORY
-                           ? sample_quantile_from(t->ratios, t->sorted, lo, at_least, sc->q[k])
-                           : lucid_eta_table_quantile(sc->table, at_least, sc->q[k]);
+                           ? sample_quantile_from(t->ratios, t->sorted, lo, at_least, q[k])
+                           : lucid_eta_table_quantile(sc->table, at_least, q[k]);
         /* Whole seconds up, but not for the rounding noise of the product
          * (8000 x 0.45 x 1.1 is 3960.0000000000005, not a second more). */
         double left = est * ratio - elapsed - 1e-6;
@@ -475,7 +558,13 @@ int lucid_eta_predict(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_
      * in the greedy replay, where a newcomer may start before jobs ahead of
      * it and so change their starts; Lucid's queues are short). */
     size_t from = 0;
-    if (plan->valid && plan->placed <= exact && mode != REPLAY_GREEDY) {
+    /* The submitter's running jobs at their own levels: in the greedy
+     * replay only, which rebuilds its plan at every prediction anyway; in
+     * the others it would stop the plan being extended (FIFO's predictions
+     * cost 1.7x on Venus) for a gain there that came with lower coverage. */
+    int32_t submitter = plan->submitter_set && mode == REPLAY_GREEDY ? plan->submitter : -1;
+    if (plan->valid && plan->placed <= exact && mode != REPLAY_GREEDY &&
+        plan->built_for == submitter) {
         from = plan->placed;
         for (size_t i = 0; i < plan->placed && from; i++)
             if (s->queue[i] != plan->jobs[i])
@@ -502,7 +591,11 @@ int lucid_eta_predict(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_
     late_partner late[3][ETA_MAX_LATE];
     size_t nlate[3] = {0, 0, 0};
     if (from == 0) {
-        scenarios ctx = {bf, t, qs, 3};
+        double submitter_q[3];
+        for (int k = 0; k < 3; k++)
+            submitter_q[k] = lucid_eta_table_submitter_level(t, qs[k]);
+        scenarios ctx = {bf, t, qs, 3, submitter, submitter_q};
+        plan->built_for = submitter;
         lucid_profile *const profs[3] = {&plan->prof[0], &plan->prof[1], &plan->prof[2]};
         if (lucid_profile_build_many(profs, 3, s, scenario_remaining, &ctx) < 0)
             return -1;
