@@ -419,13 +419,15 @@ static int64_t late_wakeup(const lucid_sched *s, int32_t job, const late_partner
                            size_t nlate, const signed char *ltaken, int64_t T)
 {
     int64_t best = -1;
-    lucid_pair_side me = pair_side(s, job);
+    int32_t gpus = s->jobs[job].gpu_num;
+    if (nlate == 0 || gpus > LUCID_PACK_MAX_GPUS)
+        return -1;
     const lucid_lucid_inputs *in = s->lucid;
     for (size_t l = 0; l < nlate; l++) {
         if (ltaken[l] || late[l].from <= T || late[l].from >= late[l].until ||
-            s->jobs[late[l].job].gpu_num != me.gpus || (best >= 0 && late[l].from >= best))
+            s->jobs[late[l].job].gpu_num != gpus || (best >= 0 && late[l].from >= best))
             continue;
-        lucid_pair_side other = pair_side(s, late[l].job);
+        lucid_pair_side me = pair_side(s, job), other = pair_side(s, late[l].job);
         if (lucid_pair_allowed(&me, &other, in->gmem_limit, in->score_sum, in->priority_ratio))
             best = late[l].from;
     }
@@ -591,15 +593,19 @@ int lucid_eta_predict(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_
     late_partner late[3][ETA_MAX_LATE];
     size_t nlate[3] = {0, 0, 0};
     if (from == 0) {
-        double submitter_q[3];
-        for (int k = 0; k < 3; k++)
+        double submitter_q[3] = {qs[0], qs[1], qs[2]};
+        for (int k = 0; k < 3 && submitter >= 0; k++)
             submitter_q[k] = lucid_eta_table_submitter_level(t, qs[k]);
         scenarios ctx = {bf, t, qs, 3, submitter, submitter_q};
         plan->built_for = submitter;
         lucid_profile *const profs[3] = {&plan->prof[0], &plan->prof[1], &plan->prof[2]};
         if (lucid_profile_build_many(profs, 3, s, scenario_remaining, &ctx) < 0)
             return -1;
-        if (mode == REPLAY_GREEDY)
+        /* Late partners only matter to a waiting job that can pack. */
+        int can_pack = 0;
+        for (size_t i = 0; i < exact && !can_pack; i++)
+            can_pack = s->jobs[s->queue[i]].gpu_num <= LUCID_PACK_MAX_GPUS;
+        if (mode == REPLAY_GREEDY && can_pack)
             late_partners(s, scenario_remaining, &ctx, 3, late, nlate);
     }
     for (int sc = 0; sc < 3; sc++) {
