@@ -12,7 +12,10 @@
  * jobs that ran at least as long when that rule has so far predicted the
  * ends of such jobs better; waiting jobs run their estimate times the
  * unconditioned ratio.  The three
- * scenarios use the table's 10th, 50th and 90th percentiles throughout. */
+ * scenarios use the table's 10th, 50th and 90th percentiles throughout,
+ * except, in Lucid's replay, for the running jobs of the user whose new job
+ * is predicted: those end at the levels such jobs have ended at (users
+ * queue a job as their running one nears its end). */
 #ifndef LUCID_ETA_H
 #define LUCID_ETA_H
 
