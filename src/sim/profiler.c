@@ -198,7 +198,7 @@ int lucid_profile_pass(const lucid_sim_config *cfg, const lucid_sim_inputs *in,
         rc = lucid_error_set(err, "profiler: %zu jobs never finished profiling", p.s.qlen);
     for (size_t i = 0; i < trace->njobs && rc == 0; i++) {
         int64_t start = run[i].start_time, end = run[i].end_time;
-        run[i] = (lucid_jobrun){0}; /* the profiler's state gone; the profiling fields */
+        run[i] = (lucid_jobrun){0}; /* as the caller's calloc left it, plus: */
         run[i].prof_start = run[i].prof_end = -1;
         if (start < 0)
             continue;
