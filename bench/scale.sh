@@ -12,7 +12,10 @@
 # time and from its CPU time (on a shared machine the wall time includes
 # waiting for a core; the CPU time does not).  All six at 10M jobs need ~4.5 GB
 # (`[simulate] stream` turns on there: one policy's results at a time) and
-# run only when 8 GB are available.  Env: RUNS, BIG_RUNS (runs at sizes >= 10M, default 1),
+# run only when 8 GB are available.  One run at 10M can be off by 40 % on a
+# VM that hands freed memory back to its host (faulting in the 1.4 GB of
+# per-job records then costs more; docs/benchmarks.md): for figures to
+# record, BIG_RUNS=3.  Env: RUNS, BIG_RUNS (runs at sizes >= 10M, default 1),
 # OUT (work folder, default bench/out).  Markdown on stdout; the traces stay
 # in $OUT/scale-N for reruns.
 set -euo pipefail

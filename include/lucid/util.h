@@ -96,6 +96,16 @@ int lucid_grow(void **items, size_t *cap, size_t need, size_t size);
 #define LUCID_GROW(arr, cap, need)                                                                 \
     ((size_t)(need) <= (cap) ? 0 : lucid_grow((void **)&(arr), &(cap), (need), sizeof *(arr)))
 
+/* A hint to load memory that is about to be used (rw: 0 read, 1 write), for
+ * per-job records of traces far larger than the cache; nothing where the
+ * compiler has no such builtin.  A macro, not a function: GCC finds a
+ * function made only of prefetches free of side effects and drops its calls. */
+#if defined(__GNUC__)
+#define LUCID_PREFETCH(p, rw) __builtin_prefetch((p), (rw))
+#else
+#define LUCID_PREFETCH(p, rw) ((void)(p))
+#endif
+
 /* Copies `src` (NULL = "") into dst[size] as valid UTF-8: a byte that does
  * not start a well-formed sequence (RFC 3629: no overlongs, surrogates or
  * code points above U+10FFFF) becomes '?', and the text is cut on a

@@ -474,6 +474,19 @@ static int vc_run_steps(sim_context *ctx, vc_run *v, int64_t limit, lucid_error 
                 v->queued_work += job_work(v, pr->arrival_job[v->next_arrival]);
             v->next_arrival++;
         }
+        if (v->next_arrival < v->last) {
+            /* The VC's next arriving job's records, loaded while this step
+             * is decided.  A VC's jobs are spread over the whole trace (VCs
+             * interleave in submit order): at 10M jobs each job's trace and
+             * run records were a cache and TLB miss, paid when it arrived. */
+            int32_t next = pr->arrival_job[v->next_arrival];
+            const char *j = (const char *)&s->jobs[next], *r = (const char *)&s->run[next];
+            LUCID_PREFETCH(j, 0);
+            LUCID_PREFETCH(j + sizeof *s->jobs - 1, 0);
+            for (size_t off = 0; off < sizeof *s->run; off += 64)
+                LUCID_PREFETCH(r + off, 1);
+            LUCID_PREFETCH(r + sizeof *s->run - 1, 1);
+        }
         s->changed = 0;
         pr->policy->decide(s);
         if (s->changed)

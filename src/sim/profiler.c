@@ -133,20 +133,19 @@ int lucid_profile_pass(const lucid_sim_config *cfg, const lucid_sim_inputs *in,
     p.forced = LUCID_NEVER;
     lucid_forecast_cursor_init(&p.forecast, in->forecast,
                                in->forecast ? in->forecast->pred_gpu_num : NULL, cfg->start, -1);
-    lucid_jobrun *prun = calloc(trace->njobs + 1, sizeof *prun);
-    if (!prun)
-        return lucid_error_set(err, "out of memory");
+    /* The profiler works on the caller's run[] and rewrites every record
+     * at the end: a second array of every job's records (1.4 GB at 10M
+     * jobs) was Lucid's peak memory and 350,000 fresh pages to fault in. */
     for (size_t i = 0; i < trace->njobs; i++) {
-        prun[i].start_time = prun[i].end_time = -1;
-        prun[i].partner = prun[i].packed_with = prun[i].packed_onto = -1;
-        prun[i].exclusive = 1;
-        prun[i].status = LUCID_WAITING;
+        run[i] = (lucid_jobrun){0};
+        run[i].start_time = run[i].end_time = -1;
+        run[i].partner = run[i].packed_with = run[i].packed_onto = -1;
+        run[i].exclusive = 1;
+        run[i].status = LUCID_WAITING;
     }
-    if (lucid_sched_init(&p.s, trace->jobs, prun, -1, lc->profiler_nodes, cfg->gpus_per_node,
-                         cfg->placer, &lucid_policy_profiler, cfg->sem, cfg->seed, err) < 0) {
-        free(prun);
+    if (lucid_sched_init(&p.s, trace->jobs, run, -1, lc->profiler_nodes, cfg->gpus_per_node,
+                         cfg->placer, &lucid_policy_profiler, cfg->sem, cfg->seed, err) < 0)
         return -1;
-    }
     int64_t gpu_limit = (int64_t)lc->profiler_nodes * lc->profiler_factor;
     size_t next_job = 0;
     int64_t active = 0; /* queued or running in the profiler */
@@ -176,8 +175,8 @@ int lucid_profile_pass(const lucid_sim_config *cfg, const lucid_sim_inputs *in,
             if (!excluded[next_job] && trace->jobs[next_job].gpu_num <= gpu_limit) {
                 int32_t job = (int32_t)next_job;
                 int64_t d = trace->jobs[job].duration;
-                prun[job].remain = (double)(d < lc->profiler_time_limit ? d : lc->profiler_time_limit);
-                prun[job].rate = 1.0;
+                run[job].remain = (double)(d < lc->profiler_time_limit ? d : lc->profiler_time_limit);
+                run[job].rate = 1.0;
                 if (lucid_policy_profiler.arrive(&p.s, job) < 0) {
                     rc = lucid_error_set(err, "out of memory");
                     break;
@@ -198,20 +197,18 @@ int lucid_profile_pass(const lucid_sim_config *cfg, const lucid_sim_inputs *in,
     if (rc == 0 && (p.s.qlen > 0 || p.s.nrunning > 0))
         rc = lucid_error_set(err, "profiler: %zu jobs never finished profiling", p.s.qlen);
     for (size_t i = 0; i < trace->njobs && rc == 0; i++) {
+        int64_t start = run[i].start_time, end = run[i].end_time;
+        run[i] = (lucid_jobrun){0}; /* as the caller's calloc left it, plus: */
         run[i].prof_start = run[i].prof_end = -1;
-        run[i].profqueue = 0;
-        run[i].profiled = 0;
-        run[i].finished_in_profiler = 0;
-        if (prun[i].start_time < 0)
+        if (start < 0)
             continue;
         run[i].profiled = 1;
-        run[i].prof_start = prun[i].start_time;
-        run[i].prof_end = prun[i].end_time;
-        run[i].profqueue = prun[i].start_time - trace->jobs[i].submit_time;
+        run[i].prof_start = start;
+        run[i].prof_end = end;
+        run[i].profqueue = start - trace->jobs[i].submit_time;
         run[i].finished_in_profiler = trace->jobs[i].duration <= lc->profiler_time_limit;
     }
     lucid_sched_free(&p.s);
-    free(prun);
     if (rc < 0)
         lucid_profile_log_free(log);
     return rc;

@@ -33,8 +33,9 @@ typedef struct lucid_profile_log {
     size_t count;
 } lucid_profile_log;
 
-/* Runs Lucid's profiling pass over all jobs; fills the profiling fields of
- * run[] (prof_start, prof_end, profqueue, profiled, finished_in_profiler). */
+/* Runs Lucid's profiling pass over all jobs, on run[] as its working
+ * records; then rewrites every record: zero but for the profiling fields
+ * (prof_start, prof_end, profqueue, profiled, finished_in_profiler). */
 int lucid_profile_pass(const lucid_sim_config *cfg, const lucid_sim_inputs *in,
                        const unsigned char *excluded, lucid_jobrun *run, lucid_profile_log *log,
                        lucid_error *err);
