@@ -156,37 +156,56 @@ static void online_case_free(online_case *c)
     lucid_vcs_free(&c->vcs);
 }
 
+/* write_trace's jobs on 2 nodes, daily retraining, min_history 50, the
+ * given estimate period, simulated (every job must finish); `path` names
+ * the trace file, which must outlive the case. */
+static void simulate_daily_case(online_case *c, const char *name, char *path, size_t size,
+                                int64_t estimate_period, lucid_sim_result *res)
+{
+    char dir[2048];
+    test_tmpdir(dir, sizeof dir, name);
+    snprintf(path, size, "%s/t.csv", dir);
+    write_trace(path, 100);
+    online_case_init(c, path, 2, 86400, 50, 3);
+    c->oc.estimate_period = estimate_period;
+    lucid_error err = {{0}};
+    const lucid_policy_ops *lucid = lucid_policy_find("lucid");
+    if (lucid_simulate(&c->cfg, &c->in, &lucid, 1, res, NULL, NULL, &err) < 0)
+        fail_msg("%s", err.msg);
+    for (size_t i = 0; i < c->trace.njobs; i++)
+        assert_int_equal(res->run[i].status, LUCID_DONE);
+}
+
+/* What `lucid explain` prints for trace job `job` (free it). */
+static char *explain_text(const online_case *c, int64_t job)
+{
+    char *text = NULL;
+    size_t len = 0;
+    lucid_error err = {{0}};
+    FILE *out = open_memstream(&text, &len);
+    assert_non_null(out);
+    if (lucid_explain_job(&c->cfg, &c->in, lucid_policy_find("lucid"), job, out, &err) < 0)
+        fail_msg("%s", err.msg);
+    fclose(out);
+    return text;
+}
+
 static void retrains_at_the_configured_times(void **state)
 {
     (void)state;
-    char dir[2048], path[4096];
-    test_tmpdir(dir, sizeof dir, "online-sim");
-    snprintf(path, sizeof path, "%s/t.csv", dir);
-    write_trace(path, 100);
+    char path[4096];
     online_case c;
-    online_case_init(&c, path, 2, 86400, 50, 3);
-    lucid_error err = {{0}};
-    const lucid_policy_ops *lucid = lucid_policy_find("lucid");
     lucid_sim_result res;
-    if (lucid_simulate(&c.cfg, &c.in, &lucid, 1, &res, NULL, NULL, &err) < 0)
-        fail_msg("%s", err.msg);
+    simulate_daily_case(&c, "online-sim", path, sizeof path, 0, &res);
     /* Jobs arrive for 300 x 600 s = 2.08 days and end within minutes: the
      * update engine runs at day 0 (nothing ended: cold start), day 1 (~144
      * ended: trains), day 2 (~288: trains); by day 3 every job has ended. */
     assert_int_equal(res.duration_trainings, 2);
-    for (size_t i = 0; i < c.trace.njobs; i++)
-        assert_int_equal(res.run[i].status, LUCID_DONE);
     lucid_sim_result_free(&res);
     /* Explanations name the model and its terms (late job) or the cold
      * start (a job of the first day). */
     for (int k = 0; k < 2; k++) {
-        char *text = NULL;
-        size_t len = 0;
-        FILE *out = open_memstream(&text, &len);
-        int64_t job = k == 0 ? 253 : 3; /* 250 s: both outlive the 200 s profiling */
-        if (lucid_explain_job(&c.cfg, &c.in, lucid, job, out, &err) < 0)
-            fail_msg("%s", err.msg);
-        fclose(out);
+        char *text = explain_text(&c, k == 0 ? 253 : 3); /* 250 s: both outlive the 200 s profiling */
         /* Job 254 arrives on day 1: the model trained then on the 144 jobs of day 0. */
         const char *want = k == 0 ? "the estimate: duration model #1 (trained on 144 ended jobs)"
                                   : "the estimate: cold start (0 jobs had ended, fewer than 50)";
@@ -207,24 +226,15 @@ static void retrains_at_the_configured_times(void **state)
 static void estimates_every_step_retrains_every_period(void **state)
 {
     (void)state;
-    char dir[2048], path[4096];
-    test_tmpdir(dir, sizeof dir, "online-steps");
-    snprintf(path, sizeof path, "%s/t.csv", dir);
-    write_trace(path, 100);
+    char path[4096];
     online_case c;
-    online_case_init(&c, path, 2, 86400, 50, 3);
-    c.oc.estimate_period = 6 * 3600;
-    assert_int_equal(lucid_online_step(&c.oc), 6 * 3600);
-    lucid_error err = {{0}};
-    const lucid_policy_ops *lucid = lucid_policy_find("lucid");
     lucid_sim_result res;
-    if (lucid_simulate(&c.cfg, &c.in, &lucid, 1, &res, NULL, NULL, &err) < 0)
-        fail_msg("%s", err.msg);
+    simulate_daily_case(&c, "online-steps", path, sizeof path, 6 * 3600, &res);
+    assert_int_equal(lucid_online_step(&c.oc), 6 * 3600);
     assert_int_equal(res.duration_trainings, 3);
     size_t at6 = 0, at12 = 0, at24 = 0;
     int64_t t0 = c.trace.jobs[0].submit_time;
     for (size_t i = 0; i < c.trace.njobs; i++) {
-        assert_int_equal(res.run[i].status, LUCID_DONE);
         at6 += res.run[i].end_time < t0 + 6 * 3600;
         at12 += res.run[i].end_time < t0 + 12 * 3600;
         at24 += res.run[i].end_time < t0 + 24 * 3600;
@@ -246,12 +256,7 @@ static void estimates_every_step_retrains_every_period(void **state)
     snprintf(want[3], sizeof want[3], "the estimate: duration model #2 (trained on %zu ended jobs)",
              at24);
     for (int k = 0; k < 4; k++) {
-        char *text = NULL;
-        size_t len = 0;
-        FILE *out = open_memstream(&text, &len);
-        if (lucid_explain_job(&c.cfg, &c.in, lucid, job[k], out, &err) < 0)
-            fail_msg("%s", err.msg);
-        fclose(out);
+        char *text = explain_text(&c, job[k]);
         if (!strstr(text, want[k]))
             fail_msg("job %lld: explanation lacks \"%s\":\n%s", (long long)job[k], want[k], text);
         free(text);
