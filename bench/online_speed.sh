@@ -2,8 +2,10 @@
 # bench/online_speed.sh [RUNS] — the online path's cost and what warm-started
 # retraining changes (docs/benchmarks.md, docs/online.md):
 #  1. `lucid simulate examples/venus-online.ini` (fixed semantics), RUNS runs
-#     (default 3) with warm-started retraining (the default) and one with
-#     `--set lucid.warm_start=no` (every model from scratch): wall and CPU
+#     (default 3) with warm-started retraining (the default), one with
+#     `--set lucid.warm_start=no` (every model from scratch) and one with
+#     the schedule before daily estimates (weekly estimates, the first
+#     duration model at the start of week 2; docs/online.md): wall and CPU
 #     (user + sys) seconds, median of the runs, and online Lucid's avg JCT;
 #  2. avg JCT at seeds 1, 2, 3 and 42 (the seed also drives the models'
 #     bags, so this is the noise a change must be read against), warm
@@ -42,6 +44,7 @@ echo "| online Venus run | wall s (each) | wall s (median) | CPU s (each) | CPU 
 echo "|---|---|---|---|---|---|"
 run warm "$runs"
 run full 1 --set lucid.warm_start=no
+run weekly 1 --set lucid.estimate_period=604800 --set lucid.min_history=100
 
 echo
 echo "| retraining | seed 1 | seed 2 | seed 3 | seed 42 | mean |"

@@ -11,7 +11,8 @@
  *              profiler_nodes, profiler_time_limit, profiler_factor,
  *              profiler_autoscale, borrow_vc, gpu_mem_mib, priority_ratio,
  *              score_sum, pack_threshold, scale_down_factor, models, history,
- *              history_start, retrain_period, min_history, model_bags, warm_start
+ *              history_start, retrain_period, estimate_period, min_history, model_bags,
+ *              warm_start
  * Unknown sections or keys, and bad values, are errors naming the line.
  * "#" or ";" after whitespace starts a comment; numbers are decimal only
  * ("0x10" is refused); a policy may be listed once. */
@@ -59,7 +60,8 @@ typedef struct lucid_experiment {
     char *history;         /* throughput.csv-style series for the online forecaster */
     char *history_start;   /* calendar time of the simulation start ("YYYY-MM-DD HH:MM:SS") */
     int64_t retrain_period; /* update engine period, s (604800) */
-    int32_t min_history;   /* ended jobs before the first duration model (100) */
+    int32_t min_history;   /* ended jobs before the first duration model (2000) */
+    int64_t estimate_period; /* arrivals estimated at the start of their day, s (86400) */
     int32_t model_bags;    /* outer bags of the online GA2Ms (8) */
     int warm_start;        /* online duration retraining from the previous model (yes) */
     /* Backfill per head-of-line policy (backfill.h), as written (NULL: unset,

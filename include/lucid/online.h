@@ -21,7 +21,11 @@ typedef struct lucid_online_config {
     const char *history;         /* throughput.csv-style series, or NULL (no forecast) */
     int64_t window_start;        /* calendar time (s since 1970) of the simulation start */
     int64_t period;              /* retraining period, s (604800) */
-    size_t min_history;          /* ended jobs needed before the first model (100) */
+    /* Arrivals are estimated at the start of the estimate period they
+     * arrive in, with the current model and the users' histories known
+     * then (86400; 0 or more than `period`: `period`). */
+    int64_t estimate_period;
+    size_t min_history;          /* ended jobs needed before the first model (2000) */
     int bags;                    /* EBM outer bags (8) */
     uint64_t seed;
     /* 1: every retraining of the duration and throughput models starts
@@ -60,11 +64,24 @@ void lucid_online_free(lucid_online *o);
 int lucid_online_forecasts(const lucid_online_config *cfg, const int64_t *periods, int nperiods,
                            lucid_forecast *out, lucid_error *err);
 
-/* The update engine at time `now` (trace timeline): retrains the duration
- * model on the jobs with run[i].end_time in [0, now) — cold start below
- * min_history ended jobs: every estimate is the mean duration of the ended
- * jobs, or one hour if none — then writes estimates for the jobs listed.
- * With no jobs listed nothing is trained (no job would use that model). */
+/* The simulator's step between two calls of lucid_online_estimate: the
+ * estimate period, or the retrain period when that is shorter or the
+ * estimate period is unset. */
+int64_t lucid_online_step(const lucid_online_config *cfg);
+
+/* Cold start: until the first duration model, every job's estimate is this
+ * one constant (s), so Lucid orders those jobs by their GPUs alone. */
+#define LUCID_ONLINE_COLD_ESTIMATE 3600.0
+
+/* The update engine at time `now` (trace timeline), called once per step
+ * (lucid_online_step) from the simulation start: trains the duration model
+ * on the jobs with run[i].end_time in [0, now) at the first call with at
+ * least min_history of them, and then at the first call of every later
+ * retrain period (periods counted from the first call; warm-started from
+ * the model before unless full_retrain) — cold start until then: every
+ * estimate is LUCID_ONLINE_COLD_ESTIMATE — then writes estimates for the
+ * jobs listed, from the users' histories known at `now`.  With no jobs
+ * listed nothing is trained (no job would use that model). */
 int lucid_online_estimate(lucid_online *o, const lucid_jobrun *run, int64_t now,
                           const int32_t *jobs, size_t njobs, double *estimates, lucid_error *err);
 /* Explanations: remember why trace job `job` got its estimate (the

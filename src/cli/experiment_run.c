@@ -237,6 +237,7 @@ static int load_online(const lucid_experiment *exp, cli_run *d, lucid_error *err
     oc->history = exp->history;
     oc->period = exp->retrain_period;
     oc->min_history = (size_t)exp->min_history;
+    oc->estimate_period = exp->estimate_period;
     oc->bags = exp->model_bags;
     oc->full_retrain = !exp->warm_start;
     oc->seed = exp->seed;

@@ -75,6 +75,7 @@ static const key_spec keys[] = {
     {"lucid", "history_start", KEY_STRING, FIELD(history_start), 0, 0},
     {"lucid", "retrain_period", KEY_INT, FIELD(retrain_period), 3600, INT64_MAX / 4},
     {"lucid", "min_history", KEY_INT, FIELD(min_history), 1, 100000000},
+    {"lucid", "estimate_period", KEY_INT, FIELD(estimate_period), 60, INT64_MAX / 4},
     {"lucid", "model_bags", KEY_INT, FIELD(model_bags), 1, 64},
     {"lucid", "warm_start", KEY_BOOL, FIELD(warm_start), 0, 0},
     {"lucid", "backfill", KEY_STRING, FIELD(backfill[LUCID_EXP_BF_LUCID]), 0, 0},
@@ -119,7 +120,8 @@ void lucid_experiment_defaults(lucid_experiment *exp)
     exp->pack_threshold = 2;
     exp->scale_down_factor = 5;
     exp->retrain_period = 604800;
-    exp->min_history = 100;
+    exp->min_history = 2000;
+    exp->estimate_period = 86400;
     exp->model_bags = 8;
     exp->warm_start = 1;
 }
@@ -284,6 +286,8 @@ int lucid_experiment_set(lucid_experiment *exp, const char *section, const char 
             exp->profiler_time_limit = v;
         else if (spec->offset == FIELD(retrain_period))
             exp->retrain_period = v;
+        else if (spec->offset == FIELD(estimate_period))
+            exp->estimate_period = v;
         else if (spec->offset == FIELD(seed))
             exp->seed = (uint64_t)v;
         else
@@ -448,6 +452,8 @@ static int format_value(const key_spec *k, const lucid_experiment *exp, char *bu
             snprintf(buf, size, "%lld", (long long)exp->profiler_time_limit);
         else if (k->offset == FIELD(retrain_period))
             snprintf(buf, size, "%lld", (long long)exp->retrain_period);
+        else if (k->offset == FIELD(estimate_period))
+            snprintf(buf, size, "%lld", (long long)exp->estimate_period);
         else if (k->offset == FIELD(seed))
             snprintf(buf, size, "%llu", (unsigned long long)exp->seed);
         else

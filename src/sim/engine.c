@@ -965,9 +965,11 @@ static int compare_timed(const void *pa, const void *pb)
     return a->job < b->job ? -1 : a->job > b->job;
 }
 
-/* Online Lucid: all VCs advance together one retraining period at a time;
- * before each period the update engine retrains on the jobs that have ended
- * and sets the priorities of the jobs that will arrive in it. */
+/* Online Lucid: all VCs advance together one estimate period (a day) at a
+ * time; before each the update engine retrains on the jobs that have ended
+ * when a retraining is due, and sets the priorities of the jobs that will
+ * arrive in it from the current model and the users' histories as of then.
+ * The step is min(estimate period, retrain period). */
 static int run_online(sim_context *ctx, int p, lucid_error *err)
 {
     policy_run *pr = &ctx->runs[p];
@@ -986,7 +988,7 @@ static int run_online(sim_context *ctx, int p, lucid_error *err)
         arrivals[k] = (timed_job){pr->arrival_time[k], pr->arrival_job[k]};
     if (rc == 0)
         qsort(arrivals, narrivals, sizeof *arrivals, compare_timed);
-    int64_t period = ctx->cfg->online->period > 0 ? ctx->cfg->online->period : 604800;
+    int64_t period = lucid_online_step(ctx->cfg->online);
     if (ctx->cfg->observe.after_step && ctx->cfg->observe.policy == pr->policy)
         lucid_online_watch(pr->online, ctx->cfg->observe.job);
     size_t next = 0;

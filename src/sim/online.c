@@ -483,6 +483,13 @@ int lucid_online_trainings(const lucid_online *o, size_t *last_rows)
     return o->trainings;
 }
 
+int64_t lucid_online_step(const lucid_online_config *cfg)
+{
+    int64_t period = cfg->period > 0 ? cfg->period : 604800;
+    return cfg->estimate_period > 0 && cfg->estimate_period < period ? cfg->estimate_period
+                                                                     : period;
+}
+
 /* Trace job i as a feature row: calendar times, and its end in the
  * simulated run when it has ended before `now` (trace timeline). */
 static lucid_duration_job job_row(const lucid_online *o, const lucid_jobrun *run, size_t i,
@@ -503,10 +510,10 @@ int lucid_online_estimate(lucid_online *o, const lucid_jobrun *run, int64_t now,
      * users' histories every feature row is built against — each job to
      * estimate from those ended before now (it is estimated now, before it
      * arrives), each training row likewise from those ended before the
-     * start of its own period (measured on Venus, fixed semantics: online
-     * Lucid 13,036 s; with the history up to each training row's
-     * submission instead, 13,080 s — the model then learns from fresher
-     * histories than it is given). */
+     * start of its own step (measured on Venus with weekly steps, fixed
+     * semantics: online Lucid 13,036 s; with the history up to each
+     * training row's submission instead, 13,080 s — the model then learns
+     * from fresher histories than it is given). */
     lucid_duration_job *ended = malloc((trace->njobs + 1) * sizeof *ended);
     lucid_duration_job *query = malloc((njobs + 1) * sizeof *query);
     if (!ended || !query) {
@@ -519,8 +526,8 @@ int lucid_online_estimate(lucid_online *o, const lucid_jobrun *run, int64_t now,
         o->have_first = 1;
     }
     int64_t period = o->cfg.period > 0 ? o->cfg.period : 604800;
+    int64_t step = lucid_online_step(&o->cfg);
     size_t n = 0, seen = 0;
-    double sum = 0;
     /* A warm start needs the rows its start model was trained on first
      * (lucid_ebm_train_warm draws validation rows from the others): pass 0
      * takes the jobs that had ended when that model was trained, pass 1
@@ -535,21 +542,25 @@ int lucid_online_estimate(lucid_online *o, const lucid_jobrun *run, int64_t now,
                 continue;
             ended[n] = job_row(o, run, i, now);
             /* As a training row, the job is seen as it was when it was
-             * estimated: at the start of the period it arrived in (the
+             * estimated: at the start of the step it arrived in (the
              * users' histories as of then), so that the model learns from
              * the features it will be given. */
             int64_t s = trace->jobs[i].submit_time;
             if (s >= o->first_now)
-                ended[n].known_at = o->first_now + (s - o->first_now) / period * period +
+                ended[n].known_at = o->first_now + (s - o->first_now) / step * step +
                                     (ended[n].submit_time - s);
             n++;
-            sum += (double)trace->jobs[i].duration;
         }
     }
     int rc = 0;
-    /* A model no arriving job would use is not trained (the next one starts
-     * from the last one trained, or from scratch). */
-    if (n >= o->cfg.min_history && njobs > 0) {
+    /* Estimates are made every step (a day), models trained less often:
+     * the first as soon as min_history jobs have ended, then one at the
+     * first step of every retrain period (counted from the first step, so
+     * a weekly model is trained at the start of each week whatever day the
+     * first came).  A model no arriving job would use is not trained (the
+     * next one starts from the last one trained, or from scratch). */
+    int due = !o->model || (now - o->first_now) / period > (o->last_now - o->first_now) / period;
+    if (due && n >= o->cfg.min_history && njobs > 0) {
         lucid_ebm_params p;
         duration_params(&o->cfg, &p);
         lucid_dataset *train = lucid_features_duration_history(ended, n, ended, n, 1, err);
@@ -569,7 +580,12 @@ int lucid_online_estimate(lucid_online *o, const lucid_jobrun *run, int64_t now,
             o->last_now = now;
         }
     }
-    double fallback = n > 0 ? sum / (double)n : 3600.0;
+    /* Cold start, and jobs without a feature row: one constant for all.
+     * (The mean duration of the ended jobs, the rule before daily
+     * estimates, grows as longer jobs end, so recomputed every day it
+     * ranked each day's arrivals behind the day before's by an artefact:
+     * with no model at all, Venus fixed, 13,463 s against 13,200 s.) */
+    double fallback = LUCID_ONLINE_COLD_ESTIMATE;
     if (rc == 0 && o->model && njobs > 0) {
         size_t m = 0;
         for (size_t k = 0; k < njobs; k++)
@@ -603,8 +619,8 @@ int lucid_online_estimate(lucid_online *o, const lucid_jobrun *run, int64_t now,
             estimates[k] = fallback;
             if (jobs[k] == o->watch)
                 snprintf(o->why, sizeof o->why,
-                         "cold start (%zu jobs had ended, fewer than %zu): the mean duration of "
-                         "the ended jobs, %.0f s",
+                         "cold start (%zu jobs had ended, fewer than %zu): the same estimate "
+                         "for every job, %.0f s",
                          n, o->cfg.min_history, fallback);
         }
     }
