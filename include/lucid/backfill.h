@@ -60,6 +60,7 @@ typedef struct lucid_profile {
     int32_t nslots, gpus_per_node;
     lucid_cluster hypo; /* a cluster with a window's free counts, for the placer */
     int hypo_ready;
+    const lucid_placer_ops *consolidate; /* the placer fit_at applies itself, not on hypo */
     int32_t *winmin;
     size_t cap_winmin;
     lucid_alloc *alloc;

@@ -240,6 +240,8 @@ static int build_start(lucid_profile *p, const lucid_sched *s, size_t nends)
     p->gpus_per_node = c->gpus_per_node;
     p->src = s;
     p->nends = p->next_end = 0;
+    if (!p->consolidate)
+        p->consolidate = lucid_placer_find("consolidate");
     /* Twice the ends: the second half is the sort's scratch. */
     if (hypo_prepare(p, c) < 0 || add_row(p, s->now) < 0 ||
         LUCID_GROW(p->ends, p->cap_ends, 2 * nends + 1) < 0)
@@ -333,6 +335,82 @@ static int fit_prepare(lucid_profile *p, int32_t gpus)
     return 0;
 }
 
+/* Node `slot`'s `count` GPUs of a window starting at segment k, as the
+ * placer would take them on the hypothetical cluster: at k = 0 its lowest
+ * free GPUs; later only the count matters (a reservation takes counts), and
+ * the lowest bits stand for them. */
+static lucid_alloc window_alloc(const lucid_cluster *c, size_t k, int32_t slot, int32_t count)
+{
+    uint64_t low = count >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << count) - 1;
+    return (lucid_alloc){.node = slot,
+                         .gpus = count,
+                         .mask = k == 0 ? lucid_mask_lowest(c->nodes[slot].free_mask, count)
+                                        : low};
+}
+
+/* The consolidated placer (cluster.c: select_consolidate) on the window's
+ * free counts p->winmin, worked out directly: the hypothetical cluster's
+ * updates and bucket searches were a quarter of a prediction.  Same rule:
+ * a job of up to one node's GPUs on the alive node with the fewest free
+ * GPUs that still fit (the first such in slot order); a larger one on the
+ * first whole free nodes in slot order and its remainder on the next whole
+ * free node, else on the first node with the most free GPUs below a whole
+ * node.  Returns the allocations made (p->alloc), 0 if it does not fit. */
+static int consolidate_window(lucid_profile *p, const lucid_cluster *c, size_t k, int32_t gpus)
+{
+    const int32_t g = p->gpus_per_node;
+    const int32_t *w = p->winmin;
+    int32_t n = p->nslots;
+#define WINDOW_FREE(i) (c->nodes[i].alive ? (w[i] < g ? w[i] : g) : 0)
+    if (gpus <= 0)
+        return 0;
+    if (gpus <= g) {
+        int32_t best = -1, best_free = g + 1;
+        for (int32_t i = 0; i < n && best_free > gpus; i++) {
+            int32_t f = WINDOW_FREE(i);
+            if (f >= gpus && f < best_free) {
+                best = i;
+                best_free = f;
+            }
+        }
+        if (best < 0)
+            return 0;
+        p->alloc[0] = window_alloc(c, k, best, gpus);
+        return 1;
+    }
+    int32_t whole = gpus / g, rest = gpus % g;
+    if (whole + (rest ? 1 : 0) > p->cap_alloc)
+        return 0;
+    int m = 0;
+    int32_t i = 0;
+    for (; i < n && m < whole; i++)
+        if (WINDOW_FREE(i) == g)
+            p->alloc[m++] = window_alloc(c, k, i, g);
+    if (m < whole)
+        return 0;
+    if (rest == 0)
+        return m;
+    int32_t next = -1;
+    for (; i < n && next < 0; i++)
+        if (WINDOW_FREE(i) == g)
+            next = i;
+    if (next < 0) {
+        int32_t most = 0;
+        for (int32_t j = 0; j < n; j++) {
+            int32_t f = WINDOW_FREE(j);
+            if (f < g && f > most) {
+                most = f;
+                next = j;
+            }
+        }
+    }
+    if (next < 0 || WINDOW_FREE(next) < rest)
+        return 0;
+#undef WINDOW_FREE
+    p->alloc[m++] = window_alloc(c, k, next, rest);
+    return m;
+}
+
 /* Whether the job fits at segment k (p->alloc, *nalloc): 1 yes, 0 no (then
  * *skip_to is the last segment no start up to which can fit), -1 out of
  * memory. */
@@ -363,6 +441,11 @@ static int fit_at(lucid_profile *p, const lucid_sched *s, size_t k, int32_t gpus
         total += p->winmin[i];
     if (total < gpus)
         return 0;
+    if (s->placer == p->consolidate) {
+        int n = consolidate_window(p, c, k, gpus);
+        *nalloc = n;
+        return n > 0;
+    }
     for (int32_t i = 0; i < p->nslots; i++) {
         if (!c->nodes[i].alive)
             continue;
