@@ -157,7 +157,7 @@ static size_t segment_of(const lucid_profile *p, int64_t t)
 
 /* Makes the rows of the running jobs' ends up to time t (all of them for
  * LUCID_NEVER). */
-static int ensure_until(lucid_profile *p, int64_t t)
+static int make_ends_until(lucid_profile *p, int64_t t)
 {
     const lucid_sched *s = p->src;
     while (p->next_end < p->nends && p->ends[p->next_end].time <= t) {
@@ -183,6 +183,15 @@ static int ensure_until(lucid_profile *p, int64_t t)
         }
     }
     return 0;
+}
+
+/* The same, with the usual case (no end left by t) inline: it is asked
+ * at every segment a search tries. */
+static inline int ensure_until(lucid_profile *p, int64_t t)
+{
+    if (p->next_end >= p->nends || p->ends[p->next_end].time > t)
+        return 0;
+    return make_ends_until(p, t);
 }
 
 /* Sorts ends[0..n) by (time, job) — a total order (jobs are distinct), so
@@ -243,7 +252,8 @@ static int build_start(lucid_profile *p, const lucid_sched *s, size_t nends)
     if (!p->consolidate)
         p->consolidate = lucid_placer_find("consolidate");
     /* Twice the ends: the second half is the sort's scratch. */
-    if (hypo_prepare(p, c) < 0 || add_row(p, s->now) < 0 ||
+    p->hypo_synced = 0; /* made when a search needs it (not for the consolidated placer) */
+    if (add_row(p, s->now) < 0 ||
         LUCID_GROW(p->ends, p->cap_ends, 2 * nends + 1) < 0)
         return -1;
     for (int32_t i = 0; i < c->nslots; i++) {
@@ -429,22 +439,32 @@ static int fit_at(lucid_profile *p, const lucid_sched *s, size_t k, int32_t gpus
             *skip_to = j;
             return 0;
         }
-    memcpy(p->winmin, row(p, k), (size_t)p->nslots * sizeof *p->winmin);
-    int64_t total = 0;
-    for (size_t j = k + 1; j < p->m && p->times[j] < end; j++) {
-        const int32_t *r = row(p, j);
-        for (int32_t i = 0; i < p->nslots; i++)
-            if (r[i] < p->winmin[i])
-                p->winmin[i] = r[i];
+    int32_t *restrict w = p->winmin;
+    const int32_t nslots = p->nslots;
+    memcpy(w, row(p, k), (size_t)nslots * sizeof *w);
+    if (k + 1 < p->m && p->times[k + 1] < end) {
+        /* More than one segment: the least free of each node over them
+         * (one segment: its counts, whose total was checked above). */
+        for (size_t j = k + 1; j < p->m && p->times[j] < end; j++) {
+            const int32_t *restrict r = row(p, j);
+            for (int32_t i = 0; i < nslots; i++) /* branch-free (a conditional move) */
+                w[i] = r[i] < w[i] ? r[i] : w[i];
+        }
+        int64_t total = 0;
+        for (int32_t i = 0; i < nslots; i++)
+            total += w[i];
+        if (total < gpus)
+            return 0;
     }
-    for (int32_t i = 0; i < p->nslots; i++)
-        total += p->winmin[i];
-    if (total < gpus)
-        return 0;
     if (s->placer == p->consolidate) {
         int n = consolidate_window(p, c, k, gpus);
         *nalloc = n;
         return n > 0;
+    }
+    if (!p->hypo_synced) {
+        if (hypo_prepare(p, c) < 0)
+            return -1;
+        p->hypo_synced = 1;
     }
     for (int32_t i = 0; i < p->nslots; i++) {
         if (!c->nodes[i].alive)
@@ -460,8 +480,8 @@ static int fit_at(lucid_profile *p, const lucid_sched *s, size_t k, int32_t gpus
         if (k == 0)
             mask = lucid_mask_lowest(c->nodes[i].free_mask, p->winmin[i]);
         else {
-            int32_t w = p->winmin[i] < p->gpus_per_node ? p->winmin[i] : p->gpus_per_node;
-            mask = w <= 0 ? 0 : w >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << w) - 1;
+            int32_t f = w[i] < p->gpus_per_node ? w[i] : p->gpus_per_node;
+            mask = f <= 0 ? 0 : f >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << f) - 1;
         }
         hypo_set(p, i, mask);
     }
