@@ -5,10 +5,44 @@
 
 #include "lucid/eta.h"
 
-static int compare_doubles(const void *a, const void *b)
+/* Sorts v[0..n) ascending through tmp (room for n): insertion sort on
+ * runs of 16, then bottom-up merges.  Inline rather than qsort, whose
+ * comparison through a function pointer was most of a re-sort; the values
+ * are finite, so any correct sort gives the same array. */
+static void sort_doubles(double *v, double *tmp, size_t n)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
+    enum { RUN = 16 };
+    for (size_t lo = 0; lo < n; lo += RUN) {
+        size_t hi = lo + RUN < n ? lo + RUN : n;
+        for (size_t i = lo + 1; i < hi; i++) {
+            double x = v[i];
+            size_t j = i;
+            while (j > lo && v[j - 1] > x) {
+                v[j] = v[j - 1];
+                j--;
+            }
+            v[j] = x;
+        }
+    }
+    double *src = v, *dst = tmp;
+    for (size_t width = RUN; width < n; width *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * width) {
+            size_t mid = lo + width < n ? lo + width : n;
+            size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+            size_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                dst[k++] = src[j] < src[i] ? src[j++] : src[i++];
+            while (i < mid)
+                dst[k++] = src[i++];
+            while (j < hi)
+                dst[k++] = src[j++];
+        }
+        double *swap = src;
+        src = dst;
+        dst = swap;
+    }
+    if (src != v)
+        memcpy(v, src, n * sizeof *v);
 }
 
 /* Appends v to a sample (values[0..*n)), re-sorting it when it has grown by
@@ -29,13 +63,14 @@ static int sample_add(double **values, size_t *n, size_t *cap, size_t *sorted, d
     if (*n >= LUCID_ETA_MIN_HISTORY && *n > *sorted + 16 + *sorted / 20) {
         size_t old = *sorted, total = *n, fresh = total - old;
         /* The new values to the end of the buffer (room after them: *cap
-         * >= total; grow for a copy of them), sorted, then merged. */
-        if (LUCID_GROW(*values, *cap, total + fresh) < 0)
+         * >= total; grow for a copy of them and the sort's scratch), sorted,
+         * then merged. */
+        if (LUCID_GROW(*values, *cap, total + 2 * fresh) < 0)
             return -1;
         a = *values;
         double *tail = a + total;
         memcpy(tail, a + old, fresh * sizeof *a);
-        qsort(tail, fresh, sizeof *tail, compare_doubles);
+        sort_doubles(tail, tail + fresh, fresh);
         size_t i = old, j = fresh, k = total;
         while (j > 0) {
             if (i > 0 && a[i - 1] > tail[j - 1])
@@ -125,7 +160,7 @@ static double sample_quantile_from(const double *values, size_t n, size_t lo, do
     if (left == 0)
         return at_least * (q < 0.3 ? 1.1 : q < 0.7 ? 1.5 : 3.0);
     double pos = (double)(left - 1) * q;
-    size_t i = (size_t)floor(pos);
+    size_t i = (size_t)pos; /* floor: pos >= 0 (floor was a libm call per quantile) */
     size_t j = i + 1 < left ? i + 1 : i;
     return values[lo + i] + (values[lo + j] - values[lo + i]) * (pos - (double)i);
 }

@@ -93,6 +93,19 @@ static void put_i64(line_buf *b, int64_t v)
     n += n < 20 && u >= pow10[n];
     n += n == 0;
     char *p = d + n;
+    /* Below 2^32 (times, counts: nearly all) in 32-bit arithmetic, whose
+     * divisions by 100 are cheaper multiplications. */
+    if (u <= UINT32_MAX) {
+        uint32_t x = (uint32_t)u;
+        while (x >= 100) {
+            uint32_t r = x % 100;
+            x /= 100;
+            p -= 2;
+            p[0] = digit_pairs[2 * r];
+            p[1] = digit_pairs[2 * r + 1];
+        }
+        u = x;
+    }
     while (u >= 100) {
         size_t r = (size_t)(u % 100);
         u /= 100;
