@@ -459,6 +459,15 @@ int lucid_eta_predict(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_
     for (int sc = 0; sc < 3; sc++) {
         lucid_profile *p = &plan->prof[sc];
         int64_t previous = s->now;
+        /* Extending: the reservation the last call left undone first (a
+         * rebuilt profile has none; with nothing to place it can wait). */
+        if (from == 0 || from < exact) {
+            if (from > 0 && plan->defer_n[sc] > 0 &&
+                lucid_profile_reserve(p, plan->defer_k[sc], plan->defer_dur[sc],
+                                      plan->defer_n[sc]) < 0)
+                return -1;
+            plan->defer_n[sc] = 0;
+        }
         if (from > 0 && *scenario_slot(&plan->at[from - 1], sc) > previous && in_order)
             previous = *scenario_slot(&plan->at[from - 1], sc);
         if (mode == REPLAY_GREEDY) {
@@ -477,8 +486,13 @@ int lucid_eta_predict(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_
             int64_t at = -1;
             if (k >= 0) {
                 at = p->times[k];
-                if (lucid_profile_reserve(p, k, dur, nalloc) < 0)
+                if (i + 1 == exact) { /* nothing after it in this call */
+                    plan->defer_k[sc] = k;
+                    plan->defer_dur[sc] = dur;
+                    plan->defer_n[sc] = nalloc;
+                } else if (lucid_profile_reserve(p, k, dur, nalloc) < 0) {
                     return -1;
+                }
                 previous = at;
             }
             *scenario_slot(&plan->at[i], sc) = at;
