@@ -170,15 +170,19 @@ static int make_ends_until(lucid_profile *p, int64_t t)
             return -1;
         size_t k = segment_of(p, e->time);
         const lucid_jobrun *r = &s->run[e->job];
-        for (size_t j = k; j < p->m; j++) {
-            int32_t *cells = row(p, j);
-            for (int32_t a = 0; a < r->alloc_n; a++) {
-                const lucid_alloc *al = &s->allocs[r->alloc_off + a];
-                int32_t before = cells[al->node];
-                cells[al->node] += gpu_count(al->mask);
-                if (cells[al->node] > p->gpus_per_node)
-                    cells[al->node] = p->gpus_per_node;
-                p->total[p->ord[j]] += cells[al->node] - before;
+        /* Node by node (each row's nodes in the same order as before: rows
+         * are independent), so that a node's GPUs are counted once, not
+         * once per row. */
+        for (int32_t a = 0; a < r->alloc_n; a++) {
+            const lucid_alloc *al = &s->allocs[r->alloc_off + a];
+            int32_t gpus = gpu_count(al->mask), node = al->node;
+            for (size_t j = k; j < p->m; j++) {
+                int32_t *cells = row(p, j);
+                int32_t before = cells[node];
+                cells[node] += gpus;
+                if (cells[node] > p->gpus_per_node)
+                    cells[node] = p->gpus_per_node;
+                p->total[p->ord[j]] += cells[node] - before;
             }
         }
     }
@@ -548,14 +552,16 @@ static int reserve_gpus(lucid_profile *p, long k, int64_t duration, const lucid_
     int64_t start = p->times[k];
     if (split_at(p, start + duration) < 0)
         return -1;
-    for (size_t j = (size_t)k; j < p->m && p->times[j] < start + duration; j++) {
-        int32_t *r = row(p, j);
-        for (int a = 0; a < nalloc; a++) {
-            int32_t before = r[alloc[a].node];
-            r[alloc[a].node] -= gpu_count(alloc[a].mask);
-            if (r[alloc[a].node] < 0)
-                r[alloc[a].node] = 0;
-            p->total[p->ord[j]] += r[alloc[a].node] - before;
+    /* Node by node, its GPUs counted once (rows are independent). */
+    for (int a = 0; a < nalloc; a++) {
+        int32_t gpus = gpu_count(alloc[a].mask), node = alloc[a].node;
+        for (size_t j = (size_t)k; j < p->m && p->times[j] < start + duration; j++) {
+            int32_t *r = row(p, j);
+            int32_t before = r[node];
+            r[node] -= gpus;
+            if (r[node] < 0)
+                r[node] = 0;
+            p->total[p->ord[j]] += r[node] - before;
         }
     }
     return 0;
