@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "lucid/backfill.h"
+#include "msort.h"
 
 int lucid_backfill_mode_parse(const char *text)
 {
@@ -198,51 +199,14 @@ static inline int ensure_until(lucid_profile *p, int64_t t)
     return make_ends_until(p, t);
 }
 
-/* Sorts ends[0..n) by (time, job) — a total order (jobs are distinct), so
- * any correct sort gives the same array.  Inline rather than qsort: the
- * comparison through a function pointer was most of a profile build.
- * Insertion sort on runs of 16, then bottom-up merges through `tmp`. */
-static void sort_endings(ending *ends, ending *tmp, size_t n)
+/* Ends by (time, job) — a total order (jobs are distinct), so any correct
+ * sort gives the same array (msort.h: inline, not qsort's comparison
+ * calls, which were most of a profile build). */
+static inline int ending_before(const ending *a, const ending *b)
 {
-    enum { RUN = 16 };
-    for (size_t lo = 0; lo < n; lo += RUN) {
-        size_t hi = lo + RUN < n ? lo + RUN : n;
-        for (size_t i = lo + 1; i < hi; i++) {
-            ending e = ends[i];
-            size_t j = i;
-            while (j > lo && (ends[j - 1].time > e.time ||
-                              (ends[j - 1].time == e.time && ends[j - 1].job > e.job))) {
-                ends[j] = ends[j - 1];
-                j--;
-            }
-            ends[j] = e;
-        }
-    }
-    ending *src = ends, *dst = tmp;
-    for (size_t width = RUN; width < n; width *= 2) {
-        for (size_t lo = 0; lo < n; lo += 2 * width) {
-            size_t mid = lo + width < n ? lo + width : n;
-            size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
-            size_t i = lo, j = mid, k = lo;
-            while (i < mid && j < hi) {
-                if (src[j].time < src[i].time ||
-                    (src[j].time == src[i].time && src[j].job < src[i].job))
-                    dst[k++] = src[j++];
-                else
-                    dst[k++] = src[i++];
-            }
-            while (i < mid)
-                dst[k++] = src[i++];
-            while (j < hi)
-                dst[k++] = src[j++];
-        }
-        ending *swap = src;
-        src = dst;
-        dst = swap;
-    }
-    if (src != ends)
-        memcpy(ends, src, n * sizeof *ends);
+    return a->time < b->time || (a->time == b->time && a->job < b->job);
 }
+LUCID_MERGE_SORT(sort_endings, ending, ending_before)
 
 /* One profile's start: the cluster now, no ends yet (room for `nends`). */
 static int build_start(lucid_profile *p, const lucid_sched *s, size_t nends)

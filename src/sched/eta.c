@@ -4,46 +4,12 @@
 #include <string.h>
 
 #include "lucid/eta.h"
+#include "msort.h"
 
-/* Sorts v[0..n) ascending through tmp (room for n): insertion sort on
- * runs of 16, then bottom-up merges.  Inline rather than qsort, whose
- * comparison through a function pointer was most of a re-sort; the values
- * are finite, so any correct sort gives the same array. */
-static void sort_doubles(double *v, double *tmp, size_t n)
-{
-    enum { RUN = 16 };
-    for (size_t lo = 0; lo < n; lo += RUN) {
-        size_t hi = lo + RUN < n ? lo + RUN : n;
-        for (size_t i = lo + 1; i < hi; i++) {
-            double x = v[i];
-            size_t j = i;
-            while (j > lo && v[j - 1] > x) {
-                v[j] = v[j - 1];
-                j--;
-            }
-            v[j] = x;
-        }
-    }
-    double *src = v, *dst = tmp;
-    for (size_t width = RUN; width < n; width *= 2) {
-        for (size_t lo = 0; lo < n; lo += 2 * width) {
-            size_t mid = lo + width < n ? lo + width : n;
-            size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
-            size_t i = lo, j = mid, k = lo;
-            while (i < mid && j < hi)
-                dst[k++] = src[j] < src[i] ? src[j++] : src[i++];
-            while (i < mid)
-                dst[k++] = src[i++];
-            while (j < hi)
-                dst[k++] = src[j++];
-        }
-        double *swap = src;
-        src = dst;
-        dst = swap;
-    }
-    if (src != v)
-        memcpy(v, src, n * sizeof *v);
-}
+/* The ratio table's values are finite, so any correct sort gives the
+ * same array (msort.h: inline, not qsort's comparison calls). */
+static inline int value_before(const double *a, const double *b) { return *a < *b; }
+LUCID_MERGE_SORT(sort_doubles, double, value_before)
 
 /* Appends v to a sample (values[0..*n)), re-sorting it when it has grown by
  * 5 %: re-sorting on every query would cost O(n log n) per prediction, so
