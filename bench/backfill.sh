@@ -3,6 +3,8 @@
 #  1. backfill none / easy / conservative for fifo, qssf and lucid (learned
 #     estimates: the experiment's estimates_lucid.csv), both semantics: avg
 #     JCT, avg queue of large (> 8 GPUs) jobs, and the reservation counters;
+#     then Lucid with backfill_window / backfill_min_gpus, both semantics,
+#     and on four synthetic traces;
 #  2. start-time estimates (predictions at submission): coverage and median
 #     relative error per policy, fixed semantics (eta-summary.csv), with the
 #     estimate files, with the online models (Lucid; ~40 s), and on a second
@@ -35,6 +37,48 @@ for compat in reference fixed; do
                 sed -E 's/.*: ([0-9]+) jobs held a reservation, moved later ([0-9]+) times.*; ([0-9]+) jobs backfilled/\1 | \2 | \3/' || true)
             echo "| $compat | $policy | $bf | $jct | $large | ${counts:-- | - | -} |"
         done
+    done
+done
+
+# 1b. Lucid with the look-ahead window and the size class (backfill_window,
+# backfill_min_gpus): the rules tried for issue 13's goal "large-job queue
+# below Lucid's without backfill, avg JCT no worse", both semantics, and the
+# same on four synthetic traces (fixed semantics), where large jobs starve.
+lucid_row() { # label, output of lucid simulate
+    awk -v l="$1" '/^Table 4/ { t = 4 } /^Table 5/ { t = 5 }
+        t == 4 && $1 == "lucid" { j = $2 } t == 5 && $1 == "lucid" { q = $3; s = $7 }
+        /^backfill lucid \(/ { r = $8; m = $15; b = $21 }
+        END { printf "| %s | %s | %s | %s | %s | %s | %s |\n", l, j, q, s, r ? r : "-", m ? m : "-", b ? b : "-" }' "$2"
+}
+echo
+echo "| semantics, backfill, window s, min GPUs | avg JCT | large-job avg queue | small-job avg queue | reservations | moved later | backfilled |"
+echo "|---|---|---|---|---|---|---|"
+for compat in reference fixed; do
+    "$lucid" simulate examples/venus.ini --out "$out/w" --set simulate.compat=$compat \
+        --set simulate.policies=lucid --set simulate.eta=off >"$out/w.txt"
+    lucid_row "$compat, none" "$out/w.txt"
+    for bf in easy conservative; do
+        for w in 0 1200 2400 3600 7200; do
+            for g in 0 9; do
+                "$lucid" simulate examples/venus.ini --out "$out/w" --set simulate.compat=$compat \
+                    --set simulate.policies=lucid --set simulate.eta=off --set lucid.backfill=$bf \
+                    --set lucid.backfill_window=$w --set lucid.backfill_min_gpus=$g >"$out/w.txt"
+                lucid_row "$compat, $bf, $w, $g" "$out/w.txt"
+            done
+        done
+    done
+done
+echo
+echo "| synthetic trace (seed), backfill, window s, min GPUs | avg JCT | large-job avg queue | small-job avg queue | reservations | moved later | backfilled |"
+echo "|---|---|---|---|---|---|---|"
+for seed in 1 2 3 4; do
+    "$lucid" trace synth --out "$out/synth-$seed" --jobs 20000 --seed $seed >/dev/null
+    for rule in "none 0" "easy 0" "conservative 0" "easy 1200" "easy 3600" "conservative 1200"; do
+        set -- $rule
+        "$lucid" simulate "$out/synth-$seed/experiment.ini" --out "$out/w" --set simulate.compat=fixed \
+            --set simulate.policies=lucid --set simulate.eta=off --set lucid.backfill=$1 \
+            --set lucid.backfill_window=$2 --set lucid.backfill_min_gpus=9 >"$out/w.txt"
+        lucid_row "synth $seed, $1, $2, 9" "$out/w.txt"
     done
 done
 

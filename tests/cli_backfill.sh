@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # cli_backfill.sh — the backfill keys ([fifo] backfill, backfill_estimate,
-# backfill_margin, via --set like every key) on a 3-job trace worked out by
-# hand, learned estimates against users' time limits; bad values give one
-# line; [simulate] eta writes eta-<policy>.csv and eta-summary.csv and leaves
-# every other output byte for byte as with eta = off.
+# backfill_margin, backfill_window, backfill_min_gpus, via --set like every
+# key) on a 3-job trace worked out by hand, learned estimates against
+# users' time limits; bad values give one line; [simulate] eta writes
+# eta-<policy>.csv and eta-summary.csv and leaves every other output byte
+# for byte as with eta = off.
 # Usage: cli_backfill.sh LUCID SOURCE_DIR
 set -u
 source "$2/tests/lib/checks.sh"
@@ -53,6 +54,28 @@ check "time_limit: 3 starts at 15" [ "$(start_of limit 3)" = 15 ]
 check "stdout counts reservations" grep -q '^backfill fifo (easy, model estimates, margin 1.20): 1 jobs held a reservation' counted.txt
 check "experiment.ini keeps the key" grep -q '^backfill = easy$' counted/experiment.ini
 
+# The look-ahead window and the size class.  Model estimates: 2's earliest
+# start is 100 at 1 (99 s away) and 32 at 10 (22 s away, 3's estimated
+# end): a 30 s window reserves it at 10, a 20 s one never does (2 still
+# starts at 32, when 3 ends).  backfill_min_gpus = 9: 2 (8 GPUs) never holds one.
+"$lucid" simulate exp.ini --out w30 --set fifo.backfill=easy --set fifo.backfill_window=30 >w30.txt || fail "simulate w30"
+check "window 30: 1 reservation" grep -q '^backfill fifo (easy, model estimates, margin 1.20): 1 jobs held a reservation' w30.txt
+check "window 30: the rule printed" grep -qx 'backfill fifo: reservations only within 30 s (0: no limit), for jobs of >= 0 GPUs' w30.txt
+"$lucid" simulate exp.ini --out w20 --set fifo.backfill=easy --set fifo.backfill_window=20 >w20.txt || fail "simulate w20"
+check "window 20: no reservation" grep -q '^backfill fifo (easy, model estimates, margin 1.20): 0 jobs held a reservation' w20.txt
+check "window 20: 2 starts at 32" [ "$(start_of w20 2)" = 32 ]
+check "experiment.ini keeps backfill_window" grep -q '^backfill_window = 20$' w20/experiment.ini
+"$lucid" simulate exp.ini --out g9 --set fifo.backfill=easy --set fifo.backfill_min_gpus=9 >g9.txt || fail "simulate g9"
+check "min_gpus 9: no reservation" grep -q '^backfill fifo (easy, model estimates, margin 1.20): 0 jobs held a reservation' g9.txt
+check "unset: no rule line" bash -c '! grep -q "reservations only within" counted.txt'
+check "unset: experiment.ini without the keys" bash -c '! grep -q "backfill_window\|backfill_min_gpus" counted/experiment.ini'
+expect_error "bad window" "--set: [fifo] backfill_window: '1h' is not an integer" \
+    "$lucid" simulate exp.ini --quiet --out bad --set fifo.backfill=easy --set fifo.backfill_window=1h
+expect_error "bad min_gpus" "--set: [lucid] backfill_min_gpus: -1 out of range 0..100000" \
+    "$lucid" simulate exp.ini --quiet --out bad --set lucid.backfill_min_gpus=-1
+{ cat exp.ini; printf '[sjf]\nbackfill_window = -5\n'; } >badwin.ini
+expect_error "bad window in a file" "badwin.ini:10: [sjf] backfill_window: -5 out of range 0..2147483647" \
+    "$lucid" simulate badwin.ini --quiet --out bad
 expect_error "bad backfill" "[fifo] backfill = sideways: expected none, easy or conservative" \
     "$lucid" simulate exp.ini --quiet --out bad --set fifo.backfill=sideways
 expect_error "bad estimate" "[fifo] backfill_estimate = guess: expected model or time_limit" \

@@ -104,6 +104,106 @@ static void reservation_moves_when_the_estimate_is_wrong(void **state)
     simtest_free(&t);
 }
 
+/* FIFO with EASY backfill (margin 1.2), a window and a size class. */
+static void run_easy(simtest *t, int nodes, const char *trace, const double *est, int64_t window,
+                     int32_t min_gpus)
+{
+    simtest_load(t, nodes, trace);
+    use_backfill(t, est, LUCID_BACKFILL_EASY, 1.2);
+    t->cfg.backfill[0].cfg.window = window;
+    t->cfg.backfill[0].cfg.min_gpus = min_gpus;
+    simtest_run_ok(t, "fifo");
+}
+
+/* backfill_window: a job whose earliest start is more than the window away
+ * gets no reservation and is passed over. */
+static void window_passes_over_a_far_reservation(void **state)
+{
+    (void)state;
+    simtest t;
+    run_easy(&t, 1, easy_trace, easy_est, 5, 0);
+    /* At 1, 2's earliest start is 10 (1's end), 9 s away > 5: no
+     * reservation.  At 2, nothing is held, so 3 starts as FIFO has it
+     * (2-6).  At 3, 2's start is still 10 (7 s away); 4 does not fit now
+     * and its earliest start is 6 (3's estimated end), 3 s away: 4 is
+     * reserved and starts at 6 (6-26).  2's earliest start is then 26 (4's
+     * estimated end), never within 5 s before it comes: 2 runs 26-31.
+     * Without the window (above) 2 ran 10-15 and 4 15-35. */
+    EXPECT_JOB(&t, 3, 2, 6, 0);
+    EXPECT_JOB(&t, 4, 6, 26, 3);
+    EXPECT_JOB(&t, 2, 26, 31, 25);
+    assert_int_equal(t.result.backfill_stats.reservations, 1); /* 4 only */
+    assert_int_equal(t.result.backfill_stats.backfilled, 0);
+    simtest_free(&t);
+}
+
+static void window_keeps_a_reservation_that_moves_beyond_it(void **state)
+{
+    (void)state;
+    simtest t;
+    /* reservation_moves_when_the_estimate_is_wrong's trace, window 9 s. */
+    const double est[] = {10, 5, 4, 30};
+    run_easy(&t, 1,
+             "job_id,vc,gpu_num,submit_time,duration\n"
+             "1,a,6,0,20\n"
+             "2,a,8,1,5\n"
+             "3,a,2,2,4\n"
+             "4,a,2,11,30\n",
+             est, 9, 0);
+    /* At 1, 2's start (10) is 9 s away: reserved.  At 11 it moves to 71,
+     * 60 s away, far beyond the window, and is kept: 4 backfills only
+     * because it ends by 47, and 2 starts at 41 as without a window. */
+    EXPECT_JOB(&t, 3, 2, 6, 0);
+    EXPECT_JOB(&t, 4, 11, 41, 0);
+    EXPECT_JOB(&t, 2, 41, 46, 40);
+    assert_int_equal(t.result.backfill_stats.moved_later, 1);
+    simtest_free(&t);
+}
+
+/* backfill_min_gpus: only jobs of that size hold reservations.  Two nodes of
+ * 8 GPUs; estimates exact.  1 (8 GPUs, 0-10) takes n1, 2 (4 GPUs, 0-20) half
+ * of n2; 3 (8 GPUs) waits at 1, 4 (16 GPUs) at 2; 5 (4 GPUs, 30 s) comes at
+ * 3 and would fit now on n2's 4 free GPUs. */
+static const char *size_trace = "job_id,vc,gpu_num,submit_time,duration\n"
+                                "1,a,8,0,10\n"
+                                "2,a,4,0,20\n"
+                                "3,a,8,1,5\n"
+                                "4,a,16,2,5\n"
+                                "5,a,4,3,30\n";
+static const double size_est[] = {10, 20, 5, 5, 30};
+
+static void easy_reserves_for_the_first_blocked_job(void **state)
+{
+    (void)state;
+    simtest t;
+    run_easy(&t, 2, size_trace, size_est, 0, 0);
+    /* 3 holds the reservation (n1 from 10); 4 is not the first blocked job.
+     * 5 (36 s planned on n2) delays nothing reserved: backfilled 3-33.  3
+     * runs 10-15; 4 then waits for 5's end on n2: reserved at 33, 33-38. */
+    EXPECT_JOB(&t, 5, 3, 33, 0);
+    EXPECT_JOB(&t, 3, 10, 15, 9);
+    EXPECT_JOB(&t, 4, 33, 38, 31);
+    assert_int_equal(t.result.backfill_stats.reservations, 2);
+    simtest_free(&t);
+}
+
+static void min_gpus_reserves_for_the_large_job_only(void **state)
+{
+    (void)state;
+    simtest t;
+    run_easy(&t, 2, size_trace, size_est, 0, 9);
+    /* 3 (8 GPUs) holds nothing and is passed over.  4 (16 GPUs) is reserved
+     * both nodes from 20 (2's end).  5 would hold n2 past 20: it waits.  At
+     * 10, 3 (6 s planned: ends by 16 <= 20) backfills on n1, 10-15.  4 runs
+     * 20-25, then 5 25-55. */
+    EXPECT_JOB(&t, 3, 10, 15, 9);
+    EXPECT_JOB(&t, 4, 20, 25, 18);
+    EXPECT_JOB(&t, 5, 25, 55, 22);
+    assert_int_equal(t.result.backfill_stats.reservations, 1); /* 4 only */
+    assert_int_equal(t.result.backfill_stats.backfilled, 1);   /* 3 */
+    simtest_free(&t);
+}
+
 static void predictions_at_submission(void **state)
 {
     (void)state;
@@ -511,6 +611,10 @@ int main(void)
         cmocka_unit_test(easy_backfills_only_what_does_not_delay_the_head),
         cmocka_unit_test(conservative_same_on_a_single_blocker),
         cmocka_unit_test(reservation_moves_when_the_estimate_is_wrong),
+        cmocka_unit_test(window_passes_over_a_far_reservation),
+        cmocka_unit_test(window_keeps_a_reservation_that_moves_beyond_it),
+        cmocka_unit_test(easy_reserves_for_the_first_blocked_job),
+        cmocka_unit_test(min_gpus_reserves_for_the_large_job_only),
         cmocka_unit_test(predictions_at_submission),
         cmocka_unit_test(ratio_table_conditions_on_elapsed),
         cmocka_unit_test(lucid_replay_packs_and_passes_over),

@@ -27,6 +27,14 @@ typedef struct lucid_backfill_config {
     int mode;        /* LUCID_BACKFILL_* */
     int estimate;    /* LUCID_BACKFILL_EST_*: learned estimates, or users' time limits */
     double margin;   /* a job's estimate is multiplied by this when it is placed (1.2) */
+    /* Look-ahead, s: a job gets a reservation only if its earliest start is
+     * at most this far from now (0: no limit).  Once given, a reservation
+     * is kept until its job starts, wherever it moves. */
+    int64_t window;
+    /* Only jobs of at least this many GPUs hold reservations (0: all); the
+     * others start where they delay none and otherwise wait in the
+     * policy's order, passed over, never holding the queue. */
+    int32_t min_gpus;
 } lucid_backfill_config;
 
 /* Parses "none|easy|conservative" / "model|time_limit"; -1 if unknown. */

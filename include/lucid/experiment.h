@@ -4,7 +4,8 @@
  *   [trace]    jobs, vcs, gpus_per_node, start
  *   [simulate] policies, placer, compat, fix, out, threads, series, seed, skip_oversized
  *   [qssf]     estimates
- *   [fifo], [sjf], [qssf], [lucid]: backfill, backfill_estimate, backfill_margin
+ *   [fifo], [sjf], [qssf], [lucid]: backfill, backfill_estimate, backfill_margin,
+ *     backfill_window, backfill_min_gpus
  *   [simulate] eta
  *   [lucid]    estimates, forecast, sharing_labels, colocation, profiler_nodes_from,
  *              profiler_nodes, profiler_time_limit, profiler_factor,
@@ -64,6 +65,9 @@ typedef struct lucid_experiment {
     /* Backfill per head-of-line policy (backfill.h), as written (NULL: unset,
      * none / model / 1.2): index LUCID_EXP_BF_FIFO.. */
     char *backfill[4], *backfill_estimate[4], *backfill_margin[4];
+    /* ... backfill_window (s) and backfill_min_gpus, integers checked when
+     * read (NULL: unset, 0 = no limit / every job) */
+    char *backfill_window[4], *backfill_min_gpus[4];
     char *eta;             /* start-time estimates: on (default) | off */
     char *eta_hourly;      /* and re-predicted every whole hour while jobs wait: off (default) | on */
     char *stream;          /* policies one after another, each one's results written and

@@ -94,6 +94,12 @@ int cli_run_backfill(const lucid_experiment *exp, lucid_sim_config *cfg)
              bf.margin > 100))
             return cli_fail("[%s] backfill_margin = %s: expected a number from 1 to 100", name,
                             exp->backfill_margin[i]);
+        /* Checked as integers in range when read (experiment.c). */
+        int64_t value;
+        if (exp->backfill_window[i] && lucid_parse_i64(exp->backfill_window[i], &value) == 0)
+            bf.window = value;
+        if (exp->backfill_min_gpus[i] && lucid_parse_i64(exp->backfill_min_gpus[i], &value) == 0)
+            bf.min_gpus = (int32_t)value;
         if (bf.mode == LUCID_BACKFILL_NONE)
             continue;
         cfg->backfill[cfg->nbackfill].policy = lucid_policy_find(name);

@@ -16,13 +16,18 @@
 #include "lucid/manifest.h"
 #include "lucid/util.h"
 
-enum key_kind { KEY_PATH, KEY_STRING, KEY_INT, KEY_BOOL, KEY_DOUBLE, KEY_POLICIES, KEY_COMPAT };
+/* KEY_OPT_INT: an integer in min..max, checked where it is written (file,
+ * line, key) but kept as text, so an unset key stays unset and is not
+ * written back (the backfill keys: existing outputs keep their bytes). */
+enum key_kind {
+    KEY_PATH, KEY_STRING, KEY_INT, KEY_OPT_INT, KEY_BOOL, KEY_DOUBLE, KEY_POLICIES, KEY_COMPAT
+};
 
 typedef struct key_spec {
     const char *section, *key;
     enum key_kind kind;
     size_t offset;
-    int64_t min, max; /* KEY_INT range */
+    int64_t min, max; /* KEY_INT, KEY_OPT_INT range */
 } key_spec;
 
 #define FIELD(f) offsetof(lucid_experiment, f)
@@ -48,6 +53,8 @@ static const key_spec keys[] = {
     {"qssf", "backfill", KEY_STRING, FIELD(backfill[LUCID_EXP_BF_QSSF]), 0, 0},
     {"qssf", "backfill_estimate", KEY_STRING, FIELD(backfill_estimate[LUCID_EXP_BF_QSSF]), 0, 0},
     {"qssf", "backfill_margin", KEY_STRING, FIELD(backfill_margin[LUCID_EXP_BF_QSSF]), 0, 0},
+    {"qssf", "backfill_window", KEY_OPT_INT, FIELD(backfill_window[LUCID_EXP_BF_QSSF]), 0, INT32_MAX},
+    {"qssf", "backfill_min_gpus", KEY_OPT_INT, FIELD(backfill_min_gpus[LUCID_EXP_BF_QSSF]), 0, 100000},
     {"lucid", "estimates", KEY_PATH, FIELD(lucid_estimates), 0, 0},
     {"lucid", "forecast", KEY_PATH, FIELD(forecast), 0, 0},
     {"lucid", "sharing_labels", KEY_PATH, FIELD(sharing_labels), 0, 0},
@@ -73,13 +80,19 @@ static const key_spec keys[] = {
     {"lucid", "backfill", KEY_STRING, FIELD(backfill[LUCID_EXP_BF_LUCID]), 0, 0},
     {"lucid", "backfill_estimate", KEY_STRING, FIELD(backfill_estimate[LUCID_EXP_BF_LUCID]), 0, 0},
     {"lucid", "backfill_margin", KEY_STRING, FIELD(backfill_margin[LUCID_EXP_BF_LUCID]), 0, 0},
+    {"lucid", "backfill_window", KEY_OPT_INT, FIELD(backfill_window[LUCID_EXP_BF_LUCID]), 0, INT32_MAX},
+    {"lucid", "backfill_min_gpus", KEY_OPT_INT, FIELD(backfill_min_gpus[LUCID_EXP_BF_LUCID]), 0, 100000},
     /* Sections with only optional keys: written only when one is set. */
     {"fifo", "backfill", KEY_STRING, FIELD(backfill[LUCID_EXP_BF_FIFO]), 0, 0},
     {"fifo", "backfill_estimate", KEY_STRING, FIELD(backfill_estimate[LUCID_EXP_BF_FIFO]), 0, 0},
     {"fifo", "backfill_margin", KEY_STRING, FIELD(backfill_margin[LUCID_EXP_BF_FIFO]), 0, 0},
+    {"fifo", "backfill_window", KEY_OPT_INT, FIELD(backfill_window[LUCID_EXP_BF_FIFO]), 0, INT32_MAX},
+    {"fifo", "backfill_min_gpus", KEY_OPT_INT, FIELD(backfill_min_gpus[LUCID_EXP_BF_FIFO]), 0, 100000},
     {"sjf", "backfill", KEY_STRING, FIELD(backfill[LUCID_EXP_BF_SJF]), 0, 0},
     {"sjf", "backfill_estimate", KEY_STRING, FIELD(backfill_estimate[LUCID_EXP_BF_SJF]), 0, 0},
     {"sjf", "backfill_margin", KEY_STRING, FIELD(backfill_margin[LUCID_EXP_BF_SJF]), 0, 0},
+    {"sjf", "backfill_window", KEY_OPT_INT, FIELD(backfill_window[LUCID_EXP_BF_SJF]), 0, INT32_MAX},
+    {"sjf", "backfill_min_gpus", KEY_OPT_INT, FIELD(backfill_min_gpus[LUCID_EXP_BF_SJF]), 0, 100000},
 };
 
 const char *const lucid_exp_backfill_policies[4] = {"fifo", "sjf", "qssf", "lucid"};
@@ -115,7 +128,7 @@ void lucid_experiment_free(lucid_experiment *exp)
 {
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         char *base = (char *)exp + keys[i].offset;
-        if (keys[i].kind == KEY_PATH || keys[i].kind == KEY_STRING) {
+        if (keys[i].kind == KEY_PATH || keys[i].kind == KEY_STRING || keys[i].kind == KEY_OPT_INT) {
             free(*(char **)(void *)base);
             *(char **)(void *)base = NULL;
         }
@@ -211,6 +224,18 @@ static int is_decimal(const char *s, int fraction)
     return *s == '\0';
 }
 
+/* An integer key's value, checked against its range (KEY_INT, KEY_OPT_INT). */
+static int int_in_range(const key_spec *spec, const char *value, int64_t *v, const char *origin,
+                        long line, const char *field, lucid_error *err)
+{
+    if (!is_decimal(value, 0) || lucid_parse_i64(value, v) < 0)
+        return lucid_error_at(err, origin, line, field, "'%s' is not an integer", value);
+    if (*v < spec->min || *v > spec->max)
+        return lucid_error_at(err, origin, line, field, "%lld out of range %lld..%lld",
+                              (long long)*v, (long long)spec->min, (long long)spec->max);
+    return 0;
+}
+
 int lucid_experiment_set(lucid_experiment *exp, const char *section, const char *key,
                          const char *value, const char *dir, const char *origin, long line,
                          lucid_error *err)
@@ -235,6 +260,10 @@ int lucid_experiment_set(lucid_experiment *exp, const char *section, const char 
     double d;
     int b;
     switch (spec->kind) {
+    case KEY_OPT_INT:
+        if (int_in_range(spec, value, &v, origin, line, field, err) < 0)
+            return -1;
+        /* fall through - kept as written */
     case KEY_PATH:
     case KEY_STRING: {
         if (!*value)
@@ -247,11 +276,8 @@ int lucid_experiment_set(lucid_experiment *exp, const char *section, const char 
         return 0;
     }
     case KEY_INT:
-        if (!is_decimal(value, 0) || lucid_parse_i64(value, &v) < 0)
-            return lucid_error_at(err, origin, line, field, "'%s' is not an integer", value);
-        if (v < spec->min || v > spec->max)
-            return lucid_error_at(err, origin, line, field, "%lld out of range %lld..%lld",
-                                  (long long)v, (long long)spec->min, (long long)spec->max);
+        if (int_in_range(spec, value, &v, origin, line, field, err) < 0)
+            return -1;
         if (spec->offset == FIELD(start))
             exp->start = v;
         else if (spec->offset == FIELD(profiler_time_limit))
@@ -403,7 +429,8 @@ static int format_value(const key_spec *k, const lucid_experiment *exp, char *bu
     const char *base = (const char *)exp + k->offset;
     switch (k->kind) {
     case KEY_PATH:
-    case KEY_STRING: {
+    case KEY_STRING:
+    case KEY_OPT_INT: {
         const char *v = *(char *const *)(const void *)base;
         char real[PATH_MAX];
         /* Paths become absolute so the written file works from anywhere. */

@@ -655,8 +655,11 @@ size_t lucid_backfill_pass(lucid_sched *s, const int32_t *jobs, size_t n,
             }
         }
         /* While packing, a job that could share GPUs waits for a partner as
-         * Lucid has it; reservations are for those that cannot. */
-        int reservable = !pack || s->jobs[job].gpu_num > LUCID_PACK_MAX_GPUS;
+         * Lucid has it; reservations are for those that cannot, and for
+         * jobs of at least `min_gpus` GPUs (a size class: the others never
+         * hold GPUs that smaller jobs could use). */
+        int reservable = (!pack || s->jobs[job].gpu_num > LUCID_PACK_MAX_GPUS) &&
+                         s->jobs[job].gpu_num >= bf->cfg.min_gpus;
         if (held == 0 && !reservable)
             continue;
         if (!built && lucid_profile_build(p, s, lucid_backfill_remaining, bf) < 0)
@@ -671,7 +674,11 @@ size_t lucid_backfill_pass(lucid_sched *s, const int32_t *jobs, size_t n,
                 bf->stats.backfilled++;
                 started++;
             }
-        } else if (k > 0 && held < depth && reservable) {
+        } else if (k > 0 && held < depth && reservable &&
+                   (bf->cfg.window <= 0 || p->times[k] - s->now <= bf->cfg.window)) {
+            /* A start further off than the window is planned on estimates
+             * that are off by 2x for half the jobs: holding GPUs for it
+             * would block jobs now for a start that will move anyway. */
             note_reservation(bf, job, p->times[k]);
             if (lucid_profile_reserve(p, k, dur, nalloc) < 0)
                 break;
