@@ -392,7 +392,7 @@ static void table_rows(FILE *const *tab, policy_part *part, const cli_run *d,
                 (long long)b->moved_earlier, (long long)b->backfilled);
         /* Only when set, so the line of every earlier run keeps its bytes. */
         if (r->backfill.window > 0 || r->backfill.min_gpus > 0)
-            fprintf(o->tab[2],
+            fprintf(tab[2],
                     "backfill %s: reservations only within %lld s (0: no limit), for jobs "
                     "of >= %d GPUs\n",
                     r->policy->name, (long long)r->backfill.window, (int)r->backfill.min_gpus);
