@@ -269,6 +269,20 @@ static void ratio_table_conditions_on_elapsed(void **state)
     lucid_eta_table_free(&t);
 }
 
+/* A Lucid scheduler on `nodes` 8-GPU nodes (consolidated placement, fixed
+ * semantics) with the case's priorities and packing inputs. */
+static void lucid_sched_for_lucid(lucid_sched *s, const lucid_job *jobs, lucid_jobrun *run,
+                                  int32_t nodes, double *priority, lucid_lucid_inputs *inputs)
+{
+    lucid_error err = {{0}};
+    assert_int_equal(lucid_sched_init(s, jobs, run, 0, nodes, 8, lucid_placer_find("consolidate"),
+                                      &lucid_policy_lucid, lucid_semantics_fixed(), 1, &err),
+                     0);
+    s->priority = priority;
+    s->lucid = inputs;
+    assert_int_equal(lucid_policy_lucid.init(s, &err), 0);
+}
+
 /* Lucid's queue on two 8-GPU nodes, replayed by lucid_eta_predict with the
  * packing switch on or off.  R1 (8 GPUs, estimate 100) runs on n1, R2 (8,
  * 200) on n2, both from 0, sharing score 2 (no partner for anyone).
@@ -303,14 +317,7 @@ static void lucid_queue_setup(lucid_queue_case *c, int packing)
     c->inputs = (lucid_lucid_inputs){.share = c->share, .gmem_limit = 24576,
                                      .priority_ratio = 2, .score_sum = 2,
                                      .switch_initial = (int8_t)packing};
-    lucid_error err = {{0}};
-    assert_int_equal(lucid_sched_init(&c->s, c->jobs, c->run, 0, 2, 8,
-                                      lucid_placer_find("consolidate"), &lucid_policy_lucid,
-                                      lucid_semantics_fixed(), 1, &err),
-                     0);
-    c->s.priority = c->priority;
-    c->s.lucid = &c->inputs;
-    assert_int_equal(lucid_policy_lucid.init(&c->s, &err), 0);
+    lucid_sched_for_lucid(&c->s, c->jobs, c->run, 2, c->priority, &c->inputs);
     c->s.now = 0;
     for (int32_t j = 0; j < 2; j++) /* R1, R2 start */
         assert_int_equal(lucid_policy_lucid.arrive(&c->s, j), 0);
@@ -376,6 +383,151 @@ static void lucid_replay_head_of_line_without_packing(void **state)
     EXPECT_ETA(&out[0], 50, 200, 800);
     EXPECT_ETA(&out[1], 53, 210, 840);
     EXPECT_ETA(&out[2], 53, 210, 840);
+}
+
+/* Lucid on one 8-GPU node with packing on, up to 4 jobs of 8 GPUs: each
+ * job k arrives at arrive_at[k] (in order) and the pass runs after it. */
+typedef struct one_node_lucid {
+    lucid_job jobs[4];
+    lucid_jobrun run[4];
+    double priority[4];
+    int32_t share[4];
+    lucid_lucid_inputs inputs;
+    lucid_sched s;
+    lucid_eta_table table;
+    lucid_eta_plan plan;
+} one_node_lucid;
+
+static void one_node_lucid_free(one_node_lucid *c)
+{
+    lucid_eta_plan_free(&c->plan);
+    lucid_eta_table_free(&c->table);
+    lucid_sched_free(&c->s);
+}
+
+static void one_node_lucid_run(one_node_lucid *c, int n, const double *est,
+                               const int32_t *share, const int32_t *user,
+                               const int64_t *arrive_at)
+{
+    memset(c, 0, sizeof *c);
+    for (int j = 0; j < n; j++) {
+        c->jobs[j] = (lucid_job){.job_id = j + 1, .duration = 1000, .gpu_num = 8, .gmem = 0,
+                                 .user = user[j], .workload = {.model = -1}};
+        c->run[j] = (lucid_jobrun){.start_time = -1, .end_time = -1, .partner = -1,
+                                   .packed_with = -1, .packed_onto = -1, .exclusive = 1,
+                                   .remain = 1000, .rate = 1};
+        c->priority[j] = est[j] * 8;
+        c->share[j] = share[j];
+    }
+    c->inputs = (lucid_lucid_inputs){.share = c->share, .gmem_limit = 24576,
+                                     .priority_ratio = 2, .score_sum = 2, .switch_initial = 1};
+    lucid_sched_for_lucid(&c->s, c->jobs, c->run, 1, c->priority, &c->inputs);
+    for (int32_t j = 0; j < n; j++) {
+        c->s.now = arrive_at[j];
+        assert_int_equal(lucid_policy_lucid.arrive(&c->s, j), 0);
+        lucid_policy_lucid.decide(&c->s);
+    }
+}
+
+/* A running job that shares its GPUs becomes a partner again when its
+ * partner ends (the pass makes it a candidate then).  One 8-GPU node,
+ * packing on, no job ended (prior ratios 0.25 / 1 / 4).  R1 (8 GPUs,
+ * estimate 100, score 1) starts at 0 on the node; R2 (8, 150, score 1)
+ * packs onto it at once (priority 1200 <= 2 x 800).  Waiting, in Lucid's
+ * order: X (8 GPUs, estimate 10, score 2: it can pack with nobody) and W
+ * (8, 200, score 1).  Neither can start: no free GPU, and R1 and R2 share. */
+static void lucid_replay_packs_onto_a_running_job_whose_partner_ended(void **state)
+{
+    (void)state;
+    static const double est[4] = {100, 150, 10, 200};
+    static const int32_t share[4] = {1, 1, 2, 1}, user[4] = {0, 0, 0, 0};
+    static const int64_t at[4] = {0, 0, 0, 0};
+    one_node_lucid c;
+    one_node_lucid_run(&c, 4, est, share, user, at);
+    lucid_sched *s = &c.s;
+    const lucid_jobrun *run = c.run;
+    assert_int_equal(run[1].packed_onto, 0); /* R2 on R1's GPUs */
+    assert_int_equal(s->qlen, 2);
+    assert_int_equal(s->queue[0], 2); /* X (priority 80), then W (1600) */
+    assert_int_equal(s->queue[1], 3);
+    lucid_eta_table *table = &c.table;
+    lucid_eta_plan *plan = &c.plan;
+    lucid_eta out[2];
+    assert_int_equal(lucid_eta_predict(s, NULL, table, plan, 0, 2, -1, out), 0);
+    /* P50: R1 ends at 100, R2 at 150 (the pair holds the node until then).
+     * At 100 R2 runs alone and takes a partner: W packs onto it (scores
+     * 1 + 1, priority 1600 <= 2 x 1200) and runs 200 s, to 300, past R2's
+     * end: the node stays taken until 300, when X, which needs it free,
+     * starts.  (Without the rule: X at 150, W at 160.)  P10 (x 0.25): R1 25,
+     * R2 38 (37.5 up), W 25-75 (50 s): X at 75.  P90 (x 4): R1 400, R2 600,
+     * W 400-1200: X at 1200. */
+    EXPECT_ETA(&out[0], 75, 300, 1200);
+    EXPECT_ETA(&out[1], 25, 100, 400);
+    one_node_lucid_free(&c);
+}
+
+/* The submitter's running jobs.  A table of 40 runs estimated at 100 s
+ * that ran 10, 20, ..., 400 s (ratios 0.1 .. 4.0; the 38 first are sorted,
+ * the last two wait for the next re-sort).  On one 8-GPU node Lucid runs R
+ * (user 7, 8 GPUs, estimate 1000, score 2) from 0; at 500 W (user 7, 8
+ * GPUs, score 2: no partner) waits for it. */
+static void submitters_running_jobs_end_at_their_levels(void **state)
+{
+    (void)state;
+    static const double est[2] = {1000, 100};
+    static const int32_t share[2] = {2, 2}, user[2] = {7, 7};
+    static const int64_t at[2] = {0, 500};
+    one_node_lucid c;
+    one_node_lucid_run(&c, 2, est, share, user, at);
+    lucid_sched *s = &c.s;
+    assert_int_equal(s->qlen, 1);
+    lucid_eta_table *table = &c.table;
+    for (int k = 1; k <= 40; k++)
+        assert_int_equal(lucid_eta_table_add_run(table, 100, 10.0 * k), 0);
+    assert_int_equal(table->sorted, 38);
+    /* Only user 7 has a running job. */
+    assert_int_equal(lucid_eta_table_note_submission(table, s, NULL, 8), 0);
+    /* R noted at 500 (ratio >= 0.5: the 34 sorted ratios 0.5 .. 3.8) and
+     * ending after 100 (i + 6) s, i = 0..19 (ratio 0.6 .. 2.5, the i + 1-th
+     * of them): level (mid-rank) (i + 1.5) / 34 = (2i + 3) / 68.  Below 20
+     * levels the scenarios keep their q. */
+    for (int i = 0; i < 20; i++) {
+        assert_int_equal(lucid_eta_table_note_submission(table, s, NULL, 7), 1);
+        assert_int_equal(table->npending, 1);
+        if (i == 19)
+            assert_true(fabs(lucid_eta_table_submitter_level(table, 0.5) - 0.5) < 1e-12);
+        assert_int_equal(lucid_eta_table_note_end(table, 0, 1000, 100.0 * (i + 6)), 0);
+        assert_int_equal(table->npending, 0);
+    }
+    assert_true(fabs(table->levels[0] - 3.0 / 68) < 1e-12);
+    /* Levels 3/68 .. 41/68: P10 at rank 1.9 = 6.8/68 = 0.1, P50 at 9.5 =
+     * 22/68, P90 at 17.1 = 37.2/68. */
+    assert_true(fabs(lucid_eta_table_submitter_level(table, 0.1) - 0.1) < 1e-12);
+    assert_true(fabs(lucid_eta_table_submitter_level(table, 0.5) - 22.0 / 68) < 1e-12);
+    assert_true(fabs(lucid_eta_table_submitter_level(table, 0.9) - 37.2 / 68) < 1e-12);
+    /* A job preempted, or ended without a note, adds no level. */
+    assert_int_equal(lucid_eta_table_note_submission(table, s, NULL, 7), 1);
+    assert_int_equal(lucid_eta_table_note_end(table, 0, 1000, -1), 0);
+    assert_int_equal(lucid_eta_table_note_end(table, 0, 1000, 700), 0);
+    assert_int_equal(table->nlevels, 20);
+    /* W's start is R's end.  For another user's job, R ends at the ratios'
+     * q-quantiles over 0.5 .. 3.8 (33 steps of 0.1): P10 at rank 3.3 = 0.83,
+     * P50 at 16.5 = 2.15, P90 at 29.7 = 3.47: 830 / 2150 / 3470.  For its
+     * own user's, at ranks 33 x the levels: 3.3 -> 830; 33 x 22/68 = 10.676
+     * -> 1.5676 -> 1567.6 (1568); 33 x 37.2/68 = 18.053 -> 2.3053 -> 2305.3
+     * (2306). */
+    lucid_eta_plan *plan = &c.plan;
+    lucid_eta out[1];
+    assert_int_equal(lucid_eta_predict(s, NULL, table, plan, 0, 1, -1, out), 0);
+    EXPECT_ETA(&out[0], 830, 2150, 3470);
+    plan->submitter = 7;
+    plan->submitter_set = 1;
+    assert_int_equal(lucid_eta_predict(s, NULL, table, plan, 0, 1, -1, out), 0);
+    EXPECT_ETA(&out[0], 830, 1568, 2306);
+    plan->submitter = 8; /* a user with no running job: as for no submitter */
+    assert_int_equal(lucid_eta_predict(s, NULL, table, plan, 0, 1, -1, out), 0);
+    EXPECT_ETA(&out[0], 830, 2150, 3470);
+    one_node_lucid_free(&c);
 }
 
 /* A running job that has outrun its estimate ends at a duration drawn from
@@ -619,6 +771,8 @@ int main(void)
         cmocka_unit_test(ratio_table_conditions_on_elapsed),
         cmocka_unit_test(lucid_replay_packs_and_passes_over),
         cmocka_unit_test(lucid_replay_head_of_line_without_packing),
+        cmocka_unit_test(lucid_replay_packs_onto_a_running_job_whose_partner_ended),
+        cmocka_unit_test(submitters_running_jobs_end_at_their_levels),
         cmocka_unit_test(hourly_repredictions),
         cmocka_unit_test(overrun_job_ends_by_durations),
         cmocka_unit_test(direct_consolidation_matches_the_placer),

@@ -12,7 +12,10 @@
  * jobs that ran at least as long when that rule has so far predicted the
  * ends of such jobs better; waiting jobs run their estimate times the
  * unconditioned ratio.  The three
- * scenarios use the table's 10th, 50th and 90th percentiles throughout. */
+ * scenarios use the table's 10th, 50th and 90th percentiles throughout,
+ * except, in Lucid's replay, for the running jobs of the user whose new job
+ * is predicted: those end at the levels such jobs have ended at (users
+ * queue a job as their running one nears its end). */
 #ifndef LUCID_ETA_H
 #define LUCID_ETA_H
 
@@ -35,7 +38,25 @@ typedef struct lucid_eta_table {
      * that outran their estimates, as of when they did, by the ratio rule
      * and by the duration rule (see lucid_eta_table_duration). */
     double miss_ratio, miss_duration;
+    /* The submitter's own running jobs.  A job submitted (and waiting) is
+     * often queued as its user's running job nears its end (a pipeline's
+     * next step); those jobs' quantile levels within the ratio table
+     * (PIT: where their run fell among the ratios at least as large as
+     * theirs at the submission, or among the durations when the duration
+     * rule gave their remaining time) are kept here, once they end, and a
+     * prediction for that user's new job replaces scenario q by the
+     * q-quantile of these levels for the user's running jobs. */
+    double *levels;
+    size_t nlevels, cap_levels, sorted_levels;
+    struct lucid_eta_pending *pending; /* at most one per running job */
+    size_t npending, cap_pending;
 } lucid_eta_table;
+
+typedef struct lucid_eta_pending {
+    int32_t job;
+    double elapsed, estimate; /* when its user submitted a job that waited */
+    int by_duration;          /* its remaining time came from the duration rule then */
+} lucid_eta_pending;
 
 int lucid_eta_table_add(lucid_eta_table *t, double ratio);
 /* Adds a finished job's ratio duration / estimate and its duration. */
@@ -51,6 +72,19 @@ double lucid_eta_table_mean(const lucid_eta_table *t);
 /* The q-quantile of the durations (s) that are >= at_least (at_least x
  * (1.1, 1.5, 3) when none is); -1 below LUCID_ETA_MIN_HISTORY durations. */
 double lucid_eta_table_duration(const lucid_eta_table *t, double at_least, double q);
+/* A job of `user` was submitted and waits: its user's running jobs are
+ * noted (one note per running job, the latest), to score when they end.
+ * Returns how many it noted, or -1 (out of memory). */
+int lucid_eta_table_note_submission(lucid_eta_table *t, const lucid_sched *s,
+                                    const lucid_backfill *bf, int32_t user);
+/* A running job ended after `duration` s (its ratio `duration / estimate`)
+ * or, with duration < 0, was preempted: its note, if any, becomes a level
+ * (or is dropped).  Call before lucid_eta_table_add_run. */
+int lucid_eta_table_note_end(lucid_eta_table *t, int32_t job, double estimate, double duration);
+/* The quantile level used for the running jobs of the submitting user in
+ * scenario q: the q-quantile of the levels, q itself below
+ * LUCID_ETA_MIN_HISTORY of them. */
+double lucid_eta_table_submitter_level(const lucid_eta_table *t, double q);
 void lucid_eta_table_free(lucid_eta_table *t);
 
 /* Jobs deeper in the queue than this are placed by volume: the estimated
@@ -73,6 +107,13 @@ typedef struct lucid_eta_plan {
     int32_t *jobs;     /* the queue prefix placed, in order */
     lucid_eta *at;     /* their predictions */
     double head_work;  /* their estimated GPU-seconds */
+    /* Set by the caller before a prediction: the user whose new job it is
+     * for, if any (submitter_set: a zeroed plan has none); that user's
+     * running jobs end at the submitter levels.  A plan built for another
+     * submitter is not extended. */
+    int32_t submitter;
+    int submitter_set;
+    int32_t built_for; /* the submitter of the plan's profiles, -1: none */
     size_t placed, cap_jobs, cap_at;
     int valid;
     /* The last placed job's reservation per scenario, made only if the

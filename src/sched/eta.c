@@ -57,6 +57,9 @@ int lucid_eta_table_add(lucid_eta_table *t, double ratio)
     return sample_add(&t->ratios, &t->n, &t->cap, &t->sorted, ratio);
 }
 
+static size_t sample_first_at_least(const double *values, size_t n, double at_least);
+static double sample_quantile(const double *values, size_t n, double at_least, double q);
+
 /* How far off a predicted remaining time was, in log terms. */
 static double log_miss(double predicted, double actual)
 {
@@ -92,8 +95,85 @@ double lucid_eta_table_mean(const lucid_eta_table *t)
     return t->n < LUCID_ETA_MIN_HISTORY ? 1.0 : t->sum / (double)t->n;
 }
 
+/* Whether a running job's remaining time comes from the durations (it has
+ * outrun its estimate and that rule has scored better) or the ratios. */
+static int by_duration(const lucid_eta_table *t, double elapsed, double estimate)
+{
+    return elapsed > estimate && t->miss_duration < t->miss_ratio &&
+           t->sorted_d >= LUCID_ETA_MIN_HISTORY;
+}
+
+int lucid_eta_table_note_submission(lucid_eta_table *t, const lucid_sched *s,
+                                    const lucid_backfill *bf, int32_t user)
+{
+    if (user < 0)
+        return 0;
+    int noted = 0;
+    for (int32_t j = s->run_head; j >= 0; j = s->run[j].run_next) {
+        if (s->jobs[j].user != user)
+            continue;
+        noted++;
+        double elapsed = (double)(s->now - s->run[j].start_time);
+        double estimate = lucid_backfill_job_estimate(s, bf, j);
+        size_t i = 0;
+        while (i < t->npending && t->pending[i].job != j)
+            i++;
+        if (i == t->npending) {
+            if (LUCID_GROW(t->pending, t->cap_pending, t->npending + 1) < 0)
+                return -1;
+            t->npending++;
+        }
+        t->pending[i] = (lucid_eta_pending){j, elapsed, estimate, by_duration(t, elapsed, estimate)};
+    }
+    return noted;
+}
+
+int lucid_eta_table_note_end(lucid_eta_table *t, int32_t job, double estimate, double duration)
+{
+    size_t i = 0;
+    while (i < t->npending && t->pending[i].job != job)
+        i++;
+    if (i == t->npending)
+        return 0;
+    lucid_eta_pending note = t->pending[i];
+    t->pending[i] = t->pending[--t->npending];
+    (void)estimate; /* the note's estimate is the one its prediction used */
+    if (!(duration > 0) || t->sorted < LUCID_ETA_MIN_HISTORY)
+        return 0;
+    /* Its level (mid-rank of ties) in the distribution its remaining time
+     * came from then: the durations >= elapsed, or the ratios >= elapsed /
+     * estimate. */
+    const double *values = note.by_duration ? t->durations : t->ratios;
+    size_t count = note.by_duration ? t->sorted_d : t->sorted;
+    double at_least = note.by_duration ? note.elapsed : note.elapsed / note.estimate;
+    double value = note.by_duration ? duration : duration / note.estimate;
+    size_t lo = sample_first_at_least(values, count, at_least);
+    size_t n = count - lo;
+    if (n == 0)
+        return 0;
+    size_t below = sample_first_at_least(values + lo, n, value);
+    size_t upto = below;
+    while (upto < n && values[lo + upto] <= value)
+        upto++;
+    double level = ((double)below + (double)upto) / 2 / (double)n;
+    if (level < 0.5 / (double)n)
+        level = 0.5 / (double)n;
+    if (level > 1 - 0.5 / (double)n)
+        level = 1 - 0.5 / (double)n;
+    return sample_add(&t->levels, &t->nlevels, &t->cap_levels, &t->sorted_levels, level);
+}
+
+double lucid_eta_table_submitter_level(const lucid_eta_table *t, double q)
+{
+    if (t->sorted_levels < LUCID_ETA_MIN_HISTORY)
+        return q;
+    return sample_quantile(t->levels, t->sorted_levels, 0, q);
+}
+
 void lucid_eta_table_free(lucid_eta_table *t)
 {
+    free(t->levels);
+    free(t->pending);
     free(t->durations);
     free(t->ratios);
     memset(t, 0, sizeof *t);
@@ -159,6 +239,8 @@ typedef struct scenarios {
     lucid_eta_table *table;
     const double *q; /* the scenarios' quantiles, nq of them */
     int nq;
+    int32_t submitter;   /* whose running jobs end at submitter_q instead (-1: none) */
+    const double *submitter_q;
 } scenarios;
 
 /* A running job's time left in each scenario q: its estimate times the
@@ -169,6 +251,8 @@ static void scenario_remaining(void *ctx, const lucid_sched *s, int32_t job, int
 {
     const scenarios *sc = ctx;
     const lucid_eta_table *t = sc->table;
+    const double *q = sc->submitter >= 0 && s->jobs[job].user == sc->submitter ? sc->submitter_q
+                                                                               : sc->q;
     double est = lucid_backfill_job_estimate(s, sc->bf, job);
     double elapsed = (double)(s->now - s->run[job].start_time);
     /* A job that has outrun its estimate: where estimates are poor, the
@@ -180,11 +264,10 @@ static void scenario_remaining(void *ctx, const lucid_sched *s, int32_t job, int
      * two rules on the finished jobs that outran their estimates and this
      * uses the better so far (lucid_eta_table_duration: -1, so the ratio,
      * below LUCID_ETA_MIN_HISTORY durations). */
-    if (elapsed > est && t->miss_duration < t->miss_ratio &&
-        t->sorted_d >= LUCID_ETA_MIN_HISTORY) {
+    if (by_duration(t, elapsed, est)) {
         size_t lo = sample_first_at_least(t->durations, t->sorted_d, elapsed);
         for (int k = 0; k < sc->nq; k++) {
-            double d = sample_quantile_from(t->durations, t->sorted_d, lo, elapsed, sc->q[k]);
+            double d = sample_quantile_from(t->durations, t->sorted_d, lo, elapsed, q[k]);
             double left = d - elapsed - 1e-6;
             out[k] = left < 1 ? 1 : (int64_t)ceil(left);
         }
@@ -196,8 +279,8 @@ static void scenario_remaining(void *ctx, const lucid_sched *s, int32_t job, int
                     : 0;
     for (int k = 0; k < sc->nq; k++) {
         double ratio = t->sorted >= LUCID_ETA_MIN_HISTORY
-                           ? sample_quantile_from(t->ratios, t->sorted, lo, at_least, sc->q[k])
-                           : lucid_eta_table_quantile(sc->table, at_least, sc->q[k]);
+                           ? sample_quantile_from(t->ratios, t->sorted, lo, at_least, q[k])
+                           : lucid_eta_table_quantile(sc->table, at_least, q[k]);
         /* Whole seconds up, but not for the rounding noise of the product
          * (8000 x 0.45 x 1.1 is 3960.0000000000005, not a second more). */
         double left = est * ratio - elapsed - 1e-6;
@@ -280,34 +363,95 @@ static lucid_pair_side pair_side(const lucid_sched *s, int32_t job)
                              .priority = s->priority[job]};
 }
 
+/* A running job that shares its GPUs and outlives its partner becomes a
+ * partner again when the partner ends (the pass makes it a candidate then),
+ * until it ends itself: [from, until) in one scenario. */
+typedef struct late_partner {
+    int32_t job;
+    int64_t from, until;
+} late_partner;
+
+enum { ETA_MAX_LATE = 32 }; /* late partners kept per scenario (the first started) */
+
+/* The running packed jobs (of at most 8 GPUs) that outlive their partners,
+ * per scenario k of the nk whose remaining times `remaining` gives (the
+ * profile's tie rule: on equal ends the job of the higher index holds the
+ * GPUs).  late[k][0..nlate[k]). */
+static void late_partners(const lucid_sched *s, lucid_remaining_many_fn remaining, void *ctx,
+                          int nk, late_partner (*late)[ETA_MAX_LATE], size_t *nlate)
+{
+    for (int k = 0; k < nk; k++)
+        nlate[k] = 0;
+    for (int32_t j = s->run_head; j >= 0; j = s->run[j].run_next) {
+        int32_t partner = s->run[j].partner;
+        if (partner < 0 || s->run[partner].status != LUCID_RUNNING ||
+            s->jobs[j].gpu_num > LUCID_PACK_MAX_GPUS)
+            continue;
+        int64_t mine[LUCID_PROFILE_MAX_MANY], theirs[LUCID_PROFILE_MAX_MANY];
+        remaining(ctx, s, j, mine);
+        remaining(ctx, s, partner, theirs);
+        for (int k = 0; k < nk; k++)
+            if ((mine[k] > theirs[k] || (mine[k] == theirs[k] && j > partner)) &&
+                nlate[k] < ETA_MAX_LATE)
+                late[k][nlate[k]++] =
+                    (late_partner){j, s->now + theirs[k], s->now + mine[k]};
+    }
+}
+
 /* One scenario of REPLAY_GREEDY over queue positions [0, n): Lucid's pass
  * replayed at every moment the profile changes.  At a moment T the waiting
- * jobs are tried in queue order: on the GPUs of a job the replay started
- * (on free GPUs, not yet sharing, still running at T) that the pair rule
- * allows, else on GPUs free for their whole run from T.  A job that fits
- * neither way is tried again at the first moment it could: its earliest fit
- * on free GPUs (which only moves later as jobs are placed), or when a job of
- * its GPU count starts on free GPUs (a new partner).  Jobs that waited at
- * the prediction found no partner among the running ones, so those are not
- * tried (they would have packed already).  A packed job takes no free GPU;
- * the pair's GPUs are freed when the later of the two ends. */
+ * jobs are tried in queue order: on the GPUs of a job that may take a
+ * partner at T — a job the replay started (on free GPUs, not yet sharing,
+ * still running), or a running job whose partner has ended (`late`) — that
+ * the pair rule allows, the earliest started first, else on GPUs free for
+ * their whole run from T.  A job that fits neither way is tried again at
+ * the first moment it could: its earliest fit on free GPUs (which only
+ * moves later as jobs are placed), when a job of its GPU count starts on
+ * free GPUs, or when a late partner of its GPU count becomes free.  Running
+ * jobs that are not sharing are not tried: a job that waits at the
+ * prediction found no partner among them (it would have packed already).
+ * A packed job takes no free GPU; the pair's GPUs are freed when the later
+ * of the two ends. */
 enum { GREEDY_MAX_ALLOC = 8 }; /* GPU groups kept per started job (a partner has <= 8 GPUs) */
 
-static int replay_greedy(const lucid_sched *s, int64_t (*runs)[3], lucid_profile *p, size_t n,
-                         lucid_eta *at, int sc)
+/* The first moment after T when a late partner of job's GPU count that the
+ * pair rule allows becomes free (-1: none). */
+static int64_t late_wakeup(const lucid_sched *s, int32_t job, const late_partner *late,
+                           size_t nlate, const signed char *ltaken, int64_t T)
 {
-    int64_t next[LUCID_ETA_EXACT_DEPTH], start[LUCID_ETA_EXACT_DEPTH], dur[LUCID_ETA_EXACT_DEPTH];
+    int64_t best = -1;
+    int32_t gpus = s->jobs[job].gpu_num;
+    if (nlate == 0 || gpus > LUCID_PACK_MAX_GPUS)
+        return -1;
+    const lucid_lucid_inputs *in = s->lucid;
+    for (size_t l = 0; l < nlate; l++) {
+        if (ltaken[l] || late[l].from <= T || late[l].from >= late[l].until ||
+            s->jobs[late[l].job].gpu_num != gpus || (best >= 0 && late[l].from >= best))
+            continue;
+        lucid_pair_side me = pair_side(s, job), other = pair_side(s, late[l].job);
+        if (lucid_pair_allowed(&me, &other, in->gmem_limit, in->score_sum, in->priority_ratio))
+            best = late[l].from;
+    }
+    return best;
+}
+
+static int64_t earlier_of(int64_t a, int64_t b) { return a < 0 ? b : b < 0 ? a : a < b ? a : b; }
+
+static int replay_greedy(const lucid_sched *s, const int64_t *dur, lucid_profile *p, size_t n,
+                         const late_partner *late, size_t nlate, int64_t *start)
+{
+    int64_t next[LUCID_ETA_EXACT_DEPTH];
     signed char state[LUCID_ETA_EXACT_DEPTH]; /* 0 waits, 1 on free GPUs, 2 packed */
-    signed char taken[LUCID_ETA_EXACT_DEPTH];
+    signed char taken[LUCID_ETA_EXACT_DEPTH], ltaken[ETA_MAX_LATE] = {0};
     lucid_alloc held[LUCID_ETA_EXACT_DEPTH][GREEDY_MAX_ALLOC]; /* where each started */
     int nheld[LUCID_ETA_EXACT_DEPTH];
     const lucid_lucid_inputs *in = s->lucid;
     for (size_t i = 0; i < n; i++) {
         int32_t job = s->queue[i];
-        dur[i] = runs[i][sc];
         int nalloc = 0;
         long k = lucid_profile_fit(p, s, s->jobs[job].gpu_num, dur[i], s->now, &nalloc);
-        next[i] = k >= 0 ? p->times[k] : -1;
+        next[i] = earlier_of(k >= 0 ? p->times[k] : -1,
+                             late_wakeup(s, job, late, nlate, ltaken, s->now - 1));
         start[i] = -1;
         state[i] = taken[i] = 0;
         nheld[i] = 0;
@@ -325,6 +469,32 @@ static int replay_greedy(const lucid_sched *s, int64_t (*runs)[3], lucid_profile
             int32_t job = s->queue[i];
             int32_t gpus = s->jobs[job].gpu_num;
             lucid_pair_side me = pair_side(s, job);
+            /* Late partners first: they started before any job the replay starts. */
+            size_t lp = nlate;
+            for (size_t l = 0; l < nlate && gpus <= LUCID_PACK_MAX_GPUS; l++) {
+                if (ltaken[l] || late[l].from > T || late[l].until <= T ||
+                    s->jobs[late[l].job].gpu_num != gpus)
+                    continue;
+                lucid_pair_side other = pair_side(s, late[l].job);
+                if (lucid_pair_allowed(&me, &other, in->gmem_limit, in->score_sum,
+                                       in->priority_ratio) &&
+                    (lp == nlate ||
+                     s->run[late[l].job].start_time < s->run[late[lp].job].start_time))
+                    lp = l;
+            }
+            if (lp < nlate) {
+                state[i] = 2;
+                ltaken[lp] = 1;
+                start[i] = T;
+                /* Outliving the running job, it keeps the GPUs the profile
+                 * frees at that job's end. */
+                const lucid_jobrun *r = &s->run[late[lp].job];
+                if (T + dur[i] > late[lp].until &&
+                    lucid_profile_reserve_from(p, late[lp].until, T + dur[i] - late[lp].until,
+                                               s->allocs + r->alloc_off, r->alloc_n) < 0)
+                    return -1;
+                continue;
+            }
             size_t partner = n;
             for (size_t j = 0; j < n && gpus <= LUCID_PACK_MAX_GPUS; j++) {
                 if (state[j] != 1 || taken[j] || start[j] > T || start[j] + dur[j] <= T ||
@@ -371,11 +541,10 @@ static int replay_greedy(const lucid_sched *s, int64_t (*runs)[3], lucid_profile
                 i = (size_t)-1; /* jobs ahead of this one may pack onto it now */
                 continue;
             }
-            next[i] = k >= 0 ? p->times[k] : -1;
+            next[i] = earlier_of(k >= 0 ? p->times[k] : -1,
+                                 late_wakeup(s, job, late, nlate, ltaken, T));
         }
     }
-    for (size_t i = 0; i < n; i++)
-        *scenario_slot(&at[i], sc) = start[i];
     return 0;
 }
 
@@ -392,7 +561,13 @@ int lucid_eta_predict(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_
      * in the greedy replay, where a newcomer may start before jobs ahead of
      * it and so change their starts; Lucid's queues are short). */
     size_t from = 0;
-    if (plan->valid && plan->placed <= exact && mode != REPLAY_GREEDY) {
+    /* The submitter's running jobs at their own levels: in the greedy
+     * replay only, which rebuilds its plan at every prediction anyway; in
+     * the others it would stop the plan being extended (FIFO's predictions
+     * cost 1.7x on Venus) for a gain there that came with lower coverage. */
+    int32_t submitter = plan->submitter_set && mode == REPLAY_GREEDY ? plan->submitter : -1;
+    if (plan->valid && plan->placed <= exact && mode != REPLAY_GREEDY &&
+        plan->built_for == submitter) {
         from = plan->placed;
         for (size_t i = 0; i < plan->placed && from; i++)
             if (s->queue[i] != plan->jobs[i])
@@ -416,11 +591,23 @@ int lucid_eta_predict(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_
     for (size_t i = mode == REPLAY_GREEDY ? 0 : from; i < exact; i++)
         planned_runs(s, bf, ratio0, s->queue[i], runs[i]);
     int64_t last[3]; /* start of the last exactly placed job, per scenario */
+    late_partner late[3][ETA_MAX_LATE];
+    size_t nlate[3] = {0, 0, 0};
     if (from == 0) {
-        scenarios ctx = {bf, t, qs, 3};
+        double submitter_q[3] = {qs[0], qs[1], qs[2]};
+        for (int k = 0; k < 3 && submitter >= 0; k++)
+            submitter_q[k] = lucid_eta_table_submitter_level(t, qs[k]);
+        scenarios ctx = {bf, t, qs, 3, submitter, submitter_q};
+        plan->built_for = submitter;
         lucid_profile *const profs[3] = {&plan->prof[0], &plan->prof[1], &plan->prof[2]};
         if (lucid_profile_build_many(profs, 3, s, scenario_remaining, &ctx) < 0)
             return -1;
+        /* Late partners only matter to a waiting job that can pack. */
+        int can_pack = 0;
+        for (size_t i = 0; i < exact && !can_pack; i++)
+            can_pack = s->jobs[s->queue[i]].gpu_num <= LUCID_PACK_MAX_GPUS;
+        if (mode == REPLAY_GREEDY && can_pack)
+            late_partners(s, scenario_remaining, &ctx, 3, late, nlate);
     }
     for (int sc = 0; sc < 3; sc++) {
         lucid_profile *p = &plan->prof[sc];
@@ -437,8 +624,13 @@ int lucid_eta_predict(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_
         if (from > 0 && *scenario_slot(&plan->at[from - 1], sc) > previous && in_order)
             previous = *scenario_slot(&plan->at[from - 1], sc);
         if (mode == REPLAY_GREEDY) {
-            if (replay_greedy(s, runs, p, exact, plan->at, sc) < 0)
+            int64_t dur[LUCID_ETA_EXACT_DEPTH], start[LUCID_ETA_EXACT_DEPTH];
+            for (size_t i = 0; i < exact; i++)
+                dur[i] = runs[i][sc];
+            if (replay_greedy(s, dur, p, exact, late[sc], nlate[sc], start) < 0)
                 return -1;
+            for (size_t i = 0; i < exact; i++)
+                *scenario_slot(&plan->at[i], sc) = start[i];
             for (size_t i = 0; i < exact; i++)
                 if (*scenario_slot(&plan->at[i], sc) > previous)
                     previous = *scenario_slot(&plan->at[i], sc);

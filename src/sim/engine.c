@@ -234,12 +234,17 @@ static void eta_track(void *ctx, const lucid_sched *s, int32_t job, int event)
     }
     if (event == LUCID_SCHED_REQUEUED) {
         v->queued_work += job_work(v, job);
+        lucid_eta_table_note_end(&v->table, job, 1, -1); /* preempted: not a run */
         return;
     }
-    if (r->start_time < 0 || r->ckpt_times > 0)
-        return; /* preempted jobs' spans are not durations */
     double est = lucid_backfill_job_estimate(s, &v->bf, job);
-    lucid_eta_table_add_run(&v->table, est, (double)(r->end_time - r->start_time));
+    if (r->start_time < 0 || r->ckpt_times > 0) {
+        lucid_eta_table_note_end(&v->table, job, est, -1);
+        return; /* preempted jobs' spans are not durations */
+    }
+    double duration = (double)(r->end_time - r->start_time);
+    lucid_eta_table_note_end(&v->table, job, est, duration);
+    lucid_eta_table_add_run(&v->table, est, duration);
 }
 
 /* Predicts the starts of the jobs that joined the queue at this step (whose
@@ -268,6 +273,25 @@ static int predict_arrivals(vc_run *v, uint32_t first_seq, size_t first, size_t 
     }
     if (upto == 0)
         return 0;
+    /* The waiting newcomers' user, if one: that user's running jobs are
+     * noted, and predicted at the levels such jobs have ended at. */
+    int32_t user = -1;
+    int users = 0;
+    for (size_t i = lo; i < upto; i++) {
+        int32_t job = s->queue[i];
+        if (s->run[job].arrival_seq < first_seq || s->run[job].status != LUCID_PENDING)
+            continue;
+        if (users == 0 || s->jobs[job].user != user)
+            users++;
+        user = s->jobs[job].user;
+    }
+    int running = users == 1 ? lucid_eta_table_note_submission(&v->table, s, &v->bf, user) : 0;
+    if (running < 0)
+        return -1;
+    /* Only a user with running jobs changes the plan (a plan for no
+     * submitter is then extended as before). */
+    v->plan.submitter = user;
+    v->plan.submitter_set = running > 0;
     if (LUCID_GROW(v->eta, v->cap_eta, upto) < 0 ||
         lucid_eta_predict(s, &v->bf, &v->table, &v->plan, lo, upto, v->queued_work, v->eta) < 0)
         return -1;
