@@ -661,6 +661,101 @@ static void hourly_repredictions(void **state)
     simtest_free(&t);
 }
 
+/* A running job's time left in the profile checks below: spread over
+ * 1..900 s by its index. */
+static int64_t spread_remaining(void *ctx, const lucid_sched *s, int32_t job)
+{
+    (void)ctx;
+    (void)s;
+    return 1 + (job * 379) % 900;
+}
+
+/* The profile applies the consolidated placer itself, on the window's free
+ * counts, instead of on its hypothetical cluster (the placer's own code):
+ * both must choose the same start, nodes and GPU counts for every job, and
+ * at the first segment (a start now) the same GPUs.  A copy of the placer's
+ * ops is a different placer to the profile, so it takes the general path.
+ * 400 random clusters (6 nodes of 8 GPUs, one of them sometimes lent away)
+ * with random running jobs, 40 random placements reserved in each. */
+static void direct_consolidation_matches_the_placer(void **state)
+{
+    (void)state;
+    const lucid_placer_ops *fast = lucid_placer_find("consolidate");
+    lucid_placer_ops general = *fast;
+    enum { NJOBS = 60 };
+    static const int32_t sizes[] = {1, 1, 2, 3, 4, 6, 8, 8, 12, 16, 20, 24, 40};
+    lucid_rng rng;
+    lucid_rng_seed(&rng, 42);
+    int compared = 0, now_fits = 0, later_fits = 0, multi = 0;
+    for (int round = 0; round < 400; round++) {
+        lucid_job jobs[NJOBS];
+        lucid_jobrun run[NJOBS];
+        for (int j = 0; j < NJOBS; j++) {
+            int32_t g = sizes[lucid_rng_below(&rng, sizeof sizes / sizeof sizes[0])];
+            jobs[j] = (lucid_job){.job_id = j + 1, .duration = 1000, .gpu_num = g,
+                                  .workload = {.model = -1}};
+            run[j] = (lucid_jobrun){.start_time = -1, .end_time = -1, .partner = -1,
+                                    .packed_with = -1, .packed_onto = -1, .exclusive = 1,
+                                    .remain = 1000, .rate = 1};
+        }
+        lucid_sched s;
+        lucid_error err = {{0}};
+        assert_int_equal(lucid_sched_init(&s, jobs, run, 0, 6, 8, fast, &lucid_policy_sjf,
+                                          lucid_semantics_fixed(), 1, &err),
+                         0);
+        s.now = 0;
+        /* Running jobs: the small ones the policy starts (they fill nodes
+         * unevenly); the rest are the placements tried. */
+        for (int32_t j = 0; j < 20; j++)
+            if (jobs[j].gpu_num <= 8 && lucid_rng_below(&rng, 2))
+                lucid_sched_try_start(&s, j);
+        if (lucid_rng_below(&rng, 3) == 0)
+            for (int32_t i = 0; i < s.cluster.nslots; i++)
+                if (s.cluster.nodes[i].free == 8) {
+                    lucid_cluster_remove_node(&s.cluster, i);
+                    break;
+                }
+        s.now = 100;
+        lucid_profile a = {0}, b = {0};
+        assert_int_equal(lucid_profile_build(&a, &s, spread_remaining, NULL), 0);
+        assert_int_equal(lucid_profile_build(&b, &s, spread_remaining, NULL), 0);
+        for (int32_t j = 20; j < 60; j++) {
+            int64_t dur = 1 + (int64_t)lucid_rng_below(&rng, 1200);
+            int64_t from = 100 + (int64_t)lucid_rng_below(&rng, 3) * (int64_t)lucid_rng_below(&rng, 400);
+            int na = 0, nb = 0;
+            s.placer = fast;
+            long ka = lucid_profile_fit(&a, &s, jobs[j].gpu_num, dur, from, &na);
+            s.placer = &general;
+            long kb = lucid_profile_fit(&b, &s, jobs[j].gpu_num, dur, from, &nb);
+            assert_int_equal(ka, kb);
+            compared++;
+            if (ka < 0)
+                continue;
+            assert_int_equal(a.times[ka], b.times[kb]);
+            assert_int_equal(na, nb);
+            for (int i = 0; i < na; i++) {
+                assert_int_equal(a.alloc[i].node, b.alloc[i].node);
+                assert_int_equal(a.alloc[i].gpus, b.alloc[i].gpus);
+                assert_int_equal(__builtin_popcountll(a.alloc[i].mask), a.alloc[i].gpus);
+                if (ka == 0)
+                    assert_true(a.alloc[i].mask == b.alloc[i].mask);
+            }
+            now_fits += ka == 0;
+            later_fits += ka > 0;
+            multi += na > 1;
+            assert_int_equal(lucid_profile_reserve(&a, ka, dur, na), 0);
+            assert_int_equal(lucid_profile_reserve(&b, kb, dur, nb), 0);
+        }
+        s.placer = fast;
+        lucid_profile_free(&a);
+        lucid_profile_free(&b);
+        lucid_sched_free(&s);
+    }
+    /* The cases all occurred: starts now and later, jobs over several nodes. */
+    assert_true(compared == 400 * 40);
+    assert_true(now_fits > 100 && later_fits > 1000 && multi > 500);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -680,6 +775,7 @@ int main(void)
         cmocka_unit_test(submitters_running_jobs_end_at_their_levels),
         cmocka_unit_test(hourly_repredictions),
         cmocka_unit_test(overrun_job_ends_by_durations),
+        cmocka_unit_test(direct_consolidation_matches_the_placer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -67,7 +67,8 @@ typedef struct lucid_profile {
     const lucid_sched *src; /* the state the ends belong to */
     int32_t nslots, gpus_per_node;
     lucid_cluster hypo; /* a cluster with a window's free counts, for the placer */
-    int hypo_ready;
+    int hypo_ready, hypo_synced; /* synced: its nodes alive as at the last build */
+    const lucid_placer_ops *consolidate; /* the placer fit_at applies itself, not on hypo */
     int32_t *winmin;
     size_t cap_winmin;
     lucid_alloc *alloc;

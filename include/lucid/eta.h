@@ -116,6 +116,12 @@ typedef struct lucid_eta_plan {
     int32_t built_for; /* the submitter of the plan's profiles, -1: none */
     size_t placed, cap_jobs, cap_at;
     int valid;
+    /* The last placed job's reservation per scenario, made only if the
+     * plan is extended (most plans are rebuilt first): segment, duration
+     * and allocations (prof[sc].alloc, untouched since); 0 = none. */
+    long defer_k[3];
+    int64_t defer_dur[3];
+    int defer_n[3];
 } lucid_eta_plan;
 
 void lucid_eta_invalidate(lucid_eta_plan *plan);

@@ -48,6 +48,8 @@ typedef struct lucid_sim_backfill {
     lucid_backfill_config cfg;
 } lucid_sim_backfill;
 
+struct lucid_sim_result;
+
 typedef struct lucid_sim_config {
     const lucid_placer_ops *placer;
     lucid_semantics sem;
@@ -67,6 +69,15 @@ typedef struct lucid_sim_config {
     int nbackfill;
     int eta; /* predict every job's start at its submission (eta.h) */
     int eta_hourly; /* with eta: and again at every whole hour while it waits */
+    /* Called once per policy as soon as its result (results[index]) is
+     * complete, from the worker thread that finished it, while other
+     * policies may still run: a caller can write one policy's outputs
+     * during the others' simulation.  Calls for different policies may
+     * overlap; each may read its result and the inputs, not change them.
+     * Not called after a failure; the results are still freed then.  NULL:
+     * none. */
+    void (*on_result)(void *user, int index, const struct lucid_sim_result *result);
+    void *on_result_user;
 } lucid_sim_config;
 
 void lucid_sim_config_defaults(lucid_sim_config *cfg);

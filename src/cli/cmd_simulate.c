@@ -4,6 +4,7 @@
 #define _XOPEN_SOURCE 700 /* realpath */
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -216,8 +217,11 @@ static int remove_stale(const char *out, char names[][96], int n)
     return rc;
 }
 
+/* hash[i]: file i's XXH64 when hashed[i] (worked out as it was written),
+ * else it is read back here. */
 static int write_manifest(const lucid_experiment *exp, const lucid_policy_ops *const *policies,
-                          int n, char names[][96], int k)
+                          int n, char names[][96], int k, const uint64_t *hash,
+                          const unsigned char *hashed)
 {
     lucid_manifest m = {0};
     lucid_error err = {{0}};
@@ -234,7 +238,9 @@ static int write_manifest(const lucid_experiment *exp, const lucid_policy_ops *c
     rc = rc ? rc : lucid_experiment_manifest(exp, &m, &err);
     for (int i = 0; i < k && rc == 0; i++) {
         snprintf(path, sizeof path, "%s/%s", exp->out, names[i]);
-        rc = lucid_manifest_add_hash(&m, "file", path, names[i], &err);
+        rc = hashed[i] ? lucid_manifest_add(&m, &err, "file", "%s xxh64:%016" PRIx64, names[i],
+                                            hash[i])
+                       : lucid_manifest_add_hash(&m, "file", path, names[i], &err);
     }
     rc = rc ? rc : lucid_manifest_save(&m, exp->out, &err);
     lucid_manifest_free(&m);
@@ -275,6 +281,18 @@ static int write_eta_summary_rows(FILE *out, const cli_run *d, const lucid_sim_r
     return ferror(out) ? -1 : 0;
 }
 
+/* One policy's rows of the files all policies share (summary.csv,
+ * eta-summary.csv) and of the terminal's tables, made as soon as its
+ * result is complete (on the simulator's worker thread, while other
+ * policies still run) and appended in policy order afterwards. */
+enum { PART_SUMMARY, PART_ETA_SUMMARY, PART_TABLE = 2, NPARTS = PART_TABLE + 4 };
+typedef struct policy_part {
+    char *text[NPARTS];
+    size_t size[NPARTS];
+    double floor;
+    int rc;
+} policy_part;
+
 /* A run's outputs while it is being written: every file goes to a
  * temporary name first and all are renamed together once all are written
  * (a failure leaves the previous run's files).  Policies are added one at a
@@ -283,12 +301,21 @@ static int write_eta_summary_rows(FILE *out, const cli_run *d, const lucid_sim_r
 typedef struct run_outputs {
     char names[MAX_OUTPUTS][96];
     lucid_outfile files[MAX_OUTPUTS];
-    int k, next, rc, eta, series;
+    int k, rc, eta, series;
     lucid_error err;
     char *text[4];   /* Table 4 rows, Table 5 rows, backfill notes, Lucid notes */
     size_t size[4];
     FILE *tab[4];
     double floor;
+    /* While a group of policies is simulated: its first policy's index
+     * and the inputs, for outputs_policy. */
+    int first;
+    const cli_run *d;
+    policy_part part[LUCID_EXP_MAX_POLICIES];
+    /* The MANIFEST's hashes of the per-policy files, worked out on the
+     * worker that wrote each (reading 18 MB back was serial at the end). */
+    uint64_t hash[MAX_OUTPUTS];
+    unsigned char hashed[MAX_OUTPUTS];
 } run_outputs;
 
 static int outputs_open(run_outputs *o, const lucid_experiment *exp, const lucid_sim_config *cfg,
@@ -298,7 +325,6 @@ static int outputs_open(run_outputs *o, const lucid_experiment *exp, const lucid
     if (make_dir(exp->out) < 0)
         return cli_fail("%s: cannot create directory: %s", exp->out, strerror(errno));
     o->k = output_names(exp, policies, n, cfg->eta, o->names);
-    o->next = 1;
     o->eta = cfg->eta;
     o->series = exp->series;
     char path[8192];
@@ -337,24 +363,26 @@ static void size_class_cells(FILE *out, const cli_run *d, const lucid_sim_result
                 m.bsld_mean);
 }
 
-/* The terminal's rows of one policy. */
-static void table_rows(run_outputs *o, const cli_run *d, const lucid_sim_result *r)
+/* The terminal's rows of one policy (tab: Table 4, Table 5, backfill
+ * note, Lucid note). */
+static void table_rows(FILE *const *tab, policy_part *part, const cli_run *d,
+                       const lucid_sim_result *r)
 {
     lucid_summary s;
     lucid_metrics m;
     lucid_summarize(&d->trace, r, -1, 0, INT32_MAX, &s);
     lucid_metrics_compute(&d->trace, r, -1, &m);
-    o->floor = m.floor; /* all policies run the same jobs unless oversized ones were skipped */
-    fprintf(o->tab[0], "%-10s %12.0f %12.0f %14.0f %7.1f%% %9.2f %9.2f %7.3f %7.3f %7.1f%%\n",
+    part->floor = m.floor; /* all policies run the same jobs unless oversized ones were skipped */
+    fprintf(tab[0], "%-10s %12.0f %12.0f %14.0f %7.1f%% %9.2f %9.2f %7.3f %7.3f %7.1f%%\n",
             r->policy->name, s.avg_jct, s.avg_queue, s.p999_queue, 100 * m.gap, m.bsld_mean,
             m.bsld_p99, m.jain_users, m.jain_vcs, 100 * m.gpu_util);
-    fprintf(o->tab[1], "%-10s", r->policy->name);
-    size_class_cells(o->tab[1], d, r, 8, INT32_MAX);
-    size_class_cells(o->tab[1], d, r, 0, 8);
-    fputc('\n', o->tab[1]);
+    fprintf(tab[1], "%-10s", r->policy->name);
+    size_class_cells(tab[1], d, r, 8, INT32_MAX);
+    size_class_cells(tab[1], d, r, 0, 8);
+    fputc('\n', tab[1]);
     if (r->backfill.mode != LUCID_BACKFILL_NONE) {
         const lucid_backfill_stats *b = &r->backfill_stats;
-        fprintf(o->tab[2],
+        fprintf(tab[2],
                 "\nbackfill %s (%s, %s estimates, margin %.2f): %lld jobs held a "
                 "reservation, moved later %lld times and earlier %lld times; %lld jobs "
                 "backfilled\n",
@@ -364,35 +392,81 @@ static void table_rows(run_outputs *o, const cli_run *d, const lucid_sim_result 
                 (long long)b->moved_earlier, (long long)b->backfilled);
         /* Only when set, so the line of every earlier run keeps its bytes. */
         if (r->backfill.window > 0 || r->backfill.min_gpus > 0)
-            fprintf(o->tab[2],
+            fprintf(tab[2],
                     "backfill %s: reservations only within %lld s (0: no limit), for jobs "
                     "of >= %d GPUs\n",
                     r->policy->name, (long long)r->backfill.window, (int)r->backfill.min_gpus);
     }
     if (r->policy->flags & LUCID_POLICY_LUCID)
-        fprintf(o->tab[3],
+        fprintf(tab[3],
                 "\nlucid: %lld jobs profiled, %lld finished in the profiler, %lld still "
                 "marked packed at their end, %lld profiler scaling events\n",
                 (long long)r->profiled, (long long)r->finished_in_profiler,
                 (long long)r->packed_at_end, (long long)r->scaling_events);
 }
 
-/* One policy's results into every file that has a part of them. */
-static void outputs_add(run_outputs *o, const cli_run *d, const lucid_sim_result *r)
+/* One policy's results (policy `index` of the group simulated now) into
+ * its own files and its part of the shared ones (lucid_sim_config's
+ * on_result: a worker thread, while other policies may run; it writes only
+ * what is this policy's). */
+static void outputs_policy(void *user, int index, const lucid_sim_result *r)
 {
-    if (o->rc != 0)
-        return;
-    int rc = lucid_write_summary_rows(o->files[0].f, &d->trace, &d->vcs, r);
-    rc |= lucid_write_jobs(o->files[o->next++].f, &d->trace, &d->vcs, r);
-    if (o->series)
-        rc |= lucid_write_series(o->files[o->next++].f, &d->vcs, r);
-    if (o->eta) {
-        rc |= lucid_write_eta(o->files[o->next++].f, &d->trace, &d->vcs, r);
-        rc |= write_eta_summary_rows(o->files[o->k - 2].f, d, r);
+    run_outputs *o = user;
+    const cli_run *d = o->d;
+    int i = o->first + index;
+    policy_part *part = &o->part[i];
+    int per = 1 + o->series + o->eta; /* files per policy, after summary.csv */
+    int at = 1 + i * per;
+    FILE *mem[NPARTS];
+    int rc = 0;
+    for (int t = 0; t < NPARTS; t++)
+        if (!(mem[t] = open_memstream(&part->text[t], &part->size[t])))
+            rc = -1;
+    if (rc == 0) {
+        rc |= lucid_write_summary_rows(mem[PART_SUMMARY], &d->trace, &d->vcs, r);
+        rc |= lucid_write_jobs(o->files[at++].f, &d->trace, &d->vcs, r);
+        if (o->series)
+            rc |= lucid_write_series(o->files[at++].f, &d->vcs, r);
+        if (o->eta) {
+            rc |= lucid_write_eta(o->files[at++].f, &d->trace, &d->vcs, r);
+            rc |= write_eta_summary_rows(mem[PART_ETA_SUMMARY], d, r);
+        }
+        table_rows(mem + PART_TABLE, part, d, r);
     }
-    table_rows(o, d, r);
-    if (rc)
-        o->rc = -1;
+    for (int t = 0; t < NPARTS; t++)
+        if (mem[t] && fclose(mem[t]) != 0)
+            rc = -1;
+    /* This policy's own files are complete: their bytes are final, so they
+     * are hashed for the MANIFEST here, on this thread. */
+    lucid_error err = {{0}};
+    for (int f = 1 + i * per; rc == 0 && f < at; f++) {
+        if (fflush(o->files[f].f) != 0 ||
+            lucid_hash_file_as(o->files[f].tmp, LUCID_HASH_XXH64, &o->hash[f], &err) < 0)
+            break; /* read back at the end instead */
+        o->hashed[f] = 1;
+    }
+    part->rc = rc ? -1 : 0;
+}
+
+/* The group's parts of the shared files and tables, in policy order. */
+static void outputs_append(run_outputs *o, int first, int n)
+{
+    for (int i = first; i < first + n; i++) {
+        policy_part *part = &o->part[i];
+        if (part->rc != 0)
+            o->rc = -1;
+        FILE *to[NPARTS] = {o->files[0].f, o->eta ? o->files[o->k - 2].f : NULL,
+                            o->tab[0], o->tab[1], o->tab[2], o->tab[3]};
+        for (int t = 0; t < NPARTS; t++) {
+            if (o->rc == 0 && to[t] && part->size[t] > 0 &&
+                fwrite(part->text[t], 1, part->size[t], to[t]) != part->size[t])
+                o->rc = -1;
+            free(part->text[t]);
+            part->text[t] = NULL;
+            part->size[t] = 0;
+        }
+        o->floor = part->floor;
+    }
 }
 
 static void print_tables(run_outputs *o)
@@ -419,6 +493,9 @@ static void print_tables(run_outputs *o)
 
 static void outputs_free(run_outputs *o)
 {
+    for (int i = 0; i < LUCID_EXP_MAX_POLICIES; i++)
+        for (int t = 0; t < NPARTS; t++)
+            free(o->part[i].text[t]);
     for (int t = 0; t < 4; t++) {
         if (o->tab[t])
             fclose(o->tab[t]);
@@ -451,7 +528,7 @@ static int outputs_finish(run_outputs *o, const lucid_experiment *exp,
         return cli_fail("%s", o->err.msg);
     if (remove_stale(exp->out, o->names, o->k) != 0)
         return 1;
-    return write_manifest(exp, policies, n, o->names, o->k);
+    return write_manifest(exp, policies, n, o->names, o->k, o->hash, o->hashed);
 }
 
 static int parse_args(int argc, char **argv, lucid_experiment *exp, int *quiet)
@@ -617,6 +694,12 @@ int cmd_simulate(int argc, char **argv)
             clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
             span.runs_before = first;
             span.runs_now = group;
+            /* Each policy's files are written as soon as it is done, on the
+             * simulator's threads, while the others run. */
+            out.first = first;
+            out.d = &d;
+            cfg.on_result = outputs_policy;
+            cfg.on_result_user = &out;
             if (lucid_simulate(&cfg, &d.in, policies + first, group, results,
                                quiet ? NULL : progress_span_show, &span, &err) < 0) {
                 rc = cli_fail("%s", err.msg);
@@ -627,10 +710,9 @@ int cmd_simulate(int argc, char **argv)
             wall += (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
             cpu += (double)(c1.tv_sec - c0.tv_sec) + 1e-9 * (double)(c1.tv_nsec - c0.tv_nsec);
             left_out = results[0].nexcluded;
-            for (int i = 0; i < group; i++) {
-                outputs_add(&out, &d, &results[i]);
+            outputs_append(&out, first, group);
+            for (int i = 0; i < group; i++)
                 lucid_sim_result_free(&results[i]);
-            }
         }
         cli_progress_end(&span.pv);
         if (rc == 0) {

@@ -297,8 +297,16 @@ static int load_files(const lucid_experiment *exp, const lucid_policy_ops *const
         return -1;
     if (!online && !exp->lucid_estimates)
         return lucid_error_set(err, "lucid needs [lucid] estimates (or models = online)");
-    if (!online && lucid_estimates_load(&d->lucid_est, &d->trace, exp->lucid_estimates, err) < 0)
+    if (!online && d->qssf_est && strcmp(plan_path, exp->lucid_estimates) == 0) {
+        /* The file QSSF's estimates came from (the paper's setup): read once. */
+        size_t size = (d->trace.njobs + 1) * sizeof *d->lucid_est;
+        if (!(d->lucid_est = malloc(size)))
+            return lucid_error_set(err, "out of memory");
+        memcpy(d->lucid_est, d->qssf_est, size);
+    } else if (!online &&
+               lucid_estimates_load(&d->lucid_est, &d->trace, exp->lucid_estimates, err) < 0) {
         return -1;
+    }
     if (exp->sharing_labels && lucid_sharing_load(&d->sharing, &d->trace, exp->sharing_labels, err) < 0)
         return -1;
     if (exp->colocation && lucid_pairs_load(&d->pairs, &d->trace, exp->colocation, err) < 0)

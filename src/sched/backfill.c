@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "lucid/backfill.h"
+#include "msort.h"
 
 int lucid_backfill_mode_parse(const char *text)
 {
@@ -157,7 +158,7 @@ static size_t segment_of(const lucid_profile *p, int64_t t)
 
 /* Makes the rows of the running jobs' ends up to time t (all of them for
  * LUCID_NEVER). */
-static int ensure_until(lucid_profile *p, int64_t t)
+static int make_ends_until(lucid_profile *p, int64_t t)
 {
     const lucid_sched *s = p->src;
     while (p->next_end < p->nends && p->ends[p->next_end].time <= t) {
@@ -170,66 +171,42 @@ static int ensure_until(lucid_profile *p, int64_t t)
             return -1;
         size_t k = segment_of(p, e->time);
         const lucid_jobrun *r = &s->run[e->job];
-        for (size_t j = k; j < p->m; j++) {
-            int32_t *cells = row(p, j);
-            for (int32_t a = 0; a < r->alloc_n; a++) {
-                const lucid_alloc *al = &s->allocs[r->alloc_off + a];
-                int32_t before = cells[al->node];
-                cells[al->node] += gpu_count(al->mask);
-                if (cells[al->node] > p->gpus_per_node)
-                    cells[al->node] = p->gpus_per_node;
-                p->total[p->ord[j]] += cells[al->node] - before;
+        /* Node by node (each row's nodes in the same order as before: rows
+         * are independent), so that a node's GPUs are counted once, not
+         * once per row. */
+        for (int32_t a = 0; a < r->alloc_n; a++) {
+            const lucid_alloc *al = &s->allocs[r->alloc_off + a];
+            int32_t gpus = gpu_count(al->mask), node = al->node;
+            for (size_t j = k; j < p->m; j++) {
+                int32_t *cells = row(p, j);
+                int32_t before = cells[node];
+                cells[node] += gpus;
+                if (cells[node] > p->gpus_per_node)
+                    cells[node] = p->gpus_per_node;
+                p->total[p->ord[j]] += cells[node] - before;
             }
         }
     }
     return 0;
 }
 
-/* Sorts ends[0..n) by (time, job) — a total order (jobs are distinct), so
- * any correct sort gives the same array.  Inline rather than qsort: the
- * comparison through a function pointer was most of a profile build.
- * Insertion sort on runs of 16, then bottom-up merges through `tmp`. */
-static void sort_endings(ending *ends, ending *tmp, size_t n)
+/* The same, with the usual case (no end left by t) inline: it is asked
+ * at every segment a search tries. */
+static inline int ensure_until(lucid_profile *p, int64_t t)
 {
-    enum { RUN = 16 };
-    for (size_t lo = 0; lo < n; lo += RUN) {
-        size_t hi = lo + RUN < n ? lo + RUN : n;
-        for (size_t i = lo + 1; i < hi; i++) {
-            ending e = ends[i];
-            size_t j = i;
-            while (j > lo && (ends[j - 1].time > e.time ||
-                              (ends[j - 1].time == e.time && ends[j - 1].job > e.job))) {
-                ends[j] = ends[j - 1];
-                j--;
-            }
-            ends[j] = e;
-        }
-    }
-    ending *src = ends, *dst = tmp;
-    for (size_t width = RUN; width < n; width *= 2) {
-        for (size_t lo = 0; lo < n; lo += 2 * width) {
-            size_t mid = lo + width < n ? lo + width : n;
-            size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
-            size_t i = lo, j = mid, k = lo;
-            while (i < mid && j < hi) {
-                if (src[j].time < src[i].time ||
-                    (src[j].time == src[i].time && src[j].job < src[i].job))
-                    dst[k++] = src[j++];
-                else
-                    dst[k++] = src[i++];
-            }
-            while (i < mid)
-                dst[k++] = src[i++];
-            while (j < hi)
-                dst[k++] = src[j++];
-        }
-        ending *swap = src;
-        src = dst;
-        dst = swap;
-    }
-    if (src != ends)
-        memcpy(ends, src, n * sizeof *ends);
+    if (p->next_end >= p->nends || p->ends[p->next_end].time > t)
+        return 0;
+    return make_ends_until(p, t);
 }
+
+/* Ends by (time, job) — a total order (jobs are distinct), so any correct
+ * sort gives the same array (msort.h: inline, not qsort's comparison
+ * calls, which were most of a profile build). */
+static inline int ending_before(const ending *a, const ending *b)
+{
+    return a->time < b->time || (a->time == b->time && a->job < b->job);
+}
+LUCID_MERGE_SORT(sort_endings, ending, ending_before)
 
 /* One profile's start: the cluster now, no ends yet (room for `nends`). */
 static int build_start(lucid_profile *p, const lucid_sched *s, size_t nends)
@@ -240,8 +217,11 @@ static int build_start(lucid_profile *p, const lucid_sched *s, size_t nends)
     p->gpus_per_node = c->gpus_per_node;
     p->src = s;
     p->nends = p->next_end = 0;
+    if (!p->consolidate)
+        p->consolidate = lucid_placer_find("consolidate");
     /* Twice the ends: the second half is the sort's scratch. */
-    if (hypo_prepare(p, c) < 0 || add_row(p, s->now) < 0 ||
+    p->hypo_synced = 0; /* made when a search needs it (not for the consolidated placer) */
+    if (add_row(p, s->now) < 0 ||
         LUCID_GROW(p->ends, p->cap_ends, 2 * nends + 1) < 0)
         return -1;
     for (int32_t i = 0; i < c->nslots; i++) {
@@ -333,6 +313,82 @@ static int fit_prepare(lucid_profile *p, int32_t gpus)
     return 0;
 }
 
+/* Node `slot`'s `count` GPUs of a window starting at segment k, as the
+ * placer would take them on the hypothetical cluster: at k = 0 its lowest
+ * free GPUs; later only the count matters (a reservation takes counts), and
+ * the lowest bits stand for them. */
+static lucid_alloc window_alloc(const lucid_cluster *c, size_t k, int32_t slot, int32_t count)
+{
+    uint64_t low = count >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << count) - 1;
+    return (lucid_alloc){.node = slot,
+                         .gpus = count,
+                         .mask = k == 0 ? lucid_mask_lowest(c->nodes[slot].free_mask, count)
+                                        : low};
+}
+
+/* The consolidated placer (cluster.c: select_consolidate) on the window's
+ * free counts p->winmin, worked out directly: the hypothetical cluster's
+ * updates and bucket searches were a quarter of a prediction.  Same rule:
+ * a job of up to one node's GPUs on the alive node with the fewest free
+ * GPUs that still fit (the first such in slot order); a larger one on the
+ * first whole free nodes in slot order and its remainder on the next whole
+ * free node, else on the first node with the most free GPUs below a whole
+ * node.  Returns the allocations made (p->alloc), 0 if it does not fit. */
+static int consolidate_window(lucid_profile *p, const lucid_cluster *c, size_t k, int32_t gpus)
+{
+    const int32_t g = p->gpus_per_node;
+    const int32_t *w = p->winmin;
+    int32_t n = p->nslots;
+#define WINDOW_FREE(i) (c->nodes[i].alive ? (w[i] < g ? w[i] : g) : 0)
+    if (gpus <= 0)
+        return 0;
+    if (gpus <= g) {
+        int32_t best = -1, best_free = g + 1;
+        for (int32_t i = 0; i < n && best_free > gpus; i++) {
+            int32_t f = WINDOW_FREE(i);
+            if (f >= gpus && f < best_free) {
+                best = i;
+                best_free = f;
+            }
+        }
+        if (best < 0)
+            return 0;
+        p->alloc[0] = window_alloc(c, k, best, gpus);
+        return 1;
+    }
+    int32_t whole = gpus / g, rest = gpus % g;
+    if (whole + (rest ? 1 : 0) > p->cap_alloc)
+        return 0;
+    int m = 0;
+    int32_t i = 0;
+    for (; i < n && m < whole; i++)
+        if (WINDOW_FREE(i) == g)
+            p->alloc[m++] = window_alloc(c, k, i, g);
+    if (m < whole)
+        return 0;
+    if (rest == 0)
+        return m;
+    int32_t next = -1;
+    for (; i < n && next < 0; i++)
+        if (WINDOW_FREE(i) == g)
+            next = i;
+    if (next < 0) {
+        int32_t most = 0;
+        for (int32_t j = 0; j < n; j++) {
+            int32_t f = WINDOW_FREE(j);
+            if (f < g && f > most) {
+                most = f;
+                next = j;
+            }
+        }
+    }
+    if (next < 0 || WINDOW_FREE(next) < rest)
+        return 0;
+#undef WINDOW_FREE
+    p->alloc[m++] = window_alloc(c, k, next, rest);
+    return m;
+}
+
 /* Whether the job fits at segment k (p->alloc, *nalloc): 1 yes, 0 no (then
  * *skip_to is the last segment no start up to which can fit), -1 out of
  * memory. */
@@ -351,18 +407,33 @@ static int fit_at(lucid_profile *p, const lucid_sched *s, size_t k, int32_t gpus
             *skip_to = j;
             return 0;
         }
-    memcpy(p->winmin, row(p, k), (size_t)p->nslots * sizeof *p->winmin);
-    int64_t total = 0;
-    for (size_t j = k + 1; j < p->m && p->times[j] < end; j++) {
-        const int32_t *r = row(p, j);
-        for (int32_t i = 0; i < p->nslots; i++)
-            if (r[i] < p->winmin[i])
-                p->winmin[i] = r[i];
+    int32_t *restrict w = p->winmin;
+    const int32_t nslots = p->nslots;
+    memcpy(w, row(p, k), (size_t)nslots * sizeof *w);
+    if (k + 1 < p->m && p->times[k + 1] < end) {
+        /* More than one segment: the least free of each node over them
+         * (one segment: its counts, whose total was checked above). */
+        for (size_t j = k + 1; j < p->m && p->times[j] < end; j++) {
+            const int32_t *restrict r = row(p, j);
+            for (int32_t i = 0; i < nslots; i++) /* branch-free (a conditional move) */
+                w[i] = r[i] < w[i] ? r[i] : w[i];
+        }
+        int64_t total = 0;
+        for (int32_t i = 0; i < nslots; i++)
+            total += w[i];
+        if (total < gpus)
+            return 0;
     }
-    for (int32_t i = 0; i < p->nslots; i++)
-        total += p->winmin[i];
-    if (total < gpus)
-        return 0;
+    if (s->placer == p->consolidate) {
+        int n = consolidate_window(p, c, k, gpus);
+        *nalloc = n;
+        return n > 0;
+    }
+    if (!p->hypo_synced) {
+        if (hypo_prepare(p, c) < 0)
+            return -1;
+        p->hypo_synced = 1;
+    }
     for (int32_t i = 0; i < p->nslots; i++) {
         if (!c->nodes[i].alive)
             continue;
@@ -377,8 +448,8 @@ static int fit_at(lucid_profile *p, const lucid_sched *s, size_t k, int32_t gpus
         if (k == 0)
             mask = lucid_mask_lowest(c->nodes[i].free_mask, p->winmin[i]);
         else {
-            int32_t w = p->winmin[i] < p->gpus_per_node ? p->winmin[i] : p->gpus_per_node;
-            mask = w <= 0 ? 0 : w >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << w) - 1;
+            int32_t f = w[i] < p->gpus_per_node ? w[i] : p->gpus_per_node;
+            mask = f <= 0 ? 0 : f >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << f) - 1;
         }
         hypo_set(p, i, mask);
     }
@@ -445,14 +516,16 @@ static int reserve_gpus(lucid_profile *p, long k, int64_t duration, const lucid_
     int64_t start = p->times[k];
     if (split_at(p, start + duration) < 0)
         return -1;
-    for (size_t j = (size_t)k; j < p->m && p->times[j] < start + duration; j++) {
-        int32_t *r = row(p, j);
-        for (int a = 0; a < nalloc; a++) {
-            int32_t before = r[alloc[a].node];
-            r[alloc[a].node] -= gpu_count(alloc[a].mask);
-            if (r[alloc[a].node] < 0)
-                r[alloc[a].node] = 0;
-            p->total[p->ord[j]] += r[alloc[a].node] - before;
+    /* Node by node, its GPUs counted once (rows are independent). */
+    for (int a = 0; a < nalloc; a++) {
+        int32_t gpus = gpu_count(alloc[a].mask), node = alloc[a].node;
+        for (size_t j = (size_t)k; j < p->m && p->times[j] < start + duration; j++) {
+            int32_t *r = row(p, j);
+            int32_t before = r[node];
+            r[node] -= gpus;
+            if (r[node] < 0)
+                r[node] = 0;
+            p->total[p->ord[j]] += r[node] - before;
         }
     }
     return 0;

@@ -4,12 +4,12 @@
 #include <string.h>
 
 #include "lucid/eta.h"
+#include "msort.h"
 
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
+/* The ratio table's values are finite, so any correct sort gives the
+ * same array (msort.h: inline, not qsort's comparison calls). */
+static inline int value_before(const double *a, const double *b) { return *a < *b; }
+LUCID_MERGE_SORT(sort_doubles, double, value_before)
 
 /* Appends v to a sample (values[0..*n)), re-sorting it when it has grown by
  * 5 %: re-sorting on every query would cost O(n log n) per prediction, so
@@ -29,13 +29,14 @@ static int sample_add(double **values, size_t *n, size_t *cap, size_t *sorted, d
     if (*n >= LUCID_ETA_MIN_HISTORY && *n > *sorted + 16 + *sorted / 20) {
         size_t old = *sorted, total = *n, fresh = total - old;
         /* The new values to the end of the buffer (room after them: *cap
-         * >= total; grow for a copy of them), sorted, then merged. */
-        if (LUCID_GROW(*values, *cap, total + fresh) < 0)
+         * >= total; grow for a copy of them and the sort's scratch), sorted,
+         * then merged. */
+        if (LUCID_GROW(*values, *cap, total + 2 * fresh) < 0)
             return -1;
         a = *values;
         double *tail = a + total;
         memcpy(tail, a + old, fresh * sizeof *a);
-        qsort(tail, fresh, sizeof *tail, compare_doubles);
+        sort_doubles(tail, tail + fresh, fresh);
         size_t i = old, j = fresh, k = total;
         while (j > 0) {
             if (i > 0 && a[i - 1] > tail[j - 1])
@@ -205,7 +206,7 @@ static double sample_quantile_from(const double *values, size_t n, size_t lo, do
     if (left == 0)
         return at_least * (q < 0.3 ? 1.1 : q < 0.7 ? 1.5 : 3.0);
     double pos = (double)(left - 1) * q;
-    size_t i = (size_t)floor(pos);
+    size_t i = (size_t)pos; /* floor: pos >= 0 (floor was a libm call per quantile) */
     size_t j = i + 1 < left ? i + 1 : i;
     return values[lo + i] + (values[lo + j] - values[lo + i]) * (pos - (double)i);
 }
@@ -611,6 +612,15 @@ int lucid_eta_predict(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_
     for (int sc = 0; sc < 3; sc++) {
         lucid_profile *p = &plan->prof[sc];
         int64_t previous = s->now;
+        /* Extending: the reservation the last call left undone first (a
+         * rebuilt profile has none; with nothing to place it can wait). */
+        if (from == 0 || from < exact) {
+            if (from > 0 && plan->defer_n[sc] > 0 &&
+                lucid_profile_reserve(p, plan->defer_k[sc], plan->defer_dur[sc],
+                                      plan->defer_n[sc]) < 0)
+                return -1;
+            plan->defer_n[sc] = 0;
+        }
         if (from > 0 && *scenario_slot(&plan->at[from - 1], sc) > previous && in_order)
             previous = *scenario_slot(&plan->at[from - 1], sc);
         if (mode == REPLAY_GREEDY) {
@@ -634,8 +644,13 @@ int lucid_eta_predict(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_
             int64_t at = -1;
             if (k >= 0) {
                 at = p->times[k];
-                if (lucid_profile_reserve(p, k, dur, nalloc) < 0)
+                if (i + 1 == exact) { /* nothing after it in this call */
+                    plan->defer_k[sc] = k;
+                    plan->defer_dur[sc] = dur;
+                    plan->defer_n[sc] = nalloc;
+                } else if (lucid_profile_reserve(p, k, dur, nalloc) < 0) {
                     return -1;
+                }
                 previous = at;
             }
             *scenario_slot(&plan->at[i], sc) = at;

@@ -72,6 +72,10 @@ typedef struct policy_run {
     lucid_backfill_stats *vc_backfill; /* per VC (each task writes its own) */
     lucid_eta_row **vc_hourly;         /* cfg.eta: per VC, its hourly re-predictions */
     size_t *vc_nhourly;
+    int tasks_left;                    /* its VC tasks not yet done (the pool's lock) */
+    int prepared;                      /* prepare_run's result: 0 ok, -1 failed (prep_err) */
+    int finished;                      /* finish_run done */
+    lucid_error prep_err;
 } policy_run;
 
 typedef struct sim_context {
@@ -80,7 +84,7 @@ typedef struct sim_context {
     policy_run *runs;
     int nruns;
     unsigned char *excluded;
-    /* task queue */
+    /* task queue: (run, VC), or (run, -1): prepare that run */
     int32_t *task_run, *task_vc;
     int ntasks, next_task, done_tasks;
     pthread_mutex_t lock;
@@ -861,6 +865,8 @@ static void free_run(policy_run *pr, int32_t nvcs)
 
 /* ---------------- thread pool ---------------- */
 
+static int finish_run(sim_context *ctx, policy_run *pr);
+
 static void *worker(void *arg)
 {
     sim_context *ctx = arg;
@@ -874,16 +880,34 @@ static void *worker(void *arg)
         int task = ctx->next_task++;
         pthread_mutex_unlock(&ctx->lock);
         lucid_error err = {{0}};
+        policy_run *pr = &ctx->runs[ctx->task_run[task]];
+        if (!ctx->vc_runs && ctx->task_vc[task] < 0) {
+            /* Preparing: its error is kept with the run, so that the first
+             * policy's is reported whichever thread failed first. */
+            pr->prepared = prepare_run(ctx, pr, &pr->prep_err);
+            continue;
+        }
         int rc = ctx->vc_runs
                      ? vc_run_until(ctx, &ctx->vc_runs[ctx->task_vc[task]], ctx->limit, &err)
-                     : simulate_vc(ctx, &ctx->runs[ctx->task_run[task]], ctx->task_vc[task], &err);
+                     : simulate_vc(ctx, pr, ctx->task_vc[task], &err);
         pthread_mutex_lock(&ctx->lock);
         if (rc < 0 && !ctx->failed) {
             ctx->failed = 1;
             ctx->err = err;
         }
         ctx->done_tasks++;
+        int complete = !ctx->vc_runs && --pr->tasks_left == 0 && !ctx->failed;
         pthread_mutex_unlock(&ctx->lock);
+        /* The policy's last VC is done: its result is put together and
+         * handed out here, while the other policies run on. */
+        if (complete && finish_run(ctx, pr) < 0) {
+            pthread_mutex_lock(&ctx->lock);
+            if (!ctx->failed) {
+                ctx->failed = 1;
+                lucid_error_set(&ctx->err, "out of memory");
+            }
+            pthread_mutex_unlock(&ctx->lock);
+        }
     }
 }
 
@@ -933,6 +957,37 @@ static int gather_hourly(sim_context *ctx, policy_run *pr)
             res->eta_hourly[first[pr->vc_hourly[v][i].job]++] = pr->vc_hourly[v][i];
     res->neta_hourly = total;
     free(first);
+    return 0;
+}
+
+/* A policy's result put together from its VC runs, then handed to
+ * cfg->on_result: 0, or -1 (out of memory). */
+static int finish_run(sim_context *ctx, policy_run *pr)
+{
+    const lucid_sim_config *cfg = ctx->cfg;
+    const lucid_trace *trace = ctx->in->trace;
+    int32_t nvcs = ctx->in->vcs->count;
+    lucid_sim_result *res = pr->result;
+    if (cfg->series && gather_samples(ctx, pr) < 0)
+        return -1;
+    if (cfg->eta && gather_hourly(ctx, pr) < 0)
+        return -1;
+    res->scaling_events = (int64_t)pr->log.count;
+    for (int32_t v = 0; pr->vc_backfill && v < nvcs; v++) {
+        const lucid_backfill_stats *b = &pr->vc_backfill[v];
+        res->backfill_stats.reservations += b->reservations;
+        res->backfill_stats.moved_later += b->moved_later;
+        res->backfill_stats.moved_earlier += b->moved_earlier;
+        res->backfill_stats.backfilled += b->backfilled;
+    }
+    for (size_t i = 0; i < trace->njobs; i++) {
+        res->profiled += res->run[i].profiled;
+        res->finished_in_profiler += res->run[i].finished_in_profiler;
+        res->packed_at_end += res->run[i].status == LUCID_DONE && !res->run[i].exclusive;
+    }
+    pr->finished = 1;
+    if (cfg->on_result)
+        cfg->on_result(cfg->on_result_user, (int)(pr - ctx->runs), res);
     return 0;
 }
 
@@ -1102,10 +1157,29 @@ int lucid_simulate(const lucid_sim_config *cfg_in, const lucid_sim_inputs *in,
         rc = lucid_error_set(err, "out of memory");
     if (rc == 0)
         rc = mark_oversized(&ctx, err);
-    for (int p = 0; p < npolicies && rc == 0; p++) {
-        ctx.runs[p].policy = policies[p];
-        ctx.runs[p].result = &results[p];
-        rc = prepare_run(&ctx, &ctx.runs[p], err);
+    int locked = rc == 0 && pthread_mutex_init(&ctx.lock, NULL) == 0;
+    if (rc == 0 && !locked)
+        rc = lucid_error_set(err, "cannot create a lock");
+    if (rc == 0) {
+        /* The policies are prepared on the pool too, Lucid's first (its
+         * profiler pass makes it the longest). */
+        for (int p = 0; p < npolicies; p++) {
+            ctx.runs[p].policy = policies[p];
+            ctx.runs[p].result = &results[p];
+        }
+        for (int lucid = 1; lucid >= 0; lucid--)
+            for (int p = 0; p < npolicies; p++)
+                if (((policies[p]->flags & LUCID_POLICY_LUCID) != 0) == lucid) {
+                    ctx.task_run[ctx.ntasks] = p;
+                    ctx.task_vc[ctx.ntasks++] = -1;
+                }
+        run_pool(&ctx, cfg.threads);
+        ctx.ntasks = ctx.next_task = ctx.done_tasks = 0;
+        for (int p = 0; p < npolicies && rc == 0; p++)
+            if (ctx.runs[p].prepared < 0) {
+                *err = ctx.runs[p].prep_err;
+                rc = -1;
+            }
     }
     for (int p = 0; p < npolicies && rc == 0; p++)
         ctx.total_jobs += (int64_t)ctx.runs[p].vc_first[nvcs];
@@ -1116,6 +1190,7 @@ int lucid_simulate(const lucid_sim_config *cfg_in, const lucid_sim_inputs *in,
                 ctx.task_run[ctx.ntasks] = p;
                 ctx.task_vc[ctx.ntasks] = v;
                 ctx.ntasks++;
+                ctx.runs[p].tasks_left++;
             }
         for (int i = 1; i < ctx.ntasks; i++) {
             int32_t r = ctx.task_run[i], v = ctx.task_vc[i];
@@ -1133,37 +1208,23 @@ int lucid_simulate(const lucid_sim_config *cfg_in, const lucid_sim_inputs *in,
             ctx.task_run[k] = r;
             ctx.task_vc[k] = v;
         }
-        pthread_mutex_init(&ctx.lock, NULL);
         run_pool(&ctx, cfg.threads);
         for (int p = 0; p < npolicies && !ctx.failed; p++)
             if (ctx.runs[p].online && run_online(&ctx, p, &ctx.err) < 0)
                 ctx.failed = 1;
-        pthread_mutex_destroy(&ctx.lock);
+        /* Online runs (and any without a VC task) are put together here. */
+        for (int p = 0; p < npolicies && !ctx.failed; p++)
+            if (!ctx.runs[p].finished && finish_run(&ctx, &ctx.runs[p]) < 0) {
+                ctx.failed = 1;
+                lucid_error_set(&ctx.err, "out of memory");
+            }
         if (ctx.failed) {
             *err = ctx.err;
             rc = -1;
         }
     }
-    for (int p = 0; p < npolicies && rc == 0; p++) {
-        lucid_sim_result *res = &results[p];
-        if (cfg.series && gather_samples(&ctx, &ctx.runs[p]) < 0)
-            rc = lucid_error_set(err, "out of memory");
-        if (cfg.eta && rc == 0 && gather_hourly(&ctx, &ctx.runs[p]) < 0)
-            rc = lucid_error_set(err, "out of memory");
-        res->scaling_events = (int64_t)ctx.runs[p].log.count;
-        for (int32_t v = 0; ctx.runs[p].vc_backfill && v < nvcs; v++) {
-            const lucid_backfill_stats *b = &ctx.runs[p].vc_backfill[v];
-            res->backfill_stats.reservations += b->reservations;
-            res->backfill_stats.moved_later += b->moved_later;
-            res->backfill_stats.moved_earlier += b->moved_earlier;
-            res->backfill_stats.backfilled += b->backfilled;
-        }
-        for (size_t i = 0; i < trace->njobs; i++) {
-            res->profiled += res->run[i].profiled;
-            res->finished_in_profiler += res->run[i].finished_in_profiler;
-            res->packed_at_end += res->run[i].status == LUCID_DONE && !res->run[i].exclusive;
-        }
-    }
+    if (locked)
+        pthread_mutex_destroy(&ctx.lock);
     for (int p = 0; p < npolicies; p++) {
         if (ctx.runs && ctx.runs[p].vc_samples)
             for (int32_t v = 0; v < nvcs; v++)
