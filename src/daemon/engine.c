@@ -1235,6 +1235,46 @@ static void hand_back(lucidd *d, lucidd_job *job, const char *why)
     ack(d, id);
 }
 
+typedef struct node_name {
+    const char *name;
+    int index;
+} node_name;
+
+static int by_node_name(const void *a, const void *b)
+{
+    return strcmp(((const node_name *)a)->name, ((const node_name *)b)->name);
+}
+
+/* nodes[0..nnodes)'s names sorted, for look-ups by name: a tick matched
+ * every running job against every node by strcmp (2,000 x 1,000 a tick on
+ * bench/tick_latency's cluster).  malloc'ed; NULL when out of memory. */
+static node_name *sorted_node_names(const decide_node *nodes, int nnodes)
+{
+    node_name *names = malloc((size_t)(nnodes > 0 ? nnodes : 1) * sizeof *names);
+    if (!names)
+        return NULL;
+    for (int k = 0; k < nnodes; k++)
+        names[k] = (node_name){nodes[k].name, k};
+    qsort(names, (size_t)nnodes, sizeof *names, by_node_name);
+    return names;
+}
+
+/* The index in nodes[] of the node called `name`, or -1; by `names`
+ * (sorted_node_names) or, when that could not be had, by a scan. */
+static int find_node(const node_name *names, const decide_node *nodes, int nnodes,
+                     const char *name)
+{
+    if (!names) {
+        for (int k = 0; k < nnodes; k++)
+            if (strcmp(nodes[k].name, name) == 0)
+                return k;
+        return -1;
+    }
+    node_name key = {name, 0};
+    const node_name *hit = bsearch(&key, names, (size_t)nnodes, sizeof *names, by_node_name);
+    return hit ? hit->index : -1;
+}
+
 /* Free GPUs per node: Slurm's count, less what lucid released that Slurm has
  * not started yet. */
 static int collect_nodes(lucidd *d, const char *partition, const slurm_node *snodes, long n,
@@ -1250,6 +1290,7 @@ static int collect_nodes(lucidd *d, const char *partition, const slurm_node *sno
         node->free_gpus = snodes[i].usable ? snodes[i].gpus - snodes[i].gpus_used : 0;
         node->settling = 0;
     }
+    node_name *names = sorted_node_names(out, count);
     for (long i = 0; i < nsjobs; i++) {
         lucidd_job *job = engine_find(d, sjobs[i].id);
         if (!job || sjobs[i].state != SJ_PENDING || sjobs[i].held || job->rec.packed_with ||
@@ -1264,12 +1305,13 @@ static int collect_nodes(lucidd *d, const char *partition, const slurm_node *sno
         int share = job->rec.gpus / placed;
         char *save_ptr = NULL;
         for (char *name = strtok_r(nodes, ",", &save_ptr); name;
-             name = strtok_r(NULL, ",", &save_ptr))
-            for (int k = 0; k < count; k++)
-                if (strcmp(out[k].name, name) == 0) {
-                    out[k].free_gpus -= share;
-                    out[k].settling++;
-                }
+             name = strtok_r(NULL, ",", &save_ptr)) {
+            int k = find_node(names, out, count, name);
+            if (k >= 0) {
+                out[k].free_gpus -= share;
+                out[k].settling++;
+            }
+        }
     }
     /* A packed job uses its partner's GPUs without Slurm knowing; once the
      * partner ends Slurm believes them free, and Slurm picks GPU indices
@@ -1279,10 +1321,11 @@ static int collect_nodes(lucidd *d, const char *partition, const slurm_node *sno
         const lucid_job_record *r = &d->jobs[i].rec;
         if (r->phase != LUCID_PHASE_RUNNING || !r->gpu_list[0])
             continue;
-        for (int k = 0; k < count; k++)
-            if (strcmp(out[k].name, r->node_list) == 0)
-                out[k].free_gpus = 0;
+        int k = find_node(names, out, count, r->node_list);
+        if (k >= 0)
+            out[k].free_gpus = 0;
     }
+    free(names);
     for (int k = 0; k < count; k++)
         if (out[k].free_gpus < 0)
             out[k].free_gpus = 0;
@@ -1499,16 +1542,6 @@ static void eta_clear_unpredictable(lucidd *d)
     }
 }
 
-typedef struct node_name {
-    const char *name;
-    int index;
-} node_name;
-
-static int by_node_name(const void *a, const void *b)
-{
-    return strcmp(((const node_name *)a)->name, ((const node_name *)b)->name);
-}
-
 /* The nodes of `list` ("n1,n2" as lucid writes it, or a Slurm host list)
  * as indices into nodes[]. */
 static void busy_nodes(decide_busy *b, const char *list, const node_name *names, int nnodes,
@@ -1526,10 +1559,9 @@ static void busy_nodes(decide_busy *b, const char *list, const node_name *names,
     char *save_ptr = NULL;
     for (char *name = strtok_r(copy, ",", &save_ptr); name && b->nnodes < DECIDE_BUSY_NODES;
          name = strtok_r(NULL, ",", &save_ptr)) {
-        node_name key = {name, 0};
-        const node_name *hit = bsearch(&key, names, (size_t)nnodes, sizeof *names, by_node_name);
-        if (hit)
-            b->node[b->nnodes++] = hit->index;
+        int k = find_node(names, nodes, nnodes, name);
+        if (k >= 0)
+            b->node[b->nnodes++] = k;
     }
 }
 
@@ -1549,16 +1581,13 @@ static decide_busy *collect_busy(lucidd *d, int profiling, const decide_node *no
     for (size_t i = 0; i < d->njobs; i++)
         count_busy += d->jobs[i].rec.phase == busy_phase;
     decide_busy *busy = malloc(count_busy * sizeof *busy);
-    node_name *names = malloc((size_t)(nnodes > 0 ? nnodes : 1) * sizeof *names);
+    node_name *names = sorted_node_names(nodes, nnodes);
     *count = 0;
     if (!busy || !names) {
         free(busy);
         free(names);
         return NULL;
     }
-    for (int k = 0; k < nnodes; k++)
-        names[k] = (node_name){nodes[k].name, k};
-    qsort(names, (size_t)nnodes, sizeof *names, by_node_name);
     int64_t now = (int64_t)time(NULL);
     int nbusy = 0;
     for (size_t i = 0; i < d->njobs; i++) {
@@ -1684,6 +1713,7 @@ static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs, dou
         d->main_gpus += nodes[k].total_gpus;
     nwaiting = gather_waiting(d, LUCID_PHASE_MAIN_QUEUE, nodes, nnodes, waiting, masks);
     int nrunning = 0;
+    node_name *names = sorted_node_names(nodes, nnodes);
     for (size_t i = 0; i < d->njobs; i++) {
         const lucidd_job *job = &d->jobs[i];
         if (job->rec.phase != LUCID_PHASE_RUNNING || job->rec.nodes > 1 || job->releasing)
@@ -1696,13 +1726,11 @@ static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs, dou
         r->packed = job->rec.packed_with != 0 || job->rec.gpu_list[0];
         snprintf(r->gpu_list, sizeof r->gpu_list, "%s",
                  job->rec.gpu_list[0] ? job->rec.gpu_list : sj->first_gpus);
-        r->node = -1;
-        for (int k = 0; k < nnodes; k++)
-            if (strcmp(nodes[k].name, sj->node_list) == 0)
-                r->node = k;
+        r->node = find_node(names, nodes, nnodes, sj->node_list);
         if (r->node >= 0)
             nrunning++;
     }
+    free(names);
     update_packing(d, waiting, nwaiting, nodes, nnodes);
     decide_params params = {.packing = d->packing_on,
                             .gpu_memory_mib = d->cfg.gpu_memory_mib,
