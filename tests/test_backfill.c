@@ -610,57 +610,6 @@ static void overrun_job_ends_by_durations(void **state)
     lucid_sched_free(&s);
 }
 
-/* FIFO, one 8-GPU node: R (8 GPUs, estimated 100 s) has run 2500 s; W1
- * and W2 (8 GPUs, 100 s each) wait.  The table holds the ratios 1..20.
- * R has run 25x its estimate, more than any ended job: by the ratios >= 25
- * (none) it ends at 25 x (1.1, 1.5, 3) x 100 = 2750 / 3750 / 7500, when W1
- * starts.  W1's run is its estimate times the waiting jobs' ratio, which
- * counts R as a censored ratio (at least 25): Kaplan-Meier, at risk before
- * the j-th of the 20 ratios 21 - j + 1, survival after it (21 - j) / 21,
- * so the q-quantile is the (21 q)-th ratio, level 21 q / 20 among the 20
- * (0.105, 0.525, 0.945), interpolated at ranks 19 x level = 1.995, 9.975,
- * 17.955: ratios 2.995, 10.975, 18.955 (without R: 2.9, 10.5, 18.1).
- * W1 runs 300 / 1098 / 1896 s, and W2 starts after it. */
-static void waiting_runs_count_running_jobs_as_censored(void **state)
-{
-    (void)state;
-    lucid_job jobs[3];
-    lucid_jobrun run[3];
-    for (int j = 0; j < 3; j++) {
-        jobs[j] = (lucid_job){.job_id = j + 1, .duration = 5000, .gpu_num = 8,
-                              .workload = {.model = -1}};
-        run[j] = (lucid_jobrun){.start_time = -1, .end_time = -1, .partner = -1,
-                                .packed_with = -1, .packed_onto = -1, .exclusive = 1,
-                                .remain = (double)jobs[j].duration, .rate = 1};
-    }
-    const double est[3] = {100, 100, 100};
-    lucid_sched s;
-    lucid_error err = {{0}};
-    assert_int_equal(lucid_sched_init(&s, jobs, run, 0, 1, 8, lucid_placer_find("consolidate"),
-                                      &lucid_policy_fifo, lucid_semantics_fixed(), 1, &err),
-                     0);
-    s.now = 0;
-    assert_int_equal(lucid_policy_fifo.arrive(&s, 0), 0);
-    lucid_policy_fifo.decide(&s);
-    s.now = 2500;
-    assert_int_equal(lucid_policy_fifo.arrive(&s, 1), 0);
-    assert_int_equal(lucid_policy_fifo.arrive(&s, 2), 0);
-    lucid_policy_fifo.decide(&s);
-    assert_int_equal(s.qlen, 2);
-    lucid_backfill bf = {.cfg = {.mode = LUCID_BACKFILL_NONE, .margin = 1}, .estimate = est};
-    lucid_eta_table table = {0};
-    for (int k = 1; k <= 20; k++)
-        assert_int_equal(lucid_eta_table_add(&table, k), 0);
-    lucid_eta_plan plan = {0};
-    lucid_eta out[2];
-    assert_int_equal(lucid_eta_predict(&s, &bf, &table, &plan, 0, 2, -1, out), 0);
-    EXPECT_ETA(&out[0], 2750, 3750, 7500);
-    EXPECT_ETA(&out[1], 2750 + 300, 3750 + 1098, 7500 + 1896);
-    lucid_eta_plan_free(&plan);
-    lucid_eta_table_free(&table);
-    lucid_sched_free(&s);
-}
-
 /* FIFO, one 8-GPU node: job 1 runs 0-10000 (estimated exactly), job 2
  * (8 GPUs) arrives at 1000 and waits until 10000.  With eta_hourly it is
  * predicted again at 3600 and 7200 (the whole hours while it waits). */
@@ -731,7 +680,6 @@ int main(void)
         cmocka_unit_test(submitters_running_jobs_end_at_their_levels),
         cmocka_unit_test(hourly_repredictions),
         cmocka_unit_test(overrun_job_ends_by_durations),
-        cmocka_unit_test(waiting_runs_count_running_jobs_as_censored),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,8 +11,7 @@
  * once it has outrun its estimate, at a duration drawn from the finished
  * jobs that ran at least as long when that rule has so far predicted the
  * ends of such jobs better; waiting jobs run their estimate times the
- * unconditioned ratio, which counts the running jobs as right-censored
- * ratios (Kaplan-Meier: "at least elapsed / estimate").  The three
+ * unconditioned ratio.  The three
  * scenarios use the table's 10th, 50th and 90th percentiles throughout,
  * except, in Lucid's replay, for the running jobs of the user whose new job
  * is predicted: those end at the levels such jobs have ended at (users
@@ -115,12 +114,6 @@ typedef struct lucid_eta_plan {
     int32_t submitter;
     int submitter_set;
     int32_t built_for; /* the submitter of the plan's profiles, -1: none */
-    /* The waiting jobs' run ratios (P10, P50, P90) of the plan, and the
-     * running jobs' ratios so far (elapsed / estimate, sorted) they count
-     * as right-censored observations; scratch. */
-    double ratio0[3];
-    double *censored;
-    size_t ncensored, cap_censored;
     size_t placed, cap_jobs, cap_at;
     int valid;
 } lucid_eta_plan;

@@ -210,50 +210,6 @@ static double sample_quantile_from(const double *values, size_t n, size_t lo, do
     return values[lo + i] + (values[lo + j] - values[lo + i]) * (pos - (double)i);
 }
 
-/* The level q' at which the ratios values[lo..n) (sorted, the ended jobs'
- * that are >= at_least) give the Kaplan-Meier q-quantile of those ratios
- * and the running jobs' so far (censored[0..m), sorted) that are >=
- * at_least: a running job counts as at risk at every ratio up to its own.
- * The survival after the i-th ratio is the product of (1 - 1/at-risk);
- * between two censored values at-risk falls by one per ratio, so the
- * product telescopes and each stretch costs O(1): O(m) a call.  Within the
- * stretch that reaches 1 - q it is linear in i, which gives a continuous
- * rank; q' is that rank's level among the ended ratios alone (q itself when
- * nothing is censored), for sample_quantile_from's interpolation. */
-static double censored_level(const double *values, size_t n, size_t lo, const double *censored,
-                             size_t m, double at_least, double q)
-{
-    size_t c = sample_first_at_least(censored, m, at_least);
-    if (c == m || n == lo)
-        return q;
-    double left = (double)(n - lo), survive = 1.0;
-    size_t a = lo;
-    for (;;) {
-        /* Censored below the next ratio leave the risk set unscored. */
-        while (c < m && censored[c] < values[a])
-            c++;
-        /* Ratios [a, b) are <= the next censored value: all k at risk. */
-        double k = (double)(m - c);
-        size_t b = n;
-        if (c < m) {
-            b = lo + sample_first_at_least(values + lo, n - lo, censored[c]);
-            while (b < n && values[b] <= censored[c])
-                b++;
-        }
-        /* Survival after ratio b-1: survive x (n - b + k) / (n - a + k). */
-        double after = survive * ((double)(n - b) + k) / ((double)(n - a) + k);
-        if (after <= 1 - q) {
-            double i = (double)n + k - 1 - (1 - q) * ((double)(n - a) + k) / survive;
-            double level = (i - (double)lo + 1) / left;
-            return level < 0 ? 0 : level > 1 ? 1 : level;
-        }
-        if (b == n)
-            return 1; /* beyond the last ended ratio: the largest */
-        survive = after;
-        a = b;
-    }
-}
-
 /* The q-quantile of the sorted values[0..n) that are >= at_least. */
 static double sample_quantile(const double *values, size_t n, double at_least, double q)
 {
@@ -337,7 +293,6 @@ void lucid_eta_plan_free(lucid_eta_plan *plan)
 {
     for (int i = 0; i < 3; i++)
         lucid_profile_free(&plan->prof[i]);
-    free(plan->censored);
     free(plan->jobs);
     free(plan->at);
     memset(plan, 0, sizeof *plan);
@@ -627,34 +582,10 @@ int lucid_eta_predict(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_
         plan->head_work += work_of(s, bf, s->queue[i]);
     }
     /* The table does not change during a prediction: the waiting jobs'
-     * runs per scenario are worked out once, not per scenario and replay,
-     * and kept with the plan's profiles, which an extension reuses.  They
-     * count the running jobs as right-censored ratios: early in an online
-     * run the ended jobs are mostly the short ones, and the long jobs still
-     * running are what the table lacks (Venus online, week 0: coverage
-     * 68.8 -> 80.6 %; docs/backfill.md). */
-    if (from == 0) {
-        plan->ncensored = 0;
-        for (int32_t j = s->run_head; j >= 0 && t->sorted >= LUCID_ETA_MIN_HISTORY;
-             j = s->run[j].run_next) {
-            double r = (double)(s->now - s->run[j].start_time) /
-                       lucid_backfill_job_estimate(s, bf, j);
-            if (!(r > 0))
-                continue;
-            if (LUCID_GROW(plan->censored, plan->cap_censored, plan->ncensored + 1) < 0)
-                return -1;
-            plan->censored[plan->ncensored++] = r;
-        }
-        qsort(plan->censored, plan->ncensored, sizeof *plan->censored, compare_doubles);
-        for (int sc = 0; sc < 3; sc++)
-            plan->ratio0[sc] =
-                t->sorted >= LUCID_ETA_MIN_HISTORY
-                    ? sample_quantile_from(t->ratios, t->sorted, 0, 0,
-                                           censored_level(t->ratios, t->sorted, 0, plan->censored,
-                                                          plan->ncensored, 0, qs[sc]))
-                    : lucid_eta_table_quantile(t, 0, qs[sc]);
-    }
-    const double *ratio0 = plan->ratio0;
+     * runs per scenario are worked out once, not per scenario and replay. */
+    double ratio0[3];
+    for (int sc = 0; sc < 3; sc++)
+        ratio0[sc] = lucid_eta_table_quantile(t, 0, qs[sc]);
     int64_t runs[LUCID_ETA_EXACT_DEPTH][3];
     for (size_t i = mode == REPLAY_GREEDY ? 0 : from; i < exact; i++)
         planned_runs(s, bf, ratio0, s->queue[i], runs[i]);
