@@ -5,8 +5,9 @@ that waited more than 60 s, coverage (P10 <= start <= P90), the shares that
 started before P10 (early) and after P90 (late), the median relative error
 and the median of predicted / actual wait, over all jobs and by packed or
 not, GPU count, wait, what ended when the job started (a job of its own
-user or of another that was running at the prediction, none) and VC (the 8
-with most such jobs).
+user or of another that was running at the prediction, none), week of
+submission (from the first job's; online models change over the weeks)
+and VC (the 8 with most such jobs).
 
   eta_misses.py OUTDIR POLICY
 
@@ -35,7 +36,9 @@ def freed_by(r, at, start):
 
 
 rows = []
-for r in csv.DictReader(open(f"{out}/eta-{policy}.csv")):
+predictions = list(csv.DictReader(open(f"{out}/eta-{policy}.csv")))
+first = min((int(r["submit_time"]) for r in predictions), default=0)
+for r in predictions:
     if r.get("when", "queued") != "queued":
         continue
     at, start = int(r["predicted_at"]), int(r["start_time"])
@@ -46,6 +49,7 @@ for r in csv.DictReader(open(f"{out}/eta-{policy}.csv")):
     rows.append({"wait": wait, "inside": p10 <= start <= p90, "early": start < p10,
                  "late": start > p90, "packed": jobs[r["job_id"]]["packed_with"] != "",
                  "gpus": int(r["gpu_num"]), "vc": r["vc"], "freed": freed_by(r, at, start),
+                 "week": (int(r["submit_time"]) - first) // (7 * 86400),
                  "error": abs(p50 - at - wait) / wait, "ratio": (p50 - at) / wait})
 
 
@@ -68,6 +72,8 @@ for lo, hi in [(60, 300), (300, 1800), (1800, 7200), (7200, 1 << 62)]:
     line(f"wait {lo}-{hi if hi < 1 << 62 else ''}", [r for r in rows if lo < r["wait"] <= hi])
 for who in ("own user", "other user", "none"):
     line(f"freed: {who}", [r for r in rows if r["freed"] == who])
+for week in sorted({r["week"] for r in rows}):
+    line(f"week {week}", [r for r in rows if r["week"] == week])
 vcs = sorted({r["vc"] for r in rows}, key=lambda v: -sum(r["vc"] == v for r in rows))
 for vc in vcs[:8]:
     line(f"vc {vc}", [r for r in rows if r["vc"] == vc])
