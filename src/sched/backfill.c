@@ -333,11 +333,12 @@ static lucid_alloc window_alloc(const lucid_cluster *c, size_t k, int32_t slot, 
  * GPUs that still fit (the first such in slot order); a larger one on the
  * first whole free nodes in slot order and its remainder on the next whole
  * free node, else on the first node with the most free GPUs below a whole
- * node.  Returns the allocations made (p->alloc), 0 if it does not fit. */
-static int consolidate_window(lucid_profile *p, const lucid_cluster *c, size_t k, int32_t gpus)
+ * node.  w: the window's free counts per node.  Returns the allocations
+ * made (p->alloc), 0 if it does not fit. */
+static int consolidate_window(lucid_profile *p, const lucid_cluster *c, size_t k, int32_t gpus,
+                              const int32_t *w)
 {
     const int32_t g = p->gpus_per_node;
-    const int32_t *w = p->winmin;
     int32_t n = p->nslots;
 #define WINDOW_FREE(i) (c->nodes[i].alive ? (w[i] < g ? w[i] : g) : 0)
     if (gpus <= 0)
@@ -409,10 +410,13 @@ static int fit_at(lucid_profile *p, const lucid_sched *s, size_t k, int32_t gpus
         }
     int32_t *restrict w = p->winmin;
     const int32_t nslots = p->nslots;
-    memcpy(w, row(p, k), (size_t)nslots * sizeof *w);
+    /* One segment: its own counts (whose total was checked above), read
+     * in place by the consolidated placer, copied for the others. */
+    const int32_t *win = row(p, k);
     if (k + 1 < p->m && p->times[k + 1] < end) {
-        /* More than one segment: the least free of each node over them
-         * (one segment: its counts, whose total was checked above). */
+        /* More than one segment: the least free of each node over them. */
+        memcpy(w, win, (size_t)nslots * sizeof *w);
+        win = w;
         for (size_t j = k + 1; j < p->m && p->times[j] < end; j++) {
             const int32_t *restrict r = row(p, j);
             for (int32_t i = 0; i < nslots; i++) /* branch-free (a conditional move) */
@@ -425,10 +429,12 @@ static int fit_at(lucid_profile *p, const lucid_sched *s, size_t k, int32_t gpus
             return 0;
     }
     if (s->placer == p->consolidate) {
-        int n = consolidate_window(p, c, k, gpus);
+        int n = consolidate_window(p, c, k, gpus, win);
         *nalloc = n;
         return n > 0;
     }
+    if (win != w)
+        memcpy(w, win, (size_t)nslots * sizeof *w);
     if (!p->hypo_synced) {
         if (hypo_prepare(p, c) < 0)
             return -1;
@@ -513,14 +519,25 @@ static int reserve_gpus(lucid_profile *p, long k, int64_t duration, const lucid_
 {
     if (duration < 1)
         duration = 1;
-    int64_t start = p->times[k];
-    if (split_at(p, start + duration) < 0)
+    /* The window is segments k to e - 1 (split_at inserts after k only). */
+    long e = split_at(p, p->times[k] + duration);
+    if (e < 0)
         return -1;
+    if (nalloc == 1) { /* the usual case: one node */
+        int32_t gpus = gpu_count(alloc[0].mask), node = alloc[0].node;
+        for (long j = k; j < e; j++) {
+            int32_t *r = row(p, (size_t)j);
+            int32_t after = r[node] > gpus ? r[node] - gpus : 0;
+            p->total[p->ord[j]] += after - r[node];
+            r[node] = after;
+        }
+        return 0;
+    }
     /* Node by node, its GPUs counted once (rows are independent). */
     for (int a = 0; a < nalloc; a++) {
         int32_t gpus = gpu_count(alloc[a].mask), node = alloc[a].node;
-        for (size_t j = (size_t)k; j < p->m && p->times[j] < start + duration; j++) {
-            int32_t *r = row(p, j);
+        for (long j = k; j < e; j++) {
+            int32_t *r = row(p, (size_t)j);
             int32_t before = r[node];
             r[node] -= gpus;
             if (r[node] < 0)
