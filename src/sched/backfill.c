@@ -343,7 +343,9 @@ static int consolidate_window(lucid_profile *p, const lucid_cluster *c, size_t k
 {
     const int32_t g = p->gpus_per_node;
     int32_t n = p->nslots;
-#define WINDOW_FREE(i) (c->nodes[i].alive ? (w[i] < g ? w[i] : g) : 0)
+    /* Usually every node is alive: then no node's flag is read. */
+    const int all_alive = c->alive_nodes == n;
+#define WINDOW_FREE(i) (all_alive || c->nodes[i].alive ? (w[i] < g ? w[i] : g) : 0)
     if (gpus <= 0)
         return 0;
     if (gpus <= g) {
