@@ -95,8 +95,15 @@ static int insert_row(lucid_profile *p, size_t at, int64_t t)
                (size_t)p->nslots * sizeof *p->freec);
         p->total[fresh] = p->total[p->ord[at - 1]];
     }
-    memmove(p->times + at + 1, p->times + at, (p->m - at) * sizeof *p->times);
-    memmove(p->ord + at + 1, p->ord + at, (p->m - at) * sizeof *p->ord);
+    if (p->m - at <= 8) { /* usually a few rows after it: memmove's calls cost more */
+        for (size_t j = p->m; j > at; j--) {
+            p->times[j] = p->times[j - 1];
+            p->ord[j] = p->ord[j - 1];
+        }
+    } else {
+        memmove(p->times + at + 1, p->times + at, (p->m - at) * sizeof *p->times);
+        memmove(p->ord + at + 1, p->ord + at, (p->m - at) * sizeof *p->ord);
+    }
     p->times[at] = t;
     p->ord[at] = fresh;
     p->m++;
