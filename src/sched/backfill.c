@@ -360,10 +360,12 @@ static int consolidate_window(lucid_profile *p, const lucid_cluster *c, size_t k
         int32_t best = -1, best_free = g + 1;
         for (int32_t i = 0; i < n && best_free > gpus; i++) {
             int32_t f = WINDOW_FREE(i);
-            if (f >= gpus && f < best_free) {
-                best = i;
-                best_free = f;
-            }
+            /* gpus <= f < best_free as one unsigned comparison (best_free >
+             * gpus here) and conditional moves: which node fits varies too
+             * much for a branch to be predicted. */
+            int take = (uint32_t)(f - gpus) < (uint32_t)(best_free - gpus);
+            best = take ? i : best;
+            best_free = take ? f : best_free;
         }
         if (best < 0)
             return 0;
