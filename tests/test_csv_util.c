@@ -1,11 +1,15 @@
-/* test_csv_util.c — the CSV reader, number parsing, calendar and interning. */
+/* test_csv_util.c — the CSV reader, number parsing, calendar and interning,
+ * and the integers of the result files. */
 #include "testutil.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lucid/csv.h"
+#include "lucid/sched.h"
+#include "lucid/sim.h"
 #include "lucid/trace.h"
 #include "lucid/util.h"
 #include "../src/io/numparse.h"
@@ -414,6 +418,71 @@ static void interning_and_rng(void **state)
     }
 }
 
+/* The result files' integers (report.c formats them itself, 8 digits at a
+ * time) read as printf's "%lld" would write them: every digit count, the
+ * powers of ten and their neighbours, zero, negatives, the int64 ends. */
+static void result_integers_match_printf(void **state)
+{
+    (void)state;
+    int64_t values[64];
+    size_t nv = 0;
+    values[nv++] = 0;
+    for (int64_t p = 1; p <= INT64_MAX / 10; p *= 10) {
+        values[nv++] = p - 1;
+        values[nv++] = p;
+        values[nv++] = 3 * p + 7;
+    }
+    values[nv++] = -1;
+    values[nv++] = -99999999;
+    values[nv++] = -100000000;
+    values[nv++] = INT64_MAX;
+    values[nv++] = INT64_MIN + 1;
+    assert_true(nv <= sizeof values / sizeof values[0]);
+    lucid_job *jobs = calloc(nv, sizeof *jobs);
+    lucid_jobrun *run = calloc(nv, sizeof *run);
+    unsigned char *excluded = calloc(nv, 1);
+    assert_non_null(jobs);
+    assert_non_null(run);
+    assert_non_null(excluded);
+    lucid_vcs vcs = {lucid_strtab_new(), NULL, 1};
+    assert_non_null(vcs.names);
+    assert_int_equal(lucid_strtab_intern(vcs.names, "vc"), 0);
+    for (size_t i = 0; i < nv; i++) { /* each value once in the id, start and end columns */
+        jobs[i] = (lucid_job){.job_id = values[i], .submit_time = 0, .duration = 5, .gpu_num = 8};
+        run[i] = (lucid_jobrun){.start_time = values[(i + 1) % nv],
+                                .end_time = values[(i + 2) % nv],
+                                .partner = -1,
+                                .packed_with = -1};
+    }
+    lucid_trace trace = {.jobs = jobs, .njobs = nv};
+    lucid_sim_result result = {.policy = lucid_policy_find("fifo"), .run = run, .excluded = excluded};
+    assert_non_null(result.policy);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    assert_non_null(out);
+    assert_int_equal(lucid_write_jobs(out, &trace, &vcs, &result), 0);
+    assert_int_equal(fclose(out), 0);
+    size_t cap = 128 * nv + 256, at = 0;
+    char *want = malloc(cap);
+    assert_non_null(want);
+    at += (size_t)snprintf(want + at, cap - at,
+                           "job_id,vc,gpu_num,submit_time,duration,start_time,end_time,queue,jct,"
+                           "profiled,finished_in_profiler,packed_with\n");
+    for (size_t i = 0; i < nv; i++)
+        at += (size_t)snprintf(want + at, cap - at, "%" PRId64 ",vc,8,0,5,%" PRId64 ",%" PRId64
+                               ",0,%" PRId64 ",,,\n",
+                               values[i], values[(i + 1) % nv], values[(i + 2) % nv],
+                               values[(i + 2) % nv]);
+    assert_string_equal(text, want);
+    free(want);
+    free(text);
+    lucid_strtab_free(vcs.names);
+    free(jobs);
+    free(run);
+    free(excluded);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -427,6 +496,7 @@ int main(void)
         cmocka_unit_test(calendar_matches_known_dates),
         cmocka_unit_test(interning_and_rng),
         cmocka_unit_test(utf8_copy_cuts_on_character_boundaries),
+        cmocka_unit_test(result_integers_match_printf),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

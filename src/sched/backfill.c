@@ -11,6 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "lucid/backfill.h"
 #include "msort.h"
@@ -92,8 +95,15 @@ static int insert_row(lucid_profile *p, size_t at, int64_t t)
                (size_t)p->nslots * sizeof *p->freec);
         p->total[fresh] = p->total[p->ord[at - 1]];
     }
-    memmove(p->times + at + 1, p->times + at, (p->m - at) * sizeof *p->times);
-    memmove(p->ord + at + 1, p->ord + at, (p->m - at) * sizeof *p->ord);
+    if (p->m - at <= 8) { /* usually a few rows after it: memmove's calls cost more */
+        for (size_t j = p->m; j > at; j--) {
+            p->times[j] = p->times[j - 1];
+            p->ord[j] = p->ord[j - 1];
+        }
+    } else {
+        memmove(p->times + at + 1, p->times + at, (p->m - at) * sizeof *p->times);
+        memmove(p->ord + at + 1, p->ord + at, (p->m - at) * sizeof *p->ord);
+    }
     p->times[at] = t;
     p->ord[at] = fresh;
     p->m++;
@@ -145,15 +155,16 @@ static size_t segment_of(const lucid_profile *p, int64_t t)
 {
     if (p->times[p->m - 1] <= t) /* the usual case: rows are made up to t first */
         return p->m - 1;
-    size_t lo = 0, hi = p->m;
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (p->times[mid] <= t)
-            lo = mid;
-        else
-            hi = mid;
+    /* The last row starting at or before t is in [at, at + len): halved
+     * without a branch (a conditional move), whose mispredictions cost
+     * more than the search's instructions. */
+    size_t at = 0, len = p->m;
+    while (len > 1) {
+        size_t half = len / 2;
+        at += p->times[at + half] <= t ? half : 0;
+        len -= half;
     }
-    return lo;
+    return at;
 }
 
 /* Makes the rows of the running jobs' ends up to time t (all of them for
@@ -333,23 +344,28 @@ static lucid_alloc window_alloc(const lucid_cluster *c, size_t k, int32_t slot, 
  * GPUs that still fit (the first such in slot order); a larger one on the
  * first whole free nodes in slot order and its remainder on the next whole
  * free node, else on the first node with the most free GPUs below a whole
- * node.  Returns the allocations made (p->alloc), 0 if it does not fit. */
-static int consolidate_window(lucid_profile *p, const lucid_cluster *c, size_t k, int32_t gpus)
+ * node.  w: the window's free counts per node.  Returns the allocations
+ * made (p->alloc), 0 if it does not fit. */
+static int consolidate_window(lucid_profile *p, const lucid_cluster *c, size_t k, int32_t gpus,
+                              const int32_t *w)
 {
     const int32_t g = p->gpus_per_node;
-    const int32_t *w = p->winmin;
     int32_t n = p->nslots;
-#define WINDOW_FREE(i) (c->nodes[i].alive ? (w[i] < g ? w[i] : g) : 0)
+    /* Usually every node is alive: then no node's flag is read. */
+    const int all_alive = c->alive_nodes == n;
+#define WINDOW_FREE(i) (all_alive || c->nodes[i].alive ? (w[i] < g ? w[i] : g) : 0)
     if (gpus <= 0)
         return 0;
     if (gpus <= g) {
         int32_t best = -1, best_free = g + 1;
         for (int32_t i = 0; i < n && best_free > gpus; i++) {
             int32_t f = WINDOW_FREE(i);
-            if (f >= gpus && f < best_free) {
-                best = i;
-                best_free = f;
-            }
+            /* gpus <= f < best_free as one unsigned comparison (best_free >
+             * gpus here) and conditional moves: which node fits varies too
+             * much for a branch to be predicted. */
+            int take = (uint32_t)(f - gpus) < (uint32_t)(best_free - gpus);
+            best = take ? i : best;
+            best_free = take ? f : best_free;
         }
         if (best < 0)
             return 0;
@@ -389,6 +405,44 @@ static int consolidate_window(lucid_profile *p, const lucid_cluster *c, size_t k
     return m;
 }
 
+/* w[i] = min(w[i], r[i]) over a window's nodes.  Four nodes an
+ * instruction where the target has SSE2 (every x86-64): -O2 leaves this
+ * loop scalar, and it was a quarter of a fit's instructions. */
+static void window_min(int32_t *restrict w, const int32_t *restrict r, int32_t n)
+{
+    int32_t i = 0;
+#if defined(__SSE2__)
+    for (; i + 4 <= n; i += 4) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(w + i));
+        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(r + i));
+        __m128i less = _mm_cmplt_epi32(b, a);
+        _mm_storeu_si128((__m128i *)(void *)(w + i),
+                         _mm_or_si128(_mm_and_si128(less, b), _mm_andnot_si128(less, a)));
+    }
+#endif
+    for (; i < n; i++)
+        w[i] = r[i] < w[i] ? r[i] : w[i];
+}
+
+/* The sum of a window's free counts (each 0 to one node's GPUs, so 32-bit
+ * lanes cannot overflow). */
+static int64_t window_total(const int32_t *w, int32_t n)
+{
+    int64_t total = 0;
+    int32_t i = 0;
+#if defined(__SSE2__)
+    __m128i sum = _mm_setzero_si128();
+    for (; i + 4 <= n; i += 4)
+        sum = _mm_add_epi32(sum, _mm_loadu_si128((const __m128i *)(const void *)(w + i)));
+    int32_t lanes[4];
+    _mm_storeu_si128((__m128i *)(void *)lanes, sum);
+    total = (int64_t)lanes[0] + lanes[1] + lanes[2] + lanes[3];
+#endif
+    for (; i < n; i++)
+        total += w[i];
+    return total;
+}
+
 /* Whether the job fits at segment k (p->alloc, *nalloc): 1 yes, 0 no (then
  * *skip_to is the last segment no start up to which can fit), -1 out of
  * memory. */
@@ -409,26 +463,25 @@ static int fit_at(lucid_profile *p, const lucid_sched *s, size_t k, int32_t gpus
         }
     int32_t *restrict w = p->winmin;
     const int32_t nslots = p->nslots;
-    memcpy(w, row(p, k), (size_t)nslots * sizeof *w);
+    /* One segment: its own counts (whose total was checked above), read
+     * in place by the consolidated placer, copied for the others. */
+    const int32_t *win = row(p, k);
     if (k + 1 < p->m && p->times[k + 1] < end) {
-        /* More than one segment: the least free of each node over them
-         * (one segment: its counts, whose total was checked above). */
-        for (size_t j = k + 1; j < p->m && p->times[j] < end; j++) {
-            const int32_t *restrict r = row(p, j);
-            for (int32_t i = 0; i < nslots; i++) /* branch-free (a conditional move) */
-                w[i] = r[i] < w[i] ? r[i] : w[i];
-        }
-        int64_t total = 0;
-        for (int32_t i = 0; i < nslots; i++)
-            total += w[i];
-        if (total < gpus)
+        /* More than one segment: the least free of each node over them. */
+        memcpy(w, win, (size_t)nslots * sizeof *w);
+        win = w;
+        for (size_t j = k + 1; j < p->m && p->times[j] < end; j++)
+            window_min(w, row(p, j), nslots);
+        if (window_total(w, nslots) < gpus)
             return 0;
     }
     if (s->placer == p->consolidate) {
-        int n = consolidate_window(p, c, k, gpus);
+        int n = consolidate_window(p, c, k, gpus, win);
         *nalloc = n;
         return n > 0;
     }
+    if (win != w)
+        memcpy(w, win, (size_t)nslots * sizeof *w);
     if (!p->hypo_synced) {
         if (hypo_prepare(p, c) < 0)
             return -1;
@@ -513,14 +566,25 @@ static int reserve_gpus(lucid_profile *p, long k, int64_t duration, const lucid_
 {
     if (duration < 1)
         duration = 1;
-    int64_t start = p->times[k];
-    if (split_at(p, start + duration) < 0)
+    /* The window is segments k to e - 1 (split_at inserts after k only). */
+    long e = split_at(p, p->times[k] + duration);
+    if (e < 0)
         return -1;
+    if (nalloc == 1) { /* the usual case: one node */
+        int32_t gpus = gpu_count(alloc[0].mask), node = alloc[0].node;
+        for (long j = k; j < e; j++) {
+            int32_t *r = row(p, (size_t)j);
+            int32_t after = r[node] > gpus ? r[node] - gpus : 0;
+            p->total[p->ord[j]] += after - r[node];
+            r[node] = after;
+        }
+        return 0;
+    }
     /* Node by node, its GPUs counted once (rows are independent). */
     for (int a = 0; a < nalloc; a++) {
         int32_t gpus = gpu_count(alloc[a].mask), node = alloc[a].node;
-        for (size_t j = (size_t)k; j < p->m && p->times[j] < start + duration; j++) {
-            int32_t *r = row(p, j);
+        for (long j = k; j < e; j++) {
+            int32_t *r = row(p, (size_t)j);
             int32_t before = r[node];
             r[node] -= gpus;
             if (r[node] < 0)

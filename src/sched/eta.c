@@ -185,15 +185,16 @@ static size_t sample_first_at_least(const double *values, size_t n, double at_le
 {
     if (n == 0 || at_least <= values[0])
         return 0;
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (values[mid] < at_least)
-            lo = mid + 1;
-        else
-            hi = mid;
+    /* The last value below at_least is in [at, at + len): halved without a
+     * branch (a conditional move), whose mispredictions cost more than the
+     * search's instructions. */
+    size_t at = 0, len = n;
+    while (len > 1) {
+        size_t half = len / 2;
+        at += values[at + half] < at_least ? half : 0;
+        len -= half;
     }
-    return lo;
+    return at + 1;
 }
 
 /* The q-quantile of values[lo..n) (interpolated between closest ranks), the
