@@ -176,6 +176,86 @@ static void trace_order_and_id_index(void **state)
     lucid_vcs_free(&vcs);
 }
 
+/* The pair and sharing tables' indexes give what a scan of the rows gives:
+ * the first row in file order (duplicates differ in speed here), a pair
+ * measured only the other way round with its speeds swapped, and -1 / 0
+ * for what is not there.  Every pair of keys drawn from the tables' keys
+ * and one unknown key is asked of the loaded tables and of copies without
+ * an index (which scan). */
+static void pair_and_sharing_indexes_match_the_scan(void **state)
+{
+    (void)state;
+    char dir[512], path[768];
+    test_tmpdir(dir, sizeof dir, "csv_util_pairs");
+    lucid_vcs vcs = {0};
+    lucid_vcs_add(&vcs, "a", 2);
+    lucid_error err = {{0}};
+    lucid_trace t;
+    const char *trace = "job_id,vc,gpu_num,submit_time,duration\n1,a,1,0,5\n";
+    assert_int_equal(lucid_trace_load_mem(&t, "t.csv", trace, strlen(trace), &vcs, &err), 0);
+    test_write_file(path, sizeof path, dir, "pairs.csv",
+                    "model1,dataset1,batchsize1,amp1,speed1,model2,dataset2,batchsize2,amp2,speed2,"
+                    "gpu_util,gmem\n"
+                    "B,D,32,0,7,A,D,32,0,8,50,100\n"  /* (B, A) */
+                    "A,D,32,0,1,B,D,32,0,2,50,100\n"  /* (A, B): the first of two */
+                    "A,D,32,0,3,B,D,32,0,4,50,100\n"  /* (A, B) again */
+                    "C,D,32,0,5,A,D,32,0,6,50,100\n"  /* (C, A) only */
+                    "A,D,64,1,9,A,D,32,0,10,50,100\n" /* batch size and amp in the key */
+                    "A,E,32,0,11,A,D,32,0,12,50,100\n");
+    lucid_pairs pairs;
+    assert_int_equal(lucid_pairs_load(&pairs, &t, path, &err), 0);
+    assert_non_null(pairs.index);
+    int32_t A = lucid_strtab_find(t.strings, "A"), B = lucid_strtab_find(t.strings, "B"),
+            C = lucid_strtab_find(t.strings, "C"), D = lucid_strtab_find(t.strings, "D");
+    lucid_workload_key ka = {A, D, 32, 0}, kb = {B, D, 32, 0}, kc = {C, D, 32, 0};
+    double sa = 0, sb = 0;
+    assert_int_equal(lucid_pairs_speed(&pairs, &ka, &kb, &sa, &sb), 1);
+    assert_true(sa == 1 && sb == 2); /* the first (A, B) row, not the second */
+    assert_int_equal(lucid_pairs_speed(&pairs, &kb, &ka, &sa, &sb), 1);
+    assert_true(sa == 7 && sb == 8); /* (B, A) measured as such */
+    assert_int_equal(lucid_pairs_speed(&pairs, &ka, &kc, &sa, &sb), 1);
+    assert_true(sa == 6 && sb == 5); /* only (C, A): swapped */
+    sa = sb = -1;
+    assert_int_equal(lucid_pairs_speed(&pairs, &kb, &kc, &sa, &sb), 0);
+    assert_true(sa == -1 && sb == -1); /* left unchanged */
+    test_write_file(path, sizeof path, dir, "sharing.csv",
+                    "model,dataset,batchsize,amp,speed,gpu_util,gmem_util,gmem,label\n"
+                    "C,D,32,0,1,50,50,100,2\n"
+                    "A,D,32,0,1,50,50,100,1\n"
+                    "A,D,32,0,1,50,50,100,0\n" /* the same key again: row 1 answers */
+                    "A,D,64,1,1,50,50,100,2\n");
+    lucid_sharing sharing;
+    assert_int_equal(lucid_sharing_load(&sharing, &t, path, &err), 0);
+    assert_non_null(sharing.index);
+    assert_int_equal(lucid_sharing_find(&sharing, &ka), 1);
+    assert_int_equal(lucid_sharing_find(&sharing, &kc), 0);
+    assert_int_equal(lucid_sharing_find(&sharing, &kb), -1);
+    /* Everything against the scan. */
+    lucid_workload_key keys[16];
+    size_t nkeys = 0;
+    for (size_t i = 0; i < pairs.count; i++) {
+        keys[nkeys++] = pairs.rows[i].a;
+        keys[nkeys++] = pairs.rows[i].b;
+    }
+    keys[nkeys++] = (lucid_workload_key){A, D, 32, 1};
+    lucid_pairs scan_pairs = {pairs.rows, pairs.count, NULL};
+    lucid_sharing scan_sharing = {sharing.rows, sharing.count, NULL};
+    for (size_t i = 0; i < nkeys; i++) {
+        assert_int_equal(lucid_sharing_find(&sharing, &keys[i]),
+                         lucid_sharing_find(&scan_sharing, &keys[i]));
+        for (size_t j = 0; j < nkeys; j++) {
+            double a1 = -1, b1 = -1, a2 = -1, b2 = -1;
+            assert_int_equal(lucid_pairs_speed(&pairs, &keys[i], &keys[j], &a1, &b1),
+                             lucid_pairs_speed(&scan_pairs, &keys[i], &keys[j], &a2, &b2));
+            assert_true(a1 == a2 && b1 == b2);
+        }
+    }
+    lucid_pairs_free(&pairs);
+    lucid_sharing_free(&sharing);
+    lucid_trace_free(&t);
+    lucid_vcs_free(&vcs);
+}
+
 static void numbers_parse_strictly(void **state)
 {
     (void)state;
@@ -490,6 +570,7 @@ int main(void)
         cmocka_unit_test(csv_rejects_ragged_rows_and_bad_quotes),
         cmocka_unit_test(csv_file_window_matches_memory),
         cmocka_unit_test(trace_order_and_id_index),
+        cmocka_unit_test(pair_and_sharing_indexes_match_the_scan),
         cmocka_unit_test(numbers_parse_strictly),
         cmocka_unit_test(numbers_are_decimal_and_exact),
         cmocka_unit_test(word_parsers_match_strtod),

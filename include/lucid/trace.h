@@ -100,6 +100,9 @@ typedef struct lucid_sharing_row {
 typedef struct lucid_sharing {
     lucid_sharing_row *rows;
     size_t count;
+    /* The rows by key, built by lucid_sharing_load (NULL for a table built
+     * by hand: look-ups then scan the rows). */
+    struct lucid_key_slot *index;
 } lucid_sharing;
 /* Strings are interned into the trace's table so keys compare by id. */
 int lucid_sharing_load(lucid_sharing *sharing, lucid_trace *trace, const char *path,
@@ -116,6 +119,9 @@ typedef struct lucid_pair_row {
 typedef struct lucid_pairs {
     lucid_pair_row *rows;
     size_t count;
+    /* The rows by (a, b), built by lucid_pairs_load (NULL for a table built
+     * by hand: look-ups then scan the rows). */
+    struct lucid_pair_slot *index;
 } lucid_pairs;
 int lucid_pairs_load(lucid_pairs *pairs, lucid_trace *trace, const char *path, lucid_error *err);
 void lucid_pairs_free(lucid_pairs *pairs);

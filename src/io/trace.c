@@ -572,6 +572,50 @@ static int same_key(const lucid_workload_key *a, const lucid_workload_key *b)
            a->amp == b->amp;
 }
 
+/* Look-up indexes of the sharing and pair tables.  Both answered by
+ * scanning their rows; the pair table has ~1,400 rows on Venus and Lucid
+ * asks it at every packing try (2 % of the Venus command's instructions),
+ * the sharing table once per job at loading.  An index is the rows'
+ * keys sorted with the row number last, so the lowest row of equal keys
+ * comes first: the scan's first match, the same answer. */
+struct lucid_key_slot {
+    lucid_workload_key key;
+    uint32_t row;
+};
+struct lucid_pair_slot {
+    lucid_workload_key a, b;
+    uint32_t row;
+};
+
+static int key_order(const lucid_workload_key *a, const lucid_workload_key *b)
+{
+    if (a->model != b->model)
+        return a->model < b->model ? -1 : 1;
+    if (a->dataset != b->dataset)
+        return a->dataset < b->dataset ? -1 : 1;
+    if (a->batchsize != b->batchsize)
+        return a->batchsize < b->batchsize ? -1 : 1;
+    if (a->amp != b->amp)
+        return a->amp < b->amp ? -1 : 1;
+    return 0;
+}
+
+static int by_key_slot(const void *x, const void *y)
+{
+    const struct lucid_key_slot *a = x, *b = y;
+    int c = key_order(&a->key, &b->key);
+    return c ? c : (a->row > b->row) - (a->row < b->row);
+}
+
+static int by_pair_slot(const void *x, const void *y)
+{
+    const struct lucid_pair_slot *a = x, *b = y;
+    int c = key_order(&a->a, &b->a);
+    if (!c)
+        c = key_order(&a->b, &b->b);
+    return c ? c : (a->row > b->row) - (a->row < b->row);
+}
+
 static int require_cols(const lucid_csv *csv, const char *path, const char *const *names, int *cols,
                         int n, lucid_error *err)
 {
@@ -623,21 +667,42 @@ int lucid_sharing_load(lucid_sharing *sharing, lucid_trace *trace, const char *p
         lucid_sharing_free(sharing);
         return -1;
     }
+    /* Out of memory for the index leaves it NULL: look-ups scan. */
+    if (sharing->count > 0 && sharing->count <= UINT32_MAX &&
+        (sharing->index = malloc(sharing->count * sizeof *sharing->index))) {
+        for (size_t i = 0; i < sharing->count; i++)
+            sharing->index[i] = (struct lucid_key_slot){sharing->rows[i].key, (uint32_t)i};
+        qsort(sharing->index, sharing->count, sizeof *sharing->index, by_key_slot);
+    }
     return 0;
 }
 
 void lucid_sharing_free(lucid_sharing *sharing)
 {
     free(sharing->rows);
+    free(sharing->index);
     memset(sharing, 0, sizeof *sharing);
 }
 
 int64_t lucid_sharing_find(const lucid_sharing *sharing, const lucid_workload_key *key)
 {
-    for (size_t i = 0; i < sharing->count; i++)
-        if (same_key(&sharing->rows[i].key, key))
-            return (int64_t)i;
-    return -1;
+    if (!sharing->index) {
+        for (size_t i = 0; i < sharing->count; i++)
+            if (same_key(&sharing->rows[i].key, key))
+                return (int64_t)i;
+        return -1;
+    }
+    size_t lo = 0, hi = sharing->count; /* the first slot whose key is >= key */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (key_order(&sharing->index[mid].key, key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < sharing->count && same_key(&sharing->index[lo].key, key)
+               ? (int64_t)sharing->index[lo].row
+               : -1;
 }
 
 int lucid_pairs_load(lucid_pairs *pairs, lucid_trace *trace, const char *path, lucid_error *err)
@@ -678,30 +743,61 @@ int lucid_pairs_load(lucid_pairs *pairs, lucid_trace *trace, const char *path, l
         lucid_pairs_free(pairs);
         return -1;
     }
+    if (pairs->count > 0 && pairs->count <= UINT32_MAX &&
+        (pairs->index = malloc(pairs->count * sizeof *pairs->index))) {
+        for (size_t i = 0; i < pairs->count; i++)
+            pairs->index[i] = (struct lucid_pair_slot){pairs->rows[i].a, pairs->rows[i].b, (uint32_t)i};
+        qsort(pairs->index, pairs->count, sizeof *pairs->index, by_pair_slot);
+    }
     return 0;
 }
 
 void lucid_pairs_free(lucid_pairs *pairs)
 {
     free(pairs->rows);
+    free(pairs->index);
     memset(pairs, 0, sizeof *pairs);
+}
+
+/* The first row (in file order) measured for a with b, or -1. */
+static long pair_row(const lucid_pairs *pairs, const lucid_workload_key *a,
+                     const lucid_workload_key *b)
+{
+    if (!pairs->index) {
+        for (size_t i = 0; i < pairs->count; i++)
+            if (same_key(&pairs->rows[i].a, a) && same_key(&pairs->rows[i].b, b))
+                return (long)i;
+        return -1;
+    }
+    size_t lo = 0, hi = pairs->count; /* the first slot whose (a, b) is >= (a, b) */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = key_order(&pairs->index[mid].a, a);
+        if (c < 0 || (c == 0 && key_order(&pairs->index[mid].b, b) < 0))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < pairs->count && same_key(&pairs->index[lo].a, a) && same_key(&pairs->index[lo].b, b)
+               ? (long)pairs->index[lo].row
+               : -1;
 }
 
 int lucid_pairs_speed(const lucid_pairs *pairs, const lucid_workload_key *a,
                       const lucid_workload_key *b, double *speed_a, double *speed_b)
 {
-    for (size_t i = 0; i < pairs->count; i++)
-        if (same_key(&pairs->rows[i].a, a) && same_key(&pairs->rows[i].b, b)) {
-            *speed_a = pairs->rows[i].speed_a;
-            *speed_b = pairs->rows[i].speed_b;
-            return 1;
-        }
-    for (size_t i = 0; i < pairs->count; i++)
-        if (same_key(&pairs->rows[i].a, b) && same_key(&pairs->rows[i].b, a)) {
-            *speed_a = pairs->rows[i].speed_b;
-            *speed_b = pairs->rows[i].speed_a;
-            return 1;
-        }
+    long i = pair_row(pairs, a, b);
+    if (i >= 0) {
+        *speed_a = pairs->rows[i].speed_a;
+        *speed_b = pairs->rows[i].speed_b;
+        return 1;
+    }
+    i = pair_row(pairs, b, a);
+    if (i >= 0) {
+        *speed_a = pairs->rows[i].speed_b;
+        *speed_b = pairs->rows[i].speed_a;
+        return 1;
+    }
     return 0;
 }
 
