@@ -364,7 +364,8 @@ static int build_id_index(lucid_trace *trace, const char *name, int ids_increase
     return rc;
 }
 
-int64_t lucid_trace_find(const lucid_trace *trace, int64_t job_id)
+/* The first position of by_id whose job id is >= job_id (njobs if none). */
+static size_t by_id_lower_bound(const lucid_trace *trace, int64_t job_id)
 {
     size_t lo = 0, hi = trace->njobs;
     while (lo < hi) {
@@ -375,6 +376,12 @@ int64_t lucid_trace_find(const lucid_trace *trace, int64_t job_id)
         else
             hi = mid;
     }
+    return lo;
+}
+
+int64_t lucid_trace_find(const lucid_trace *trace, int64_t job_id)
+{
+    size_t lo = by_id_lower_bound(trace, job_id);
     if (lo < trace->njobs && trace->jobs[trace->by_id[lo]].job_id == job_id)
         return trace->by_id[lo];
     return -1;
@@ -517,13 +524,11 @@ int lucid_estimates_load(double **est, const lucid_trace *trace, const char *pat
             got = -1;
             break;
         }
-        int64_t index;
-        if (next < trace->njobs && trace->jobs[trace->by_id[next]].job_id == id)
-            index = trace->by_id[next++];
-        else
-            index = lucid_trace_find(trace, id);
-        if (index < 0)
+        if (!(next < trace->njobs && trace->jobs[trace->by_id[next]].job_id == id))
+            next = by_id_lower_bound(trace, id); /* the cursor resumes after it */
+        if (next >= trace->njobs || trace->jobs[trace->by_id[next]].job_id != id)
             continue; /* estimates may cover more jobs than this trace */
+        int64_t index = trace->by_id[next++];
         values[index] = v;
         seen[index] = 1;
     }
