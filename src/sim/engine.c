@@ -86,7 +86,7 @@ typedef struct sim_context {
     unsigned char *excluded;
     /* task queue: (run, VC), or (run, -1): prepare that run */
     int32_t *task_run, *task_vc;
-    int ntasks, next_task, done_tasks;
+    int ntasks, next_task;
     pthread_mutex_t lock;
     /* progress: jobs ended over all policies' runs (one counter for the
      * whole call, so it never restarts, and it moves with simulated time
@@ -895,7 +895,6 @@ static void *worker(void *arg)
             ctx->failed = 1;
             ctx->err = err;
         }
-        ctx->done_tasks++;
         int complete = !ctx->vc_runs && --pr->tasks_left == 0 && !ctx->failed;
         pthread_mutex_unlock(&ctx->lock);
         /* The policy's last VC is done: its result is put together and
@@ -1066,7 +1065,7 @@ static int run_online(sim_context *ctx, int p, lucid_error *err)
             break;
         ctx->vc_runs = runs;
         ctx->limit = until;
-        ctx->ntasks = ctx->next_task = ctx->done_tasks = 0;
+        ctx->ntasks = ctx->next_task = 0;
         for (int32_t v = 0; v < nvcs; v++) {
             ctx->task_run[ctx->ntasks] = p;
             ctx->task_vc[ctx->ntasks++] = v;
@@ -1174,7 +1173,7 @@ int lucid_simulate(const lucid_sim_config *cfg_in, const lucid_sim_inputs *in,
                     ctx.task_vc[ctx.ntasks++] = -1;
                 }
         run_pool(&ctx, cfg.threads);
-        ctx.ntasks = ctx.next_task = ctx.done_tasks = 0;
+        ctx.ntasks = ctx.next_task = 0;
         for (int p = 0; p < npolicies && rc == 0; p++)
             if (ctx.runs[p].prepared < 0) {
                 *err = ctx.runs[p].prep_err;
