@@ -50,6 +50,10 @@ typedef struct lucid_eta_table {
     size_t nlevels, cap_levels, sorted_levels;
     struct lucid_eta_pending *pending; /* at most one per running job */
     size_t npending, cap_pending;
+    /* slot_of[job]: 1 + the job's place in pending, 0 if none (jobs below
+     * cap_slot_of; a job's note is found without a scan at its end). */
+    uint32_t *slot_of;
+    size_t cap_slot_of;
 } lucid_eta_table;
 
 typedef struct lucid_eta_pending {
@@ -81,6 +85,9 @@ int lucid_eta_table_note_submission(lucid_eta_table *t, const lucid_sched *s,
  * or, with duration < 0, was preempted: its note, if any, becomes a level
  * (or is dropped).  Call before lucid_eta_table_add_run. */
 int lucid_eta_table_note_end(lucid_eta_table *t, int32_t job, double estimate, double duration);
+/* Whether predictions for this scheduler can use the submitter rule
+ * (Lucid's greedy replay); elsewhere noting submissions is work for no one. */
+int lucid_eta_uses_submitter(const lucid_sched *s, const lucid_backfill *bf);
 /* The quantile level used for the running jobs of the submitting user in
  * scenario q: the q-quantile of the levels, q itself below
  * LUCID_ETA_MIN_HISTORY of them. */

@@ -115,13 +115,18 @@ int lucid_eta_table_note_submission(lucid_eta_table *t, const lucid_sched *s,
         noted++;
         double elapsed = (double)(s->now - s->run[j].start_time);
         double estimate = lucid_backfill_job_estimate(s, bf, j);
-        size_t i = 0;
-        while (i < t->npending && t->pending[i].job != j)
-            i++;
+        if ((size_t)j >= t->cap_slot_of) {
+            size_t old = t->cap_slot_of;
+            if (LUCID_GROW(t->slot_of, t->cap_slot_of, (size_t)j + 1) < 0)
+                return -1;
+            memset(t->slot_of + old, 0, (t->cap_slot_of - old) * sizeof *t->slot_of);
+        }
+        size_t i = t->slot_of[j] ? t->slot_of[j] - 1 : t->npending;
         if (i == t->npending) {
             if (LUCID_GROW(t->pending, t->cap_pending, t->npending + 1) < 0)
                 return -1;
             t->npending++;
+            t->slot_of[j] = (uint32_t)t->npending;
         }
         t->pending[i] = (lucid_eta_pending){j, elapsed, estimate, by_duration(t, elapsed, estimate)};
     }
@@ -130,13 +135,14 @@ int lucid_eta_table_note_submission(lucid_eta_table *t, const lucid_sched *s,
 
 int lucid_eta_table_note_end(lucid_eta_table *t, int32_t job, double estimate, double duration)
 {
-    size_t i = 0;
-    while (i < t->npending && t->pending[i].job != job)
-        i++;
-    if (i == t->npending)
+    if (job < 0 || (size_t)job >= t->cap_slot_of || t->slot_of[job] == 0)
         return 0;
+    size_t i = t->slot_of[job] - 1;
     lucid_eta_pending note = t->pending[i];
+    t->slot_of[job] = 0;
     t->pending[i] = t->pending[--t->npending];
+    if (i < t->npending)
+        t->slot_of[t->pending[i].job] = (uint32_t)i + 1;
     (void)estimate; /* the note's estimate is the one its prediction used */
     if (!(duration > 0) || t->sorted < LUCID_ETA_MIN_HISTORY)
         return 0;
@@ -174,6 +180,7 @@ void lucid_eta_table_free(lucid_eta_table *t)
 {
     free(t->levels);
     free(t->pending);
+    free(t->slot_of);
     free(t->durations);
     free(t->ratios);
     memset(t, 0, sizeof *t);
@@ -354,6 +361,12 @@ static int replay_mode(const lucid_sched *s, const lucid_backfill *bf)
     if (s->lucid && s->priority && lucid_packing_switch_at(s->lucid, s->now))
         return REPLAY_GREEDY;
     return REPLAY_IN_ORDER;
+}
+
+int lucid_eta_uses_submitter(const lucid_sched *s, const lucid_backfill *bf)
+{
+    /* Only the greedy replay reads the levels (see lucid_eta_predict). */
+    return !(bf && bf->cfg.mode != LUCID_BACKFILL_NONE) && s->lucid && s->priority;
 }
 
 static lucid_pair_side pair_side(const lucid_sched *s, int32_t job)

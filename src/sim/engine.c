@@ -285,7 +285,9 @@ static int predict_arrivals(vc_run *v, uint32_t first_seq, size_t first, size_t 
             users++;
         user = s->jobs[job].user;
     }
-    int running = users == 1 ? lucid_eta_table_note_submission(&v->table, s, &v->bf, user) : 0;
+    int running = users == 1 && lucid_eta_uses_submitter(s, &v->bf)
+                      ? lucid_eta_table_note_submission(&v->table, s, &v->bf, user)
+                      : 0;
     if (running < 0)
         return -1;
     /* Only a user with running jobs changes the plan (a plan for no
