@@ -639,6 +639,18 @@ static int window_decision(double busy_end, int64_t window, int min_gpus, int jo
     return decide_main(jobs, 2, NULL, 0, nodes, 2, &params, results);
 }
 
+/* Job 1 (results[0]) reserved n1,n2 from `at`; job 2 waits behind it. */
+static void assert_job1_reserved(const decide_result *results, int64_t at)
+{
+    assert_int_equal(results[0].id, 1);
+    assert_int_equal(results[0].start, 0);
+    assert_int_equal(results[0].reserved_at, at);
+    assert_string_equal(results[0].reserved_nodes, "n1,n2");
+    assert_int_equal(results[0].holds, 1);
+    assert_int_equal(results[1].start, 0);
+    assert_non_null(strstr(results[1].reason, "delay the reservation of job 1"));
+}
+
 /* backfill_window, worked out by hand: job 1's earliest start is 1000
  * (n1's end).  With a window of 500 it gets no reservation and says why;
  * job 2, which would delay a reservation at 1000 (5000 s on n2), starts
@@ -662,11 +674,7 @@ static void reservations_only_within_the_window(void **state)
     assert_string_equal(results[1].reason, "placed on n2 ahead of job 1, which holds no reservation");
 
     assert_int_equal(window_decision(1000, 1000, 0, 16, 0, nodes, results), 0);
-    assert_int_equal(results[0].reserved_at, 1000);
-    assert_string_equal(results[0].reserved_nodes, "n1,n2");
-    assert_int_equal(results[0].holds, 1);
-    assert_int_equal(results[1].start, 0);
-    assert_non_null(strstr(results[1].reason, "delay the reservation of job 1"));
+    assert_job1_reserved(results, 1000);
 }
 
 /* Once given, kept: at the next decision n1's job is expected to end at
@@ -682,12 +690,7 @@ static void a_reservation_once_given_is_kept(void **state)
     decide_node nodes[2];
     decide_result results[3];
     assert_int_equal(window_decision(3000, 1000, 0, 16, 1, nodes, results), 0);
-    assert_int_equal(results[0].id, 1);
-    assert_int_equal(results[0].reserved_at, 3000);
-    assert_string_equal(results[0].reserved_nodes, "n1,n2");
-    assert_int_equal(results[0].holds, 1);
-    assert_int_equal(results[1].start, 0);
-    assert_non_null(strstr(results[1].reason, "delay the reservation of job 1"));
+    assert_job1_reserved(results, 3000);
     /* Without the memory the window would drop it. */
     assert_int_equal(window_decision(3000, 1000, 0, 16, 0, nodes, results), 1);
     assert_int_equal(results[0].reserved_at, -1);

@@ -458,6 +458,24 @@ static void ratio_table_is_rebuilt_from_the_store(void **state)
     assert_int_equal(job->eta_p90, t + 7200);
 }
 
+/* The backfill tests' start: EASY with `margin`, no profiling; job 1 (8
+ * GPUs, time limit `limit_min`, 0: none) runs on n1 since the returned T;
+ * job 2 (16 GPUs, 1 min) and job 3 (8 GPUs, 121 min) are submitted. */
+static time_t backfill_behind_job1(double margin, uint32_t limit_min)
+{
+    d.cfg.gpu_limit = 1;
+    d.cfg.backfill = 1; /* LUCID_BACKFILL_EASY */
+    d.cfg.backfill_margin = margin;
+    fake_submit(1, "alice", 8, 8, 1)->time_limit_min = limit_min;
+    engine_tick(&d);
+    assert_phase(1, LUCID_PHASE_RUNNING);
+    time_t t = time(NULL);
+    fake_run(1, t);
+    fake_submit(2, "bob", 16, 8, 2)->time_limit_min = 1;
+    fake_submit(3, "carol", 8, 8, 1)->time_limit_min = 121;
+    return t;
+}
+
 /* backfill = easy, priorities estimate x GPUs (lower first), estimates
  * from time limits: job 1 (8 GPUs, 3600 s) runs on n1 since T.  Job 2 (16
  * GPUs, 1 min: priority 960) cannot start; it is reserved n1,n2 from T +
@@ -468,16 +486,7 @@ static void ratio_table_is_rebuilt_from_the_store(void **state)
 static void backfill_honours_the_reservation(void **state)
 {
     (void)state;
-    d.cfg.gpu_limit = 1;
-    d.cfg.backfill = 1; /* LUCID_BACKFILL_EASY */
-    d.cfg.backfill_margin = 1.2;
-    fake_submit(1, "alice", 8, 8, 1);
-    engine_tick(&d);
-    assert_phase(1, LUCID_PHASE_RUNNING);
-    time_t t = time(NULL);
-    fake_run(1, t);
-    fake_submit(2, "bob", 16, 8, 2)->time_limit_min = 1;
-    fake_submit(3, "carol", 8, 8, 1)->time_limit_min = 121;
+    time_t t = backfill_behind_job1(1.2, 0);
     fake_submit(4, "dave", 8, 8, 1)->time_limit_min = 10;
     engine_tick(&d);
     assert_phase(2, LUCID_PHASE_MAIN_QUEUE);
@@ -510,17 +519,8 @@ static void backfill_honours_the_reservation(void **state)
 static void a_reservation_survives_a_restart(void **state)
 {
     (void)state;
-    d.cfg.gpu_limit = 1;
-    d.cfg.backfill = 1; /* LUCID_BACKFILL_EASY */
-    d.cfg.backfill_margin = 1;
     d.cfg.backfill_window = 1200;
-    fake_submit(1, "alice", 8, 8, 1)->time_limit_min = 15;
-    engine_tick(&d);
-    assert_phase(1, LUCID_PHASE_RUNNING);
-    time_t t = time(NULL);
-    fake_run(1, t);
-    fake_submit(2, "bob", 16, 8, 2)->time_limit_min = 1;
-    fake_submit(3, "carol", 8, 8, 1)->time_limit_min = 121;
+    time_t t = backfill_behind_job1(1, 15);
     time_t before = time(NULL);
     engine_tick(&d);
     assert_int_equal(engine_find(&d, 2)->reserved_at, t + 900);
