@@ -22,6 +22,31 @@ expect_error "backfill margin below 1" "--backfill-margin: '0.5' is not a number
     "$lucidd" "${base[@]}" --backfill-margin 0.5
 expect_error "backfill margin above 100" "--backfill-margin: '500' is more than 100" \
     "$lucidd" "${base[@]}" --backfill-margin 500
+# The simulator's backfill_window / backfill_min_gpus ranges (backfill.h).
+expect_error "backfill window negative" \
+    "--backfill-window: '-5' is not a whole number of seconds from 0 to 2147483647" \
+    "$lucidd" "${base[@]}" --backfill-window -5
+expect_error "backfill window with a unit" \
+    "--backfill-window: '20m' is not a whole number of seconds from 0 to 2147483647" \
+    "$lucidd" "${base[@]}" --backfill-window 20m
+expect_error "backfill window too large" \
+    "--backfill-window: '2147483648' is not a whole number of seconds from 0 to 2147483647" \
+    "$lucidd" "${base[@]}" --backfill-window 2147483648
+expect_error "backfill min GPUs not whole" \
+    "--backfill-min-gpus: '8.5' is not a whole number from 0 to 100000" \
+    "$lucidd" "${base[@]}" --backfill-min-gpus 8.5
+expect_error "backfill min GPUs too large" \
+    "--backfill-min-gpus: '100001' is not a whole number from 0 to 100000" \
+    "$lucidd" "${base[@]}" --backfill-min-gpus 100001
+printf 'state = x\nsocket = y\nbackfill = easy\nbackfill-window = 1200\nbackfill-min-gpus = nine\n' \
+    >"$tmp/window.conf"
+expect_error "config: bad backfill-min-gpus named by file and line (the window read)" \
+    "window.conf:5: --backfill-min-gpus: 'nine' is not a whole number from 0 to 100000" \
+    "$lucidd" --config "$tmp/window.conf"
+printf 'state = x\nsocket = y\nbackfill-window = -1\n' >"$tmp/window2.conf"
+expect_error "config: bad backfill-window named by file and line" \
+    "window2.conf:3: --backfill-window: '-1' is not a whole number of seconds" \
+    "$lucidd" --config "$tmp/window2.conf"
 printf 'state = x\nsocket = y\nbackfill = EASY\n' >"$tmp/backfill.conf"
 expect_error "config: bad backfill named by file and line" \
     "backfill.conf:3: --backfill: 'EASY' is not none, easy or conservative" \
@@ -47,6 +72,8 @@ for opt in --socket-group --admin-group --metrics-bind --log; do
     check "help lists $opt" grep -q -- "$opt " <<<"$help"
 done
 check "help lists --score-sum" grep -q -- '--score-sum X' <<<"$help"
+check "help lists --backfill-window" grep -q -- '--backfill-window S' <<<"$help"
+check "help lists --backfill-min-gpus" grep -q -- '--backfill-min-gpus N' <<<"$help"
 check "help lists --priority-ratio" grep -q -- '--priority-ratio X' <<<"$help"
 # --config FILE: long options without --, comments, flags override the file.
 printf '# lucidd\nstate = %s/a.db   # inline comment\nsocket = %s/sock\n; other comment\n\nprofile-limit = 300\n' \

@@ -613,6 +613,140 @@ static void reservations_are_honoured(void **state)
     }
 }
 
+
+/* One decision of the schedule above (n1 busy until `busy_end`, n2 with
+ * 4 GPUs free until 100; clock 0, margin 1, EASY) for job 1 (16 GPUs,
+ * priority 1) and job 2 (4 GPUs, 5000 s, priority 2); `holds`: job 1 held
+ * a reservation after the last decision.  results[0] is job 1's. */
+static int window_decision(double busy_end, int64_t window, int min_gpus, int job1_gpus,
+                           int holds, decide_node *nodes, decide_result *results)
+{
+    decide_busy busy[] = {
+        {.id = 10, .gpus = 8, .nnodes = 1, .node = {0}, .estimate_s = busy_end, .start = 0},
+        {.id = 11, .gpus = 4, .nnodes = 1, .node = {1}, .estimate_s = 100, .start = 0},
+    };
+    decide_horizon horizon = {.now = 0, .busy = busy, .nbusy = 2};
+    make_nodes(nodes, 2, (const int[]){0, 4});
+    decide_job jobs[] = {
+        {.id = 1, .gpus = job1_gpus, .nodes = job1_gpus > 8 ? 0 : 1, .priority = 1,
+         .estimate_s = 100, .sharing_score = -1, .holds = holds},
+        {.id = 2, .gpus = 4, .nodes = 1, .priority = 2, .estimate_s = 5000, .sharing_score = -1},
+    };
+    decide_params params = {.gpu_memory_mib = 24576, .score_sum = 2, .priority_ratio = 2,
+                            .backfill = LUCID_BACKFILL_EASY, .backfill_margin = 1,
+                            .backfill_window = window, .backfill_min_gpus = min_gpus,
+                            .horizon = &horizon};
+    return decide_main(jobs, 2, NULL, 0, nodes, 2, &params, results);
+}
+
+/* Job 1 (results[0]) reserved n1,n2 from `at`; job 2 waits behind it. */
+static void assert_job1_reserved(const decide_result *results, int64_t at)
+{
+    assert_int_equal(results[0].id, 1);
+    assert_int_equal(results[0].start, 0);
+    assert_int_equal(results[0].reserved_at, at);
+    assert_string_equal(results[0].reserved_nodes, "n1,n2");
+    assert_int_equal(results[0].holds, 1);
+    assert_int_equal(results[1].start, 0);
+    assert_non_null(strstr(results[1].reason, "delay the reservation of job 1"));
+}
+
+/* backfill_window, worked out by hand: job 1's earliest start is 1000
+ * (n1's end).  With a window of 500 it gets no reservation and says why;
+ * job 2, which would delay a reservation at 1000 (5000 s on n2), starts
+ * now, ahead of it.  With a window of 1000 job 1 is reserved n1,n2 from
+ * 1000 and job 2 waits. */
+static void reservations_only_within_the_window(void **state)
+{
+    (void)state;
+    decide_node nodes[2];
+    decide_result results[2];
+    assert_int_equal(window_decision(1000, 500, 0, 16, 0, nodes, results), 1);
+    assert_int_equal(results[0].id, 1);
+    assert_int_equal(results[0].start, 0);
+    assert_int_equal(results[0].reserved_at, -1);
+    assert_int_equal(results[0].holds, 0);
+    assert_string_equal(results[0].reason,
+                        "waiting for 16 free GPUs on any nodes (priority 1); no reservation: its "
+                        "earliest start, in ~1000 s, is past the backfill window (500 s)");
+    assert_int_equal(results[1].start, 1);
+    assert_string_equal(results[1].nodes, "n2");
+    assert_string_equal(results[1].reason, "placed on n2 ahead of job 1, which holds no reservation");
+
+    assert_int_equal(window_decision(1000, 1000, 0, 16, 0, nodes, results), 0);
+    assert_job1_reserved(results, 1000);
+}
+
+/* Once given, kept: at the next decision n1's job is expected to end at
+ * 3000 (outside the window of 1000).  Job 1, which holds a reservation
+ * (holds = 1, as the caller passes it back), is reserved again, from 3000,
+ * and job 2 still waits; a job 1 that held none gets none and job 2
+ * starts.  When its turn comes (both nodes free at 3000) it starts, before
+ * a newcomer (job 0, 16 GPUs) of better priority, which then gets the
+ * reservation, from 3100 (job 1's 100 s). */
+static void a_reservation_once_given_is_kept(void **state)
+{
+    (void)state;
+    decide_node nodes[2];
+    decide_result results[3];
+    assert_int_equal(window_decision(3000, 1000, 0, 16, 1, nodes, results), 0);
+    assert_job1_reserved(results, 3000);
+    /* Without the memory the window would drop it. */
+    assert_int_equal(window_decision(3000, 1000, 0, 16, 0, nodes, results), 1);
+    assert_int_equal(results[0].reserved_at, -1);
+    assert_int_equal(results[0].holds, 0);
+    assert_int_equal(results[1].start, 1);
+
+    /* Its turn: both nodes free.  Job 0 comes first in priority order. */
+    make_nodes(nodes, 2, (const int[]){8, 8});
+    decide_horizon horizon = {.now = 3000, .busy = NULL, .nbusy = 0};
+    decide_job jobs[] = {
+        {.id = 1, .gpus = 16, .priority = 5, .estimate_s = 100, .sharing_score = -1, .holds = 1},
+        {.id = 0, .gpus = 16, .priority = 1, .estimate_s = 100, .sharing_score = -1},
+    };
+    decide_params params = {.gpu_memory_mib = 24576, .score_sum = 2, .priority_ratio = 2,
+                            .backfill = LUCID_BACKFILL_EASY, .backfill_margin = 1,
+                            .backfill_window = 1000, .horizon = &horizon};
+    assert_int_equal(decide_main(jobs, 2, NULL, 0, nodes, 2, &params, results), 1);
+    assert_int_equal(results[0].id, 0);
+    assert_int_equal(results[0].start, 0);
+    /* The one reservation EASY gives is free again: job 0's, after job 1. */
+    assert_int_equal(results[0].reserved_at, 3100);
+    assert_int_equal(results[0].holds, 1);
+    assert_int_equal(results[1].id, 1);
+    assert_int_equal(results[1].start, 1);
+    assert_string_equal(results[1].nodes, "n1,n2");
+    assert_string_equal(results[1].reason, "its reservation is due; placed on n1,n2");
+    assert_int_equal(results[1].holds, 0);
+}
+
+/* backfill_min_gpus: job 1 with 8 GPUs (earliest start 100, on n2) holds
+ * no reservation under a minimum of 9, at either decision, and job 2
+ * starts on n2 ahead of it; with a minimum of 8 it is reserved n2 from 100
+ * and job 2 (5000 s there) waits. */
+static void small_jobs_never_hold_a_reservation(void **state)
+{
+    (void)state;
+    decide_node nodes[2];
+    decide_result results[2];
+    for (int tick = 0; tick < 2; tick++) {
+        assert_int_equal(window_decision(1000, 0, 9, 8, results[0].holds * tick, nodes, results),
+                         1);
+        assert_int_equal(results[0].id, 1);
+        assert_int_equal(results[0].reserved_at, -1);
+        assert_int_equal(results[0].holds, 0);
+        assert_non_null(strstr(results[0].reason,
+                               "; no reservation: only jobs of 9 GPUs or more hold one"));
+        assert_int_equal(results[1].start, 1);
+        assert_string_equal(results[1].nodes, "n2");
+    }
+    assert_int_equal(window_decision(1000, 0, 8, 8, 0, nodes, results), 0);
+    assert_int_equal(results[0].reserved_at, 100);
+    assert_string_equal(results[0].reserved_nodes, "n2");
+    assert_int_equal(results[0].holds, 1);
+    assert_int_equal(results[1].start, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -628,6 +762,9 @@ int main(void)
         cmocka_unit_test(partner_is_first_allowed_in_running_order),
         cmocka_unit_test(predictions_on_a_hand_built_schedule),
         cmocka_unit_test(reservations_are_honoured),
+        cmocka_unit_test(reservations_only_within_the_window),
+        cmocka_unit_test(a_reservation_once_given_is_kept),
+        cmocka_unit_test(small_jobs_never_hold_a_reservation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

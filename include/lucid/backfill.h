@@ -37,6 +37,22 @@ typedef struct lucid_backfill_config {
     int32_t min_gpus;
 } lucid_backfill_config;
 
+/* The keys' ranges (the simulator's `backfill_window` / `backfill_min_gpus`,
+ * lucidd's --backfill-window / --backfill-min-gpus). */
+#define LUCID_BACKFILL_WINDOW_MAX 2147483647
+#define LUCID_BACKFILL_MIN_GPUS_MAX 100000
+
+/* Whether a job of `gpus` GPUs may be given a reservation: at least
+ * cfg->min_gpus, and while packing (Lucid with its switch on) too large to
+ * share GPUs — a job that could waits for a partner instead.  The rule of
+ * the simulator's pass and of lucidd's (src/daemon/decide.c). */
+int lucid_backfill_reservable(const lucid_backfill_config *cfg, int32_t gpus, int packing);
+/* Whether a job whose earliest start is `start` may be given a new
+ * reservation at `now`: within cfg->window (0: always).  A reservation
+ * already held is kept whatever this says (both passes place those jobs
+ * first and do not ask). */
+int lucid_backfill_in_window(const lucid_backfill_config *cfg, int64_t now, int64_t start);
+
 /* Parses "none|easy|conservative" / "model|time_limit"; -1 if unknown. */
 int lucid_backfill_mode_parse(const char *text);
 int lucid_backfill_estimate_parse(const char *text);

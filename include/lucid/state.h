@@ -71,6 +71,9 @@ typedef struct lucid_job_record {
     int user_hold;        /* the owner holds it (sbatch -H); `lucid release` lifts it */
     char gpu_request[64]; /* the job's own GPU TRES as submitted ("tpn=gres:gpu:4"), so a
                            * pair that never formed can be given its GPUs back */
+    int64_t reserved_since; /* backfill: when it was first given the reservation it holds
+                             * (UTC s; 0 none).  Kept until it starts, across restarts:
+                             * a reservation once given is kept (docs/live.md) */
 } lucid_job_record;
 
 typedef struct lucid_decision_record {

@@ -37,6 +37,8 @@ typedef struct lucidd_config {
     int packing_mode;             /* -1 auto, 0 off, 1 on */
     int backfill;                 /* LUCID_BACKFILL_* (0 none: strict order) */
     double backfill_margin;       /* estimates x this when planned (1.2) */
+    int64_t backfill_window;      /* new reservations only within this many s (0: no limit) */
+    int backfill_min_gpus;        /* ... and only for jobs of at least this many GPUs (0: all) */
     int tick_ms;
     double default_estimate_s;    /* duration estimate without a time limit or model */
     double retrain_period_s;      /* update engine: seconds between trainings */

@@ -701,6 +701,7 @@ static int nodes_with(const decide_node *nodes, int nnodes, int need)
 /* The state of one main-queue pass, shared by its two hooks. */
 typedef struct main_pass {
     const decide_job *jobs; /* in queue order */
+    int njobs;
     decide_result *results;
     const decide_running *running;
     decide_node *nodes;
@@ -716,6 +717,9 @@ typedef struct main_pass {
     int built;
     size_t held;            /* reservations given in this pass */
     uint32_t first_holder;  /* the first job that holds one */
+    lucid_backfill_config bf; /* the rules a new reservation must pass (window, size) */
+    int keeping;            /* placing the jobs that already hold one (decide_main) */
+    uint32_t passed_over;   /* the first job that does not fit and got none, or 0 */
     decide_busy *started;   /* jobs placed on free GPUs in this pass, busy from now */
     int nstarted;
 } main_pass;
@@ -727,6 +731,8 @@ static int pack_job(void *ctx, size_t position)
     if (!m->params->packing)
         return 0; /* the pass tries every job only for backfill */
     const decide_job *job = &m->jobs[position];
+    if (m->params->backfill && job->holds)
+        return 0; /* placed before the pass, on its reservation (decide_main) */
     decide_result *result = &m->results[position];
     int partner =
         m->taken ? find_partner(job, m->running, m->nodes, &m->ix, m->taken, m->params) : -1;
@@ -761,6 +767,8 @@ static void note_started(main_pass *m, const decide_job *job, const int *chosen,
 static int place_job(void *ctx, size_t position)
 {
     main_pass *m = ctx;
+    if (m->params->backfill && m->jobs[position].holds && !m->keeping)
+        return m->results[position].start; /* decided before the pass (decide_main) */
     if (m->params->backfill && m->held > 0)
         return backfill_job(m, position);
     const decide_job *job = &m->jobs[position];
@@ -780,9 +788,14 @@ static int place_job(void *ctx, size_t position)
     }
     result->start = 1;
     write_nodes(result, m->nodes, chosen, count);
-    snprintf(result->reason, sizeof result->reason,
-             "priority %.0f is the highest waiting; placed on %.120s", job->priority,
-             result->nodes);
+    if (m->passed_over)
+        snprintf(result->reason, sizeof result->reason,
+                 "placed on %.120s ahead of job %u, which holds no reservation", result->nodes,
+                 m->passed_over);
+    else
+        snprintf(result->reason, sizeof result->reason,
+                 "priority %.0f is the highest waiting; placed on %.120s", job->priority,
+                 result->nodes);
     if (m->params->backfill)
         note_started(m, job, chosen, count);
     m->most_free = max_free(m->nodes, m->nnodes);
@@ -799,6 +812,7 @@ static void clear_results(decide_result *results, const decide_job *jobs, int nj
         results[j].nodes[0] = results[j].gpu_list[0] = results[j].reason[0] = '\0';
         results[j].reserved_at = -1;
         results[j].reserved_nodes[0] = '\0';
+        results[j].holds = 0;
     }
 }
 
@@ -858,35 +872,74 @@ static void write_alloc_nodes(char *out, size_t size, const decide_node *nodes,
     }
 }
 
+/* A job the head of the pass leaves waiting without a reservation: later
+ * jobs start as if it were not there, and its reason says why it has none
+ * (so that neither it nor they claim a reservation it does not hold). */
+static void pass_over(main_pass *m, size_t position, const char *why)
+{
+    decide_result *result = &m->results[position];
+    size_t used = strlen(result->reason);
+    snprintf(result->reason + used, sizeof result->reason - used, "; no reservation: %s", why);
+    if (!m->passed_over)
+        m->passed_over = m->jobs[position].id;
+}
+
 /* A job that does not fit now holds a reservation (the first one in EASY,
- * every one in conservative); while packing, only a job too large to share
- * GPUs (as the simulator's backfill has it: the others wait for partners). */
+ * every one in conservative) if the shared rules allow it a new one
+ * (lucid_backfill_reservable: its size, and while packing only a job too
+ * large to share GPUs; lucid_backfill_in_window: its earliest start).
+ * While m->keeping (a job that already holds one) none of that is asked:
+ * it is reserved wherever it fits now. */
 static void reserve_job(main_pass *m, size_t position)
 {
     const decide_job *job = &m->jobs[position];
     decide_result *result = &m->results[position];
-    int reservable = !m->params->packing || job->gpus > LUCID_PACK_MAX_GPUS;
     /* Conservative live: the first DECIDE_RESERVATIONS jobs that do not fit
      * hold one (each is a search of the profile's whole future; a queue of
      * 10,000 would take seconds); deeper jobs start only where they delay
      * none of those. */
     size_t depth = m->params->backfill == LUCID_BACKFILL_CONSERVATIVE ? DECIDE_RESERVATIONS : 1;
-    if (!reservable || m->held >= depth || ensure_profile(m) < 0)
+    if (!m->keeping) {
+        if (!lucid_backfill_reservable(&m->bf, job->gpus, m->params->packing)) {
+            if (m->held == 0 && job->gpus < m->bf.min_gpus) {
+                char why[80];
+                snprintf(why, sizeof why, "only jobs of %d GPUs or more hold one",
+                         (int)m->bf.min_gpus);
+                pass_over(m, position, why);
+            }
+            return;
+        }
+        if (m->held >= depth)
+            return;
+    }
+    if (ensure_profile(m) < 0)
         return;
     lucid_profile *p = &m->mir.bf.prof;
     int64_t dur = planned_s(m, job);
     int nalloc = 0;
-    long k = lucid_profile_fit(p, &m->mir.s, job->gpus, dur, m->params->horizon->now, &nalloc);
+    int64_t now = m->params->horizon->now;
+    long k = lucid_profile_fit(p, &m->mir.s, job->gpus, dur, now, &nalloc);
     if (k < 0) {
-        if (m->held == 0)
+        if (m->held == 0 && !m->keeping)
             m->held++; /* never fits on this profile: nothing to protect, but the
                         * pass goes on by the profile (as backfill.c does) */
+        return;
+    }
+    if (!m->keeping && !lucid_backfill_in_window(&m->bf, now, p->times[k])) {
+        if (m->held == 0) {
+            char why[120];
+            snprintf(why, sizeof why,
+                     "its earliest start, in ~%lld s, is past the backfill window (%lld s)",
+                     (long long)(p->times[k] - now), (long long)m->bf.window);
+            pass_over(m, position, why);
+        }
         return;
     }
     if (lucid_profile_reserve(p, k, dur, nalloc) < 0)
         return;
     if (m->held++ == 0)
         m->first_holder = job->id;
+    result->holds = 1;
     result->reserved_at = p->times[k];
     write_alloc_nodes(result->reserved_nodes, sizeof result->reserved_nodes, m->nodes, p->alloc,
                       nalloc);
@@ -961,13 +1014,37 @@ static int backfill_job(main_pass *m, size_t position)
     return 1;
 }
 
+/* A reservation, once given, is kept until its job starts (backfill.c's
+ * rule): the jobs that hold one are placed before the pass, in queue
+ * order, so that no job — not one that the window or the size class would
+ * now refuse a reservation, nor a newcomer of better priority — takes it.
+ * Each starts if its turn has come (on GPUs no earlier one of them needs
+ * meanwhile), else is reserved wherever it fits now; either way it holds
+ * until it starts. */
+static void keep_reservations(main_pass *m)
+{
+    m->keeping = 1;
+    for (size_t i = 0; i < (size_t)m->njobs; i++) {
+        if (!m->jobs[i].holds)
+            continue;
+        decide_result *result = &m->results[i];
+        if (!place_job(m, i)) {
+            result->holds = 1; /* kept, also when it fits nowhere now */
+            continue;
+        }
+        snprintf(result->reason, sizeof result->reason,
+                 "its reservation is due; placed on %.120s", result->nodes);
+    }
+    m->keeping = 0;
+}
+
 int decide_main(decide_job *jobs, int njobs, const decide_running *running, int nrunning,
                 decide_node *nodes, int nnodes, const decide_params *params,
                 decide_result *results)
 {
     order_jobs(jobs, njobs, LUCID_ORDER_PRIORITY);
     clear_results(results, jobs, njobs);
-    main_pass m = {.jobs = jobs, .results = results, .running = running, .nodes = nodes,
+    main_pass m = {.jobs = jobs, .njobs = njobs, .results = results, .running = running, .nodes = nodes,
                    .nnodes = nnodes, .params = params,
                    .taken = calloc((size_t)(nrunning > 0 ? nrunning : 1), 1),
                    .most_free = max_free(nodes, nnodes),
@@ -983,6 +1060,13 @@ int decide_main(decide_job *jobs, int njobs, const decide_running *running, int 
     m.params = &own;
     if (own.backfill && !(m.started = malloc((size_t)(njobs > 0 ? njobs : 1) * sizeof *m.started)))
         own.backfill = LUCID_BACKFILL_NONE; /* out of memory: the plain pass */
+    m.bf = (lucid_backfill_config){.mode = own.backfill, .estimate = LUCID_BACKFILL_EST_MODEL,
+                                   .margin = own.backfill_margin,
+                                   .window = own.backfill_window > 0 ? own.backfill_window : 0,
+                                   .min_gpus = own.backfill_min_gpus > 0
+                                                   ? (int32_t)own.backfill_min_gpus : 0};
+    if (own.backfill)
+        keep_reservations(&m);
     lucid_start_hooks hooks = {.ctx = &m, .pack = pack_job, .place = place_job};
     size_t stopped_at;
     /* With backfill every job is tried (the hooks decide who may pass). */
@@ -990,6 +1074,9 @@ int decide_main(decide_job *jobs, int njobs, const decide_running *running, int 
                                           &stopped_at);
     for (size_t j = stopped_at + 1; j < (size_t)njobs; j++)
         reason_blocked(&results[j], jobs[stopped_at].id);
+    if (params->backfill && !own.backfill)
+        for (int j = 0; j < njobs; j++) /* no profile this time: reservations still held */
+            results[j].holds = jobs[j].holds && !results[j].start;
     placement_free(&m.place);
     mirror_free(&m.mir);
     free(m.started);

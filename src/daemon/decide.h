@@ -31,6 +31,8 @@ typedef struct decide_job {
                                    * for placement and for the partner's node */
     double estimate_s; /* duration estimate, for start-time estimates and reservations
                         * (<= 0: priority / GPUs, the estimate lucidd's priority holds) */
+    int holds;         /* backfill: it held a reservation after the last decision
+                        * (decide_result.holds, kept by the caller across decisions) */
 } decide_job;
 
 typedef struct decide_running {
@@ -83,9 +85,19 @@ typedef struct decide_params {
      * (the shared core's, built from the busy jobs' estimated ends); a later
      * job starts only on GPUs that reservation does not need during its own
      * estimated run x margin.  Conservative: every job that does not fit
-     * holds one.  Reservations are recomputed at every decision. */
+     * holds one.  Reservations are recomputed at every decision; a job that
+     * holds one (decide_job.holds) keeps it until it starts: those jobs are
+     * placed first, in queue order, whatever the window or the size class
+     * say now (the simulator's rule, backfill.c). */
     int backfill;
     double backfill_margin; /* < 1: 1 */
+    /* A new reservation only for a job of at least backfill_min_gpus GPUs
+     * (0: any) whose earliest start is at most backfill_window s from now
+     * (0: no limit): lucid_backfill_reservable / lucid_backfill_in_window,
+     * the simulator's `backfill_min_gpus` / `backfill_window`.  A job that
+     * gets none holds nothing: later jobs start as if it were not there. */
+    int64_t backfill_window;
+    int backfill_min_gpus;
 #define DECIDE_RESERVATIONS 64 /* conservative: at most this many per decision */
     const decide_horizon *horizon;
 } decide_params;
@@ -99,6 +111,9 @@ typedef struct decide_result {
     char reason[200];     /* why it starts here / why it waits */
     int64_t reserved_at;  /* backfill: the start reserved for it (horizon clock), or -1 */
     char reserved_nodes[64]; /* ... on these nodes ("n3,n4") */
+    int holds;            /* it holds a reservation after this decision (given now or
+                           * kept; with reserved_at -1 when it fits nowhere now): the
+                           * caller passes it back as decide_job.holds next time */
 } decide_result;
 
 /* Orders `jobs` by priority (the core's LUCID_ORDER_PRIORITY, ties by id)

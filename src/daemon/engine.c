@@ -30,6 +30,7 @@
 
 #include "daemon.h"
 #include "decide.h"
+#include "lucid/backfill.h"
 #include "lucid/util.h"
 #include "models.h"
 #include "slurm_io.h"
@@ -1339,7 +1340,8 @@ static decide_job decide_view(const lucidd_job *job)
                        .nodes = job->nodes_fixed ? job->rec.nodes : 0,
                        .priority = job->rec.priority,
                        .sharing_score = job->rec.sharing_score,
-                       .estimate_s = job->rec.estimate_s};
+                       .estimate_s = job->rec.estimate_s,
+                       .holds = job->rec.reserved_since != 0};
     lucid_gpu_sample mean = lucid_gpu_profile_result(&job->profile);
     view.gmem_mib = mean.gmem_used_mib;
     return view;
@@ -1401,6 +1403,50 @@ static int placeable(const lucidd_job *job, node_sizes z, char *why, size_t size
     return 1;
 }
 
+/* A backfill reservation, once given, is kept until its job starts (the
+ * simulator's rule; decide_main places the jobs that hold one first).  The
+ * state store keeps when it was given (rec.reserved_since), so a restarted
+ * lucidd keeps the promise: its first decision places those jobs first
+ * again.  Written at once: a reservation is given or dropped rarely. */
+static void keep_reservation(lucidd *d, lucidd_job *job, const decide_result *result)
+{
+    int holds = result->holds && !result->start;
+    if (holds == (job->rec.reserved_since != 0))
+        return;
+    if (result->start) {
+        job->rec.reserved_since = 0; /* written with the start's decision */
+        return;
+    }
+    if (holds) {
+        job->rec.reserved_since = (int64_t)time(NULL);
+        lucidd_log("job %u: holds a backfill reservation until it starts", job->rec.job_id);
+    } else {
+        job->rec.reserved_since = 0;
+        lucidd_log("job %u: backfill reservation dropped (backfill is %s)", job->rec.job_id,
+                   lucid_backfill_mode_name(d->cfg.backfill));
+    }
+    save(d, job);
+}
+
+/* A job that holds a reservation and leaves the jobs lucid may start (it
+ * ended, was handed back, or Slurm would not run it now: a hold, a
+ * dependency) gives it up: it could not use it, and kept it would come back
+ * ahead of every job that waited meanwhile. */
+static void drop_unusable_reservations(lucidd *d)
+{
+    for (size_t i = 0; i < d->njobs; i++) {
+        lucidd_job *job = &d->jobs[i];
+        if (!job->rec.reserved_since ||
+            (job->rec.phase == LUCID_PHASE_MAIN_QUEUE && !job->waits_for[0]))
+            continue;
+        lucidd_log("job %u: backfill reservation dropped (%s)", job->rec.job_id,
+                   job->rec.phase != LUCID_PHASE_MAIN_QUEUE ? lucid_phase_name(job->rec.phase)
+                                                            : job->waits_for);
+        job->rec.reserved_since = 0;
+        save(d, job);
+    }
+}
+
 static void apply_results(lucidd *d, const decide_result *results, int n, int profiling)
 {
     for (int i = 0; i < n; i++) {
@@ -1410,6 +1456,8 @@ static void apply_results(lucidd *d, const decide_result *results, int n, int pr
         job->reserved_at = results[i].reserved_at >= 0 ? results[i].reserved_at : 0;
         snprintf(job->reserved_nodes, sizeof job->reserved_nodes, "%s",
                  results[i].reserved_at >= 0 ? results[i].reserved_nodes : "");
+        if (!profiling)
+            keep_reservation(d, job, &results[i]);
         if (results[i].start)
             apply_start(d, job, &results[i], profiling);
         else
@@ -1737,7 +1785,9 @@ static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs, dou
                             .score_sum = d->cfg.score_sum,
                             .priority_ratio = d->cfg.priority_ratio,
                             .backfill = d->cfg.backfill,
-                            .backfill_margin = d->cfg.backfill_margin};
+                            .backfill_margin = d->cfg.backfill_margin,
+                            .backfill_window = d->cfg.backfill_window,
+                            .backfill_min_gpus = d->cfg.backfill_min_gpus};
     decide_busy *busy = NULL;
     decide_horizon horizon = {.now = (int64_t)time(NULL), .table = &d->eta_table};
     if (d->cfg.backfill) {
@@ -1751,6 +1801,7 @@ static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs, dou
     double latency = profiling_s + monotonic_s() - t0;
     free(busy);
     apply_results(d, results, nwaiting, 0);
+    drop_unusable_reservations(d);
     eta0 = thread_cpu_s();
     predict_queue(d, waiting, results, nwaiting, nodes, nnodes, 0, now_mono);
     d->eta_tick_cpu_s = eta_s + thread_cpu_s() - eta0;

@@ -133,6 +133,9 @@ static const char usage_text[] =
     "  --backfill none|easy|conservative  reservations for jobs that do not fit (default\n"
     "                          none: strict priority order); see docs/live.md\n"
     "  --backfill-margin X     a job's estimate is stretched by X when it is planned (default 1.2)\n"
+    "  --backfill-window S     a job gets a reservation only if its earliest start is at most\n"
+    "                          S seconds away; once given it is kept (default 0: no limit)\n"
+    "  --backfill-min-gpus N   only jobs of at least N GPUs get reservations (default 0: all)\n"
     "  --tick-ms N             decision period (default 500)\n"
     "  --default-estimate S    duration estimate without a time limit or model (default 3600)\n"
     "  --retrain-period S      seconds between trainings of the duration model (default 604800)\n"
@@ -156,6 +159,23 @@ static int parse_number(const char *where, const char *option, const char *value
     double v = strtod(value, &end);
     if (end == value || *end || errno || v < min) {
         fprintf(stderr, "lucidd: %s%s: '%s' is not a number >= %g\n", where, option, value, min);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* A whole number from 0 to max (the simulator's ranges for the same keys,
+ * backfill.h); 0, or -1 after printing. */
+static int parse_whole(const char *where, const char *option, const char *value, long long max,
+                       const char *unit, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(value, &end, 10);
+    if (end == value || *end || errno || v < 0 || v > max) {
+        fprintf(stderr, "lucidd: %s%s: '%s' is not a whole number%s from 0 to %lld\n", where,
+                option, value, unit, max);
         return -1;
     }
     *out = v;
@@ -242,6 +262,16 @@ static int set_option(lucidd_config *cfg, const char *where, const char *opt, co
                         value);
             return -1;
         }
+    } else if (strcmp(opt, "--backfill-window") == 0) {
+        long long v;
+        if (parse_whole(where, opt, value, LUCID_BACKFILL_WINDOW_MAX, " of seconds", &v) < 0)
+            return -1;
+        cfg->backfill_window = v;
+    } else if (strcmp(opt, "--backfill-min-gpus") == 0) {
+        long long v;
+        if (parse_whole(where, opt, value, LUCID_BACKFILL_MIN_GPUS_MAX, "", &v) < 0)
+            return -1;
+        cfg->backfill_min_gpus = (int)v;
     } else if (strcmp(opt, "--metrics-port") == 0) {
         if (parse_number(where, opt, value, 0, &number) < 0 || number > 65535)
             return -1;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "lucid/backfill.h"
 #include "lucid/csv.h"
 #include "lucid/manifest.h"
 #include "lucid/util.h"
@@ -53,8 +54,8 @@ static const key_spec keys[] = {
     {"qssf", "backfill", KEY_STRING, FIELD(backfill[LUCID_EXP_BF_QSSF]), 0, 0},
     {"qssf", "backfill_estimate", KEY_STRING, FIELD(backfill_estimate[LUCID_EXP_BF_QSSF]), 0, 0},
     {"qssf", "backfill_margin", KEY_STRING, FIELD(backfill_margin[LUCID_EXP_BF_QSSF]), 0, 0},
-    {"qssf", "backfill_window", KEY_OPT_INT, FIELD(backfill_window[LUCID_EXP_BF_QSSF]), 0, INT32_MAX},
-    {"qssf", "backfill_min_gpus", KEY_OPT_INT, FIELD(backfill_min_gpus[LUCID_EXP_BF_QSSF]), 0, 100000},
+    {"qssf", "backfill_window", KEY_OPT_INT, FIELD(backfill_window[LUCID_EXP_BF_QSSF]), 0, LUCID_BACKFILL_WINDOW_MAX},
+    {"qssf", "backfill_min_gpus", KEY_OPT_INT, FIELD(backfill_min_gpus[LUCID_EXP_BF_QSSF]), 0, LUCID_BACKFILL_MIN_GPUS_MAX},
     {"lucid", "estimates", KEY_PATH, FIELD(lucid_estimates), 0, 0},
     {"lucid", "forecast", KEY_PATH, FIELD(forecast), 0, 0},
     {"lucid", "sharing_labels", KEY_PATH, FIELD(sharing_labels), 0, 0},
@@ -81,19 +82,19 @@ static const key_spec keys[] = {
     {"lucid", "backfill", KEY_STRING, FIELD(backfill[LUCID_EXP_BF_LUCID]), 0, 0},
     {"lucid", "backfill_estimate", KEY_STRING, FIELD(backfill_estimate[LUCID_EXP_BF_LUCID]), 0, 0},
     {"lucid", "backfill_margin", KEY_STRING, FIELD(backfill_margin[LUCID_EXP_BF_LUCID]), 0, 0},
-    {"lucid", "backfill_window", KEY_OPT_INT, FIELD(backfill_window[LUCID_EXP_BF_LUCID]), 0, INT32_MAX},
-    {"lucid", "backfill_min_gpus", KEY_OPT_INT, FIELD(backfill_min_gpus[LUCID_EXP_BF_LUCID]), 0, 100000},
+    {"lucid", "backfill_window", KEY_OPT_INT, FIELD(backfill_window[LUCID_EXP_BF_LUCID]), 0, LUCID_BACKFILL_WINDOW_MAX},
+    {"lucid", "backfill_min_gpus", KEY_OPT_INT, FIELD(backfill_min_gpus[LUCID_EXP_BF_LUCID]), 0, LUCID_BACKFILL_MIN_GPUS_MAX},
     /* Sections with only optional keys: written only when one is set. */
     {"fifo", "backfill", KEY_STRING, FIELD(backfill[LUCID_EXP_BF_FIFO]), 0, 0},
     {"fifo", "backfill_estimate", KEY_STRING, FIELD(backfill_estimate[LUCID_EXP_BF_FIFO]), 0, 0},
     {"fifo", "backfill_margin", KEY_STRING, FIELD(backfill_margin[LUCID_EXP_BF_FIFO]), 0, 0},
-    {"fifo", "backfill_window", KEY_OPT_INT, FIELD(backfill_window[LUCID_EXP_BF_FIFO]), 0, INT32_MAX},
-    {"fifo", "backfill_min_gpus", KEY_OPT_INT, FIELD(backfill_min_gpus[LUCID_EXP_BF_FIFO]), 0, 100000},
+    {"fifo", "backfill_window", KEY_OPT_INT, FIELD(backfill_window[LUCID_EXP_BF_FIFO]), 0, LUCID_BACKFILL_WINDOW_MAX},
+    {"fifo", "backfill_min_gpus", KEY_OPT_INT, FIELD(backfill_min_gpus[LUCID_EXP_BF_FIFO]), 0, LUCID_BACKFILL_MIN_GPUS_MAX},
     {"sjf", "backfill", KEY_STRING, FIELD(backfill[LUCID_EXP_BF_SJF]), 0, 0},
     {"sjf", "backfill_estimate", KEY_STRING, FIELD(backfill_estimate[LUCID_EXP_BF_SJF]), 0, 0},
     {"sjf", "backfill_margin", KEY_STRING, FIELD(backfill_margin[LUCID_EXP_BF_SJF]), 0, 0},
-    {"sjf", "backfill_window", KEY_OPT_INT, FIELD(backfill_window[LUCID_EXP_BF_SJF]), 0, INT32_MAX},
-    {"sjf", "backfill_min_gpus", KEY_OPT_INT, FIELD(backfill_min_gpus[LUCID_EXP_BF_SJF]), 0, 100000},
+    {"sjf", "backfill_window", KEY_OPT_INT, FIELD(backfill_window[LUCID_EXP_BF_SJF]), 0, LUCID_BACKFILL_WINDOW_MAX},
+    {"sjf", "backfill_min_gpus", KEY_OPT_INT, FIELD(backfill_min_gpus[LUCID_EXP_BF_SJF]), 0, LUCID_BACKFILL_MIN_GPUS_MAX},
 };
 
 const char *const lucid_exp_backfill_policies[4] = {"fifo", "sjf", "qssf", "lucid"};

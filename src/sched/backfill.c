@@ -38,6 +38,19 @@ int lucid_backfill_estimate_parse(const char *text)
     return -1;
 }
 
+int lucid_backfill_reservable(const lucid_backfill_config *cfg, int32_t gpus, int packing)
+{
+    return (!packing || gpus > LUCID_PACK_MAX_GPUS) && gpus >= cfg->min_gpus;
+}
+
+int lucid_backfill_in_window(const lucid_backfill_config *cfg, int64_t now, int64_t start)
+{
+    /* A start further off than the window is planned on estimates that are
+     * off by 2x for half the jobs: holding GPUs for it would block jobs now
+     * for a start that will move anyway. */
+    return cfg->window <= 0 || start - now <= cfg->window;
+}
+
 const char *lucid_backfill_mode_name(int mode)
 {
     return mode == LUCID_BACKFILL_EASY           ? "easy"
@@ -722,8 +735,7 @@ size_t lucid_backfill_pass(lucid_sched *s, const int32_t *jobs, size_t n,
          * Lucid has it; reservations are for those that cannot, and for
          * jobs of at least `min_gpus` GPUs (a size class: the others never
          * hold GPUs that smaller jobs could use). */
-        int reservable = (!pack || s->jobs[job].gpu_num > LUCID_PACK_MAX_GPUS) &&
-                         s->jobs[job].gpu_num >= bf->cfg.min_gpus;
+        int reservable = lucid_backfill_reservable(&bf->cfg, s->jobs[job].gpu_num, pack != NULL);
         if (held == 0 && !reservable)
             continue;
         if (!built && lucid_profile_build(p, s, lucid_backfill_remaining, bf) < 0)
@@ -739,10 +751,7 @@ size_t lucid_backfill_pass(lucid_sched *s, const int32_t *jobs, size_t n,
                 started++;
             }
         } else if (k > 0 && held < depth && reservable &&
-                   (bf->cfg.window <= 0 || p->times[k] - s->now <= bf->cfg.window)) {
-            /* A start further off than the window is planned on estimates
-             * that are off by 2x for half the jobs: holding GPUs for it
-             * would block jobs now for a start that will move anyway. */
+                   lucid_backfill_in_window(&bf->cfg, s->now, p->times[k])) {
             note_reservation(bf, job, p->times[k]);
             if (lucid_profile_reserve(p, k, dur, nalloc) < 0)
                 break;

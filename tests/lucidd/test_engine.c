@@ -458,6 +458,24 @@ static void ratio_table_is_rebuilt_from_the_store(void **state)
     assert_int_equal(job->eta_p90, t + 7200);
 }
 
+/* The backfill tests' start: EASY with `margin`, no profiling; job 1 (8
+ * GPUs, time limit `limit_min`, 0: none) runs on n1 since the returned T;
+ * job 2 (16 GPUs, 1 min) and job 3 (8 GPUs, 121 min) are submitted. */
+static time_t backfill_behind_job1(double margin, uint32_t limit_min)
+{
+    d.cfg.gpu_limit = 1;
+    d.cfg.backfill = 1; /* LUCID_BACKFILL_EASY */
+    d.cfg.backfill_margin = margin;
+    fake_submit(1, "alice", 8, 8, 1)->time_limit_min = limit_min;
+    engine_tick(&d);
+    assert_phase(1, LUCID_PHASE_RUNNING);
+    time_t t = time(NULL);
+    fake_run(1, t);
+    fake_submit(2, "bob", 16, 8, 2)->time_limit_min = 1;
+    fake_submit(3, "carol", 8, 8, 1)->time_limit_min = 121;
+    return t;
+}
+
 /* backfill = easy, priorities estimate x GPUs (lower first), estimates
  * from time limits: job 1 (8 GPUs, 3600 s) runs on n1 since T.  Job 2 (16
  * GPUs, 1 min: priority 960) cannot start; it is reserved n1,n2 from T +
@@ -468,16 +486,7 @@ static void ratio_table_is_rebuilt_from_the_store(void **state)
 static void backfill_honours_the_reservation(void **state)
 {
     (void)state;
-    d.cfg.gpu_limit = 1;
-    d.cfg.backfill = 1; /* LUCID_BACKFILL_EASY */
-    d.cfg.backfill_margin = 1.2;
-    fake_submit(1, "alice", 8, 8, 1);
-    engine_tick(&d);
-    assert_phase(1, LUCID_PHASE_RUNNING);
-    time_t t = time(NULL);
-    fake_run(1, t);
-    fake_submit(2, "bob", 16, 8, 2)->time_limit_min = 1;
-    fake_submit(3, "carol", 8, 8, 1)->time_limit_min = 121;
+    time_t t = backfill_behind_job1(1.2, 0);
     fake_submit(4, "dave", 8, 8, 1)->time_limit_min = 10;
     engine_tick(&d);
     assert_phase(2, LUCID_PHASE_MAIN_QUEUE);
@@ -496,6 +505,54 @@ static void backfill_honours_the_reservation(void **state)
     assert_int_equal(big->eta_p50, t + 3600);
 }
 
+
+/* A reservation once given is kept, also by a restarted lucidd (easy,
+ * window 1200 s, margin 1; estimates from time limits): job 1 (8 GPUs, 15
+ * min) runs on n1 since T.  Job 2 (16 GPUs, 1 min: priority 960) cannot
+ * start; its earliest start, T + 900, is within the window: reserved
+ * n1,n2 from T + 900, and the state store says since when.  Job 3 (8 GPUs,
+ * 121 min) would delay it: it waits.  lucidd restarts (its job table
+ * rebuilt from the store) with a window of 60 s, which job 2's start no
+ * longer meets: job 2 keeps its reservation and job 3 still waits.  When
+ * job 2 then waits for a begin time (Slurm would not run it) the
+ * reservation is dropped, in the store too, and job 3 starts on n2. */
+static void a_reservation_survives_a_restart(void **state)
+{
+    (void)state;
+    d.cfg.backfill_window = 1200;
+    time_t t = backfill_behind_job1(1, 15);
+    time_t before = time(NULL);
+    engine_tick(&d);
+    assert_int_equal(engine_find(&d, 2)->reserved_at, t + 900);
+    assert_string_equal(engine_find(&d, 2)->reserved_nodes, "n1,n2");
+    assert_phase(3, LUCID_PHASE_MAIN_QUEUE);
+    lucid_error err = {{0}};
+    lucid_job_record stored;
+    assert_int_equal(lucid_state_get_job(d.state, 2, &stored, &err), 1);
+    assert_true(stored.reserved_since >= before && stored.reserved_since <= time(NULL));
+
+    engine_free(&d); /* the restart: only the store remains */
+    d.cfg.backfill_window = 60;
+    assert_int_equal(engine_load(&d, &err), 0);
+    assert_int_equal(rec(2)->reserved_since, stored.reserved_since);
+    engine_tick(&d);
+    assert_phase(2, LUCID_PHASE_MAIN_QUEUE);
+    assert_int_equal(engine_find(&d, 2)->reserved_at, t + 900);
+    assert_int_equal(rec(2)->reserved_since, stored.reserved_since);
+    assert_phase(3, LUCID_PHASE_MAIN_QUEUE);
+    assert_string_equal(rec(3)->reason,
+                        "waiting: starting it now would delay the reservation of job 2");
+
+    fake_job(2)->start_time = time(NULL) + 3600;
+    engine_tick(&d);
+    assert_string_equal(engine_find(&d, 2)->waits_for, "begin");
+    assert_int_equal(rec(2)->reserved_since, 0);
+    assert_int_equal(lucid_state_get_job(d.state, 2, &stored, &err), 1);
+    assert_int_equal(stored.reserved_since, 0);
+    assert_phase(3, LUCID_PHASE_RUNNING);
+    assert_true(fake_called("start 3 main n2"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -507,6 +564,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(waiting_jobs_get_start_estimates, setup, teardown),
         cmocka_unit_test_setup_teardown(ratio_table_is_rebuilt_from_the_store, setup, teardown),
         cmocka_unit_test_setup_teardown(backfill_honours_the_reservation, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_reservation_survives_a_restart, setup, teardown),
         cmocka_unit_test_setup_teardown(dependencies_begin_and_user_holds_take_no_capacity, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(node_choices_are_honoured_or_handed_back, setup, teardown),
