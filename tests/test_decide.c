@@ -614,6 +614,52 @@ static void reservations_are_honoured(void **state)
 }
 
 
+/* A head that can never fit (32 GPUs on 2 x 8) holds no reservation, so no
+ * reason may name one it does not hold (they used to say "job 0"), and in
+ * conservative the first job that does hold one is the one reasons name.
+ * n1 busy until 1000, n2 4 GPUs free until 100 (job 11).  Job 2 (4 GPUs,
+ * 500 s) starts on n2 in both modes.  EASY: job 3 (4 GPUs) waits for GPUs,
+ * behind nobody's reservation.  Conservative: job 3 is reserved on n2 from
+ * 100 (job 11's end) and job 4 waits behind job 3's reservation. */
+static void unfit_head_names_no_reservation(void **state)
+{
+    (void)state;
+    decide_busy busy[] = {
+        {.id = 10, .gpus = 8, .nnodes = 1, .node = {0}, .estimate_s = 1000, .start = 0},
+        {.id = 11, .gpus = 4, .nnodes = 1, .node = {1}, .estimate_s = 100, .start = 0},
+    };
+    decide_horizon horizon = {.now = 0, .busy = busy, .nbusy = 2};
+    int modes[] = {LUCID_BACKFILL_EASY, LUCID_BACKFILL_CONSERVATIVE};
+    for (int m = 0; m < 2; m++) {
+        decide_node nodes[2];
+        make_nodes(nodes, 2, (const int[]){0, 4});
+        decide_job jobs[] = {
+            {.id = 1, .gpus = 32, .priority = 1, .estimate_s = 100, .sharing_score = -1},
+            {.id = 2, .gpus = 4, .nodes = 1, .priority = 2, .estimate_s = 500, .sharing_score = -1},
+            {.id = 3, .gpus = 4, .nodes = 1, .priority = 3, .estimate_s = 300, .sharing_score = -1},
+            {.id = 4, .gpus = 4, .nodes = 1, .priority = 4, .estimate_s = 300, .sharing_score = -1},
+        };
+        decide_params params = {.gpu_memory_mib = 24576, .score_sum = 2, .priority_ratio = 2,
+                                .backfill = modes[m], .backfill_margin = 1, .horizon = &horizon};
+        decide_result results[4];
+        assert_int_equal(decide_main(jobs, 4, NULL, 0, nodes, 2, &params, results), 1);
+        assert_int_equal(results[0].reserved_at, -1);
+        assert_int_equal(results[1].start, 1);
+        assert_string_equal(results[1].nodes, "n2");
+        assert_string_equal(results[1].reason, "placed on n2 ahead of job 1, which can never fit the cluster");
+        for (int j = 0; j < 4; j++)
+            assert_null(strstr(results[j].reason, "job 0"));
+        if (modes[m] == LUCID_BACKFILL_EASY) {
+            assert_int_equal(results[2].reserved_at, -1);
+            assert_string_equal(results[2].reason, "waiting for 4 free GPUs on 1 node (priority 3)");
+        } else {
+            assert_int_equal(results[2].reserved_at, 100);
+            assert_string_equal(results[2].reserved_nodes, "n2");
+            assert_non_null(strstr(results[3].reason, "behind the reservation of job 3"));
+        }
+    }
+}
+
 /* One decision of the schedule above (n1 busy until `busy_end`, n2 with
  * 4 GPUs free until 100; clock 0, margin 1, EASY) for job 1 (16 GPUs,
  * priority 1) and job 2 (4 GPUs, 5000 s, priority 2); `holds`: job 1 held
@@ -762,6 +808,7 @@ int main(void)
         cmocka_unit_test(partner_is_first_allowed_in_running_order),
         cmocka_unit_test(predictions_on_a_hand_built_schedule),
         cmocka_unit_test(reservations_are_honoured),
+        cmocka_unit_test(unfit_head_names_no_reservation),
         cmocka_unit_test(reservations_only_within_the_window),
         cmocka_unit_test(a_reservation_once_given_is_kept),
         cmocka_unit_test(small_jobs_never_hold_a_reservation),

@@ -717,6 +717,7 @@ typedef struct main_pass {
     int built;
     size_t held;            /* reservations given in this pass */
     uint32_t first_holder;  /* the first job that holds one */
+    uint32_t unfit;         /* the first job that never fits the profile (holds none) */
     lucid_backfill_config bf; /* the rules a new reservation must pass (window, size) */
     int keeping;            /* placing the jobs that already hold one (decide_main) */
     uint32_t passed_over;   /* the first job that does not fit and got none, or 0 */
@@ -920,9 +921,11 @@ static void reserve_job(main_pass *m, size_t position)
     int64_t now = m->params->horizon->now;
     long k = lucid_profile_fit(p, &m->mir.s, job->gpus, dur, now, &nalloc);
     if (k < 0) {
-        if (m->held == 0 && !m->keeping)
+        if (m->held == 0 && !m->keeping) {
             m->held++; /* never fits on this profile: nothing to protect, but the
                         * pass goes on by the profile (as backfill.c does) */
+            m->unfit = job->id;
+        }
         return;
     }
     if (!m->keeping && !lucid_backfill_in_window(&m->bf, now, p->times[k])) {
@@ -937,8 +940,11 @@ static void reserve_job(main_pass *m, size_t position)
     }
     if (lucid_profile_reserve(p, k, dur, nalloc) < 0)
         return;
-    if (m->held++ == 0)
+    /* Not "held == 0": a head that never fits counts in held but holds
+     * nothing, and later reasons must name a job that does. */
+    if (!m->first_holder)
         m->first_holder = job->id;
+    m->held++;
     result->holds = 1;
     result->reserved_at = p->times[k];
     write_alloc_nodes(result->reserved_nodes, sizeof result->reserved_nodes, m->nodes, p->alloc,
@@ -952,9 +958,14 @@ static int backfill_job(main_pass *m, size_t position)
     const decide_job *job = &m->jobs[position];
     decide_result *result = &m->results[position];
     char *p = result->reason, *end = result->reason + sizeof result->reason - 1;
-    p = append_text(p, end, "waiting: starting it now would delay the reservation of job ");
-    p = append_number(p, end, m->first_holder);
-    *p = '\0';
+    if (m->first_holder) {
+        p = append_text(p, end, "waiting: starting it now would delay the reservation of job ");
+        p = append_number(p, end, m->first_holder);
+        *p = '\0';
+    } else {
+        /* The jobs ahead never fit the cluster: no reservation to delay. */
+        reason_waiting(result, job);
+    }
     int per_node = m->place.ready ? m->place.cluster.gpus_per_node : 8;
     int core_nodes = job->gpus > 0 ? (job->gpus + per_node - 1) / per_node : 1;
     if (job->node_ok || nodes_needed(job->gpus, job->nodes, per_node) != core_nodes ||
@@ -969,10 +980,12 @@ static int backfill_job(main_pass *m, size_t position)
          * would blame its estimate, wrongly for a short job that starts as
          * soon as GPUs free up; it waits for GPUs, and behind the holder. */
         reason_waiting(result, job);
-        p = result->reason + strlen(result->reason);
-        p = append_text(p, end, ", behind the reservation of job ");
-        p = append_number(p, end, m->first_holder);
-        *p = '\0';
+        if (m->first_holder) {
+            p = result->reason + strlen(result->reason);
+            p = append_text(p, end, ", behind the reservation of job ");
+            p = append_number(p, end, m->first_holder);
+            *p = '\0';
+        }
         reserve_job(m, position);
         return 0;
     }
@@ -1006,9 +1019,14 @@ static int backfill_job(main_pass *m, size_t position)
     }
     result->start = 1;
     write_nodes(result, m->nodes, chosen, nalloc);
-    snprintf(result->reason, sizeof result->reason,
-             "backfilled on %.100s: its estimated run ends before it could delay job %u's "
-             "reservation", result->nodes, m->first_holder);
+    if (m->first_holder)
+        snprintf(result->reason, sizeof result->reason,
+                 "backfilled on %.100s: its estimated run ends before it could delay job %u's "
+                 "reservation", result->nodes, m->first_holder);
+    else
+        snprintf(result->reason, sizeof result->reason,
+                 "placed on %.100s ahead of job %u, which can never fit the cluster", result->nodes,
+                 m->unfit);
     m->most_free = max_free(m->nodes, m->nnodes);
     m->whole_nodes = nodes_with(m->nodes, m->nnodes, 8);
     return 1;
