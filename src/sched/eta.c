@@ -634,7 +634,8 @@ int lucid_eta_predict(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_
      * before now, each mirrored as far after it, in Lucid's order (priority,
      * then arrival; insertion: at most LUCID_ETA_MAX_GHOSTS).  Only the P90
      * scenario has them: with them in the P50 too the median error moved
-     * by -1.5 to +1.8 points over four seeds (online, Venus), no gain. */
+     * by -0.6 to +1.8 points over four seeds (online, Venus), and with
+     * oracle durations from 17.8 to 27.7 % (docs/backfill.md). */
     lucid_eta_arrival ghosts[LUCID_ETA_MAX_GHOSTS];
     int64_t ghost_runs[LUCID_ETA_MAX_GHOSTS][3];
     size_t nghosts = 0;
