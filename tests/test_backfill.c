@@ -530,6 +530,50 @@ static void submitters_running_jobs_end_at_their_levels(void **state)
     one_node_lucid_free(&c);
 }
 
+/* Later arrivals that overtake: in the P90 scenario the arrivals of the
+ * last LUCID_ETA_GHOST_WINDOW s arrive again, mirrored about now, at their
+ * place in Lucid's order.  One 8-GPU node, packing on, no job ended (prior
+ * ratios 0.25 / 1 / 4).  R (8 GPUs, estimate 100, score 2) arrives and
+ * starts at 0; at 50 W (8 GPUs, score 2: no partner) waits for it.  R ran
+ * 50 s of 100: it ends at 100 x (0.5 x 1.1, 1, 4) = 55 / 100 / 400. */
+static void later_arrivals_overtake_in_the_p90(void **state)
+{
+    (void)state;
+    static const int32_t share[2] = {2, 2}, user[2] = {1, 2};
+    static const int64_t at[2] = {0, 50};
+    for (int behind = 0; behind < 2; behind++) {
+        /* W's estimate 200 (priority 1600, behind R's 800), or 50 (400,
+         * ahead of it). */
+        const double est[2] = {100, behind ? 50 : 200};
+        one_node_lucid c;
+        one_node_lucid_run(&c, 2, est, share, user, at);
+        lucid_sched *s = &c.s;
+        assert_int_equal(s->qlen, 1);
+        assert_int_equal(s->queue[0], 1);
+        lucid_eta_table *table = &c.table;
+        lucid_eta out[1];
+        /* No arrival noted: W starts when R ends. */
+        assert_int_equal(lucid_eta_predict(s, NULL, table, &c.plan, 0, 1, -1, out), 0);
+        EXPECT_ETA(&out[0], 55, 100, 400);
+        /* An arrival 21,601 s before 50 has left the window when the one at
+         * 50 is noted; W's own arrival (at now) is no arrival to come. */
+        assert_int_equal(lucid_eta_table_note_arrival(table, 1, 50 - LUCID_ETA_GHOST_WINDOW - 1), 0);
+        assert_int_equal(lucid_eta_table_note_arrival(table, 0, 0), 0);
+        assert_int_equal(lucid_eta_table_note_arrival(table, 1, 50), 0);
+        assert_int_equal(table->narr - table->arr_head, 2);
+        assert_int_equal(lucid_eta_predict(s, NULL, table, &c.plan, 0, 1, -1, out), 0);
+        if (behind)
+            /* R's copy arrives at 2 x 50 - 0 = 100 and waits for R's end
+             * (400) with W; W, first in the order, starts then. */
+            EXPECT_ETA(&out[0], 55, 100, 400);
+        else
+            /* R's copy goes first at 400 and runs 100 x 4 = 400 s: W starts
+             * at 800 (P10 and P50 as before). */
+            EXPECT_ETA(&out[0], 55, 100, 800);
+        one_node_lucid_free(&c);
+    }
+}
+
 /* A running job that has outrun its estimate ends at a duration drawn from
  * the finished jobs that ran at least as long, when that rule has predicted
  * such jobs' ends better so far, else at a ratio.  FIFO on one
@@ -773,6 +817,7 @@ int main(void)
         cmocka_unit_test(lucid_replay_head_of_line_without_packing),
         cmocka_unit_test(lucid_replay_packs_onto_a_running_job_whose_partner_ended),
         cmocka_unit_test(submitters_running_jobs_end_at_their_levels),
+        cmocka_unit_test(later_arrivals_overtake_in_the_p90),
         cmocka_unit_test(hourly_repredictions),
         cmocka_unit_test(overrun_job_ends_by_durations),
         cmocka_unit_test(direct_consolidation_matches_the_placer),

@@ -15,7 +15,9 @@
  * scenarios use the table's 10th, 50th and 90th percentiles throughout,
  * except, in Lucid's replay, for the running jobs of the user whose new job
  * is predicted: those end at the levels such jobs have ended at (users
- * queue a job as their running one nears its end). */
+ * queue a job as their running one nears its end), and, in the P90
+ * scenario of that replay, for the arrivals to come that overtake
+ * (LUCID_ETA_GHOST_WINDOW). */
 #ifndef LUCID_ETA_H
 #define LUCID_ETA_H
 
@@ -54,7 +56,16 @@ typedef struct lucid_eta_table {
      * cap_slot_of; a job's note is found without a scan at its end). */
     uint32_t *slot_of;
     size_t cap_slot_of;
+    /* The VC's recent arrivals (lucid_eta_table_note_arrival), oldest first:
+     * arrivals[arr_head..narr) are those of the last LUCID_ETA_GHOST_WINDOW s. */
+    struct lucid_eta_arrival *arrivals;
+    size_t arr_head, narr, cap_arr;
 } lucid_eta_table;
+
+typedef struct lucid_eta_arrival {
+    int64_t time;
+    int32_t job;
+} lucid_eta_arrival;
 
 typedef struct lucid_eta_pending {
     int32_t job;
@@ -93,6 +104,19 @@ int lucid_eta_uses_submitter(const lucid_sched *s, const lucid_backfill *bf);
  * LUCID_ETA_MIN_HISTORY of them. */
 double lucid_eta_table_submitter_level(const lucid_eta_table *t, double q);
 void lucid_eta_table_free(lucid_eta_table *t);
+
+/* Later arrivals that overtake.  A job's start also waits for the jobs
+ * that arrive after its prediction and that the policy's order puts ahead
+ * of it (Lucid: estimate x GPUs), which the queue at the prediction does
+ * not show.  The replay assumes the next hours' arrivals mirror the last
+ * ones: each job that arrived d s before the prediction (d within the
+ * window; the LUCID_ETA_MAX_GHOSTS latest) arrives again d s after it, in
+ * the scenarios of LUCID_ETA_GHOST_SCENARIOS, and joins the queue at its
+ * place in the policy's order.  The simulator notes every job that joins a
+ * VC's queue (lucidd notes none: its predictions are as before). */
+#define LUCID_ETA_GHOST_WINDOW 21600
+#define LUCID_ETA_MAX_GHOSTS 32
+int lucid_eta_table_note_arrival(lucid_eta_table *t, int32_t job, int64_t time);
 
 /* Jobs deeper in the queue than this are placed by volume: the estimated
  * GPU-seconds between the last exactly placed job and them drain at the

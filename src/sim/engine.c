@@ -270,6 +270,11 @@ static int predict_arrivals(vc_run *v, uint32_t first_seq, size_t first, size_t 
         int64_t at = s->run[job].status == LUCID_PENDING ? -1 : s->now;
         res->eta_p10[job] = res->eta_p50[job] = res->eta_p90[job] = at;
         res->eta_at[job] = s->now;
+        /* Every arrival, for the later predictions' arrivals to come (the
+         * greedy replay's only; a prediction does not see its own step's). */
+        if (lucid_eta_uses_submitter(s, &v->bf) &&
+            lucid_eta_table_note_arrival(&v->table, job, s->now) < 0)
+            return -1;
     }
     if (upto == 0)
         return 0;
