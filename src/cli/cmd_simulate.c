@@ -611,7 +611,10 @@ static int parse_args(int argc, char **argv, lucid_experiment *exp, int *quiet)
 }
 
 /* [simulate] stream = auto: policies one after another above this much of
- * per-job results (lucid_jobrun per job and policy). */
+ * per-job results, counted as 144 bytes (a lucid_jobrun) per job and policy
+ * as when each policy kept one; a policy now keeps ~40-90 bytes per job
+ * (docs/benchmarks.md), but the switch point (~2.4M jobs x six policies)
+ * is left where users have it. */
 #define STREAM_AUTO_BYTES (2.0 * 1024 * 1024 * 1024)
 
 /* Progress over runs of some policies each: the counter goes on from one

@@ -119,8 +119,8 @@ static int64_t next_scaling_check(const profiler *p)
 }
 
 int lucid_profile_pass(const lucid_sim_config *cfg, const lucid_sim_inputs *in,
-                       const unsigned char *excluded, lucid_jobrun *run, lucid_profile_log *log,
-                       lucid_error *err)
+                       const unsigned char *excluded, int64_t *prof_start, int64_t *prof_end,
+                       lucid_profile_log *log, lucid_error *err)
 {
     const lucid_trace *trace = in->trace;
     const lucid_sim_lucid_config *lc = &cfg->lucid;
@@ -133,19 +133,17 @@ int lucid_profile_pass(const lucid_sim_config *cfg, const lucid_sim_inputs *in,
     p.forced = LUCID_NEVER;
     lucid_forecast_cursor_init(&p.forecast, in->forecast,
                                in->forecast ? in->forecast->pred_gpu_num : NULL, cfg->start, -1);
-    /* The profiler works on the caller's run[] and rewrites every record
-     * at the end: a second array of every job's records (1.4 GB at 10M
-     * jobs) was Lucid's peak memory and 350,000 fresh pages to fault in. */
-    for (size_t i = 0; i < trace->njobs; i++) {
-        run[i] = (lucid_jobrun){0};
-        run[i].start_time = run[i].end_time = -1;
-        run[i].partner = run[i].packed_with = run[i].packed_onto = -1;
-        run[i].exclusive = 1;
-        run[i].status = LUCID_WAITING;
-    }
+    /* Working records for the pass, indexed by trace position (the
+     * profiler's one cluster serves every VC); a record is set up when its
+     * job arrives, so those of jobs never profiled stay untouched pages. */
+    lucid_jobrun *run = calloc(trace->njobs + 1, sizeof *run);
+    if (!run)
+        return lucid_error_set(err, "out of memory");
     if (lucid_sched_init(&p.s, trace->jobs, run, -1, lc->profiler_nodes, cfg->gpus_per_node,
-                         cfg->placer, &lucid_policy_profiler, cfg->sem, cfg->seed, err) < 0)
+                         cfg->placer, &lucid_policy_profiler, cfg->sem, cfg->seed, err) < 0) {
+        free(run);
         return -1;
+    }
     int64_t gpu_limit = (int64_t)lc->profiler_nodes * lc->profiler_factor;
     size_t next_job = 0;
     int64_t active = 0; /* queued or running in the profiler */
@@ -175,6 +173,11 @@ int lucid_profile_pass(const lucid_sim_config *cfg, const lucid_sim_inputs *in,
             if (!excluded[next_job] && trace->jobs[next_job].gpu_num <= gpu_limit) {
                 int32_t job = (int32_t)next_job;
                 int64_t d = trace->jobs[job].duration;
+                run[job] = (lucid_jobrun){0};
+                run[job].start_time = run[job].end_time = -1;
+                run[job].partner = run[job].packed_with = run[job].packed_onto = -1;
+                run[job].exclusive = 1;
+                run[job].status = LUCID_WAITING;
                 run[job].remain = (double)(d < lc->profiler_time_limit ? d : lc->profiler_time_limit);
                 run[job].rate = 1.0;
                 if (lucid_policy_profiler.arrive(&p.s, job) < 0) {
@@ -197,18 +200,12 @@ int lucid_profile_pass(const lucid_sim_config *cfg, const lucid_sim_inputs *in,
     if (rc == 0 && (p.s.qlen > 0 || p.s.nrunning > 0))
         rc = lucid_error_set(err, "profiler: %zu jobs never finished profiling", p.s.qlen);
     for (size_t i = 0; i < trace->njobs && rc == 0; i++) {
-        int64_t start = run[i].start_time, end = run[i].end_time;
-        run[i] = (lucid_jobrun){0}; /* as the caller's calloc left it, plus: */
-        run[i].prof_start = run[i].prof_end = -1;
-        if (start < 0)
-            continue;
-        run[i].profiled = 1;
-        run[i].prof_start = start;
-        run[i].prof_end = end;
-        run[i].profqueue = start - trace->jobs[i].submit_time;
-        run[i].finished_in_profiler = trace->jobs[i].duration <= lc->profiler_time_limit;
+        int eligible = !excluded[i] && trace->jobs[i].gpu_num <= gpu_limit;
+        prof_start[i] = eligible ? run[i].start_time : -1;
+        prof_end[i] = eligible ? run[i].end_time : -1;
     }
     lucid_sched_free(&p.s);
+    free(run);
     if (rc < 0)
         lucid_profile_log_free(log);
     return rc;
