@@ -120,6 +120,11 @@ typedef struct lucid_eta_row {
  * GPUs the policy schedules on, both over [first, last] = the VC's first
  * submission to its last job's end; gpus_first / gpus_last = its GPUs at
  * those moments (a VC with no job: first = -1 and gpus_first its size). */
+/* A job's run in Lucid's profiler: [start, end), or -1, -1 if not profiled. */
+typedef struct lucid_prof_run {
+    int64_t start, end;
+} lucid_prof_run;
+
 typedef struct lucid_gpu_use {
     double busy, capacity;
     int64_t first, last;
@@ -131,7 +136,7 @@ typedef struct lucid_sim_result {
     lucid_jobresult *run;    /* per trace job */
     /* Lucid: per trace job, its profiling run (-1, -1 if not profiled);
      * NULL for the other policies. */
-    int64_t *prof_start, *prof_end;
+    lucid_prof_run *prof;
     unsigned char *excluded; /* per job: 1 if not simulated (oversized, skipped) */
     size_t nexcluded;        /* jobs with excluded[i] = 1 */
     lucid_sample *samples;   /* by VC then time (when cfg.series) */

@@ -374,10 +374,10 @@ static void init_jobrun(lucid_jobrun *r, const lucid_job *job, const lucid_sim_r
     r->rate = 1.0;
     r->remain = (double)job->duration;
     r->status = LUCID_WAITING;
-    if (res->prof_start && res->prof_start[g] >= 0) {
+    if (res->prof && res->prof[g].start >= 0) {
         r->profiled = 1;
-        r->prof_start = res->prof_start[g];
-        r->prof_end = res->prof_end[g];
+        r->prof_start = res->prof[g].start;
+        r->prof_end = res->prof[g].end;
         r->profqueue = r->prof_start - job->submit_time;
         /* Rejoining at submit, the main-queue wait already spans the
          * profiler wait: adding profqueue counts it twice. */
@@ -420,6 +420,7 @@ static void vc_run_free_arrays(vc_run *v)
     v->share = NULL;
     v->estimate = NULL;
     v->reserved_at = NULL;
+    v->njobs = 0; /* nothing left to publish (a run whose begin failed) */
 }
 
 static int compare_i32(const void *pa, const void *pb)
@@ -816,13 +817,8 @@ static int prepare_lucid(sim_context *ctx, policy_run *pr, lucid_error *err)
     pr->lucid.forecast_start = cfg->start;
     lucid_sim_inputs with_forecast = *in;
     with_forecast.forecast = forecast;
-    lucid_sim_result *res = pr->result;
-    res->prof_start = malloc((trace->njobs + 1) * sizeof *res->prof_start);
-    res->prof_end = malloc((trace->njobs + 1) * sizeof *res->prof_end);
-    if (!res->prof_start || !res->prof_end)
-        return lucid_error_set(err, "out of memory");
-    return lucid_profile_pass(cfg, &with_forecast, ctx->excluded, res->prof_start, res->prof_end,
-                              &pr->log, err);
+    return lucid_profile_pass(cfg, &with_forecast, ctx->excluded, &pr->result->prof, &pr->log,
+                              err);
 }
 
 typedef struct arrival {
@@ -873,18 +869,18 @@ static int build_arrivals(sim_context *ctx, policy_run *pr, lucid_error *err)
             continue;
         }
         int64_t at = job->submit_time;
-        if (is_lucid && res->prof_start[i] >= 0) {
+        if (is_lucid && res->prof[i].start >= 0) {
             r->profiled = 1;
             if (job->duration <= ctx->cfg->lucid.profiler_time_limit) {
                 r->finished_in_profiler = 1;
                 r->status = LUCID_DONE;
-                r->start_time = res->prof_start[i];
-                r->end_time = res->prof_end[i];
-                r->queue = (double)(res->prof_start[i] - job->submit_time);
+                r->start_time = res->prof[i].start;
+                r->end_time = res->prof[i].end;
+                r->queue = (double)(res->prof[i].start - job->submit_time);
                 continue;
             }
             if (!ctx->cfg->sem.profiled_rejoin_at_submit)
-                at = res->prof_end[i];
+                at = res->prof[i].end;
         }
         list[n++] = (arrival){at, job->vc, (int32_t)i};
     }
@@ -1436,8 +1432,7 @@ int lucid_simulate(const lucid_sim_config *cfg_in, const lucid_sim_inputs *in,
 void lucid_sim_result_free(lucid_sim_result *result)
 {
     free(result->run);
-    free(result->prof_start);
-    free(result->prof_end);
+    free(result->prof);
     free(result->excluded);
     free(result->samples);
     free(result->estimates);

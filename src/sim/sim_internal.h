@@ -33,11 +33,11 @@ typedef struct lucid_profile_log {
     size_t count;
 } lucid_profile_log;
 
-/* Runs Lucid's profiling pass over all jobs (on working records of its
- * own, freed before it returns) and writes each job's profiling run to
- * prof_start[i], prof_end[i] (-1, -1: not profiled). */
+/* Runs Lucid's profiling pass over all jobs, on working records of its own
+ * (one lucid_jobrun per trace job), and sets *prof to a new array of each
+ * job's profiling run (the caller frees it). */
 int lucid_profile_pass(const lucid_sim_config *cfg, const lucid_sim_inputs *in,
-                       const unsigned char *excluded, int64_t *prof_start, int64_t *prof_end,
+                       const unsigned char *excluded, lucid_prof_run **prof,
                        lucid_profile_log *log, lucid_error *err);
 void lucid_profile_log_free(lucid_profile_log *log);
 

@@ -266,9 +266,9 @@ int lucid_explain_job_dated(const lucid_sim_config *cfg_in, const lucid_sim_inpu
         else
             fprintf(out,
                     "profiling: waited %lld s for the profiler, profiled %lld-%lld%s%s\n",
-                    (long long)(res.prof_start[job] - j->submit_time),
-                    (long long)res.prof_start[job], (long long)res.prof_end[job],
-                    dates_of(calendar, res.prof_start[job], res.prof_end[job], " (", ")", d1,
+                    (long long)(res.prof[job].start - j->submit_time),
+                    (long long)res.prof[job].start, (long long)res.prof[job].end,
+                    dates_of(calendar, res.prof[job].start, res.prof[job].end, " (", ")", d1,
                              sizeof d1),
                     r->finished_in_profiler ? "; finished there (never reached the main cluster)"
                                             : "; then went to the main cluster");
