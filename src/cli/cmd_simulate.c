@@ -676,8 +676,8 @@ int cmd_simulate(int argc, char **argv)
                     d.trace.skipped_cpu_jobs);
         /* Policies one after another when all their results at once would
          * be large: each one's results are written and freed before the next
-         * runs, so memory holds one policy's (10M jobs: ~1.5 GB each, not 6x
-         * that), at the cost of the parallelism across policies. */
+         * runs, so memory holds one policy's (10M jobs: ~0.6-0.85 GB each,
+         * not 6x that), at the cost of the parallelism across policies. */
         if (stream < 0)
             stream = npolicies > 1 && (double)d.trace.njobs * npolicies * sizeof(lucid_jobrun) >
                                           STREAM_AUTO_BYTES;
