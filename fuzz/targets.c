@@ -41,7 +41,7 @@ int lucid_fuzz_trace(const uint8_t *data, size_t size)
         if (lucid_simulate(&cfg, &in, policies, 4, results, NULL, NULL, &err) == 0) {
             for (int p = 0; p < 4; p++) {
                 for (size_t i = 0; i < trace.njobs; i++) {
-                    const lucid_jobrun *r = &results[p].run[i];
+                    const lucid_jobresult *r = &results[p].run[i];
                     if (!results[p].excluded[i] &&
                         (r->start_time < trace.jobs[i].submit_time || r->end_time <= r->start_time ||
                          r->end_time - r->start_time < trace.jobs[i].duration))

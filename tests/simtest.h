@@ -56,7 +56,7 @@ static inline void simtest_run_ok(simtest *t, const char *policy)
         fail_msg("%s: %s", policy, err.msg);
 }
 
-static inline const lucid_jobrun *simtest_job(const simtest *t, int64_t job_id)
+static inline const lucid_jobresult *simtest_job(const simtest *t, int64_t job_id)
 {
     int64_t i = lucid_trace_find(&t->trace, job_id);
     assert_true(i >= 0);
@@ -67,7 +67,7 @@ static inline const lucid_jobrun *simtest_job(const simtest *t, int64_t job_id)
 static inline void expect_job(const simtest *t, int64_t id, int64_t start, int64_t end,
                               double queue, int line)
 {
-    const lucid_jobrun *r = simtest_job(t, id);
+    const lucid_jobresult *r = simtest_job(t, id);
     if (r->start_time != start || r->end_time != end || r->queue != queue)
         fail_msg("line %d: job %lld: got start %lld end %lld queue %g, want %lld %lld %g", line,
                  (long long)id, (long long)r->start_time, (long long)r->end_time, r->queue,

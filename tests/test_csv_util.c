@@ -519,7 +519,7 @@ static void result_integers_match_printf(void **state)
     values[nv++] = INT64_MIN + 1;
     assert_true(nv <= sizeof values / sizeof values[0]);
     lucid_job *jobs = calloc(nv, sizeof *jobs);
-    lucid_jobrun *run = calloc(nv, sizeof *run);
+    lucid_jobresult *run = calloc(nv, sizeof *run);
     unsigned char *excluded = calloc(nv, 1);
     assert_non_null(jobs);
     assert_non_null(run);
@@ -529,10 +529,10 @@ static void result_integers_match_printf(void **state)
     assert_int_equal(lucid_strtab_intern(vcs.names, "vc"), 0);
     for (size_t i = 0; i < nv; i++) { /* each value once in the id, start and end columns */
         jobs[i] = (lucid_job){.job_id = values[i], .submit_time = 0, .duration = 5, .gpu_num = 8};
-        run[i] = (lucid_jobrun){.start_time = values[(i + 1) % nv],
-                                .end_time = values[(i + 2) % nv],
-                                .partner = -1,
-                                .packed_with = -1};
+        run[i] = (lucid_jobresult){.start_time = values[(i + 1) % nv],
+                                   .end_time = values[(i + 2) % nv],
+                                   .packed_with = -1,
+                                   .packed_onto = -1};
     }
     lucid_trace trace = {.jobs = jobs, .njobs = nv};
     lucid_sim_result result = {.policy = lucid_policy_find("fifo"), .run = run, .excluded = excluded};

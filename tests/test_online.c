@@ -77,7 +77,7 @@ static void never_learns_from_unended_jobs(void **state)
     lucid_online *oa = make(a, &ta, &va), *ob = make(b, &tb, &vb);
     /* Jobs 1..100 have ended before `now`, the planted job (index 7) among
      * them only in the second check. */
-    lucid_jobrun *run = calloc(ta.njobs, sizeof *run);
+    lucid_jobresult *run = calloc(ta.njobs, sizeof *run);
     int64_t now = ta.jobs[100].submit_time;
     for (size_t i = 0; i < ta.njobs; i++)
         run[i].end_time = i < 100 ? ta.jobs[i].submit_time + 1000 : -1;

@@ -315,6 +315,57 @@ static void lucid_profiler_then_main_pass(void **state)
     }
 }
 
+/* The profiling pass hands back the working records of jobs that have left
+ * the profiler (profiler.c); a job still waiting there must keep its own.
+ * One 8-GPU profiling node; a 1-GPU job of 50 s arrives every 10 s from 0
+ * to 99,990 (10,000 jobs: five run at any time, each finishes in the
+ * profiler), and at 60,005 a 4-GPU job that needs 4 free GPUs: least GPU
+ * first, every newcomer takes a freed GPU before it, so it waits until the
+ * flood ends — at 100,000 the job of 99,950 ends, four are busy, it starts:
+ * profiled 100,000-100,100 (limit 100), then 1,000 s on the main cluster. */
+static void lucid_profiler_keeps_waiting_job(void **state)
+{
+    (void)state;
+    enum { FLOOD = 10000 };
+    size_t cap = 64 + (FLOOD + 1) * 32, len = 0;
+    char *csv = malloc(cap);
+    double *est = malloc((FLOOD + 1) * sizeof *est);
+    assert_true(csv && est);
+    len += (size_t)snprintf(csv + len, cap - len, "job_id,vc,gpu_num,submit_time,duration\n");
+    for (int k = 0, row = 0; k < FLOOD; k++) {
+        len += (size_t)snprintf(csv + len, cap - len, "%d,a,1,%d,50\n", k + 1, 10 * k);
+        est[row++] = 50;
+        if (10 * k == 60000) {
+            len += (size_t)snprintf(csv + len, cap - len, "100000,a,4,60005,1000\n");
+            est[row++] = 1000;
+        }
+    }
+    simtest t;
+    simtest_load(&t, 1, csv);
+    simtest_estimates(&t, est);
+    t.cfg.sem = lucid_semantics_fixed();
+    t.cfg.lucid.profiler_nodes = 1;
+    t.cfg.lucid.profiler_factor = 8;
+    t.cfg.lucid.profiler_time_limit = 100;
+    t.cfg.lucid.profiler_autoscale = 0;
+    simtest_run_ok(&t, "lucid");
+    for (int k = 0; k < FLOOD; k++) {
+        EXPECT_JOB(&t, k + 1, 10 * k, 10 * k + 50, 0);
+        assert_int_equal(simtest_job(&t, k + 1)->finished_in_profiler, 1);
+    }
+    int64_t i = lucid_trace_find(&t.trace, 100000);
+    assert_int_equal(t.result.prof[i].start, 100000);
+    assert_int_equal(t.result.prof[i].end, 100100);
+    assert_int_equal(simtest_job(&t, 100000)->profiled, 1);
+    assert_int_equal(simtest_job(&t, 100000)->finished_in_profiler, 0);
+    /* joins the main queue at 100,100 and runs its whole 1,000 s there;
+     * queue = its profiler wait, 100,000 - 60,005 */
+    EXPECT_JOB(&t, 100000, 100100, 101100, 39995);
+    simtest_free(&t);
+    free(csv);
+    free(est);
+}
+
 static void oversized_jobs_refused_or_skipped(void **state)
 {
     (void)state;
@@ -358,6 +409,7 @@ int main(void)
         cmocka_unit_test(lucid_partner_bug_only_in_reference),
         cmocka_unit_test(lucid_packing_rules_refuse),
         cmocka_unit_test(lucid_profiler_then_main_pass),
+        cmocka_unit_test(lucid_profiler_keeps_waiting_job),
         cmocka_unit_test(oversized_jobs_refused_or_skipped),
         cmocka_unit_test(datetime_submit_times),
     };

@@ -418,7 +418,7 @@ static void compare(scale_trace *t, const lucid_policy_ops *fast, const lucid_po
         fail_msg("%s: %s", fast->name, err.msg);
     size_t preempted = 0, packed = 0;
     for (size_t i = 0; i < t->trace.njobs; i++) {
-        const lucid_jobrun *x = &a.run[i], *y = &b.run[i];
+        const lucid_jobresult *x = &a.run[i], *y = &b.run[i];
         if (x->start_time != y->start_time || x->end_time != y->end_time ||
             x->queue != y->queue || x->ckpt_times != y->ckpt_times || x->status != y->status)
             fail_msg("%s (%s, %s): job %lld: fast start %lld end %lld queue %.17g ckpt %d, "

@@ -98,7 +98,7 @@ static void compare_with_reference(const lucid_sim_result *res)
         must(lucid_csv_f64(csv, c_queue, &queue, &err), &err);
         int64_t i = lucid_trace_find(&V.trace, id);
         assert_true(i >= 0);
-        const lucid_jobrun *r = &res->run[i];
+        const lucid_jobresult *r = &res->run[i];
         int bad = r->start_time != start || r->end_time != end || r->queue != queue;
         if (c_prof >= 0) {
             int64_t prof, fin;
@@ -164,7 +164,7 @@ static void reference_mode_matches_job_by_job(void **state)
     lucid_sim_result single[6];
     run_all(single, lucid_semantics_reference(), 1);
     for (int p = 0; p < 6; p++) {
-        assert_memory_equal(single[p].run, results[p].run, V.trace.njobs * sizeof(lucid_jobrun));
+        assert_memory_equal(single[p].run, results[p].run, V.trace.njobs * sizeof(lucid_jobresult));
         lucid_sim_result_free(&single[p]);
         lucid_sim_result_free(&results[p]);
     }
@@ -213,7 +213,7 @@ static void check_invariants(const venus *d, const lucid_sim_result *res, int re
     int lucid = (res->policy->flags & LUCID_POLICY_LUCID) != 0;
     for (size_t i = 0; i < tr->njobs; i++) {
         const lucid_job *j = &tr->jobs[i];
-        const lucid_jobrun *r = &res->run[i];
+        const lucid_jobresult *r = &res->run[i];
         assert_int_equal(r->status, LUCID_DONE);
         assert_true(r->start_time >= j->submit_time);
         assert_true(r->end_time > r->start_time);
@@ -245,7 +245,7 @@ static void check_invariants(const venus *d, const lucid_sim_result *res, int re
         typedef struct ev { int64_t t; int64_t delta; } ev;
         ev *evs = malloc(2 * tr->njobs * sizeof *evs);
         for (size_t i = 0; i < tr->njobs; i++) {
-            const lucid_jobrun *r = &res->run[i];
+            const lucid_jobresult *r = &res->run[i];
             if (tr->jobs[i].vc != vc || (lucid && r->finished_in_profiler))
                 continue;
             /* A packed newcomer holds its target's GPUs: it adds nothing

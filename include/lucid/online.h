@@ -82,7 +82,7 @@ int64_t lucid_online_step(const lucid_online_config *cfg);
  * estimate is LUCID_ONLINE_COLD_ESTIMATE — then writes estimates for the
  * jobs listed, from the users' histories known at `now`.  With no jobs
  * listed nothing is trained (no job would use that model). */
-int lucid_online_estimate(lucid_online *o, const lucid_jobrun *run, int64_t now,
+int lucid_online_estimate(lucid_online *o, const lucid_jobresult *run, int64_t now,
                           const int32_t *jobs, size_t njobs, double *estimates, lucid_error *err);
 /* Explanations: remember why trace job `job` got its estimate (the
  * duration model's intercept and largest additive terms, or the cold-start

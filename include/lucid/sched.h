@@ -126,6 +126,22 @@ typedef struct lucid_jobrun {
     int8_t in_cand;       /* Lucid: in its GPU count's partner candidates */
 } lucid_jobrun;
 
+/* What a simulation keeps of one job once its VC's run is over (the 144-byte
+ * lucid_jobrun is a working record: the simulator holds one per job only
+ * while that job's VC runs, on VC-local arrays).  40 bytes, no padding, so
+ * that results compare with memcmp.  Job references are trace indices. */
+typedef struct lucid_jobresult {
+    int64_t start_time;  /* first start (main pass), -1 if never */
+    int64_t end_time;    /* -1 if it never ended */
+    double queue;        /* queueing delay as the policy accounts it */
+    int32_t packed_with; /* last partner, -1 */
+    int32_t packed_onto; /* the running job whose GPUs it started on, -1 */
+    int32_t ckpt_times;  /* preemptions */
+    int8_t status;       /* LUCID_DONE, or LUCID_SKIPPED when not simulated */
+    int8_t exclusive;    /* 0: ended while packed */
+    int8_t profiled, finished_in_profiler; /* Lucid */
+} lucid_jobresult;
+
 /* ---------------- the scheduler state of one VC ---------------- */
 
 typedef struct lucid_event {

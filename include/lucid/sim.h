@@ -33,7 +33,10 @@ typedef struct lucid_sim_lucid_config {
 } lucid_sim_lucid_config;
 
 /* Watches one job: called after every visited step of its VC's run under
- * the watched policy (explanations, tests). */
+ * the watched policy (explanations, tests).  The scheduler state passed
+ * is the VC's: its jobs and run records are VC-local arrays, and `job`
+ * and every job index in it (queue, running list, partners) are indices
+ * into them (s->jobs[i].job_id names a job); lucid_trace_find maps back. */
 typedef struct lucid_observer {
     int64_t job;                      /* trace index, -1 = none */
     const struct lucid_policy_ops *policy;
@@ -117,6 +120,11 @@ typedef struct lucid_eta_row {
  * GPUs the policy schedules on, both over [first, last] = the VC's first
  * submission to its last job's end; gpus_first / gpus_last = its GPUs at
  * those moments (a VC with no job: first = -1 and gpus_first its size). */
+/* A job's run in Lucid's profiler: [start, end), or -1, -1 if not profiled. */
+typedef struct lucid_prof_run {
+    int64_t start, end;
+} lucid_prof_run;
+
 typedef struct lucid_gpu_use {
     double busy, capacity;
     int64_t first, last;
@@ -125,7 +133,10 @@ typedef struct lucid_gpu_use {
 
 typedef struct lucid_sim_result {
     const lucid_policy_ops *policy;
-    lucid_jobrun *run;       /* per trace job */
+    lucid_jobresult *run;    /* per trace job */
+    /* Lucid: per trace job, its profiling run (-1, -1 if not profiled);
+     * NULL for the other policies. */
+    lucid_prof_run *prof;
     unsigned char *excluded; /* per job: 1 if not simulated (oversized, skipped) */
     size_t nexcluded;        /* jobs with excluded[i] = 1 */
     lucid_sample *samples;   /* by VC then time (when cfg.series) */

@@ -611,7 +611,10 @@ static int parse_args(int argc, char **argv, lucid_experiment *exp, int *quiet)
 }
 
 /* [simulate] stream = auto: policies one after another above this much of
- * per-job results (lucid_jobrun per job and policy). */
+ * per-job results, counted as 144 bytes (a lucid_jobrun) per job and policy
+ * as when each policy kept one; a policy now keeps ~40-90 bytes per job
+ * (docs/benchmarks.md), but the switch point (~2.4M jobs x six policies)
+ * is left where users have it. */
 #define STREAM_AUTO_BYTES (2.0 * 1024 * 1024 * 1024)
 
 /* Progress over runs of some policies each: the counter goes on from one
@@ -673,8 +676,8 @@ int cmd_simulate(int argc, char **argv)
                     d.trace.skipped_cpu_jobs);
         /* Policies one after another when all their results at once would
          * be large: each one's results are written and freed before the next
-         * runs, so memory holds one policy's (10M jobs: ~1.5 GB each, not 6x
-         * that), at the cost of the parallelism across policies. */
+         * runs, so memory holds one policy's (10M jobs: ~0.6-0.85 GB each,
+         * not 6x that), at the cost of the parallelism across policies. */
         if (stream < 0)
             stream = npolicies > 1 && (double)d.trace.njobs * npolicies * sizeof(lucid_jobrun) >
                                           STREAM_AUTO_BYTES;

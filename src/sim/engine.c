@@ -7,7 +7,17 @@
  * node borrowing, the 60-second sample.  Samples between visited steps are
  * copies of the state after the last visited one (nothing changed).
  * Tasks (policy x VC) run on a small thread pool; each writes only its own
- * jobs' records, so results are identical for any thread count. */
+ * jobs' records, so results are identical for any thread count.
+ *
+ * A VC's run works on VC-local arrays: a copy of its jobs' trace records
+ * and their working records (lucid_jobrun), indexed by the job's position
+ * among the VC's jobs in trace order — so every tie-break by job index
+ * orders as it did by trace index — and its per-job inputs (priorities,
+ * sharing scores, plan estimates) copied likewise.  At the run's end each
+ * job's outcome goes into the policy's compact result (lucid_jobresult,
+ * trace-indexed, job references mapped back) and the working arrays are
+ * freed: memory holds one working record per job of the VCs running now,
+ * not per job of the trace, and a VC's jobs lie together in memory. */
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -60,10 +70,14 @@ typedef struct policy_run {
     int64_t *switch_times;
     int8_t *switch_values;
     lucid_profile_log log;
-    /* arrivals per VC: (time, job) in join order */
+    /* arrivals per VC: (time, job) in join order; the job as its VC-local
+     * index (its position among the VC's simulated jobs in trace order) */
     int64_t *arrival_time;
     int32_t *arrival_job;
     size_t *vc_first;          /* arrivals of VC v: [vc_first[v], vc_first[v+1]) */
+    /* The same ranges of vc_jobs: VC v's simulated jobs' trace indices in
+     * trace order, so vc_jobs[vc_first[v] + i] is VC-local job i. */
+    int32_t *vc_jobs;
     lucid_sample **vc_samples;
     size_t *vc_nsamples;
     lucid_online *online;      /* models trained during the run (online mode) */
@@ -194,6 +208,17 @@ typedef struct vc_run {
     lucid_sched s;
     policy_run *pr;
     int32_t vc;
+    /* The VC-local arrays (the file's head comment): njobs jobs, local job
+     * i being trace job global[i]. */
+    const int32_t *global;
+    size_t njobs;
+    lucid_job *jobs;
+    lucid_jobrun *run;
+    double *priority;       /* QSSF, Lucid: pr->priority's values */
+    int32_t *share;         /* Lucid: sharing scores */
+    double *estimate;       /* in->plan_estimates' values, or NULL */
+    int64_t *reserved_at;   /* backfill: the latest reservation, or NULL */
+    lucid_lucid_inputs lucid; /* pr->lucid with the local sharing scores */
     borrow_state borrow;
     int32_t watched;
     int lends;
@@ -266,12 +291,13 @@ static int predict_arrivals(vc_run *v, uint32_t first_seq, size_t first, size_t 
         }
     }
     for (size_t k = first; k < last; k++) {
-        int32_t job = v->pr->arrival_job[k];
+        int32_t job = v->pr->arrival_job[k], g = v->global[job];
         int64_t at = s->run[job].status == LUCID_PENDING ? -1 : s->now;
-        res->eta_p10[job] = res->eta_p50[job] = res->eta_p90[job] = at;
-        res->eta_at[job] = s->now;
+        res->eta_p10[g] = res->eta_p50[g] = res->eta_p90[g] = at;
+        res->eta_at[g] = s->now;
         /* Every arrival, for the later predictions' arrivals to come (the
-         * greedy replay's only; a prediction does not see its own step's). */
+         * greedy replay's only; a prediction does not see its own step's).
+         * The table keeps VC-local indices, as the replay reads s. */
         if (lucid_eta_uses_submitter(s, &v->bf) &&
             lucid_eta_table_note_arrival(&v->table, job, s->now) < 0)
             return -1;
@@ -306,9 +332,9 @@ static int predict_arrivals(vc_run *v, uint32_t first_seq, size_t first, size_t 
         int32_t job = s->queue[i];
         if (s->run[job].arrival_seq < first_seq || s->run[job].status != LUCID_PENDING)
             continue;
-        res->eta_p10[job] = v->eta[i].p10;
-        res->eta_p50[job] = v->eta[i].p50;
-        res->eta_p90[job] = v->eta[i].p90;
+        res->eta_p10[v->global[job]] = v->eta[i].p10;
+        res->eta_p50[v->global[job]] = v->eta[i].p50;
+        res->eta_p90[v->global[job]] = v->eta[i].p90;
     }
     return 0;
 }
@@ -335,8 +361,116 @@ static int predict_hourly(vc_run *v, int64_t m)
     for (size_t i = 0; i < s->qlen; i++) {
         int32_t job = s->queue[i];
         if (s->run[job].status == LUCID_PENDING)
-            v->hourly[v->nhourly++] =
-                (lucid_eta_row){job, m, v->eta[i].p10, v->eta[i].p50, v->eta[i].p90};
+            v->hourly[v->nhourly++] = (lucid_eta_row){v->global[job], m, v->eta[i].p10,
+                                                      v->eta[i].p50, v->eta[i].p90};
+    }
+    return 0;
+}
+
+/* A job's working record as the run starts: waiting, its whole duration
+ * left; for Lucid a profiled job carries its profiling run and joins the
+ * queue with the profiler's wait counted as the semantics say. */
+static void init_jobrun(lucid_jobrun *r, const lucid_job *job, const lucid_sim_result *res,
+                        int32_t g, const lucid_semantics *sem)
+{
+    memset(r, 0, sizeof *r);
+    r->start_time = r->end_time = -1;
+    r->partner = r->packed_with = r->packed_onto = -1;
+    r->exclusive = 1;
+    r->rate = 1.0;
+    r->remain = (double)job->duration;
+    r->status = LUCID_WAITING;
+    if (res->prof && res->prof[g].start >= 0) {
+        r->profiled = 1;
+        r->prof_start = res->prof[g].start;
+        r->prof_end = res->prof[g].end;
+        r->profqueue = r->prof_start - job->submit_time;
+        /* Rejoining at submit, the main-queue wait already spans the
+         * profiler wait: adding profqueue counts it twice. */
+        if (sem->queue_double_count || !sem->profiled_rejoin_at_submit)
+            r->queue = (double)r->profqueue;
+    }
+}
+
+/* The run's jobs' outcomes into the policy's result (trace-indexed). */
+static void vc_run_publish(vc_run *v)
+{
+    lucid_jobresult *out = v->pr->result->run;
+    for (size_t i = 0; i < v->njobs; i++) {
+        const lucid_jobrun *r = &v->run[i];
+        lucid_jobresult *o = &out[v->global[i]];
+        o->start_time = r->start_time;
+        o->end_time = r->end_time;
+        o->queue = r->queue;
+        o->packed_with = r->packed_with < 0 ? -1 : v->global[r->packed_with];
+        o->packed_onto = r->packed_onto < 0 ? -1 : v->global[r->packed_onto];
+        o->ckpt_times = r->ckpt_times;
+        o->status = r->status;
+        o->exclusive = r->exclusive;
+        o->profiled = r->profiled;
+        o->finished_in_profiler = r->finished_in_profiler;
+    }
+}
+
+static void vc_run_free_arrays(vc_run *v)
+{
+    free(v->jobs);
+    free(v->run);
+    free(v->priority);
+    free(v->share);
+    free(v->estimate);
+    free(v->reserved_at);
+    v->jobs = NULL;
+    v->run = NULL;
+    v->priority = NULL;
+    v->share = NULL;
+    v->estimate = NULL;
+    v->reserved_at = NULL;
+    v->njobs = 0; /* nothing left to publish (a run whose begin failed) */
+}
+
+static int compare_i32(const void *pa, const void *pb)
+{
+    int32_t a = *(const int32_t *)pa, b = *(const int32_t *)pb;
+    return (a > b) - (a < b);
+}
+
+/* Copies the VC's jobs and per-job inputs into its local arrays. */
+static int vc_run_local_arrays(sim_context *ctx, policy_run *pr, vc_run *v)
+{
+    const lucid_trace *trace = ctx->in->trace;
+    size_t n = v->njobs;
+    v->jobs = malloc((n + 1) * sizeof *v->jobs);
+    v->run = malloc((n + 1) * sizeof *v->run);
+    if (!v->jobs || !v->run)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        v->jobs[i] = trace->jobs[v->global[i]];
+        init_jobrun(&v->run[i], &v->jobs[i], pr->result, v->global[i], &ctx->cfg->sem);
+    }
+    if (pr->priority) {
+        if (!(v->priority = malloc((n + 1) * sizeof *v->priority)))
+            return -1;
+        for (size_t i = 0; i < n; i++)
+            v->priority[i] = pr->priority[v->global[i]];
+    }
+    if (pr->share) {
+        if (!(v->share = malloc((n + 1) * sizeof *v->share)))
+            return -1;
+        for (size_t i = 0; i < n; i++)
+            v->share[i] = pr->share[v->global[i]];
+    }
+    if (ctx->in->plan_estimates) {
+        if (!(v->estimate = malloc((n + 1) * sizeof *v->estimate)))
+            return -1;
+        for (size_t i = 0; i < n; i++)
+            v->estimate[i] = ctx->in->plan_estimates[v->global[i]];
+    }
+    if (pr->result->reserved_at) {
+        if (!(v->reserved_at = malloc((n + 1) * sizeof *v->reserved_at)))
+            return -1;
+        for (size_t i = 0; i < n; i++)
+            v->reserved_at[i] = -1;
     }
     return 0;
 }
@@ -344,23 +478,32 @@ static int predict_hourly(vc_run *v, int64_t m)
 static int vc_run_begin(sim_context *ctx, policy_run *pr, int32_t vc, vc_run *v, lucid_error *err)
 {
     const lucid_sim_config *cfg = ctx->cfg;
-    const lucid_trace *trace = ctx->in->trace;
     memset(v, 0, sizeof *v);
     v->pr = pr;
     v->vc = vc;
+    v->global = pr->vc_jobs + pr->vc_first[vc];
+    v->njobs = pr->vc_first[vc + 1] - pr->vc_first[vc];
+    if (vc_run_local_arrays(ctx, pr, v) < 0) {
+        vc_run_free_arrays(v);
+        return lucid_error_set(err, "out of memory");
+    }
     int is_lucid = (pr->policy->flags & LUCID_POLICY_LUCID) != 0;
     int32_t nodes = ctx->in->vcs->nodes[vc];
     if (is_lucid && cfg->lucid.nodes_from)
         nodes -= cfg->lucid.nodes_from[vc];
     lucid_sched *s = &v->s;
-    if (lucid_sched_init(s, trace->jobs, pr->result->run, vc, nodes, cfg->gpus_per_node,
-                         cfg->placer, pr->policy, cfg->sem, cfg->seed, err) < 0)
+    if (lucid_sched_init(s, v->jobs, v->run, vc, nodes, cfg->gpus_per_node, cfg->placer,
+                         pr->policy, cfg->sem, cfg->seed, err) < 0) {
+        vc_run_free_arrays(v);
         return -1;
-    s->priority = pr->priority;
-    s->lucid = is_lucid ? &pr->lucid : NULL;
+    }
+    s->priority = v->priority;
+    v->lucid = pr->lucid;
+    v->lucid.share = v->share;
+    s->lucid = is_lucid ? &v->lucid : NULL;
     v->bf.cfg = pr->backfill;
-    v->bf.estimate = ctx->in->plan_estimates;
-    v->bf.reserved_at = pr->result->reserved_at;
+    v->bf.estimate = v->estimate;
+    v->bf.reserved_at = v->reserved_at;
     if (pr->backfill.mode != LUCID_BACKFILL_NONE)
         s->backfill = &v->bf;
     if (cfg->eta) {
@@ -370,13 +513,18 @@ static int vc_run_begin(sim_context *ctx, policy_run *pr, int32_t vc, vc_run *v,
     if (pr->policy->init && pr->policy->init(s, err) < 0) {
         s->policy = NULL;
         lucid_sched_free(s);
+        vc_run_free_arrays(v);
         return -1;
     }
     v->borrow = (borrow_state){.base_nodes = nodes};
     v->watched = -1;
     if (cfg->observe.after_step && cfg->observe.policy == pr->policy && cfg->observe.job >= 0 &&
-        trace->jobs[cfg->observe.job].vc == vc)
-        v->watched = (int32_t)cfg->observe.job;
+        cfg->observe.job <= INT32_MAX) {
+        int32_t key = (int32_t)cfg->observe.job;
+        const int32_t *at = bsearch(&key, v->global, v->njobs, sizeof *v->global, compare_i32);
+        if (at)
+            v->watched = (int32_t)(at - v->global);
+    }
     v->lends = is_lucid && vc == cfg->lucid.borrow_vc && pr->log.count > 0;
     v->next_arrival = pr->vc_first[vc];
     v->last = pr->vc_first[vc + 1];
@@ -405,7 +553,6 @@ static void report_progress(sim_context *ctx, vc_run *v, int lock)
 static int vc_run_steps(sim_context *ctx, vc_run *v, int64_t limit, lucid_error *err)
 {
     const lucid_sim_config *cfg = ctx->cfg;
-    const lucid_trace *trace = ctx->in->trace;
     policy_run *pr = v->pr;
     lucid_sched *s = &v->s;
     int rc = 0;
@@ -426,8 +573,8 @@ static int vc_run_steps(sim_context *ctx, vc_run *v, int64_t limit, lucid_error 
                                    "%s: VC %s: %lld jobs can never start (first: job %lld, %d GPUs)",
                                    pr->policy->name, lucid_vcs_name(ctx->in->vcs, v->vc),
                                    (long long)v->remaining,
-                                   stuck >= 0 ? (long long)trace->jobs[stuck].job_id : -1LL,
-                                   stuck >= 0 ? trace->jobs[stuck].gpu_num : 0);
+                                   stuck >= 0 ? (long long)s->jobs[stuck].job_id : -1LL,
+                                   stuck >= 0 ? s->jobs[stuck].gpu_num : 0);
         }
         if (t >= limit)
             return 0;
@@ -487,9 +634,9 @@ static int vc_run_steps(sim_context *ctx, vc_run *v, int64_t limit, lucid_error 
         }
         if (v->next_arrival < v->last) {
             /* The VC's next arriving job's records, loaded while this step
-             * is decided.  A VC's jobs are spread over the whole trace (VCs
-             * interleave in submit order): at 10M jobs each job's trace and
-             * run records were a cache and TLB miss, paid when it arrived. */
+             * is decided (a cache miss each at 10M jobs when the records
+             * were trace-wide; VC-local now, and still not in arrival
+             * order for Lucid's profiled jobs). */
             int32_t next = pr->arrival_job[v->next_arrival];
             const char *j = (const char *)&s->jobs[next], *r = (const char *)&s->run[next];
             LUCID_PREFETCH(j, 0);
@@ -539,6 +686,9 @@ static int vc_run_until(sim_context *ctx, vc_run *v, int64_t limit, lucid_error 
 
 static void vc_run_end(vc_run *v)
 {
+    vc_run_publish(v);
+    for (size_t i = 0; v->reserved_at && i < v->njobs; i++)
+        v->pr->result->reserved_at[v->global[i]] = v->reserved_at[i];
     if (v->pr->vc_backfill)
         v->pr->vc_backfill[v->vc] = v->bf.stats;
     v->pr->result->gpu_use[v->vc] = v->use;
@@ -556,6 +706,7 @@ static void vc_run_end(vc_run *v)
     }
     v->hourly = NULL;
     lucid_sched_free(&v->s);
+    vc_run_free_arrays(v);
     v->pr->vc_samples[v->vc] = v->samples;
     v->pr->vc_nsamples[v->vc] = v->nsamples;
     v->samples = NULL;
@@ -672,7 +823,8 @@ static int prepare_lucid(sim_context *ctx, policy_run *pr, lucid_error *err)
     pr->lucid.forecast_start = cfg->start;
     lucid_sim_inputs with_forecast = *in;
     with_forecast.forecast = forecast;
-    return lucid_profile_pass(cfg, &with_forecast, ctx->excluded, pr->result->run, &pr->log, err);
+    return lucid_profile_pass(cfg, &with_forecast, ctx->excluded, &pr->result->prof, &pr->log,
+                              err);
 }
 
 typedef struct arrival {
@@ -710,37 +862,31 @@ static int build_arrivals(sim_context *ctx, policy_run *pr, lucid_error *err)
         return lucid_error_set(err, "out of memory");
     }
     size_t n = 0;
-    lucid_jobrun *run = pr->result->run;
+    const lucid_sim_result *res = pr->result;
+    /* Every job's result starts as "not run"; the simulated ones' are
+     * written when their VC's run ends (vc_run_publish). */
     for (size_t i = 0; i < trace->njobs; i++) {
         const lucid_job *job = &trace->jobs[i];
-        lucid_jobrun *r = &run[i];
-        r->start_time = r->end_time = -1;
-        r->partner = r->packed_with = r->packed_onto = -1;
-        r->exclusive = 1;
-        r->rate = 1.0;
-        r->remain = (double)job->duration;
-        r->queue = 0;
-        r->status = LUCID_WAITING;
+        lucid_jobresult *r = &res->run[i];
+        *r = (lucid_jobresult){.start_time = -1, .end_time = -1, .packed_with = -1,
+                               .packed_onto = -1, .status = LUCID_WAITING, .exclusive = 1};
         if (ctx->excluded[i]) {
             r->status = LUCID_SKIPPED;
             continue;
         }
         int64_t at = job->submit_time;
-        if (is_lucid && r->profiled) {
-            if (r->finished_in_profiler) {
+        if (is_lucid && res->prof[i].start >= 0) {
+            r->profiled = 1;
+            if (job->duration <= ctx->cfg->lucid.profiler_time_limit) {
+                r->finished_in_profiler = 1;
                 r->status = LUCID_DONE;
-                r->start_time = r->prof_start;
-                r->end_time = r->prof_end;
-                r->queue = (double)r->profqueue;
+                r->start_time = res->prof[i].start;
+                r->end_time = res->prof[i].end;
+                r->queue = (double)(res->prof[i].start - job->submit_time);
                 continue;
             }
-            const lucid_semantics *sem = &ctx->cfg->sem;
-            /* Rejoining at submit, the main-queue wait already spans the
-             * profiler wait: adding profqueue counts it twice. */
-            if (sem->queue_double_count || !sem->profiled_rejoin_at_submit)
-                r->queue = (double)r->profqueue;
-            if (!sem->profiled_rejoin_at_submit)
-                at = r->prof_end;
+            if (!ctx->cfg->sem.profiled_rejoin_at_submit)
+                at = res->prof[i].end;
         }
         list[n++] = (arrival){at, job->vc, (int32_t)i};
     }
@@ -776,6 +922,32 @@ static int build_arrivals(sim_context *ctx, policy_run *pr, lucid_error *err)
         if (pr->vc_first[v] < pr->vc_first[v - 1])
             pr->vc_first[v] = pr->vc_first[v - 1];
     free(list);
+    /* Each VC's simulated jobs in trace order (vc_jobs), and the arrivals'
+     * jobs as positions in that order (VC-local indices). */
+    int32_t *local = malloc((trace->njobs + 1) * sizeof *local);
+    size_t *fill = malloc(((size_t)nvcs + 1) * sizeof *fill);
+    pr->vc_jobs = malloc((n + 1) * sizeof *pr->vc_jobs);
+    if (!local || !fill || !pr->vc_jobs) {
+        free(local);
+        free(fill);
+        return lucid_error_set(err, "out of memory");
+    }
+    for (size_t i = 0; i < trace->njobs; i++)
+        local[i] = -1;
+    for (k = 0; k < n; k++)
+        local[pr->arrival_job[k]] = 0;
+    memcpy(fill, pr->vc_first, (size_t)nvcs * sizeof *fill);
+    for (size_t i = 0; i < trace->njobs; i++) {
+        if (local[i] < 0)
+            continue;
+        int32_t v = trace->jobs[i].vc;
+        local[i] = (int32_t)(fill[v] - pr->vc_first[v]);
+        pr->vc_jobs[fill[v]++] = (int32_t)i;
+    }
+    for (k = 0; k < n; k++)
+        pr->arrival_job[k] = local[pr->arrival_job[k]];
+    free(local);
+    free(fill);
     return 0;
 }
 
@@ -784,9 +956,8 @@ static int prepare_run(sim_context *ctx, policy_run *pr, lucid_error *err)
     const lucid_sim_inputs *in = ctx->in;
     const lucid_trace *trace = in->trace;
     pr->result->policy = pr->policy;
-    pr->result->run = calloc(trace->njobs + 1, sizeof *pr->result->run);
     pr->result->excluded = malloc(trace->njobs + 1);
-    if (!pr->result->run || !pr->result->excluded)
+    if (!pr->result->excluded)
         return lucid_error_set(err, "out of memory");
     memcpy(pr->result->excluded, ctx->excluded, trace->njobs);
     /* A VC whose run never begins keeps its size, idle, for the whole trace. */
@@ -845,6 +1016,10 @@ static int prepare_run(sim_context *ctx, policy_run *pr, lucid_error *err)
     }
     if ((pr->policy->flags & LUCID_POLICY_LUCID) && prepare_lucid(ctx, pr, err) < 0)
         return -1;
+    /* After Lucid's profiling pass, whose working records are freed by then. */
+    pr->result->run = malloc((trace->njobs + 1) * sizeof *pr->result->run);
+    if (!pr->result->run)
+        return lucid_error_set(err, "out of memory");
     return build_arrivals(ctx, pr, err);
 }
 
@@ -865,6 +1040,7 @@ static void free_run(policy_run *pr, int32_t nvcs)
     lucid_forecast_free(&pr->online_forecast);
     free(pr->arrival_time);
     free(pr->arrival_job);
+    free(pr->vc_jobs);
     free(pr->vc_first);
     free(pr->vc_samples);
     free(pr->vc_nsamples);
@@ -1015,7 +1191,8 @@ static void run_pool(sim_context *ctx, int threads)
 
 typedef struct timed_job {
     int64_t time;
-    int32_t job;
+    int32_t job;         /* trace index */
+    int32_t vc, local;   /* its VC and index there */
 } timed_job;
 
 static int compare_timed(const void *pa, const void *pb)
@@ -1045,8 +1222,12 @@ static int run_online(sim_context *ctx, int p, lucid_error *err)
     int32_t begun = 0;
     for (; rc == 0 && begun < nvcs; begun++)
         rc = vc_run_begin(ctx, pr, begun, &runs[begun], err);
-    for (size_t k = 0; rc == 0 && k < narrivals; k++)
-        arrivals[k] = (timed_job){pr->arrival_time[k], pr->arrival_job[k]};
+    for (int32_t v = 0; rc == 0 && v < nvcs; v++)
+        for (size_t k = pr->vc_first[v]; k < pr->vc_first[v + 1]; k++) {
+            int32_t local = pr->arrival_job[k];
+            arrivals[k] = (timed_job){pr->arrival_time[k], pr->vc_jobs[pr->vc_first[v] + (size_t)local],
+                                      v, local};
+        }
     if (rc == 0)
         qsort(arrivals, narrivals, sizeof *arrivals, compare_timed);
     int64_t period = lucid_online_step(ctx->cfg->online);
@@ -1060,12 +1241,19 @@ static int run_online(sim_context *ctx, int p, lucid_error *err)
         if (left == 0)
             break;
         int64_t until = from + period;
-        size_t n = 0;
+        size_t n = 0, batch_first = next;
         while (next < narrivals && arrivals[next].time < until)
             batch[n++] = arrivals[next++].job;
+        /* The models learn from the jobs ended so far: the VC runs' records
+         * into the result, where the update engine reads them. */
+        for (int32_t v = 0; v < nvcs; v++)
+            vc_run_publish(&runs[v]);
         rc = lucid_online_estimate(pr->online, pr->result->run, from, batch, n, est, err);
         for (size_t k = 0; rc == 0 && k < n; k++) {
-            pr->priority[batch[k]] = (est[k] < 0 ? 1000.0 : est[k]) * trace->jobs[batch[k]].gpu_num;
+            const timed_job *a = &arrivals[batch_first + k];
+            double priority = (est[k] < 0 ? 1000.0 : est[k]) * trace->jobs[batch[k]].gpu_num;
+            pr->priority[batch[k]] = priority;
+            runs[a->vc].priority[a->local] = priority;
             pr->result->estimates[batch[k]] = est[k];
         }
         if (rc < 0)
@@ -1250,6 +1438,7 @@ int lucid_simulate(const lucid_sim_config *cfg_in, const lucid_sim_inputs *in,
 void lucid_sim_result_free(lucid_sim_result *result)
 {
     free(result->run);
+    free(result->prof);
     free(result->excluded);
     free(result->samples);
     free(result->estimates);
@@ -1339,7 +1528,7 @@ int lucid_summarize_vcs(const lucid_trace *trace, const lucid_sim_result *result
         if (result->excluded[i])
             continue;
         const lucid_job *job = &trace->jobs[i];
-        const lucid_jobrun *r = &result->run[i];
+        const lucid_jobresult *r = &result->run[i];
         double j = (double)(r->end_time - job->submit_time);
         jct[job->vc] += j;
         queue[job->vc] += r->queue;
@@ -1390,7 +1579,7 @@ int lucid_summarize(const lucid_trace *trace, const lucid_sim_result *result, in
         if (result->excluded[i] || (vc >= 0 && job->vc != vc) || job->gpu_num <= min_gpus_exclusive ||
             job->gpu_num > max_gpus)
             continue;
-        const lucid_jobrun *r = &result->run[i];
+        const lucid_jobresult *r = &result->run[i];
         jct_sum += (double)(r->end_time - job->submit_time);
         queue_sum += r->queue;
         queues[n++] = r->queue;

@@ -492,7 +492,7 @@ int64_t lucid_online_step(const lucid_online_config *cfg)
 
 /* Trace job i as a feature row: calendar times, and its end in the
  * simulated run when it has ended before `now` (trace timeline). */
-static lucid_duration_job job_row(const lucid_online *o, const lucid_jobrun *run, size_t i,
+static lucid_duration_job job_row(const lucid_online *o, const lucid_jobresult *run, size_t i,
                                   int64_t now)
 {
     lucid_duration_job j = o->jobs[o->row_of_job[i]];
@@ -502,7 +502,7 @@ static lucid_duration_job job_row(const lucid_online *o, const lucid_jobrun *run
     return j;
 }
 
-int lucid_online_estimate(lucid_online *o, const lucid_jobrun *run, int64_t now,
+int lucid_online_estimate(lucid_online *o, const lucid_jobresult *run, int64_t now,
                           const int32_t *jobs, size_t njobs, double *estimates, lucid_error *err)
 {
     const lucid_trace *trace = o->trace;

@@ -5,13 +5,71 @@
  * most the time limit; jobs that finish within it are done.  With auto-scaling the profiler
  * borrows one node when more than 10 jobs wait and gives it back when its
  * queue is short, the node is idle and the forecast says load will be low. */
+#define _DEFAULT_SOURCE /* madvise */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "sim_internal.h"
 
 #define TEMP_NODE_LABEL 9999
+/* Arrivals between two looks for working records to give back (at least:
+ * a look costs one pass over the jobs in the profiler). */
+#define RELEASE_EVERY 4096
+
+/* The pass's working records, one per trace job, and how many of them
+ * (a prefix) are done with: their runs copied out and their whole pages
+ * handed back to the system. */
+typedef struct work_records {
+    lucid_jobrun *run;
+    lucid_prof_run *out;
+    size_t done;
+    uintptr_t given_to; /* pages below this address are handed back */
+    size_t page;
+} work_records;
+
+static void copy_out(work_records *w, const lucid_trace *trace, const unsigned char *excluded,
+                     int64_t gpu_limit, size_t upto)
+{
+    for (size_t i = w->done; i < upto; i++) {
+        int eligible = !excluded[i] && trace->jobs[i].gpu_num <= gpu_limit;
+        w->out[i] = (lucid_prof_run){eligible ? w->run[i].start_time : -1,
+                                     eligible ? w->run[i].end_time : -1};
+    }
+    if (upto > w->done)
+        w->done = upto;
+}
+
+/* Jobs pass through the profiler in trace order and leave it within its
+ * time limit once started, so only a short stretch of records is in use:
+ * those from the oldest job still queued, running or with a pending end
+ * event to the newest arrival.  The records before that stretch are never
+ * read again; their runs are copied out and their pages handed back
+ * (madvise), so that the pass holds ~ the jobs in the profiler, not one
+ * 144-byte record per trace job (1.4 GB at 10M jobs, Lucid's peak). */
+static void release_finished(work_records *w, const lucid_sched *s, const lucid_trace *trace,
+                             const unsigned char *excluded, int64_t gpu_limit, size_t next_job)
+{
+    size_t low = next_job;
+    for (size_t i = 0; i < s->qlen; i++)
+        if ((size_t)s->queue[i] < low)
+            low = (size_t)s->queue[i];
+    for (int32_t j = s->run_head; j >= 0; j = w->run[j].run_next)
+        if ((size_t)j < low)
+            low = (size_t)j;
+    for (size_t i = 0; i < s->nheap; i++)
+        if ((size_t)s->heap[i].job < low)
+            low = (size_t)s->heap[i].job;
+    copy_out(w, trace, excluded, gpu_limit, low);
+#ifdef MADV_DONTNEED
+    uintptr_t end = (uintptr_t)(w->run + w->done) / w->page * w->page;
+    if (end > w->given_to && madvise((void *)w->given_to, end - w->given_to, MADV_DONTNEED) == 0)
+        w->given_to = end;
+#endif
+}
 
 void lucid_forecast_cursor_init(lucid_forecast_cursor *c, const lucid_forecast *fc,
                                 const double *values, int64_t start, double when_empty)
@@ -119,9 +177,10 @@ static int64_t next_scaling_check(const profiler *p)
 }
 
 int lucid_profile_pass(const lucid_sim_config *cfg, const lucid_sim_inputs *in,
-                       const unsigned char *excluded, lucid_jobrun *run, lucid_profile_log *log,
-                       lucid_error *err)
+                       const unsigned char *excluded, lucid_prof_run **prof,
+                       lucid_profile_log *log, lucid_error *err)
 {
+    *prof = NULL;
     const lucid_trace *trace = in->trace;
     const lucid_sim_lucid_config *lc = &cfg->lucid;
     memset(log, 0, sizeof *log);
@@ -133,19 +192,26 @@ int lucid_profile_pass(const lucid_sim_config *cfg, const lucid_sim_inputs *in,
     p.forced = LUCID_NEVER;
     lucid_forecast_cursor_init(&p.forecast, in->forecast,
                                in->forecast ? in->forecast->pred_gpu_num : NULL, cfg->start, -1);
-    /* The profiler works on the caller's run[] and rewrites every record
-     * at the end: a second array of every job's records (1.4 GB at 10M
-     * jobs) was Lucid's peak memory and 350,000 fresh pages to fault in. */
-    for (size_t i = 0; i < trace->njobs; i++) {
-        run[i] = (lucid_jobrun){0};
-        run[i].start_time = run[i].end_time = -1;
-        run[i].partner = run[i].packed_with = run[i].packed_onto = -1;
-        run[i].exclusive = 1;
-        run[i].status = LUCID_WAITING;
+    /* Working records for the pass, indexed by trace position (the
+     * profiler's one cluster serves every VC); a record is set up when its
+     * job arrives, so those of jobs never profiled stay untouched pages. */
+    lucid_jobrun *run = calloc(trace->njobs + 1, sizeof *run);
+    lucid_prof_run *out = malloc((trace->njobs + 1) * sizeof *out);
+    long page = sysconf(_SC_PAGESIZE);
+    if (!run || !out) {
+        free(run);
+        free(out);
+        return lucid_error_set(err, "out of memory");
     }
+    work_records w = {.run = run, .out = out, .page = page > 0 ? (size_t)page : 4096};
+    w.given_to = ((uintptr_t)run + w.page - 1) / w.page * w.page;
     if (lucid_sched_init(&p.s, trace->jobs, run, -1, lc->profiler_nodes, cfg->gpus_per_node,
-                         cfg->placer, &lucid_policy_profiler, cfg->sem, cfg->seed, err) < 0)
+                         cfg->placer, &lucid_policy_profiler, cfg->sem, cfg->seed, err) < 0) {
+        free(run);
+        free(out);
         return -1;
+    }
+    size_t arrivals = 0, next_release = RELEASE_EVERY;
     int64_t gpu_limit = (int64_t)lc->profiler_nodes * lc->profiler_factor;
     size_t next_job = 0;
     int64_t active = 0; /* queued or running in the profiler */
@@ -175,6 +241,11 @@ int lucid_profile_pass(const lucid_sim_config *cfg, const lucid_sim_inputs *in,
             if (!excluded[next_job] && trace->jobs[next_job].gpu_num <= gpu_limit) {
                 int32_t job = (int32_t)next_job;
                 int64_t d = trace->jobs[job].duration;
+                run[job] = (lucid_jobrun){0};
+                run[job].start_time = run[job].end_time = -1;
+                run[job].partner = run[job].packed_with = run[job].packed_onto = -1;
+                run[job].exclusive = 1;
+                run[job].status = LUCID_WAITING;
                 run[job].remain = (double)(d < lc->profiler_time_limit ? d : lc->profiler_time_limit);
                 run[job].rate = 1.0;
                 if (lucid_policy_profiler.arrive(&p.s, job) < 0) {
@@ -182,11 +253,17 @@ int lucid_profile_pass(const lucid_sim_config *cfg, const lucid_sim_inputs *in,
                     break;
                 }
                 active++;
+                arrivals++;
             }
             next_job++;
         }
         if (rc < 0)
             break;
+        if (arrivals >= next_release) {
+            release_finished(&w, &p.s, trace, excluded, gpu_limit, next_job);
+            size_t look = (size_t)active > RELEASE_EVERY ? (size_t)active : RELEASE_EVERY;
+            next_release = arrivals + look;
+        }
         p.s.changed = 0;
         lucid_policy_profiler.decide(&p.s);
         if (lc->profiler_autoscale && autoscale(&p) < 0) {
@@ -196,22 +273,17 @@ int lucid_profile_pass(const lucid_sim_config *cfg, const lucid_sim_inputs *in,
     }
     if (rc == 0 && (p.s.qlen > 0 || p.s.nrunning > 0))
         rc = lucid_error_set(err, "profiler: %zu jobs never finished profiling", p.s.qlen);
-    for (size_t i = 0; i < trace->njobs && rc == 0; i++) {
-        int64_t start = run[i].start_time, end = run[i].end_time;
-        run[i] = (lucid_jobrun){0}; /* as the caller's calloc left it, plus: */
-        run[i].prof_start = run[i].prof_end = -1;
-        if (start < 0)
-            continue;
-        run[i].profiled = 1;
-        run[i].prof_start = start;
-        run[i].prof_end = end;
-        run[i].profqueue = start - trace->jobs[i].submit_time;
-        run[i].finished_in_profiler = trace->jobs[i].duration <= lc->profiler_time_limit;
-    }
     lucid_sched_free(&p.s);
-    if (rc < 0)
+    if (rc == 0)
+        copy_out(&w, trace, excluded, gpu_limit, trace->njobs);
+    free(run);
+    if (rc < 0) {
+        free(out);
         lucid_profile_log_free(log);
-    return rc;
+        return rc;
+    }
+    *prof = out;
+    return 0;
 }
 
 void lucid_profile_log_free(lucid_profile_log *log)

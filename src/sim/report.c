@@ -228,7 +228,7 @@ int lucid_write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
         if (result->excluded[i])
             continue;
         const lucid_job *job = &trace->jobs[i];
-        const lucid_jobrun *r = &result->run[i];
+        const lucid_jobresult *r = &result->run[i];
         put_i64(b, job->job_id);
         put_char(b, ',');
         put_str(b, lucid_vcs_name(vcs, job->vc));
@@ -343,7 +343,7 @@ int lucid_write_series(FILE *out, const lucid_vcs *vcs, const lucid_sim_result *
 /* Jobs whose wait is long enough for a prediction to matter. */
 static int eta_counts(const lucid_sim_result *result, size_t i)
 {
-    const lucid_jobrun *r = &result->run[i];
+    const lucid_jobresult *r = &result->run[i];
     return !result->excluded[i] && r->start_time >= 0 && result->eta_p50[i] >= 0 &&
            r->start_time - result->eta_at[i] > 60;
 }

@@ -33,12 +33,12 @@ typedef struct lucid_profile_log {
     size_t count;
 } lucid_profile_log;
 
-/* Runs Lucid's profiling pass over all jobs, on run[] as its working
- * records; then rewrites every record: zero but for the profiling fields
- * (prof_start, prof_end, profqueue, profiled, finished_in_profiler). */
+/* Runs Lucid's profiling pass over all jobs, on working records of its own
+ * (one lucid_jobrun per trace job), and sets *prof to a new array of each
+ * job's profiling run (the caller frees it). */
 int lucid_profile_pass(const lucid_sim_config *cfg, const lucid_sim_inputs *in,
-                       const unsigned char *excluded, lucid_jobrun *run, lucid_profile_log *log,
-                       lucid_error *err);
+                       const unsigned char *excluded, lucid_prof_run **prof,
+                       lucid_profile_log *log, lucid_error *err);
 void lucid_profile_log_free(lucid_profile_log *log);
 
 #endif

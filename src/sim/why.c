@@ -148,7 +148,10 @@ static void observe(void *user, const lucid_sched *s, int32_t job)
         last->to = s->now;
     if (!w->started && r->start_time == s->now) {
         w->started = 1;
-        w->packed_onto = r->packed_onto;
+        /* s is the VC's: its job indices are VC-local (sim.h) */
+        w->packed_onto = r->packed_onto < 0
+                             ? -1
+                             : (int32_t)lucid_trace_find(w->in->trace, s->jobs[r->packed_onto].job_id);
         if (r->packed_onto >= 0 && s->priority) {
             w->priority_job = s->priority[job];
             w->priority_target = s->priority[r->packed_onto];
@@ -231,7 +234,7 @@ int lucid_explain_job_dated(const lucid_sim_config *cfg_in, const lucid_sim_inpu
         return -1;
     }
     const lucid_job *j = &tr->jobs[job];
-    const lucid_jobrun *r = &res.run[job];
+    const lucid_jobresult *r = &res.run[job];
     const char *vc = lucid_vcs_name(in->vcs, j->vc);
     fprintf(out, "job %lld: VC %s, %d GPUs, submitted at %lld%s, runs %lld s; policy %s (%s semantics)\n",
             (long long)j->job_id, vc, j->gpu_num, (long long)j->submit_time,
@@ -263,8 +266,10 @@ int lucid_explain_job_dated(const lucid_sim_config *cfg_in, const lucid_sim_inpu
         else
             fprintf(out,
                     "profiling: waited %lld s for the profiler, profiled %lld-%lld%s%s\n",
-                    (long long)r->profqueue, (long long)r->prof_start, (long long)r->prof_end,
-                    dates_of(calendar, r->prof_start, r->prof_end, " (", ")", d1, sizeof d1),
+                    (long long)(res.prof[job].start - j->submit_time),
+                    (long long)res.prof[job].start, (long long)res.prof[job].end,
+                    dates_of(calendar, res.prof[job].start, res.prof[job].end, " (", ")", d1,
+                             sizeof d1),
                     r->finished_in_profiler ? "; finished there (never reached the main cluster)"
                                             : "; then went to the main cluster");
     }
