@@ -176,6 +176,175 @@ static void trace_order_and_id_index(void **state)
     lucid_vcs_free(&vcs);
 }
 
+/* A second reader from the middle of a file (lucid_csv_open_from) starts
+ * at the first line start at or after the offset and then sees the rows of
+ * one reading from there, lines counted from 1 where it starts. */
+static void csv_reader_from_an_offset(void **state)
+{
+    (void)state;
+    char dir[512], path[768];
+    test_tmpdir(dir, sizeof dir, "csv_util_from");
+    /* line k (2..): "k,<k copies of x mod 50>" */
+    char text[16384];
+    size_t len = (size_t)sprintf(text, "n,pad\n");
+    for (int k = 2; k <= 200; k++)
+        len += (size_t)sprintf(text + len, "%d,%.*s\n", k, k % 50, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+    test_write_file(path, sizeof path, dir, "from.csv", text);
+    lucid_error err = {{0}};
+    lucid_csv *whole = lucid_csv_open(path, &err);
+    assert_non_null(whole);
+    assert_int_equal(lucid_csv_file_size(whole), (int64_t)len);
+    size_t from = len / 2;
+    lucid_csv *part = lucid_csv_open_from(whole, from);
+    assert_non_null(part);
+    /* the first line start at or after `from`, found here by hand */
+    size_t start = from;
+    while (text[start - 1] != '\n')
+        start++;
+    assert_int_equal(lucid_csv_offset(part), start);
+    assert_int_equal(lucid_csv_ncols(part), 2);
+    assert_string_equal(lucid_csv_header(part, 1), "pad");
+    int first = -1, rows = 0;
+    while (lucid_csv_offset(whole) < start && lucid_csv_next(whole, &err) == 1)
+        ;
+    assert_int_equal(lucid_csv_offset(whole), start);
+    long shift = lucid_csv_offset_line(whole) - 1;
+    int got;
+    while ((got = lucid_csv_next(part, &err)) == 1) {
+        assert_int_equal(lucid_csv_next(whole, &err), 1);
+        assert_int_equal(lucid_csv_line(part) + shift, lucid_csv_line(whole));
+        assert_string_equal(lucid_csv_field(part, 0), lucid_csv_field(whole, 0));
+        assert_string_equal(lucid_csv_field(part, 1), lucid_csv_field(whole, 1));
+        if (first < 0)
+            first = atoi(lucid_csv_field(part, 0));
+        rows++;
+    }
+    assert_int_equal(got, 0);
+    assert_int_equal(lucid_csv_next(whole, &err), 0);
+    assert_int_equal(rows, 200 - first + 1);
+    assert_int_equal(lucid_csv_line(whole), 200);
+    lucid_csv_close(part);
+    /* at the last byte: no line starts after it */
+    assert_null(lucid_csv_open_from(whole, len));
+    lucid_csv_close(whole);
+    lucid_csv *mem = lucid_csv_open_mem("m.csv", text, len, &err);
+    assert_non_null(mem);
+    assert_int_equal(lucid_csv_file_size(mem), -1);
+    assert_null(lucid_csv_open_from(mem, from));
+    lucid_csv_close(mem);
+}
+
+/* A trace of over 1 MiB: rows with users, models and datasets that first
+ * appear in either half, ids and submit times out of order in places, a
+ * CPU-only row; `special` adds one change (below).  Returns its length. */
+static size_t halves_trace(char *text, int rows, int special)
+{
+    size_t len = (size_t)sprintf(text, "job_id,user,vc,jobname,gpu_num,submit_time,duration,model,"
+                                       "dataset,speed\n");
+    for (int r = 0; r < rows; r++) {
+        long id = 1000 + r;
+        if (r % 97 == 5)
+            id = 1000 + r + 1; /* swapped with the next: ids out of order */
+        else if (r % 97 == 6)
+            id = 1000 + r - 1;
+        if (special == 3 && r == rows * 3 / 4)
+            id = 1000 + 10; /* a duplicate of a first-half id */
+        long submit = 100L * r + (r % 89 == 3 ? 150 : 0); /* some out of submission order */
+        const char *gpus = r == rows * 2 / 3 ? "0" : r % 5 == 0 ? "8" : "1";
+        if (special == 1 && r == rows * 4 / 5)
+            gpus = "x"; /* bad number in the second half */
+        if (special == 2 && (r == rows / 5 || r == rows * 4 / 5))
+            gpus = "y"; /* in both halves: the first is reported */
+        /* users: u0..u(r/40): new ones keep appearing in both halves */
+        len += (size_t)sprintf(text + len, "%ld,u%d,%s,", id, (r * 7919) % (r / 40 + 1),
+                               r % 3 ? "a" : "b");
+        if (special == 4 && r == rows / 2 - 20) {
+            /* a quoted job name of many lines around the middle */
+            text[len++] = '"';
+            for (int k = 0; k < 4000; k++)
+                len += (size_t)sprintf(text + len, "name line %d,\n", k);
+            text[len++] = '"';
+        } else {
+            len += (size_t)sprintf(text + len, "job%d", r);
+        }
+        len += (size_t)sprintf(text + len, ",%s,%ld,%d,m%d,d%d,%d.25\n", gpus, submit, 10 + r % 50,
+                               (r / 3) % (r / 500 + 2), r % 17 + r / 4000, r % 1000);
+    }
+    return len;
+}
+
+/* A file read in two halves at once (threads = 2) gives the trace of one
+ * reading: the same jobs field for field (line numbers of the second half
+ * included), the same string ids, the same id index, and the same first
+ * error with its line: a bad number in the second half, errors in both
+ * halves (the first one), a duplicate id across the halves; and a quoted
+ * field of many lines across the middle (where the halves cannot be cut). */
+static void trace_halves_match_one_reading(void **state)
+{
+    (void)state;
+    char dir[512], path[768];
+    test_tmpdir(dir, sizeof dir, "csv_util_halves");
+    lucid_vcs vcs = {0};
+    lucid_vcs_add(&vcs, "a", 2);
+    lucid_vcs_add(&vcs, "b", 2);
+    const int rows = 30000;
+    char *text = malloc((size_t)4 << 20);
+    assert_non_null(text);
+    for (int special = 0; special <= 4; special++) {
+        size_t len = halves_trace(text, rows, special);
+        assert_true(len > ((size_t)1 << 20));
+        text[len] = '\0';
+        char name[32];
+        snprintf(name, sizeof name, "halves%d.csv", special);
+        test_write_file(path, sizeof path, dir, name, text);
+        lucid_trace one, two;
+        lucid_error e1 = {{0}}, e2 = {{0}};
+        int r1 = lucid_trace_load_threads(&one, path, &vcs, 1, &e1);
+        int r2 = lucid_trace_load_threads(&two, path, &vcs, 2, &e2);
+        assert_int_equal(r1, r2);
+        assert_string_equal(e1.msg, e2.msg);
+        char want[1024];
+        if (special == 1 || special == 2) {
+            /* line = row + 2 (the header is line 1) */
+            int row = special == 1 ? rows * 4 / 5 : rows / 5;
+            snprintf(want, sizeof want, "%s:%d: gpu_num: '%s' is not an integer", path, row + 2,
+                     special == 1 ? "x" : "y");
+            assert_int_equal(r2, -1);
+            assert_string_equal(e2.msg, want);
+            continue;
+        }
+        if (special == 3) {
+            snprintf(want, sizeof want, "%s:%d: job_id: duplicate job id 1010", path,
+                     rows * 3 / 4 + 2);
+            assert_int_equal(r2, -1);
+            assert_string_equal(e2.msg, want);
+            continue;
+        }
+        assert_int_equal(r2, 0);
+        assert_int_equal(one.njobs, (size_t)rows - 1);
+        assert_int_equal(two.njobs, one.njobs);
+        assert_int_equal(two.skipped_cpu_jobs, 1);
+        for (size_t i = 0; i < one.njobs; i++)
+            assert_memory_equal(&one.jobs[i], &two.jobs[i], sizeof one.jobs[i]);
+        /* the last job's line is known: the last row, after 4000 extra lines with special 4 */
+        int last_line = 0;
+        for (size_t i = 0; i < one.njobs; i++)
+            last_line = one.jobs[i].line > last_line ? one.jobs[i].line : last_line;
+        assert_int_equal(last_line, rows + 1 + (special == 4 ? 4000 : 0));
+        assert_int_equal(lucid_strtab_count(one.strings), lucid_strtab_count(two.strings));
+        for (int32_t k = 0; k < lucid_strtab_count(one.strings); k++)
+            assert_string_equal(lucid_strtab_get(one.strings, k), lucid_strtab_get(two.strings, k));
+        for (size_t i = 0; i < one.njobs; i++) {
+            assert_int_equal(one.by_id[i], two.by_id[i]);
+            assert_int_equal(lucid_trace_find(&two, one.jobs[i].job_id), (int64_t)i);
+        }
+        lucid_trace_free(&one);
+        lucid_trace_free(&two);
+    }
+    free(text);
+    lucid_vcs_free(&vcs);
+}
+
 /* The pair and sharing tables' indexes give what a scan of the rows gives:
  * the first row in file order (duplicates differ in speed here), a pair
  * measured only the other way round with its speeds swapped, and -1 / 0
@@ -570,6 +739,8 @@ int main(void)
         cmocka_unit_test(csv_rejects_ragged_rows_and_bad_quotes),
         cmocka_unit_test(csv_file_window_matches_memory),
         cmocka_unit_test(trace_order_and_id_index),
+        cmocka_unit_test(csv_reader_from_an_offset),
+        cmocka_unit_test(trace_halves_match_one_reading),
         cmocka_unit_test(pair_and_sharing_indexes_match_the_scan),
         cmocka_unit_test(numbers_parse_strictly),
         cmocka_unit_test(numbers_are_decimal_and_exact),

@@ -267,7 +267,7 @@ static int load_files(const lucid_experiment *exp, const lucid_policy_ops *const
     if (!exp->jobs || !exp->vcs)
         return lucid_error_set(err, "no trace: give [trace] jobs and vcs (or --jobs/--vcs)");
     if (lucid_vcs_load(&d->vcs, exp->vcs, err) < 0 ||
-        lucid_trace_load(&d->trace, exp->jobs, &d->vcs, err) < 0)
+        lucid_trace_load_threads(&d->trace, exp->jobs, &d->vcs, exp->threads, err) < 0)
         return -1;
     /* FIFO and SJF plan backfill and start-time estimates with the
      * experiment's estimates ([qssf], else [lucid]) when it gives any. */
