@@ -218,10 +218,11 @@ static int remove_stale(const char *out, char names[][96], int n)
 }
 
 /* hash[i]: file i's XXH64 when hashed[i] (worked out as it was written),
- * else it is read back here. */
+ * else it is read back here; input_hash: the inputs' hashes made while
+ * they were loaded (cli_run_load), NULL: made here. */
 static int write_manifest(const lucid_experiment *exp, const lucid_policy_ops *const *policies,
                           int n, char names[][96], int k, const uint64_t *hash,
-                          const unsigned char *hashed)
+                          const unsigned char *hashed, const uint64_t *input_hash)
 {
     lucid_manifest m = {0};
     lucid_error err = {{0}};
@@ -235,7 +236,7 @@ static int write_manifest(const lucid_experiment *exp, const lucid_policy_ops *c
     rc = rc ? rc : lucid_manifest_add(&m, &err, "out", "%s",
                                       realpath(exp->out, real) ? real : exp->out);
     rc = rc ? rc : lucid_manifest_add(&m, &err, "policies", "%s", list);
-    rc = rc ? rc : lucid_experiment_manifest(exp, &m, &err);
+    rc = rc ? rc : lucid_experiment_manifest_hashed(exp, &m, input_hash, &err);
     for (int i = 0; i < k && rc == 0; i++) {
         snprintf(path, sizeof path, "%s/%s", exp->out, names[i]);
         rc = hashed[i] ? lucid_manifest_add(&m, &err, "file", "%s xxh64:%016" PRIx64, names[i],
@@ -528,7 +529,8 @@ static int outputs_finish(run_outputs *o, const lucid_experiment *exp,
         return cli_fail("%s", o->err.msg);
     if (remove_stale(exp->out, o->names, o->k) != 0)
         return 1;
-    return write_manifest(exp, policies, n, o->names, o->k, o->hash, o->hashed);
+    return write_manifest(exp, policies, n, o->names, o->k, o->hash, o->hashed,
+                          o->d && o->d->inputs_hashed ? o->d->input_hash : NULL);
 }
 
 static int parse_args(int argc, char **argv, lucid_experiment *exp, int *quiet)
@@ -664,7 +666,7 @@ int cmd_simulate(int argc, char **argv)
 
     cli_run d;
     lucid_error err = {{0}};
-    int rc = cli_run_load(&exp, policies, npolicies, &d, &cfg);
+    int rc = cli_run_load(&exp, policies, npolicies, &d, &cfg, 1);
     if (rc == 0)
         cfg.eta = eta_wanted(&exp, d.trace.njobs);
     if (rc == 0) {
