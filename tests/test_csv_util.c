@@ -732,6 +732,83 @@ static void result_integers_match_printf(void **state)
     free(excluded);
 }
 
+/* The result files' strings (report.c copies them from tables made once
+ * per file): VC names as they are, the trace's users, states and GPU types
+ * quoted as lucid_csv_write_field quotes them, every length around the
+ * 16-byte blocks it copies, absent ones empty; 5,000 rows so that rows
+ * cross the writer's 64 KiB buffer.  The expected text is written here
+ * with fprintf and lucid_csv_write_field. */
+static void result_strings_match_the_field_writer(void **state)
+{
+    (void)state;
+    const char *words[] = {"", "a", "fifteen-chars-x", "sixteen-chars-xy", "seventeen-chars-x",
+                           "a much longer user name of forty bytes..", "com,ma", "say \"hi\"",
+                           "two\nlines", "cr\rhere", "\"", ","};
+    size_t nw = sizeof words / sizeof words[0];
+    const char *vc_names[] = {"v", "vc,with,commas", "a-vc-name-longer-than-16", "sixteen-chars-vc"};
+    lucid_vcs vcs = {0};
+    for (size_t v = 0; v < 4; v++)
+        assert_true(lucid_vcs_add(&vcs, vc_names[v], 1) == (int32_t)v);
+    lucid_trace trace = {.has_user = 1, .has_state = 1, .has_time_limit = 1, .has_gpu_type = 1};
+    trace.strings = lucid_strtab_new();
+    assert_non_null(trace.strings);
+    int32_t id[16];
+    for (size_t w = 1; w < nw; w++) /* "" is no string: id -1 (absent) */
+        id[w] = lucid_strtab_intern(trace.strings, words[w]);
+    id[0] = -1;
+    size_t n = 5000;
+    trace.jobs = calloc(n, sizeof *trace.jobs);
+    lucid_jobrun *run = calloc(n, sizeof *run);
+    unsigned char *excluded = calloc(n, 1);
+    assert_non_null(trace.jobs);
+    assert_non_null(run);
+    assert_non_null(excluded);
+    trace.njobs = n;
+    for (size_t i = 0; i < n; i++) {
+        trace.jobs[i] = (lucid_job){.job_id = (int64_t)i + 1, .vc = (int32_t)(i % 4), .gpu_num = 1,
+                                    .submit_time = (int64_t)i, .duration = 7,
+                                    .user = id[i % nw], .state = id[(i / 3) % nw],
+                                    .gpu_type = id[(i / 7) % nw],
+                                    .time_limit = i % 5 ? (int64_t)i * 10 : -1};
+        run[i] = (lucid_jobrun){.start_time = (int64_t)i + 2, .end_time = (int64_t)i + 9,
+                                .partner = -1, .packed_with = -1};
+    }
+    lucid_sim_result result = {.policy = lucid_policy_find("fifo"), .run = run, .excluded = excluded};
+    char *text = NULL, *want = NULL;
+    size_t len = 0, wlen = 0;
+    FILE *out = open_memstream(&text, &len), *exp = open_memstream(&want, &wlen);
+    assert_non_null(out);
+    assert_non_null(exp);
+    assert_int_equal(lucid_write_jobs(out, &trace, &vcs, &result), 0);
+    assert_int_equal(fclose(out), 0);
+    fputs("job_id,vc,gpu_num,submit_time,duration,start_time,end_time,queue,jct,profiled,"
+          "finished_in_profiler,packed_with,user,state,time_limit,gpu_type\n", exp);
+    for (size_t i = 0; i < n; i++) {
+        const lucid_job *j = &trace.jobs[i];
+        fprintf(exp, "%zu,%s,1,%zu,7,%zu,%zu,0,9,,,,", i + 1, vc_names[i % 4], i, i + 2, i + 9);
+        lucid_csv_write_field(exp, words[i % nw]);
+        fputc(',', exp);
+        lucid_csv_write_field(exp, words[(i / 3) % nw]);
+        fputc(',', exp);
+        if (j->time_limit >= 0)
+            fprintf(exp, "%lld", (long long)j->time_limit);
+        fputc(',', exp);
+        lucid_csv_write_field(exp, words[(i / 7) % nw]);
+        fputc('\n', exp);
+    }
+    assert_int_equal(fclose(exp), 0);
+    assert_true(len > 65536);
+    assert_int_equal(len, wlen);
+    assert_string_equal(text, want);
+    free(text);
+    free(want);
+    lucid_strtab_free(trace.strings);
+    lucid_vcs_free(&vcs);
+    free(trace.jobs);
+    free(run);
+    free(excluded);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -749,6 +826,7 @@ int main(void)
         cmocka_unit_test(interning_and_rng),
         cmocka_unit_test(utf8_copy_cuts_on_character_boundaries),
         cmocka_unit_test(result_integers_match_printf),
+        cmocka_unit_test(result_strings_match_the_field_writer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

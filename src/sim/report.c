@@ -168,33 +168,114 @@ static void put_number(line_buf *b, double v)
     put_str(b, tmp);
 }
 
-/* A text field, quoted as lucid_csv_write_field quotes it (a comma, quote
- * or line break inside), so lucid_csv reads it back unchanged. */
-static void put_field(line_buf *b, const char *s)
+/* The strings of a table (VC names, the trace's users, states...) as
+ * they are written, made once per file: every row names a VC and most a
+ * user and a state, and a strlen, a call to memcpy and a search for
+ * characters to quote per string were a fifth of writing the results.
+ * Each string's field text, quoted as lucid_csv_write_field quotes it (a
+ * comma, quote or line break inside) so that lucid_csv reads it back
+ * unchanged, lies in `bytes`
+ * followed by at least TEXT_PAD bytes, so that one of up to TEXT_PAD
+ * bytes is copied as one fixed-size block. */
+enum { TEXT_PAD = 16 };
+typedef struct text_table {
+    char *bytes;
+    size_t *at; /* string k: bytes + at[k], len[k] bytes */
+    uint32_t *len;
+    int32_t n;
+} text_table;
+
+static void text_table_free(text_table *t)
 {
-    if (!strpbrk(s, ",\"\r\n")) {
-        put_str(b, s);
+    free(t->bytes);
+    free(t->at);
+    free(t->len);
+    memset(t, 0, sizeof *t);
+}
+
+/* 0, or -1 (out of memory); an empty table for NULL.  quote = 0: the
+ * strings as they are (VC names have always been written so). */
+static int text_table_make(text_table *t, const lucid_strtab *tab, int quote)
+{
+    memset(t, 0, sizeof *t);
+    int32_t n = tab ? lucid_strtab_count(tab) : 0;
+    size_t total = TEXT_PAD;
+    for (int32_t k = 0; k < n; k++) {
+        const char *s = lucid_strtab_get(tab, k);
+        size_t quotes = 0;
+        for (const char *c = s; *c; c++)
+            quotes += *c == '"';
+        total += strlen(s) + 2 + quotes; /* quoted: two quotes and each inner one doubled */
+    }
+    t->bytes = calloc(total + TEXT_PAD, 1);
+    t->at = malloc(((size_t)n + 1) * sizeof *t->at);
+    t->len = malloc(((size_t)n + 1) * sizeof *t->len);
+    if (!t->bytes || !t->at || !t->len) {
+        text_table_free(t);
+        return -1;
+    }
+    size_t used = 0;
+    for (int32_t k = 0; k < n; k++) {
+        const char *s = lucid_strtab_get(tab, k);
+        char *to = t->bytes + used;
+        size_t len = 0;
+        if (!quote || !strpbrk(s, ",\"\r\n")) {
+            len = strlen(s);
+            memcpy(to, s, len);
+        } else {
+            to[len++] = '"';
+            for (const char *c = s; *c; c++) {
+                if (*c == '"')
+                    to[len++] = '"';
+                to[len++] = *c;
+            }
+            to[len++] = '"';
+        }
+        t->at[k] = used;
+        t->len[k] = (uint32_t)len;
+        used += len;
+    }
+    t->n = n;
+    return 0;
+}
+
+static void put_bytes(line_buf *b, const char *s, size_t n)
+{
+    if (b->len + n > sizeof b->data)
+        flush_buf(b);
+    if (n > sizeof b->data) {
+        fwrite(s, 1, n, b->out);
         return;
     }
-    put_char(b, '"');
-    for (; *s; s++) {
-        if (*s == '"')
-            put_char(b, '"');
-        put_char(b, *s);
+    memcpy(b->data + b->len, s, n);
+    b->len += n;
+}
+
+/* String k of the table (nothing for k outside it). */
+static inline void put_text(line_buf *b, const text_table *t, int32_t k)
+{
+    if (k < 0 || k >= t->n)
+        return;
+    size_t n = t->len[k];
+    const char *s = t->bytes + t->at[k];
+    if (n <= TEXT_PAD && b->len + TEXT_PAD <= sizeof b->data) {
+        memcpy(b->data + b->len, s, TEXT_PAD);
+        b->len += n;
+        return;
     }
-    put_char(b, '"');
+    put_bytes(b, s, n);
 }
 
 /* The trace's optional columns of one job (carry.c writes their header). */
-static void carry_row(line_buf *b, const lucid_trace *trace, const lucid_job *job)
+static void carry_row(line_buf *b, const lucid_trace *trace, const text_table *strings,
+                      const lucid_job *job)
 {
     const int32_t text[] = {trace->has_user ? job->user : INT32_MIN,
                             trace->has_state ? job->state : INT32_MIN};
     for (int k = 0; k < 2; k++)
         if (text[k] != INT32_MIN) {
             put_char(b, ',');
-            if (text[k] >= 0 && trace->strings)
-                put_field(b, lucid_strtab_get(trace->strings, text[k]));
+            put_text(b, strings, text[k]);
         }
     if (trace->has_time_limit) {
         put_char(b, ',');
@@ -203,8 +284,7 @@ static void carry_row(line_buf *b, const lucid_trace *trace, const lucid_job *jo
     }
     if (trace->has_gpu_type) {
         put_char(b, ',');
-        if (job->gpu_type >= 0 && trace->strings)
-            put_field(b, lucid_strtab_get(trace->strings, job->gpu_type));
+        put_text(b, strings, job->gpu_type);
     }
 }
 
@@ -213,8 +293,15 @@ int lucid_write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
 {
     int lucid = (result->policy->flags & LUCID_POLICY_LUCID) != 0;
     line_buf *b = malloc(sizeof *b);
-    if (!b)
+    text_table names, strings;
+    int made = text_table_make(&names, vcs->names, 0) == 0;
+    made &= text_table_make(&strings, trace->strings, 1) == 0;
+    if (!b || !made) {
+        free(b);
+        text_table_free(&names);
+        text_table_free(&strings);
         return -1;
+    }
     b->len = 0;
     b->out = out;
     /* The trace's optional columns (carry.c, carry_row). */
@@ -231,7 +318,7 @@ int lucid_write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
         const lucid_jobrun *r = &result->run[i];
         put_i64(b, job->job_id);
         put_char(b, ',');
-        put_str(b, lucid_vcs_name(vcs, job->vc));
+        put_text(b, &names, job->vc);
         const int64_t fields[] = {job->gpu_num, job->submit_time, job->duration, r->start_time,
                                   r->end_time};
         for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {
@@ -249,16 +336,18 @@ int lucid_write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
             put_i64(b, r->finished_in_profiler);
             put_char(b, ',');
         } else {
-            put_str(b, ",,");
+            put_bytes(b, ",,", 2);
         }
         if (r->packed_with >= 0)
             put_i64(b, trace->jobs[r->packed_with].job_id);
         if (carry)
-            carry_row(b, trace, job);
+            carry_row(b, trace, &strings, job);
         put_char(b, '\n');
     }
     flush_buf(b);
     free(b);
+    text_table_free(&names);
+    text_table_free(&strings);
     return ferror(out) ? -1 : 0;
 }
 
@@ -438,32 +527,36 @@ void lucid_eta_calibration(const lucid_trace *trace, const lucid_sim_result *res
     free(count);
 }
 
-static void put_eta_row(line_buf *b, const lucid_trace *trace, const lucid_vcs *vcs,
+static void put_eta_row(line_buf *b, const lucid_trace *trace, const text_table *names,
                         const lucid_sim_result *result, int32_t i, const lucid_eta_row *e,
-                        const char *when)
+                        int hourly)
 {
     const lucid_job *job = &trace->jobs[i];
     int64_t start = result->run[i].start_time;
     put_i64(b, job->job_id);
     put_char(b, ',');
-    put_str(b, lucid_vcs_name(vcs, job->vc));
+    put_text(b, names, job->vc);
     const int64_t fields[] = {job->gpu_num, job->submit_time, e->at, start,
                               start - job->submit_time, e->p10, e->p50, e->p90};
     for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {
         put_char(b, ',');
         put_i64(b, fields[k]);
     }
-    put_char(b, ',');
-    put_str(b, when);
-    put_char(b, '\n');
+    if (hourly)
+        put_bytes(b, ",hourly\n", 8);
+    else
+        put_bytes(b, ",queued\n", 8);
 }
 
 int lucid_write_eta(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
                     const lucid_sim_result *result)
 {
     line_buf *b = malloc(sizeof *b);
-    if (!b)
+    text_table names;
+    if (!b || text_table_make(&names, vcs->names, 0) < 0) {
+        free(b);
         return -1;
+    }
     b->len = 0;
     b->out = out;
     put_str(b, "job_id,vc,gpu_num,submit_time,predicted_at,start_time,wait,eta_p10,eta_p50,"
@@ -473,13 +566,14 @@ int lucid_write_eta(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
         if (!result->excluded[i] && result->eta_p50[i] >= 0) {
             lucid_eta_row e = {(int32_t)i, result->eta_at[i], result->eta_p10[i],
                                result->eta_p50[i], result->eta_p90[i]};
-            put_eta_row(b, trace, vcs, result, (int32_t)i, &e, "queued");
+            put_eta_row(b, trace, &names, result, (int32_t)i, &e, 0);
         }
         for (; h < result->neta_hourly && (size_t)result->eta_hourly[h].job == i; h++)
             if (!result->excluded[i] && result->eta_hourly[h].p50 >= 0)
-                put_eta_row(b, trace, vcs, result, (int32_t)i, &result->eta_hourly[h], "hourly");
+                put_eta_row(b, trace, &names, result, (int32_t)i, &result->eta_hourly[h], 1);
     }
     flush_buf(b);
     free(b);
+    text_table_free(&names);
     return ferror(out) ? -1 : 0;
 }
