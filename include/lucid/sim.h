@@ -196,6 +196,10 @@ double lucid_percentile(double *v, size_t n, double p);
  * user,state,time_limit,gpu_type that it has (carry.c) */
 int lucid_write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
                      const lucid_sim_result *result);
+/* The same, giving the XXH64 of the bytes written (the file's, when it
+ * holds nothing else): a MANIFEST's hash without reading the file back. */
+int lucid_write_jobs_hashed(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
+                            const lucid_sim_result *result, uint64_t *xxh64);
 void lucid_carry_header(FILE *out, const lucid_trace *trace);
 /* summary rows (no header): policy,vc,jobs,avg_jct,avg_queue,p999_queue per VC (by name) and
  * `all`, then the columns of lucid_metrics_header (bounds.h), then eta_coverage and
@@ -211,6 +215,9 @@ int lucid_write_summary_rows(FILE *out, const lucid_trace *trace, const lucid_vc
  * left out */
 int lucid_write_eta(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
                     const lucid_sim_result *result);
+/* The same with the XXH64 of the bytes written (lucid_write_jobs_hashed). */
+int lucid_write_eta_hashed(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
+                           const lucid_sim_result *result, uint64_t *xxh64);
 /* Calibration over the jobs of VC `vc` (-1: all) that waited more than 60 s
  * after their prediction: share started inside [P10, P90], and the median of
  * |predicted wait - wait| / wait, waits counted from the prediction.  NaN

@@ -314,7 +314,8 @@ typedef struct run_outputs {
     const cli_run *d;
     policy_part part[LUCID_EXP_MAX_POLICIES];
     /* The MANIFEST's hashes of the per-policy files, worked out on the
-     * worker that wrote each (reading 18 MB back was serial at the end). */
+     * worker that wrote each (reading 18 MB back was serial at the end),
+     * as they are written where the writer can (outputs_policy). */
     uint64_t hash[MAX_OUTPUTS];
     unsigned char hashed[MAX_OUTPUTS];
 } run_outputs;
@@ -423,13 +424,21 @@ static void outputs_policy(void *user, int index, const lucid_sim_result *r)
     for (int t = 0; t < NPARTS; t++)
         if (!(mem[t] = open_memstream(&part->text[t], &part->size[t])))
             rc = -1;
+    /* The MANIFEST's hashes of this policy's own files are made here, on
+     * this thread: the jobs and eta files' as they are written (reading
+     * 18 MB back cost a read of every byte), the series file's read back. */
+    unsigned char by_writer[MAX_OUTPUTS] = {0};
     if (rc == 0) {
         rc |= lucid_write_summary_rows(mem[PART_SUMMARY], &d->trace, &d->vcs, r);
-        rc |= lucid_write_jobs(o->files[at++].f, &d->trace, &d->vcs, r);
+        by_writer[at] = 1;
+        rc |= lucid_write_jobs_hashed(o->files[at].f, &d->trace, &d->vcs, r, &o->hash[at]);
+        at++;
         if (o->series)
             rc |= lucid_write_series(o->files[at++].f, &d->vcs, r);
         if (o->eta) {
-            rc |= lucid_write_eta(o->files[at++].f, &d->trace, &d->vcs, r);
+            by_writer[at] = 1;
+            rc |= lucid_write_eta_hashed(o->files[at].f, &d->trace, &d->vcs, r, &o->hash[at]);
+            at++;
             rc |= write_eta_summary_rows(mem[PART_ETA_SUMMARY], d, r);
         }
         table_rows(mem + PART_TABLE, part, d, r);
@@ -437,13 +446,12 @@ static void outputs_policy(void *user, int index, const lucid_sim_result *r)
     for (int t = 0; t < NPARTS; t++)
         if (mem[t] && fclose(mem[t]) != 0)
             rc = -1;
-    /* This policy's own files are complete: their bytes are final, so they
-     * are hashed for the MANIFEST here, on this thread. */
     lucid_error err = {{0}};
     for (int f = 1 + i * per; rc == 0 && f < at; f++) {
-        if (fflush(o->files[f].f) != 0 ||
-            lucid_hash_file_as(o->files[f].tmp, LUCID_HASH_XXH64, &o->hash[f], &err) < 0)
-            break; /* read back at the end instead */
+        if (!by_writer[f] &&
+            (fflush(o->files[f].f) != 0 ||
+             lucid_hash_file_as(o->files[f].tmp, LUCID_HASH_XXH64, &o->hash[f], &err) < 0))
+            continue; /* read back at the end instead */
         o->hashed[f] = 1;
     }
     part->rc = rc ? -1 : 0;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "lucid/bounds.h"
+#include "lucid/manifest.h"
 #include "lucid/sim.h"
 #include "sim_internal.h"
 
@@ -14,26 +15,38 @@ typedef struct line_buf {
     char data[1 << 16];
     size_t len;
     FILE *out;
+    /* Every byte written also goes through this hash when set (the
+     * MANIFEST's, made here where the bytes are in the cache instead of
+     * reading the file back). */
+    lucid_xxh64_state *hash;
 } line_buf;
+
+static void write_out(line_buf *b, const void *data, size_t n)
+{
+    fwrite(data, 1, n, b->out);
+    if (b->hash)
+        lucid_xxh64_update(b->hash, data, n);
+}
 
 static void flush_buf(line_buf *b)
 {
-    fwrite(b->data, 1, b->len, b->out);
+    write_out(b, b->data, b->len);
     b->len = 0;
 }
 
-static void put_str(line_buf *b, const char *s)
+static void put_bytes(line_buf *b, const char *s, size_t n)
 {
-    size_t n = strlen(s);
     if (b->len + n > sizeof b->data)
         flush_buf(b);
     if (n > sizeof b->data) {
-        fwrite(s, 1, n, b->out);
+        write_out(b, s, n);
         return;
     }
     memcpy(b->data + b->len, s, n);
     b->len += n;
 }
+
+static void put_str(line_buf *b, const char *s) { put_bytes(b, s, strlen(s)); }
 
 static void put_char(line_buf *b, char c)
 {
@@ -239,18 +252,6 @@ static int text_table_make(text_table *t, const lucid_strtab *tab, int quote)
     return 0;
 }
 
-static void put_bytes(line_buf *b, const char *s, size_t n)
-{
-    if (b->len + n > sizeof b->data)
-        flush_buf(b);
-    if (n > sizeof b->data) {
-        fwrite(s, 1, n, b->out);
-        return;
-    }
-    memcpy(b->data + b->len, s, n);
-    b->len += n;
-}
-
 /* String k of the table (nothing for k outside it). */
 static inline void put_text(line_buf *b, const text_table *t, int32_t k)
 {
@@ -288,8 +289,8 @@ static void carry_row(line_buf *b, const lucid_trace *trace, const text_table *s
     }
 }
 
-int lucid_write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
-                     const lucid_sim_result *result)
+static int write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
+                      const lucid_sim_result *result, lucid_xxh64_state *hash)
 {
     int lucid = (result->policy->flags & LUCID_POLICY_LUCID) != 0;
     line_buf *b = malloc(sizeof *b);
@@ -304,12 +305,29 @@ int lucid_write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
     }
     b->len = 0;
     b->out = out;
-    /* The trace's optional columns (carry.c, carry_row). */
+    b->hash = hash;
+    /* The trace's optional columns (carry.c, carry_row); their names
+     * through the buffer too, for the hash. */
     int carry = trace->has_user || trace->has_state || trace->has_time_limit || trace->has_gpu_type;
     put_str(b, "job_id,vc,gpu_num,submit_time,duration,start_time,end_time,queue,jct,profiled,"
                "finished_in_profiler,packed_with");
-    flush_buf(b);
-    lucid_carry_header(out, trace);
+    char *names_text = NULL;
+    size_t names_len = 0;
+    FILE *header = open_memstream(&names_text, &names_len);
+    if (header) {
+        lucid_carry_header(header, trace);
+        if (fclose(header) == 0)
+            put_bytes(b, names_text, names_len);
+        else
+            names_len = SIZE_MAX;
+    }
+    free(names_text);
+    if (!header || names_len == SIZE_MAX) {
+        free(b);
+        text_table_free(&names);
+        text_table_free(&strings);
+        return -1;
+    }
     put_char(b, '\n');
     for (size_t i = 0; i < trace->njobs; i++) {
         if (result->excluded[i])
@@ -349,6 +367,22 @@ int lucid_write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
     text_table_free(&names);
     text_table_free(&strings);
     return ferror(out) ? -1 : 0;
+}
+
+int lucid_write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
+                     const lucid_sim_result *result)
+{
+    return write_jobs(out, trace, vcs, result, NULL);
+}
+
+int lucid_write_jobs_hashed(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
+                            const lucid_sim_result *result, uint64_t *xxh64)
+{
+    lucid_xxh64_state st;
+    lucid_xxh64_init(&st);
+    int rc = write_jobs(out, trace, vcs, result, &st);
+    *xxh64 = lucid_xxh64_digest(&st);
+    return rc;
 }
 
 int lucid_write_summary_rows(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
@@ -548,8 +582,8 @@ static void put_eta_row(line_buf *b, const lucid_trace *trace, const text_table 
         put_bytes(b, ",queued\n", 8);
 }
 
-int lucid_write_eta(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
-                    const lucid_sim_result *result)
+static int write_eta(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
+                     const lucid_sim_result *result, lucid_xxh64_state *hash)
 {
     line_buf *b = malloc(sizeof *b);
     text_table names;
@@ -559,6 +593,7 @@ int lucid_write_eta(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
     }
     b->len = 0;
     b->out = out;
+    b->hash = hash;
     put_str(b, "job_id,vc,gpu_num,submit_time,predicted_at,start_time,wait,eta_p10,eta_p50,"
                "eta_p90,when\n");
     size_t h = 0; /* eta_hourly is by job, then time */
@@ -576,4 +611,20 @@ int lucid_write_eta(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
     free(b);
     text_table_free(&names);
     return ferror(out) ? -1 : 0;
+}
+
+int lucid_write_eta(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
+                    const lucid_sim_result *result)
+{
+    return write_eta(out, trace, vcs, result, NULL);
+}
+
+int lucid_write_eta_hashed(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
+                           const lucid_sim_result *result, uint64_t *xxh64)
+{
+    lucid_xxh64_state st;
+    lucid_xxh64_init(&st);
+    int rc = write_eta(out, trace, vcs, result, &st);
+    *xxh64 = lucid_xxh64_digest(&st);
+    return rc;
 }
