@@ -250,22 +250,14 @@ static int write_manifest(const lucid_experiment *exp, const lucid_policy_ops *c
 
 /* eta-summary.csv's rows of one policy: per VC (and all), the calibration
  * of the start times predicted at submission (lucid_eta_calibration). */
-static int write_eta_summary_rows(FILE *out, const cli_run *d, const lucid_sim_result *result)
+static int write_eta_summary_rows(FILE *out, const cli_run *d, const lucid_sim_result *result,
+                                  const lucid_policy_summary *ps)
 {
     size_t nv = (size_t)d->vcs.count;
-    double *cov = malloc((nv + 1) * sizeof *cov), *err = malloc((nv + 1) * sizeof *err);
-    int64_t *waited = malloc((nv + 1) * sizeof *waited);
-    if (!cov || !err || !waited) {
-        free(cov);
-        free(err);
-        free(waited);
-        return -1;
-    }
-    lucid_eta_calibration_vcs(&d->trace, result, d->vcs.count, cov, err, waited);
     for (int32_t v = -1; v < d->vcs.count; v++) {
         size_t at = v >= 0 ? (size_t)v : nv;
-        double coverage = cov[at], error = err[at];
-        int64_t jobs = waited[at];
+        double coverage = ps->eta_cov[at], error = ps->eta_err[at];
+        int64_t jobs = ps->eta_waited[at];
         if (v >= 0 && jobs == 0)
             continue;
         fprintf(out, "%s,%s,%lld,", result->policy->name,
@@ -276,9 +268,6 @@ static int write_eta_summary_rows(FILE *out, const cli_run *d, const lucid_sim_r
             fputc(',', out);
         fputc('\n', out);
     }
-    free(cov);
-    free(err);
-    free(waited);
     return ferror(out) ? -1 : 0;
 }
 
@@ -302,7 +291,7 @@ typedef struct policy_part {
 typedef struct run_outputs {
     char names[MAX_OUTPUTS][96];
     lucid_outfile files[MAX_OUTPUTS];
-    int k, rc, eta, series;
+    int k, rc, eta, series, tables;
     lucid_error err;
     char *text[4];   /* Table 4 rows, Table 5 rows, backfill notes, Lucid notes */
     size_t size[4];
@@ -321,9 +310,10 @@ typedef struct run_outputs {
 } run_outputs;
 
 static int outputs_open(run_outputs *o, const lucid_experiment *exp, const lucid_sim_config *cfg,
-                        const lucid_policy_ops *const *policies, int n)
+                        const lucid_policy_ops *const *policies, int n, int tables)
 {
     memset(o, 0, sizeof *o);
+    o->tables = tables;
     if (make_dir(exp->out) < 0)
         return cli_fail("%s: cannot create directory: %s", exp->out, strerror(errno));
     o->k = output_names(exp, policies, n, cfg->eta, o->names);
@@ -368,12 +358,12 @@ static void size_class_cells(FILE *out, const cli_run *d, const lucid_sim_result
 /* The terminal's rows of one policy (tab: Table 4, Table 5, backfill
  * note, Lucid note). */
 static void table_rows(FILE *const *tab, policy_part *part, const cli_run *d,
-                       const lucid_sim_result *r)
+                       const lucid_sim_result *r, const lucid_policy_summary *ps)
 {
-    lucid_summary s;
-    lucid_metrics m;
-    lucid_summarize(&d->trace, r, -1, 0, INT32_MAX, &s);
-    lucid_metrics_compute(&d->trace, r, -1, &m);
+    /* All jobs: summary.csv's `all` row (the same sums in the same order as
+     * lucid_summarize and lucid_metrics_compute over every job). */
+    lucid_summary s = ps->sums[ps->nvcs];
+    lucid_metrics m = ps->metrics[ps->nvcs];
     part->floor = m.floor; /* all policies run the same jobs unless oversized ones were skipped */
     fprintf(tab[0], "%-10s %12.0f %12.0f %14.0f %7.1f%% %9.2f %9.2f %7.3f %7.3f %7.1f%%\n",
             r->policy->name, s.avg_jct, s.avg_queue, s.p999_queue, 100 * m.gap, m.bsld_mean,
@@ -428,8 +418,11 @@ static void outputs_policy(void *user, int index, const lucid_sim_result *r)
      * this thread: the jobs and eta files' as they are written (reading
      * 18 MB back cost a read of every byte), the series file's read back. */
     unsigned char by_writer[MAX_OUTPUTS] = {0};
+    lucid_policy_summary ps;
+    if (rc == 0 && lucid_policy_summary_make(&ps, &d->trace, &d->vcs, r) < 0)
+        rc = -1;
     if (rc == 0) {
-        rc |= lucid_write_summary_rows(mem[PART_SUMMARY], &d->trace, &d->vcs, r);
+        rc |= lucid_write_summary_rows_of(mem[PART_SUMMARY], &d->vcs, r, &ps);
         by_writer[at] = 1;
         rc |= lucid_write_jobs_hashed(o->files[at].f, &d->trace, &d->vcs, r, &o->hash[at]);
         at++;
@@ -439,9 +432,12 @@ static void outputs_policy(void *user, int index, const lucid_sim_result *r)
             by_writer[at] = 1;
             rc |= lucid_write_eta_hashed(o->files[at].f, &d->trace, &d->vcs, r, &o->hash[at]);
             at++;
-            rc |= write_eta_summary_rows(mem[PART_ETA_SUMMARY], d, r);
+            rc |= write_eta_summary_rows(mem[PART_ETA_SUMMARY], d, r, &ps);
         }
-        table_rows(mem + PART_TABLE, part, d, r);
+        /* The terminal's tables only when they are printed (not --quiet). */
+        if (o->tables)
+            table_rows(mem + PART_TABLE, part, d, r, &ps);
+        lucid_policy_summary_free(&ps);
     }
     for (int t = 0; t < NPARTS; t++)
         if (mem[t] && fclose(mem[t]) != 0)
@@ -690,7 +686,7 @@ int cmd_simulate(int argc, char **argv)
                                           STREAM_AUTO_BYTES;
         int group = stream ? 1 : npolicies;
         run_outputs out;
-        rc = outputs_open(&out, &exp, &cfg, policies, npolicies);
+        rc = outputs_open(&out, &exp, &cfg, policies, npolicies, !quiet);
         /* Wall and CPU time of the simulation (CPU: all threads), so that a
          * shared machine's waiting shows as the difference. */
         double wall = 0, cpu = 0;

@@ -48,7 +48,9 @@ static void put_bytes(line_buf *b, const char *s, size_t n)
 
 static void put_str(line_buf *b, const char *s) { put_bytes(b, s, strlen(s)); }
 
-static void put_char(line_buf *b, char c)
+/* inline asked for: GCC stopped inlining it once flush_buf also hashed
+ * (28 M instructions of calls on Venus). */
+static inline void put_char(line_buf *b, char c)
 {
     if (b->len + 1 > sizeof b->data)
         flush_buf(b);
@@ -385,8 +387,44 @@ int lucid_write_jobs_hashed(FILE *out, const lucid_trace *trace, const lucid_vcs
     return rc;
 }
 
-int lucid_write_summary_rows(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
-                             const lucid_sim_result *result)
+void lucid_policy_summary_free(lucid_policy_summary *ps)
+{
+    free(ps->sums);
+    free(ps->metrics);
+    free(ps->eta_cov);
+    free(ps->eta_err);
+    free(ps->eta_waited);
+    memset(ps, 0, sizeof *ps);
+}
+
+int lucid_policy_summary_make(lucid_policy_summary *ps, const lucid_trace *trace,
+                              const lucid_vcs *vcs, const lucid_sim_result *result)
+{
+    memset(ps, 0, sizeof *ps);
+    size_t nrows = (size_t)vcs->count + 1;
+    ps->nvcs = vcs->count;
+    ps->sums = malloc(nrows * sizeof *ps->sums);
+    ps->metrics = malloc(nrows * sizeof *ps->metrics);
+    ps->eta_cov = malloc(nrows * sizeof *ps->eta_cov);
+    ps->eta_err = malloc(nrows * sizeof *ps->eta_err);
+    ps->eta_waited = malloc(nrows * sizeof *ps->eta_waited);
+    int rc = ps->sums && ps->metrics && ps->eta_cov && ps->eta_err && ps->eta_waited
+                 ? lucid_summarize_vcs(trace, result, vcs->count, ps->sums)
+                 : -1;
+    /* The floor, gap, bounded slowdown and fairness columns (bounds.c). */
+    if (rc == 0)
+        rc = lucid_metrics_compute_vcs(trace, result, vcs->count, ps->metrics);
+    /* (without predictions: no job counted, NaN) */
+    if (rc == 0)
+        lucid_eta_calibration_vcs(trace, result, vcs->count, ps->eta_cov, ps->eta_err,
+                                  ps->eta_waited);
+    if (rc < 0)
+        lucid_policy_summary_free(ps);
+    return rc;
+}
+
+int lucid_write_summary_rows_of(FILE *out, const lucid_vcs *vcs, const lucid_sim_result *result,
+                                const lucid_policy_summary *ps)
 {
     int32_t *order = malloc(((size_t)vcs->count + 1) * sizeof *order);
     if (!order)
@@ -402,48 +440,36 @@ int lucid_write_summary_rows(FILE *out, const lucid_trace *trace, const lucid_vc
         }
         order[k] = v;
     }
-    lucid_summary *sums = malloc(((size_t)vcs->count + 1) * sizeof *sums);
-    lucid_metrics *metrics = malloc(((size_t)vcs->count + 1) * sizeof *metrics);
-    int rc = sums && metrics ? lucid_summarize_vcs(trace, result, vcs->count, sums) : -1;
-    /* The floor, gap, bounded slowdown and fairness columns (bounds.c). */
-    if (rc == 0)
-        rc = lucid_metrics_compute_vcs(trace, result, vcs->count, metrics);
-    size_t nrows = (size_t)vcs->count + 1;
-    double *eta_cov = NULL, *eta_err = NULL;
-    int64_t *eta_waited = NULL;
-    if (rc == 0 && result->eta_p50) {
-        eta_cov = malloc(nrows * sizeof *eta_cov);
-        eta_err = malloc(nrows * sizeof *eta_err);
-        eta_waited = malloc(nrows * sizeof *eta_waited);
-        if (!eta_cov || !eta_err || !eta_waited)
-            rc = -1;
-        else
-            lucid_eta_calibration_vcs(trace, result, vcs->count, eta_cov, eta_err, eta_waited);
-    }
-    for (int32_t i = 0; i <= vcs->count && rc == 0; i++) {
+    for (int32_t i = 0; i <= vcs->count; i++) {
         int32_t vc = i < vcs->count ? order[i] : -1;
-        const lucid_summary *sm = &sums[vc >= 0 ? vc : vcs->count];
+        size_t at = vc >= 0 ? (size_t)vc : (size_t)vcs->count;
+        const lucid_summary *sm = &ps->sums[at];
         if (vc >= 0 && sm->jobs == 0)
             continue;
         fprintf(out, "%s,%s,%lld,%.3f,%.3f,%.3f", result->policy->name,
                 vc >= 0 ? lucid_vcs_name(vcs, vc) : "all", (long long)sm->jobs, sm->avg_jct,
                 sm->avg_queue, sm->p999_queue);
-        lucid_metrics_write(out, &metrics[vc >= 0 ? vc : vcs->count]);
+        lucid_metrics_write(out, &ps->metrics[at]);
         /* Start-time calibration at submission (eta-summary.csv's), empty
          * when the run made no predictions or no job waited over a minute. */
-        size_t at = vc >= 0 ? (size_t)vc : (size_t)vcs->count;
-        if (eta_waited && eta_waited[at] > 0)
-            fprintf(out, ",%.4f,%.4f\n", eta_cov[at], eta_err[at]);
+        if (ps->eta_waited[at] > 0)
+            fprintf(out, ",%.4f,%.4f\n", ps->eta_cov[at], ps->eta_err[at]);
         else
             fputs(",,\n", out);
     }
-    free(sums);
-    free(metrics);
-    free(eta_cov);
-    free(eta_err);
-    free(eta_waited);
     free(order);
-    return rc < 0 || ferror(out) ? -1 : 0;
+    return ferror(out) ? -1 : 0;
+}
+
+int lucid_write_summary_rows(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
+                             const lucid_sim_result *result)
+{
+    lucid_policy_summary ps;
+    if (lucid_policy_summary_make(&ps, trace, vcs, result) < 0)
+        return -1;
+    int rc = lucid_write_summary_rows_of(out, vcs, result, &ps);
+    lucid_policy_summary_free(&ps);
+    return rc;
 }
 
 int lucid_write_series(FILE *out, const lucid_vcs *vcs, const lucid_sim_result *result)
