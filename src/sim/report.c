@@ -377,14 +377,24 @@ int lucid_write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
     return write_jobs(out, trace, vcs, result, NULL);
 }
 
-int lucid_write_jobs_hashed(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
-                            const lucid_sim_result *result, uint64_t *xxh64)
+/* A writer (write_jobs, write_eta) with the XXH64 of what it wrote. */
+typedef int (*hashing_writer)(FILE *, const lucid_trace *, const lucid_vcs *,
+                              const lucid_sim_result *, lucid_xxh64_state *);
+
+static int write_hashed(hashing_writer write, FILE *out, const lucid_trace *trace,
+                        const lucid_vcs *vcs, const lucid_sim_result *result, uint64_t *xxh64)
 {
     lucid_xxh64_state st;
     lucid_xxh64_init(&st);
-    int rc = write_jobs(out, trace, vcs, result, &st);
+    int rc = write(out, trace, vcs, result, &st);
     *xxh64 = lucid_xxh64_digest(&st);
     return rc;
+}
+
+int lucid_write_jobs_hashed(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
+                            const lucid_sim_result *result, uint64_t *xxh64)
+{
+    return write_hashed(write_jobs, out, trace, vcs, result, xxh64);
 }
 
 void lucid_policy_summary_free(lucid_policy_summary *ps)
@@ -648,9 +658,5 @@ int lucid_write_eta(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
 int lucid_write_eta_hashed(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
                            const lucid_sim_result *result, uint64_t *xxh64)
 {
-    lucid_xxh64_state st;
-    lucid_xxh64_init(&st);
-    int rc = write_eta(out, trace, vcs, result, &st);
-    *xxh64 = lucid_xxh64_digest(&st);
-    return rc;
+    return write_hashed(write_eta, out, trace, vcs, result, xxh64);
 }
