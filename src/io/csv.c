@@ -435,23 +435,24 @@ lucid_csv *lucid_csv_open_from(const lucid_csv *like, size_t from)
     for (int i = 0; ok && i < csv->ncols; i++)
         ok = (csv->header[i] = lucid_strdup(like->header[i])) != NULL;
     /* From the byte before `from`: a line starts at `from` when that byte
-     * ends one.  The bytes up to the first line end are skipped. */
-    csv->base = from - 1;
-    lucid_error err = {{0}};
-    while (ok) {
-        if (csv->pos >= csv->len && refill(csv, csv->pos, &err) <= 0) {
-            ok = 0;
-            break;
-        }
-        char *nl = memchr(csv->buf + csv->pos, '\n', csv->len - csv->pos);
-        if (nl) {
-            csv->pos = (size_t)(nl - csv->buf) + 1;
-            /* a line start with nothing after it is no start */
-            ok = csv->pos < csv->len || refill(csv, csv->pos, &err) > 0;
-            break;
-        }
-        csv->pos = csv->len;
+     * ends one.  The bytes up to the first line end are skipped, read in
+     * small pieces here: the window is filled by the first row's reading,
+     * on the thread that reads this part. */
+    struct stat st;
+    ok = ok && fstat(fileno(f), &st) == 0;
+    size_t at = from - 1, start = 0;
+    while (ok && !start) {
+        char piece[4096];
+        size_t got = fread(piece, 1, sizeof piece, f);
+        char *nl = got ? memchr(piece, '\n', got) : NULL;
+        if (nl)
+            start = at + (size_t)(nl - piece) + 1;
+        at += got;
+        ok = got > 0;
     }
+    /* a line start with nothing after it is no start */
+    ok = ok && (off_t)start < st.st_size && fseeko(f, (off_t)start, SEEK_SET) == 0;
+    csv->base = start;
     if (!ok) {
         lucid_csv_close(csv);
         return NULL;
