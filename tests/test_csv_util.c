@@ -268,8 +268,11 @@ static size_t halves_trace(char *text, int rows, int special)
         } else {
             len += (size_t)sprintf(text + len, "job%d", r);
         }
-        len += (size_t)sprintf(text + len, ",%s,%ld,%d,m%d,d%d,%d.25\n", gpus, submit, 10 + r % 50,
-                               (r / 3) % (r / 500 + 2), r % 17 + r / 4000, r % 1000);
+        len += (size_t)sprintf(text + len, ",%s,%ld,%d,m%d,d%d,%d.25%s", gpus, submit, 10 + r % 50,
+                               (r / 3) % (r / 500 + 2), r % 17 + r / 4000, r % 1000,
+                               special == 5 ? "\r\n" : "\n");
+        if (special == 5 && r % 50 == 7) /* CRLF ends, and a blank line after every 50th row */
+            len += (size_t)sprintf(text + len, "\r\n");
     }
     return len;
 }
@@ -279,7 +282,8 @@ static size_t halves_trace(char *text, int rows, int special)
  * included), the same string ids, the same id index, and the same first
  * error with its line: a bad number in the second half, errors in both
  * halves (the first one), a duplicate id across the halves; and a quoted
- * field of many lines across the middle (where the halves cannot be cut). */
+ * field of many lines across the middle (where the halves cannot be cut),
+ * and CRLF line ends with blank lines. */
 static void trace_halves_match_one_reading(void **state)
 {
     (void)state;
@@ -291,7 +295,7 @@ static void trace_halves_match_one_reading(void **state)
     const int rows = 30000;
     char *text = malloc((size_t)4 << 20);
     assert_non_null(text);
-    for (int special = 0; special <= 4; special++) {
+    for (int special = 0; special <= 5; special++) {
         size_t len = halves_trace(text, rows, special);
         assert_true(len > ((size_t)1 << 20));
         text[len] = '\0';
@@ -327,11 +331,13 @@ static void trace_halves_match_one_reading(void **state)
         assert_int_equal(two.skipped_cpu_jobs, 1);
         for (size_t i = 0; i < one.njobs; i++)
             assert_memory_equal(&one.jobs[i], &two.jobs[i], sizeof one.jobs[i]);
-        /* the last job's line is known: the last row, after 4000 extra lines with special 4 */
+        /* the last job's line is known: the last row, after 4000 extra lines with special 4
+         * and the blank lines with special 5 */
         int last_line = 0;
         for (size_t i = 0; i < one.njobs; i++)
             last_line = one.jobs[i].line > last_line ? one.jobs[i].line : last_line;
-        assert_int_equal(last_line, rows + 1 + (special == 4 ? 4000 : 0));
+        int blanks = special == 5 ? (rows - 1 - 7 + 49) / 50 : 0; /* rows 7, 57, ... before the last */
+        assert_int_equal(last_line, rows + 1 + (special == 4 ? 4000 : 0) + blanks);
         assert_int_equal(lucid_strtab_count(one.strings), lucid_strtab_count(two.strings));
         for (int32_t k = 0; k < lucid_strtab_count(one.strings); k++)
             assert_string_equal(lucid_strtab_get(one.strings, k), lucid_strtab_get(two.strings, k));
