@@ -808,24 +808,33 @@ static void result_strings_match_the_field_writer(void **state)
     assert_int_equal(len, wlen);
     assert_string_equal(text, want);
     /* The hashing writer writes the same bytes and gives their XXH64 (the
-     * header's carried names and every flush of the buffer included), as
-     * does the streaming hash fed in uneven pieces. */
-    char *again = NULL;
-    size_t alen = 0;
+     * header's carried names and every flush of the buffer included), with
+     * the rows' starts formatted per row or taken from lucid_row_prefix;
+     * the streaming hash fed in uneven pieces gives the same. */
+    lucid_row_prefix *prefix = lucid_row_prefix_make(&trace, &vcs);
+    assert_non_null(prefix);
     uint64_t h = 0;
-    out = open_memstream(&again, &alen);
-    assert_non_null(out);
-    assert_int_equal(lucid_write_jobs_hashed(out, &trace, &vcs, &result, &h), 0);
-    assert_int_equal(fclose(out), 0);
-    assert_int_equal(alen, len);
-    assert_memory_equal(again, text, len);
-    assert_true(h == lucid_xxh64(text, len));
+    for (int with = 0; with < 2; with++) { /* row starts formatted per row, then from the table */
+        char *again = NULL;
+        size_t alen = 0;
+        uint64_t hw = 0;
+        out = open_memstream(&again, &alen);
+        assert_non_null(out);
+        assert_int_equal(
+            lucid_write_jobs_hashed(out, &trace, &vcs, &result, with ? prefix : NULL, &hw), 0);
+        assert_int_equal(fclose(out), 0);
+        assert_int_equal(alen, len);
+        assert_memory_equal(again, text, len);
+        assert_true(hw == lucid_xxh64(text, len));
+        h = hw;
+        free(again);
+    }
+    lucid_row_prefix_free(prefix);
     lucid_xxh64_state st;
     lucid_xxh64_init(&st);
     for (size_t at = 0, piece = 1; at < len; at += piece, piece = piece * 7 % 97 + 1)
         lucid_xxh64_update(&st, text + at, at + piece <= len ? piece : len - at);
     assert_true(lucid_xxh64_digest(&st) == h);
-    free(again);
     free(text);
     free(want);
     lucid_strtab_free(trace.strings);

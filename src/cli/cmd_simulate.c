@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -307,12 +308,18 @@ typedef struct run_outputs {
      * as they are written where the writer can (outputs_policy). */
     uint64_t hash[MAX_OUTPUTS];
     unsigned char hashed[MAX_OUTPUTS];
+    /* The jobs' row starts, shared by every policy's jobs and eta files:
+     * made by the first worker that writes (the others wait for it). */
+    pthread_mutex_t prefix_lock;
+    lucid_row_prefix *prefix;
+    int prefix_tried;
 } run_outputs;
 
 static int outputs_open(run_outputs *o, const lucid_experiment *exp, const lucid_sim_config *cfg,
                         const lucid_policy_ops *const *policies, int n, int tables)
 {
     memset(o, 0, sizeof *o);
+    pthread_mutex_init(&o->prefix_lock, NULL);
     o->tables = tables;
     if (make_dir(exp->out) < 0)
         return cli_fail("%s: cannot create directory: %s", exp->out, strerror(errno));
@@ -418,19 +425,26 @@ static void outputs_policy(void *user, int index, const lucid_sim_result *r)
      * this thread: the jobs and eta files' as they are written (reading
      * 18 MB back cost a read of every byte), the series file's read back. */
     unsigned char by_writer[MAX_OUTPUTS] = {0};
+    pthread_mutex_lock(&o->prefix_lock);
+    if (!o->prefix_tried) /* (NULL if out of memory: the writers format the starts) */
+        o->prefix = lucid_row_prefix_make(&d->trace, &d->vcs);
+    o->prefix_tried = 1;
+    pthread_mutex_unlock(&o->prefix_lock);
     lucid_policy_summary ps;
     if (rc == 0 && lucid_policy_summary_make(&ps, &d->trace, &d->vcs, r) < 0)
         rc = -1;
     if (rc == 0) {
         rc |= lucid_write_summary_rows_of(mem[PART_SUMMARY], &d->vcs, r, &ps);
         by_writer[at] = 1;
-        rc |= lucid_write_jobs_hashed(o->files[at].f, &d->trace, &d->vcs, r, &o->hash[at]);
+        rc |= lucid_write_jobs_hashed(o->files[at].f, &d->trace, &d->vcs, r, o->prefix,
+                                      &o->hash[at]);
         at++;
         if (o->series)
             rc |= lucid_write_series(o->files[at++].f, &d->vcs, r);
         if (o->eta) {
             by_writer[at] = 1;
-            rc |= lucid_write_eta_hashed(o->files[at].f, &d->trace, &d->vcs, r, &o->hash[at]);
+            rc |= lucid_write_eta_hashed(o->files[at].f, &d->trace, &d->vcs, r, o->prefix,
+                                         &o->hash[at]);
             at++;
             rc |= write_eta_summary_rows(mem[PART_ETA_SUMMARY], d, r, &ps);
         }
@@ -498,6 +512,9 @@ static void print_tables(run_outputs *o)
 
 static void outputs_free(run_outputs *o)
 {
+    lucid_row_prefix_free(o->prefix);
+    o->prefix = NULL;
+    pthread_mutex_destroy(&o->prefix_lock);
     for (int i = 0; i < LUCID_EXP_MAX_POLICIES; i++)
         for (int t = 0; t < NPARTS; t++)
             free(o->part[i].text[t]);

@@ -291,8 +291,80 @@ static void carry_row(line_buf *b, const lucid_trace *trace, const text_table *s
     }
 }
 
+/* Each job's "job_id,vc,gpu_num,submit_time", with which its rows of every
+ * policy's jobs and eta files begin: formatted once for all of them
+ * (sim.h).  The texts lie in one block, each followed by at least
+ * TEXT_PAD bytes, and are copied 16 bytes at a time. */
+struct lucid_row_prefix {
+    text_table t;
+};
+
+void lucid_row_prefix_free(lucid_row_prefix *p)
+{
+    if (!p)
+        return;
+    text_table_free(&p->t);
+    free(p);
+}
+
+lucid_row_prefix *lucid_row_prefix_make(const lucid_trace *trace, const lucid_vcs *vcs)
+{
+    lucid_row_prefix *p = calloc(1, sizeof *p);
+    line_buf *b = malloc(sizeof *b);
+    text_table names = {0};
+    int ok = p && b && text_table_make(&names, vcs->names, 0) == 0;
+    if (ok) {
+        p->t.at = malloc((trace->njobs + 1) * sizeof *p->t.at);
+        p->t.len = malloc((trace->njobs + 1) * sizeof *p->t.len);
+        ok = p->t.at && p->t.len;
+    }
+    size_t cap = 0, used = 0;
+    for (size_t i = 0; ok && i < trace->njobs; i++) {
+        const lucid_job *job = &trace->jobs[i];
+        b->len = 0; /* (one prefix never fills the buffer: it is not flushed) */
+        put_i64(b, job->job_id);
+        put_char(b, ',');
+        put_text(b, &names, job->vc);
+        put_char(b, ',');
+        put_i64(b, job->gpu_num);
+        put_char(b, ',');
+        put_i64(b, job->submit_time);
+        ok = LUCID_GROW(p->t.bytes, cap, used + b->len + TEXT_PAD) == 0;
+        if (ok) {
+            memcpy(p->t.bytes + used, b->data, b->len);
+            p->t.at[i] = used;
+            p->t.len[i] = (uint32_t)b->len;
+            used += b->len;
+        }
+    }
+    if (ok && (ok = LUCID_GROW(p->t.bytes, cap, used + TEXT_PAD) == 0))
+        memset(p->t.bytes + used, 0, cap - used); /* the padding after the last */
+    text_table_free(&names);
+    free(b);
+    if (!ok) {
+        lucid_row_prefix_free(p);
+        return NULL;
+    }
+    p->t.n = (int32_t)trace->njobs;
+    return p;
+}
+
+/* Job i's prefix (its text rounded up to 16-byte blocks, all within the
+ * block's padding). */
+static inline void put_prefix(line_buf *b, const lucid_row_prefix *p, size_t i)
+{
+    size_t n = p->t.len[i];
+    const char *s = p->t.bytes + p->t.at[i];
+    if (b->len + n + TEXT_PAD > sizeof b->data)
+        flush_buf(b);
+    for (size_t k = 0; k < n; k += TEXT_PAD)
+        memcpy(b->data + b->len + k, s + k, TEXT_PAD);
+    b->len += n;
+}
+
 static int write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
-                      const lucid_sim_result *result, lucid_xxh64_state *hash)
+                      const lucid_sim_result *result, const lucid_row_prefix *prefix,
+                      lucid_xxh64_state *hash)
 {
     int lucid = (result->policy->flags & LUCID_POLICY_LUCID) != 0;
     line_buf *b = malloc(sizeof *b);
@@ -336,12 +408,18 @@ static int write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
             continue;
         const lucid_job *job = &trace->jobs[i];
         const lucid_jobrun *r = &result->run[i];
-        put_i64(b, job->job_id);
-        put_char(b, ',');
-        put_text(b, &names, job->vc);
         const int64_t fields[] = {job->gpu_num, job->submit_time, job->duration, r->start_time,
                                   r->end_time};
-        for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {
+        size_t k = 0;
+        if (prefix) {
+            put_prefix(b, prefix, i);
+            k = 2; /* gpu_num and submit_time were in it */
+        } else {
+            put_i64(b, job->job_id);
+            put_char(b, ',');
+            put_text(b, &names, job->vc);
+        }
+        for (; k < sizeof fields / sizeof fields[0]; k++) {
             put_char(b, ',');
             put_i64(b, fields[k]);
         }
@@ -374,27 +452,30 @@ static int write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
 int lucid_write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
                      const lucid_sim_result *result)
 {
-    return write_jobs(out, trace, vcs, result, NULL);
+    return write_jobs(out, trace, vcs, result, NULL, NULL);
 }
 
 /* A writer (write_jobs, write_eta) with the XXH64 of what it wrote. */
 typedef int (*hashing_writer)(FILE *, const lucid_trace *, const lucid_vcs *,
-                              const lucid_sim_result *, lucid_xxh64_state *);
+                              const lucid_sim_result *, const lucid_row_prefix *,
+                              lucid_xxh64_state *);
 
 static int write_hashed(hashing_writer write, FILE *out, const lucid_trace *trace,
-                        const lucid_vcs *vcs, const lucid_sim_result *result, uint64_t *xxh64)
+                        const lucid_vcs *vcs, const lucid_sim_result *result,
+                        const lucid_row_prefix *prefix, uint64_t *xxh64)
 {
     lucid_xxh64_state st;
     lucid_xxh64_init(&st);
-    int rc = write(out, trace, vcs, result, &st);
+    int rc = write(out, trace, vcs, result, prefix, &st);
     *xxh64 = lucid_xxh64_digest(&st);
     return rc;
 }
 
 int lucid_write_jobs_hashed(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
-                            const lucid_sim_result *result, uint64_t *xxh64)
+                            const lucid_sim_result *result, const lucid_row_prefix *prefix,
+                            uint64_t *xxh64)
 {
-    return write_hashed(write_jobs, out, trace, vcs, result, xxh64);
+    return write_hashed(write_jobs, out, trace, vcs, result, prefix, xxh64);
 }
 
 void lucid_policy_summary_free(lucid_policy_summary *ps)
@@ -598,17 +679,23 @@ void lucid_eta_calibration(const lucid_trace *trace, const lucid_sim_result *res
 }
 
 static void put_eta_row(line_buf *b, const lucid_trace *trace, const text_table *names,
-                        const lucid_sim_result *result, int32_t i, const lucid_eta_row *e,
-                        int hourly)
+                        const lucid_row_prefix *prefix, const lucid_sim_result *result, int32_t i,
+                        const lucid_eta_row *e, int hourly)
 {
     const lucid_job *job = &trace->jobs[i];
     int64_t start = result->run[i].start_time;
-    put_i64(b, job->job_id);
-    put_char(b, ',');
-    put_text(b, names, job->vc);
     const int64_t fields[] = {job->gpu_num, job->submit_time, e->at, start,
                               start - job->submit_time, e->p10, e->p50, e->p90};
-    for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {
+    size_t k = 0;
+    if (prefix) {
+        put_prefix(b, prefix, (size_t)i);
+        k = 2; /* gpu_num and submit_time were in it */
+    } else {
+        put_i64(b, job->job_id);
+        put_char(b, ',');
+        put_text(b, names, job->vc);
+    }
+    for (; k < sizeof fields / sizeof fields[0]; k++) {
         put_char(b, ',');
         put_i64(b, fields[k]);
     }
@@ -619,7 +706,8 @@ static void put_eta_row(line_buf *b, const lucid_trace *trace, const text_table 
 }
 
 static int write_eta(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
-                     const lucid_sim_result *result, lucid_xxh64_state *hash)
+                     const lucid_sim_result *result, const lucid_row_prefix *prefix,
+                     lucid_xxh64_state *hash)
 {
     line_buf *b = malloc(sizeof *b);
     text_table names;
@@ -637,11 +725,12 @@ static int write_eta(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
         if (!result->excluded[i] && result->eta_p50[i] >= 0) {
             lucid_eta_row e = {(int32_t)i, result->eta_at[i], result->eta_p10[i],
                                result->eta_p50[i], result->eta_p90[i]};
-            put_eta_row(b, trace, &names, result, (int32_t)i, &e, 0);
+            put_eta_row(b, trace, &names, prefix, result, (int32_t)i, &e, 0);
         }
         for (; h < result->neta_hourly && (size_t)result->eta_hourly[h].job == i; h++)
             if (!result->excluded[i] && result->eta_hourly[h].p50 >= 0)
-                put_eta_row(b, trace, &names, result, (int32_t)i, &result->eta_hourly[h], 1);
+                put_eta_row(b, trace, &names, prefix, result, (int32_t)i, &result->eta_hourly[h],
+                            1);
     }
     flush_buf(b);
     free(b);
@@ -652,11 +741,12 @@ static int write_eta(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
 int lucid_write_eta(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
                     const lucid_sim_result *result)
 {
-    return write_eta(out, trace, vcs, result, NULL);
+    return write_eta(out, trace, vcs, result, NULL, NULL);
 }
 
 int lucid_write_eta_hashed(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
-                           const lucid_sim_result *result, uint64_t *xxh64)
+                           const lucid_sim_result *result, const lucid_row_prefix *prefix,
+                           uint64_t *xxh64)
 {
-    return write_hashed(write_eta, out, trace, vcs, result, xxh64);
+    return write_hashed(write_eta, out, trace, vcs, result, prefix, xxh64);
 }
