@@ -1,6 +1,7 @@
 /* trace_load.c — times the trace loader (issue 14's yardstick: one awk pass
- * over the same file).  Usage: trace_load TRACE.csv VCS.csv [RUNS]
- * Prints the median wall time of RUNS loads (default 5) and the rate. */
+ * over the same file).  Usage: trace_load TRACE.csv VCS.csv [RUNS [THREADS]]
+ * Prints the median wall time of RUNS loads (default 5) and the rate;
+ * THREADS (default 1) as lucid_trace_load_threads takes it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -23,12 +24,13 @@ static int by_value(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: trace_load TRACE.csv VCS.csv [RUNS]\n");
+        fprintf(stderr, "usage: trace_load TRACE.csv VCS.csv [RUNS [THREADS]]\n");
         return 2;
     }
     int runs = argc > 3 ? atoi(argv[3]) : 5;
     if (runs < 1 || runs > 100)
         runs = 5;
+    int threads = argc > 4 ? atoi(argv[4]) : 1;
     lucid_error err = {{0}};
     lucid_vcs vcs;
     if (lucid_vcs_load(&vcs, argv[2], &err) < 0) {
@@ -40,7 +42,7 @@ int main(int argc, char **argv)
     for (int r = 0; r < runs; r++) {
         lucid_trace trace;
         double t0 = now();
-        if (lucid_trace_load(&trace, argv[1], &vcs, &err) < 0) {
+        if (lucid_trace_load_threads(&trace, argv[1], &vcs, threads, &err) < 0) {
             fprintf(stderr, "%s\n", err.msg);
             return 1;
         }
@@ -50,8 +52,8 @@ int main(int argc, char **argv)
     }
     qsort(times, (size_t)runs, sizeof *times, by_value);
     double median = times[runs / 2];
-    printf("%zu jobs: median %.3f s of %d loads (%.0f jobs/s)\n", jobs, median, runs,
-           (double)jobs / median);
+    printf("%zu jobs: median %.3f s of %d loads, %d thread%s (%.0f jobs/s)\n", jobs, median, runs,
+           threads, threads == 1 ? "" : "s", (double)jobs / median);
     lucid_vcs_free(&vcs);
     return 0;
 }

@@ -29,6 +29,26 @@ expect_error "unknown defect" "unknown defect 'time_travel'" sim --jobs "$bad/go
 expect_error "synth without --out" "--out DIR is required" "$lucid" trace synth --jobs 5
 expect_error "synth bad load" "--load: 'x' is not a positive number" "$lucid" trace synth --out "$tmp/s" --load x
 
+# Lucid's side files are read beside the estimates on a second thread
+# ([simulate] threads = 2, the default); with several bad ones the error is
+# the one a reading in order meets first (estimates, sharing labels,
+# colocation pairs, forecast), with one thread or two.
+printf 'job_id,priority\n1,100\n2,50\n' >"$tmp/est.csv"
+for threads in 1 2; do
+    expect_error "estimates before sharing ($threads)" "short_estimates.csv: no estimate for job 2" \
+        sim --jobs "$bad/good.csv" --policies lucid --threads $threads \
+        --set "lucid.estimates=$bad/short_estimates.csv" --set "lucid.sharing_labels=$tmp/nope_sharing.csv"
+    expect_error "sharing before forecast ($threads)" "nope_sharing.csv: cannot open" \
+        sim --jobs "$bad/good.csv" --policies lucid --threads $threads --set "lucid.estimates=$tmp/est.csv" \
+        --set "lucid.sharing_labels=$tmp/nope_sharing.csv" --set "lucid.forecast=$tmp/nope_forecast.csv"
+    expect_error "pairs before forecast ($threads)" "nope_pairs.csv: cannot open" \
+        sim --jobs "$bad/good.csv" --policies lucid --threads $threads --set "lucid.estimates=$tmp/est.csv" \
+        --set "lucid.colocation=$tmp/nope_pairs.csv" --set "lucid.forecast=$tmp/nope_forecast.csv"
+    expect_error "forecast last ($threads)" "nope_forecast.csv: cannot open" \
+        sim --jobs "$bad/good.csv" --policies lucid --threads $threads --set "lucid.estimates=$tmp/est.csv" \
+        --set "lucid.forecast=$tmp/nope_forecast.csv"
+done
+
 # The trace's optional columns are carried to jobs-<policy>.csv, text quoted
 # as CSV wants (a comma and a quote in a user name), an empty time limit
 # left empty (VC vcA of $bad/vcs.csv).

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lucid/csv.h"
+#include "lucid/manifest.h"
 #include "lucid/sched.h"
 #include "lucid/sim.h"
 #include "lucid/trace.h"
@@ -173,6 +174,181 @@ static void trace_order_and_id_index(void **state)
     assert_int_equal(lucid_trace_load_mem(&t, "d.csv", dup, strlen(dup), &vcs, &err), -1);
     /* the one submitted later is named (line 2, submitted at 9) */
     assert_string_equal(err.msg, "d.csv:2: job_id: duplicate job id 7");
+    lucid_vcs_free(&vcs);
+}
+
+/* A second reader from the middle of a file (lucid_csv_open_from) starts
+ * at the first line start at or after the offset and then sees the rows of
+ * one reading from there, lines counted from 1 where it starts. */
+static void csv_reader_from_an_offset(void **state)
+{
+    (void)state;
+    char dir[512], path[768];
+    test_tmpdir(dir, sizeof dir, "csv_util_from");
+    /* line k (2..): "k,<k copies of x mod 50>" */
+    char text[16384];
+    size_t len = (size_t)sprintf(text, "n,pad\n");
+    for (int k = 2; k <= 200; k++)
+        len += (size_t)sprintf(text + len, "%d,%.*s\n", k, k % 50, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+    test_write_file(path, sizeof path, dir, "from.csv", text);
+    lucid_error err = {{0}};
+    lucid_csv *whole = lucid_csv_open(path, &err);
+    assert_non_null(whole);
+    assert_int_equal(lucid_csv_file_size(whole), (int64_t)len);
+    size_t from = len / 2;
+    lucid_csv *part = lucid_csv_open_from(whole, from);
+    assert_non_null(part);
+    /* the first line start at or after `from`, found here by hand */
+    size_t start = from;
+    while (text[start - 1] != '\n')
+        start++;
+    assert_int_equal(lucid_csv_offset(part), start);
+    assert_int_equal(lucid_csv_ncols(part), 2);
+    assert_string_equal(lucid_csv_header(part, 1), "pad");
+    int first = -1, rows = 0;
+    while (lucid_csv_offset(whole) < start && lucid_csv_next(whole, &err) == 1)
+        ;
+    assert_int_equal(lucid_csv_offset(whole), start);
+    long shift = lucid_csv_offset_line(whole) - 1;
+    int got;
+    while ((got = lucid_csv_next(part, &err)) == 1) {
+        assert_int_equal(lucid_csv_next(whole, &err), 1);
+        assert_int_equal(lucid_csv_line(part) + shift, lucid_csv_line(whole));
+        assert_string_equal(lucid_csv_field(part, 0), lucid_csv_field(whole, 0));
+        assert_string_equal(lucid_csv_field(part, 1), lucid_csv_field(whole, 1));
+        if (first < 0)
+            first = atoi(lucid_csv_field(part, 0));
+        rows++;
+    }
+    assert_int_equal(got, 0);
+    assert_int_equal(lucid_csv_next(whole, &err), 0);
+    assert_int_equal(rows, 200 - first + 1);
+    assert_int_equal(lucid_csv_line(whole), 200);
+    lucid_csv_close(part);
+    /* at the last byte: no line starts after it */
+    assert_null(lucid_csv_open_from(whole, len));
+    lucid_csv_close(whole);
+    lucid_csv *mem = lucid_csv_open_mem("m.csv", text, len, &err);
+    assert_non_null(mem);
+    assert_int_equal(lucid_csv_file_size(mem), -1);
+    assert_null(lucid_csv_open_from(mem, from));
+    lucid_csv_close(mem);
+}
+
+/* A trace of over 1 MiB: rows with users, models and datasets that first
+ * appear in either half, ids and submit times out of order in places, a
+ * CPU-only row; `special` adds one change (below).  Returns its length. */
+static size_t halves_trace(char *text, int rows, int special)
+{
+    size_t len = (size_t)sprintf(text, "job_id,user,vc,jobname,gpu_num,submit_time,duration,model,"
+                                       "dataset,speed\n");
+    for (int r = 0; r < rows; r++) {
+        long id = 1000 + r;
+        if (r % 97 == 5)
+            id = 1000 + r + 1; /* swapped with the next: ids out of order */
+        else if (r % 97 == 6)
+            id = 1000 + r - 1;
+        if (special == 3 && r == rows * 3 / 4)
+            id = 1000 + 10; /* a duplicate of a first-half id */
+        long submit = 100L * r + (r % 89 == 3 ? 150 : 0); /* some out of submission order */
+        const char *gpus = r == rows * 2 / 3 ? "0" : r % 5 == 0 ? "8" : "1";
+        if (special == 1 && r == rows * 4 / 5)
+            gpus = "x"; /* bad number in the second half */
+        if (special == 2 && (r == rows / 5 || r == rows * 4 / 5))
+            gpus = "y"; /* in both halves: the first is reported */
+        /* users: u0..u(r/40): new ones keep appearing in both halves */
+        len += (size_t)sprintf(text + len, "%ld,u%d,%s,", id, (r * 7919) % (r / 40 + 1),
+                               r % 3 ? "a" : "b");
+        if (special == 4 && r == rows / 2 - 20) {
+            /* a quoted job name of many lines around the middle */
+            text[len++] = '"';
+            for (int k = 0; k < 4000; k++)
+                len += (size_t)sprintf(text + len, "name line %d,\n", k);
+            text[len++] = '"';
+        } else {
+            len += (size_t)sprintf(text + len, "job%d", r);
+        }
+        len += (size_t)sprintf(text + len, ",%s,%ld,%d,m%d,d%d,%d.25%s", gpus, submit, 10 + r % 50,
+                               (r / 3) % (r / 500 + 2), r % 17 + r / 4000, r % 1000,
+                               special == 5 ? "\r\n" : "\n");
+        if (special == 5 && r % 50 == 7) /* CRLF ends, and a blank line after every 50th row */
+            len += (size_t)sprintf(text + len, "\r\n");
+    }
+    return len;
+}
+
+/* A file read in two halves at once (threads = 2) gives the trace of one
+ * reading: the same jobs field for field (line numbers of the second half
+ * included), the same string ids, the same id index, and the same first
+ * error with its line: a bad number in the second half, errors in both
+ * halves (the first one), a duplicate id across the halves; and a quoted
+ * field of many lines across the middle (where the halves cannot be cut),
+ * and CRLF line ends with blank lines. */
+static void trace_halves_match_one_reading(void **state)
+{
+    (void)state;
+    char dir[512], path[768];
+    test_tmpdir(dir, sizeof dir, "csv_util_halves");
+    lucid_vcs vcs = {0};
+    lucid_vcs_add(&vcs, "a", 2);
+    lucid_vcs_add(&vcs, "b", 2);
+    const int rows = 30000;
+    char *text = malloc((size_t)4 << 20);
+    assert_non_null(text);
+    for (int special = 0; special <= 5; special++) {
+        size_t len = halves_trace(text, rows, special);
+        assert_true(len > ((size_t)1 << 20));
+        text[len] = '\0';
+        char name[32];
+        snprintf(name, sizeof name, "halves%d.csv", special);
+        test_write_file(path, sizeof path, dir, name, text);
+        lucid_trace one, two;
+        lucid_error e1 = {{0}}, e2 = {{0}};
+        int r1 = lucid_trace_load_threads(&one, path, &vcs, 1, &e1);
+        int r2 = lucid_trace_load_threads(&two, path, &vcs, 2, &e2);
+        assert_int_equal(r1, r2);
+        assert_string_equal(e1.msg, e2.msg);
+        char want[1024];
+        if (special == 1 || special == 2) {
+            /* line = row + 2 (the header is line 1) */
+            int row = special == 1 ? rows * 4 / 5 : rows / 5;
+            snprintf(want, sizeof want, "%s:%d: gpu_num: '%s' is not an integer", path, row + 2,
+                     special == 1 ? "x" : "y");
+            assert_int_equal(r2, -1);
+            assert_string_equal(e2.msg, want);
+            continue;
+        }
+        if (special == 3) {
+            snprintf(want, sizeof want, "%s:%d: job_id: duplicate job id 1010", path,
+                     rows * 3 / 4 + 2);
+            assert_int_equal(r2, -1);
+            assert_string_equal(e2.msg, want);
+            continue;
+        }
+        assert_int_equal(r2, 0);
+        assert_int_equal(one.njobs, (size_t)rows - 1);
+        assert_int_equal(two.njobs, one.njobs);
+        assert_int_equal(two.skipped_cpu_jobs, 1);
+        for (size_t i = 0; i < one.njobs; i++)
+            assert_memory_equal(&one.jobs[i], &two.jobs[i], sizeof one.jobs[i]);
+        /* the last job's line is known: the last row, after 4000 extra lines with special 4
+         * and the blank lines with special 5 */
+        int last_line = 0;
+        for (size_t i = 0; i < one.njobs; i++)
+            last_line = one.jobs[i].line > last_line ? one.jobs[i].line : last_line;
+        int blanks = special == 5 ? (rows - 1 - 7 + 49) / 50 : 0; /* rows 7, 57, ... before the last */
+        assert_int_equal(last_line, rows + 1 + (special == 4 ? 4000 : 0) + blanks);
+        assert_int_equal(lucid_strtab_count(one.strings), lucid_strtab_count(two.strings));
+        for (int32_t k = 0; k < lucid_strtab_count(one.strings); k++)
+            assert_string_equal(lucid_strtab_get(one.strings, k), lucid_strtab_get(two.strings, k));
+        for (size_t i = 0; i < one.njobs; i++) {
+            assert_int_equal(one.by_id[i], two.by_id[i]);
+            assert_int_equal(lucid_trace_find(&two, one.jobs[i].job_id), (int64_t)i);
+        }
+        lucid_trace_free(&one);
+        lucid_trace_free(&two);
+    }
+    free(text);
     lucid_vcs_free(&vcs);
 }
 
@@ -563,6 +739,111 @@ static void result_integers_match_printf(void **state)
     free(excluded);
 }
 
+/* The result files' strings (report.c copies them from tables made once
+ * per file): VC names as they are, the trace's users, states and GPU types
+ * quoted as lucid_csv_write_field quotes them, every length around the
+ * 16-byte blocks it copies, absent ones empty; 5,000 rows so that rows
+ * cross the writer's 64 KiB buffer.  The expected text is written here
+ * with fprintf and lucid_csv_write_field. */
+static void result_strings_match_the_field_writer(void **state)
+{
+    (void)state;
+    const char *words[] = {"", "a", "fifteen-chars-x", "sixteen-chars-xy", "seventeen-chars-x",
+                           "a much longer user name of forty bytes..", "com,ma", "say \"hi\"",
+                           "two\nlines", "cr\rhere", "\"", ","};
+    size_t nw = sizeof words / sizeof words[0];
+    const char *vc_names[] = {"v", "vc,with,commas", "a-vc-name-longer-than-16", "sixteen-chars-vc"};
+    lucid_vcs vcs = {0};
+    for (size_t v = 0; v < 4; v++)
+        assert_true(lucid_vcs_add(&vcs, vc_names[v], 1) == (int32_t)v);
+    lucid_trace trace = {.has_user = 1, .has_state = 1, .has_time_limit = 1, .has_gpu_type = 1};
+    trace.strings = lucid_strtab_new();
+    assert_non_null(trace.strings);
+    int32_t id[16];
+    for (size_t w = 1; w < nw; w++) /* "" is no string: id -1 (absent) */
+        id[w] = lucid_strtab_intern(trace.strings, words[w]);
+    id[0] = -1;
+    size_t n = 5000;
+    trace.jobs = calloc(n, sizeof *trace.jobs);
+    lucid_jobresult *run = calloc(n, sizeof *run);
+    unsigned char *excluded = calloc(n, 1);
+    assert_non_null(trace.jobs);
+    assert_non_null(run);
+    assert_non_null(excluded);
+    trace.njobs = n;
+    for (size_t i = 0; i < n; i++) {
+        trace.jobs[i] = (lucid_job){.job_id = (int64_t)i + 1, .vc = (int32_t)(i % 4), .gpu_num = 1,
+                                    .submit_time = (int64_t)i, .duration = 7,
+                                    .user = id[i % nw], .state = id[(i / 3) % nw],
+                                    .gpu_type = id[(i / 7) % nw],
+                                    .time_limit = i % 5 ? (int64_t)i * 10 : -1};
+        run[i] = (lucid_jobresult){.start_time = (int64_t)i + 2, .end_time = (int64_t)i + 9,
+                                   .packed_with = -1, .packed_onto = -1};
+    }
+    lucid_sim_result result = {.policy = lucid_policy_find("fifo"), .run = run, .excluded = excluded};
+    char *text = NULL, *want = NULL;
+    size_t len = 0, wlen = 0;
+    FILE *out = open_memstream(&text, &len), *exp = open_memstream(&want, &wlen);
+    assert_non_null(out);
+    assert_non_null(exp);
+    assert_int_equal(lucid_write_jobs(out, &trace, &vcs, &result), 0);
+    assert_int_equal(fclose(out), 0);
+    fputs("job_id,vc,gpu_num,submit_time,duration,start_time,end_time,queue,jct,profiled,"
+          "finished_in_profiler,packed_with,user,state,time_limit,gpu_type\n", exp);
+    for (size_t i = 0; i < n; i++) {
+        const lucid_job *j = &trace.jobs[i];
+        fprintf(exp, "%zu,%s,1,%zu,7,%zu,%zu,0,9,,,,", i + 1, vc_names[i % 4], i, i + 2, i + 9);
+        lucid_csv_write_field(exp, words[i % nw]);
+        fputc(',', exp);
+        lucid_csv_write_field(exp, words[(i / 3) % nw]);
+        fputc(',', exp);
+        if (j->time_limit >= 0)
+            fprintf(exp, "%lld", (long long)j->time_limit);
+        fputc(',', exp);
+        lucid_csv_write_field(exp, words[(i / 7) % nw]);
+        fputc('\n', exp);
+    }
+    assert_int_equal(fclose(exp), 0);
+    assert_true(len > 65536);
+    assert_int_equal(len, wlen);
+    assert_string_equal(text, want);
+    /* The hashing writer writes the same bytes and gives their XXH64 (the
+     * header's carried names and every flush of the buffer included), with
+     * the rows' starts formatted per row or taken from lucid_row_prefix;
+     * the streaming hash fed in uneven pieces gives the same. */
+    lucid_row_prefix *prefix = lucid_row_prefix_make(&trace, &vcs);
+    assert_non_null(prefix);
+    uint64_t h = 0;
+    for (int with = 0; with < 2; with++) { /* row starts formatted per row, then from the table */
+        char *again = NULL;
+        size_t alen = 0;
+        uint64_t hw = 0;
+        out = open_memstream(&again, &alen);
+        assert_non_null(out);
+        assert_int_equal(
+            lucid_write_jobs_hashed(out, &trace, &vcs, &result, with ? prefix : NULL, &hw), 0);
+        assert_int_equal(fclose(out), 0);
+        assert_int_equal(alen, len);
+        assert_memory_equal(again, text, len);
+        assert_true(hw == lucid_xxh64(text, len));
+        h = hw;
+        free(again);
+    }
+    lucid_row_prefix_free(prefix);
+    lucid_xxh64_state st;
+    lucid_xxh64_init(&st);
+    for (size_t at = 0, piece = 1; at < len; at += piece, piece = piece * 7 % 97 + 1)
+        lucid_xxh64_update(&st, text + at, at + piece <= len ? piece : len - at);
+    assert_true(lucid_xxh64_digest(&st) == h);
+    free(text);
+    free(want);
+    lucid_strtab_free(trace.strings);
+    lucid_vcs_free(&vcs);
+    free(trace.jobs);
+    free(run);
+    free(excluded);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -570,6 +851,8 @@ int main(void)
         cmocka_unit_test(csv_rejects_ragged_rows_and_bad_quotes),
         cmocka_unit_test(csv_file_window_matches_memory),
         cmocka_unit_test(trace_order_and_id_index),
+        cmocka_unit_test(csv_reader_from_an_offset),
+        cmocka_unit_test(trace_halves_match_one_reading),
         cmocka_unit_test(pair_and_sharing_indexes_match_the_scan),
         cmocka_unit_test(numbers_parse_strictly),
         cmocka_unit_test(numbers_are_decimal_and_exact),
@@ -578,6 +861,7 @@ int main(void)
         cmocka_unit_test(interning_and_rng),
         cmocka_unit_test(utf8_copy_cuts_on_character_boundaries),
         cmocka_unit_test(result_integers_match_printf),
+        cmocka_unit_test(result_strings_match_the_field_writer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -84,6 +84,24 @@ double lucid_gpu_utilisation(const lucid_sim_result *result, int32_t vc);
  * lucid_metrics_compute (which each read every job). */
 int lucid_metrics_compute_vcs(const lucid_trace *trace, const lucid_sim_result *result,
                               int32_t nvcs, lucid_metrics *out);
+/* One policy's figures for summary.csv, eta-summary.csv and the terminal's
+ * tables, made once for all three: entry v < nvcs for VC v, entry nvcs for
+ * all jobs (lucid_summarize_vcs, lucid_metrics_compute_vcs,
+ * lucid_eta_calibration_vcs: NaN and no job counted without predictions). */
+typedef struct lucid_policy_summary {
+    int32_t nvcs;
+    lucid_summary *sums;
+    lucid_metrics *metrics;
+    double *eta_cov, *eta_err;
+    int64_t *eta_waited;
+} lucid_policy_summary;
+/* 0, or -1 (out of memory; nothing to free then). */
+int lucid_policy_summary_make(lucid_policy_summary *ps, const lucid_trace *trace,
+                              const lucid_vcs *vcs, const lucid_sim_result *result);
+void lucid_policy_summary_free(lucid_policy_summary *ps);
+/* lucid_write_summary_rows (sim.h) from figures made before. */
+int lucid_write_summary_rows_of(FILE *out, const lucid_vcs *vcs, const lucid_sim_result *result,
+                                const lucid_policy_summary *ps);
 /* The summary.csv columns after p999_queue (header and one row's values,
  * each starting with a comma). */
 void lucid_metrics_header(FILE *out);

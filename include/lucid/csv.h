@@ -49,6 +49,21 @@ const size_t *lucid_csv_row_lens(const lucid_csv *csv);
 long lucid_csv_line(const lucid_csv *csv);
 const char *lucid_csv_name(const lucid_csv *csv);
 
+/* For one file read in parts on several threads.  The file's size in
+ * bytes (-1 for memory input, or when the whole file has been read);
+ * the byte offset of the next unread byte (after lucid_csv_next: the
+ * first byte after its row) and that byte's line; and a second reader of the same file with
+ * the same header whose rows start at the first line start at or after
+ * byte `from` (its lucid_csv_offset then), line numbers counted from 1
+ * there, or NULL (memory input, no line start after `from`, out of
+ * memory).  A part is read correctly only when `from` is where a row of
+ * the whole file starts: the caller checks that the reader before it ends
+ * its last row exactly there (a quoted field may span lines). */
+int64_t lucid_csv_file_size(const lucid_csv *csv);
+size_t lucid_csv_offset(const lucid_csv *csv);
+long lucid_csv_offset_line(const lucid_csv *csv);
+lucid_csv *lucid_csv_open_from(const lucid_csv *csv, size_t from);
+
 /* Typed accessors for the current row.  Return 0 on success, -1 with a
  * "file:line: column: reason" error.  An empty field is an error for these;
  * test with lucid_csv_field(...)[0] first where a value may be missing. */

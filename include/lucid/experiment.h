@@ -107,5 +107,17 @@ int lucid_experiment_inputs(const lucid_experiment *exp, const char **paths, con
 struct lucid_manifest;
 int lucid_experiment_manifest(const lucid_experiment *exp, struct lucid_manifest *m,
                               lucid_error *err);
+/* The most input files lucid_experiment_inputs lists (one per path key and
+ * the experiment file, with room to spare). */
+#define LUCID_EXP_MAX_INPUTS 64
+/* The XXH64 of every file lucid_experiment_inputs lists, in its order (a
+ * file named twice is read once): 0, or -1 naming the first unreadable. */
+int lucid_experiment_hash_inputs(const lucid_experiment *exp, uint64_t *hashes,
+                                 lucid_error *err);
+/* lucid_experiment_manifest with the inputs' hashes made before (by
+ * lucid_experiment_hash_inputs, say on another thread while the inputs are
+ * read); NULL: they are made here. */
+int lucid_experiment_manifest_hashed(const lucid_experiment *exp, struct lucid_manifest *m,
+                                     const uint64_t *hashes, lucid_error *err);
 
 #endif

@@ -54,6 +54,16 @@ int lucid_hash_file_as(const char *path, int kind, uint64_t *hash, lucid_error *
 int lucid_hash_file(const char *path, uint64_t *hash, lucid_error *err);
 /* XXH64 (seed 0) of data[0..len). */
 uint64_t lucid_xxh64(const void *data, size_t len);
+/* The same over bytes that come in pieces (a file as it is written):
+ * init, update with each piece in order, digest. */
+typedef struct lucid_xxh64_state {
+    uint64_t v[4], total;
+    unsigned char mem[32];
+    size_t nmem;
+} lucid_xxh64_state;
+void lucid_xxh64_init(lucid_xxh64_state *st);
+void lucid_xxh64_update(lucid_xxh64_state *st, const void *data, size_t len);
+uint64_t lucid_xxh64_digest(const lucid_xxh64_state *st);
 /* Folds `value` into a running FNV-1a hash (start with LUCID_FNV_OFFSET). */
 #define LUCID_FNV_OFFSET 0xcbf29ce484222325ull
 uint64_t lucid_hash_bytes(uint64_t hash, const void *data, size_t len);

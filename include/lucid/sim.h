@@ -207,6 +207,19 @@ double lucid_percentile(double *v, size_t n, double p);
  * user,state,time_limit,gpu_type that it has (carry.c) */
 int lucid_write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
                      const lucid_sim_result *result);
+/* Each job's "job_id,vc,gpu_num,submit_time", the start of its rows in
+ * every policy's jobs and eta files, formatted once for all of them (NULL
+ * if out of memory). */
+typedef struct lucid_row_prefix lucid_row_prefix;
+lucid_row_prefix *lucid_row_prefix_make(const lucid_trace *trace, const lucid_vcs *vcs);
+void lucid_row_prefix_free(lucid_row_prefix *p);
+/* The same, giving the XXH64 of the bytes written (the file's, when it
+ * holds nothing else): a MANIFEST's hash without reading the file back;
+ * prefix (made for this trace and VCs) saves formatting the rows' starts,
+ * NULL: they are formatted here. */
+int lucid_write_jobs_hashed(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
+                            const lucid_sim_result *result, const lucid_row_prefix *prefix,
+                            uint64_t *xxh64);
 void lucid_carry_header(FILE *out, const lucid_trace *trace);
 /* summary rows (no header): policy,vc,jobs,avg_jct,avg_queue,p999_queue per VC (by name) and
  * `all`, then the columns of lucid_metrics_header (bounds.h), then eta_coverage and
@@ -222,6 +235,10 @@ int lucid_write_summary_rows(FILE *out, const lucid_trace *trace, const lucid_vc
  * left out */
 int lucid_write_eta(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
                     const lucid_sim_result *result);
+/* The same with the XXH64 of the bytes written (lucid_write_jobs_hashed). */
+int lucid_write_eta_hashed(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
+                           const lucid_sim_result *result, const lucid_row_prefix *prefix,
+                           uint64_t *xxh64);
 /* Calibration over the jobs of VC `vc` (-1: all) that waited more than 60 s
  * after their prediction: share started inside [P10, P90], and the median of
  * |predicted wait - wait| / wait, waits counted from the prediction.  NaN

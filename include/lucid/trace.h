@@ -76,6 +76,11 @@ const char *lucid_vcs_name(const lucid_vcs *vcs, int32_t vc);
  * "YYYY-MM-DD HH:MM:SS" (converted to seconds since 1970).  Unknown VCs,
  * negative or zero durations, bad numbers and duplicate job ids are errors. */
 int lucid_trace_load(lucid_trace *trace, const char *path, const lucid_vcs *vcs, lucid_error *err);
+/* Same, with up to `threads` threads: a file of 1 MiB or more is read in
+ * two halves at once when threads > 1.  The trace, and any error with its
+ * line, are the same as lucid_trace_load's. */
+int lucid_trace_load_threads(lucid_trace *trace, const char *path, const lucid_vcs *vcs,
+                             int threads, lucid_error *err);
 /* Same over a buffer (fuzzing, tests). */
 int lucid_trace_load_mem(lucid_trace *trace, const char *name, const char *data, size_t len,
                          const lucid_vcs *vcs, lucid_error *err);

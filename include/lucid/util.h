@@ -96,6 +96,18 @@ int lucid_grow(void **items, size_t *cap, size_t need, size_t size);
 #define LUCID_GROW(arr, cap, need)                                                                 \
     ((size_t)(need) <= (cap) ? 0 : lucid_grow((void **)&(arr), &(cap), (need), sizeof *(arr)))
 
+/* The bits set in a mask (a node's GPUs).  Inline bit arithmetic: without
+ * a popcount instruction in the target (the build does not ask for one)
+ * __builtin_popcountll is a libgcc call, made for every row a placement or
+ * an end touches (half a million on Venus with start-time predictions). */
+static inline int32_t lucid_bits_set(uint64_t m)
+{
+    m = m - ((m >> 1) & 0x5555555555555555ull);
+    m = (m & 0x3333333333333333ull) + ((m >> 2) & 0x3333333333333333ull);
+    m = (m + (m >> 4)) & 0x0f0f0f0f0f0f0f0full;
+    return (int32_t)((m * 0x0101010101010101ull) >> 56);
+}
+
 /* A hint to load memory that is about to be used (rw: 0 read, 1 write), for
  * per-job records of traces far larger than the cache; nothing where the
  * compiler has no such builtin.  A macro, not a function: GCC finds a

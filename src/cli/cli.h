@@ -102,6 +102,10 @@ typedef struct cli_run {
     int32_t *nodes_from;
     lucid_online_config online; /* [lucid] models = online */
     lucid_sim_inputs in;
+    /* cli_run_load(hash_inputs = 1): the inputs' XXH64 for the MANIFEST
+     * (lucid_experiment_hash_inputs), when all could be read. */
+    uint64_t input_hash[LUCID_EXP_MAX_INPUTS];
+    int inputs_hashed;
 } cli_run;
 
 /* The experiment's policies ("all" or none: every policy); 1 after printing. */
@@ -121,9 +125,11 @@ int cli_run_stream(const lucid_experiment *exp, int *mode);
 /* Just Lucid's knobs ([lucid] profiler_*, priority_ratio, score_sum, ...). */
 void cli_run_lucid_knobs(const lucid_experiment *exp, lucid_sim_lucid_config *lc);
 /* Loads what the policies need, resolves borrow_vc and profiler_nodes_from
- * into cfg and fills d->in; 1 after printing (free d either way). */
+ * into cfg and fills d->in; with hash_inputs, also d->input_hash (for a
+ * MANIFEST).  The side files and hashes are read on a second thread when
+ * [simulate] threads > 1.  1 after printing (free d either way). */
 int cli_run_load(const lucid_experiment *exp, const lucid_policy_ops *const *policies,
-                 int npolicies, cli_run *d, lucid_sim_config *cfg);
+                 int npolicies, cli_run *d, lucid_sim_config *cfg, int hash_inputs);
 void cli_run_free(cli_run *d);
 /* The offset from the trace's seconds to Unix time: 0 when they are
  * calendar seconds already, else from the first job's submit_datetime in

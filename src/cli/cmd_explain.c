@@ -84,7 +84,7 @@ int cmd_explain_job(int argc, char **argv)
     cli_run d;
     memset(&d, 0, sizeof d);
     if (rc == 0)
-        rc = cli_run_load(&exp, &policy, 1, &d, &cfg);
+        rc = cli_run_load(&exp, &policy, 1, &d, &cfg, 0);
     int64_t index = rc == 0 ? lucid_trace_find(&d.trace, job_id) : -1;
     if (rc == 0 && index < 0)
         rc = cli_fail("explain: no job %lld in %s", (long long)job_id, exp.jobs);

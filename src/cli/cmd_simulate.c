@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -218,10 +219,11 @@ static int remove_stale(const char *out, char names[][96], int n)
 }
 
 /* hash[i]: file i's XXH64 when hashed[i] (worked out as it was written),
- * else it is read back here. */
+ * else it is read back here; input_hash: the inputs' hashes made while
+ * they were loaded (cli_run_load), NULL: made here. */
 static int write_manifest(const lucid_experiment *exp, const lucid_policy_ops *const *policies,
                           int n, char names[][96], int k, const uint64_t *hash,
-                          const unsigned char *hashed)
+                          const unsigned char *hashed, const uint64_t *input_hash)
 {
     lucid_manifest m = {0};
     lucid_error err = {{0}};
@@ -235,7 +237,7 @@ static int write_manifest(const lucid_experiment *exp, const lucid_policy_ops *c
     rc = rc ? rc : lucid_manifest_add(&m, &err, "out", "%s",
                                       realpath(exp->out, real) ? real : exp->out);
     rc = rc ? rc : lucid_manifest_add(&m, &err, "policies", "%s", list);
-    rc = rc ? rc : lucid_experiment_manifest(exp, &m, &err);
+    rc = rc ? rc : lucid_experiment_manifest_hashed(exp, &m, input_hash, &err);
     for (int i = 0; i < k && rc == 0; i++) {
         snprintf(path, sizeof path, "%s/%s", exp->out, names[i]);
         rc = hashed[i] ? lucid_manifest_add(&m, &err, "file", "%s xxh64:%016" PRIx64, names[i],
@@ -249,22 +251,14 @@ static int write_manifest(const lucid_experiment *exp, const lucid_policy_ops *c
 
 /* eta-summary.csv's rows of one policy: per VC (and all), the calibration
  * of the start times predicted at submission (lucid_eta_calibration). */
-static int write_eta_summary_rows(FILE *out, const cli_run *d, const lucid_sim_result *result)
+static int write_eta_summary_rows(FILE *out, const cli_run *d, const lucid_sim_result *result,
+                                  const lucid_policy_summary *ps)
 {
     size_t nv = (size_t)d->vcs.count;
-    double *cov = malloc((nv + 1) * sizeof *cov), *err = malloc((nv + 1) * sizeof *err);
-    int64_t *waited = malloc((nv + 1) * sizeof *waited);
-    if (!cov || !err || !waited) {
-        free(cov);
-        free(err);
-        free(waited);
-        return -1;
-    }
-    lucid_eta_calibration_vcs(&d->trace, result, d->vcs.count, cov, err, waited);
     for (int32_t v = -1; v < d->vcs.count; v++) {
         size_t at = v >= 0 ? (size_t)v : nv;
-        double coverage = cov[at], error = err[at];
-        int64_t jobs = waited[at];
+        double coverage = ps->eta_cov[at], error = ps->eta_err[at];
+        int64_t jobs = ps->eta_waited[at];
         if (v >= 0 && jobs == 0)
             continue;
         fprintf(out, "%s,%s,%lld,", result->policy->name,
@@ -275,9 +269,6 @@ static int write_eta_summary_rows(FILE *out, const cli_run *d, const lucid_sim_r
             fputc(',', out);
         fputc('\n', out);
     }
-    free(cov);
-    free(err);
-    free(waited);
     return ferror(out) ? -1 : 0;
 }
 
@@ -301,7 +292,7 @@ typedef struct policy_part {
 typedef struct run_outputs {
     char names[MAX_OUTPUTS][96];
     lucid_outfile files[MAX_OUTPUTS];
-    int k, rc, eta, series;
+    int k, rc, eta, series, tables;
     lucid_error err;
     char *text[4];   /* Table 4 rows, Table 5 rows, backfill notes, Lucid notes */
     size_t size[4];
@@ -313,15 +304,23 @@ typedef struct run_outputs {
     const cli_run *d;
     policy_part part[LUCID_EXP_MAX_POLICIES];
     /* The MANIFEST's hashes of the per-policy files, worked out on the
-     * worker that wrote each (reading 18 MB back was serial at the end). */
+     * worker that wrote each (reading 18 MB back was serial at the end),
+     * as they are written where the writer can (outputs_policy). */
     uint64_t hash[MAX_OUTPUTS];
     unsigned char hashed[MAX_OUTPUTS];
+    /* The jobs' row starts, shared by every policy's jobs and eta files:
+     * made by the first worker that writes (the others wait for it). */
+    pthread_mutex_t prefix_lock;
+    lucid_row_prefix *prefix;
+    int prefix_tried;
 } run_outputs;
 
 static int outputs_open(run_outputs *o, const lucid_experiment *exp, const lucid_sim_config *cfg,
-                        const lucid_policy_ops *const *policies, int n)
+                        const lucid_policy_ops *const *policies, int n, int tables)
 {
     memset(o, 0, sizeof *o);
+    pthread_mutex_init(&o->prefix_lock, NULL);
+    o->tables = tables;
     if (make_dir(exp->out) < 0)
         return cli_fail("%s: cannot create directory: %s", exp->out, strerror(errno));
     o->k = output_names(exp, policies, n, cfg->eta, o->names);
@@ -366,12 +365,12 @@ static void size_class_cells(FILE *out, const cli_run *d, const lucid_sim_result
 /* The terminal's rows of one policy (tab: Table 4, Table 5, backfill
  * note, Lucid note). */
 static void table_rows(FILE *const *tab, policy_part *part, const cli_run *d,
-                       const lucid_sim_result *r)
+                       const lucid_sim_result *r, const lucid_policy_summary *ps)
 {
-    lucid_summary s;
-    lucid_metrics m;
-    lucid_summarize(&d->trace, r, -1, 0, INT32_MAX, &s);
-    lucid_metrics_compute(&d->trace, r, -1, &m);
+    /* All jobs: summary.csv's `all` row (the same sums in the same order as
+     * lucid_summarize and lucid_metrics_compute over every job). */
+    lucid_summary s = ps->sums[ps->nvcs];
+    lucid_metrics m = ps->metrics[ps->nvcs];
     part->floor = m.floor; /* all policies run the same jobs unless oversized ones were skipped */
     fprintf(tab[0], "%-10s %12.0f %12.0f %14.0f %7.1f%% %9.2f %9.2f %7.3f %7.3f %7.1f%%\n",
             r->policy->name, s.avg_jct, s.avg_queue, s.p999_queue, 100 * m.gap, m.bsld_mean,
@@ -422,27 +421,47 @@ static void outputs_policy(void *user, int index, const lucid_sim_result *r)
     for (int t = 0; t < NPARTS; t++)
         if (!(mem[t] = open_memstream(&part->text[t], &part->size[t])))
             rc = -1;
+    /* The MANIFEST's hashes of this policy's own files are made here, on
+     * this thread: the jobs and eta files' as they are written (reading
+     * 18 MB back cost a read of every byte), the series file's read back. */
+    unsigned char by_writer[MAX_OUTPUTS] = {0};
+    pthread_mutex_lock(&o->prefix_lock);
+    if (!o->prefix_tried) /* (NULL if out of memory: the writers format the starts) */
+        o->prefix = lucid_row_prefix_make(&d->trace, &d->vcs);
+    o->prefix_tried = 1;
+    pthread_mutex_unlock(&o->prefix_lock);
+    lucid_policy_summary ps;
+    if (rc == 0 && lucid_policy_summary_make(&ps, &d->trace, &d->vcs, r) < 0)
+        rc = -1;
     if (rc == 0) {
-        rc |= lucid_write_summary_rows(mem[PART_SUMMARY], &d->trace, &d->vcs, r);
-        rc |= lucid_write_jobs(o->files[at++].f, &d->trace, &d->vcs, r);
+        rc |= lucid_write_summary_rows_of(mem[PART_SUMMARY], &d->vcs, r, &ps);
+        by_writer[at] = 1;
+        rc |= lucid_write_jobs_hashed(o->files[at].f, &d->trace, &d->vcs, r, o->prefix,
+                                      &o->hash[at]);
+        at++;
         if (o->series)
             rc |= lucid_write_series(o->files[at++].f, &d->vcs, r);
         if (o->eta) {
-            rc |= lucid_write_eta(o->files[at++].f, &d->trace, &d->vcs, r);
-            rc |= write_eta_summary_rows(mem[PART_ETA_SUMMARY], d, r);
+            by_writer[at] = 1;
+            rc |= lucid_write_eta_hashed(o->files[at].f, &d->trace, &d->vcs, r, o->prefix,
+                                         &o->hash[at]);
+            at++;
+            rc |= write_eta_summary_rows(mem[PART_ETA_SUMMARY], d, r, &ps);
         }
-        table_rows(mem + PART_TABLE, part, d, r);
+        /* The terminal's tables only when they are printed (not --quiet). */
+        if (o->tables)
+            table_rows(mem + PART_TABLE, part, d, r, &ps);
+        lucid_policy_summary_free(&ps);
     }
     for (int t = 0; t < NPARTS; t++)
         if (mem[t] && fclose(mem[t]) != 0)
             rc = -1;
-    /* This policy's own files are complete: their bytes are final, so they
-     * are hashed for the MANIFEST here, on this thread. */
     lucid_error err = {{0}};
     for (int f = 1 + i * per; rc == 0 && f < at; f++) {
-        if (fflush(o->files[f].f) != 0 ||
-            lucid_hash_file_as(o->files[f].tmp, LUCID_HASH_XXH64, &o->hash[f], &err) < 0)
-            break; /* read back at the end instead */
+        if (!by_writer[f] &&
+            (fflush(o->files[f].f) != 0 ||
+             lucid_hash_file_as(o->files[f].tmp, LUCID_HASH_XXH64, &o->hash[f], &err) < 0))
+            continue; /* read back at the end instead */
         o->hashed[f] = 1;
     }
     part->rc = rc ? -1 : 0;
@@ -493,6 +512,9 @@ static void print_tables(run_outputs *o)
 
 static void outputs_free(run_outputs *o)
 {
+    lucid_row_prefix_free(o->prefix);
+    o->prefix = NULL;
+    pthread_mutex_destroy(&o->prefix_lock);
     for (int i = 0; i < LUCID_EXP_MAX_POLICIES; i++)
         for (int t = 0; t < NPARTS; t++)
             free(o->part[i].text[t]);
@@ -528,7 +550,8 @@ static int outputs_finish(run_outputs *o, const lucid_experiment *exp,
         return cli_fail("%s", o->err.msg);
     if (remove_stale(exp->out, o->names, o->k) != 0)
         return 1;
-    return write_manifest(exp, policies, n, o->names, o->k, o->hash, o->hashed);
+    return write_manifest(exp, policies, n, o->names, o->k, o->hash, o->hashed,
+                          o->d && o->d->inputs_hashed ? o->d->input_hash : NULL);
 }
 
 static int parse_args(int argc, char **argv, lucid_experiment *exp, int *quiet)
@@ -667,7 +690,7 @@ int cmd_simulate(int argc, char **argv)
 
     cli_run d;
     lucid_error err = {{0}};
-    int rc = cli_run_load(&exp, policies, npolicies, &d, &cfg);
+    int rc = cli_run_load(&exp, policies, npolicies, &d, &cfg, 1);
     if (rc == 0)
         cfg.eta = eta_wanted(&exp, d.trace.njobs);
     if (rc == 0) {
@@ -683,7 +706,7 @@ int cmd_simulate(int argc, char **argv)
                                           STREAM_AUTO_BYTES;
         int group = stream ? 1 : npolicies;
         run_outputs out;
-        rc = outputs_open(&out, &exp, &cfg, policies, npolicies);
+        rc = outputs_open(&out, &exp, &cfg, policies, npolicies, !quiet);
         /* Wall and CPU time of the simulation (CPU: all threads), so that a
          * shared machine's waiting shows as the difference. */
         double wall = 0, cpu = 0;

@@ -858,7 +858,7 @@ static int tune(const tune_opts *o, const lucid_experiment *exp, tuner *t, cli_r
     clock_gettime(CLOCK_MONOTONIC, &t->t0);
     t->cpu0 = cpu_seconds();
     t->lucid = lucid_policy_find("lucid");
-    if (cli_run_config(exp, &t->cfg) != 0 || cli_run_load(exp, &t->lucid, 1, run, &t->cfg) != 0)
+    if (cli_run_config(exp, &t->cfg) != 0 || cli_run_load(exp, &t->lucid, 1, run, &t->cfg, 0) != 0)
         return 1;
     t->run = run;
     t->online = t->cfg.online != NULL;

@@ -2,6 +2,7 @@
  * the verbs that run one (simulate, tune): the policy list, the simulator's
  * configuration, and the trace with its side files (estimates, sharing
  * labels, colocation pairs, forecast, the profiler's nodes). */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,14 +262,11 @@ static int load_online(const lucid_experiment *exp, cli_run *d, lucid_error *err
     return 0;
 }
 
-static int load_files(const lucid_experiment *exp, const lucid_policy_ops *const *policies,
-                      int npolicies, cli_run *d, lucid_error *err)
+/* The estimates (and online Lucid's settings): the part of loading that
+ * comes before Lucid's side files; -1 on an error. */
+static int load_estimates(const lucid_experiment *exp, const lucid_policy_ops *const *policies,
+                          int npolicies, cli_run *d, lucid_error *err)
 {
-    if (!exp->jobs || !exp->vcs)
-        return lucid_error_set(err, "no trace: give [trace] jobs and vcs (or --jobs/--vcs)");
-    if (lucid_vcs_load(&d->vcs, exp->vcs, err) < 0 ||
-        lucid_trace_load(&d->trace, exp->jobs, &d->vcs, err) < 0)
-        return -1;
     /* FIFO and SJF plan backfill and start-time estimates with the
      * experiment's estimates ([qssf], else [lucid]) when it gives any. */
     const char *plan_path = exp->qssf_estimates ? exp->qssf_estimates : exp->lucid_estimates;
@@ -307,24 +305,87 @@ static int load_files(const lucid_experiment *exp, const lucid_policy_ops *const
                lucid_estimates_load(&d->lucid_est, &d->trace, exp->lucid_estimates, err) < 0) {
         return -1;
     }
-    if (exp->sharing_labels && lucid_sharing_load(&d->sharing, &d->trace, exp->sharing_labels, err) < 0)
+    return 0;
+}
+
+/* What is read beside the estimates, on a second thread when there is
+ * one: Lucid's sharing labels and colocation pairs (they intern strings
+ * into the trace's table, which the estimates' loading does not read), and
+ * the inputs' hashes for the MANIFEST (hashed at its writing, they were a
+ * millisecond of one thread at the end of a Venus run). */
+typedef struct side_load {
+    const lucid_experiment *exp;
+    cli_run *d;
+    int lucid, hash, rc;
+    lucid_error err;
+} side_load;
+
+static void *load_side(void *arg)
+{
+    side_load *s = arg;
+    const lucid_experiment *exp = s->exp;
+    cli_run *d = s->d;
+    if (s->lucid && exp->sharing_labels &&
+        lucid_sharing_load(&d->sharing, &d->trace, exp->sharing_labels, &s->err) < 0)
+        s->rc = -1;
+    else if (s->lucid && exp->colocation &&
+             lucid_pairs_load(&d->pairs, &d->trace, exp->colocation, &s->err) < 0)
+        s->rc = -1;
+    lucid_error ignored = {{0}}; /* (an unreadable input fails the MANIFEST's own hashing) */
+    if (s->hash && s->rc == 0)
+        d->inputs_hashed = lucid_experiment_hash_inputs(exp, d->input_hash, &ignored) == 0;
+    return NULL;
+}
+
+/* The trace, then the estimates here and the side files beside them; the
+ * first error is the one a reading in order meets first (estimates,
+ * sharing labels, pairs, forecast, profiler nodes). */
+static int load_files(const lucid_experiment *exp, const lucid_policy_ops *const *policies,
+                      int npolicies, cli_run *d, int hash_inputs, lucid_error *err)
+{
+    if (!exp->jobs || !exp->vcs)
+        return lucid_error_set(err, "no trace: give [trace] jobs and vcs (or --jobs/--vcs)");
+    if (lucid_vcs_load(&d->vcs, exp->vcs, err) < 0 ||
+        lucid_trace_load_threads(&d->trace, exp->jobs, &d->vcs, exp->threads, err) < 0)
         return -1;
-    if (exp->colocation && lucid_pairs_load(&d->pairs, &d->trace, exp->colocation, err) < 0)
+    int lucid = needs(policies, npolicies, LUCID_POLICY_LUCID);
+    side_load side = {.exp = exp, .d = d, .lucid = lucid, .hash = hash_inputs};
+    pthread_t thread;
+    int threaded = exp->threads > 1 && (lucid || hash_inputs) &&
+                   pthread_create(&thread, NULL, load_side, &side) == 0;
+    int rc = load_estimates(exp, policies, npolicies, d, err);
+    if (!threaded && rc == 0)
+        load_side(&side);
+    lucid_error late = {{0}};
+    int late_rc = 0;
+    if (rc == 0 && lucid) {
+        if (exp->forecast && lucid_forecast_load(&d->forecast, exp->forecast, &late) < 0)
+            late_rc = -1;
+        else if (exp->profiler_nodes_from &&
+                 parse_nodes_from(exp->profiler_nodes_from, &d->vcs, &d->nodes_from, &late) < 0)
+            late_rc = -1;
+    }
+    if (threaded)
+        pthread_join(thread, NULL);
+    if (rc < 0)
         return -1;
-    if (exp->forecast && lucid_forecast_load(&d->forecast, exp->forecast, err) < 0)
+    if (side.rc < 0) {
+        *err = side.err;
         return -1;
-    if (exp->profiler_nodes_from &&
-        parse_nodes_from(exp->profiler_nodes_from, &d->vcs, &d->nodes_from, err) < 0)
+    }
+    if (late_rc < 0) {
+        *err = late;
         return -1;
+    }
     return 0;
 }
 
 int cli_run_load(const lucid_experiment *exp, const lucid_policy_ops *const *policies,
-                 int npolicies, cli_run *d, lucid_sim_config *cfg)
+                 int npolicies, cli_run *d, lucid_sim_config *cfg, int hash_inputs)
 {
     memset(d, 0, sizeof *d);
     lucid_error err = {{0}};
-    if (load_files(exp, policies, npolicies, d, &err) < 0)
+    if (load_files(exp, policies, npolicies, d, hash_inputs, &err) < 0)
         return cli_fail("%s", err.msg);
     if (exp->borrow_vc) {
         cfg->lucid.borrow_vc = lucid_strtab_find(d->vcs.names, exp->borrow_vc);

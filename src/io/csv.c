@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -36,6 +37,8 @@ struct lucid_csv {
     size_t len;      /* bytes in buf */
     size_t cap;      /* buf holds cap + 1 + CSV_PAD bytes */
     size_t pos;      /* next unread byte */
+    size_t base;     /* the file offset of buf[0] */
+    int is_file;     /* read from a file (lucid_csv_open, lucid_csv_open_from) */
     long line;       /* physical line of the current row's first byte */
     long next_line;  /* physical line at `pos` */
     char **fields;   /* current row */
@@ -85,6 +88,7 @@ static int refill(lucid_csv *csv, size_t keep, lucid_error *err)
         memmove(csv->buf, csv->buf + keep, left);
     csv->len = left;
     csv->pos -= keep;
+    csv->base += keep;
     if (csv->cap - left < CSV_CHUNK / 2) { /* a row longer than half the window */
         size_t cap = csv->cap ? csv->cap * 2 : CSV_CHUNK;
         char *grown = realloc(csv->buf, cap + 1 + CSV_PAD);
@@ -392,7 +396,68 @@ lucid_csv *lucid_csv_open(const char *path, lucid_error *err)
     }
     /* The window replaces stdio's buffer: one copy of each byte, not two. */
     setvbuf(f, NULL, _IONBF, 0);
-    return open_owned(path, NULL, 0, f, err);
+    lucid_csv *csv = open_owned(path, NULL, 0, f, err);
+    if (csv)
+        csv->is_file = 1;
+    return csv;
+}
+
+int64_t lucid_csv_file_size(const lucid_csv *csv)
+{
+    struct stat st;
+    if (!csv->f || fstat(fileno(csv->f), &st) != 0 || !S_ISREG(st.st_mode))
+        return -1;
+    return (int64_t)st.st_size;
+}
+
+size_t lucid_csv_offset(const lucid_csv *csv) { return csv->base + csv->pos; }
+long lucid_csv_offset_line(const lucid_csv *csv) { return csv->next_line; }
+
+lucid_csv *lucid_csv_open_from(const lucid_csv *like, size_t from)
+{
+    if (!like->is_file || from == 0)
+        return NULL;
+    FILE *f = fopen(like->name, "rb");
+    lucid_csv *csv = f ? calloc(1, sizeof *csv) : NULL;
+    if (!csv) {
+        if (f)
+            fclose(f);
+        return NULL;
+    }
+    setvbuf(f, NULL, _IONBF, 0);
+    csv->f = f;
+    csv->is_file = 1;
+    csv->next_line = 1;
+    csv->name = lucid_strdup(like->name);
+    csv->header = calloc((size_t)like->ncols + 1, sizeof *csv->header);
+    int ok = csv->name && csv->header && fseeko(f, (off_t)(from - 1), SEEK_SET) == 0;
+    csv->ncols = ok ? like->ncols : 0;
+    for (int i = 0; ok && i < csv->ncols; i++)
+        ok = (csv->header[i] = lucid_strdup(like->header[i])) != NULL;
+    /* From the byte before `from`: a line starts at `from` when that byte
+     * ends one.  The bytes up to the first line end are skipped, read in
+     * small pieces here: the window is filled by the first row's reading,
+     * on the thread that reads this part. */
+    struct stat st;
+    ok = ok && fstat(fileno(f), &st) == 0;
+    size_t at = from - 1, start = 0;
+    while (ok && !start) {
+        char piece[4096];
+        size_t got = fread(piece, 1, sizeof piece, f);
+        char *nl = got ? memchr(piece, '\n', got) : NULL;
+        if (nl)
+            start = at + (size_t)(nl - piece) + 1;
+        at += got;
+        ok = got > 0;
+    }
+    /* a line start with nothing after it is no start */
+    ok = ok && (off_t)start < st.st_size && fseeko(f, (off_t)start, SEEK_SET) == 0;
+    csv->base = start;
+    if (!ok) {
+        lucid_csv_close(csv);
+        return NULL;
+    }
+    return csv;
 }
 
 void lucid_csv_close(lucid_csv *csv)

@@ -521,7 +521,32 @@ int lucid_experiment_inputs(const lucid_experiment *exp, const char **paths, con
     return n;
 }
 
+int lucid_experiment_hash_inputs(const lucid_experiment *exp, uint64_t *hashes, lucid_error *err)
+{
+    const char *paths[LUCID_EXP_MAX_INPUTS], *what[LUCID_EXP_MAX_INPUTS];
+    int n = lucid_experiment_inputs(exp, paths, what, LUCID_EXP_MAX_INPUTS);
+    for (int i = 0; i < n; i++) {
+        /* A file named twice (one estimates file for QSSF and Lucid) is
+         * hashed once: hashing is a tenth of a million-job command. */
+        int same = -1;
+        for (int j = 0; j < i && same < 0; j++)
+            if (strcmp(paths[j], paths[i]) == 0)
+                same = j;
+        if (same >= 0)
+            hashes[i] = hashes[same];
+        else if (lucid_hash_file_as(paths[i], LUCID_HASH_XXH64, &hashes[i], err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 int lucid_experiment_manifest(const lucid_experiment *exp, lucid_manifest *m, lucid_error *err)
+{
+    return lucid_experiment_manifest_hashed(exp, m, NULL, err);
+}
+
+int lucid_experiment_manifest_hashed(const lucid_experiment *exp, lucid_manifest *m,
+                                     const uint64_t *hashes, lucid_error *err)
 {
     char value[PATH_MAX + 64], knobs[4096] = "";
     size_t used = 0;
@@ -546,23 +571,17 @@ int lucid_experiment_manifest(const lucid_experiment *exp, lucid_manifest *m, lu
     }
     if (rc == 0)
         rc = lucid_manifest_add(m, err, "knobs", "%s", knobs);
-    const char *paths[64], *what[64];
-    int n = lucid_experiment_inputs(exp, paths, what, 64);
-    uint64_t all = LUCID_FNV_OFFSET, hashes[64];
-    for (int i = 0; i < n && rc == 0; i++) {
-        uint64_t h;
-        char real[PATH_MAX], label[PATH_MAX + 80];
-        /* A file named twice (one estimates file for QSSF and Lucid) is
-         * hashed once: hashing is a tenth of a million-job command. */
-        int same = -1;
-        for (int j = 0; j < i && same < 0; j++)
-            if (strcmp(paths[j], paths[i]) == 0)
-                same = j;
-        if (same >= 0)
-            h = hashes[same];
-        else if (lucid_hash_file_as(paths[i], LUCID_HASH_XXH64, &h, err) < 0)
+    const char *paths[LUCID_EXP_MAX_INPUTS], *what[LUCID_EXP_MAX_INPUTS];
+    int n = lucid_experiment_inputs(exp, paths, what, LUCID_EXP_MAX_INPUTS);
+    uint64_t all = LUCID_FNV_OFFSET, made[LUCID_EXP_MAX_INPUTS];
+    if (rc == 0 && !hashes) {
+        if (lucid_experiment_hash_inputs(exp, made, err) < 0)
             return -1;
-        hashes[i] = h;
+        hashes = made;
+    }
+    for (int i = 0; i < n && rc == 0; i++) {
+        uint64_t h = hashes[i];
+        char real[PATH_MAX], label[PATH_MAX + 80];
         all = lucid_hash_bytes(all, &h, sizeof h);
         snprintf(label, sizeof label, "%s %s xxh64:%016" PRIx64, what[i],
                  realpath(paths[i], real) ? real : paths[i], h);

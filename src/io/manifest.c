@@ -70,13 +70,7 @@ static uint64_t xxh_merge(uint64_t acc, uint64_t val)
     return acc * XXH_P1 + XXH_P4;
 }
 
-typedef struct xxh64_state {
-    uint64_t v[4], total;
-    unsigned char mem[32];
-    size_t nmem;
-} xxh64_state;
-
-static void xxh64_init(xxh64_state *st)
+void lucid_xxh64_init(lucid_xxh64_state *st)
 {
     memset(st, 0, sizeof *st);
     st->v[0] = XXH_P1 + XXH_P2;
@@ -85,7 +79,7 @@ static void xxh64_init(xxh64_state *st)
     st->v[3] = 0 - XXH_P1;
 }
 
-static const unsigned char *xxh64_stripes(xxh64_state *st, const unsigned char *p,
+static const unsigned char *xxh64_stripes(lucid_xxh64_state *st, const unsigned char *p,
                                           const unsigned char *end)
 {
     uint64_t v0 = st->v[0], v1 = st->v[1], v2 = st->v[2], v3 = st->v[3];
@@ -99,7 +93,7 @@ static const unsigned char *xxh64_stripes(xxh64_state *st, const unsigned char *
     return p;
 }
 
-static void xxh64_update(xxh64_state *st, const void *data, size_t len)
+void lucid_xxh64_update(lucid_xxh64_state *st, const void *data, size_t len)
 {
     const unsigned char *p = data, *end = p + len;
     st->total += len;
@@ -120,7 +114,7 @@ static void xxh64_update(xxh64_state *st, const void *data, size_t len)
     memcpy(st->mem, p, st->nmem);
 }
 
-static uint64_t xxh64_digest(const xxh64_state *st)
+uint64_t lucid_xxh64_digest(const lucid_xxh64_state *st)
 {
     uint64_t h;
     if (st->total >= 32) {
@@ -156,10 +150,10 @@ static uint64_t xxh64_digest(const xxh64_state *st)
 
 uint64_t lucid_xxh64(const void *data, size_t len)
 {
-    xxh64_state st;
-    xxh64_init(&st);
-    xxh64_update(&st, data, len);
-    return xxh64_digest(&st);
+    lucid_xxh64_state st;
+    lucid_xxh64_init(&st);
+    lucid_xxh64_update(&st, data, len);
+    return lucid_xxh64_digest(&st);
 }
 
 int lucid_hash_file_as(const char *path, int kind, uint64_t *hash, lucid_error *err)
@@ -169,20 +163,20 @@ int lucid_hash_file_as(const char *path, int kind, uint64_t *hash, lucid_error *
         return lucid_error_set(err, "%s: cannot open: %s", path, strerror(errno));
     unsigned char buf[65536];
     uint64_t h = LUCID_FNV_OFFSET;
-    xxh64_state st;
-    xxh64_init(&st);
+    lucid_xxh64_state st;
+    lucid_xxh64_init(&st);
     size_t n;
     while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
         if (kind == LUCID_HASH_FNV1A64)
             h = lucid_hash_bytes(h, buf, n);
         else
-            xxh64_update(&st, buf, n);
+            lucid_xxh64_update(&st, buf, n);
     }
     int bad = ferror(f);
     fclose(f);
     if (bad)
         return lucid_error_set(err, "%s: read failed", path);
-    *hash = kind == LUCID_HASH_FNV1A64 ? h : xxh64_digest(&st);
+    *hash = kind == LUCID_HASH_FNV1A64 ? h : lucid_xxh64_digest(&st);
     return 0;
 }
 

@@ -4,11 +4,13 @@
 #include "lucid/trace.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lucid/csv.h"
 #include "numparse.h"
+#include "../sched/msort.h"
 
 /* ---------------- VC configuration ---------------- */
 
@@ -321,13 +323,11 @@ typedef struct id_pair {
     int64_t id, index;
 } id_pair;
 
-static int compare_id_pair(const void *a, const void *b)
-{
-    const id_pair *x = a, *y = b;
-    if (x->id != y->id)
-        return x->id < y->id ? -1 : 1;
-    return x->index < y->index ? -1 : x->index > y->index;
-}
+/* By id; the sort is stable and the pairs are made in index order, so
+ * equal ids stay in index order (inline: qsort's comparison calls were
+ * most of a millisecond on Venus, whose ids are out of order 1,575 times). */
+#define ID_LESS(a, b) ((a)->id < (b)->id)
+LUCID_MERGE_SORT(sort_id_pairs, id_pair, ID_LESS)
 
 /* `ids_increase`: the loader saw strictly increasing ids in trace order
  * (the usual case): the index is the identity, and no pairs need be made,
@@ -342,14 +342,14 @@ static int build_id_index(lucid_trace *trace, const char *name, int ids_increase
             trace->by_id[i] = (int64_t)i;
         return 0;
     }
-    id_pair *pairs = malloc((trace->njobs + 1) * sizeof *pairs);
+    id_pair *pairs = malloc(2 * (trace->njobs + 1) * sizeof *pairs);
     if (!pairs)
         return lucid_error_set(err, "%s: out of memory", name);
     for (size_t i = 0; i < trace->njobs; i++) {
         pairs[i].id = trace->jobs[i].job_id;
         pairs[i].index = (int64_t)i;
     }
-    qsort(pairs, trace->njobs, sizeof *pairs, compare_id_pair);
+    sort_id_pairs(pairs, pairs + trace->njobs + 1, trace->njobs);
     int rc = 0;
     for (size_t i = 0; i < trace->njobs; i++) {
         trace->by_id[i] = pairs[i].index;
@@ -387,7 +387,137 @@ int64_t lucid_trace_find(const lucid_trace *trace, int64_t job_id)
     return -1;
 }
 
-static int load_from_csv(lucid_trace *trace, lucid_csv *csv, const lucid_vcs *vcs, lucid_error *err)
+/* Reads rows into trace->jobs until the input ends or, with limit > 0,
+ * until the next row would start at byte `limit` or later.  *in_order and
+ * *ids_increase: whether the jobs come in submission order and with
+ * increasing ids, checked against the previous job while it is still in
+ * the cache (two passes over the records afterwards were a quarter of the
+ * loading).  1 when rows remain (the limit stopped it), 0 at the end, -1 on
+ * an error. */
+static int load_rows(lucid_trace *trace, lucid_csv *csv, trace_columns *c, const lucid_vcs *vcs,
+                     size_t limit, size_t *cap, int *in_order, int *ids_increase, lucid_error *err)
+{
+    const char *name = lucid_csv_name(csv);
+    for (;;) {
+        if (limit && lucid_csv_offset(csv) >= limit)
+            return 1;
+        int got = lucid_csv_next(csv, err);
+        if (got <= 0)
+            return got;
+        if (LUCID_GROW(trace->jobs, *cap, trace->njobs + 2) < 0)
+            return lucid_error_set(err, "%s: out of memory", name);
+        int skip;
+        if (read_job(trace, csv, c, vcs, &trace->jobs[trace->njobs], &skip, err) < 0)
+            return -1;
+        if (skip) {
+            trace->skipped_cpu_jobs++;
+            continue;
+        }
+        if (trace->njobs > 0) {
+            const lucid_job *prev = &trace->jobs[trace->njobs - 1], *job = prev + 1;
+            /* ties keep file order: a later line never sorts before */
+            *in_order &= prev->submit_time <= job->submit_time;
+            *ids_increase &= prev->job_id < job->job_id;
+        }
+        trace->njobs++;
+    }
+}
+
+/* The second half of a file read on a thread of its own: its jobs with
+ * line numbers counted from where it starts and string ids of its own
+ * table, put in place by merge_part. */
+typedef struct trace_part {
+    lucid_trace trace;
+    lucid_csv *csv;
+    trace_columns c;
+    const lucid_vcs *vcs;
+    size_t cap;
+    int in_order, ids_increase, rc;
+    lucid_error err;
+} trace_part;
+
+static void *load_part(void *arg)
+{
+    trace_part *p = arg;
+    p->rc = load_rows(&p->trace, p->csv, &p->c, p->vcs, 0, &p->cap, &p->in_order,
+                      &p->ids_increase, &p->err);
+    return NULL;
+}
+
+/* Appends the part read from line `line` on: its strings interned in the
+ * order of their ids there (the order in which a reading of the whole file
+ * would have met them, so every id is the same), its lines shifted. */
+static int merge_part(lucid_trace *trace, size_t *cap, const trace_part *p, long line,
+                      int *in_order, int *ids_increase)
+{
+    int32_t nstrings = lucid_strtab_count(p->trace.strings);
+    int32_t *id = malloc(((size_t)nstrings + 1) * sizeof *id);
+    if (!id || LUCID_GROW(trace->jobs, *cap, trace->njobs + p->trace.njobs + 2) < 0) {
+        free(id);
+        return -1;
+    }
+    for (int32_t k = 0; k < nstrings; k++)
+        if ((id[k] = lucid_strtab_intern(trace->strings, lucid_strtab_get(p->trace.strings, k))) < 0) {
+            free(id);
+            return -1;
+        }
+    if (trace->njobs > 0 && p->trace.njobs > 0) {
+        const lucid_job *prev = &trace->jobs[trace->njobs - 1], *job = &p->trace.jobs[0];
+        *in_order &= prev->submit_time <= job->submit_time;
+        *ids_increase &= prev->job_id < job->job_id;
+    }
+    *in_order &= p->in_order;
+    *ids_increase &= p->ids_increase;
+    lucid_job *to = trace->jobs + trace->njobs;
+    memcpy(to, p->trace.jobs, p->trace.njobs * sizeof *to);
+    for (size_t i = 0; i < p->trace.njobs; i++) {
+        lucid_job *job = &to[i];
+        job->line = (int32_t)(job->line + line - 1);
+        int32_t *text[] = {&job->user, &job->state, &job->gpu_type, &job->workload.model,
+                           &job->workload.dataset};
+        for (size_t k = 0; k < sizeof text / sizeof text[0]; k++)
+            if (*text[k] >= 0)
+                *text[k] = id[*text[k]];
+    }
+    trace->njobs += p->trace.njobs;
+    trace->skipped_cpu_jobs += p->trace.skipped_cpu_jobs;
+    free(id);
+    return 0;
+}
+
+/* A file of at least this many bytes is read in two halves at once when
+ * more than one thread is allowed. */
+#define SPLIT_MIN_BYTES ((int64_t)1 << 20)
+
+/* Starts reading the file's second half on a thread (its first row at the
+ * first line start after the middle): the byte offset where it starts, or
+ * 0 when not started (a small file or memory input, or no thread: all is
+ * read here then). */
+static size_t start_part(trace_part *p, lucid_csv *csv, const trace_columns *c,
+                         const lucid_vcs *vcs, pthread_t *thread)
+{
+    int64_t size = lucid_csv_file_size(csv);
+    memset(p, 0, sizeof *p);
+    if (size < SPLIT_MIN_BYTES || !(p->csv = lucid_csv_open_from(csv, (size_t)size / 2)))
+        return 0;
+    size_t cut = lucid_csv_offset(p->csv);
+    if (cut <= lucid_csv_offset(csv) || !(p->trace.strings = lucid_strtab_new())) {
+        lucid_csv_close(p->csv);
+        return 0;
+    }
+    p->c = *c;
+    p->vcs = vcs;
+    p->in_order = p->ids_increase = 1;
+    if (pthread_create(thread, NULL, load_part, p) != 0) {
+        lucid_strtab_free(p->trace.strings);
+        lucid_csv_close(p->csv);
+        return 0;
+    }
+    return cut;
+}
+
+static int load_from_csv(lucid_trace *trace, lucid_csv *csv, const lucid_vcs *vcs, int threads,
+                         lucid_error *err)
 {
     const char *name = lucid_csv_name(csv);
     trace_columns *c = calloc(1, sizeof *c);
@@ -411,33 +541,32 @@ static int load_from_csv(lucid_trace *trace, lucid_csv *csv, const lucid_vcs *vc
     trace->has_time_limit = col[COL_TIME_LIMIT] >= 0;
     trace->has_gpu_type = col[COL_GPU_TYPE] >= 0;
     size_t cap = 0;
-    int got;
-    /* Whether the jobs come in submission order and with increasing ids,
-     * checked against the previous job while it is still in the cache (two
-     * passes over the records afterwards were a quarter of the loading). */
     int in_order = 1, ids_increase = 1;
-    while ((got = lucid_csv_next(csv, err)) == 1) {
-        if (LUCID_GROW(trace->jobs, cap, trace->njobs + 2) < 0) {
-            got = lucid_error_set(err, "%s: out of memory", name);
-            break;
+    /* Two threads: this one reads up to where the second half starts.  The
+     * halves are joined when this one's last row ends exactly there (no
+     * quoted field spans the cut) and the other half read without an
+     * error; otherwise this one reads on from there, so that the jobs, and
+     * the first error with its line, are those of one reading in order. */
+    trace_part *part = threads > 1 ? malloc(sizeof *part) : NULL;
+    pthread_t thread;
+    size_t cut = part ? start_part(part, csv, c, vcs, &thread) : 0;
+    int split = cut > 0;
+    int got = load_rows(trace, csv, c, vcs, cut, &cap, &in_order, &ids_increase, err);
+    if (split) {
+        pthread_join(thread, NULL);
+        if (got == 1 && part->rc == 0 && lucid_csv_offset(csv) == cut) {
+            if (merge_part(trace, &cap, part, lucid_csv_offset_line(csv), &in_order, &ids_increase) < 0)
+                got = lucid_error_set(err, "%s: out of memory", name);
+            else
+                got = 0;
         }
-        int skip;
-        if (read_job(trace, csv, c, vcs, &trace->jobs[trace->njobs], &skip, err) < 0) {
-            got = -1;
-            break;
-        }
-        if (skip) {
-            trace->skipped_cpu_jobs++;
-            continue;
-        }
-        if (trace->njobs > 0) {
-            const lucid_job *prev = &trace->jobs[trace->njobs - 1], *job = prev + 1;
-            /* ties keep file order: a later line never sorts before */
-            in_order &= prev->submit_time <= job->submit_time;
-            ids_increase &= prev->job_id < job->job_id;
-        }
-        trace->njobs++;
+        lucid_csv_close(part->csv);
+        free(part->trace.jobs);
+        lucid_strtab_free(part->trace.strings);
     }
+    free(part);
+    if (got == 1)
+        got = load_rows(trace, csv, c, vcs, 0, &cap, &in_order, &ids_increase, err);
     free(c);
     if (got < 0)
         return -1;
@@ -454,7 +583,8 @@ static int load_from_csv(lucid_trace *trace, lucid_csv *csv, const lucid_vcs *vc
     return build_id_index(trace, name, ids_increase, err);
 }
 
-static int load_common(lucid_trace *trace, lucid_csv *csv, const lucid_vcs *vcs, lucid_error *err)
+static int load_common(lucid_trace *trace, lucid_csv *csv, const lucid_vcs *vcs, int threads,
+                       lucid_error *err)
 {
     if (!csv)
         return -1;
@@ -463,7 +593,7 @@ static int load_common(lucid_trace *trace, lucid_csv *csv, const lucid_vcs *vcs,
         lucid_csv_close(csv);
         return lucid_error_set(err, "out of memory");
     }
-    int rc = load_from_csv(trace, csv, vcs, err);
+    int rc = load_from_csv(trace, csv, vcs, threads, err);
     lucid_csv_close(csv);
     if (rc < 0)
         lucid_trace_free(trace);
@@ -472,15 +602,21 @@ static int load_common(lucid_trace *trace, lucid_csv *csv, const lucid_vcs *vcs,
 
 int lucid_trace_load(lucid_trace *trace, const char *path, const lucid_vcs *vcs, lucid_error *err)
 {
+    return lucid_trace_load_threads(trace, path, vcs, 1, err);
+}
+
+int lucid_trace_load_threads(lucid_trace *trace, const char *path, const lucid_vcs *vcs,
+                             int threads, lucid_error *err)
+{
     memset(trace, 0, sizeof *trace);
-    return load_common(trace, lucid_csv_open(path, err), vcs, err);
+    return load_common(trace, lucid_csv_open(path, err), vcs, threads, err);
 }
 
 int lucid_trace_load_mem(lucid_trace *trace, const char *name, const char *data, size_t len,
                          const lucid_vcs *vcs, lucid_error *err)
 {
     memset(trace, 0, sizeof *trace);
-    return load_common(trace, lucid_csv_open_mem(name, data, len, err), vcs, err);
+    return load_common(trace, lucid_csv_open_mem(name, data, len, err), vcs, 1, err);
 }
 
 void lucid_trace_free(lucid_trace *trace)

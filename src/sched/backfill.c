@@ -76,16 +76,8 @@ void lucid_profile_free(lucid_profile *p)
 
 typedef struct lucid_profile_end ending;
 
-/* GPUs in a mask.  Inline bit arithmetic: without a popcount instruction in
- * the target (the build does not ask for one) __builtin_popcountll is a
- * libgcc call, made for every row a placement or an end touches. */
-static inline int32_t gpu_count(uint64_t m)
-{
-    m = m - ((m >> 1) & 0x5555555555555555ull);
-    m = (m & 0x3333333333333333ull) + ((m >> 2) & 0x3333333333333333ull);
-    m = (m + (m >> 4)) & 0x0f0f0f0f0f0f0f0full;
-    return (int32_t)((m * 0x0101010101010101ull) >> 56);
-}
+/* GPUs in a mask (util.h: inline, not libgcc's popcount call). */
+static inline int32_t gpu_count(uint64_t m) { return lucid_bits_set(m); }
 
 static int32_t *row(lucid_profile *p, size_t k)
 {

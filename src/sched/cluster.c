@@ -118,7 +118,7 @@ void lucid_cluster_remove_node(lucid_cluster *c, int32_t slot)
 static void set_free(lucid_cluster *c, int32_t slot, uint64_t mask)
 {
     lucid_node *n = &c->nodes[slot];
-    int32_t f = __builtin_popcountll(mask);
+    int32_t f = lucid_bits_set(mask); /* (inline: util.h) */
     if (f != n->free) {
         bucket_clear(c, slot, n->free);
         bucket_set(c, slot, f);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "lucid/bounds.h"
+#include "lucid/manifest.h"
 #include "lucid/sim.h"
 #include "sim_internal.h"
 
@@ -14,28 +15,42 @@ typedef struct line_buf {
     char data[1 << 16];
     size_t len;
     FILE *out;
+    /* Every byte written also goes through this hash when set (the
+     * MANIFEST's, made here where the bytes are in the cache instead of
+     * reading the file back). */
+    lucid_xxh64_state *hash;
 } line_buf;
+
+static void write_out(line_buf *b, const void *data, size_t n)
+{
+    fwrite(data, 1, n, b->out);
+    if (b->hash)
+        lucid_xxh64_update(b->hash, data, n);
+}
 
 static void flush_buf(line_buf *b)
 {
-    fwrite(b->data, 1, b->len, b->out);
+    write_out(b, b->data, b->len);
     b->len = 0;
 }
 
-static void put_str(line_buf *b, const char *s)
+static void put_bytes(line_buf *b, const char *s, size_t n)
 {
-    size_t n = strlen(s);
     if (b->len + n > sizeof b->data)
         flush_buf(b);
     if (n > sizeof b->data) {
-        fwrite(s, 1, n, b->out);
+        write_out(b, s, n);
         return;
     }
     memcpy(b->data + b->len, s, n);
     b->len += n;
 }
 
-static void put_char(line_buf *b, char c)
+static void put_str(line_buf *b, const char *s) { put_bytes(b, s, strlen(s)); }
+
+/* inline asked for: GCC stopped inlining it once flush_buf also hashed
+ * (28 M instructions of calls on Venus). */
+static inline void put_char(line_buf *b, char c)
 {
     if (b->len + 1 > sizeof b->data)
         flush_buf(b);
@@ -168,33 +183,102 @@ static void put_number(line_buf *b, double v)
     put_str(b, tmp);
 }
 
-/* A text field, quoted as lucid_csv_write_field quotes it (a comma, quote
- * or line break inside), so lucid_csv reads it back unchanged. */
-static void put_field(line_buf *b, const char *s)
+/* The strings of a table (VC names, the trace's users, states...) as
+ * they are written, made once per file: every row names a VC and most a
+ * user and a state, and a strlen, a call to memcpy and a search for
+ * characters to quote per string were a fifth of writing the results.
+ * Each string's field text, quoted as lucid_csv_write_field quotes it (a
+ * comma, quote or line break inside) so that lucid_csv reads it back
+ * unchanged, lies in `bytes`
+ * followed by at least TEXT_PAD bytes, so that one of up to TEXT_PAD
+ * bytes is copied as one fixed-size block. */
+enum { TEXT_PAD = 16 };
+typedef struct text_table {
+    char *bytes;
+    size_t *at; /* string k: bytes + at[k], len[k] bytes */
+    uint32_t *len;
+    int32_t n;
+} text_table;
+
+static void text_table_free(text_table *t)
 {
-    if (!strpbrk(s, ",\"\r\n")) {
-        put_str(b, s);
+    free(t->bytes);
+    free(t->at);
+    free(t->len);
+    memset(t, 0, sizeof *t);
+}
+
+/* 0, or -1 (out of memory); an empty table for NULL.  quote = 0: the
+ * strings as they are (VC names have always been written so). */
+static int text_table_make(text_table *t, const lucid_strtab *tab, int quote)
+{
+    memset(t, 0, sizeof *t);
+    int32_t n = tab ? lucid_strtab_count(tab) : 0;
+    size_t total = TEXT_PAD;
+    for (int32_t k = 0; k < n; k++) {
+        const char *s = lucid_strtab_get(tab, k);
+        size_t quotes = 0;
+        for (const char *c = s; *c; c++)
+            quotes += *c == '"';
+        total += strlen(s) + 2 + quotes; /* quoted: two quotes and each inner one doubled */
+    }
+    t->bytes = calloc(total + TEXT_PAD, 1);
+    t->at = malloc(((size_t)n + 1) * sizeof *t->at);
+    t->len = malloc(((size_t)n + 1) * sizeof *t->len);
+    if (!t->bytes || !t->at || !t->len) {
+        text_table_free(t);
+        return -1;
+    }
+    size_t used = 0;
+    for (int32_t k = 0; k < n; k++) {
+        const char *s = lucid_strtab_get(tab, k);
+        char *to = t->bytes + used;
+        size_t len = 0;
+        if (!quote || !strpbrk(s, ",\"\r\n")) {
+            len = strlen(s);
+            memcpy(to, s, len);
+        } else {
+            to[len++] = '"';
+            for (const char *c = s; *c; c++) {
+                if (*c == '"')
+                    to[len++] = '"';
+                to[len++] = *c;
+            }
+            to[len++] = '"';
+        }
+        t->at[k] = used;
+        t->len[k] = (uint32_t)len;
+        used += len;
+    }
+    t->n = n;
+    return 0;
+}
+
+/* String k of the table (nothing for k outside it). */
+static inline void put_text(line_buf *b, const text_table *t, int32_t k)
+{
+    if (k < 0 || k >= t->n)
+        return;
+    size_t n = t->len[k];
+    const char *s = t->bytes + t->at[k];
+    if (n <= TEXT_PAD && b->len + TEXT_PAD <= sizeof b->data) {
+        memcpy(b->data + b->len, s, TEXT_PAD);
+        b->len += n;
         return;
     }
-    put_char(b, '"');
-    for (; *s; s++) {
-        if (*s == '"')
-            put_char(b, '"');
-        put_char(b, *s);
-    }
-    put_char(b, '"');
+    put_bytes(b, s, n);
 }
 
 /* The trace's optional columns of one job (carry.c writes their header). */
-static void carry_row(line_buf *b, const lucid_trace *trace, const lucid_job *job)
+static void carry_row(line_buf *b, const lucid_trace *trace, const text_table *strings,
+                      const lucid_job *job)
 {
     const int32_t text[] = {trace->has_user ? job->user : INT32_MIN,
                             trace->has_state ? job->state : INT32_MIN};
     for (int k = 0; k < 2; k++)
         if (text[k] != INT32_MIN) {
             put_char(b, ',');
-            if (text[k] >= 0 && trace->strings)
-                put_field(b, lucid_strtab_get(trace->strings, text[k]));
+            put_text(b, strings, text[k]);
         }
     if (trace->has_time_limit) {
         put_char(b, ',');
@@ -203,38 +287,139 @@ static void carry_row(line_buf *b, const lucid_trace *trace, const lucid_job *jo
     }
     if (trace->has_gpu_type) {
         put_char(b, ',');
-        if (job->gpu_type >= 0 && trace->strings)
-            put_field(b, lucid_strtab_get(trace->strings, job->gpu_type));
+        put_text(b, strings, job->gpu_type);
     }
 }
 
-int lucid_write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
-                     const lucid_sim_result *result)
+/* Each job's "job_id,vc,gpu_num,submit_time", with which its rows of every
+ * policy's jobs and eta files begin: formatted once for all of them
+ * (sim.h).  The texts lie in one block, each followed by at least
+ * TEXT_PAD bytes, and are copied 16 bytes at a time. */
+struct lucid_row_prefix {
+    text_table t;
+};
+
+void lucid_row_prefix_free(lucid_row_prefix *p)
+{
+    if (!p)
+        return;
+    text_table_free(&p->t);
+    free(p);
+}
+
+lucid_row_prefix *lucid_row_prefix_make(const lucid_trace *trace, const lucid_vcs *vcs)
+{
+    lucid_row_prefix *p = calloc(1, sizeof *p);
+    line_buf *b = malloc(sizeof *b);
+    text_table names = {0};
+    int ok = p && b && text_table_make(&names, vcs->names, 0) == 0;
+    if (ok) {
+        p->t.at = malloc((trace->njobs + 1) * sizeof *p->t.at);
+        p->t.len = malloc((trace->njobs + 1) * sizeof *p->t.len);
+        ok = p->t.at && p->t.len;
+    }
+    size_t cap = 0, used = 0;
+    for (size_t i = 0; ok && i < trace->njobs; i++) {
+        const lucid_job *job = &trace->jobs[i];
+        b->len = 0; /* (one prefix never fills the buffer: it is not flushed) */
+        put_i64(b, job->job_id);
+        put_char(b, ',');
+        put_text(b, &names, job->vc);
+        put_char(b, ',');
+        put_i64(b, job->gpu_num);
+        put_char(b, ',');
+        put_i64(b, job->submit_time);
+        ok = LUCID_GROW(p->t.bytes, cap, used + b->len + TEXT_PAD) == 0;
+        if (ok) {
+            memcpy(p->t.bytes + used, b->data, b->len);
+            p->t.at[i] = used;
+            p->t.len[i] = (uint32_t)b->len;
+            used += b->len;
+        }
+    }
+    if (ok && (ok = LUCID_GROW(p->t.bytes, cap, used + TEXT_PAD) == 0))
+        memset(p->t.bytes + used, 0, cap - used); /* the padding after the last */
+    text_table_free(&names);
+    free(b);
+    if (!ok) {
+        lucid_row_prefix_free(p);
+        return NULL;
+    }
+    p->t.n = (int32_t)trace->njobs;
+    return p;
+}
+
+/* Job i's prefix (its text rounded up to 16-byte blocks, all within the
+ * block's padding). */
+static inline void put_prefix(line_buf *b, const lucid_row_prefix *p, size_t i)
+{
+    size_t n = p->t.len[i];
+    const char *s = p->t.bytes + p->t.at[i];
+    if (b->len + n + TEXT_PAD > sizeof b->data)
+        flush_buf(b);
+    for (size_t k = 0; k < n; k += TEXT_PAD)
+        memcpy(b->data + b->len + k, s + k, TEXT_PAD);
+    b->len += n;
+}
+
+static int write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
+                      const lucid_sim_result *result, const lucid_row_prefix *prefix,
+                      lucid_xxh64_state *hash)
 {
     int lucid = (result->policy->flags & LUCID_POLICY_LUCID) != 0;
     line_buf *b = malloc(sizeof *b);
-    if (!b)
+    text_table names, strings;
+    int made = text_table_make(&names, vcs->names, 0) == 0;
+    made &= text_table_make(&strings, trace->strings, 1) == 0;
+    if (!b || !made) {
+        free(b);
+        text_table_free(&names);
+        text_table_free(&strings);
         return -1;
+    }
     b->len = 0;
     b->out = out;
-    /* The trace's optional columns (carry.c, carry_row). */
+    b->hash = hash;
+    /* The trace's optional columns (carry.c, carry_row); their names
+     * through the buffer too, for the hash. */
     int carry = trace->has_user || trace->has_state || trace->has_time_limit || trace->has_gpu_type;
     put_str(b, "job_id,vc,gpu_num,submit_time,duration,start_time,end_time,queue,jct,profiled,"
                "finished_in_profiler,packed_with");
-    flush_buf(b);
-    lucid_carry_header(out, trace);
+    char *names_text = NULL;
+    size_t names_len = 0;
+    FILE *header = open_memstream(&names_text, &names_len);
+    if (header) {
+        lucid_carry_header(header, trace);
+        if (fclose(header) == 0)
+            put_bytes(b, names_text, names_len);
+        else
+            names_len = SIZE_MAX;
+    }
+    free(names_text);
+    if (!header || names_len == SIZE_MAX) {
+        free(b);
+        text_table_free(&names);
+        text_table_free(&strings);
+        return -1;
+    }
     put_char(b, '\n');
     for (size_t i = 0; i < trace->njobs; i++) {
         if (result->excluded[i])
             continue;
         const lucid_job *job = &trace->jobs[i];
         const lucid_jobresult *r = &result->run[i];
-        put_i64(b, job->job_id);
-        put_char(b, ',');
-        put_str(b, lucid_vcs_name(vcs, job->vc));
         const int64_t fields[] = {job->gpu_num, job->submit_time, job->duration, r->start_time,
                                   r->end_time};
-        for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {
+        size_t k = 0;
+        if (prefix) {
+            put_prefix(b, prefix, i);
+            k = 2; /* gpu_num and submit_time were in it */
+        } else {
+            put_i64(b, job->job_id);
+            put_char(b, ',');
+            put_text(b, &names, job->vc);
+        }
+        for (; k < sizeof fields / sizeof fields[0]; k++) {
             put_char(b, ',');
             put_i64(b, fields[k]);
         }
@@ -249,21 +434,88 @@ int lucid_write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
             put_i64(b, r->finished_in_profiler);
             put_char(b, ',');
         } else {
-            put_str(b, ",,");
+            put_bytes(b, ",,", 2);
         }
         if (r->packed_with >= 0)
             put_i64(b, trace->jobs[r->packed_with].job_id);
         if (carry)
-            carry_row(b, trace, job);
+            carry_row(b, trace, &strings, job);
         put_char(b, '\n');
     }
     flush_buf(b);
     free(b);
+    text_table_free(&names);
+    text_table_free(&strings);
     return ferror(out) ? -1 : 0;
 }
 
-int lucid_write_summary_rows(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
-                             const lucid_sim_result *result)
+int lucid_write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
+                     const lucid_sim_result *result)
+{
+    return write_jobs(out, trace, vcs, result, NULL, NULL);
+}
+
+/* A writer (write_jobs, write_eta) with the XXH64 of what it wrote. */
+typedef int (*hashing_writer)(FILE *, const lucid_trace *, const lucid_vcs *,
+                              const lucid_sim_result *, const lucid_row_prefix *,
+                              lucid_xxh64_state *);
+
+static int write_hashed(hashing_writer write, FILE *out, const lucid_trace *trace,
+                        const lucid_vcs *vcs, const lucid_sim_result *result,
+                        const lucid_row_prefix *prefix, uint64_t *xxh64)
+{
+    lucid_xxh64_state st;
+    lucid_xxh64_init(&st);
+    int rc = write(out, trace, vcs, result, prefix, &st);
+    *xxh64 = lucid_xxh64_digest(&st);
+    return rc;
+}
+
+int lucid_write_jobs_hashed(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
+                            const lucid_sim_result *result, const lucid_row_prefix *prefix,
+                            uint64_t *xxh64)
+{
+    return write_hashed(write_jobs, out, trace, vcs, result, prefix, xxh64);
+}
+
+void lucid_policy_summary_free(lucid_policy_summary *ps)
+{
+    free(ps->sums);
+    free(ps->metrics);
+    free(ps->eta_cov);
+    free(ps->eta_err);
+    free(ps->eta_waited);
+    memset(ps, 0, sizeof *ps);
+}
+
+int lucid_policy_summary_make(lucid_policy_summary *ps, const lucid_trace *trace,
+                              const lucid_vcs *vcs, const lucid_sim_result *result)
+{
+    memset(ps, 0, sizeof *ps);
+    size_t nrows = (size_t)vcs->count + 1;
+    ps->nvcs = vcs->count;
+    ps->sums = malloc(nrows * sizeof *ps->sums);
+    ps->metrics = malloc(nrows * sizeof *ps->metrics);
+    ps->eta_cov = malloc(nrows * sizeof *ps->eta_cov);
+    ps->eta_err = malloc(nrows * sizeof *ps->eta_err);
+    ps->eta_waited = malloc(nrows * sizeof *ps->eta_waited);
+    int rc = ps->sums && ps->metrics && ps->eta_cov && ps->eta_err && ps->eta_waited
+                 ? lucid_summarize_vcs(trace, result, vcs->count, ps->sums)
+                 : -1;
+    /* The floor, gap, bounded slowdown and fairness columns (bounds.c). */
+    if (rc == 0)
+        rc = lucid_metrics_compute_vcs(trace, result, vcs->count, ps->metrics);
+    /* (without predictions: no job counted, NaN) */
+    if (rc == 0)
+        lucid_eta_calibration_vcs(trace, result, vcs->count, ps->eta_cov, ps->eta_err,
+                                  ps->eta_waited);
+    if (rc < 0)
+        lucid_policy_summary_free(ps);
+    return rc;
+}
+
+int lucid_write_summary_rows_of(FILE *out, const lucid_vcs *vcs, const lucid_sim_result *result,
+                                const lucid_policy_summary *ps)
 {
     int32_t *order = malloc(((size_t)vcs->count + 1) * sizeof *order);
     if (!order)
@@ -279,48 +531,36 @@ int lucid_write_summary_rows(FILE *out, const lucid_trace *trace, const lucid_vc
         }
         order[k] = v;
     }
-    lucid_summary *sums = malloc(((size_t)vcs->count + 1) * sizeof *sums);
-    lucid_metrics *metrics = malloc(((size_t)vcs->count + 1) * sizeof *metrics);
-    int rc = sums && metrics ? lucid_summarize_vcs(trace, result, vcs->count, sums) : -1;
-    /* The floor, gap, bounded slowdown and fairness columns (bounds.c). */
-    if (rc == 0)
-        rc = lucid_metrics_compute_vcs(trace, result, vcs->count, metrics);
-    size_t nrows = (size_t)vcs->count + 1;
-    double *eta_cov = NULL, *eta_err = NULL;
-    int64_t *eta_waited = NULL;
-    if (rc == 0 && result->eta_p50) {
-        eta_cov = malloc(nrows * sizeof *eta_cov);
-        eta_err = malloc(nrows * sizeof *eta_err);
-        eta_waited = malloc(nrows * sizeof *eta_waited);
-        if (!eta_cov || !eta_err || !eta_waited)
-            rc = -1;
-        else
-            lucid_eta_calibration_vcs(trace, result, vcs->count, eta_cov, eta_err, eta_waited);
-    }
-    for (int32_t i = 0; i <= vcs->count && rc == 0; i++) {
+    for (int32_t i = 0; i <= vcs->count; i++) {
         int32_t vc = i < vcs->count ? order[i] : -1;
-        const lucid_summary *sm = &sums[vc >= 0 ? vc : vcs->count];
+        size_t at = vc >= 0 ? (size_t)vc : (size_t)vcs->count;
+        const lucid_summary *sm = &ps->sums[at];
         if (vc >= 0 && sm->jobs == 0)
             continue;
         fprintf(out, "%s,%s,%lld,%.3f,%.3f,%.3f", result->policy->name,
                 vc >= 0 ? lucid_vcs_name(vcs, vc) : "all", (long long)sm->jobs, sm->avg_jct,
                 sm->avg_queue, sm->p999_queue);
-        lucid_metrics_write(out, &metrics[vc >= 0 ? vc : vcs->count]);
+        lucid_metrics_write(out, &ps->metrics[at]);
         /* Start-time calibration at submission (eta-summary.csv's), empty
          * when the run made no predictions or no job waited over a minute. */
-        size_t at = vc >= 0 ? (size_t)vc : (size_t)vcs->count;
-        if (eta_waited && eta_waited[at] > 0)
-            fprintf(out, ",%.4f,%.4f\n", eta_cov[at], eta_err[at]);
+        if (ps->eta_waited[at] > 0)
+            fprintf(out, ",%.4f,%.4f\n", ps->eta_cov[at], ps->eta_err[at]);
         else
             fputs(",,\n", out);
     }
-    free(sums);
-    free(metrics);
-    free(eta_cov);
-    free(eta_err);
-    free(eta_waited);
     free(order);
-    return rc < 0 || ferror(out) ? -1 : 0;
+    return ferror(out) ? -1 : 0;
+}
+
+int lucid_write_summary_rows(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
+                             const lucid_sim_result *result)
+{
+    lucid_policy_summary ps;
+    if (lucid_policy_summary_make(&ps, trace, vcs, result) < 0)
+        return -1;
+    int rc = lucid_write_summary_rows_of(out, vcs, result, &ps);
+    lucid_policy_summary_free(&ps);
+    return rc;
 }
 
 int lucid_write_series(FILE *out, const lucid_vcs *vcs, const lucid_sim_result *result)
@@ -438,34 +678,46 @@ void lucid_eta_calibration(const lucid_trace *trace, const lucid_sim_result *res
     free(count);
 }
 
-static void put_eta_row(line_buf *b, const lucid_trace *trace, const lucid_vcs *vcs,
-                        const lucid_sim_result *result, int32_t i, const lucid_eta_row *e,
-                        const char *when)
+static void put_eta_row(line_buf *b, const lucid_trace *trace, const text_table *names,
+                        const lucid_row_prefix *prefix, const lucid_sim_result *result, int32_t i,
+                        const lucid_eta_row *e, int hourly)
 {
     const lucid_job *job = &trace->jobs[i];
     int64_t start = result->run[i].start_time;
-    put_i64(b, job->job_id);
-    put_char(b, ',');
-    put_str(b, lucid_vcs_name(vcs, job->vc));
     const int64_t fields[] = {job->gpu_num, job->submit_time, e->at, start,
                               start - job->submit_time, e->p10, e->p50, e->p90};
-    for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {
+    size_t k = 0;
+    if (prefix) {
+        put_prefix(b, prefix, (size_t)i);
+        k = 2; /* gpu_num and submit_time were in it */
+    } else {
+        put_i64(b, job->job_id);
+        put_char(b, ',');
+        put_text(b, names, job->vc);
+    }
+    for (; k < sizeof fields / sizeof fields[0]; k++) {
         put_char(b, ',');
         put_i64(b, fields[k]);
     }
-    put_char(b, ',');
-    put_str(b, when);
-    put_char(b, '\n');
+    if (hourly)
+        put_bytes(b, ",hourly\n", 8);
+    else
+        put_bytes(b, ",queued\n", 8);
 }
 
-int lucid_write_eta(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
-                    const lucid_sim_result *result)
+static int write_eta(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
+                     const lucid_sim_result *result, const lucid_row_prefix *prefix,
+                     lucid_xxh64_state *hash)
 {
     line_buf *b = malloc(sizeof *b);
-    if (!b)
+    text_table names;
+    if (!b || text_table_make(&names, vcs->names, 0) < 0) {
+        free(b);
         return -1;
+    }
     b->len = 0;
     b->out = out;
+    b->hash = hash;
     put_str(b, "job_id,vc,gpu_num,submit_time,predicted_at,start_time,wait,eta_p10,eta_p50,"
                "eta_p90,when\n");
     size_t h = 0; /* eta_hourly is by job, then time */
@@ -473,13 +725,28 @@ int lucid_write_eta(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
         if (!result->excluded[i] && result->eta_p50[i] >= 0) {
             lucid_eta_row e = {(int32_t)i, result->eta_at[i], result->eta_p10[i],
                                result->eta_p50[i], result->eta_p90[i]};
-            put_eta_row(b, trace, vcs, result, (int32_t)i, &e, "queued");
+            put_eta_row(b, trace, &names, prefix, result, (int32_t)i, &e, 0);
         }
         for (; h < result->neta_hourly && (size_t)result->eta_hourly[h].job == i; h++)
             if (!result->excluded[i] && result->eta_hourly[h].p50 >= 0)
-                put_eta_row(b, trace, vcs, result, (int32_t)i, &result->eta_hourly[h], "hourly");
+                put_eta_row(b, trace, &names, prefix, result, (int32_t)i, &result->eta_hourly[h],
+                            1);
     }
     flush_buf(b);
     free(b);
+    text_table_free(&names);
     return ferror(out) ? -1 : 0;
+}
+
+int lucid_write_eta(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
+                    const lucid_sim_result *result)
+{
+    return write_eta(out, trace, vcs, result, NULL, NULL);
+}
+
+int lucid_write_eta_hashed(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
+                           const lucid_sim_result *result, const lucid_row_prefix *prefix,
+                           uint64_t *xxh64)
+{
+    return write_hashed(write_eta, out, trace, vcs, result, prefix, xxh64);
 }
