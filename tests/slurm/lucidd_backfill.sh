@@ -39,7 +39,7 @@
 #           L, they end at once (the test's tail stays short).
 #   then lucidd is SIGKILLed and restarted with `--backfill-window 60
 #   --backfill-min-gpus 17`: both would refuse L a reservation now (its
-#   start is ~850 s away; 16 < 17 GPUs), but a reservation once given is
+#   start is ~890 s away; 16 < 17 GPUs), but a reservation once given is
 #   kept (the state store's reserved_since); after the restart:
 #   G4      as G1: still backfilled past the kept reservation;
 #   D3      as D1: still waits (without the kept reservation, L would be
@@ -47,13 +47,13 @@
 # Checked (check_backfill.py; LAG = 15 s covers lucid's tick (250 ms), the
 # release RPCs, Slurm's start and jobcomp's whole seconds on a loaded machine):
 #   M never showed a reservation and its reason said why; S1/S2 ran at the
-#   same time, before M; L got a reservation on both nodes and showed it in every snapshot
-#   until it started, across the restart (but the restarted lucidd's first
-#   publication, before its first tick), at the same time and nodes; L started
-#   on those nodes, no later than the reserved time and its P90 seen with
-#   the first reservation, and within LAG s of the end of the jobs that
-#   started before the reservation (a later job still holding L's GPUs then
-#   is one that delayed it); G1-G4 started before L, D1-D3 not before; every
+#   same time, before M; L got a reservation on both nodes and showed it in
+#   every snapshot until it started, across the restart (but the restarted
+#   lucidd's first publication, before its first tick), at the same time
+#   and nodes; L started on those nodes, no later than the reserved time
+#   and its P90 seen with the first reservation, and within LAG s of the end
+#   of the jobs submitted before the reservation that started before it (a
+#   later job still holding L's GPUs then is one that delayed it); G1-G4 started before L, D1-D3 not before; every
 #   job completed once; lucid's reasons name the backfill and the
 #   reservation; `lucid explain L` shows "reserved for it" before and after
 #   the restart; lucidd's log never dropped L's reservation.
