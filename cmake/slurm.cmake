@@ -131,8 +131,10 @@ endif()
 # Issue 13's live goal: lucidd --backfill easy on a 2-node lab cluster; a
 # 16-GPU job's reservation is honoured (started within 15 s of its blockers'
 # end, before its reserved time and P90), jobs that fit the gap are
-# backfilled, jobs that would delay it wait (tests/slurm/lucidd_backfill.sh,
-# judged by check_backfill.py).  About 2.5 min.
+# backfilled, jobs that would delay it wait, also after lucidd is SIGKILLed
+# and restarted with a window and size minimum that would refuse it now; an
+# 8-GPU job under --backfill-min-gpus 9 holds none (tests/slurm/
+# lucidd_backfill.sh, judged by check_backfill.py).  About 70 s.
 if(LUCID_HAVE_LAB AND LUCID_HAVE_SLURM AND LUCID_HAVE_STATE AND LUCID_PYTHON3)
   add_test(NAME slurm_lucidd_backfill
            COMMAND bash ${CMAKE_SOURCE_DIR}/tests/slurm/lucidd_backfill.sh
