@@ -473,9 +473,15 @@ static int64_t late_wakeup(const lucid_sched *s, int32_t job, const late_partner
 static int64_t earlier_of(int64_t a, int64_t b) { return a < 0 ? b : b < 0 ? a : a < b ? a : b; }
 
 static int replay_greedy(const lucid_sched *s, const int32_t *jobs, const int64_t *arrive,
-                         const int64_t *dur, lucid_profile *p, size_t n,
+                         const int64_t *dur, const signed char *want, lucid_profile *p, size_t n,
                          const late_partner *late, size_t nlate, int64_t *start)
 {
+    /* want[i]: the caller reads start[i]; the replay stops once every such
+     * entry has started (a start is final when made: later moments only
+     * place other jobs), so arrivals to come after that cost nothing. */
+    size_t wanted = 0;
+    for (size_t i = 0; i < n; i++)
+        wanted += want[i] != 0;
     int64_t next[GREEDY_MAX];
     signed char state[GREEDY_MAX]; /* 0 waits, 1 on free GPUs, 2 packed */
     signed char taken[GREEDY_MAX], ltaken[ETA_MAX_LATE] = {0};
@@ -496,7 +502,7 @@ static int replay_greedy(const lucid_sched *s, const int32_t *jobs, const int64_
         state[i] = taken[i] = 0;
         nheld[i] = 0;
     }
-    for (;;) {
+    while (wanted > 0) {
         int64_t T = -1;
         for (size_t i = 0; i < n; i++)
             if (state[i] == 0 && next[i] >= 0 && (T < 0 || next[i] < T))
@@ -524,6 +530,7 @@ static int replay_greedy(const lucid_sched *s, const int32_t *jobs, const int64_
             }
             if (lp < nlate) {
                 state[i] = 2;
+                wanted -= want[i] != 0;
                 ltaken[lp] = 1;
                 start[i] = T;
                 /* Outliving the running job, it keeps the GPUs the profile
@@ -548,6 +555,7 @@ static int replay_greedy(const lucid_sched *s, const int32_t *jobs, const int64_
             }
             if (partner < n) {
                 state[i] = 2;
+                wanted -= want[i] != 0;
                 taken[partner] = 1;
                 start[i] = T;
                 /* It takes no free GPU; if it outlives its partner, the pair's
@@ -568,6 +576,7 @@ static int replay_greedy(const lucid_sched *s, const int32_t *jobs, const int64_
                 if (lucid_profile_reserve(p, k, dur[i], nalloc) < 0)
                     return -1;
                 state[i] = 1;
+                wanted -= want[i] != 0;
                 start[i] = T;
                 /* Kept for a partner that may outlive it (0: too many groups to keep). */
                 nheld[i] = nalloc <= GREEDY_MAX_ALLOC ? nalloc : 0;
@@ -694,6 +703,7 @@ int lucid_eta_predict(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_
         if (mode == REPLAY_GREEDY) {
             int32_t jobs[GREEDY_MAX];
             int64_t arrive[GREEDY_MAX], dur[GREEDY_MAX], start[GREEDY_MAX];
+            signed char want[GREEDY_MAX] = {0};
             size_t pos[LUCID_ETA_EXACT_DEPTH];
             size_t n = 0, g = 0, use = sc == 2 ? nghosts : 0;
             /* The queue and the arrivals to come, merged in Lucid's order (an
@@ -708,6 +718,9 @@ int lucid_eta_predict(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_
                 pos[i] = n;
                 jobs[n] = job;
                 arrive[n] = s->now;
+                /* Read below: the jobs asked for, and, for the deeper jobs'
+                 * volume after them, the latest start of the prefix. */
+                want[n] = i >= lo || upto > exact;
                 dur[n++] = runs[i][sc];
             }
             for (; g < use; g++, n++) {
@@ -715,7 +728,7 @@ int lucid_eta_predict(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_
                 arrive[n] = ghosts[g].time;
                 dur[n] = ghost_runs[g][sc];
             }
-            if (replay_greedy(s, jobs, arrive, dur, p, n, late[sc], nlate[sc], start) < 0)
+            if (replay_greedy(s, jobs, arrive, dur, want, p, n, late[sc], nlate[sc], start) < 0)
                 return -1;
             for (size_t i = 0; i < exact; i++)
                 *scenario_slot(&plan->at[i], sc) = start[pos[i]];
@@ -746,7 +759,9 @@ int lucid_eta_predict(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_
         last[sc] = previous;
     }
     plan->placed = exact;
-    plan->valid = 1;
+    /* A greedy plan stops at the jobs asked for (replay_greedy): its
+     * profile and starts are not a prefix another call may extend. */
+    plan->valid = mode != REPLAY_GREEDY;
     for (size_t i = lo; i < exact; i++) {
         out[i] = plan->at[i];
         order_interval(&out[i]);
