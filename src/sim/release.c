@@ -75,7 +75,7 @@ int lucid_record_pages_alloc(lucid_record_pages *r, size_t size, size_t n)
     if (posix_memalign(&base, r->page, (r->npages + 1) * r->page) != 0)
         return -1;
     r->base = base;
-    r->ended = calloc(r->npages + 1, 1);
+    r->ended = calloc(r->npages + 1, sizeof *r->ended);
     r->pinned = calloc(r->npages + 1, 1);
     r->released = calloc(r->npages + 1, 1);
     if (!r->ended || !r->pinned || !r->released) {

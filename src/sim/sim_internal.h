@@ -68,7 +68,8 @@ void lucid_released_end(lucid_released *r);
 typedef struct lucid_record_pages {
     unsigned char *base; /* page-aligned */
     size_t size, n, page, npages;
-    uint8_t *ended;    /* per page: records overlapping it that ended */
+    uint32_t *ended;   /* per page: records overlapping it that ended (64 KiB
+                        * pages hold ~600 records: more than a byte counts) */
     uint8_t *pinned;   /* per page: a record overlapping it is held */
     uint8_t *released; /* per page */
 } lucid_record_pages;
