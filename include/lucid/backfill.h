@@ -92,6 +92,9 @@ typedef struct lucid_profile {
 } lucid_profile;
 
 void lucid_profile_free(lucid_profile *p);
+/* The running jobs' ends not yet applied (their records are read when a
+ * search reaches them). */
+void lucid_profile_held_jobs(const lucid_profile *p, lucid_job_visit visit, void *ctx);
 /* Remaining time of running job `job` (s, >= 1) as the caller estimates it. */
 typedef int64_t (*lucid_remaining_fn)(void *ctx, const lucid_sched *s, int32_t job);
 /* Builds the profile from the cluster now and the running jobs' estimated

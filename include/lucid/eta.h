@@ -104,6 +104,9 @@ int lucid_eta_uses_submitter(const lucid_sched *s, const lucid_backfill *bf);
  * LUCID_ETA_MIN_HISTORY of them. */
 double lucid_eta_table_submitter_level(const lucid_eta_table *t, double q);
 void lucid_eta_table_free(lucid_eta_table *t);
+/* The jobs the table's notes name (running jobs noted for their user,
+ * recent arrivals the replay re-reads). */
+void lucid_eta_table_held_jobs(const lucid_eta_table *t, lucid_job_visit visit, void *ctx);
 
 /* Later arrivals that overtake.  A job's start also waits for the jobs
  * that arrive after its prediction and that the policy's order puts ahead
@@ -157,6 +160,9 @@ typedef struct lucid_eta_plan {
 
 void lucid_eta_invalidate(lucid_eta_plan *plan);
 void lucid_eta_plan_free(lucid_eta_plan *plan);
+/* The jobs whose records the plan may read when extended (its profiles'
+ * pending ends). */
+void lucid_eta_plan_held_jobs(const lucid_eta_plan *plan, lucid_job_visit visit, void *ctx);
 
 /* Predicts the starts of the jobs at queue positions [lo, upto) of
  * s->queue into out[lo..upto) (out has room for upto entries; positions

@@ -153,6 +153,9 @@ typedef struct lucid_event {
 
 struct lucid_policy_ops;
 struct lucid_lucid_inputs;
+/* Called once per job index by the functions that list the jobs a
+ * structure holds (lucid_sched_held_jobs and the like). */
+typedef void (*lucid_job_visit)(void *ctx, int32_t job);
 struct lucid_backfill;
 
 typedef struct lucid_sched {
@@ -241,6 +244,18 @@ int64_t lucid_sched_next_end(lucid_sched *s);
 /* Ends every job due at `now` (in start order), frees GPUs, and returns how
  * many ended. */
 int lucid_sched_finish_due(lucid_sched *s, int64_t now);
+/* Calls visit for every job whose record the scheduler state may still
+ * read (a job may come more than once): queued and running jobs, running
+ * jobs' partners, every completion event, stale ones included (dropping one
+ * reads the job's record), Lucid's partner candidates and the policy's own
+ * structures (held_jobs).  The record of an ended job not named is never
+ * read again by the scheduler, so the simulator may copy it out and give
+ * it back. */
+void lucid_sched_held_jobs(const lucid_sched *s, lucid_job_visit visit, void *ctx);
+/* The smallest of those jobs, INT32_MAX if none. */
+int32_t lucid_sched_oldest_job(const lucid_sched *s);
+/* A lucid_job_visit that lowers *(int32_t *)ctx to the job. */
+void lucid_job_visit_min(void *ctx, int32_t job);
 
 /* ---------------- policies ---------------- */
 
@@ -270,6 +285,10 @@ typedef struct lucid_policy_ops {
     int64_t (*next_decision)(const lucid_sched *s);
     /* A running job is about to end at s->now (optional). */
     void (*job_ending)(lucid_sched *s, int32_t job);
+    /* Calls visit for every job index the policy's own state still holds
+     * and may read again (optional: NULL for a policy that keeps no job
+     * indices across steps).  See lucid_sched_held_jobs. */
+    void (*held_jobs)(const lucid_sched *s, lucid_job_visit visit, void *ctx);
 } lucid_policy_ops;
 
 const lucid_policy_ops *lucid_policy_find(const char *name);

@@ -60,6 +60,12 @@ const char *lucid_backfill_mode_name(int mode)
 
 /* ---------------- profile ---------------- */
 
+void lucid_profile_held_jobs(const lucid_profile *p, lucid_job_visit visit, void *ctx)
+{
+    for (size_t i = p->next_end; i < p->nends; i++)
+        visit(ctx, p->ends[i].job);
+}
+
 void lucid_profile_free(lucid_profile *p)
 {
     free(p->times);

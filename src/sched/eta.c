@@ -194,6 +194,14 @@ int lucid_eta_table_note_arrival(lucid_eta_table *t, int32_t job, int64_t time)
     return 0;
 }
 
+void lucid_eta_table_held_jobs(const lucid_eta_table *t, lucid_job_visit visit, void *ctx)
+{
+    for (size_t i = 0; i < t->npending; i++)
+        visit(ctx, t->pending[i].job);
+    for (size_t i = t->arr_head; i < t->narr; i++)
+        visit(ctx, t->arrivals[i].job);
+}
+
 void lucid_eta_table_free(lucid_eta_table *t)
 {
     free(t->arrivals);
@@ -316,6 +324,12 @@ static void scenario_remaining(void *ctx, const lucid_sched *s, int32_t job, int
 }
 
 void lucid_eta_invalidate(lucid_eta_plan *plan) { plan->valid = 0; }
+
+void lucid_eta_plan_held_jobs(const lucid_eta_plan *plan, lucid_job_visit visit, void *ctx)
+{
+    for (int k = 0; k < 3; k++)
+        lucid_profile_held_jobs(&plan->prof[k], visit, ctx);
+}
 
 void lucid_eta_plan_free(lucid_eta_plan *plan)
 {

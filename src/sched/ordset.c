@@ -231,3 +231,21 @@ int32_t lucid_ordset_first_match(const lucid_ordset *o, const lucid_ordset_match
 {
     return first_match(o, o->root, m);
 }
+
+/* Recursion depth is the treap's height (O(log n) expected). */
+static void visit_jobs(const lucid_ordset *o, int32_t t, void (*visit)(void *ctx, int32_t job),
+                       void *ctx)
+{
+    while (t != NIL) {
+        const lucid_ordnode *x = &o->nodes[t];
+        visit(ctx, x->job);
+        visit_jobs(o, x->left, visit, ctx);
+        t = x->right;
+    }
+}
+
+void lucid_ordset_visit_jobs(const lucid_ordset *o, void (*visit)(void *ctx, int32_t job),
+                             void *ctx)
+{
+    visit_jobs(o, o->root, visit, ctx);
+}

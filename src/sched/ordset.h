@@ -77,5 +77,8 @@ int64_t lucid_ordset_sum_below(const lucid_ordset *o, double k, int inclusive);
 int32_t lucid_ordset_first_exceeding(const lucid_ordset *o, int64_t target, int64_t *through);
 /* The first element whose key is >= k: its key in *key; -1 if none. */
 int32_t lucid_ordset_first_at_least(const lucid_ordset *o, double k, double *key);
+/* Calls visit(ctx, job) for each element (free nodes not counted). */
+void lucid_ordset_visit_jobs(const lucid_ordset *o, void (*visit)(void *ctx, int32_t job),
+                             void *ctx);
 
 #endif

@@ -79,4 +79,5 @@ const lucid_policy_ops lucid_policy_srtf = {
     .decide = srtf_decide,
     .next_decision = srtf_next_decision,
     .job_ending = lucid_preemptive_ending,
+    .held_jobs = lucid_preemptive_held,
 };

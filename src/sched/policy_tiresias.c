@@ -201,6 +201,16 @@ static int64_t tiresias_next_decision(const lucid_sched *s)
     return next_multiple(cross > s->now ? cross : s->now + 1);
 }
 
+/* The crossings keep jobs that stopped until they reach the heap's top
+ * (heap_clean reads their records then), so they count too. */
+static void tiresias_held(const lucid_sched *s, lucid_job_visit visit, void *ctx)
+{
+    const tiresias_state *st = ((const lucid_preemptive *)s->policy_state)->policy;
+    lucid_preemptive_held(s, visit, ctx);
+    for (size_t i = 0; i < st->n; i++)
+        visit(ctx, st->heap[i].job);
+}
+
 const lucid_policy_ops lucid_policy_tiresias = {
     .name = "tiresias",
     .summary = "discretized two-queue least-attained-service (Tiresias), preemptive",
@@ -212,4 +222,5 @@ const lucid_policy_ops lucid_policy_tiresias = {
     .decide = tiresias_decide,
     .next_decision = tiresias_next_decision,
     .job_ending = lucid_preemptive_ending,
+    .held_jobs = tiresias_held,
 };

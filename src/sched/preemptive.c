@@ -76,6 +76,14 @@ static void running_remove(lucid_sched *s, lucid_preemptive *p, int32_t job)
 
 void lucid_preemptive_ending(lucid_sched *s, int32_t job) { running_remove(s, s->policy_state, job); }
 
+void lucid_preemptive_held(const lucid_sched *s, lucid_job_visit visit, void *ctx)
+{
+    const lucid_preemptive *p = s->policy_state;
+    lucid_ordset_visit_jobs(&p->running, visit, ctx);
+    for (size_t i = 0; i < p->nwaiting; i++)
+        visit(ctx, p->waiting[i]);
+}
+
 /* Visits the running jobs from GPU sum *visited up to `upto`, in order:
  * each that still fits takes its GPUs from the quota, each that does not is
  * preempted.  Runs of fitting jobs are skipped at once with the set's sums. */

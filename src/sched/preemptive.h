@@ -50,6 +50,9 @@ void lucid_preemptive_destroy(lucid_sched *s);
 int lucid_preemptive_arrive(lucid_sched *s, int32_t job);
 /* A running job ends at s->now (job_ending hook). */
 void lucid_preemptive_ending(lucid_sched *s, int32_t job);
+/* The jobs in the waiting list and the running set (the scratch lists
+ * live only within a decision): the policies' held_jobs. */
+void lucid_preemptive_held(const lucid_sched *s, lucid_job_visit visit, void *ctx);
 /* The quota pass at s->now. */
 void lucid_preemptive_pass(lucid_sched *s);
 

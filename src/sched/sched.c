@@ -650,3 +650,34 @@ int64_t lucid_no_timed_decisions(const lucid_sched *s)
 }
 
 int64_t lucid_preempt_overhead(const lucid_job *job) { return job->gpu_num <= 8 ? 40 : 60; }
+
+void lucid_sched_held_jobs(const lucid_sched *s, lucid_job_visit visit, void *ctx)
+{
+    for (size_t i = 0; i < s->qlen; i++)
+        visit(ctx, s->queue[i]);
+    for (int32_t j = s->run_head; j >= 0; j = s->run[j].run_next) {
+        visit(ctx, j);
+        if (s->run[j].partner >= 0)
+            visit(ctx, s->run[j].partner);
+    }
+    for (size_t i = 0; i < s->nheap; i++)
+        visit(ctx, s->heap[i].job);
+    for (int g = 0; s->cand && g <= LUCID_PACK_MAX_GPUS; g++)
+        lucid_ordset_visit_jobs(&s->cand[g], visit, ctx);
+    if (s->policy && s->policy->held_jobs)
+        s->policy->held_jobs(s, visit, ctx);
+}
+
+void lucid_job_visit_min(void *ctx, int32_t job)
+{
+    int32_t *low = ctx;
+    if (job < *low)
+        *low = job;
+}
+
+int32_t lucid_sched_oldest_job(const lucid_sched *s)
+{
+    int32_t low = INT32_MAX;
+    lucid_sched_held_jobs(s, lucid_job_visit_min, &low);
+    return low;
+}

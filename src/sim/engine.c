@@ -13,11 +13,13 @@
  * and their working records (lucid_jobrun), indexed by the job's position
  * among the VC's jobs in trace order — so every tie-break by job index
  * orders as it did by trace index — and its per-job inputs (priorities,
- * sharing scores, plan estimates) copied likewise.  At the run's end each
- * job's outcome goes into the policy's compact result (lucid_jobresult,
- * trace-indexed, job references mapped back) and the working arrays are
- * freed: memory holds one working record per job of the VCs running now,
- * not per job of the trace, and a VC's jobs lie together in memory. */
+ * sharing scores, plan estimates) copied likewise.  A job's records are
+ * set up when it arrives; once it has ended and no structure names it any
+ * more, its outcome goes into the policy's compact result (lucid_jobresult,
+ * trace-indexed, job references mapped back) and the pages of its records
+ * go back to the system (vc_run_release), the rest at the run's end: memory
+ * holds about the records of the jobs in flight, not of the VC's jobs, and
+ * a VC's jobs lie together in memory. */
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -30,6 +32,9 @@
 #define TEMP_NODE_LABEL 9999
 #define SAMPLE_PERIOD 60
 #define PROGRESS_BATCH 1024 /* ended jobs between progress reports of a VC run */
+/* Ended jobs between two looks for working records to release (at least:
+ * a look costs one pass over the jobs the VC's structures hold). */
+#define RELEASE_EVERY 4096
 /* Series cover at most ten years of simulated time (5.3M samples, ~170 MB
  * per VC): a trace that runs longer, e.g. one stray submit time far in the
  * future, is refused instead of filling memory. */
@@ -218,6 +223,17 @@ typedef struct vc_run {
     int32_t *share;         /* Lucid: sharing scores */
     double *estimate;       /* in->plan_estimates' values, or NULL */
     int64_t *reserved_at;   /* backfill: the latest reservation, or NULL */
+    /* jobs' and run's pages, handed back as their jobs are done with
+     * (vc_run_release) */
+    lucid_record_pages jobs_pages, run_pages;
+    /* per job: JOB_UNSET (records not written yet: they are set up when the
+     * job arrives, so the pages of jobs to come stay untouched), JOB_SET,
+     * JOB_PUBLISHED (outcome in the result, records released) */
+    unsigned char *state;
+    const lucid_job *trace_jobs; /* the trace's, indexed by v->global */
+    lucid_semantics sem;
+    int track_eta;            /* cfg->eta: changes go to eta_track too */
+    int64_t ended_since, look_every; /* ended jobs since the last look; when to look */
     lucid_lucid_inputs lucid; /* pr->lucid with the local sharing scores */
     borrow_state borrow;
     int32_t watched;
@@ -270,6 +286,19 @@ static void eta_track(void *ctx, const lucid_sched *s, int32_t job, int event)
     double duration = (double)(r->end_time - r->start_time);
     lucid_eta_table_note_end(&v->table, job, est, duration);
     lucid_eta_table_add_run(&v->table, est, duration);
+}
+
+/* Every change: an ended job's pages count it (vc_run_release); the
+ * start-time estimates learn (eta_track). */
+static void vc_track(void *ctx, const lucid_sched *s, int32_t job, int event)
+{
+    vc_run *v = ctx;
+    if (event == LUCID_SCHED_ENDED) {
+        lucid_record_pages_note_ended(&v->run_pages, (size_t)job);
+        lucid_record_pages_note_ended(&v->jobs_pages, (size_t)job);
+    }
+    if (v->track_eta)
+        eta_track(ctx, s, job, event);
 }
 
 /* Predicts the starts of the jobs that joined the queue at this step (whose
@@ -392,30 +421,139 @@ static void init_jobrun(lucid_jobrun *r, const lucid_job *job, const lucid_sim_r
     }
 }
 
-/* The run's jobs' outcomes into the policy's result (trace-indexed). */
+enum { JOB_UNSET, JOB_SET, JOB_PUBLISHED };
+
+/* Sets up job i's records (trace record copy, working record), and those
+ * of the next SET_AHEAD jobs not set up yet: jobs arrive mostly in index
+ * order, and a pass over a stretch of the trace costs less than one job
+ * at a time (each a cache miss in the trace and a fresh page's fault). */
+#define SET_AHEAD 64
+static void set_job(vc_run *v, size_t i)
+{
+    if (v->state[i] != JOB_UNSET)
+        return;
+    size_t end = i + SET_AHEAD < v->njobs ? i + SET_AHEAD : v->njobs;
+    for (size_t k = i; k < end; k++)
+        if (v->state[k] == JOB_UNSET) {
+            v->jobs[k] = v->trace_jobs[v->global[k]];
+            init_jobrun(&v->run[k], &v->jobs[k], v->pr->result, v->global[k], &v->sem);
+            v->state[k] = JOB_SET;
+        }
+}
+
+/* Job i's outcome into the policy's result (trace-indexed); a job not set
+ * up yet has the outcome its fresh record would give. */
+static void publish_job(vc_run *v, size_t i)
+{
+    lucid_jobrun fresh;
+    const lucid_jobrun *r = &v->run[i];
+    if (v->state[i] == JOB_UNSET) {
+        init_jobrun(&fresh, &v->trace_jobs[v->global[i]], v->pr->result, v->global[i], &v->sem);
+        r = &fresh;
+    }
+    lucid_jobresult *o = &v->pr->result->run[v->global[i]];
+    o->start_time = r->start_time;
+    o->end_time = r->end_time;
+    o->queue = r->queue;
+    o->packed_with = r->packed_with < 0 ? -1 : v->global[r->packed_with];
+    o->packed_onto = r->packed_onto < 0 ? -1 : v->global[r->packed_onto];
+    o->ckpt_times = r->ckpt_times;
+    o->status = r->status;
+    o->exclusive = r->exclusive;
+    o->profiled = r->profiled;
+    o->finished_in_profiler = r->finished_in_profiler;
+}
+
+/* The run's jobs' outcomes into the policy's result, but for those there
+ * already (released). */
 static void vc_run_publish(vc_run *v)
 {
-    lucid_jobresult *out = v->pr->result->run;
-    for (size_t i = 0; i < v->njobs; i++) {
-        const lucid_jobrun *r = &v->run[i];
-        lucid_jobresult *o = &out[v->global[i]];
-        o->start_time = r->start_time;
-        o->end_time = r->end_time;
-        o->queue = r->queue;
-        o->packed_with = r->packed_with < 0 ? -1 : v->global[r->packed_with];
-        o->packed_onto = r->packed_onto < 0 ? -1 : v->global[r->packed_onto];
-        o->ckpt_times = r->ckpt_times;
-        o->status = r->status;
-        o->exclusive = r->exclusive;
-        o->profiled = r->profiled;
-        o->finished_in_profiler = r->finished_in_profiler;
+    for (size_t i = 0; i < v->njobs; i++)
+        if (v->state[i] != JOB_PUBLISHED)
+            publish_job(v, i);
+}
+
+static void pin_job(void *ctx, int32_t job)
+{
+    vc_run *v = ctx;
+    if (job < 0)
+        return;
+    lucid_record_pages_pin(&v->run_pages, (size_t)job);
+    lucid_record_pages_pin(&v->jobs_pages, (size_t)job);
+}
+
+/* Releases the releasable pages of one array in stretches of at least
+ * RELEASE_PAGES (shorter ones wait for a later look: one madvise call per
+ * page would cost more than the memory is worth); for the working
+ * records, the jobs on them are published first. */
+#define RELEASE_PAGES 8
+static void release_pages(vc_run *v, lucid_record_pages *r, int publish)
+{
+    size_t p = 0;
+    while (p < r->npages) {
+        if (!lucid_record_pages_releasable(r, p)) {
+            p++;
+            continue;
+        }
+        size_t from = p;
+        while (p < r->npages && lucid_record_pages_releasable(r, p))
+            p++;
+        if (p - from < RELEASE_PAGES)
+            continue;
+        for (size_t q = from; publish && q < p; q++) {
+            size_t first, end;
+            lucid_record_pages_records(r, q, &first, &end);
+            for (size_t i = first; i < end; i++)
+                if (v->state[i] != JOB_PUBLISHED) {
+                    publish_job(v, i);
+                    v->state[i] = JOB_PUBLISHED;
+                }
+        }
+        lucid_record_pages_release(r, from, p);
     }
+}
+
+/* Memory that follows the jobs in flight, not the VC's size: a page of
+ * the working records (or of the trace records' copy) is handed back once
+ * every job on it has ended and none is named by a structure that may
+ * read its record again — the scheduler's (lucid_sched_held_jobs), the
+ * start-time estimates' notes and plans, backfill's profile, the watched
+ * job and its partners for the observer.  An ended job named by none will
+ * not change: its outcome is published first.  Released pages are poisoned
+ * under AddressSanitizer, so a read of a released record fails loudly.
+ * Jobs end roughly in index (submit) order, so all but the pages of the
+ * jobs in flight (and of the long ones' neighbours) go back. */
+static void vc_run_release(vc_run *v)
+{
+    const lucid_sched *s = &v->s;
+    memset(v->run_pages.pinned, 0, v->run_pages.npages);
+    memset(v->jobs_pages.pinned, 0, v->jobs_pages.npages);
+    lucid_sched_held_jobs(s, pin_job, v);
+    if (v->watched >= 0) {
+        pin_job(v, v->watched);
+        pin_job(v, s->run[v->watched].packed_onto);
+        pin_job(v, s->run[v->watched].packed_with);
+    }
+    lucid_eta_table_held_jobs(&v->table, pin_job, v);
+    lucid_eta_plan_held_jobs(&v->plan, pin_job, v);
+    lucid_eta_plan_held_jobs(&v->hourly_plan, pin_job, v);
+    lucid_profile_held_jobs(&v->bf.prof, pin_job, v);
+    release_pages(v, &v->run_pages, 1);
+    release_pages(v, &v->jobs_pages, 0);
+    /* The next look after as many ended jobs as this one cost (at least
+     * RELEASE_EVERY), so looking costs O(1) per ended job. */
+    size_t cost = s->qlen + 2 * s->nrunning + s->nheap + v->table.npending +
+                  (v->table.narr - v->table.arr_head) + v->run_pages.npages / 16;
+    v->look_every = cost > RELEASE_EVERY ? (int64_t)cost : RELEASE_EVERY;
+    v->ended_since = 0;
 }
 
 static void vc_run_free_arrays(vc_run *v)
 {
-    free(v->jobs);
-    free(v->run);
+    lucid_record_pages_free(&v->jobs_pages);
+    lucid_record_pages_free(&v->run_pages);
+    free(v->state);
+    v->state = NULL;
     free(v->priority);
     free(v->share);
     free(v->estimate);
@@ -440,14 +578,15 @@ static int vc_run_local_arrays(sim_context *ctx, policy_run *pr, vc_run *v)
 {
     const lucid_trace *trace = ctx->in->trace;
     size_t n = v->njobs;
-    v->jobs = malloc((n + 1) * sizeof *v->jobs);
-    v->run = malloc((n + 1) * sizeof *v->run);
-    if (!v->jobs || !v->run)
+    if (lucid_record_pages_alloc(&v->jobs_pages, sizeof *v->jobs, n) < 0 ||
+        lucid_record_pages_alloc(&v->run_pages, sizeof *v->run, n) < 0 ||
+        !(v->state = calloc(n + 1, 1)))
         return -1;
-    for (size_t i = 0; i < n; i++) {
-        v->jobs[i] = trace->jobs[v->global[i]];
-        init_jobrun(&v->run[i], &v->jobs[i], pr->result, v->global[i], &ctx->cfg->sem);
-    }
+    v->jobs = (lucid_job *)(void *)v->jobs_pages.base;
+    v->run = (lucid_jobrun *)(void *)v->run_pages.base;
+    v->trace_jobs = trace->jobs;
+    v->sem = ctx->cfg->sem;
+    v->look_every = RELEASE_EVERY;
     if (pr->priority) {
         if (!(v->priority = malloc((n + 1) * sizeof *v->priority)))
             return -1;
@@ -506,10 +645,9 @@ static int vc_run_begin(sim_context *ctx, policy_run *pr, int32_t vc, vc_run *v,
     v->bf.reserved_at = v->reserved_at;
     if (pr->backfill.mode != LUCID_BACKFILL_NONE)
         s->backfill = &v->bf;
-    if (cfg->eta) {
-        s->on_change = eta_track;
-        s->on_change_ctx = v;
-    }
+    s->on_change = vc_track;
+    s->on_change_ctx = v;
+    v->track_eta = cfg->eta != 0;
     if (pr->policy->init && pr->policy->init(s, err) < 0) {
         s->policy = NULL;
         lucid_sched_free(s);
@@ -522,8 +660,10 @@ static int vc_run_begin(sim_context *ctx, policy_run *pr, int32_t vc, vc_run *v,
         cfg->observe.job <= INT32_MAX) {
         int32_t key = (int32_t)cfg->observe.job;
         const int32_t *at = bsearch(&key, v->global, v->njobs, sizeof *v->global, compare_i32);
-        if (at)
+        if (at) {
             v->watched = (int32_t)(at - v->global);
+            set_job(v, (size_t)v->watched); /* the observer reads it from the start */
+        }
     }
     v->lends = is_lucid && vc == cfg->lucid.borrow_vc && pr->log.count > 0;
     v->next_arrival = pr->vc_first[vc];
@@ -619,6 +759,7 @@ static int vc_run_steps(sim_context *ctx, vc_run *v, int64_t limit, lucid_error 
         int ended = lucid_sched_finish_due(s, t);
         v->remaining -= ended;
         v->unreported += ended;
+        v->ended_since += ended;
         if (v->unreported >= PROGRESS_BATCH)
             report_progress(ctx, v, 1);
         if (ended > 0)
@@ -626,6 +767,7 @@ static int vc_run_steps(sim_context *ctx, vc_run *v, int64_t limit, lucid_error 
         size_t first_arrival = v->next_arrival;
         uint32_t first_seq = s->next_arrival_seq;
         while (rc == 0 && v->next_arrival < v->last && pr->arrival_time[v->next_arrival] == t) {
+            set_job(v, (size_t)pr->arrival_job[v->next_arrival]);
             if (pr->policy->arrive(s, pr->arrival_job[v->next_arrival]) < 0)
                 rc = lucid_error_set(err, "out of memory");
             if (cfg->eta)
@@ -673,6 +815,8 @@ static int vc_run_steps(sim_context *ctx, vc_run *v, int64_t limit, lucid_error 
             return rc;
         v->policy_next = pr->policy->next_decision(s);
         v->previous = t;
+        if (v->ended_since >= v->look_every)
+            vc_run_release(v);
     }
     return 0;
 }

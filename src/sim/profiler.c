@@ -5,13 +5,10 @@
  * most the time limit; jobs that finish within it are done.  With auto-scaling the profiler
  * borrows one node when more than 10 jobs wait and gives it back when its
  * queue is short, the node is idle and the forecast says load will be low. */
-#define _DEFAULT_SOURCE /* madvise */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "sim_internal.h"
 
@@ -20,27 +17,22 @@
  * a look costs one pass over the jobs in the profiler). */
 #define RELEASE_EVERY 4096
 
-/* The pass's working records, one per trace job, and how many of them
- * (a prefix) are done with: their runs copied out and their whole pages
- * handed back to the system. */
+/* The pass's working records, one per trace job; a prefix of them
+ * (rel.done) is done with: their runs copied out, the records released. */
 typedef struct work_records {
     lucid_jobrun *run;
     lucid_prof_run *out;
-    size_t done;
-    uintptr_t given_to; /* pages below this address are handed back */
-    size_t page;
+    lucid_released rel;
 } work_records;
 
 static void copy_out(work_records *w, const lucid_trace *trace, const unsigned char *excluded,
                      int64_t gpu_limit, size_t upto)
 {
-    for (size_t i = w->done; i < upto; i++) {
+    for (size_t i = w->rel.done; i < upto; i++) {
         int eligible = !excluded[i] && trace->jobs[i].gpu_num <= gpu_limit;
         w->out[i] = (lucid_prof_run){eligible ? w->run[i].start_time : -1,
                                      eligible ? w->run[i].end_time : -1};
     }
-    if (upto > w->done)
-        w->done = upto;
 }
 
 /* Jobs pass through the profiler in trace order and leave it within its
@@ -48,27 +40,17 @@ static void copy_out(work_records *w, const lucid_trace *trace, const unsigned c
  * those from the oldest job still queued, running or with a pending end
  * event to the newest arrival.  The records before that stretch are never
  * read again; their runs are copied out and their pages handed back
- * (madvise), so that the pass holds ~ the jobs in the profiler, not one
+ * (lucid_released), so that the pass holds ~ the jobs in the profiler, not one
  * 144-byte record per trace job (1.4 GB at 10M jobs, Lucid's peak). */
 static void release_finished(work_records *w, const lucid_sched *s, const lucid_trace *trace,
                              const unsigned char *excluded, int64_t gpu_limit, size_t next_job)
 {
     size_t low = next_job;
-    for (size_t i = 0; i < s->qlen; i++)
-        if ((size_t)s->queue[i] < low)
-            low = (size_t)s->queue[i];
-    for (int32_t j = s->run_head; j >= 0; j = w->run[j].run_next)
-        if ((size_t)j < low)
-            low = (size_t)j;
-    for (size_t i = 0; i < s->nheap; i++)
-        if ((size_t)s->heap[i].job < low)
-            low = (size_t)s->heap[i].job;
+    int32_t held = lucid_sched_oldest_job(s);
+    if ((size_t)held < low)
+        low = (size_t)held;
     copy_out(w, trace, excluded, gpu_limit, low);
-#ifdef MADV_DONTNEED
-    uintptr_t end = (uintptr_t)(w->run + w->done) / w->page * w->page;
-    if (end > w->given_to && madvise((void *)w->given_to, end - w->given_to, MADV_DONTNEED) == 0)
-        w->given_to = end;
-#endif
+    lucid_released_upto(&w->rel, low);
 }
 
 void lucid_forecast_cursor_init(lucid_forecast_cursor *c, const lucid_forecast *fc,
@@ -197,14 +179,13 @@ int lucid_profile_pass(const lucid_sim_config *cfg, const lucid_sim_inputs *in,
      * job arrives, so those of jobs never profiled stay untouched pages. */
     lucid_jobrun *run = calloc(trace->njobs + 1, sizeof *run);
     lucid_prof_run *out = malloc((trace->njobs + 1) * sizeof *out);
-    long page = sysconf(_SC_PAGESIZE);
     if (!run || !out) {
         free(run);
         free(out);
         return lucid_error_set(err, "out of memory");
     }
-    work_records w = {.run = run, .out = out, .page = page > 0 ? (size_t)page : 4096};
-    w.given_to = ((uintptr_t)run + w.page - 1) / w.page * w.page;
+    work_records w = {.run = run, .out = out};
+    lucid_released_init(&w.rel, run, sizeof *run);
     if (lucid_sched_init(&p.s, trace->jobs, run, -1, lc->profiler_nodes, cfg->gpus_per_node,
                          cfg->placer, &lucid_policy_profiler, cfg->sem, cfg->seed, err) < 0) {
         free(run);
@@ -276,6 +257,7 @@ int lucid_profile_pass(const lucid_sim_config *cfg, const lucid_sim_inputs *in,
     lucid_sched_free(&p.s);
     if (rc == 0)
         copy_out(&w, trace, excluded, gpu_limit, trace->njobs);
+    lucid_released_end(&w.rel);
     free(run);
     if (rc < 0) {
         free(out);

@@ -2,6 +2,8 @@
 #ifndef LUCID_SIM_INTERNAL_H
 #define LUCID_SIM_INTERNAL_H
 
+#include <stdint.h>
+
 #include "lucid/sim.h"
 
 /* The k-th smallest of v[0..n) (0-based, n > 0); reorders v so that what
@@ -40,5 +42,47 @@ int lucid_profile_pass(const lucid_sim_config *cfg, const lucid_sim_inputs *in,
                        const unsigned char *excluded, lucid_prof_run **prof,
                        lucid_profile_log *log, lucid_error *err);
 void lucid_profile_log_free(lucid_profile_log *log);
+
+/* An array of records whose prefix [0, done) is released: never read
+ * again, its whole pages handed back to the system (release.c).  In
+ * sanitizer builds the released records are poisoned, so reading one
+ * fails loudly; lucid_released_end unpoisons them before the array is
+ * freed. */
+typedef struct lucid_released {
+    unsigned char *base;
+    size_t size;      /* bytes per record */
+    size_t done;      /* records [0, done) are released */
+    size_t page;
+    uintptr_t given_to; /* pages below this address are handed back */
+} lucid_released;
+
+void lucid_released_init(lucid_released *r, void *base, size_t size);
+/* Releases records [done, count) (nothing if count <= done). */
+void lucid_released_upto(lucid_released *r, size_t count);
+void lucid_released_end(lucid_released *r);
+
+/* An array of n records on whole pages of its own, whose pages are handed
+ * back one by one: a page goes once every record overlapping it has ended
+ * (counted in `ended`) and none is pinned (named by a structure at the
+ * last look).  Released pages are poisoned in sanitizer builds. */
+typedef struct lucid_record_pages {
+    unsigned char *base; /* page-aligned */
+    size_t size, n, page, npages;
+    uint32_t *ended;   /* per page: records overlapping it that ended (64 KiB
+                        * pages hold ~600 records: more than a byte counts) */
+    uint8_t *pinned;   /* per page: a record overlapping it is held */
+    uint8_t *released; /* per page */
+} lucid_record_pages;
+
+/* Allocates the array (base); 0, or -1 when out of memory. */
+int lucid_record_pages_alloc(lucid_record_pages *r, size_t size, size_t n);
+void lucid_record_pages_free(lucid_record_pages *r);
+void lucid_record_pages_note_ended(lucid_record_pages *r, size_t i);
+void lucid_record_pages_pin(lucid_record_pages *r, size_t i);
+/* The records overlapping page p: [*first, *end). */
+void lucid_record_pages_records(const lucid_record_pages *r, size_t p, size_t *first, size_t *end);
+int lucid_record_pages_releasable(const lucid_record_pages *r, size_t p);
+/* Releases pages [from, to). */
+void lucid_record_pages_release(lucid_record_pages *r, size_t from, size_t to);
 
 #endif
