@@ -72,6 +72,12 @@ typedef struct lucid_sim_config {
     int nbackfill;
     int eta; /* predict every job's start at its submission (eta.h) */
     int eta_hourly; /* with eta: and again at every whole hour while it waits */
+    /* A VC whose working records (256 bytes a job) take at least this many
+     * bytes hands the pages of ended jobs back as it runs (memory follows
+     * the jobs in flight); a smaller one keeps them to its end.  Default
+     * 16 MiB (~65,000 jobs), 0 in sanitizer builds; results are the same
+     * either way. */
+    size_t release_min_bytes;
     /* Called once per policy as soon as its result (results[index]) is
      * complete, from the worker thread that finished it, while other
      * policies may still run: a caller can write one policy's outputs

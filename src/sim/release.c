@@ -63,13 +63,26 @@ void lucid_released_end(lucid_released *r)
 
 /* ---------------- page by page (a VC's run) ---------------- */
 
-int lucid_record_pages_alloc(lucid_record_pages *r, size_t size, size_t n)
+size_t lucid_release_min_bytes_default(void)
+{
+#ifdef LUCID_ASAN
+    return 0; /* every run releases, so every sanitizer run audits the release points */
+#else
+    return (size_t)16 << 20;
+#endif
+}
+
+int lucid_record_pages_alloc(lucid_record_pages *r, size_t size, size_t n, int releasable)
 {
     memset(r, 0, sizeof *r);
     long page = sysconf(_SC_PAGESIZE);
     r->page = page > 0 ? (size_t)page : 4096;
     r->size = size;
     r->n = n;
+    if (!releasable) { /* a plain array: no pages counted, none handed back */
+        r->base = malloc((n + 1) * size);
+        return r->base ? 0 : -1;
+    }
     r->npages = (n * size + r->page - 1) / r->page;
     void *base = NULL;
     if (posix_memalign(&base, r->page, (r->npages + 1) * r->page) != 0)
@@ -88,7 +101,7 @@ int lucid_record_pages_alloc(lucid_record_pages *r, size_t size, size_t n)
 void lucid_record_pages_free(lucid_record_pages *r)
 {
 #ifdef LUCID_ASAN
-    if (r->base)
+    if (r->base && r->npages > 0)
         ASAN_UNPOISON_MEMORY_REGION(r->base, (r->npages + 1) * r->page);
 #endif
     free(r->base);
@@ -100,6 +113,8 @@ void lucid_record_pages_free(lucid_record_pages *r)
 
 void lucid_record_pages_note_ended(lucid_record_pages *r, size_t i)
 {
+    if (r->npages == 0)
+        return;
     size_t last = ((i + 1) * r->size - 1) / r->page;
     for (size_t p = i * r->size / r->page; p <= last; p++)
         r->ended[p]++;
@@ -107,7 +122,7 @@ void lucid_record_pages_note_ended(lucid_record_pages *r, size_t i)
 
 void lucid_record_pages_pin(lucid_record_pages *r, size_t i)
 {
-    if (i >= r->n)
+    if (i >= r->n || r->npages == 0)
         return;
     size_t last = ((i + 1) * r->size - 1) / r->page;
     for (size_t p = i * r->size / r->page; p <= last; p++)

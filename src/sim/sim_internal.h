@@ -74,8 +74,12 @@ typedef struct lucid_record_pages {
     uint8_t *released; /* per page */
 } lucid_record_pages;
 
-/* Allocates the array (base); 0, or -1 when out of memory. */
-int lucid_record_pages_alloc(lucid_record_pages *r, size_t size, size_t n);
+/* Allocates the array (base); 0, or -1 when out of memory.  Not
+ * `releasable`: a plain array (no pages to count or hand back). */
+int lucid_record_pages_alloc(lucid_record_pages *r, size_t size, size_t n, int releasable);
+/* lucid_sim_config.release_min_bytes' default: 16 MiB; 0 in sanitizer
+ * builds. */
+size_t lucid_release_min_bytes_default(void);
 void lucid_record_pages_free(lucid_record_pages *r);
 void lucid_record_pages_note_ended(lucid_record_pages *r, size_t i);
 void lucid_record_pages_pin(lucid_record_pages *r, size_t i);
