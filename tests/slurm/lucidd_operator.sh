@@ -84,10 +84,14 @@ fi
 # lucidd's first tick are held as they would be under a running lucidd.
 beat() { echo "pid=$1 time=$(date +%s) intake=0" >"$LAB/heartbeat.tmp" && mv "$LAB/heartbeat.tmp" "$LAB/heartbeat"; }
 beat $$
+# Extra lucidd options for a manual run (LUCIDD_EXTRA_ARGS, as in
+# lucidd_workload.sh), e.g. backfill's.
+read -r -a EXTRA_ARGS <<<"${LUCIDD_EXTRA_ARGS:-}"
 start_lucidd() { # extra lucidd arguments...
     setsid "$BUILD/lucidd" --state "$LAB/lucid.db" --socket "$SOCK" --metrics-port "$METRICS" \
         --profile-limit $LIMIT --tick-ms $TICK_MS --metrics-test-dir "$LAB/gpu" \
-        ${HEARTBEAT_ARGS[@]+"${HEARTBEAT_ARGS[@]}"} "$@" </dev/null >>"$LAB/lucidd.log" 2>&1 &
+        ${HEARTBEAT_ARGS[@]+"${HEARTBEAT_ARGS[@]}"} ${EXTRA_ARGS[@]+"${EXTRA_ARGS[@]}"} "$@" \
+        </dev/null >>"$LAB/lucidd.log" 2>&1 &
     LUCIDD_PID=$!
     if ((${#HEARTBEAT_ARGS[@]} == 0)); then # stand-in: beats while this lucidd lives
         (while kill -0 "$LUCIDD_PID" 2>/dev/null && [[ $(awk '{print $3}' "/proc/$LUCIDD_PID/stat" 2>/dev/null) != Z ]]; do

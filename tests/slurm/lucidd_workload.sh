@@ -31,6 +31,10 @@ LIMIT=3
 # on after lucidd's first restart (pairs, checked against Lucid's rules).
 PACKING=off
 MODEL_ARGS=()
+# Extra lucidd options for a manual run (e.g. LUCIDD_EXTRA_ARGS="--backfill
+# easy --backfill-window 1200 --backfill-min-gpus 9"; the strict-order check
+# of the packing-off part then flags the backfilled jobs, as it should).
+read -r -a EXTRA_ARGS <<<"${LUCIDD_EXTRA_ARGS:-}"
 
 fail() { echo "lucidd_workload: $*" >&2; tail -n 30 "$LAB/lucidd.log" >&2 || true; exit 1; }
 
@@ -40,7 +44,8 @@ export LSAN_OPTIONS="suppressions=$SRC/tests/slurm/lsan-libslurm.supp${LSAN_OPTI
 start_lucidd() {
     setsid "$BUILD/lucidd" --state "$LAB/lucid.db" --socket "$SOCK" --metrics-port $((PORT + 90)) \
         --profile-limit $LIMIT --tick-ms 250 --packing "$PACKING" --metrics-test-dir "$LAB/gpu" \
-        ${MODEL_ARGS[@]+"${MODEL_ARGS[@]}"} </dev/null >>"$LAB/lucidd.log" 2>&1 &
+        ${MODEL_ARGS[@]+"${MODEL_ARGS[@]}"} ${EXTRA_ARGS[@]+"${EXTRA_ARGS[@]}"} \
+        </dev/null >>"$LAB/lucidd.log" 2>&1 &
     LUCIDD_PID=$!
     local deadline=$((SECONDS + 10))
     until "$BUILD/lucid" status --socket "$SOCK" >/dev/null 2>&1; do
@@ -52,7 +57,7 @@ start_lucidd() {
 start_lucidd_crashing() {
     setsid "$BUILD/lucidd" --state "$LAB/lucid.db" --socket "$SOCK" --profile-limit $LIMIT \
         --tick-ms 250 --packing "$PACKING" --metrics-test-dir "$LAB/gpu" \
-        </dev/null >>"$LAB/lucidd.log" 2>&1 &
+        ${EXTRA_ARGS[@]+"${EXTRA_ARGS[@]}"} </dev/null >>"$LAB/lucidd.log" 2>&1 &
     local pid=$! deadline=$((SECONDS + 20))
     while kill -0 "$pid" 2>/dev/null && [[ $(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) != Z ]]; do
         ((SECONDS < deadline)) || fail "lucidd did not reach its injected crash"
