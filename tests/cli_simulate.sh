@@ -67,6 +67,13 @@ if sim --jobs "$bad/good.csv" --series && [ -s "$tmp/out/summary.csv" ] &&
 else
     echo "FAIL: good run outputs"; failures=$((failures + 1))
 fi
+# A rerun into the same folder replaces every file (the old ones are swapped
+# out at the commit and deleted on a thread) and leaves nothing hidden.
+ino_before=$(stat -c %i "$tmp/out/jobs-fifo.csv")
+check "rerun into the same folder" sim --jobs "$bad/good.csv" --series
+check "rerun replaced the jobs file" test "$(stat -c %i "$tmp/out/jobs-fifo.csv")" != "$ino_before"
+check "rerun left no hidden file" test -z "$(ls -A "$tmp/out" | grep '^\.')"
+check "rerun's jobs file whole" grep -q '^job_id,vc,gpu_num,submit_time' "$tmp/out/jobs-fifo.csv"
 
 # lucid explain re-runs the saved experiment: job 2 (2 GPUs) of good.csv under
 # fifo starts at 12 with no wait; unknown jobs and directories are refused.

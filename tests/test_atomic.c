@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lucid/atomic.h"
@@ -71,6 +72,68 @@ static void commit_replaces_abort_keeps(void **state)
     snprintf(missing, sizeof missing, "%s/nope/out.txt", dir);
     assert_null(lucid_outfile_open(&o, missing, &err));
     assert_non_null(strstr(err.msg, "nope/out.txt: cannot write"));
+}
+
+/* The swap commit: the previous file survives under the returned hidden
+ * name until the caller deletes it; with nothing there, or something that
+ * is not a regular file, it is a plain rename (a folder in the way is
+ * refused and stays; a symlink is replaced, its target untouched). */
+static void commit_swap_hands_back_the_old_file(void **state)
+{
+    (void)state;
+    char dir[4096], path[4200], target[4200], link_path[4300], sub[4300];
+    test_tmpdir(dir, sizeof dir, "atomic_swap");
+    test_write_file(path, sizeof path, dir, "out.txt", "old\n");
+    lucid_error err = {{0}};
+    lucid_outfile o;
+    char *old = (char *)1;
+    assert_non_null(lucid_outfile_open(&o, path, &err));
+    fputs("new\n", o.f);
+    assert_int_equal(lucid_outfile_commit_swap(&o, &old, &err), 0);
+    assert_string_equal(slurp(path), "new\n");
+    assert_non_null(old);
+    assert_non_null(strstr(old, "/.out.txt."));
+    assert_string_equal(slurp(old), "old\n");
+    assert_int_equal(count_entries(dir), 2);
+    assert_int_equal(unlink(old), 0);
+    free(old);
+    assert_int_equal(count_entries(dir), 1);
+
+    /* Nothing there before. */
+    char fresh[4300];
+    snprintf(fresh, sizeof fresh, "%s/fresh.txt", dir);
+    assert_non_null(lucid_outfile_open(&o, fresh, &err));
+    fputs("first\n", o.f);
+    assert_int_equal(lucid_outfile_commit_swap(&o, &old, &err), 0);
+    assert_null(old);
+    assert_string_equal(slurp(fresh), "first\n");
+    assert_int_equal(count_entries(dir), 2);
+
+    /* A symlink: replaced itself, as rename does; its target keeps its bytes. */
+    test_write_file(target, sizeof target, dir, "target.txt", "kept\n");
+    snprintf(link_path, sizeof link_path, "%s/link.txt", dir);
+    assert_int_equal(symlink(target, link_path), 0);
+    assert_non_null(lucid_outfile_open(&o, link_path, &err));
+    fputs("via link\n", o.f);
+    assert_int_equal(lucid_outfile_commit_swap(&o, &old, &err), 0);
+    assert_null(old);
+    assert_string_equal(slurp(target), "kept\n");
+    assert_string_equal(slurp(link_path), "via link\n");
+    assert_false(lucid_same_file(link_path, target));
+
+    /* A folder in the way: refused, the folder stays, no temporary left. */
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    assert_int_equal(mkdir(sub, 0755), 0);
+    int before = count_entries(dir);
+    assert_non_null(lucid_outfile_open(&o, sub, &err));
+    fputs("x\n", o.f);
+    assert_int_equal(lucid_outfile_commit_swap(&o, &old, &err), -1);
+    assert_null(old);
+    assert_non_null(strstr(err.msg, "sub: cannot replace"));
+    struct stat st;
+    assert_int_equal(stat(sub, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    assert_int_equal(count_entries(dir), before);
 }
 
 static void same_file_by_inode(void **state)
@@ -242,6 +305,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(commit_replaces_abort_keeps),
+        cmocka_unit_test(commit_swap_hands_back_the_old_file),
         cmocka_unit_test(same_file_by_inode),
         cmocka_unit_test(manifest_round_trip_and_checks),
         cmocka_unit_test(experiment_inputs_are_hardened),

@@ -2,6 +2,7 @@
  * the destination's folder, renamed on commit) and the same-file check that
  * keeps a verb from writing over its own input.  One implementation for
  * every verb (simulate, tune, report, model) and the chart writers. */
+#define _GNU_SOURCE /* renameat2, RENAME_EXCHANGE */
 #include "lucid/atomic.h"
 
 #include <errno.h>
@@ -63,7 +64,8 @@ void lucid_outfile_abort(lucid_outfile *o)
     memset(o, 0, sizeof *o);
 }
 
-int lucid_outfile_commit(lucid_outfile *o, lucid_error *err)
+/* Closes o->f, checking every write; -1 (o aborted) on a failed one. */
+static int outfile_close(lucid_outfile *o, lucid_error *err)
 {
     if (!o->f)
         return lucid_error_set(err, "%s: not open for writing", o->path ? o->path : "?");
@@ -75,6 +77,51 @@ int lucid_outfile_commit(lucid_outfile *o, lucid_error *err)
         lucid_outfile_abort(o);
         return -1;
     }
+    return 0;
+}
+
+int lucid_outfile_commit_swap(lucid_outfile *o, char **old, lucid_error *err)
+{
+    *old = NULL;
+    if (outfile_close(o, err) < 0)
+        return -1;
+#ifdef RENAME_EXCHANGE
+    /* Only a regular file is swapped out (a folder or a link in the way
+     * gets rename's own answer below). */
+    struct stat st;
+    if (lstat(o->path, &st) == 0 && S_ISREG(st.st_mode) &&
+        renameat2(AT_FDCWD, o->tmp, AT_FDCWD, o->path, RENAME_EXCHANGE) == 0) {
+        if (lstat(o->tmp, &st) == 0 && S_ISREG(st.st_mode)) {
+            *old = o->tmp;
+            o->tmp = NULL;
+            lucid_outfile_abort(o);
+            return 0;
+        }
+        /* Something else took the name between the two calls: put it back. */
+        if (renameat2(AT_FDCWD, o->tmp, AT_FDCWD, o->path, RENAME_EXCHANGE) != 0) {
+            lucid_error_set(err, "%s: cannot replace: %s", o->path, strerror(errno));
+            free(o->tmp); /* the other thing is there now: not ours to remove */
+            o->tmp = NULL;
+            lucid_outfile_abort(o);
+            return -1;
+        }
+    }
+#endif
+    if (rename(o->tmp, o->path) != 0) {
+        lucid_error_set(err, "%s: cannot replace: %s", o->path, strerror(errno));
+        lucid_outfile_abort(o);
+        return -1;
+    }
+    free(o->tmp);
+    o->tmp = NULL;
+    lucid_outfile_abort(o);
+    return 0;
+}
+
+int lucid_outfile_commit(lucid_outfile *o, lucid_error *err)
+{
+    if (outfile_close(o, err) < 0)
+        return -1;
     if (rename(o->tmp, o->path) != 0) {
         lucid_error_set(err, "%s: cannot replace: %s", o->path, strerror(errno));
         lucid_outfile_abort(o);
