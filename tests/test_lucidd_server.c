@@ -300,6 +300,42 @@ static void others_answered_promptly(const fixture *f, int times, double limit)
 /* Each tick leaves job 1 named "half-done" for 30 ms: over ~2 s of queries
  * no client sees it, each name is "tick-N" with N the published tick count,
  * and the counters come from the snapshot (fake quantiles). */
+/* Prometheus's text format: a family's HELP and TYPE once each and a
+ * series (name and labels) once; a scraper refuses the whole page
+ * otherwise ("second TYPE line for metric name", "duplicate sample"). */
+static void assert_exposition_valid(const char *reply)
+{
+    const char *body = strstr(reply, "\r\n\r\n");
+    assert_non_null(body);
+    body += 4;
+    char seen[256][160];
+    int nseen = 0;
+    for (const char *line = body; *line;) {
+        const char *end = strchr(line, '\n');
+        size_t n = end ? (size_t)(end - line) : strlen(line);
+        char key[160] = "";
+        if (n > 7 && (strncmp(line, "# TYPE ", 7) == 0 || strncmp(line, "# HELP ", 7) == 0)) {
+            const char *name_end = memchr(line + 7, ' ', n - 7);
+            size_t k = name_end ? (size_t)(name_end - line) : n;
+            snprintf(key, sizeof key, "%.*s", (int)k, line);
+        } else if (n > 0 && line[0] != '#') {
+            const char *value = line + n;
+            while (value > line && value[-1] != ' ')
+                value--;
+            snprintf(key, sizeof key, "%.*s", (int)(value - line), line);
+        }
+        if (key[0]) {
+            for (int i = 0; i < nseen; i++)
+                if (strcmp(seen[i], key) == 0)
+                    fail_msg("/metrics repeats '%s'", key);
+            assert_true(nseen < 256);
+            snprintf(seen[nseen++], sizeof seen[0], "%s", key);
+        }
+        line += n + (end != NULL);
+    }
+    assert_true(nseen > 20);
+}
+
 static void clients_see_only_published_snapshots(void **unused)
 {
     (void)unused;
@@ -339,6 +375,7 @@ static void clients_see_only_published_snapshots(void **unused)
     assert_non_null(strstr(metrics, "lucid_ticks_total "));
     assert_non_null(strstr(metrics, "lucid_decision_latency_seconds{quantile=\"0.99\"} 0.000990000"));
     assert_non_null(strstr(metrics, "lucid_jobs{phase=\"done\"} 2"));
+    assert_exposition_valid(metrics);
     stop(f);
 }
 

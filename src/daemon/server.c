@@ -622,7 +622,6 @@ static char *metrics_text(const lucidd_snapshot *s, size_t *len)
            (unsigned long long)s->ticks, s->slurm_up, (unsigned long long)s->slurm_errors,
            s->metrics_backend);
     metrics_start_estimates(&buf, len, &cap, s);
-    metrics_start_estimates(&buf, len, &cap, s);
     lucidd_ended ended[64];
     int nended = lucidd_ended_counts(s->jobs, s->njobs, ended, 64);
     metric(&buf, len, &cap,
