@@ -501,6 +501,8 @@ static void backfill_honours_the_reservation(void **state)
                         "waiting for 8 free GPUs on 1 node (priority 58080), behind the "
                         "reservation of job 2");
     assert_int_equal(engine_find(&d, 3)->reserved_at, 0); /* EASY: only the first */
+    assert_int_equal(rec(3)->reserved_since, 0);
+    assert_true(rec(2)->reserved_since > 0 && rec(2)->reserved_since <= time(NULL));
     /* Its start estimate is the reservation (P50: job 1 ends by estimate). */
     assert_int_equal(big->eta_p50, t + 3600);
 }
