@@ -177,9 +177,17 @@ static fixture *start_with(const char *name, size_t njobs, int tick_ms, void (*s
     f->server = server_open(&f->d.cfg, f->hub, &err);
     if (!f->server)
         fail_msg("server_open: %s", err.msg);
-    lucidd_hub_publish(f->hub, &f->d, (int64_t)time(NULL));
+    lucidd_hub_publish(f->hub, &f->d, (int64_t)time(NULL)); /* before a tick: publishes nothing */
+    assert_null(lucidd_hub_acquire(f->hub, NULL));
     assert_int_equal(pthread_create(&f->engine, NULL, engine_main, f), 0);
     assert_int_equal(pthread_create(&f->serving, NULL, server_main, f), 0);
+    /* Nothing is published before the first tick (clients would hear
+     * "lucidd is starting"): the tests begin once it has ended. */
+    lucidd_snapshot *first = NULL;
+    for (int i = 0; i < 2000 && !(first = lucidd_hub_acquire(f->hub, NULL)); i++)
+        sleep_ms(5);
+    assert_non_null(first);
+    lucidd_hub_release(f->hub, first);
     return f;
 }
 

@@ -1947,6 +1947,10 @@ int engine_load(lucidd *d, lucid_error *err)
             job->profile.gmem_max_mib = mean.gmem_used_mib;
         }
         job->restarts_seen = -1;
+        /* Shown only if the first tick cannot reach Slurm (nothing is
+         * published before it, hub.c): the first decision replaces it. */
+        if (queued(job->rec.phase))
+            snprintf(job->eta_none, sizeof job->eta_none, "%s", ENGINE_ETA_NOT_YET);
         job->estimated_with = -1; /* re-estimated from the newest model at the first tick */
         job->estimate_version = -1;
         job->nodes_fixed = 1;     /* refreshed from Slurm while it waits */

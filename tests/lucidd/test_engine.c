@@ -555,6 +555,104 @@ static void a_reservation_survives_a_restart(void **state)
     assert_true(fake_called("start 3 main n2"));
 }
 
+/* lucidd restarted: only what it keeps across a restart (configuration,
+ * store, models, metrics) stays; the job table is rebuilt from the store. */
+static void restart(void)
+{
+    engine_free(&d);
+    lucidd_config cfg = d.cfg;
+    lucid_state *state = d.state;
+    lucidd_models *models = d.models;
+    lucid_gpumetrics *metrics = d.metrics;
+    memset(&d, 0, sizeof d);
+    d.cfg = cfg;
+    d.state = state;
+    d.models = models;
+    d.metrics = metrics;
+    lucid_error err = {{0}};
+    assert_int_equal(engine_load(&d, &err), 0);
+}
+
+/* What clients see of a restarted lucidd (easy, window 1200 s, margin 1,
+ * as a_reservation_survives_a_restart: job 2 reserved n1,n2 from T + 900,
+ * job 3 waiting behind it).  Nothing is published before its first tick
+ * (the stored jobs carry no start estimate and no reservation's start);
+ * the first published view has a start interval for every waiting job and
+ * job 2's reservation, since when and where.  A restart whose first tick
+ * cannot reach Slurm publishes (status must say so), and its waiting jobs
+ * say why they have no estimate, job 2 still since when it holds its
+ * reservation. */
+static void a_restart_publishes_after_its_first_decision(void **state)
+{
+    (void)state;
+    d.cfg.backfill_window = 1200;
+    time_t t = backfill_behind_job1(1, 15);
+    engine_tick(&d);
+    assert_int_equal(engine_find(&d, 2)->reserved_at, t + 900);
+    int64_t since = rec(2)->reserved_since;
+    assert_true(since > 0);
+
+    restart();
+    lucid_error err = {{0}};
+    lucidd_hub *hub = lucidd_hub_new(&err);
+    assert_non_null(hub);
+    lucidd_hub_publish(hub, &d, (int64_t)time(NULL)); /* what lucidd did at start */
+    assert_null(lucidd_hub_acquire(hub, NULL));
+    engine_tick(&d);
+    lucidd_hub_publish(hub, &d, (int64_t)time(NULL));
+    lucidd_snapshot *snap = lucidd_hub_acquire(hub, NULL);
+    assert_non_null(snap);
+    int waiting = 0;
+    for (size_t i = 0; i < snap->njobs; i++) {
+        const lucidd_job *job = &snap->jobs[i];
+        if (job->rec.phase != LUCID_PHASE_MAIN_QUEUE && job->rec.phase != LUCID_PHASE_PROFILE_QUEUE)
+            continue;
+        waiting++;
+        if (!(job->eta_p10 > 0 && job->eta_p10 <= job->eta_p50 && job->eta_p50 <= job->eta_p90))
+            fail_msg("job %u: no start interval in the first view (%lld %lld %lld; %s)",
+                     job->rec.job_id, (long long)job->eta_p10, (long long)job->eta_p50,
+                     (long long)job->eta_p90, job->eta_none);
+        assert_string_equal(job->eta_none, "");
+        if (job->rec.job_id == 2) {
+            assert_int_equal(job->reserved_at, t + 900);
+            assert_string_equal(job->reserved_nodes, "n1,n2");
+            assert_int_equal(job->rec.reserved_since, since);
+        } else {
+            assert_int_equal(job->rec.reserved_since, 0);
+        }
+    }
+    assert_int_equal(waiting, 2); /* jobs 2 and 3 */
+    lucidd_hub_release(hub, snap);
+    lucidd_hub_free(hub);
+
+    restart();
+    hub = lucidd_hub_new(&err);
+    assert_non_null(hub);
+    fake.up = 0;
+    engine_tick(&d);
+    lucidd_hub_publish(hub, &d, (int64_t)time(NULL));
+    snap = lucidd_hub_acquire(hub, NULL);
+    assert_non_null(snap);
+    assert_false(snap->slurm_up);
+    for (uint32_t id = 2; id <= 3; id++) {
+        const lucidd_job *job = NULL;
+        for (size_t i = 0; i < snap->njobs; i++)
+            if (snap->jobs[i].rec.job_id == id)
+                job = &snap->jobs[i];
+        assert_non_null(job);
+        assert_int_equal(job->eta_p50, 0);
+        assert_string_equal(job->eta_none, ENGINE_ETA_NOT_YET);
+        assert_int_equal(job->rec.reserved_since, id == 2 ? since : 0);
+    }
+    lucidd_hub_release(hub, snap);
+    lucidd_hub_free(hub);
+    /* Slurm answers: the first decision replaces the text. */
+    fake.up = 1;
+    engine_tick(&d);
+    assert_true(engine_find(&d, 3)->eta_p50 > 0);
+    assert_string_equal(engine_find(&d, 3)->eta_none, "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -567,6 +665,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(ratio_table_is_rebuilt_from_the_store, setup, teardown),
         cmocka_unit_test_setup_teardown(backfill_honours_the_reservation, setup, teardown),
         cmocka_unit_test_setup_teardown(a_reservation_survives_a_restart, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_restart_publishes_after_its_first_decision, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(dependencies_begin_and_user_holds_take_no_capacity, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(node_choices_are_honoured_or_handed_back, setup, teardown),
