@@ -560,6 +560,48 @@ static void predictions_on_a_hand_built_schedule(void **state)
     lucid_eta_table_free(&table);
 }
 
+/* lucidd's predictions follow --backfill-min-gpus as its decisions do
+ * (test_backfill's replay_follows_backfill_min_gpus, live): one 8-GPU node
+ * busy with job 10 (8 GPUs, estimate 100, since now = 0); A (job 1, 4 GPUs,
+ * 100 s, priority 400) then B (job 2, 8 GPUs, 100 s, 800) wait.  The prior
+ * ratios 0.25 / 1 / 4: job 10 ends at 25 / 100 / 400, each waiting job runs
+ * 25 / 100 / 400.  Without a minimum A comes first: 25 / 100 / 400, B after
+ * it 50 / 200 / 800.  With 8, A holds no reservation and B, which does,
+ * passes it: B 25 / 100 / 400, A 50 / 200 / 800.  A job that holds one
+ * already (decide_job.holds) keeps its turn: as without the minimum. */
+static void predictions_follow_backfill_min_gpus(void **state)
+{
+    (void)state;
+    decide_node nodes[1];
+    make_nodes(nodes, 1, (const int[]){0});
+    decide_busy busy = {.id = 10, .gpus = 8, .nnodes = 1, .node = {0}, .estimate_s = 100,
+                        .start = 0};
+    lucid_eta_table table = {0};
+    decide_horizon horizon = {.now = 0, .busy = &busy, .nbusy = 1, .table = &table};
+    decide_params params = {.backfill = LUCID_BACKFILL_EASY, .backfill_margin = 1};
+    decide_job jobs[] = {
+        {.id = 1, .gpus = 4, .priority = 400, .estimate_s = 100, .sharing_score = -1},
+        {.id = 2, .gpus = 8, .priority = 800, .estimate_s = 100, .sharing_score = -1},
+    };
+    decide_eta eta[2];
+    const int64_t first[3] = {25, 100, 400}, second[3] = {50, 200, 800};
+    for (int round = 0; round < 3; round++) {
+        params.backfill_min_gpus = round == 0 ? 0 : 8;
+        jobs[0].holds = round == 2;
+        assert_int_equal(decide_predict(jobs, 2, 0, nodes, 1, &params, &horizon, eta), 0);
+        const int64_t *a = round == 1 ? second : first, *b = round == 1 ? first : second;
+        assert_int_equal(eta[0].id, 1);
+        assert_int_equal(eta[0].p10, a[0]);
+        assert_int_equal(eta[0].p50, a[1]);
+        assert_int_equal(eta[0].p90, a[2]);
+        assert_int_equal(eta[1].id, 2);
+        assert_int_equal(eta[1].p10, b[0]);
+        assert_int_equal(eta[1].p50, b[1]);
+        assert_int_equal(eta[1].p90, b[2]);
+    }
+    lucid_eta_table_free(&table);
+}
+
 /* Reservations on a hand-built schedule (clock 0, margin 1): n1 is held by
  * job 10 until 1000 (estimate), n2 by job 11 (4 GPUs) until 100.  Job 1
  * (16 GPUs) is first and cannot start: reserved n1,n2 from 1000.  Job 2
@@ -807,6 +849,7 @@ int main(void)
         cmocka_unit_test(node_restrictions_are_honoured),
         cmocka_unit_test(partner_is_first_allowed_in_running_order),
         cmocka_unit_test(predictions_on_a_hand_built_schedule),
+        cmocka_unit_test(predictions_follow_backfill_min_gpus),
         cmocka_unit_test(reservations_are_honoured),
         cmocka_unit_test(unfit_head_names_no_reservation),
         cmocka_unit_test(reservations_only_within_the_window),

@@ -470,16 +470,36 @@ int decide_predict(decide_job *jobs, int njobs, int order, const decide_node *no
     lucid_eta_table *table = horizon && horizon->table ? horizon->table : &none;
     lucid_eta_plan plan = {0};
     lucid_eta *eta = malloc((size_t)njobs * sizeof *eta);
-    if (eta && mirror_build(&m, nodes, nnodes, horizon ? horizon->now : 0,
-                            horizon ? horizon->busy : NULL, horizon ? horizon->nbusy : 0, NULL, 0,
-                            jobs, njobs, params ? params->backfill : LUCID_BACKFILL_NONE,
-                            params ? params->backfill_margin : 1) == 0 &&
-        lucid_eta_predict(&m.s, &m.bf, table, &plan, 0, (size_t)njobs, -1, eta) == 0) {
+    int64_t *reserved_at = NULL;
+    int built = eta && mirror_build(&m, nodes, nnodes, horizon ? horizon->now : 0,
+                                    horizon ? horizon->busy : NULL, horizon ? horizon->nbusy : 0,
+                                    NULL, 0, jobs, njobs,
+                                    params ? params->backfill : LUCID_BACKFILL_NONE,
+                                    params ? params->backfill_margin : 1) == 0;
+    if (built && params && params->backfill) {
+        /* Who gets a reservation, as decide_main's pass has it: the replay
+         * places the jobs that hold one first and lets later holders pass
+         * a job the window or the size class refuses one (eta.c). */
+        m.bf.cfg.window = params->backfill_window > 0 ? params->backfill_window : 0;
+        m.bf.cfg.min_gpus =
+            params->backfill_min_gpus > 0 ? (int32_t)params->backfill_min_gpus : 0;
+        size_t nmirror = (size_t)m.s.qlen + (size_t)(horizon ? horizon->nbusy : 0) + 1;
+        reserved_at = malloc(nmirror * sizeof *reserved_at);
+        built = reserved_at != NULL;
+        for (size_t j = 0; built && j < nmirror; j++)
+            reserved_at[j] = -1;
+        for (int k = 0; built && k < njobs; k++)
+            if (jobs[k].holds)
+                reserved_at[m.s.queue[k]] = horizon ? horizon->now : 0;
+        m.bf.reserved_at = reserved_at;
+    }
+    if (built && lucid_eta_predict(&m.s, &m.bf, table, &plan, 0, (size_t)njobs, -1, eta) == 0) {
         for (int k = 0; k < njobs; k++)
             out[k] = (decide_eta){jobs[k].id, eta[k].p10, eta[k].p50, eta[k].p90};
         rc = 0;
     }
     mirror_free(&m);
+    free(reserved_at);
     lucid_eta_plan_free(&plan);
     lucid_eta_table_free(&none);
     free(eta);

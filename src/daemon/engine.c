@@ -1674,6 +1674,7 @@ static void predict_queue(lucidd *d, decide_job *waiting, const decide_result *r
         if (results[k].start)
             continue;
         pending[np] = waiting[k];
+        pending[np].holds = results[k].holds; /* as this decision left it */
         if (profiling && pending[np].estimate_s > d->cfg.profile_limit_s)
             pending[np].estimate_s = d->cfg.profile_limit_s; /* the profiler stops it there */
         sig = mix(sig, waiting[k].id);
@@ -1692,7 +1693,9 @@ static void predict_queue(lucidd *d, decide_job *waiting, const decide_result *r
     decide_horizon horizon = {.now = (int64_t)time(NULL), .busy = busy, .nbusy = nbusy, .table = &d->eta_table};
     decide_params params = {.packing = profiling ? 0 : d->packing_on,
                             .backfill = profiling ? 0 : d->cfg.backfill,
-                            .backfill_margin = d->cfg.backfill_margin};
+                            .backfill_margin = d->cfg.backfill_margin,
+                            .backfill_window = d->cfg.backfill_window,
+                            .backfill_min_gpus = d->cfg.backfill_min_gpus};
     if (decide_predict(pending, np, profiling, nodes, nnodes, &params, &horizon, eta) < 0)
         goto done;
     d->eta_cpu_s = thread_cpu_s() - cpu0;
