@@ -704,6 +704,18 @@ static void gated_predict(gated_case *c, int64_t window, int32_t min_gpus, lucid
                      0);
 }
 
+/* The two waiting jobs' predictions under (window, min_gpus): a and b as
+ * P10, P50, P90. */
+static void expect_gated(gated_case *c, int64_t window, int32_t min_gpus, const int64_t *a,
+                         const int64_t *b, int line)
+{
+    lucid_eta out[2];
+    gated_predict(c, window, min_gpus, out);
+    expect_eta(&out[0], a[0], a[1], a[2], line);
+    expect_eta(&out[1], b[0], b[1], b[2], line);
+}
+#define EXPECT_GATED(c, w, m, a, b) expect_gated((c), (w), (m), (a), (b), __LINE__)
+
 static void gated_free(gated_case *c)
 {
     lucid_eta_plan_free(&c->plan);
@@ -737,17 +749,12 @@ static void replay_follows_the_backfill_window(void **state)
     const int32_t gpus[4] = {8, 8, 16, 8};
     const double est[4] = {100, 1000, 100, 2000};
     gated_setup(&c, 2, gpus, est, 4, 2);
-    lucid_eta out[2];
-    gated_predict(&c, 0, 0, out);
-    EXPECT_ETA(&out[0], 250, 1000, 4000);
-    EXPECT_ETA(&out[1], 275, 1100, 4400);
-    gated_predict(&c, 500, 0, out);
-    EXPECT_ETA(&out[0], 250, 2100, 8400);
-    EXPECT_ETA(&out[1], 100, 275, 400);
+    const int64_t a_all[3] = {250, 1000, 4000}, b_all[3] = {275, 1100, 4400};
+    EXPECT_GATED(&c, 0, 0, a_all, b_all);
+    EXPECT_GATED(&c, 500, 0, ((const int64_t[]){250, 2100, 8400}),
+                 ((const int64_t[]){100, 275, 400}));
     c.reserved_at[2] = 1000; /* A holds one */
-    gated_predict(&c, 500, 0, out);
-    EXPECT_ETA(&out[0], 250, 1000, 4000);
-    EXPECT_ETA(&out[1], 275, 1100, 4400);
+    EXPECT_GATED(&c, 500, 0, a_all, b_all);
     gated_free(&c);
 }
 
@@ -765,17 +772,10 @@ static void replay_follows_backfill_min_gpus(void **state)
     const int32_t gpus[3] = {8, 4, 8};
     const double est[3] = {100, 100, 100};
     gated_setup(&c, 1, gpus, est, 3, 1);
-    lucid_eta out[2];
-    gated_predict(&c, 0, 0, out);
-    EXPECT_ETA(&out[0], 25, 100, 400);
-    EXPECT_ETA(&out[1], 50, 200, 800);
-    gated_predict(&c, 0, 8, out);
-    EXPECT_ETA(&out[0], 50, 200, 800);
-    EXPECT_ETA(&out[1], 25, 100, 400);
-    /* 4 GPUs is at least a minimum of 4: as with none. */
-    gated_predict(&c, 0, 4, out);
-    EXPECT_ETA(&out[0], 25, 100, 400);
-    EXPECT_ETA(&out[1], 50, 200, 800);
+    const int64_t first[3] = {25, 100, 400}, second[3] = {50, 200, 800};
+    EXPECT_GATED(&c, 0, 0, first, second);
+    EXPECT_GATED(&c, 0, 8, second, first);
+    EXPECT_GATED(&c, 0, 4, first, second); /* 4 GPUs meet a minimum of 4: as with none */
     gated_free(&c);
 }
 
