@@ -555,6 +555,63 @@ static void a_reservation_survives_a_restart(void **state)
     assert_true(fake_called("start 3 main n2"));
 }
 
+/* lucidd notes each job it takes in at its submission (d.eta_table's
+ * arrivals), dropping those that left LUCID_ETA_GHOST_WINDOW, and with
+ * packing on its predictions mirror them as arrivals to come, as the
+ * simulator's Lucid replay does.  Packing on, no profiling: R1 (job 1, 8
+ * GPUs, 10 min: priority 4800) runs on n1 since T, R2 (job 2, 10,000 min)
+ * on n2; W (job 3, 8 GPUs, 60 min: 28800) waits; no job is profiled
+ * (sharing score -1: no pairs).  The prior ratios: R1 (elapsed well under
+ * a quarter of its estimate) ends at T + 150 / 600 / 2400, and W starts
+ * then.  R1 was submitted 100 s ago: its copy arrives 100 s from now, goes
+ * ahead of W (better priority) at R1's P90 end and runs 600 x 4 s: W's P90
+ * is T + 4800.  Submitted 7 h ago instead, R1 is no recent arrival: W's
+ * P90 is T + 2400. */
+static void arrivals_are_noted_and_mirrored(void **state)
+{
+    (void)state;
+    for (int recent = 0; recent < 2; recent++) {
+        if (recent) { /* a fresh daemon and Slurm for the second case */
+            teardown(NULL);
+            setup(NULL);
+        }
+        d.cfg.gpu_limit = 1;
+        d.cfg.packing_mode = 1;
+        time_t now = time(NULL);
+        fake_submit(1, "alice", 8, 8, 1)->time_limit_min = 10;
+        fake_job(1)->submit_time = recent ? now - 100 : now - 7 * 3600;
+        slurm_job *r2 = fake_submit(2, "alice", 8, 8, 1);
+        r2->time_limit_min = 10000;
+        r2->submit_time = now - 8 * 3600;
+        engine_tick(&d);
+        assert_phase(1, LUCID_PHASE_RUNNING);
+        assert_phase(2, LUCID_PHASE_RUNNING);
+        time_t t = time(NULL) - 10;
+        fake_run(1, t);
+        fake_run(2, t);
+        fake_submit(3, "bob", 8, 8, 1)->time_limit_min = 60;
+        fake_job(3)->submit_time = time(NULL);
+        engine_tick(&d);
+        assert_phase(3, LUCID_PHASE_MAIN_QUEUE);
+        /* Noted: R1 if recent, and W; never R2 (submitted before the window). */
+        const lucid_eta_table *table = &d.eta_table;
+        assert_int_equal(table->narr - table->arr_head, recent ? 2 : 1);
+        if (recent)
+            assert_int_equal(table->arrivals[table->arr_head].job, 1);
+        assert_int_equal(table->arrivals[table->narr - 1].job, 3);
+        const lucidd_job *w = engine_find(&d, 3);
+        assert_int_equal(w->eta_p10, t + 150);
+        assert_int_equal(w->eta_p50, t + 600);
+        assert_int_equal(w->eta_p90, recent ? t + 4800 : t + 2400);
+    }
+    /* A note past the window drops the older ones (the table's rule). */
+    lucid_eta_table *table = &d.eta_table;
+    int64_t last = table->arrivals[table->narr - 1].time;
+    assert_int_equal(lucid_eta_table_note_arrival(table, 99, last + LUCID_ETA_GHOST_WINDOW + 1), 0);
+    assert_int_equal(table->narr - table->arr_head, 1);
+    assert_int_equal(table->arrivals[table->arr_head].job, 99);
+}
+
 /* lucidd restarted: only what it keeps across a restart (configuration,
  * store, models, metrics) stays; the job table is rebuilt from the store. */
 static void restart(void)
@@ -667,6 +724,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_reservation_survives_a_restart, setup, teardown),
         cmocka_unit_test_setup_teardown(a_restart_publishes_after_its_first_decision, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(arrivals_are_noted_and_mirrored, setup, teardown),
         cmocka_unit_test_setup_teardown(dependencies_begin_and_user_holds_take_no_capacity, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(node_choices_are_honoured_or_handed_back, setup, teardown),
