@@ -17,13 +17,13 @@ q() { "$lucid" queue "$@"; }
 out=$(q)
 check "exit 0" test $? -eq 0
 check "header" test "$(head -1 <<<"$out" | tr -s ' ')" = " JOBID PARTITION NAME USER PHASE GPUS ELAPSED NODES PRIORITY START REASON"
-check "three live jobs" test "$(tail -n +2 <<<"$out" | wc -l)" -eq 3
+check "four live jobs" test "$(tail -n +2 <<<"$out" | wc -l)" -eq 4
 # PRIORITY = 10^9 - 10^8 log10(1 + p): p = 9, 99, 999 -> 9e8, 8e8, 7e8.
 line=$(grep '^ *101 ' <<<"$out" | tr -s ' ')
 check "running job's columns: $line" grep -Eq '^ 101 main train-a alice running 8 1:02:0[5-8] 1 800000000 now placed on n1$' <<<"$line"
 check "profiling job" grep -Eq '^ *102 +profiling +eval .* profiling +1 +1:0[5-8] +1 +900000000 ' <<<"$out"
 check "waiting job: no elapsed time" grep -Eq '^ *103 +main +big +alice +main-queue +16 +0:00 +2 +700000000 +~[0-9:]+ \([0-9:]+-[0-9:]+\) +waits for 16 GPUs' <<<"$out"
-check "priority higher-is-first (order of jobs 102, 101, 103)" test "$(q --noheader -o '%Q %i' | sort -rn | cut -d' ' -f2 | paste -sd,)" = 102,101,103
+check "priority higher-is-first (order of jobs 105, 102, 101, 103)" test "$(q --noheader -o '%Q %i' | sort -rn | cut -d' ' -f2 | paste -sd,)" = 105,102,101,103
 
 # START: the predicted start ~P50 (P10-P90), in local time to the minute
 # (the fake's job 103: now + 1 h, interval now + 30 min .. now + 2 h).
@@ -34,7 +34,10 @@ check "START of a running job" test "$(q --noheader -j 101 -o %S)" = now
 check "START of a finished job" test "$(q --noheader -a -j 104 -o %S)" = -
 # The one-sentence reason of `lucid explain JOB`.
 why=$("$lucid" explain 103 | grep '^start: ')
-check "explain's sentence: $why" test "$why" = "start: waits for 16 GPUs; reserved for it from ~$(hm 3600) on n3,n4; 3 jobs ahead of it; start ~$(hm 3600) (likely $(hm 1800)-$(hm 7200))"
+check "explain's sentence: $why" test "$why" = "start: waits for 16 GPUs; reserved for it since $(hm -1200); from ~$(hm 3600) on n3,n4; 3 jobs ahead of it; start ~$(hm 3600) (likely $(hm 1800)-$(hm 7200))"
+# A job that holds no reservation says none (its reserved_since and reserved_at are 0).
+why=$("$lucid" explain 105 | grep '^start: ')
+check "explain without a reservation: $why" test "$why" = "start: waits for 2 GPUs; 4 jobs ahead of it; start ~$(hm 1200) (likely $(hm 600)-$(hm 2400))"
 
 # Filters.
 check "-u alice" test "$(q --noheader -u alice -o %i | paste -sd,)" = 101,103
@@ -42,14 +45,19 @@ check "--user=alice,carol -a" test "$(q --noheader --user=alice,carol -a -o %i |
 check "--me" test "$(q --noheader --me -o %i:%u)" = "102:$me"
 check "-j 101,104 (104 finished: hidden)" test "$(q --noheader -j 101,104 -o %i)" = 101
 check "-j 101,104 --all" test "$(q --noheader -j 101,104 --all -o %i | paste -sd,)" = 101,104
-check "-t main-queue,profiling" test "$(q --noheader -t main-queue,profiling -o %i | paste -sd,)" = 102,103
+check "-t main-queue,profiling" test "$(q --noheader -t main-queue,profiling -o %i | paste -sd,)" = 102,103,105
 # A finished phase asks lucidd for finished jobs too.
 check "-t done" test "$(q --noheader -t done -o '%i %M %N')" = "104 1-01:01:01 n2"
 check "-t done sent all:true" grep -q '"all": true' <(tail -1 "$tmp/requests")
 
 # Format letters, justification and truncation as squeue's.
 check "-o fields" test "$(q --noheader -j 101 -o '%i|%P|%j|%u|%T|%b|%D|%N|%Q|%e|%R')" = "101|main|train-a|alice|running|8|1|n1|800000000|0|n1"
-check "%R: reason when waiting" test "$(q --noheader -j 103 -o '%R')" = "waits for 16 GPUs: 8 free"
+# A waiting job's reason names the reservation it holds, since when and where.
+check "%R: reason and reservation when waiting" test "$(q --noheader -j 103 -o '%R')" = "waits for 16 GPUs: 8 free; reserved for it since $(hm -1200); from ~$(hm 3600) on n3,n4"
+check "%r: the same" test "$(q --noheader -j 103 -o '%r')" = "waits for 16 GPUs: 8 free; reserved for it since $(hm -1200); from ~$(hm 3600) on n3,n4"
+check "%r: no reservation, none said" test "$(q --noheader -j 105 -o '%r')" = "waits for 2 GPUs: 0 free"
+check "%r of a running job: its reason" test "$(q --noheader -j 101 -o '%r')" = "placed on n1"
+check "--json: reserved_since" grep -q '"reserved_since": [1-9]' <(q --json)
 check "-o justification" test "$(q --noheader -j 101 -o '[%.5i][%5i][%.2j]')" = "[  101][101  ][tr]"
 check "-o header" test "$(q -j 101 -o '%i %Q' | head -1)" = "JOBID PRIORITY"
 check "%%" test "$(q --noheader -j 101 -o '%i%%')" = "101%"

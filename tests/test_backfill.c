@@ -654,6 +654,131 @@ static void overrun_job_ends_by_durations(void **state)
     lucid_sched_free(&s);
 }
 
+/* FIFO on `nodes` 8-GPU nodes at time 0: the first `nrun` of jobs[] start
+ * (estimates est[]), the others wait in queue order. */
+typedef struct gated_case {
+    lucid_job jobs[4];
+    lucid_jobrun run[4];
+    lucid_sched s;
+    int64_t reserved_at[4];
+    lucid_backfill bf;
+    lucid_eta_table table;
+    lucid_eta_plan plan;
+} gated_case;
+
+static void gated_setup(gated_case *c, int32_t nodes, const int32_t *gpus, const double *est,
+                        int n, int nrun)
+{
+    memset(c, 0, sizeof *c);
+    for (int j = 0; j < n; j++) {
+        c->jobs[j] = (lucid_job){.job_id = j + 1, .duration = 100000, .gpu_num = gpus[j],
+                                 .workload = {.model = -1}};
+        c->run[j] = (lucid_jobrun){.start_time = -1, .end_time = -1, .partner = -1,
+                                   .packed_with = -1, .packed_onto = -1, .exclusive = 1,
+                                   .remain = 100000, .rate = 1};
+        c->reserved_at[j] = -1;
+    }
+    lucid_error err = {{0}};
+    assert_int_equal(lucid_sched_init(&c->s, c->jobs, c->run, 0, nodes, 8,
+                                      lucid_placer_find("consolidate"), &lucid_policy_fifo,
+                                      lucid_semantics_fixed(), 1, &err),
+                     0);
+    c->s.now = 0;
+    for (int j = 0; j < nrun; j++)
+        assert_int_equal(lucid_policy_fifo.arrive(&c->s, j), 0);
+    lucid_policy_fifo.decide(&c->s);
+    for (int j = nrun; j < n; j++)
+        assert_int_equal(lucid_policy_fifo.arrive(&c->s, j), 0);
+    lucid_policy_fifo.decide(&c->s);
+    assert_int_equal(c->s.qlen, (size_t)(n - nrun));
+    c->bf = (lucid_backfill){.cfg = {.mode = LUCID_BACKFILL_EASY, .margin = 1.2},
+                             .estimate = est, .reserved_at = c->reserved_at};
+}
+
+static void gated_predict(gated_case *c, int64_t window, int32_t min_gpus, lucid_eta *out)
+{
+    c->bf.cfg.window = window;
+    c->bf.cfg.min_gpus = min_gpus;
+    lucid_eta_invalidate(&c->plan);
+    assert_int_equal(lucid_eta_predict(&c->s, &c->bf, &c->table, &c->plan, 0, c->s.qlen, -1, out),
+                     0);
+}
+
+/* The two waiting jobs' predictions under (window, min_gpus): a and b as
+ * P10, P50, P90. */
+static void expect_gated(gated_case *c, int64_t window, int32_t min_gpus, const int64_t *a,
+                         const int64_t *b, int line)
+{
+    lucid_eta out[2];
+    gated_predict(c, window, min_gpus, out);
+    expect_eta(&out[0], a[0], a[1], a[2], line);
+    expect_eta(&out[1], b[0], b[1], b[2], line);
+}
+#define EXPECT_GATED(c, w, m, a, b) expect_gated((c), (w), (m), (a), (b), __LINE__)
+
+static void gated_free(gated_case *c)
+{
+    lucid_eta_plan_free(&c->plan);
+    lucid_eta_table_free(&c->table);
+    lucid_sched_free(&c->s);
+}
+
+/* The backfill replay follows backfill_window (the decision pass's rule:
+ * a job whose earliest start is beyond it gets no reservation, and a later
+ * job that gets one passes it).  Two 8-GPU nodes at time 0: R1 (8 GPUs,
+ * estimate 100) on n1, R2 (8 GPUs, 1000) on n2; A (16 GPUs, 100) then B
+ * (8 GPUs, 2000) wait.  An empty ratio table answers the prior 0.25 / 1 /
+ * 4: R1 ends at 25 / 100 / 400, R2 at 250 / 1000 / 4000; A runs 25 / 100 /
+ * 400, B 500 / 2000 / 8000.
+ *   Every job holding (no window): A at both nodes' end, 250 / 1000 /
+ * 4000; B cannot run on n1 before A's reservation there (gaps 225, 900,
+ * 3600 s, all shorter than its run), so after A: 275 / 1100 / 4400.
+ *   Window 500 s: at P10 A's 250 is within it, the same as above.  At P50
+ * A's 1000 is not: A holds nothing; B fits n1 at 100 (100-2100), within
+ * the window: reserved; A then waits for n1 too: 2100.  At P90 likewise:
+ * B at 400 (400-8400), A at 8400.  So A: 250 / 2100 / 8400, and B's starts
+ * 275 / 100 / 400 are shown as the interval 100 / 275 / 400.  (The pass
+ * itself: at 0, A's fit 1000 is past the window, B's 100 is not: B
+ * reserved; at 100 B starts, A's next fit 2100 — as replayed.)
+ *   A that holds a reservation already keeps it whatever the window: as
+ * with no window. */
+static void replay_follows_the_backfill_window(void **state)
+{
+    (void)state;
+    gated_case c;
+    const int32_t gpus[4] = {8, 8, 16, 8};
+    const double est[4] = {100, 1000, 100, 2000};
+    gated_setup(&c, 2, gpus, est, 4, 2);
+    const int64_t a_all[3] = {250, 1000, 4000}, b_all[3] = {275, 1100, 4400};
+    EXPECT_GATED(&c, 0, 0, a_all, b_all);
+    EXPECT_GATED(&c, 500, 0, ((const int64_t[]){250, 2100, 8400}),
+                 ((const int64_t[]){100, 275, 400}));
+    c.reserved_at[2] = 1000; /* A holds one */
+    EXPECT_GATED(&c, 500, 0, a_all, b_all);
+    gated_free(&c);
+}
+
+/* ... and backfill_min_gpus: one 8-GPU node, R (8 GPUs, estimate 100)
+ * runs; A (4 GPUs, 100) then B (8 GPUs, 100) wait.  R ends at 25 / 100 /
+ * 400, each waiting job runs 25 / 100 / 400.  Every job holding: A at R's
+ * end, B after A (A holds half the node): 25 / 100 / 400 and 50 / 200 /
+ * 800.  With min_gpus 8, A (4 GPUs) holds nothing and B does: B at R's end,
+ * A after it: A 50 / 200 / 800, B 25 / 100 / 400.  (The pass: at 0 A is
+ * passed over, B reserved; at R's end B starts first, A waits for it.) */
+static void replay_follows_backfill_min_gpus(void **state)
+{
+    (void)state;
+    gated_case c;
+    const int32_t gpus[3] = {8, 4, 8};
+    const double est[3] = {100, 100, 100};
+    gated_setup(&c, 1, gpus, est, 3, 1);
+    const int64_t first[3] = {25, 100, 400}, second[3] = {50, 200, 800};
+    EXPECT_GATED(&c, 0, 0, first, second);
+    EXPECT_GATED(&c, 0, 8, second, first);
+    EXPECT_GATED(&c, 0, 4, first, second); /* 4 GPUs meet a minimum of 4: as with none */
+    gated_free(&c);
+}
+
 /* FIFO, one 8-GPU node: job 1 runs 0-10000 (estimated exactly), job 2
  * (8 GPUs) arrives at 1000 and waits until 10000.  With eta_hourly it is
  * predicted again at 3600 and 7200 (the whole hours while it waits). */
@@ -820,6 +945,8 @@ int main(void)
         cmocka_unit_test(later_arrivals_overtake_in_the_p90),
         cmocka_unit_test(hourly_repredictions),
         cmocka_unit_test(overrun_job_ends_by_durations),
+        cmocka_unit_test(replay_follows_the_backfill_window),
+        cmocka_unit_test(replay_follows_backfill_min_gpus),
         cmocka_unit_test(direct_consolidation_matches_the_placer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

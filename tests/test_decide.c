@@ -560,6 +560,100 @@ static void predictions_on_a_hand_built_schedule(void **state)
     lucid_eta_table_free(&table);
 }
 
+/* lucidd's predictions follow --backfill-min-gpus as its decisions do
+ * (test_backfill's replay_follows_backfill_min_gpus, live): one 8-GPU node
+ * busy with job 10 (8 GPUs, estimate 100, since now = 0); A (job 1, 4 GPUs,
+ * 100 s, priority 400) then B (job 2, 8 GPUs, 100 s, 800) wait.  The prior
+ * ratios 0.25 / 1 / 4: job 10 ends at 25 / 100 / 400, each waiting job runs
+ * 25 / 100 / 400.  Without a minimum A comes first: 25 / 100 / 400, B after
+ * it 50 / 200 / 800.  With 8, A holds no reservation and B, which does,
+ * passes it: B 25 / 100 / 400, A 50 / 200 / 800.  A job that holds one
+ * already (decide_job.holds) keeps its turn: as without the minimum. */
+static void predictions_follow_backfill_min_gpus(void **state)
+{
+    (void)state;
+    decide_node nodes[1];
+    make_nodes(nodes, 1, (const int[]){0});
+    decide_busy busy = {.id = 10, .gpus = 8, .nnodes = 1, .node = {0}, .estimate_s = 100,
+                        .start = 0};
+    lucid_eta_table table = {0};
+    decide_horizon horizon = {.now = 0, .busy = &busy, .nbusy = 1, .table = &table};
+    decide_params params = {.backfill = LUCID_BACKFILL_EASY, .backfill_margin = 1};
+    decide_job jobs[] = {
+        {.id = 1, .gpus = 4, .priority = 400, .estimate_s = 100, .sharing_score = -1},
+        {.id = 2, .gpus = 8, .priority = 800, .estimate_s = 100, .sharing_score = -1},
+    };
+    decide_eta eta[2];
+    const int64_t first[3] = {25, 100, 400}, second[3] = {50, 200, 800};
+    for (int round = 0; round < 3; round++) {
+        params.backfill_min_gpus = round == 0 ? 0 : 8;
+        jobs[0].holds = round == 2;
+        assert_int_equal(decide_predict(jobs, 2, 0, nodes, 1, &params, &horizon, eta), 0);
+        const int64_t *a = round == 1 ? second : first, *b = round == 1 ? first : second;
+        assert_int_equal(eta[0].id, 1);
+        assert_int_equal(eta[0].p10, a[0]);
+        assert_int_equal(eta[0].p50, a[1]);
+        assert_int_equal(eta[0].p90, a[2]);
+        assert_int_equal(eta[1].id, 2);
+        assert_int_equal(eta[1].p10, b[0]);
+        assert_int_equal(eta[1].p50, b[1]);
+        assert_int_equal(eta[1].p90, b[2]);
+    }
+    lucid_eta_table_free(&table);
+}
+
+/* Lucid's packing replay live, with its arrivals to come: the simulator's
+ * later_arrivals_overtake_in_the_p90 (tests/test_backfill.c) through
+ * decide_predict.  One 8-GPU node, now 50: R (job 10, 8 GPUs, estimate
+ * 100, priority 800, sharing score 2) runs since 0; W (job 2, 8 GPUs,
+ * score 2: no partner) waits.  The prior ratios: R ran half its estimate,
+ * so it ends at 100 x (0.5 x 1.1, 1, 4) = 55 / 100 / 400, and W starts
+ * then.  With R's arrival at 0 noted (W's own at 50 is now, no arrival to
+ * come), R's copy arrives at 2 x 50 - 0 = 100 in the P90 scenario: with W
+ * estimated at 200 (priority 1600, behind R's 800) the copy goes first at
+ * 400 and runs 100 x 4 = 400 s, so W starts at 800; with W at 50 (400,
+ * ahead) W goes first at 400.  With packing off the replay is head of line
+ * and reads no arrivals: 55 / 100 / 400 either way. */
+static void packing_predictions_mirror_recent_arrivals(void **state)
+{
+    (void)state;
+    decide_node nodes[1];
+    make_nodes(nodes, 1, (const int[]){0});
+    decide_busy busy = {.id = 10, .gpus = 8, .nnodes = 1, .node = {0}, .estimate_s = 100,
+                        .start = 0, .priority = 800, .sharing_score = 2};
+    lucid_eta_table table = {0};
+    decide_arrival arrivals[2] = {
+        {0, {.id = 10, .gpus = 8, .priority = 800, .estimate_s = 100, .sharing_score = 2}},
+        {50, {.id = 2, .gpus = 8, .priority = 1600, .estimate_s = 200, .sharing_score = 2}}};
+    decide_horizon horizon = {.now = 50, .busy = &busy, .nbusy = 1, .table = &table};
+    decide_params params = {.packing = 1, .gpu_memory_mib = 24576, .score_sum = 2,
+                            .priority_ratio = 2};
+    for (int ahead = 0; ahead < 2; ahead++) {
+        double est = ahead ? 50 : 200;
+        decide_job w = {.id = 2, .gpus = 8, .priority = 8 * est, .estimate_s = est,
+                        .sharing_score = 2};
+        arrivals[1].job = w;
+        decide_eta eta[1];
+        horizon.arrivals = NULL;
+        horizon.narrivals = 0;
+        assert_int_equal(decide_predict(&w, 1, 0, nodes, 1, &params, &horizon, eta), 0);
+        assert_int_equal(eta[0].p10, 55);
+        assert_int_equal(eta[0].p50, 100);
+        assert_int_equal(eta[0].p90, 400);
+        horizon.arrivals = arrivals;
+        horizon.narrivals = 2;
+        assert_int_equal(decide_predict(&w, 1, 0, nodes, 1, &params, &horizon, eta), 0);
+        assert_int_equal(eta[0].p10, 55);
+        assert_int_equal(eta[0].p50, 100);
+        assert_int_equal(eta[0].p90, ahead ? 400 : 800);
+        params.packing = 0;
+        assert_int_equal(decide_predict(&w, 1, 0, nodes, 1, &params, &horizon, eta), 0);
+        assert_int_equal(eta[0].p90, 400);
+        params.packing = 1;
+    }
+    lucid_eta_table_free(&table);
+}
+
 /* Reservations on a hand-built schedule (clock 0, margin 1): n1 is held by
  * job 10 until 1000 (estimate), n2 by job 11 (4 GPUs) until 100.  Job 1
  * (16 GPUs) is first and cannot start: reserved n1,n2 from 1000.  Job 2
@@ -807,6 +901,8 @@ int main(void)
         cmocka_unit_test(node_restrictions_are_honoured),
         cmocka_unit_test(partner_is_first_allowed_in_running_order),
         cmocka_unit_test(predictions_on_a_hand_built_schedule),
+        cmocka_unit_test(predictions_follow_backfill_min_gpus),
+        cmocka_unit_test(packing_predictions_mirror_recent_arrivals),
         cmocka_unit_test(reservations_are_honoured),
         cmocka_unit_test(unfit_head_names_no_reservation),
         cmocka_unit_test(reservations_only_within_the_window),

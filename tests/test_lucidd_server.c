@@ -177,9 +177,17 @@ static fixture *start_with(const char *name, size_t njobs, int tick_ms, void (*s
     f->server = server_open(&f->d.cfg, f->hub, &err);
     if (!f->server)
         fail_msg("server_open: %s", err.msg);
-    lucidd_hub_publish(f->hub, &f->d, (int64_t)time(NULL));
+    lucidd_hub_publish(f->hub, &f->d, (int64_t)time(NULL)); /* before a tick: publishes nothing */
+    assert_null(lucidd_hub_acquire(f->hub, NULL));
     assert_int_equal(pthread_create(&f->engine, NULL, engine_main, f), 0);
     assert_int_equal(pthread_create(&f->serving, NULL, server_main, f), 0);
+    /* Nothing is published before the first tick (clients would hear
+     * "lucidd is starting"): the tests begin once it has ended. */
+    lucidd_snapshot *first = NULL;
+    for (int i = 0; i < 2000 && !(first = lucidd_hub_acquire(f->hub, NULL)); i++)
+        sleep_ms(5);
+    assert_non_null(first);
+    lucidd_hub_release(f->hub, first);
     return f;
 }
 
@@ -557,6 +565,47 @@ static void explain_combines_store_and_engine(void **unused)
     stop(f);
 }
 
+/* Job 2 holds a backfill reservation since 1,700,000,000 (lying at
+ * 1,700,003,600 on n3,n4); job 4 waits with none. */
+static void seed_reservation(fixture *f)
+{
+    f->d.jobs[1].rec.reserved_since = 1700000000;
+    f->d.jobs[1].reserved_at = 1700003600;
+    snprintf(f->d.jobs[1].reserved_nodes, sizeof f->d.jobs[1].reserved_nodes, "n3,n4");
+}
+
+/* The queue's job objects say since when a job holds its reservation
+ * ("reserved_since", UTC s), 0 for a job that holds none; explain's too. */
+static void queue_shows_reserved_since(void **unused)
+{
+    (void)unused;
+    fixture *f = start_with("lucidd_server_reserved", 4, 0, seed_reservation);
+    sleep_ms(200);
+    char text[16384];
+    request(f, "{\"cmd\":\"queue\"}\n", text, sizeof text);
+    json_error_t jerr;
+    json_t *reply = json_loads(text, 0, &jerr);
+    assert_non_null(reply);
+    json_t *jobs = json_object_get(reply, "jobs");
+    assert_int_equal(json_array_size(jobs), 2); /* jobs 2 and 4 wait */
+    for (size_t i = 0; i < 2; i++) {
+        json_t *job = json_array_get(jobs, i);
+        json_int_t id = json_integer_value(json_object_get(job, "job"));
+        json_t *since = json_object_get(job, "reserved_since");
+        assert_true(json_is_integer(since));
+        assert_int_equal(json_integer_value(since), id == 2 ? 1700000000 : 0);
+        assert_int_equal(json_integer_value(json_object_get(job, "reserved_at")),
+                         id == 2 ? 1700003600 : 0);
+    }
+    json_decref(reply);
+    request(f, "{\"cmd\":\"explain\",\"job\":2}\n", text, sizeof text);
+    assert_non_null(strstr(text, "\"reserved_since\":1700000000"));
+    char metrics[16384];
+    http_get(f, metrics, sizeof metrics);
+    assert_non_null(strstr(metrics, "\nlucid_reservations 1\n"));
+    stop(f);
+}
+
 /* A second server on a socket that answers is refused; a stale socket file
  * is replaced; at close a socket that is no longer ours stays. */
 static void socket_ownership(void **unused)
@@ -743,6 +792,7 @@ int main(void)
         cmocka_unit_test(connection_cap_holds),
         cmocka_unit_test(blocked_tick_delays_no_answer),
         cmocka_unit_test(explain_combines_store_and_engine),
+        cmocka_unit_test(queue_shows_reserved_since),
         cmocka_unit_test(socket_ownership),
         cmocka_unit_test(per_user_answers),
     };

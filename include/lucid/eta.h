@@ -116,7 +116,8 @@ void lucid_eta_table_held_jobs(const lucid_eta_table *t, lucid_job_visit visit, 
  * window; the LUCID_ETA_MAX_GHOSTS latest) arrives again d s after it, in
  * the scenarios of LUCID_ETA_GHOST_SCENARIOS, and joins the queue at its
  * place in the policy's order.  The simulator notes every job that joins a
- * VC's queue (lucidd notes none: its predictions are as before). */
+ * VC's queue; lucidd every job it takes in, at its submission (by job id:
+ * decide_predict hands the replay its own copy with the mirror's indices). */
 #define LUCID_ETA_GHOST_WINDOW 21600
 #define LUCID_ETA_MAX_GHOSTS 32
 int lucid_eta_table_note_arrival(lucid_eta_table *t, int32_t job, int64_t time);

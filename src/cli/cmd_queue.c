@@ -173,9 +173,40 @@ static void start_column(json_t *job, long long now, char *out, size_t size)
     }
 }
 
+/* The backfill reservation a waiting job holds, in a user's words:
+ * "reserved for it since 14:02; from ~14:20 on n3,n4" (since: when it was
+ * given, kept across ticks and restarts; from: where it lies now, absent
+ * while it fits nowhere now), "" when it holds none.  A lucidd without
+ * "reserved_since" gives only where it lies. */
+static void reservation_text(json_t *job, long long now, char *out, size_t size)
+{
+    long long since = num(job, "reserved_since"), at = num(job, "reserved_at");
+    char when[24];
+    int used = 0;
+    out[0] = '\0';
+    if (since > 0) {
+        clock_text(since, now, when, sizeof when);
+        used = snprintf(out, size, "reserved for it since %s", when);
+    }
+    if (at > 0 && used >= 0 && (size_t)used < size) {
+        clock_text(at, now, when, sizeof when);
+        snprintf(out + used, size - (size_t)used, "%sfrom ~%s on %s",
+                 since > 0 ? "; " : "reserved for it ", when, str(job, "reserved_nodes"));
+    }
+}
+
+/* REASON (%r, and %R of a waiting job): lucid's reason, then the
+ * reservation the job holds, if any. */
+static void reason_column(json_t *job, long long now, char *out, size_t size)
+{
+    char held[160];
+    reservation_text(job, now, held, sizeof held);
+    snprintf(out, size, "%s%s%s", str(job, "reason"), held[0] ? "; " : "", held);
+}
+
 /* Why a waiting job waits and when it should start, in one sentence:
- * "waits for 16 GPUs; reserved for it from ~14:20 on n3,n4; 3 jobs ahead of
- * it; start ~14:20 (13:50-15:40)". */
+ * "waits for 16 GPUs; reserved for it since 14:02; from ~14:20 on n3,n4;
+ * 3 jobs ahead of it; start ~14:20 (13:50-15:40)". */
 static void start_sentence(json_t *job, long long now, char *out, size_t size)
 {
     size_t used = 0;
@@ -193,11 +224,10 @@ static void start_sentence(json_t *job, long long now, char *out, size_t size)
         return;
     }
     SAY("waits for %lld GPU%s", gpus, gpus == 1 ? "" : "s");
-    if (num(job, "reserved_at") > 0) {
-        char at[24];
-        clock_text(num(job, "reserved_at"), now, at, sizeof at);
-        SAY("; reserved for it from ~%s on %s", at, str(job, "reserved_nodes"));
-    }
+    char held[160];
+    reservation_text(job, now, held, sizeof held);
+    if (held[0])
+        SAY("; %s", held);
     long long ahead = num(job, "jobs_ahead");
     SAY("; %lld job%s ahead of it", ahead, ahead == 1 ? "" : "s");
     char a[24], b[24], c[24];
@@ -220,7 +250,7 @@ static const struct {
     {'T', "PHASE", "phase", TEXT},          {'b', "GPUS", "gpus", INTEGER},
     {'M', "ELAPSED", NULL, ELAPSED},        {'D', "NODES", "nodes", INTEGER},
     {'N', "NODELIST", "node_list", TEXT},   {'Q', "PRIORITY", "priority", PRIORITY},
-    {'e', "EST_S", "estimate_s", ESTIMATE}, {'r', "REASON", "reason", TEXT},
+    {'e', "EST_S", "estimate_s", ESTIMATE}, {'r', "REASON", NULL, WHERE_OR_WHY},
     /* squeue's %R: where it runs, else why it waits */
     {'R', "NODELIST(REASON)", NULL, WHERE_OR_WHY},
     /* squeue --start's START_TIME: lucid's estimate with its interval */
@@ -257,10 +287,12 @@ static int queue_field(json_t *job, char letter, long long now, char *out, size_
     case PRIORITY:
         snprintf(out, size, "%lld", cli_queue_display_priority(real(job, key)));
         break;
-    case WHERE_OR_WHY:
-        snprintf(out, size, "%s",
-                 (strcmp(phase, "running") == 0 || strcmp(phase, "profiling") == 0) &&
-                         *str(job, "node_list") ? str(job, "node_list") : str(job, "reason"));
+    case WHERE_OR_WHY: /* %R: where it runs, else why it waits; %r: why */
+        if (letter == 'R' && (strcmp(phase, "running") == 0 || strcmp(phase, "profiling") == 0) &&
+            *str(job, "node_list"))
+            snprintf(out, size, "%s", str(job, "node_list"));
+        else
+            reason_column(job, now, out, size);
         break;
     case START:
         start_column(job, now, out, size);
@@ -391,8 +423,9 @@ static const char usage_text[] =
     "                       running, done-in-profiler, done, failed (finished ones imply --all)\n"
     "  -o, --format FORMAT  squeue-style fields: %i job, %P partition, %j name, %u user,\n"
     "                       %T phase, %b GPUs, %M elapsed, %D nodes, %N node list,\n"
-    "                       %Q priority, %e estimate (s), %r reason, %R node list if\n"
-    "                       running else reason, %S start (\"now\" when running, else the\n"
+    "                       %Q priority, %e estimate (s), %r reason (and the backfill\n"
+    "                       reservation it holds: since when, from when, where), %R node\n"
+    "                       list if running else reason, %S start (\"now\" when running, else the\n"
     "                       predicted start ~P50 (P10-P90), or - and why there is none);\n"
     "                       %.8i right-justifies in 8 columns\n"
     "      --noheader       no header line\n"

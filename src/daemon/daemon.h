@@ -133,7 +133,12 @@ typedef struct lucidd {
 } lucidd;
 
 /* engine.c */
-int engine_load(lucidd *d, lucid_error *err);     /* jobs from the state store */
+/* Jobs from the state store.  Their start estimates and where their
+ * reservations lie come from the first decision; until then a waiting
+ * job's eta_none is ENGINE_ETA_NOT_YET (what clients see when the first
+ * tick cannot reach Slurm; nothing is published before it). */
+#define ENGINE_ETA_NOT_YET "lucidd restarted and has not reached Slurm since"
+int engine_load(lucidd *d, lucid_error *err);
 int engine_reconcile(lucidd *d, lucid_error *err); /* run by the first ticks after a start */
 void engine_tick(lucidd *d);
 lucidd_job *engine_find(lucidd *d, uint32_t job_id);
@@ -192,7 +197,8 @@ typedef struct lucidd_command {
 typedef struct lucidd_hub lucidd_hub;
 lucidd_hub *lucidd_hub_new(lucid_error *err);
 void lucidd_hub_free(lucidd_hub *hub);
-/* Engine thread: copy what clients see; `tick_started` (UTC) dates a failure. */
+/* Engine thread: copy what clients see; `tick_started` (UTC) dates a failure.
+ * Nothing is published before the daemon's first tick (d->ticks 0). */
 void lucidd_hub_publish(lucidd_hub *hub, const lucidd *d, int64_t tick_started);
 /* Server thread: the newest snapshot (NULL before the first publish), held
  * until released; *tick_running_s: how long the tick in progress has run. */

@@ -305,6 +305,8 @@ typedef struct mirror {
     double *estimate; /* per mirror job, what lucid_backfill_job_estimate returns */
     lucid_backfill bf;
     int ready;
+    double *priority;          /* Lucid's packing replay only (mirror_lucid) */
+    lucid_lucid_inputs inputs; /* ... its pair rule, the switch on */
 } mirror;
 
 static void mirror_free(mirror *m)
@@ -315,6 +317,7 @@ static void mirror_free(mirror *m)
     free(m->jobs);
     free(m->run);
     free(m->estimate);
+    free(m->priority);
     memset(m, 0, sizeof *m);
 }
 
@@ -390,13 +393,16 @@ static int mirror_busy(mirror *m, int32_t j, const decide_busy *b)
 }
 
 /* Builds the picture: `busy` and then `more` (both may be empty) hold GPUs,
- * `waiting` is the queue in order.  `mode`/`margin`: backfill's. */
+ * `waiting` is the queue in order, and `extra` job slots follow them
+ * unused (mirror_lucid's arrivals).  `mode`/`margin`: backfill's. */
 static int mirror_build(mirror *m, const decide_node *nodes, int nnodes, int64_t now,
                         const decide_busy *busy, int nbusy, const decide_busy *more, int nmore,
-                        const decide_job *waiting, int nwaiting, int mode, double margin)
+                        const decide_job *waiting, int nwaiting, int extra, int mode,
+                        double margin)
 {
     memset(m, 0, sizeof *m);
-    size_t nall = (size_t)nbusy + (size_t)nmore, total = nall + (size_t)nwaiting + 1;
+    size_t nall = (size_t)nbusy + (size_t)nmore,
+           total = nall + (size_t)nwaiting + (size_t)(extra > 0 ? extra : 0) + 1;
     m->jobs = calloc(total, sizeof *m->jobs);
     m->run = calloc(total, sizeof *m->run);
     m->estimate = calloc(total, sizeof *m->estimate);
@@ -456,6 +462,58 @@ static int mirror_build(mirror *m, const decide_node *nodes, int nnodes, int64_t
     return 0;
 }
 
+/* A mirror job's side of the pair rule: sharing score (-1 unknown, or a
+ * job on several nodes: never a partner, as decide_main has it), memory,
+ * priority. */
+static void mirror_pair_side(mirror *m, int32_t j, int score, double gmem_mib, double priority,
+                             int nodes)
+{
+    m->run[j].share_score = score < 0 || nodes > 1 ? 1000 : score;
+    m->jobs[j].gmem = gmem_mib == gmem_mib && gmem_mib > 0 ? gmem_mib : 0;
+    m->priority[j] = priority;
+}
+
+/* Lucid while its packing is on, as the simulator replays it (eta.h,
+ * REPLAY_GREEDY): the mirror gets priorities, the pair rule's inputs with
+ * the switch on, each job's side of the rule, and the horizon's recent
+ * arrivals as jobs of their own after the queue, noted into `arrivals`
+ * (mirror indices, oldest first) for the replay's arrivals to come.  The
+ * estimates stay the mirror's (priority / GPUs is lucidd's estimate).
+ * Returns how many arrivals, or -1 (out of memory). */
+static int mirror_lucid(mirror *m, const decide_horizon *h, const decide_job *waiting,
+                        int nwaiting, const decide_params *params, lucid_eta_arrival *arrivals)
+{
+    int nbusy = h ? h->nbusy : 0, narr = h ? h->narrivals : 0;
+    size_t total = (size_t)nbusy + (size_t)nwaiting + (size_t)narr + 1;
+    if (!(m->priority = calloc(total, sizeof *m->priority)))
+        return -1;
+    m->inputs = (lucid_lucid_inputs){.gmem_limit = params->gpu_memory_mib,
+                                     .priority_ratio = params->priority_ratio,
+                                     .score_sum = params->score_sum, .switch_initial = 1};
+    for (int j = 0; j < nbusy; j++) {
+        const decide_busy *b = &h->busy[j];
+        double priority = b->priority > 0 ? b->priority : b->estimate_s * (b->gpus > 0 ? b->gpus : 1);
+        mirror_pair_side(m, j, b->sharing_score, b->gmem_mib, priority, b->nnodes);
+    }
+    for (int k = 0; k < nwaiting; k++)
+        mirror_pair_side(m, m->s.queue[k], waiting[k].sharing_score, waiting[k].gmem_mib,
+                         waiting[k].priority, waiting[k].nodes);
+    for (int a = 0; a < narr; a++) {
+        const decide_job *job = &h->arrivals[a].job;
+        int32_t j = (int32_t)((size_t)nbusy + (size_t)nwaiting + (size_t)a);
+        m->jobs[j].gpu_num = job->gpus;
+        m->jobs[j].time_limit = -1;
+        m->estimate[j] = estimate_of(job);
+        m->run[j] = (lucid_jobrun){.status = LUCID_DONE, .start_time = -1, .end_time = -1,
+                                   .partner = -1, .run_prev = -1, .run_next = -1};
+        mirror_pair_side(m, j, job->sharing_score, job->gmem_mib, job->priority, job->nodes);
+        arrivals[a] = (lucid_eta_arrival){h->arrivals[a].time, j};
+    }
+    m->s.priority = m->priority;
+    m->s.lucid = &m->inputs;
+    return narr;
+}
+
 int decide_predict(decide_job *jobs, int njobs, int order, const decide_node *nodes, int nnodes,
                    const decide_params *params, const decide_horizon *horizon, decide_eta *out)
 {
@@ -470,16 +528,54 @@ int decide_predict(decide_job *jobs, int njobs, int order, const decide_node *no
     lucid_eta_table *table = horizon && horizon->table ? horizon->table : &none;
     lucid_eta_plan plan = {0};
     lucid_eta *eta = malloc((size_t)njobs * sizeof *eta);
-    if (eta && mirror_build(&m, nodes, nnodes, horizon ? horizon->now : 0,
-                            horizon ? horizon->busy : NULL, horizon ? horizon->nbusy : 0, NULL, 0,
-                            jobs, njobs, params ? params->backfill : LUCID_BACKFILL_NONE,
-                            params ? params->backfill_margin : 1) == 0 &&
-        lucid_eta_predict(&m.s, &m.bf, table, &plan, 0, (size_t)njobs, -1, eta) == 0) {
+    int64_t *reserved_at = NULL;
+    /* Lucid's main queue while packing is on: the simulator's packing
+     * replay, with its arrivals to come (not with backfill: its replay
+     * then is backfill's, as the simulator's). */
+    int greedy = params && params->packing && !params->backfill && order == 0;
+    int narr = greedy && horizon && horizon->narrivals > 0 ? horizon->narrivals : 0;
+    lucid_eta_arrival *arrivals = malloc((size_t)(narr + 1) * sizeof *arrivals);
+    lucid_eta_table view;
+    int built = eta && arrivals &&
+                mirror_build(&m, nodes, nnodes, horizon ? horizon->now : 0,
+                             horizon ? horizon->busy : NULL, horizon ? horizon->nbusy : 0, NULL, 0,
+                             jobs, njobs, narr, params ? params->backfill : LUCID_BACKFILL_NONE,
+                             params ? params->backfill_margin : 1) == 0;
+    if (built && greedy) {
+        built = mirror_lucid(&m, horizon, jobs, njobs, params, arrivals) >= 0;
+        /* The table as it is, its arrivals those of this mirror (the
+         * replay reads them by mirror index; it writes nothing to it). */
+        view = *table;
+        view.arrivals = arrivals;
+        view.arr_head = 0;
+        view.narr = view.cap_arr = (size_t)narr;
+        table = &view;
+    }
+    if (built && params && params->backfill) {
+        /* Who gets a reservation, as decide_main's pass has it: the replay
+         * places the jobs that hold one first and lets later holders pass
+         * a job the window or the size class refuses one (eta.c). */
+        m.bf.cfg.window = params->backfill_window > 0 ? params->backfill_window : 0;
+        m.bf.cfg.min_gpus =
+            params->backfill_min_gpus > 0 ? (int32_t)params->backfill_min_gpus : 0;
+        size_t nmirror = (size_t)m.s.qlen + (size_t)(horizon ? horizon->nbusy : 0) + 1;
+        reserved_at = malloc(nmirror * sizeof *reserved_at);
+        built = reserved_at != NULL;
+        for (size_t j = 0; built && j < nmirror; j++)
+            reserved_at[j] = -1;
+        for (int k = 0; built && k < njobs; k++)
+            if (jobs[k].holds)
+                reserved_at[m.s.queue[k]] = horizon ? horizon->now : 0;
+        m.bf.reserved_at = reserved_at;
+    }
+    if (built && lucid_eta_predict(&m.s, &m.bf, table, &plan, 0, (size_t)njobs, -1, eta) == 0) {
         for (int k = 0; k < njobs; k++)
             out[k] = (decide_eta){jobs[k].id, eta[k].p10, eta[k].p50, eta[k].p90};
         rc = 0;
     }
     mirror_free(&m);
+    free(arrivals);
+    free(reserved_at);
     lucid_eta_plan_free(&plan);
     lucid_eta_table_free(&none);
     free(eta);
@@ -853,7 +949,7 @@ static int ensure_profile(main_pass *m)
     const decide_horizon *h = m->params->horizon;
     m->built = -1;
     if (mirror_build(&m->mir, m->nodes, m->nnodes, h->now, h->busy, h->nbusy, m->started,
-                     m->nstarted, NULL, 0, m->params->backfill, m->params->backfill_margin) < 0 ||
+                     m->nstarted, NULL, 0, 0, m->params->backfill, m->params->backfill_margin) < 0 ||
         lucid_profile_build(&m->mir.bf.prof, &m->mir.s, lucid_backfill_remaining, &m->mir.bf) < 0)
         return -1;
     m->built = 1;

@@ -61,7 +61,20 @@ typedef struct decide_busy {
     double estimate_s;  /* the duration model's estimate (<= 0: 1000 s) */
     int64_t start;      /* when it started (s, the caller's clock); elapsed = now - start */
     uint32_t partner;   /* shares its GPUs with this job (packed), or 0 */
+    /* For Lucid's packing replay (decide_predict with params->packing): its
+     * priority, sharing score (-1 unknown: never a partner) and GPU memory. */
+    double priority;
+    int sharing_score;
+    double gmem_mib;
 } decide_busy;
+
+/* A job that joined lucid's queues at `time` (the caller's clock): Lucid's
+ * packing replay mirrors the recent ones as arrivals to come (eta.h,
+ * LUCID_ETA_GHOST_WINDOW), as the simulator does.  `job` as it is now. */
+typedef struct decide_arrival {
+    int64_t time;
+    decide_job job;
+} decide_arrival;
 
 /* What start-time estimates and reservations need beyond one decision:
  * the clock, the jobs holding GPUs, and the actual/estimate ratios of jobs
@@ -71,6 +84,8 @@ typedef struct decide_horizon {
     const decide_busy *busy;
     int nbusy;
     struct lucid_eta_table *table;
+    const decide_arrival *arrivals; /* oldest first; read by decide_predict only */
+    int narrivals;
 } decide_horizon;
 
 typedef struct decide_params {

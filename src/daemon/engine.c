@@ -819,11 +819,14 @@ static lucidd_job *new_job(lucidd *d, const slurm_job *sj)
     return job;
 }
 
+static void note_arrival(lucidd *d, const lucidd_job *job);
+
 static void intake(lucidd *d, const slurm_job *sj)
 {
     lucidd_job *job = new_job(d, sj);
     if (!job)
         return;
+    note_arrival(d, job);
     lucid_job_record *rec = &job->rec;
     /* Released by lucid before its state was lost: the required nodes are
      * lucid's pin, not the job's own -w. */
@@ -1647,7 +1650,9 @@ static decide_busy *collect_busy(lucidd *d, int profiling, const decide_node *no
         int64_t start = profiling ? r->profile_start : r->main_start;
         *b = (decide_busy){.id = r->job_id, .gpus = r->gpus, .estimate_s = r->estimate_s,
                            .start = job->releasing || start <= 0 ? now : start,
-                           .partner = r->packed_with};
+                           .partner = r->packed_with, .priority = r->priority,
+                           .sharing_score = r->sharing_score,
+                           .gmem_mib = lucid_gpu_profile_result(&job->profile).gmem_used_mib};
         if (profiling && (b->estimate_s <= 0 || b->estimate_s > d->cfg.profile_limit_s))
             b->estimate_s = d->cfg.profile_limit_s; /* the profiler stops it there */
         busy_nodes(b, r->node_list, names, nnodes, nodes);
@@ -1655,6 +1660,52 @@ static decide_busy *collect_busy(lucidd *d, int profiling, const decide_node *no
     free(names);
     *count = nbusy;
     return busy;
+}
+
+/* The jobs that joined lucid's queues in the last LUCID_ETA_GHOST_WINDOW s
+ * before `now` (d->eta_table's arrivals: their ids), the latest
+ * LUCID_ETA_MAX_GHOSTS of them, oldest first, as they are now: Lucid's
+ * packing replay mirrors them as arrivals to come, as the simulator's does.
+ * Returns how many (out has room for LUCID_ETA_MAX_GHOSTS). */
+static int recent_arrivals(lucidd *d, int64_t now, decide_arrival *out)
+{
+    const lucid_eta_table *t = &d->eta_table;
+    int n = 0;
+    for (size_t a = t->narr; a-- > t->arr_head && n < LUCID_ETA_MAX_GHOSTS;) {
+        const lucid_eta_arrival *r = &t->arrivals[a];
+        if (r->time >= now)
+            continue;
+        if (r->time < now - LUCID_ETA_GHOST_WINDOW)
+            break;
+        lucidd_job *job = engine_find(d, (uint32_t)r->job);
+        if (job)
+            out[n++] = (decide_arrival){r->time, decide_view(job)};
+    }
+    for (int i = 0; i < n / 2; i++) { /* newest first -> oldest first */
+        decide_arrival tmp = out[i];
+        out[i] = out[n - 1 - i];
+        out[n - 1 - i] = tmp;
+    }
+    return n;
+}
+
+/* A job joined lucid's queues (taken in, or loaded from the store at start):
+ * noted at its submission for recent_arrivals.  The table keeps arrivals in
+ * time order (it drops the oldest first), and jobs are taken in in id
+ * order, whose submission times may step back a little: such a job is
+ * noted at the time of the one before it.  One submitted before the window
+ * is no arrival to come (a backlog taken in after an outage). */
+static void note_arrival(lucidd *d, const lucidd_job *job)
+{
+    int64_t now = (int64_t)time(NULL);
+    int64_t at = job->rec.submit_time > 0 ? job->rec.submit_time : now;
+    const lucid_eta_table *t = &d->eta_table;
+    if (at < now - LUCID_ETA_GHOST_WINDOW)
+        return;
+    if (t->narr > t->arr_head && t->arrivals[t->narr - 1].time > at)
+        at = t->arrivals[t->narr - 1].time;
+    if (lucid_eta_table_note_arrival(&d->eta_table, (int32_t)job->rec.job_id, at) < 0)
+        lucidd_log_level(LOG_ERR, "out of memory noting job %u's arrival", job->rec.job_id);
 }
 
 /* Predicts the waiting jobs of one queue (profiling: the profiler's) that
@@ -1674,6 +1725,7 @@ static void predict_queue(lucidd *d, decide_job *waiting, const decide_result *r
         if (results[k].start)
             continue;
         pending[np] = waiting[k];
+        pending[np].holds = results[k].holds; /* as this decision left it */
         if (profiling && pending[np].estimate_s > d->cfg.profile_limit_s)
             pending[np].estimate_s = d->cfg.profile_limit_s; /* the profiler stops it there */
         sig = mix(sig, waiting[k].id);
@@ -1689,10 +1741,19 @@ static void predict_queue(lucidd *d, decide_job *waiting, const decide_result *r
     if (sig == d->eta_signature[q] && now_mono - d->eta_at[q] < ETA_REFRESH_S)
         goto done; /* nothing changed: the absolute estimates stand */
     double cpu0 = thread_cpu_s();
-    decide_horizon horizon = {.now = (int64_t)time(NULL), .busy = busy, .nbusy = nbusy, .table = &d->eta_table};
+    decide_arrival arrivals[LUCID_ETA_MAX_GHOSTS];
+    decide_horizon horizon = {.now = (int64_t)time(NULL), .busy = busy, .nbusy = nbusy, .table = &d->eta_table,
+                              .arrivals = arrivals};
+    if (!profiling && d->packing_on && !d->cfg.backfill)
+        horizon.narrivals = recent_arrivals(d, horizon.now, arrivals);
     decide_params params = {.packing = profiling ? 0 : d->packing_on,
+                            .gpu_memory_mib = d->cfg.gpu_memory_mib,
+                            .score_sum = d->cfg.score_sum,
+                            .priority_ratio = d->cfg.priority_ratio,
                             .backfill = profiling ? 0 : d->cfg.backfill,
-                            .backfill_margin = d->cfg.backfill_margin};
+                            .backfill_margin = d->cfg.backfill_margin,
+                            .backfill_window = d->cfg.backfill_window,
+                            .backfill_min_gpus = d->cfg.backfill_min_gpus};
     if (decide_predict(pending, np, profiling, nodes, nnodes, &params, &horizon, eta) < 0)
         goto done;
     d->eta_cpu_s = thread_cpu_s() - cpu0;
@@ -1947,6 +2008,10 @@ int engine_load(lucidd *d, lucid_error *err)
             job->profile.gmem_max_mib = mean.gmem_used_mib;
         }
         job->restarts_seen = -1;
+        /* Shown only if the first tick cannot reach Slurm (nothing is
+         * published before it, hub.c): the first decision replaces it. */
+        if (queued(job->rec.phase))
+            snprintf(job->eta_none, sizeof job->eta_none, "%s", ENGINE_ETA_NOT_YET);
         job->estimated_with = -1; /* re-estimated from the newest model at the first tick */
         job->estimate_version = -1;
         job->nodes_fixed = 1;     /* refreshed from Slurm while it waits */
@@ -1956,6 +2021,7 @@ int engine_load(lucidd *d, lucid_error *err)
             d->intake_max = job->rec.job_id;
         if (lucid_phase_is_final(job->rec.phase))
             learn_ratio(d, job); /* the predictor's ratio table, rebuilt from the store */
+        note_arrival(d, job); /* ... and its recent arrivals */
     }
     free(records);
     return 0;

@@ -173,6 +173,15 @@ static lucidd_snapshot *snapshot_make(const lucidd *d, lucidd_snapshot *spare)
 
 void lucidd_hub_publish(lucidd_hub *hub, const lucidd *d, int64_t tick_started)
 {
+    /* Before its first tick a (re)started daemon has only its stored jobs:
+     * no start estimates, no reservation's start and nodes (those come
+     * from a decision), so a client shown them would read "no start" for
+     * every waiting job.  Clients are told "lucidd is starting" until the
+     * first tick ends instead; a tick that cannot reach Slurm publishes,
+     * so status says so at once (the waiting jobs then say why they have
+     * no estimate: engine_load). */
+    if (d->ticks == 0)
+        return;
     pthread_mutex_lock(&hub->lock);
     lucidd_snapshot *spare = hub->spare;
     hub->spare = NULL;
@@ -180,10 +189,10 @@ void lucidd_hub_publish(lucidd_hub *hub, const lucidd *d, int64_t tick_started)
     lucidd_snapshot *snap = snapshot_make(d, spare), *unused = NULL;
     pthread_mutex_lock(&hub->lock);
     /* "Unreachable since" is the start of the first tick whose Slurm call
-     * failed; a start-up snapshot (no tick yet) says nothing about Slurm. */
+     * failed. */
     if (d->slurm_up)
         hub->slurm_down_since = 0;
-    else if (d->ticks > 0 && !hub->slurm_down_since)
+    else if (!hub->slurm_down_since)
         hub->slurm_down_since = tick_started;
     if (snap) {
         snap->slurm_down_since = hub->slurm_down_since;

@@ -590,7 +590,9 @@ int main(int argc, char **argv)
         lucidd_log("state %s: %zu jobs known; socket %s%s%s; metrics %s", d.cfg.state_path,
                    d.njobs, d.cfg.socket_path, d.cfg.socket_group ? " group " : "",
                    d.cfg.socket_group ? d.cfg.socket_group : "", metrics);
-        lucidd_hub_publish(hub, &d, (int64_t)time(NULL)); /* the loaded jobs, at once */
+        /* Nothing is published before the first tick (lucidd_hub_publish):
+         * the loaded jobs lack the estimates and reservations a decision
+         * gives; clients hear "lucidd is starting" until it ends. */
         if (start_engine(&d, hub, &engine) == 0) {
             server_run(server, &stop_requested);
             lucidd_log("stopping");

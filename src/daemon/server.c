@@ -294,6 +294,10 @@ static void job_extra(json_t *obj, const lucidd_job *job)
     json_object_set_new(obj, "start_none", json_string(job->eta_none));
     json_object_set_new(obj, "jobs_ahead", json_integer(job->eta_ahead));
     json_object_set_new(obj, "reserved_at", json_integer((json_int_t)job->reserved_at));
+    /* Since when it holds the reservation (UTC s, 0 = none): kept across
+     * ticks and restarts, unlike reserved_at, which is where it lies now
+     * (0 while it holds one that fits nowhere now). */
+    json_object_set_new(obj, "reserved_since", json_integer((json_int_t)r->reserved_since));
     char nodes[sizeof job->reserved_nodes];
     json_object_set_new(obj, "reserved_nodes",
                         json_string(ascii_copy(job->reserved_nodes, nodes, sizeof nodes)));
@@ -529,7 +533,7 @@ static void metrics_start_estimates(char **buf, size_t *len, size_t *cap, const 
         if (ph != LUCID_PHASE_PROFILE_QUEUE && ph != LUCID_PHASE_MAIN_QUEUE &&
             ph != LUCID_PHASE_MOVING && ph != LUCID_PHASE_HANDED_BACK)
             continue;
-        reserved += job->reserved_at > 0;
+        reserved += job->reserved_at > 0 || job->rec.reserved_since != 0;
         if (job->eta_p50 <= 0) {
             none++;
             continue;

@@ -396,6 +396,62 @@ static int replay_mode(const lucid_sched *s, const lucid_backfill *bf)
     return REPLAY_IN_ORDER;
 }
 
+/* Whether the backfill replay must follow the keys that decide who gets a
+ * reservation (backfill_window, backfill_min_gpus): with both off every job
+ * is given one at its earliest fit, as before. */
+static int gated_reservations(const lucid_backfill *bf, int mode)
+{
+    return mode == REPLAY_ANY_FIT && (bf->cfg.window > 0 || bf->cfg.min_gpus > 0);
+}
+
+/* Whether `job` holds a reservation already (the pass keeps it, whatever
+ * the keys say now). */
+static int holds_reservation(const lucid_backfill *bf, int32_t job)
+{
+    return bf->reserved_at && bf->reserved_at[job] >= 0;
+}
+
+/* REPLAY_ANY_FIT under backfill_window / backfill_min_gpus, one scenario
+ * over queue positions [0, exact), as lucid_backfill_pass decides who
+ * holds a reservation: the jobs that hold one already first (the pass
+ * places them before any other), then the others in queue order, each
+ * given a reservation at its earliest fit if it could get one
+ * (lucid_backfill_reservable by size; lucid_backfill_in_window for that
+ * fit); a job that could not holds nothing, so any later job that gets
+ * one may pass it: those are placed last, in queue order, on what the
+ * holders left.  (As in the plain replay every holder is kept, EASY's
+ * single reservation included, and packing's rule is not modelled.)
+ * at[i] gets each start; *last the start of the job placed last. */
+static int replay_gated(const lucid_sched *s, const lucid_backfill *bf, lucid_profile *p,
+                        size_t exact, int64_t (*runs)[3], int sc, lucid_eta *at, int64_t *last)
+{
+    unsigned char placed[LUCID_ETA_EXACT_DEPTH] = {0};
+    for (int pass = 0; pass < 3; pass++) {
+        for (size_t i = 0; i < exact; i++) {
+            int32_t job = s->queue[i];
+            int holds = holds_reservation(bf, job);
+            if (placed[i] || (pass == 0 && !holds))
+                continue;
+            int32_t gpus = s->jobs[job].gpu_num;
+            int64_t dur = runs[i][sc];
+            int nalloc = 0;
+            long k = lucid_profile_fit(p, s, gpus, dur, s->now, &nalloc);
+            if (pass == 1 && k >= 0 && !holds &&
+                !(lucid_backfill_reservable(&bf->cfg, gpus, 0) &&
+                  lucid_backfill_in_window(&bf->cfg, s->now, p->times[k])))
+                continue; /* holds none: placed after the later holders */
+            placed[i] = 1;
+            *scenario_slot(&at[i], sc) = k >= 0 ? p->times[k] : -1;
+            if (k < 0)
+                continue;
+            if (lucid_profile_reserve(p, k, dur, nalloc) < 0)
+                return -1;
+            *last = p->times[k];
+        }
+    }
+    return 0;
+}
+
 int lucid_eta_uses_submitter(const lucid_sched *s, const lucid_backfill *bf)
 {
     /* Only the greedy replay reads the levels (see lucid_eta_predict). */
@@ -624,12 +680,13 @@ int lucid_eta_predict(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_
      * in the greedy replay, where a newcomer may start before jobs ahead of
      * it and so change their starts; Lucid's queues are short). */
     size_t from = 0;
+    int gated = gated_reservations(bf, mode);
     /* The submitter's running jobs at their own levels: in the greedy
      * replay only, which rebuilds its plan at every prediction anyway; in
      * the others it would stop the plan being extended (FIFO's predictions
      * cost 1.7x on Venus) for a gain there that came with lower coverage. */
     int32_t submitter = plan->submitter_set && mode == REPLAY_GREEDY ? plan->submitter : -1;
-    if (plan->valid && plan->placed <= exact && mode != REPLAY_GREEDY &&
+    if (plan->valid && plan->placed <= exact && mode != REPLAY_GREEDY && !gated &&
         plan->built_for == submitter) {
         from = plan->placed;
         for (size_t i = 0; i < plan->placed && from; i++)
@@ -750,7 +807,9 @@ int lucid_eta_predict(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_
                 if (*scenario_slot(&plan->at[i], sc) > previous)
                     previous = *scenario_slot(&plan->at[i], sc);
         }
-        for (size_t i = mode == REPLAY_GREEDY ? exact : from; i < exact; i++) {
+        if (gated && replay_gated(s, bf, p, exact, runs, sc, plan->at, &previous) < 0)
+            return -1;
+        for (size_t i = mode == REPLAY_GREEDY || gated ? exact : from; i < exact; i++) {
             int32_t job = s->queue[i];
             int64_t dur = runs[i][sc];
             int nalloc = 0;
@@ -775,7 +834,7 @@ int lucid_eta_predict(const lucid_sched *s, const lucid_backfill *bf, lucid_eta_
     plan->placed = exact;
     /* A greedy plan stops at the jobs asked for (replay_greedy): its
      * profile and starts are not a prefix another call may extend. */
-    plan->valid = mode != REPLAY_GREEDY;
+    plan->valid = mode != REPLAY_GREEDY && !gated; /* a gated plan is no prefix either */
     for (size_t i = lo; i < exact; i++) {
         out[i] = plan->at[i];
         order_interval(&out[i]);

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """fake_lucidd.py SOCKET ME LOG — answers lucidd's socket protocol
-(docs/live.md "Socket protocol") with four fixed jobs, so `lucid queue` is
+(docs/live.md "Socket protocol") with five fixed jobs, so `lucid queue` is
 tested without Slurm or a daemon (tests/cli_queue.sh).  Times are relative
 to the start; priorities 9, 99, 999 and 0 have round display values.
 Every request is appended to LOG as one JSON line."""
@@ -15,7 +15,7 @@ job = dict(user="", name="", partition="main", phase="", gpus=1, nodes=1, priori
            estimate_s=0.0, sharing_score=-1, packed_with=0, node_list="", gpu_list="",
            reason="", submit_time=now - 7200, profile_start=0, main_start=0, end_time=0, runs=0,
            start_p10=0, start_p50=0, start_p90=0, start_none="", jobs_ahead=0, reserved_at=0,
-           reserved_nodes="")
+           reserved_nodes="", reserved_since=0)
 jobs = [
     dict(job, job=101, user="alice", name="train-a", phase="running", gpus=8, priority=99.0,
          main_start=now - 3725, node_list="n1", reason="placed on n1"),
@@ -24,10 +24,14 @@ jobs = [
     dict(job, job=103, user="alice", name="big", phase="main-queue", gpus=16, nodes=2,
          priority=999.0, reason="waits for 16 GPUs: 8 free",
          start_p10=now + 1800, start_p50=now + 3600, start_p90=now + 7200, jobs_ahead=3,
-         reserved_at=now + 3600, reserved_nodes="n3,n4"),
+         reserved_at=now + 3600, reserved_nodes="n3,n4", reserved_since=now - 1200),
     dict(job, job=104, user="carol", name="very-long-job-name", phase="done", gpus=2,
          main_start=now - 100000, end_time=now - 100000 + 90061, node_list="n2",
          reason="ended COMPLETED"),
+    # Waits behind 103's reservation and holds none of its own.
+    dict(job, job=105, user="dave", name="small", phase="main-queue", gpus=2, priority=0.0,
+         reason="waits for 2 GPUs: 0 free", start_p10=now + 600, start_p50=now + 1200,
+         start_p90=now + 2400, jobs_ahead=4),
 ]
 final = {"done", "done-in-profiler", "failed"}
 

@@ -501,6 +501,8 @@ static void backfill_honours_the_reservation(void **state)
                         "waiting for 8 free GPUs on 1 node (priority 58080), behind the "
                         "reservation of job 2");
     assert_int_equal(engine_find(&d, 3)->reserved_at, 0); /* EASY: only the first */
+    assert_int_equal(rec(3)->reserved_since, 0);
+    assert_true(rec(2)->reserved_since > 0 && rec(2)->reserved_since <= time(NULL));
     /* Its start estimate is the reservation (P50: job 1 ends by estimate). */
     assert_int_equal(big->eta_p50, t + 3600);
 }
@@ -553,6 +555,161 @@ static void a_reservation_survives_a_restart(void **state)
     assert_true(fake_called("start 3 main n2"));
 }
 
+/* lucidd notes each job it takes in at its submission (d.eta_table's
+ * arrivals), dropping those that left LUCID_ETA_GHOST_WINDOW, and with
+ * packing on its predictions mirror them as arrivals to come, as the
+ * simulator's Lucid replay does.  Packing on, no profiling: R1 (job 1, 8
+ * GPUs, 10 min: priority 4800) runs on n1 since T, R2 (job 2, 10,000 min)
+ * on n2; W (job 3, 8 GPUs, 60 min: 28800) waits; no job is profiled
+ * (sharing score -1: no pairs).  The prior ratios: R1 (elapsed well under
+ * a quarter of its estimate) ends at T + 150 / 600 / 2400, and W starts
+ * then.  R1 was submitted 100 s ago: its copy arrives 100 s from now, goes
+ * ahead of W (better priority) at R1's P90 end and runs 600 x 4 s: W's P90
+ * is T + 4800.  Submitted 7 h ago instead, R1 is no recent arrival: W's
+ * P90 is T + 2400. */
+static void arrivals_are_noted_and_mirrored(void **state)
+{
+    (void)state;
+    for (int recent = 0; recent < 2; recent++) {
+        if (recent) { /* a fresh daemon and Slurm for the second case */
+            teardown(NULL);
+            setup(NULL);
+        }
+        d.cfg.gpu_limit = 1;
+        d.cfg.packing_mode = 1;
+        time_t now = time(NULL);
+        fake_submit(1, "alice", 8, 8, 1)->time_limit_min = 10;
+        fake_job(1)->submit_time = recent ? now - 100 : now - 7 * 3600;
+        slurm_job *r2 = fake_submit(2, "alice", 8, 8, 1);
+        r2->time_limit_min = 10000;
+        r2->submit_time = now - 8 * 3600;
+        engine_tick(&d);
+        assert_phase(1, LUCID_PHASE_RUNNING);
+        assert_phase(2, LUCID_PHASE_RUNNING);
+        time_t t = time(NULL) - 10;
+        fake_run(1, t);
+        fake_run(2, t);
+        fake_submit(3, "bob", 8, 8, 1)->time_limit_min = 60;
+        fake_job(3)->submit_time = time(NULL);
+        engine_tick(&d);
+        assert_phase(3, LUCID_PHASE_MAIN_QUEUE);
+        /* Noted: R1 if recent, and W; never R2 (submitted before the window). */
+        const lucid_eta_table *table = &d.eta_table;
+        assert_int_equal(table->narr - table->arr_head, recent ? 2 : 1);
+        if (recent)
+            assert_int_equal(table->arrivals[table->arr_head].job, 1);
+        assert_int_equal(table->arrivals[table->narr - 1].job, 3);
+        const lucidd_job *w = engine_find(&d, 3);
+        assert_int_equal(w->eta_p10, t + 150);
+        assert_int_equal(w->eta_p50, t + 600);
+        assert_int_equal(w->eta_p90, recent ? t + 4800 : t + 2400);
+    }
+    /* A note past the window drops the older ones (the table's rule). */
+    lucid_eta_table *table = &d.eta_table;
+    int64_t last = table->arrivals[table->narr - 1].time;
+    assert_int_equal(lucid_eta_table_note_arrival(table, 99, last + LUCID_ETA_GHOST_WINDOW + 1), 0);
+    assert_int_equal(table->narr - table->arr_head, 1);
+    assert_int_equal(table->arrivals[table->arr_head].job, 99);
+}
+
+/* lucidd restarted: only what it keeps across a restart (configuration,
+ * store, models, metrics) stays; the job table is rebuilt from the store. */
+static void restart(void)
+{
+    engine_free(&d);
+    lucidd_config cfg = d.cfg;
+    lucid_state *state = d.state;
+    lucidd_models *models = d.models;
+    lucid_gpumetrics *metrics = d.metrics;
+    memset(&d, 0, sizeof d);
+    d.cfg = cfg;
+    d.state = state;
+    d.models = models;
+    d.metrics = metrics;
+    lucid_error err = {{0}};
+    assert_int_equal(engine_load(&d, &err), 0);
+}
+
+/* What clients see of a restarted lucidd (easy, window 1200 s, margin 1,
+ * as a_reservation_survives_a_restart: job 2 reserved n1,n2 from T + 900,
+ * job 3 waiting behind it).  Nothing is published before its first tick
+ * (the stored jobs carry no start estimate and no reservation's start);
+ * the first published view has a start interval for every waiting job and
+ * job 2's reservation, since when and where.  A restart whose first tick
+ * cannot reach Slurm publishes (status must say so), and its waiting jobs
+ * say why they have no estimate, job 2 still since when it holds its
+ * reservation. */
+static void a_restart_publishes_after_its_first_decision(void **state)
+{
+    (void)state;
+    d.cfg.backfill_window = 1200;
+    time_t t = backfill_behind_job1(1, 15);
+    engine_tick(&d);
+    assert_int_equal(engine_find(&d, 2)->reserved_at, t + 900);
+    int64_t since = rec(2)->reserved_since;
+    assert_true(since > 0);
+
+    restart();
+    lucid_error err = {{0}};
+    lucidd_hub *hub = lucidd_hub_new(&err);
+    assert_non_null(hub);
+    lucidd_hub_publish(hub, &d, (int64_t)time(NULL)); /* what lucidd did at start */
+    assert_null(lucidd_hub_acquire(hub, NULL));
+    engine_tick(&d);
+    lucidd_hub_publish(hub, &d, (int64_t)time(NULL));
+    lucidd_snapshot *snap = lucidd_hub_acquire(hub, NULL);
+    assert_non_null(snap);
+    int waiting = 0;
+    for (size_t i = 0; i < snap->njobs; i++) {
+        const lucidd_job *job = &snap->jobs[i];
+        if (job->rec.phase != LUCID_PHASE_MAIN_QUEUE && job->rec.phase != LUCID_PHASE_PROFILE_QUEUE)
+            continue;
+        waiting++;
+        if (!(job->eta_p10 > 0 && job->eta_p10 <= job->eta_p50 && job->eta_p50 <= job->eta_p90))
+            fail_msg("job %u: no start interval in the first view (%lld %lld %lld; %s)",
+                     job->rec.job_id, (long long)job->eta_p10, (long long)job->eta_p50,
+                     (long long)job->eta_p90, job->eta_none);
+        assert_string_equal(job->eta_none, "");
+        if (job->rec.job_id == 2) {
+            assert_int_equal(job->reserved_at, t + 900);
+            assert_string_equal(job->reserved_nodes, "n1,n2");
+            assert_int_equal(job->rec.reserved_since, since);
+        } else {
+            assert_int_equal(job->rec.reserved_since, 0);
+        }
+    }
+    assert_int_equal(waiting, 2); /* jobs 2 and 3 */
+    lucidd_hub_release(hub, snap);
+    lucidd_hub_free(hub);
+
+    restart();
+    hub = lucidd_hub_new(&err);
+    assert_non_null(hub);
+    fake.up = 0;
+    engine_tick(&d);
+    lucidd_hub_publish(hub, &d, (int64_t)time(NULL));
+    snap = lucidd_hub_acquire(hub, NULL);
+    assert_non_null(snap);
+    assert_false(snap->slurm_up);
+    for (uint32_t id = 2; id <= 3; id++) {
+        const lucidd_job *job = NULL;
+        for (size_t i = 0; i < snap->njobs; i++)
+            if (snap->jobs[i].rec.job_id == id)
+                job = &snap->jobs[i];
+        assert_non_null(job);
+        assert_int_equal(job->eta_p50, 0);
+        assert_string_equal(job->eta_none, ENGINE_ETA_NOT_YET);
+        assert_int_equal(job->rec.reserved_since, id == 2 ? since : 0);
+    }
+    lucidd_hub_release(hub, snap);
+    lucidd_hub_free(hub);
+    /* Slurm answers: the first decision replaces the text. */
+    fake.up = 1;
+    engine_tick(&d);
+    assert_true(engine_find(&d, 3)->eta_p50 > 0);
+    assert_string_equal(engine_find(&d, 3)->eta_none, "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -565,6 +722,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(ratio_table_is_rebuilt_from_the_store, setup, teardown),
         cmocka_unit_test_setup_teardown(backfill_honours_the_reservation, setup, teardown),
         cmocka_unit_test_setup_teardown(a_reservation_survives_a_restart, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_restart_publishes_after_its_first_decision, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(arrivals_are_noted_and_mirrored, setup, teardown),
         cmocka_unit_test_setup_teardown(dependencies_begin_and_user_holds_take_no_capacity, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(node_choices_are_honoured_or_handed_back, setup, teardown),
