@@ -39,10 +39,13 @@ Assertions (roles as in lucidd_backfill.sh):
              lucid reason said "backfilled" and a D's "would delay the
              reservation of job L" in some snapshot;
   explain    `lucid explain L` while it waited, before and after the
-             restart, said "reserved for it from".
+             restart, said "reserved for it since HH:MM; from ~HH:MM on
+             NODES", with the same "since" both times (the reservation
+             given before the restart is the one kept).
 """
 import json
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -208,10 +211,17 @@ class Check:
                      f"{sorted(reasons['D3'])[:3]}")
 
     def check_explain(self):
+        since = {}
         for name in ("explain-L.txt", "explain-L-restarted.txt"):
             text = open(os.path.join(self.lab, name), errors="replace").read()
-            if "reserved for it from" not in text:
-                self.err("explain", f"{name}: lucid explain L lacks 'reserved for it from': {text[:300]!r}")
+            m = re.search(r"reserved for it since (\d\d:\d\d); from ~\d\d:\d\d on \S", text)
+            if not m:
+                self.err("explain", f"{name}: lucid explain L lacks 'reserved for it since HH:MM; "
+                         f"from ~HH:MM on NODES': {text[:300]!r}")
+            else:
+                since[name] = m.group(1)
+        if len(set(since.values())) > 1:
+            self.err("explain", f"L's reservation was given again at the restart: since {since}")
 
     def check_min_gpus(self):
         M = self.role["M"]
