@@ -24,19 +24,19 @@ typedef struct lucid_outfile {
 /* Opens a temporary file beside `path` (mode 0666 less the umask, like
  * fopen); returns o->f or NULL with a message naming `path`. */
 FILE *lucid_outfile_open(lucid_outfile *o, const char *path, lucid_error *err);
-/* Closes the temporary file (checking every write) and renames it over the
- * destination; on failure the temporary file is removed and the destination
- * is untouched.  Frees o either way. */
-int lucid_outfile_commit(lucid_outfile *o, lucid_error *err);
-/* The same, but a regular file at the destination is not deleted here: the
- * two are swapped in one step (renameat2 RENAME_EXCHANGE; plain rename where
- * the file system lacks it) and *old (the caller's to unlink and free) is
- * the hidden name the previous content now has, else NULL.  Deleting a
- * just-replaced file costs 1-2 ms a MB on ext4, most of it because rename
- * over an existing file makes ext4 allocate the new file's blocks at once
- * (auto_da_alloc); a run that writes many files frees the old ones on
- * another thread (lucid simulate).  Nothing is fsynced either way. */
+/* Closes the temporary file (checking every write) and puts it in place of
+ * the destination in one step, a regular file there swapped out (renameat2
+ * RENAME_EXCHANGE; plain rename where there is none, or where the file
+ * system lacks it) rather than renamed over: rename over an existing file
+ * makes ext4 allocate the new file's blocks at once (auto_da_alloc), 1-2 ms
+ * a MB.  *old (the caller's to unlink and free) is then the hidden name the
+ * previous content has, else NULL; a run that writes many files frees the
+ * old ones on another thread (lucid simulate).  On failure the temporary
+ * file is removed and the destination is untouched.  Frees o either way.
+ * Nothing is fsynced. */
 int lucid_outfile_commit_swap(lucid_outfile *o, char **old, lucid_error *err);
+/* The same, the previous file deleted at once. */
+int lucid_outfile_commit(lucid_outfile *o, lucid_error *err);
 /* Removes the temporary file; the destination is untouched.  Safe on an
  * outfile that was never opened or is already committed (zeroed). */
 void lucid_outfile_abort(lucid_outfile *o);

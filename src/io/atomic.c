@@ -80,20 +80,6 @@ static int outfile_close(lucid_outfile *o, lucid_error *err)
     return 0;
 }
 
-/* Renames the closed temporary file over the destination and frees o. */
-static int outfile_rename(lucid_outfile *o, lucid_error *err)
-{
-    if (rename(o->tmp, o->path) != 0) {
-        lucid_error_set(err, "%s: cannot replace: %s", o->path, strerror(errno));
-        lucid_outfile_abort(o);
-        return -1;
-    }
-    free(o->tmp);
-    o->tmp = NULL;
-    lucid_outfile_abort(o);
-    return 0;
-}
-
 int lucid_outfile_commit_swap(lucid_outfile *o, char **old, lucid_error *err)
 {
     *old = NULL;
@@ -121,14 +107,26 @@ int lucid_outfile_commit_swap(lucid_outfile *o, char **old, lucid_error *err)
         }
     }
 #endif
-    return outfile_rename(o, err);
+    if (rename(o->tmp, o->path) != 0) {
+        lucid_error_set(err, "%s: cannot replace: %s", o->path, strerror(errno));
+        lucid_outfile_abort(o);
+        return -1;
+    }
+    free(o->tmp);
+    o->tmp = NULL;
+    lucid_outfile_abort(o);
+    return 0;
 }
 
 int lucid_outfile_commit(lucid_outfile *o, lucid_error *err)
 {
-    if (outfile_close(o, err) < 0)
+    char *old;
+    if (lucid_outfile_commit_swap(o, &old, err) < 0)
         return -1;
-    return outfile_rename(o, err);
+    if (old) /* the destination is already the new file: a leftover only costs space */
+        unlink(old);
+    free(old);
+    return 0;
 }
 
 int lucid_write_file_atomic(const char *path, const void *data, size_t len, lucid_error *err)
