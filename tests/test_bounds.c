@@ -124,60 +124,135 @@ static const char *const *four_vcs(lucid_vcs *vcs)
     return names;
 }
 
-/* The one-pass metrics of every VC (summary.csv) must be the bits of one
- * lucid_metrics_compute call per VC, on a trace of 4 VCs (one without
- * jobs), 7 users, excluded jobs and random end times. */
-static void metrics_of_all_vcs_match_one_by_one(void **state)
+/* A trace of 4 VCs (one without jobs), 7 users, jobs of 1-32 GPUs (both
+ * of Table 5's size classes, and a class empty when `gpus` says so),
+ * excluded jobs and random end times, with its result. */
+typedef struct random_run {
+    lucid_vcs vcs;
+    lucid_trace trace;
+    lucid_sim_result result;
+    char *text;
+} random_run;
+
+static void random_run_make(random_run *rr, uint64_t seed, int only_small)
 {
-    (void)state;
-    lucid_vcs vcs = {0};
-    const char *const *names = four_vcs(&vcs);
+    memset(rr, 0, sizeof *rr);
+    const char *const *names = four_vcs(&rr->vcs);
+    static const int gpus[] = {1, 1, 2, 4, 8, 16, 32};
     size_t cap = 1 << 20, len = 0;
-    char *text = malloc(cap);
-    assert_non_null(text);
-    len += (size_t)snprintf(text, cap, "job_id,user,vc,gpu_num,submit_time,duration\n");
-    uint64_t x = 99;
+    rr->text = malloc(cap);
+    assert_non_null(rr->text);
+    len += (size_t)snprintf(rr->text, cap, "job_id,user,vc,gpu_num,submit_time,duration\n");
+    uint64_t x = seed;
     const int njobs = 3000;
     for (int i = 0; i < njobs; i++) {
         x = x * 6364136223846793005ULL + 1442695040888963407ULL;
         unsigned r = (unsigned)(x >> 33);
-        len += (size_t)snprintf(text + len, cap - len, "%d,u%u,%s,1,%d,%u\n", i + 1, r % 7,
-                                names[r % 3], i, 1 + r % 500);
+        len += (size_t)snprintf(rr->text + len, cap - len, "%d,u%u,%s,%d,%d,%u\n", i + 1, r % 7,
+                                names[r % 3], gpus[(r >> 8) % (only_small ? 5u : 7u)], i,
+                                1 + r % 500);
     }
-    lucid_trace trace;
     lucid_error err;
-    assert_int_equal(lucid_trace_load_mem(&trace, "v.csv", text, len, &vcs, &err), 0);
-    lucid_sim_result result;
-    memset(&result, 0, sizeof result);
-    result.run = calloc(trace.njobs, sizeof *result.run);
-    result.excluded = calloc(trace.njobs, 1);
-    assert_non_null(result.run);
-    assert_non_null(result.excluded);
-    for (size_t i = 0; i < trace.njobs; i++) {
+    assert_int_equal(lucid_trace_load_mem(&rr->trace, "v.csv", rr->text, len, &rr->vcs, &err), 0);
+    rr->result.run = calloc(rr->trace.njobs, sizeof *rr->result.run);
+    rr->result.excluded = calloc(rr->trace.njobs, 1);
+    assert_non_null(rr->result.run);
+    assert_non_null(rr->result.excluded);
+    for (size_t i = 0; i < rr->trace.njobs; i++) {
         x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-        result.run[i].end_time = trace.jobs[i].submit_time + trace.jobs[i].duration +
-                                 (int64_t)((x >> 33) % 2000);
-        result.excluded[i] = (x >> 20) % 17 == 0;
+        rr->result.run[i].end_time = rr->trace.jobs[i].submit_time + rr->trace.jobs[i].duration +
+                                     (int64_t)((x >> 33) % 2000);
+        rr->result.run[i].queue = (double)((x >> 40) % 700);
+        rr->result.excluded[i] = (x >> 20) % 17 == 0;
     }
+}
+
+static void random_run_free(random_run *rr)
+{
+    free(rr->result.run);
+    free(rr->result.excluded);
+    lucid_trace_free(&rr->trace);
+    lucid_vcs_free(&rr->vcs);
+    free(rr->text);
+}
+
+static void assert_same_metrics(const lucid_metrics *got, const lucid_metrics *want)
+{
+    assert_int_equal(got->jobs, want->jobs);
+    const double want_v[] = {want->floor,      want->gap,      want->bsld_mean, want->bsld_p99,
+                             want->jain_users, want->jain_vcs, want->gpu_util};
+    const double got_v[] = {got->floor,      got->gap,      got->bsld_mean, got->bsld_p99,
+                            got->jain_users, got->jain_vcs, got->gpu_util};
+    for (size_t k = 0; k < sizeof want_v / sizeof want_v[0]; k++)
+        if (!(isnan(want_v[k]) && isnan(got_v[k])))
+            assert_memory_equal(&got_v[k], &want_v[k], sizeof want_v[k]);
+}
+
+static void assert_same_summary(const lucid_summary *got, const lucid_summary *want)
+{
+    assert_int_equal(got->jobs, want->jobs);
+    const double want_v[] = {want->avg_jct, want->avg_queue, want->p999_queue};
+    const double got_v[] = {got->avg_jct, got->avg_queue, got->p999_queue};
+    assert_memory_equal(got_v, want_v, sizeof want_v);
+}
+
+/* The one-pass metrics of every VC (summary.csv) must be the bits of one
+ * lucid_metrics_compute call per VC. */
+static void metrics_of_all_vcs_match_one_by_one(void **state)
+{
+    (void)state;
+    random_run rr;
+    random_run_make(&rr, 99, 0);
     lucid_metrics all[5], one;
-    assert_int_equal(lucid_metrics_compute_vcs(&trace, &result, 4, all), 0);
+    assert_int_equal(lucid_metrics_compute_vcs(&rr.trace, &rr.result, 4, all), 0);
     for (int v = -1; v < 4; v++) {
-        assert_int_equal(lucid_metrics_compute(&trace, &result, v, &one), 0);
-        const lucid_metrics *got = &all[v < 0 ? 4 : v];
-        assert_int_equal(got->jobs, one.jobs);
-        const double want_v[] = {one.floor, one.gap, one.bsld_mean, one.bsld_p99, one.jain_users,
-                                 one.jain_vcs};
-        const double got_v[] = {got->floor, got->gap, got->bsld_mean, got->bsld_p99,
-                                got->jain_users, got->jain_vcs};
-        assert_memory_equal(got_v, want_v, sizeof want_v);
+        assert_int_equal(lucid_metrics_compute(&rr.trace, &rr.result, v, &one), 0);
+        assert_same_metrics(&all[v < 0 ? 4 : v], &one);
     }
     assert_int_equal(all[3].jobs, 0);
     assert_true(all[0].jobs > 500 && !isnan(all[0].jain_users) && !isnan(all[4].jain_vcs));
-    free(result.run);
-    free(result.excluded);
-    lucid_trace_free(&trace);
-    lucid_vcs_free(&vcs);
-    free(text);
+    random_run_free(&rr);
+}
+
+/* A policy's figures, made in two passes for every VC, all jobs and both
+ * size classes (summary.csv and the terminal's Tables 4 and 5), must be
+ * the bits of the straightforward one-row functions, each of which reads
+ * every job: lucid_summarize and lucid_metrics_compute(_sized).  Also
+ * with the large class empty. */
+static void policy_summary_matches_one_row_at_a_time(void **state)
+{
+    (void)state;
+    for (int only_small = 0; only_small <= 1; only_small++) {
+        random_run rr;
+        random_run_make(&rr, 7 + (uint64_t)only_small, only_small);
+        lucid_policy_summary ps;
+        assert_int_equal(lucid_policy_summary_make(&ps, &rr.trace, &rr.vcs, &rr.result), 0);
+        assert_int_equal(ps.nvcs, 4);
+        lucid_summary s;
+        lucid_metrics m;
+        for (int v = -1; v < 4; v++) {
+            assert_int_equal(lucid_summarize(&rr.trace, &rr.result, v, INT32_MIN, INT32_MAX, &s), 0);
+            assert_same_summary(&ps.sums[v < 0 ? 4 : v], &s);
+            assert_int_equal(lucid_metrics_compute(&rr.trace, &rr.result, v, &m), 0);
+            assert_same_metrics(&ps.metrics[v < 0 ? 4 : v], &m);
+        }
+        const int32_t above[] = {LUCID_LARGE_JOB_GPUS, 0}, upto[] = {INT32_MAX, LUCID_LARGE_JOB_GPUS};
+        for (int c = 0; c < LUCID_SIZE_CLASSES; c++) {
+            assert_int_equal(lucid_summarize(&rr.trace, &rr.result, -1, above[c], upto[c], &s), 0);
+            assert_same_summary(&ps.class_sums[c], &s);
+            assert_int_equal(
+                lucid_metrics_compute_sized(&rr.trace, &rr.result, -1, above[c], upto[c], &m), 0);
+            assert_same_metrics(&ps.class_metrics[c], &m);
+        }
+        /* Both classes hold jobs (but the large one without them), and
+         * together every job of the run. */
+        assert_int_equal(ps.class_sums[0].jobs == 0, only_small);
+        assert_int_equal(ps.class_sums[0].jobs + ps.class_sums[1].jobs, ps.sums[4].jobs);
+        assert_true(ps.class_sums[1].jobs > 1000 && !isnan(ps.class_metrics[1].jain_users) &&
+                    !isnan(ps.class_metrics[1].jain_vcs) && isnan(ps.class_metrics[1].gpu_util));
+        lucid_policy_summary_free(&ps);
+        random_run_free(&rr);
+    }
 }
 
 static int by_value(const void *a, const void *b)
@@ -321,6 +396,7 @@ int main(void)
         cmocka_unit_test(metrics_by_hand),
         cmocka_unit_test(percentile_matches_sorted_definition),
         cmocka_unit_test(metrics_of_all_vcs_match_one_by_one),
+        cmocka_unit_test(policy_summary_matches_one_row_at_a_time),
         cmocka_unit_test(eta_calibration_of_all_vcs_matches_definition),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -84,16 +84,25 @@ double lucid_gpu_utilisation(const lucid_sim_result *result, int32_t vc);
  * lucid_metrics_compute (which each read every job). */
 int lucid_metrics_compute_vcs(const lucid_trace *trace, const lucid_sim_result *result,
                               int32_t nvcs, lucid_metrics *out);
+/* Table 5's size classes: class 0 the jobs of more than
+ * LUCID_LARGE_JOB_GPUS GPUs, class 1 those of 1 to LUCID_LARGE_JOB_GPUS. */
+#define LUCID_LARGE_JOB_GPUS 8
+#define LUCID_SIZE_CLASSES 2
 /* One policy's figures for summary.csv, eta-summary.csv and the terminal's
- * tables, made once for all three: entry v < nvcs for VC v, entry nvcs for
- * all jobs (lucid_summarize_vcs, lucid_metrics_compute_vcs,
- * lucid_eta_calibration_vcs: NaN and no job counted without predictions). */
+ * tables, made once for all three in two passes over the jobs: entry
+ * v < nvcs for VC v, entry nvcs for all jobs (the figures of
+ * lucid_summarize_vcs and lucid_metrics_compute_vcs; of
+ * lucid_eta_calibration_vcs: NaN and no job counted without predictions);
+ * class_sums / class_metrics those of lucid_summarize and
+ * lucid_metrics_compute_sized over each size class of all VCs. */
 typedef struct lucid_policy_summary {
     int32_t nvcs;
     lucid_summary *sums;
     lucid_metrics *metrics;
     double *eta_cov, *eta_err;
     int64_t *eta_waited;
+    lucid_summary class_sums[LUCID_SIZE_CLASSES];
+    lucid_metrics class_metrics[LUCID_SIZE_CLASSES];
 } lucid_policy_summary;
 /* 0, or -1 (out of memory; nothing to free then). */
 int lucid_policy_summary_make(lucid_policy_summary *ps, const lucid_trace *trace,

@@ -348,24 +348,21 @@ static int outputs_open(run_outputs *o, const lucid_experiment *exp, const lucid
 }
 
 /* Table 5's four cells of one size class ("-" when it has no job). */
-static void size_class_cells(FILE *out, const cli_run *d, const lucid_sim_result *result,
-                             int32_t above, int32_t upto)
+static void size_class_cells(FILE *out, const lucid_policy_summary *ps, int c)
 {
-    lucid_summary s;
-    lucid_metrics m;
-    lucid_summarize(&d->trace, result, -1, above, upto, &s);
-    lucid_metrics_compute_sized(&d->trace, result, -1, above, upto, &m);
-    if (s.jobs == 0)
+    const lucid_summary *s = &ps->class_sums[c];
+    const lucid_metrics *m = &ps->class_metrics[c];
+    if (s->jobs == 0)
         fprintf(out, " %12s %12s %8s %9s", "-", "-", "-", "-");
     else
-        fprintf(out, " %12.0f %12.0f %7.1f%% %9.2f", s.avg_jct, s.avg_queue, 100 * m.gap,
-                m.bsld_mean);
+        fprintf(out, " %12.0f %12.0f %7.1f%% %9.2f", s->avg_jct, s->avg_queue, 100 * m->gap,
+                m->bsld_mean);
 }
 
 /* The terminal's rows of one policy (tab: Table 4, Table 5, backfill
  * note, Lucid note). */
-static void table_rows(FILE *const *tab, policy_part *part, const cli_run *d,
-                       const lucid_sim_result *r, const lucid_policy_summary *ps)
+static void table_rows(FILE *const *tab, policy_part *part, const lucid_sim_result *r,
+                       const lucid_policy_summary *ps)
 {
     /* All jobs: summary.csv's `all` row (the same sums in the same order as
      * lucid_summarize and lucid_metrics_compute over every job). */
@@ -376,8 +373,8 @@ static void table_rows(FILE *const *tab, policy_part *part, const cli_run *d,
             r->policy->name, s.avg_jct, s.avg_queue, s.p999_queue, 100 * m.gap, m.bsld_mean,
             m.bsld_p99, m.jain_users, m.jain_vcs, 100 * m.gpu_util);
     fprintf(tab[1], "%-10s", r->policy->name);
-    size_class_cells(tab[1], d, r, 8, INT32_MAX);
-    size_class_cells(tab[1], d, r, 0, 8);
+    size_class_cells(tab[1], ps, 0);
+    size_class_cells(tab[1], ps, 1);
     fputc('\n', tab[1]);
     if (r->backfill.mode != LUCID_BACKFILL_NONE) {
         const lucid_backfill_stats *b = &r->backfill_stats;
@@ -450,7 +447,7 @@ static void outputs_policy(void *user, int index, const lucid_sim_result *r)
         }
         /* The terminal's tables only when they are printed (not --quiet). */
         if (o->tables)
-            table_rows(mem + PART_TABLE, part, d, r, &ps);
+            table_rows(mem + PART_TABLE, part, r, &ps);
         lucid_policy_summary_free(&ps);
     }
     for (int t = 0; t < NPARTS; t++)

@@ -156,40 +156,60 @@ void lucid_bounds_free(lucid_bounds *b)
 
 /* ---- per-schedule metrics ---- */
 
-static double jain(const double *x, size_t n)
+/* Running sums of a group of jobs, each job added in trace order: every
+ * grouping of the same jobs (one VC, all, a size class) then gives the
+ * same bits, however many groups one pass fills at once. */
+typedef struct job_sums {
+    int64_t n;
+    double jct, queue, duration, bsld;
+} job_sums;
+
+static void sums_add(job_sums *s, double jct, double queue, double duration, double bsld)
 {
-    double sum = 0, squares = 0;
-    for (size_t i = 0; i < n; i++) {
-        sum += x[i];
-        squares += x[i] * x[i];
-    }
-    return n == 0 || squares == 0 ? NAN : sum * sum / ((double)n * squares);
+    s->n++;
+    s->jct += jct;
+    s->queue += queue;
+    s->duration += duration;
+    s->bsld += bsld;
 }
 
-/* Mean bounded slowdown per group (user or VC id), then Jain's index over
- * the groups that have jobs. */
+static double bounded_slowdown(double jct, double duration)
+{
+    double s = jct / (duration > LUCID_BSLD_THRESHOLD ? duration : LUCID_BSLD_THRESHOLD);
+    return s > 1 ? s : 1;
+}
+
+/* Jain's index of the groups' mean bounded slowdowns (groups without jobs
+ * left out; NaN for fewer than two), from each group's sums. */
+static double jain_of_sums(const job_sums *g, size_t ngroups)
+{
+    double sum = 0, squares = 0;
+    size_t k = 0;
+    for (size_t i = 0; i < ngroups; i++)
+        if (g[i].n > 0) {
+            double mean = g[i].bsld / (double)g[i].n;
+            sum += mean;
+            squares += mean * mean;
+            k++;
+        }
+    return k < 2 || squares == 0 ? NAN : sum * sum / ((double)k * squares);
+}
+
+/* The same from jobs' groups (user or VC ids) and bounded slowdowns. */
 static double jain_of_groups(const int32_t *group, const double *bsld, size_t n, int32_t ngroups)
 {
     if (ngroups <= 0)
         return NAN;
-    double *sum = calloc((size_t)ngroups, sizeof *sum), *mean = malloc((size_t)ngroups * sizeof *mean);
-    int64_t *count = calloc((size_t)ngroups, sizeof *count);
-    double j = NAN;
-    if (sum && mean && count) {
-        for (size_t i = 0; i < n; i++)
-            if (group[i] >= 0 && group[i] < ngroups) {
-                sum[group[i]] += bsld[i];
-                count[group[i]]++;
-            }
-        size_t k = 0;
-        for (int32_t g = 0; g < ngroups; g++)
-            if (count[g] > 0)
-                mean[k++] = sum[g] / (double)count[g];
-        j = k >= 2 ? jain(mean, k) : NAN;
-    }
-    free(sum);
-    free(mean);
-    free(count);
+    job_sums *g = calloc((size_t)ngroups, sizeof *g);
+    if (!g)
+        return NAN;
+    for (size_t i = 0; i < n; i++)
+        if (group[i] >= 0 && group[i] < ngroups) {
+            g[group[i]].n++;
+            g[group[i]].bsld += bsld[i];
+        }
+    double j = jain_of_sums(g, (size_t)ngroups);
+    free(g);
     return j;
 }
 
@@ -229,61 +249,103 @@ int lucid_metrics_compute(const lucid_trace *trace, const lucid_sim_result *resu
     return lucid_metrics_compute_sized(trace, result, vc, INT32_MIN, INT32_MAX, out);
 }
 
-/* The metrics of what `bsld` (n jobs, in trace order, with their users)
- * holds, sums given; reorders bsld (the percentile) after the fairness. */
-static void finish_metrics(const lucid_trace *trace, double *bsld, const int32_t *users, size_t n,
-                           double duration_sum, double jct_sum, double bsld_sum, lucid_metrics *out)
+static void metrics_blank(lucid_metrics *out)
 {
-    out->jobs = (int64_t)n;
-    if (n == 0)
+    memset(out, 0, sizeof *out);
+    out->jain_users = out->jain_vcs = out->gpu_util = NAN;
+}
+
+/* The metrics of a group from its sums, its users' Jain index and its
+ * jobs' bounded slowdowns (reordered: the percentile). */
+static void metrics_of(const job_sums *s, double jain_users, double *bsld, lucid_metrics *out)
+{
+    out->jobs = s->n;
+    if (s->n == 0)
         return;
-    out->floor = duration_sum / (double)n;
-    out->gap = jct_sum / duration_sum - 1;
-    out->bsld_mean = bsld_sum / (double)n;
-    out->jain_users = trace->strings ? jain_of_groups(users, bsld, n, lucid_strtab_count(trace->strings))
-                                     : NAN;
-    out->bsld_p99 = lucid_percentile(bsld, n, 99);
+    out->floor = s->duration / (double)s->n;
+    out->gap = s->jct / s->duration - 1;
+    out->bsld_mean = s->bsld / (double)s->n;
+    out->jain_users = jain_users;
+    out->bsld_p99 = lucid_percentile(bsld, (size_t)s->n, 99);
+}
+
+/* The summary of a group from its sums and its jobs' queue times
+ * (reordered: the percentile). */
+static void summary_of(const job_sums *s, double *queues, lucid_summary *out)
+{
+    memset(out, 0, sizeof *out);
+    out->jobs = s->n;
+    if (s->n == 0)
+        return;
+    out->avg_jct = s->jct / (double)s->n;
+    out->avg_queue = s->queue / (double)s->n;
+    out->p999_queue = lucid_percentile(queues, (size_t)s->n, 99.9);
+}
+
+static int in_range(const lucid_job *job, int32_t min_gpus_exclusive, int32_t max_gpus)
+{
+    return job->gpu_num > min_gpus_exclusive && job->gpu_num <= max_gpus;
+}
+
+int lucid_summarize(const lucid_trace *trace, const lucid_sim_result *result, int32_t vc,
+                    int32_t min_gpus_exclusive, int32_t max_gpus, lucid_summary *out)
+{
+    memset(out, 0, sizeof *out);
+    double *queues = malloc((trace->njobs + 1) * sizeof *queues);
+    if (!queues)
+        return -1;
+    job_sums s = {0};
+    for (size_t i = 0; i < trace->njobs; i++) {
+        const lucid_job *job = &trace->jobs[i];
+        if (result->excluded[i] || (vc >= 0 && job->vc != vc) ||
+            !in_range(job, min_gpus_exclusive, max_gpus))
+            continue;
+        const lucid_jobresult *r = &result->run[i];
+        queues[s.n] = r->queue;
+        sums_add(&s, (double)(r->end_time - job->submit_time), r->queue, 0, 0);
+    }
+    summary_of(&s, queues, out);
+    free(queues);
+    return 0;
 }
 
 int lucid_metrics_compute_sized(const lucid_trace *trace, const lucid_sim_result *result,
                                 int32_t vc, int32_t min_gpus_exclusive, int32_t max_gpus,
                                 lucid_metrics *out)
 {
-    memset(out, 0, sizeof *out);
-    out->jain_users = out->jain_vcs = NAN;
-    out->gpu_util = min_gpus_exclusive == INT32_MIN && max_gpus == INT32_MAX
-                        ? lucid_gpu_utilisation(result, vc)
-                        : NAN;
+    metrics_blank(out);
+    if (min_gpus_exclusive == INT32_MIN && max_gpus == INT32_MAX)
+        out->gpu_util = lucid_gpu_utilisation(result, vc);
     size_t cap = trace->njobs + 1;
     double *bsld = malloc(cap * sizeof *bsld);
     int32_t *users = malloc(cap * sizeof *users), *vcs = malloc(cap * sizeof *vcs);
     int rc = -1;
     if (!bsld || !users || !vcs)
         goto done;
-    double duration_sum = 0, jct_sum = 0, bsld_sum = 0;
+    job_sums s = {0};
     int32_t max_vc = -1;
-    size_t n = 0;
     for (size_t i = 0; i < trace->njobs; i++) {
         const lucid_job *job = &trace->jobs[i];
         if (result->excluded[i] || (vc >= 0 && job->vc != vc) ||
-            job->gpu_num <= min_gpus_exclusive || job->gpu_num > max_gpus)
+            !in_range(job, min_gpus_exclusive, max_gpus))
             continue;
         double jct = (double)(result->run[i].end_time - job->submit_time);
-        double d = (double)job->duration;
-        double s = jct / (d > LUCID_BSLD_THRESHOLD ? d : LUCID_BSLD_THRESHOLD);
-        bsld[n] = s > 1 ? s : 1;
-        users[n] = job->user;
-        vcs[n] = job->vc;
+        double d = (double)job->duration, b = bounded_slowdown(jct, d);
+        bsld[s.n] = b;
+        users[s.n] = job->user;
+        vcs[s.n] = job->vc;
         max_vc = job->vc > max_vc ? job->vc : max_vc;
-        duration_sum += d;
-        jct_sum += jct;
-        bsld_sum += bsld[n];
-        n++;
+        sums_add(&s, jct, 0, d, b);
     }
     rc = 0;
+    size_t n = (size_t)s.n;
     if (vc < 0 && n > 0)
         out->jain_vcs = jain_of_groups(vcs, bsld, n, max_vc + 1);
-    finish_metrics(trace, bsld, users, n, duration_sum, jct_sum, bsld_sum, out);
+    /* (the users' index before the percentile reorders bsld) */
+    double jain_users = trace->strings ? jain_of_groups(users, bsld, n,
+                                                        lucid_strtab_count(trace->strings))
+                                       : NAN;
+    metrics_of(&s, jain_users, bsld, out);
 done:
     free(bsld);
     free(users);
@@ -291,78 +353,187 @@ done:
     return rc;
 }
 
-int lucid_metrics_compute_vcs(const lucid_trace *trace, const lucid_sim_result *result,
-                              int32_t nvcs, lucid_metrics *out)
+/* Table 5's size classes: more than LUCID_LARGE_JOB_GPUS GPUs, and 1 to
+ * LUCID_LARGE_JOB_GPUS (a job of no GPU is in neither). */
+static int size_class(int32_t gpus)
 {
-    /* One pass in trace order: each VC's sums add its jobs in the order
-     * lucid_metrics_compute(vc) adds them, so the results are the same
-     * bits; then each VC's jobs gathered into its own segment (stable), so
-     * its per-user sums run in that order too. */
-    size_t cap = trace->njobs + 1, nv = (size_t)nvcs;
-    double *bsld = malloc(cap * sizeof *bsld), *seg = malloc(cap * sizeof *seg);
-    int32_t *users = malloc(cap * sizeof *users), *vcs = malloc(cap * sizeof *vcs);
-    int32_t *seg_users = malloc(cap * sizeof *seg_users);
-    size_t *first = calloc(nv + 2, sizeof *first);
-    double *sums = calloc(3 * (nv + 1), sizeof *sums); /* duration, jct, bsld per VC */
-    int rc = bsld && seg && users && vcs && seg_users && first && sums ? 0 : -1;
-    double duration_sum = 0, jct_sum = 0, bsld_sum = 0;
-    int32_t max_vc = -1;
-    size_t n = 0;
+    return gpus > LUCID_LARGE_JOB_GPUS ? 0 : gpus > 0 ? 1 : -1;
+}
+
+/* Every figure of one policy's results at once, in two passes over the
+ * jobs in trace order: sums[v] / metrics[v] for VC v < nvcs and [nvcs] for
+ * all jobs (summary.csv), cls_sums[c] / cls_metrics[c] for the size
+ * classes (Table 5).  The first pass adds every sum (per VC, all, class,
+ * and per user and per VC within each class for the fairness indices);
+ * the second gathers queue times and bounded slowdowns into each VC's
+ * segment (stable, so a VC's per-user sums run in trace order) and each
+ * class's, for the percentiles: the bits of one lucid_summarize and one
+ * lucid_metrics_compute_sized call per row, which each read every job and
+ * allocated their own arrays (at 10M jobs, ~20 arrays of 40-80 MB, each
+ * faulted in afresh). */
+static int policy_figures(const lucid_trace *trace, const lucid_sim_result *result, int32_t nvcs,
+                          lucid_summary *sums, lucid_metrics *metrics,
+                          lucid_summary cls_sums[LUCID_SIZE_CLASSES],
+                          lucid_metrics cls_metrics[LUCID_SIZE_CLASSES])
+{
+    enum { NC = LUCID_SIZE_CLASSES };
+    size_t nv = nvcs > 0 ? (size_t)nvcs : 0;
+    int32_t nusers = trace->strings ? lucid_strtab_count(trace->strings) : 0;
+    size_t nu = nusers > 0 ? (size_t)nusers : 0;
+    /* Sums: VCs [0, nv), all (nv), classes (nv + 1 + c), each class's VCs
+     * (nv + 1 + NC + c * nv + v); users: all (u), each class's (nu + c * nu + u). */
+    job_sums *g = calloc(nv + 1 + NC + NC * nv, sizeof *g);
+    job_sums *ug = calloc((1 + NC) * nu + 1, sizeof *ug);
+    size_t *first = calloc(nv + 1 + NC + 1, sizeof *first);
+    int rc = g && ug && first ? 0 : -1;
+    job_sums *all = g + nv, *cls = g + nv + 1, *cls_vc = g + nv + 1 + NC;
     for (size_t i = 0; rc == 0 && i < trace->njobs; i++) {
         const lucid_job *job = &trace->jobs[i];
         if (result->excluded[i] || job->vc < 0 || job->vc >= nvcs)
             continue;
-        double jct = (double)(result->run[i].end_time - job->submit_time);
-        double d = (double)job->duration;
-        double b = jct / (d > LUCID_BSLD_THRESHOLD ? d : LUCID_BSLD_THRESHOLD);
-        b = b > 1 ? b : 1;
-        bsld[n] = b;
-        users[n] = job->user;
-        vcs[n] = job->vc;
-        max_vc = job->vc > max_vc ? job->vc : max_vc;
-        double *v = &sums[3 * (size_t)job->vc];
-        v[0] += d;
-        v[1] += jct;
-        v[2] += b;
-        first[job->vc + 1]++;
-        duration_sum += d;
-        jct_sum += jct;
-        bsld_sum += b;
-        n++;
-    }
-    for (size_t v = 0; rc == 0 && v < nv; v++)
-        first[v + 1] += first[v];
-    for (size_t k = 0; rc == 0 && k < n; k++) {
-        size_t at = first[vcs[k]]++;
-        seg[at] = bsld[k];
-        seg_users[at] = users[k];
-    }
-    for (size_t v = nv; rc == 0 && v > 0; v--) /* back to segment starts */
-        first[v] = first[v - 1];
-    if (rc == 0)
-        first[0] = 0;
-    for (size_t v = 0; rc == 0 && v <= nv; v++) {
-        lucid_metrics *o = &out[v];
-        memset(o, 0, sizeof *o);
-        o->jain_users = o->jain_vcs = NAN;
-        if (v < nv) {
-            const double *sv = &sums[3 * v];
-            finish_metrics(trace, seg + first[v], seg_users + first[v], first[v + 1] - first[v],
-                           sv[0], sv[1], sv[2], o);
-        } else {
-            if (n > 0)
-                o->jain_vcs = jain_of_groups(vcs, bsld, n, max_vc + 1);
-            finish_metrics(trace, bsld, users, n, duration_sum, jct_sum, bsld_sum, o);
+        const lucid_jobresult *r = &result->run[i];
+        double jct = (double)(r->end_time - job->submit_time);
+        double d = (double)job->duration, b = bounded_slowdown(jct, d);
+        sums_add(&g[job->vc], jct, r->queue, d, b);
+        sums_add(all, jct, r->queue, d, b);
+        int c = size_class(job->gpu_num);
+        if (c >= 0) {
+            sums_add(&cls[c], jct, r->queue, d, b);
+            sums_add(&cls_vc[(size_t)c * nv + (size_t)job->vc], jct, r->queue, d, b);
         }
-        o->gpu_util = lucid_gpu_utilisation(result, v < nv ? (int32_t)v : -1);
+        if (job->user >= 0 && job->user < nusers) {
+            sums_add(&ug[job->user], jct, r->queue, d, b);
+            if (c >= 0)
+                sums_add(&ug[nu + (size_t)c * nu + (size_t)job->user], jct, r->queue, d, b);
+        }
     }
-    free(bsld);
-    free(seg);
-    free(users);
-    free(vcs);
-    free(seg_users);
+    /* Segment starts: VCs from 0, classes from 0 in their own arrays. */
+    size_t nall = rc == 0 ? (size_t)all->n : 0, ncls = 0;
+    for (size_t v = 0; rc == 0 && v < nv; v++)
+        first[v + 1] = first[v] + (size_t)g[v].n;
+    for (int c = 0; rc == 0 && c < NC; c++) {
+        first[nv + 1 + (size_t)c] = ncls;
+        ncls += (size_t)cls[c].n;
+    }
+    double *queue = malloc((nall + 1) * sizeof *queue), *bsld = malloc((nall + 1) * sizeof *bsld);
+    int32_t *users = malloc((nall + 1) * sizeof *users);
+    double *cqueue = malloc((ncls + 1) * sizeof *cqueue), *cbsld = malloc((ncls + 1) * sizeof *cbsld);
+    size_t *at = calloc(nv + NC + 1, sizeof *at);
+    if (!queue || !bsld || !users || !cqueue || !cbsld || !at)
+        rc = -1;
+    if (rc == 0) { /* the next free slot of each VC's segment, then of each class's */
+        memcpy(at, first, nv * sizeof *at);
+        memcpy(at + nv, first + nv + 1, NC * sizeof *at);
+    }
+    for (size_t i = 0; rc == 0 && i < trace->njobs; i++) {
+        const lucid_job *job = &trace->jobs[i];
+        if (result->excluded[i] || job->vc < 0 || job->vc >= nvcs)
+            continue;
+        const lucid_jobresult *r = &result->run[i];
+        double b = bounded_slowdown((double)(r->end_time - job->submit_time), (double)job->duration);
+        size_t k = at[job->vc]++;
+        queue[k] = r->queue;
+        bsld[k] = b;
+        users[k] = job->user;
+        int c = size_class(job->gpu_num);
+        if (c >= 0) {
+            k = at[nv + (size_t)c]++;
+            cqueue[k] = r->queue;
+            cbsld[k] = b;
+        }
+    }
+    for (size_t v = 0; rc == 0 && v < nv; v++) {
+        size_t f = first[v];
+        summary_of(&g[v], queue + f, &sums[v]);
+        metrics_blank(&metrics[v]);
+        double ju = trace->strings ? jain_of_groups(users + f, bsld + f, (size_t)g[v].n, nusers) : NAN;
+        metrics_of(&g[v], ju, bsld + f, &metrics[v]);
+        metrics[v].gpu_util = lucid_gpu_utilisation(result, (int32_t)v);
+    }
+    if (rc == 0) { /* every job is in one VC's segment: all of them, reordered within */
+        summary_of(all, queue, &sums[nv]);
+        lucid_metrics *m = &metrics[nv];
+        metrics_blank(m);
+        if (all->n > 0)
+            m->jain_vcs = jain_of_sums(g, nv);
+        metrics_of(all, trace->strings ? jain_of_sums(ug, nu) : NAN, bsld, m);
+        m->gpu_util = lucid_gpu_utilisation(result, -1);
+    }
+    for (int c = 0; rc == 0 && c < NC; c++) {
+        size_t f = first[nv + 1 + (size_t)c];
+        summary_of(&cls[c], cqueue + f, &cls_sums[c]);
+        lucid_metrics *m = &cls_metrics[c];
+        metrics_blank(m);
+        if (cls[c].n > 0)
+            m->jain_vcs = jain_of_sums(cls_vc + (size_t)c * nv, nv);
+        metrics_of(&cls[c], trace->strings ? jain_of_sums(ug + nu + (size_t)c * nu, nu) : NAN,
+                   cbsld + f, m);
+    }
+    free(g);
+    free(ug);
     free(first);
-    free(sums);
+    free(queue);
+    free(bsld);
+    free(users);
+    free(cqueue);
+    free(cbsld);
+    free(at);
+    return rc;
+}
+
+int lucid_summarize_vcs(const lucid_trace *trace, const lucid_sim_result *result, int32_t nvcs,
+                        lucid_summary *out)
+{
+    lucid_metrics *m = malloc(((size_t)(nvcs > 0 ? nvcs : 0) + 1) * sizeof *m);
+    lucid_summary cs[LUCID_SIZE_CLASSES];
+    lucid_metrics cm[LUCID_SIZE_CLASSES];
+    int rc = m ? policy_figures(trace, result, nvcs, out, m, cs, cm) : -1;
+    free(m);
+    return rc;
+}
+
+int lucid_metrics_compute_vcs(const lucid_trace *trace, const lucid_sim_result *result,
+                              int32_t nvcs, lucid_metrics *out)
+{
+    lucid_summary *s = malloc(((size_t)(nvcs > 0 ? nvcs : 0) + 1) * sizeof *s);
+    lucid_summary cs[LUCID_SIZE_CLASSES];
+    lucid_metrics cm[LUCID_SIZE_CLASSES];
+    int rc = s ? policy_figures(trace, result, nvcs, s, out, cs, cm) : -1;
+    free(s);
+    return rc;
+}
+
+void lucid_policy_summary_free(lucid_policy_summary *ps)
+{
+    free(ps->sums);
+    free(ps->metrics);
+    free(ps->eta_cov);
+    free(ps->eta_err);
+    free(ps->eta_waited);
+    memset(ps, 0, sizeof *ps);
+}
+
+int lucid_policy_summary_make(lucid_policy_summary *ps, const lucid_trace *trace,
+                              const lucid_vcs *vcs, const lucid_sim_result *result)
+{
+    memset(ps, 0, sizeof *ps);
+    size_t nrows = (size_t)vcs->count + 1;
+    ps->nvcs = vcs->count;
+    ps->sums = malloc(nrows * sizeof *ps->sums);
+    ps->metrics = malloc(nrows * sizeof *ps->metrics);
+    ps->eta_cov = malloc(nrows * sizeof *ps->eta_cov);
+    ps->eta_err = malloc(nrows * sizeof *ps->eta_err);
+    ps->eta_waited = malloc(nrows * sizeof *ps->eta_waited);
+    int rc = ps->sums && ps->metrics && ps->eta_cov && ps->eta_err && ps->eta_waited
+                 ? policy_figures(trace, result, vcs->count, ps->sums, ps->metrics,
+                                  ps->class_sums, ps->class_metrics)
+                 : -1;
+    /* (without predictions: no job counted, NaN) */
+    if (rc == 0)
+        lucid_eta_calibration_vcs(trace, result, vcs->count, ps->eta_cov, ps->eta_err,
+                                  ps->eta_waited);
+    if (rc < 0)
+        lucid_policy_summary_free(ps);
     return rc;
 }
 

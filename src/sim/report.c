@@ -478,42 +478,6 @@ int lucid_write_jobs_hashed(FILE *out, const lucid_trace *trace, const lucid_vcs
     return write_hashed(write_jobs, out, trace, vcs, result, prefix, xxh64);
 }
 
-void lucid_policy_summary_free(lucid_policy_summary *ps)
-{
-    free(ps->sums);
-    free(ps->metrics);
-    free(ps->eta_cov);
-    free(ps->eta_err);
-    free(ps->eta_waited);
-    memset(ps, 0, sizeof *ps);
-}
-
-int lucid_policy_summary_make(lucid_policy_summary *ps, const lucid_trace *trace,
-                              const lucid_vcs *vcs, const lucid_sim_result *result)
-{
-    memset(ps, 0, sizeof *ps);
-    size_t nrows = (size_t)vcs->count + 1;
-    ps->nvcs = vcs->count;
-    ps->sums = malloc(nrows * sizeof *ps->sums);
-    ps->metrics = malloc(nrows * sizeof *ps->metrics);
-    ps->eta_cov = malloc(nrows * sizeof *ps->eta_cov);
-    ps->eta_err = malloc(nrows * sizeof *ps->eta_err);
-    ps->eta_waited = malloc(nrows * sizeof *ps->eta_waited);
-    int rc = ps->sums && ps->metrics && ps->eta_cov && ps->eta_err && ps->eta_waited
-                 ? lucid_summarize_vcs(trace, result, vcs->count, ps->sums)
-                 : -1;
-    /* The floor, gap, bounded slowdown and fairness columns (bounds.c). */
-    if (rc == 0)
-        rc = lucid_metrics_compute_vcs(trace, result, vcs->count, ps->metrics);
-    /* (without predictions: no job counted, NaN) */
-    if (rc == 0)
-        lucid_eta_calibration_vcs(trace, result, vcs->count, ps->eta_cov, ps->eta_err,
-                                  ps->eta_waited);
-    if (rc < 0)
-        lucid_policy_summary_free(ps);
-    return rc;
-}
-
 int lucid_write_summary_rows_of(FILE *out, const lucid_vcs *vcs, const lucid_sim_result *result,
                                 const lucid_policy_summary *ps)
 {
