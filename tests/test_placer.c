@@ -100,11 +100,57 @@ static void random_placer_is_seeded(void **state)
     lucid_cluster_free(&c);
 }
 
+/* The free-count index against a plain scan of the nodes: on a cluster
+ * grown node by node past several second-level words (9,000 slots: 141
+ * bitset words, 3 words over them), with GPUs taken and given back and
+ * nodes removed at random, the first slot of each free count from each
+ * starting point is the first alive node at or after it with exactly
+ * that many free GPUs. */
+static void free_count_index_matches_a_scan(void **state)
+{
+    (void)state;
+    lucid_cluster c;
+    lucid_error err;
+    assert_int_equal(lucid_cluster_init(&c, 100, 8, &err), 0);
+    for (int32_t i = 100; i < 9000; i++)
+        assert_int_equal(lucid_cluster_add_node(&c, i), i);
+    uint64_t x = 12345;
+    for (int round = 0; round < 60; round++) {
+        for (int k = 0; k < 4000; k++) {
+            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+            int32_t slot = (int32_t)((x >> 33) % 9000);
+            lucid_node *n = &c.nodes[slot];
+            if (!n->alive)
+                continue;
+            if ((x >> 20) % 997 == 0) {
+                lucid_cluster_remove_node(&c, slot);
+            } else if ((x >> 12) % 2 == 0 && n->free > 0) {
+                occupy(&c, slot, 1 + (int32_t)((x >> 40) % (uint64_t)n->free));
+            } else if (n->free < 8) {
+                lucid_alloc a = {.node = slot, .gpus = 8 - n->free, .mask = ~n->free_mask & 0xff};
+                lucid_cluster_give(&c, &a, 1);
+            }
+        }
+        for (int32_t f = 0; f <= 8; f++)
+            for (int q = 0; q < 40; q++) {
+                x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+                int32_t from = q == 0 ? 0 : (int32_t)((x >> 33) % 9100);
+                int32_t want = -1;
+                for (int32_t s = from; s < c.nslots && want < 0; s++)
+                    if (c.nodes[s].alive && c.nodes[s].free == f)
+                        want = s;
+                assert_int_equal(lucid_cluster_first_in_bucket(&c, f, from), want);
+            }
+    }
+    lucid_cluster_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(consolidate_best_fit_and_whole_nodes),
         cmocka_unit_test(random_placer_is_seeded),
+        cmocka_unit_test(free_count_index_matches_a_scan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

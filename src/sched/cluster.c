@@ -16,15 +16,26 @@ static uint64_t *bucket_words(const lucid_cluster *c, int32_t f)
     return c->buckets + (size_t)f * (size_t)c->words;
 }
 
+static uint64_t *nonzero_words(const lucid_cluster *c, int32_t f)
+{
+    return c->nonzero + (size_t)f * (size_t)c->words2;
+}
+
 static void bucket_set(lucid_cluster *c, int32_t slot, int32_t f)
 {
-    bucket_words(c, f)[slot >> 6] |= (uint64_t)1 << (slot & 63);
+    int32_t w = slot >> 6;
+    bucket_words(c, f)[w] |= (uint64_t)1 << (slot & 63);
+    nonzero_words(c, f)[w >> 6] |= (uint64_t)1 << (w & 63);
     c->bucket_count[f]++;
 }
 
 static void bucket_clear(lucid_cluster *c, int32_t slot, int32_t f)
 {
-    bucket_words(c, f)[slot >> 6] &= ~((uint64_t)1 << (slot & 63));
+    int32_t w = slot >> 6;
+    uint64_t *word = &bucket_words(c, f)[w];
+    *word &= ~((uint64_t)1 << (slot & 63));
+    if (*word == 0)
+        nonzero_words(c, f)[w >> 6] &= ~((uint64_t)1 << (w & 63));
     c->bucket_count[f]--;
 }
 
@@ -45,18 +56,28 @@ static int reserve_slots(lucid_cluster *c, int32_t need)
     if (!nodes)
         return -1;
     c->nodes = nodes;
-    int32_t words = (cap + 63) / 64;
+    int32_t words = (cap + 63) / 64, words2 = (words + 63) / 64;
     if (words != c->words) {
         size_t buckets = (size_t)c->gpus_per_node + 1;
         uint64_t *bits = calloc(buckets * (size_t)words, sizeof *bits);
-        if (!bits)
+        uint64_t *nonzero = calloc(buckets * (size_t)words2, sizeof *nonzero);
+        if (!bits || !nonzero) {
+            free(bits);
+            free(nonzero);
             return -1;
-        for (size_t f = 0; f < buckets && c->buckets; f++)
+        }
+        for (size_t f = 0; f < buckets && c->buckets; f++) {
             memcpy(bits + f * (size_t)words, c->buckets + f * (size_t)c->words,
                    (size_t)c->words * sizeof *bits);
+            memcpy(nonzero + f * (size_t)words2, c->nonzero + f * (size_t)c->words2,
+                   (size_t)c->words2 * sizeof *nonzero);
+        }
         free(c->buckets);
+        free(c->nonzero);
         c->buckets = bits;
+        c->nonzero = nonzero;
         c->words = words;
+        c->words2 = words2;
     }
     c->cap_slots = cap;
     return 0;
@@ -83,6 +104,7 @@ void lucid_cluster_free(lucid_cluster *c)
 {
     free(c->nodes);
     free(c->buckets);
+    free(c->nonzero);
     free(c->bucket_count);
     memset(c, 0, sizeof *c);
 }
@@ -148,15 +170,27 @@ int32_t lucid_cluster_first_in_bucket(const lucid_cluster *c, int32_t f, int32_t
 {
     if (f < 0 || f > c->gpus_per_node || c->bucket_count[f] == 0 || from >= c->nslots)
         return -1;
+    if (from < 0)
+        from = 0;
     const uint64_t *bits = bucket_words(c, f);
     int32_t w = from >> 6;
     uint64_t word = bits[w] & (~(uint64_t)0 << (from & 63));
+    if (word)
+        return w * 64 + __builtin_ctzll(word);
+    /* The next word not zero, from the second level. */
+    const uint64_t *nonzero = nonzero_words(c, f);
+    int32_t next = w + 1, w2 = next >> 6;
+    if (w2 >= c->words2)
+        return -1;
+    uint64_t summary = nonzero[w2] & (~(uint64_t)0 << (next & 63));
     for (;;) {
-        if (word)
-            return w * 64 + __builtin_ctzll(word);
-        if (++w >= c->words)
+        if (summary) {
+            w = w2 * 64 + __builtin_ctzll(summary);
+            return w * 64 + __builtin_ctzll(bits[w]);
+        }
+        if (++w2 >= c->words2)
             return -1;
-        word = bits[w];
+        summary = nonzero[w2];
     }
 }
 
