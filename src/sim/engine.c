@@ -992,99 +992,124 @@ static int compare_arrivals(const void *pa, const void *pb)
     return a->job < b->job ? -1 : a->job > b->job;
 }
 
-/* Who joins each VC's queue when: submit time, or for Lucid without the
- * reference quirk, the moment a profiled job leaves the profiler. */
-static int build_arrivals(sim_context *ctx, policy_run *pr, lucid_error *err)
+/* Whether job i joins its VC's queue and when (*at): its submit time, or
+ * for Lucid without the reference quirk, the moment it leaves the
+ * profiler; not an excluded job or one that ends in the profiler.  With
+ * `r`, also sets up its result: "not run", or its profiler outcome (the
+ * simulated jobs' are written when their VC's run ends: vc_run_publish). */
+static int arrives(const sim_context *ctx, const policy_run *pr, size_t i, int64_t *at,
+                   lucid_jobresult *r)
 {
-    const lucid_trace *trace = ctx->in->trace;
-    int32_t nvcs = ctx->in->vcs->count;
-    int is_lucid = (pr->policy->flags & LUCID_POLICY_LUCID) != 0;
-    arrival *list = malloc((trace->njobs + 1) * sizeof *list);
-    pr->arrival_time = malloc((trace->njobs + 1) * sizeof *pr->arrival_time);
-    pr->arrival_job = malloc((trace->njobs + 1) * sizeof *pr->arrival_job);
-    pr->vc_first = calloc((size_t)nvcs + 2, sizeof *pr->vc_first);
-    pr->vc_samples = calloc((size_t)nvcs + 1, sizeof *pr->vc_samples);
-    pr->vc_nsamples = calloc((size_t)nvcs + 1, sizeof *pr->vc_nsamples);
-    if (!list || !pr->arrival_time || !pr->arrival_job || !pr->vc_first || !pr->vc_samples ||
-        !pr->vc_nsamples) {
-        free(list);
-        return lucid_error_set(err, "out of memory");
-    }
-    size_t n = 0;
+    const lucid_job *job = &ctx->in->trace->jobs[i];
     const lucid_sim_result *res = pr->result;
-    /* Every job's result starts as "not run"; the simulated ones' are
-     * written when their VC's run ends (vc_run_publish). */
-    for (size_t i = 0; i < trace->njobs; i++) {
-        const lucid_job *job = &trace->jobs[i];
-        lucid_jobresult *r = &res->run[i];
+    if (r)
         *r = (lucid_jobresult){.start_time = -1, .end_time = -1, .packed_with = -1,
                                .packed_onto = -1, .status = LUCID_WAITING, .exclusive = 1};
-        if (ctx->excluded[i]) {
+    if (ctx->excluded[i]) {
+        if (r)
             r->status = LUCID_SKIPPED;
-            continue;
-        }
-        int64_t at = job->submit_time;
-        if (is_lucid && res->prof[i].start >= 0) {
+        return 0;
+    }
+    *at = job->submit_time;
+    if ((pr->policy->flags & LUCID_POLICY_LUCID) && res->prof[i].start >= 0) {
+        if (r)
             r->profiled = 1;
-            if (job->duration <= ctx->cfg->lucid.profiler_time_limit) {
+        if (job->duration <= ctx->cfg->lucid.profiler_time_limit) {
+            if (r) {
                 r->finished_in_profiler = 1;
                 r->status = LUCID_DONE;
                 r->start_time = res->prof[i].start;
                 r->end_time = res->prof[i].end;
                 r->queue = (double)(res->prof[i].start - job->submit_time);
-                continue;
             }
-            if (!ctx->cfg->sem.profiled_rejoin_at_submit)
-                at = res->prof[i].end;
+            return 0;
         }
-        list[n++] = (arrival){at, job->vc, (int32_t)i};
+        if (!ctx->cfg->sem.profiled_rejoin_at_submit)
+            *at = res->prof[i].end;
     }
-    /* Usually the list is in (time, job) order already (the trace is sorted
-     * by submit time): then a stable counting pass by VC gives the
-     * (vc, time, job) order without a sort. */
-    size_t k = 1;
-    while (k < n && (list[k - 1].time < list[k].time ||
-                     (list[k - 1].time == list[k].time && list[k - 1].job < list[k].job)))
-        k++;
-    if (k < n) {
-        qsort(list, n, sizeof *list, compare_arrivals);
-        for (k = 0; k < n; k++) {
-            pr->arrival_time[k] = list[k].time;
-            pr->arrival_job[k] = list[k].job;
-            pr->vc_first[list[k].vc + 1] = k + 1;
-        }
-    } else {
-        for (k = 0; k < n; k++)
-            pr->vc_first[list[k].vc + 1]++;
-        for (int32_t v = 0; v < nvcs; v++)
-            pr->vc_first[v + 1] += pr->vc_first[v];
-        for (k = 0; k < n; k++) { /* vc_first[v] runs up to the end of VC v */
-            size_t at = pr->vc_first[list[k].vc]++;
-            pr->arrival_time[at] = list[k].time;
-            pr->arrival_job[at] = list[k].job;
-        }
-        for (int32_t v = nvcs; v > 0; v--)
-            pr->vc_first[v] = pr->vc_first[v - 1];
-        pr->vc_first[0] = 0;
+    return 1;
+}
+
+/* Who joins each VC's queue when: arrival_time / arrival_job by VC
+ * (vc_first[v] .. vc_first[v + 1]), in (time, job) order within a VC; and
+ * each VC's simulated jobs in trace order (vc_jobs), the arrivals' jobs
+ * as positions in that order (VC-local indices). */
+static int build_arrivals(sim_context *ctx, policy_run *pr, lucid_error *err)
+{
+    const lucid_trace *trace = ctx->in->trace;
+    int32_t nvcs = ctx->in->vcs->count;
+    pr->vc_first = calloc((size_t)nvcs + 2, sizeof *pr->vc_first);
+    pr->vc_samples = calloc((size_t)nvcs + 1, sizeof *pr->vc_samples);
+    pr->vc_nsamples = calloc((size_t)nvcs + 1, sizeof *pr->vc_nsamples);
+    if (!pr->vc_first || !pr->vc_samples || !pr->vc_nsamples)
+        return lucid_error_set(err, "out of memory");
+    /* Counts per VC, and whether the arrivals come in (time, job) order
+     * already, as they do when the trace is sorted by submit time (Lucid
+     * with profiler exits the exception). */
+    size_t n = 0;
+    int sorted = 1;
+    int64_t last = INT64_MIN;
+    for (size_t i = 0; i < trace->njobs; i++) {
+        int64_t at;
+        if (!arrives(ctx, pr, i, &at, &pr->result->run[i]))
+            continue;
+        sorted &= at >= last; /* (job indices rise: ties are in order) */
+        last = at;
+        pr->vc_first[trace->jobs[i].vc + 1]++;
+        n++;
     }
-    for (int32_t v = 1; v <= nvcs; v++)
-        if (pr->vc_first[v] < pr->vc_first[v - 1])
-            pr->vc_first[v] = pr->vc_first[v - 1];
-    free(list);
-    /* Each VC's simulated jobs in trace order (vc_jobs), and the arrivals'
-     * jobs as positions in that order (VC-local indices). */
+    pr->arrival_time = malloc((n + 1) * sizeof *pr->arrival_time);
+    pr->arrival_job = malloc((n + 1) * sizeof *pr->arrival_job);
+    pr->vc_jobs = malloc((n + 1) * sizeof *pr->vc_jobs);
+    if (!pr->arrival_time || !pr->arrival_job || !pr->vc_jobs)
+        return lucid_error_set(err, "out of memory");
+    for (int32_t v = 0; v < nvcs; v++)
+        pr->vc_first[v + 1] += pr->vc_first[v];
+    if (sorted) {
+        /* A stable counting pass by VC gives the (vc, time, job) order, and
+         * a VC's arrival order is its trace order: the k-th arrival of VC
+         * v is its local job k - vc_first[v]. */
+        size_t *fill = malloc(((size_t)nvcs + 1) * sizeof *fill);
+        if (!fill)
+            return lucid_error_set(err, "out of memory");
+        memcpy(fill, pr->vc_first, (size_t)nvcs * sizeof *fill);
+        for (size_t i = 0; i < trace->njobs; i++) {
+            int64_t at;
+            if (!arrives(ctx, pr, i, &at, NULL))
+                continue;
+            int32_t v = trace->jobs[i].vc;
+            size_t k = fill[v]++;
+            pr->arrival_time[k] = at;
+            pr->arrival_job[k] = (int32_t)(k - pr->vc_first[v]);
+            pr->vc_jobs[k] = (int32_t)i;
+        }
+        free(fill);
+        return 0;
+    }
+    arrival *list = malloc((n + 1) * sizeof *list);
     int32_t *local = malloc((trace->njobs + 1) * sizeof *local);
     size_t *fill = malloc(((size_t)nvcs + 1) * sizeof *fill);
-    pr->vc_jobs = malloc((n + 1) * sizeof *pr->vc_jobs);
-    if (!local || !fill || !pr->vc_jobs) {
+    if (!list || !local || !fill) {
+        free(list);
         free(local);
         free(fill);
         return lucid_error_set(err, "out of memory");
     }
-    for (size_t i = 0; i < trace->njobs; i++)
+    size_t k = 0;
+    for (size_t i = 0; i < trace->njobs; i++) {
+        int64_t at;
         local[i] = -1;
-    for (k = 0; k < n; k++)
-        local[pr->arrival_job[k]] = 0;
+        if (arrives(ctx, pr, i, &at, NULL)) {
+            list[k++] = (arrival){at, trace->jobs[i].vc, (int32_t)i};
+            local[i] = 0;
+        }
+    }
+    qsort(list, n, sizeof *list, compare_arrivals);
+    for (k = 0; k < n; k++) {
+        pr->arrival_time[k] = list[k].time;
+        pr->arrival_job[k] = list[k].job;
+    }
+    free(list);
     memcpy(fill, pr->vc_first, (size_t)nvcs * sizeof *fill);
     for (size_t i = 0; i < trace->njobs; i++) {
         if (local[i] < 0)
