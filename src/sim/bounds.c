@@ -481,26 +481,34 @@ static int policy_figures(const lucid_trace *trace, const lucid_sim_result *resu
     return rc;
 }
 
+/* policy_figures for the rows of one kind: the other kind (NULL) in a
+ * scratch array, the size classes dropped. */
+static int figures_of_vcs(const lucid_trace *trace, const lucid_sim_result *result, int32_t nvcs,
+                          lucid_summary *sums, lucid_metrics *metrics)
+{
+    size_t rows = (size_t)(nvcs > 0 ? nvcs : 0) + 1;
+    lucid_summary *s = sums ? sums : malloc(rows * sizeof *s);
+    lucid_metrics *m = metrics ? metrics : malloc(rows * sizeof *m);
+    lucid_summary cs[LUCID_SIZE_CLASSES];
+    lucid_metrics cm[LUCID_SIZE_CLASSES];
+    int rc = s && m ? policy_figures(trace, result, nvcs, s, m, cs, cm) : -1;
+    if (!sums)
+        free(s);
+    if (!metrics)
+        free(m);
+    return rc;
+}
+
 int lucid_summarize_vcs(const lucid_trace *trace, const lucid_sim_result *result, int32_t nvcs,
                         lucid_summary *out)
 {
-    lucid_metrics *m = malloc(((size_t)(nvcs > 0 ? nvcs : 0) + 1) * sizeof *m);
-    lucid_summary cs[LUCID_SIZE_CLASSES];
-    lucid_metrics cm[LUCID_SIZE_CLASSES];
-    int rc = m ? policy_figures(trace, result, nvcs, out, m, cs, cm) : -1;
-    free(m);
-    return rc;
+    return figures_of_vcs(trace, result, nvcs, out, NULL);
 }
 
 int lucid_metrics_compute_vcs(const lucid_trace *trace, const lucid_sim_result *result,
                               int32_t nvcs, lucid_metrics *out)
 {
-    lucid_summary *s = malloc(((size_t)(nvcs > 0 ? nvcs : 0) + 1) * sizeof *s);
-    lucid_summary cs[LUCID_SIZE_CLASSES];
-    lucid_metrics cm[LUCID_SIZE_CLASSES];
-    int rc = s ? policy_figures(trace, result, nvcs, s, out, cs, cm) : -1;
-    free(s);
-    return rc;
+    return figures_of_vcs(trace, result, nvcs, NULL, out);
 }
 
 void lucid_policy_summary_free(lucid_policy_summary *ps)
