@@ -7,10 +7,27 @@
  * through keeps its record to its end (a record released early is
  * published as it was then, so its result would show it still running).
  * Under AddressSanitizer (LUCID_SANITIZE) released records are poisoned as
- * well, so any read of one fails the test run. */
+ * well, so any read of one fails the test run.
+ *
+ * The record arrays themselves (release.c, lucid_record_pages): released
+ * pages recycled ahead of the set-up frontier come back backed and hold
+ * what is written there; released pages are gone (mapped, not backed:
+ * mincore); the mapping splits as the VMA model says (/proc/self/maps); a
+ * failed move falls back to handing pages back; a finished array's pages
+ * serve the next. */
+#define _GNU_SOURCE /* mincore, MAP_FIXED_NOREPLACE */
 #include "simtest.h"
 
+#include <errno.h>
+#include <stdio.h>
+#include <sys/mman.h>
+
+#include "../src/sim/sim_internal.h"
 #include "lucid/sched.h"
+
+#ifdef LUCID_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
 
 enum { NJOBS = 3 };
 
@@ -202,6 +219,208 @@ static void long_job_keeps_its_record(void **state)
     free(csv);
 }
 
+/* ---------------- the record arrays (release.c) ---------------- */
+
+enum { REC_SIZE = 200 }; /* records straddle pages: 4096 / 200 is not whole */
+
+/* Page p of the array: -1 unmapped, 0 mapped but not backed, 1 backed. */
+static int page_state(const lucid_record_pages *r, size_t p)
+{
+    unsigned char vec = 0;
+    if (mincore(r->base + p * r->page, r->page, &vec) < 0)
+        return errno == ENOMEM ? -1 : -2;
+    return vec & 1;
+}
+
+/* The VMAs of this process overlapping the array's mapping. */
+static size_t kernel_maps(const lucid_record_pages *r)
+{
+    uintptr_t lo = (uintptr_t)r->base, hi = lo + r->mapped;
+    FILE *f = fopen("/proc/self/maps", "r");
+    assert_non_null(f);
+    char line[512];
+    size_t count = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long start, end;
+        if (sscanf(line, "%lx-%lx", &start, &end) == 2 && start < hi && end > lo)
+            count++;
+    }
+    fclose(f);
+    return count;
+}
+
+static unsigned char fill_of(size_t i) { return (unsigned char)(i * 7 + 1); }
+
+/* Sets up records [from, to) as the engine does: written whole. */
+static void set_up(lucid_record_pages *r, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++) {
+        lucid_record_pages_set(r, i);
+        memset(r->base + i * REC_SIZE, fill_of(i), REC_SIZE);
+    }
+}
+
+static void expect_records(const lucid_record_pages *r, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++) {
+        const unsigned char *rec = r->base + i * REC_SIZE;
+        for (size_t b = 0; b < REC_SIZE; b++)
+            if (rec[b] != fill_of(i))
+                fail_msg("record %zu byte %zu: %u, written %u", i, b, rec[b], fill_of(i));
+    }
+}
+
+static void end_records(lucid_record_pages *r, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++)
+        lucid_record_pages_note_ended(r, i);
+}
+
+/* The releasable pages from `from` on: [from, *to). */
+static size_t releasable_run(const lucid_record_pages *r, size_t from)
+{
+    size_t p = from;
+    while (p < r->npages && lucid_record_pages_releasable(r, p))
+        p++;
+    return p;
+}
+
+static void new_array(lucid_record_pages *r, size_t n, size_t pool_pages, size_t max_maps)
+{
+    assert_int_equal(lucid_record_pages_alloc(r, REC_SIZE, n, 1), 0);
+    assert_int_equal(r->page, 4096); /* the page numbers below are for 4 KiB pages */
+    assert_int_equal(lucid_record_pages_recycle(r, pool_pages * r->page, max_maps), 0);
+}
+
+/* 4096 records of 200 bytes: 200 pages.  Records [0, 1000) set up (pages
+ * [0, 49): the frontier is page 49, 200,000 / 4096 = 48.8), [0, 600)
+ * ended: pages [0, 29) hold only ended records (29 x 4096 <= 120,000 <
+ * 30 x 4096).  With a pool of 64 pages all 29 move to [49, 78). */
+static void released_pages_come_back_ahead(void **state)
+{
+    (void)state;
+    lucid_record_pages r;
+    new_array(&r, 4096, 64, 64);
+    assert_int_equal(r.npages, 200);
+    set_up(&r, 0, 1000);
+    end_records(&r, 0, 600);
+    assert_int_equal(releasable_run(&r, 0), 29);
+    assert_int_equal(page_state(&r, 49), 0); /* never touched */
+    lucid_record_pages_release(&r, 0, 29);
+    assert_int_equal(r.recycled, 29);
+    for (size_t p = 0; p < 29; p++)
+        assert_int_equal(page_state(&r, p), 0); /* gone, still mapped */
+    for (size_t p = 49; p < 78; p++)
+        assert_int_equal(page_state(&r, p), 1); /* backed before any record there is set up */
+    assert_int_equal(page_state(&r, 78), 0);
+    /* [0, 49) as mapped, [49, 78) from elsewhere, the rest */
+    assert_int_equal(r.maps, 3);
+    assert_int_equal(kernel_maps(&r), 3);
+#ifdef LUCID_ASAN
+    assert_true(__asan_address_is_poisoned(r.base + 10 * REC_SIZE));   /* released */
+    assert_true(__asan_address_is_poisoned(r.base + 1000 * REC_SIZE));  /* not set up */
+    assert_false(__asan_address_is_poisoned(r.base + 700 * REC_SIZE));  /* set up */
+#endif
+    /* Records [1000, 1400) are set up, on pages [48, 69) — moved-in ones
+     * from 49 on — and read back what was written, as do the older ones. */
+    set_up(&r, 1000, 1400);
+    expect_records(&r, 600, 1400);
+    /* Now [600, 1400) end: pages [29, 68) go (page 68 holds record 1400).
+     * The frontier is page 69 (280,000 / 4096 = 68.4), 9 moved-in pages
+     * wait there ([69, 78)), so 55 more fit: [29, 49) and [49, 68) move
+     * separately (they came from different places) to [78, 98) and
+     * [98, 117); [49, 68) is mapped afresh, one VMA with [0, 49) again.
+     * [68, 78) came from [19, 29) and [78, 98) from [29, 49): one VMA.  So
+     * the mapping is [0, 68), [68, 98), [98, 117) and the rest. */
+    end_records(&r, 600, 1400);
+    assert_int_equal(releasable_run(&r, 29), 68);
+    lucid_record_pages_release(&r, 29, 68);
+    assert_int_equal(r.recycled, 29 + 39);
+    for (size_t p = 0; p < 68; p++)
+        assert_int_equal(page_state(&r, p), 0);
+    for (size_t p = 68; p < 117; p++)
+        assert_int_equal(page_state(&r, p), 1);
+    assert_int_equal(page_state(&r, 117), 0);
+    assert_int_equal(r.maps, 4);
+    assert_int_equal(kernel_maps(&r), 4);
+    set_up(&r, 1400, 2400); /* pages [68, 118) */
+    expect_records(&r, 1400, 2400);
+    lucid_record_pages_free(&r);
+}
+
+/* When a move cannot be made the pages are handed back as before: mapped,
+ * no longer backed. */
+static void recycling_falls_back_to_handing_back(void **state)
+{
+    (void)state;
+    lucid_record_pages r;
+    /* At the map limit: a move could split the array into 4 mappings. */
+    new_array(&r, 4096, 64, 3);
+    set_up(&r, 0, 1000);
+    end_records(&r, 0, 600);
+    lucid_record_pages_release(&r, 0, 29);
+    assert_int_equal(r.recycled, 0);
+    for (size_t p = 0; p < 29; p++)
+        assert_int_equal(page_state(&r, p), 0);
+    assert_int_equal(page_state(&r, 49), 0);
+    assert_int_equal(kernel_maps(&r), 1);
+    set_up(&r, 1000, 1400);
+    expect_records(&r, 600, 1400);
+    lucid_record_pages_free(&r);
+
+    /* A move that fails: the stretch starts with a hole the array does
+     * not know of (mremap finds no mapping there: EFAULT); the page is
+     * mapped again at once, before anything else can take its place. */
+    new_array(&r, 4096, 64, 64);
+    set_up(&r, 0, 1000);
+    end_records(&r, 0, 600);
+    assert_int_equal(munmap(r.base, r.page), 0);
+    lucid_record_pages_release(&r, 0, 29);
+    assert_ptr_equal(mmap(r.base, r.page, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0),
+                     r.base);
+    assert_int_equal(r.recycled, 0);
+    for (size_t p = 1; p < 29; p++)
+        assert_int_equal(page_state(&r, p), 0); /* handed back */
+    assert_int_equal(page_state(&r, 49), 0);
+    set_up(&r, 1000, 1400);
+    expect_records(&r, 600, 1400);
+    lucid_record_pages_free(&r);
+}
+
+/* A finished array's backed pages go to the front of the next: array a
+ * ends with records [0, 1000) set up, [0, 600) released (moved to
+ * [49, 78)): backed are pages [29, 49) and [49, 78) — 49 pages, in two
+ * runs.  They become pages [0, 49) of array b, and b's first records find
+ * them backed. */
+static void a_finished_arrays_pages_serve_the_next(void **state)
+{
+    (void)state;
+    lucid_record_pages a, b, spare;
+    memset(&spare, 0, sizeof spare);
+    new_array(&a, 4096, 64, 64);
+    set_up(&a, 0, 1000);
+    end_records(&a, 0, 600);
+    lucid_record_pages_release(&a, 0, 29);
+    lucid_record_pages_keep(&spare, &a);
+    assert_null(a.base);
+    new_array(&b, 3000, 64, 64);
+    lucid_record_pages_adopt(&b, &spare);
+    assert_null(spare.base);
+    assert_int_equal(b.recycled, 49);
+    assert_int_equal(b.ahead_end, 49);
+    for (size_t p = 0; p < 49; p++)
+        assert_int_equal(page_state(&b, p), 1);
+    assert_int_equal(page_state(&b, 49), 0);
+    /* [0, 20) from a's [29, 49), [20, 49) from a's [49, 78) (from its
+     * [0, 29)), the rest */
+    assert_int_equal(b.maps, 3);
+    assert_int_equal(kernel_maps(&b), 3);
+    set_up(&b, 0, 1500);
+    expect_records(&b, 0, 1500);
+    lucid_record_pages_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -209,6 +428,9 @@ int main(void)
         cmocka_unit_test(reference_partner_is_let_go_at_its_end),
         cmocka_unit_test(tiresias_crossing_holds_an_ended_job),
         cmocka_unit_test(long_job_keeps_its_record),
+        cmocka_unit_test(released_pages_come_back_ahead),
+        cmocka_unit_test(recycling_falls_back_to_handing_back),
+        cmocka_unit_test(a_finished_arrays_pages_serve_the_next),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
