@@ -218,6 +218,58 @@ static int nodes_needed(int gpus, int nodes_asked, int gpus_per_node)
     return needed > 1 ? needed : 1;
 }
 
+/* The core placer's (or spread's) choice for `gpus` on the nodes `mask`
+ * allows, not yet taken.  Count of allocations, 0 when it does not fit. */
+static int placement_choose(placement *p, int gpus, int nodes_asked, const unsigned char *mask,
+                            const decide_node *nodes, int nnodes, lucid_alloc *allocs)
+{
+    int per_node = p->cluster.gpus_per_node;
+    int core_nodes = (gpus + per_node - 1) / per_node;
+    int want = nodes_needed(gpus, nodes_asked, per_node);
+    if (want > 64)
+        return 0;
+    if (want == core_nodes) {
+        lucid_alloc *hidden;
+        int nhidden = hide_nodes(p, mask, nnodes, &hidden);
+        if (nhidden < 0)
+            return 0; /* out of memory: wait */
+        int n = p->placer->select(&p->cluster, gpus, NULL, allocs, 64);
+        if (nhidden > 0)
+            lucid_cluster_give(&p->cluster, hidden, nhidden);
+        free(hidden);
+        return n;
+    }
+    int chosen[64];
+    int n = spread(gpus, want, mask, nodes, nnodes, chosen);
+    int share = (gpus + want - 1) / want;
+    for (int k = 0; k < n; k++)
+        allocs[k] = (lucid_alloc){.node = chosen[k], .gpus = share,
+                                  .mask = lucid_mask_lowest(p->cluster.nodes[chosen[k]].free_mask,
+                                                            share)};
+    return n;
+}
+
+/* The first allocation whose node has no room for the job's CPUs and
+ * memory (fit.h: the site's rules; jobs placed earlier in this decision
+ * counted), or -1 when all have. */
+static int first_without_room(const decide_job *job, const decide_node *nodes,
+                              const lucid_alloc *allocs, int n)
+{
+    if (!job->fit)
+        return -1;
+    for (int k = 0; k < n; k++) {
+        const decide_node *node = &nodes[allocs[k].node];
+        if (!fit_room_ok(job->fit, allocs[k].gpus, node->free_gpus, node->total_gpus, &node->room))
+            return k;
+    }
+    return -1;
+}
+
+/* A node refused for room is hidden and the placer asked again, a few
+ * times: nodes short of CPUs or memory are rare, and each try is one
+ * placer call. */
+#define ROOM_TRIES 8
+
 static int placement_place(placement *p, const decide_job *job, decide_node *nodes, int nnodes,
                            int *chosen)
 {
@@ -226,44 +278,55 @@ static int placement_place(placement *p, const decide_job *job, decide_node *nod
         return 0;
     if (gpus <= 0) { /* no GPU asked: any usable node it may use */
         for (int k = 0; k < nnodes; k++)
-            if (!job->node_ok || job->node_ok[k]) {
+            if ((!job->node_ok || job->node_ok[k]) &&
+                (!job->fit || fit_room_ok(job->fit, 0, nodes[k].free_gpus, nodes[k].total_gpus,
+                                          &nodes[k].room))) {
                 chosen[0] = k;
+                if (job->fit)
+                    fit_room_take(job->fit, 0, &nodes[k].room);
                 return 1;
             }
         return 0;
     }
-    int per_node = p->cluster.gpus_per_node;
-    int core_nodes = (gpus + per_node - 1) / per_node;
-    int want = nodes_needed(gpus, job->nodes, per_node);
-    if (want > 64)
-        return 0;
     lucid_alloc allocs[64];
-    int n;
-    if (want == core_nodes) {
-        lucid_alloc *hidden;
-        int nhidden = hide_nodes(p, job->node_ok, nnodes, &hidden);
-        if (nhidden < 0)
-            return 0; /* out of memory: wait */
-        n = p->placer->select(&p->cluster, gpus, NULL, allocs, 64);
-        if (nhidden > 0)
-            lucid_cluster_give(&p->cluster, hidden, nhidden);
-        free(hidden);
-    } else {
-        n = spread(gpus, want, job->node_ok, nodes, nnodes, chosen);
-        for (int k = 0; k < n; k++) {
-            int share = (gpus + want - 1) / want;
-            allocs[k] = (lucid_alloc){.node = chosen[k], .gpus = share,
-                                      .mask = lucid_mask_lowest(
-                                          p->cluster.nodes[chosen[k]].free_mask, share)};
+    unsigned char *veto = NULL; /* node_ok less the nodes refused for room */
+    const unsigned char *mask = job->node_ok;
+    int n = 0;
+    for (int tries = 0;; tries++) {
+        n = placement_choose(p, gpus, job->nodes, mask, nodes, nnodes, allocs);
+        int bad = n > 0 ? first_without_room(job, nodes, allocs, n) : -1;
+        if (bad < 0)
+            break;
+        if (tries + 1 >= ROOM_TRIES || (!veto && !(veto = malloc((size_t)nnodes)))) {
+            n = 0;
+            break;
         }
+        if (mask != veto) {
+            for (int k = 0; k < nnodes; k++)
+                veto[k] = !job->node_ok || job->node_ok[k];
+            mask = veto;
+        }
+        veto[allocs[bad].node] = 0;
     }
+    free(veto);
     if (n <= 0)
         return 0;
     lucid_cluster_take(&p->cluster, allocs, n);
     for (int k = 0; k < n; k++) {
         chosen[k] = allocs[k].node;
-        nodes[chosen[k]].free_gpus -= allocs[k].gpus;
-        nodes[chosen[k]].settling++; /* released, not started yet */
+        decide_node *node = &nodes[chosen[k]];
+        if (job->fit) {
+            fit_room_take(job->fit, allocs[k].gpus, &node->room);
+            if (job->fit->whole) { /* Slurm gives it the whole node */
+                lucid_alloc rest = {.node = chosen[k], .gpus = p->cluster.nodes[chosen[k]].free,
+                                    .mask = p->cluster.nodes[chosen[k]].free_mask};
+                if (rest.gpus > 0)
+                    lucid_cluster_take(&p->cluster, &rest, 1);
+                node->free_gpus = allocs[k].gpus;
+            }
+        }
+        node->free_gpus -= allocs[k].gpus;
+        node->settling++; /* released, not started yet */
     }
     return n;
 }
@@ -836,6 +899,14 @@ static int pack_job(void *ctx, size_t position)
     if (partner < 0)
         return 0;
     const decide_running *other = &m->running[partner];
+    decide_node *host = &m->nodes[other->node];
+    /* The packed job still needs CPUs and memory of its partner's node
+     * (fit.h); a whole-node job shares nothing. */
+    if (job->fit && (job->fit->whole || !fit_room_ok(job->fit, job->gpus, job->gpus, job->gpus,
+                                                      &host->room)))
+        return 0;
+    if (job->fit)
+        fit_room_take(job->fit, job->gpus, &host->room);
     m->taken[partner] = 1;
     result->start = 1;
     result->partner = other->job.id;
