@@ -843,7 +843,7 @@ static void pass_through(lucidd *d, lucidd_job *job, const slurm_job *sj)
         return;
     }
     char reason[256];
-    snprintf(reason, sizeof reason, "left to Slurm's scheduler: %.200s", why);
+    snprintf(reason, sizeof reason, "%.200s; Slurm schedules it as it is", why);
     set_phase(job, LUCID_PHASE_HANDED_BACK, reason);
     int64_t id = record_decision(d, job, "hand-back", "", reason);
     ack(d, id);
@@ -1760,6 +1760,16 @@ static int gather_waiting(lucidd *d, lucid_phase phase, const partition_view *v,
             whole_nodes(d, job, &view, ever_sizes);
             if (!placeable(job, ever_sizes, why, sizeof why)) {
                 hand_back(d, job, why);
+                continue;
+            }
+            if (mask && usable_now == 0) {
+                /* Every node it could use is down, drained or reserved: it
+                 * waits, and says which rule keeps it out. */
+                snprintf(why, sizeof why, "no node it may use can start it now: %.150s",
+                         now_why[0] ? now_why : "refused there by Slurm a moment ago");
+                if (job->took_back[0] && avoiding(job, now_mono))
+                    snprintf(why, sizeof why, "waiting (taken back: %.150s)", job->took_back);
+                set_reason(d, job, why);
                 continue;
             }
         }

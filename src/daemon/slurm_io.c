@@ -174,14 +174,11 @@ static void read_job(const slurm_job_info_t *info, slurm_job *job)
         job->gpus_per_node = per_job > 0 ? 0 : (int)per_node;
         job->gpus = per_job > 0 ? (int)per_job : (int)per_node * job->nodes;
     }
-    job->asks_gpus = lucid_tres_gpu_type(info->tres_per_job, job->fit.gpu_type, sizeof job->fit.gpu_type) ||
-                     lucid_tres_gpu_type(info->tres_per_node, job->fit.gpu_type, sizeof job->fit.gpu_type) ||
-                     lucid_tres_gpu_type(info->tres_per_task, job->fit.gpu_type, sizeof job->fit.gpu_type);
-    job->asks_gpus |= job->gpus > 0 || job->gres_malformed ||
-                      (info->tres_per_node && strstr(info->tres_per_node, "gpu")) ||
-                      (info->tres_per_job && strstr(info->tres_per_job, "gpu")) ||
-                      (info->tres_per_task && strstr(info->tres_per_task, "gpu")) ||
-                      (info->tres_per_socket && strstr(info->tres_per_socket, "gpu"));
+    /* --gres=gpu:0 asks none: a CPU job as far as lucid goes. */
+    job->asks_gpus = job->gpus > 0 || job->gres_malformed;
+    if (!lucid_tres_gpu_type(info->tres_per_job, job->fit.gpu_type, sizeof job->fit.gpu_type) &&
+        !lucid_tres_gpu_type(info->tres_per_node, job->fit.gpu_type, sizeof job->fit.gpu_type))
+        lucid_tres_gpu_type(info->tres_per_task, job->fit.gpu_type, sizeof job->fit.gpu_type);
     /* max_nodes is 0 unless -N (or --nodes=a-b) was given. */
     job->nodes_fixed = job->gpus_per_node > 0 || info->max_nodes > 0;
     job->cpus = info->num_cpus == NO_VAL ? 0 : (int)info->num_cpus;
@@ -548,6 +545,9 @@ int slurm_io_take_back(uint32_t job_id, const char *gpu_request, const char *nod
     desc.req_nodes = nodes_buf;
     copy(comment_buf, sizeof comment_buf, comment);
     desc.admin_comment = comment_buf;
+    /* A job Slurm requeued is not eligible for ~2 minutes (BeginTime);
+     * lucid waited for any --begin of its own before it released it. */
+    desc.begin_time = time(NULL);
     return update(&desc, "taking back", err);
 }
 
