@@ -105,6 +105,14 @@ typedef struct placement {
     lucid_cluster cluster;
     const lucid_placer_ops *placer;
     int ready;
+    /* Nodes found short of CPUs or memory for some job in this decision
+     * (fit.h; rooms only shrink within a decision): hidden from the placer
+     * for every later job they are short for, so a busy node is not chosen
+     * and refused again for each of 10,000 waiting jobs. */
+    int *short_nodes;
+    int nshort, short_cap;
+    lucid_alloc *hidden;  /* per short node: its free GPUs now out of the placer's view */
+    unsigned char *shown; /* per short node: given back for the job being placed */
 } placement;
 
 
@@ -152,6 +160,86 @@ static void placement_free(placement *p)
     if (p->ready)
         lucid_cluster_free(&p->cluster);
     p->ready = 0;
+    free(p->short_nodes);
+    free(p->hidden);
+    free(p->shown);
+    p->short_nodes = NULL;
+    p->hidden = NULL;
+    p->shown = NULL;
+    p->nshort = p->short_cap = 0;
+}
+
+static int short_index(const placement *p, int node)
+{
+    for (int k = 0; k < p->nshort; k++)
+        if (p->short_nodes[k] == node)
+            return k;
+    return -1;
+}
+
+/* Takes the node's free GPUs out of the placer's view (short node k). */
+static void hide_short(placement *p, int k)
+{
+    int node = p->short_nodes[k];
+    p->hidden[k] = (lucid_alloc){.node = node, .gpus = p->cluster.nodes[node].free,
+                                 .mask = p->cluster.nodes[node].free_mask};
+    if (p->hidden[k].gpus > 0)
+        lucid_cluster_take(&p->cluster, &p->hidden[k], 1);
+    p->shown[k] = 0;
+}
+
+/* `node` lacked room for a job: hidden from now on (0, or -1 out of memory). */
+static int note_short(placement *p, int node)
+{
+    int k = short_index(p, node);
+    if (k >= 0) {
+        if (p->shown[k])
+            hide_short(p, k);
+        return 0;
+    }
+    if (p->nshort == p->short_cap) {
+        int cap = p->short_cap ? 2 * p->short_cap : 16;
+        int *nodes = realloc(p->short_nodes, (size_t)cap * sizeof *nodes);
+        if (!nodes)
+            return -1;
+        p->short_nodes = nodes;
+        lucid_alloc *hidden = realloc(p->hidden, (size_t)cap * sizeof *hidden);
+        if (!hidden)
+            return -1;
+        p->hidden = hidden;
+        unsigned char *shown = realloc(p->shown, (size_t)cap);
+        if (!shown)
+            return -1;
+        p->shown = shown;
+        p->short_cap = cap;
+    }
+    p->short_nodes[p->nshort] = node;
+    hide_short(p, p->nshort++);
+    return 0;
+}
+
+/* Gives the placer back the short nodes that have room for this job. */
+static void show_fitting(placement *p, const decide_job *job, const decide_node *nodes)
+{
+    int here = job->gpus < p->cluster.gpus_per_node ? job->gpus : p->cluster.gpus_per_node;
+    for (int k = 0; k < p->nshort; k++) {
+        int node = p->short_nodes[k];
+        if (p->hidden[k].gpus == 0 ||
+            (job->fit && !fit_room_ok(job->fit, here, nodes[node].free_gpus,
+                                      nodes[node].total_gpus, &nodes[node].room)))
+            continue;
+        lucid_cluster_give(&p->cluster, &p->hidden[k], 1);
+        p->hidden[k].gpus = 0;
+        p->shown[k] = 1;
+    }
+}
+
+/* After the job: the short nodes shown for it are hidden again. */
+static void hide_shown(placement *p)
+{
+    for (int k = 0; k < p->nshort; k++)
+        if (p->shown[k])
+            hide_short(p, k);
 }
 
 /* A node that now carries a packed job takes no new unpacked job: once the
@@ -159,6 +247,9 @@ static void placement_free(placement *p)
 static void placement_block_node(placement *p, decide_node *nodes, int node)
 {
     nodes[node].free_gpus = 0;
+    int k = short_index(p, node);
+    if (k >= 0)
+        p->hidden[k].gpus = 0; /* hidden stays taken: blocked */
     if (!p->ready || p->cluster.nodes[node].free == 0)
         return;
     lucid_alloc rest = {.node = node, .gpus = p->cluster.nodes[node].free,
@@ -166,7 +257,7 @@ static void placement_block_node(placement *p, decide_node *nodes, int node)
     lucid_cluster_take(&p->cluster, &rest, 1);
 }
 
-static int spread(int gpus, int nodes_asked, const unsigned char *node_ok,
+static int spread(const placement *p, int gpus, int nodes_asked, const unsigned char *node_ok,
                   const decide_node *nodes, int nnodes, int *chosen)
 {
     int per_node = (gpus + nodes_asked - 1) / nodes_asked;
@@ -177,7 +268,7 @@ static int spread(int gpus, int nodes_asked, const unsigned char *node_ok,
             int used = node_ok && !node_ok[i];
             for (int k = 0; k < taken; k++)
                 used |= chosen[k] == i;
-            if (!used && nodes[i].free_gpus >= per_node &&
+            if (!used && nodes[i].free_gpus >= per_node && p->cluster.nodes[i].free >= per_node &&
                 (best < 0 || nodes[i].free_gpus > nodes[best].free_gpus))
                 best = i;
         }
@@ -240,7 +331,7 @@ static int placement_choose(placement *p, int gpus, int nodes_asked, const unsig
         return n;
     }
     int chosen[64];
-    int n = spread(gpus, want, mask, nodes, nnodes, chosen);
+    int n = spread(p, gpus, want, mask, nodes, nnodes, chosen);
     int share = (gpus + want - 1) / want;
     for (int k = 0; k < n; k++)
         allocs[k] = (lucid_alloc){.node = chosen[k], .gpus = share,
@@ -289,15 +380,17 @@ static int placement_place(placement *p, const decide_job *job, decide_node *nod
         return 0;
     }
     lucid_alloc allocs[64];
-    unsigned char *veto = NULL; /* node_ok less the nodes refused for room */
+    unsigned char *veto = NULL; /* node_ok less the nodes refused for room (spread) */
     const unsigned char *mask = job->node_ok;
     int n = 0;
+    show_fitting(p, job, nodes);
     for (int tries = 0;; tries++) {
         n = placement_choose(p, gpus, job->nodes, mask, nodes, nnodes, allocs);
         int bad = n > 0 ? first_without_room(job, nodes, allocs, n) : -1;
         if (bad < 0)
             break;
-        if (tries + 1 >= ROOM_TRIES || (!veto && !(veto = malloc((size_t)nnodes)))) {
+        if (tries + 1 >= ROOM_TRIES || note_short(p, allocs[bad].node) < 0 ||
+            (!veto && !(veto = malloc((size_t)nnodes)))) {
             n = 0;
             break;
         }
@@ -309,8 +402,10 @@ static int placement_place(placement *p, const decide_job *job, decide_node *nod
         veto[allocs[bad].node] = 0;
     }
     free(veto);
-    if (n <= 0)
+    if (n <= 0) {
+        hide_shown(p);
         return 0;
+    }
     lucid_cluster_take(&p->cluster, allocs, n);
     for (int k = 0; k < n; k++) {
         chosen[k] = allocs[k].node;
@@ -328,6 +423,7 @@ static int placement_place(placement *p, const decide_job *job, decide_node *nod
         node->free_gpus -= allocs[k].gpus;
         node->settling++; /* released, not started yet */
     }
+    hide_shown(p);
     return n;
 }
 
