@@ -874,15 +874,15 @@ static void intake(lucidd *d, const slurm_job *sj)
             .gpu_util_pct = job->profile.gpu_util_sum, .gmem_used_mib = job->profile.gmem_max_mib,
             .gmem_util_pct = job->profile.gmem_util_sum});
     estimate(d, job);
+    if (!sj->asks_gpus || sj->pass_why[0]) {
+        pass_through(d, job, sj); /* also one Slurm already started */
+        return;
+    }
     if (sj->state == SJ_RUNNING) {
         int profiling = strcmp(sj->partition, d->cfg.profiling_partition) == 0;
         set_phase(job, profiling ? LUCID_PHASE_PROFILING : LUCID_PHASE_RUNNING,
                   "started outside lucid (while lucidd was away); adopted");
         save(d, job);
-        return;
-    }
-    if (!sj->asks_gpus || sj->pass_why[0]) {
-        pass_through(d, job, sj);
         return;
     }
     hold(d, job, sj);

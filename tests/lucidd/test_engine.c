@@ -912,7 +912,10 @@ static void requests_left_to_slurm(void **state)
     unheld->asks_gpus = 0;
     d.cfg.gpu_limit = 0;
     fake_submit(4, "a", 8, 8, 1);
+    fake_submit(5, "a", 0, 0, 1)->asks_gpus = 0; /* --gres=gpu:0, already started by Slurm */
+    fake_run(5, 1000);
     engine_tick(&d);
+    assert_phase(5, LUCID_PHASE_HANDED_BACK);
     assert_true(fake_called("handback 1") && fake_called("handback 2"));
     assert_false(fake_called("hold 3"));
     assert_phase(1, LUCID_PHASE_HANDED_BACK);
