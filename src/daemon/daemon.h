@@ -42,6 +42,7 @@ typedef struct lucidd_config {
     int backfill_min_gpus;        /* ... and only for jobs of at least this many GPUs (0: all) */
     int tick_ms;
     double release_timeout_s;     /* a release Slurm has not started after this is taken back */
+    int profiler_bypass;          /* a job the profiler cannot start goes to idle main GPUs */
     double default_estimate_s;    /* duration estimate without a time limit or model */
     double retrain_period_s;      /* update engine: seconds between trainings */
     int min_history;              /* finished jobs before the first duration model */
@@ -123,6 +124,7 @@ typedef struct lucidd {
     double slurm_back_at;    /* monotonic time Slurm answered again after an outage */
     time_t outage_began;     /* when that outage began (jobs started before it may be stale) */
     uint32_t intake_max;     /* highest job id taken in (and put on an operator's hold) */
+    uint64_t profiler_bypassed; /* jobs sent past a busy profiler to idle main GPUs */
     int reconciled;          /* unacknowledged decisions settled since start */
     char last_error[LUCID_ERROR_MAX];
     time_t started;

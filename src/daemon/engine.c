@@ -2061,6 +2061,54 @@ done:
     free(eta);
 }
 
+/* The profiler never keeps a job from idle main GPUs (issue 28: with one
+ * profiling node, a burst of 2,000 jobs waited for it while 5 of 8 main
+ * nodes were idle).  A job the profiler could not start in this decision,
+ * that fits a main node's free GPUs now (its type, its CPUs and memory, the
+ * site's rules of fit.h), goes to the main queue unprofiled, with the
+ * heuristic estimate (its time limit or --default-estimate), in the
+ * profiler's order until main's free GPUs are spoken for.  The simulator's
+ * profiler_autoscale borrows idle main nodes for profiling instead; live,
+ * a profiling run on a main node would be a requeue later, so the job
+ * runs there for good.  Off with --profiler-bypass off. */
+static void bypass_profiler(lucidd *d, const decide_result *profiled, int nprofiled,
+                            const partition_view *main, double now_mono)
+{
+    if (!d->cfg.profiler_bypass || main->nnodes <= 0)
+        return;
+    int *free_gpus = malloc((size_t)main->nnodes * sizeof *free_gpus);
+    if (!free_gpus)
+        return;
+    int total = 0;
+    for (int k = 0; k < main->nnodes; k++)
+        total += free_gpus[k] = main->nodes[k].free_gpus;
+    int64_t now = (int64_t)time(NULL);
+    for (int i = 0; i < nprofiled && total > 0; i++) {
+        lucidd_job *job = engine_find(d, profiled[i].id);
+        if (!job || profiled[i].start || job->rec.phase != LUCID_PHASE_PROFILE_QUEUE ||
+            avoiding(job, now_mono))
+            continue;
+        for (int k = 0; k < main->nnodes; k++) {
+            if (free_gpus[k] < job->rec.gpus ||
+                !fit_node_now(&job->fit, job->rec.gpus, &main->fits[k], now, NULL, 0) ||
+                !fit_room_ok(&job->fit, job->rec.gpus, main->nodes[k].free_gpus,
+                             main->nodes[k].total_gpus, &main->nodes[k].room))
+                continue;
+            free_gpus[k] -= job->rec.gpus;
+            total -= job->rec.gpus;
+            char why[256];
+            snprintf(why, sizeof why,
+                     "not profiled: the profiler is busy and %s has %d GPUs idle; in the main "
+                     "queue with a prior estimate", main->nodes[k].name, free_gpus[k] + job->rec.gpus);
+            set_phase(job, LUCID_PHASE_MAIN_QUEUE, why);
+            ack(d, record_decision(d, job, "bypass", main->nodes[k].name, why));
+            d->profiler_bypassed++;
+            break;
+        }
+    }
+    free(free_gpus);
+}
+
 /* Room for the node masks of the jobs of `phase` that need one. */
 static unsigned char *node_masks(const lucidd *d, lucid_phase phase, const partition_view *v,
                                  double now_mono)
@@ -2115,6 +2163,7 @@ static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs, dou
         d->main_gpus += nodes[k].total_gpus;
     view = view_of(nodes, fits, nnodes);
     take_back_from_unusable(d, LUCID_PHASE_RUNNING, &view, now_mono);
+    bypass_profiler(d, results, nwaiting, &view, now_mono);
     free(masks);
     if (!(masks = node_masks(d, LUCID_PHASE_MAIN_QUEUE, &view, now_mono)))
         goto done;

@@ -930,6 +930,27 @@ static void requests_left_to_slurm(void **state)
     assert_string_equal(rec(4)->outcome, "cancelled");
 }
 
+/* The profiler never keeps a job from idle main GPUs: with p1 full, a new
+ * 1-GPU job goes unprofiled to main (on), or waits for p1 (off). */
+static void a_busy_profiler_sends_jobs_to_idle_main_gpus(void **state)
+{
+    (void)state;
+    node("p1")->gpus_used = 8;
+    fake_submit(1, "a", 1, 1, 1);
+    engine_tick(&d);
+    assert_phase(1, LUCID_PHASE_PROFILE_QUEUE); /* bypass off (the tests' default) */
+    d.cfg.profiler_bypass = 1;
+    fake_submit(2, "a", 8, 8, 1);
+    fake_submit(3, "a", 8, 8, 1);
+    fake_submit(4, "a", 8, 8, 1); /* main has 16 GPUs idle: two of the three fit */
+    engine_tick(&d);
+    assert_true(started_on_main(1));
+    int started = started_on_main(2) + started_on_main(3) + started_on_main(4);
+    assert_int_equal(started, 1); /* job 1 took one GPU of a node: one 8-GPU job fits */
+    assert_int_equal(rec(1)->profile_start, 0);
+    assert_int_equal(d.profiler_bypassed, 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -959,6 +980,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(releases_slurm_refuses_are_taken_back, setup, teardown),
         cmocka_unit_test_setup_teardown(failed_nodes_and_requeues, setup, teardown),
         cmocka_unit_test_setup_teardown(requests_left_to_slurm, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_busy_profiler_sends_jobs_to_idle_main_gpus, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
