@@ -109,8 +109,6 @@ static void read_fit(const slurm_job_info_t *info, slurm_job *job)
     copy(f->features, sizeof f->features, info->features);
     f->time_limit_s = (info->time_limit == INFINITE || info->time_limit == NO_VAL)
                           ? 0 : (int64_t)info->time_limit * 60;
-    copy(job->account, sizeof job->account, info->account);
-    copy(job->qos, sizeof job->qos, info->qos);
     if (info->het_job_id && info->het_job_id != NO_VAL)
         snprintf(job->pass_why, sizeof job->pass_why,
                  "a heterogeneous job (component %u of %u): Slurm starts its components together",

@@ -62,8 +62,6 @@ typedef struct slurm_job {
     char pass_why[128];    /* a request lucid leaves to Slurm as it is, and why
                             * (heterogeneous job, --gpus-per-socket, --reservation,
                             * a feature expression lucid does not read); "" none */
-    char account[64];
-    char qos[64];
 } slurm_job;
 
 typedef struct slurm_node {
