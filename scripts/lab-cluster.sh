@@ -305,7 +305,8 @@ EOF
         prof_nodes=$(node_list p "$PROF_NODES" | sed 's/ $//; s/ /,/g')
         echo "PartitionName=profiling Nodes=$prof_nodes MaxTime=INFINITE State=UP$billing" >>"$DIR/etc/slurm.conf"
     fi
-    echo "$NODES $PROF_NODES $GPUS $PORT $PROFILE" >"$DIR/etc/shape"
+    echo "$NODES $PROF_NODES $GPUS $PORT" >"$DIR/etc/shape" # tests read it too
+    echo "$PROFILE" >"$DIR/etc/profile"
 }
 
 all_nodes_idle() {
@@ -552,7 +553,7 @@ cmd_status() {
 COMMAND=$1 DIR=$2
 shift 2
 NODES=4 GPUS=8 PROF_NODES=1 PLUGINS="" LUCID_PARTITIONS="main,profiling" MIN_JOB_AGE=600
-PROFILE=site GPU_TYPES=default CPUS=32 MEMORY=64000
+PROFILE=${LUCID_LAB_PROFILE:-site} GPU_TYPES=default CPUS=32 MEMORY=64000
 LUCID_CONF=()
 PORT=""
 want_number() { [[ $2 =~ ^[0-9]+$ ]] || die "$1 wants a number, not '$2'"; }
@@ -610,8 +611,9 @@ if [[ -z $PORT && $COMMAND == up ]]; then
     PORT=$(pick_port)
 fi
 if [[ -f "$DIR/etc/shape" && $COMMAND != up ]]; then
-    read -r NODES PROF_NODES GPUS PORT PROFILE <"$DIR/etc/shape"
-    PROFILE=${PROFILE:-simple} # written before profiles existed
+    read -r NODES PROF_NODES GPUS PORT <"$DIR/etc/shape"
+    PROFILE=simple # a lab made before profiles existed
+    [[ -f "$DIR/etc/profile" ]] && read -r PROFILE <"$DIR/etc/profile"
 fi
 case $COMMAND in
     up) cmd_up ;;
