@@ -249,12 +249,17 @@ operator_actions() {
     echo "$id nobody-release run 6 0 nobody $(date +%s)" >>"$LAB/jobs.txt"
     out=$(runuser -u nobody -- scontrol release "$id" 2>&1) && err "user nobody released job $id at submission: $out"
     event nobody-release "$id" "$out"
-    # After intake: while lucidd holds it in its queue (not a fixed sleep: on
-    # the site profile lucidd may have profiled it by then).
-    if wait_until 30 "nobody's job $id in lucid's queue" in_phase "$id" 'profile-queue|main-queue' 'PENDING'; then
-        out=$(runuser -u nobody -- scontrol release "$id" 2>&1) && err "user nobody released job $id after intake: $out"
-        event nobody-release "$id" "$out"
-    fi
+    # After intake (lucidd lists it; no fixed sleep).  lucidd may have
+    # released it to the profiler by then, and Slurm takes a release of a job
+    # not held as a no-op: what must never be is a hold lifted by nobody
+    # (slurmctld logs each lift with its uid).
+    wait_until 30 "lucid to list nobody's job $id" bash -c "[[ -n \"\$(python3 '$CHECKER' phase '$SOCK' $id)\" ]]" || true
+    local before
+    before="$(phase "$id") / $(sstate "$id")"
+    out=$(runuser -u nobody -- scontrol release "$id" 2>&1) &&
+        grep -q "release hold on JobId=$id by uid $(id -u nobody)\$" "$LAB/log/slurmctld.log" &&
+        err "user nobody released job $id after intake (lucid / Slurm: $before): $out"
+    event nobody-release "$id" "$before: $out"
 
     # Resize after intake: seen by lucid (held, waiting for its user), then
     # grown to 2 GPUs, then released with lucid.
