@@ -36,13 +36,15 @@
 # named after the node (slurm_n1/uid_0/job_ID) and shared by every lab on
 # this host.  `simple` is the configuration of the first lab tests:
 # sched/builtin, every priority weight 0, task/none, no accounting database,
-# untyped GPUs.  Both keep jobcomp/filetxt.
+# untyped GPUs; it starts in about a second (site: several, mostly MariaDB
+# and slurmdbd).  Both keep jobcomp/filetxt.  LUCID_LAB_PROFILE=simple in the
+# environment makes simple the default (so `ctest -L slurm` runs on it).
 #
 # Ports: slurmctld on P, node i on P+i (default: a free block of 100 below
-# 32000, chosen from a hash of DIR; P+90 is left for lucidd's /metrics).
-# PIDs are recorded in DIR/pids and daemons are stopped by PID only; `down`
-# also removes this lab's job cgroups.  With --plugins, lucid's job_submit and SPANK plugins
-# are loaded from PLUGIN_DIR (job_submit_lucid.so, spank_lucid.so), and each
+# 32000, chosen from a hash of DIR; P+90 is left for lucidd's /metrics, P+91
+# is MariaDB's, P+92 slurmdbd's).  PIDs are recorded in DIR/pids and daemons
+# are stopped by PID only; `down` also removes this lab's job cgroups.  With
+# --plugins, lucid's job_submit and SPANK plugins are loaded from PLUGIN_DIR (job_submit_lucid.so, spank_lucid.so), and each
 # --lucid-conf line is added to their lucid.conf.  Slurm records every job's
 # end in DIR/log/jobcomp.log (jobcomp/filetxt: one `JobId=... JobState=...
 # Partition=... StartTime=... EndTime=... NodeList=...` line per end, also
@@ -58,7 +60,7 @@ LAB_ACCOUNTS="alpha beta"
 
 die() { echo "lab-cluster: $*" >&2; exit 1; }
 
-usage() { sed -n '2,52p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,53p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 
 # Process state letter, or empty when the PID no longer exists.
 proc_state() { awk '{print $3}' "/proc/$1/stat" 2>/dev/null || true; }
@@ -305,7 +307,8 @@ EOF
         prof_nodes=$(node_list p "$PROF_NODES" | sed 's/ $//; s/ /,/g')
         echo "PartitionName=profiling Nodes=$prof_nodes MaxTime=INFINITE State=UP$billing" >>"$DIR/etc/slurm.conf"
     fi
-    echo "$NODES $PROF_NODES $GPUS $PORT $PROFILE" >"$DIR/etc/shape"
+    echo "$NODES $PROF_NODES $GPUS $PORT" >"$DIR/etc/shape" # tests read it too
+    echo "$PROFILE" >"$DIR/etc/profile"
 }
 
 all_nodes_idle() {
@@ -552,7 +555,7 @@ cmd_status() {
 COMMAND=$1 DIR=$2
 shift 2
 NODES=4 GPUS=8 PROF_NODES=1 PLUGINS="" LUCID_PARTITIONS="main,profiling" MIN_JOB_AGE=600
-PROFILE=site GPU_TYPES=default CPUS=32 MEMORY=64000
+PROFILE=${LUCID_LAB_PROFILE:-site} GPU_TYPES=default CPUS=32 MEMORY=64000
 LUCID_CONF=()
 PORT=""
 want_number() { [[ $2 =~ ^[0-9]+$ ]] || die "$1 wants a number, not '$2'"; }
@@ -610,8 +613,9 @@ if [[ -z $PORT && $COMMAND == up ]]; then
     PORT=$(pick_port)
 fi
 if [[ -f "$DIR/etc/shape" && $COMMAND != up ]]; then
-    read -r NODES PROF_NODES GPUS PORT PROFILE <"$DIR/etc/shape"
-    PROFILE=${PROFILE:-simple} # written before profiles existed
+    read -r NODES PROF_NODES GPUS PORT <"$DIR/etc/shape"
+    PROFILE=simple # a lab made before profiles existed
+    [[ -f "$DIR/etc/profile" ]] && read -r PROFILE <"$DIR/etc/profile"
 fi
 case $COMMAND in
     up) cmd_up ;;
