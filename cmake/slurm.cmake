@@ -164,3 +164,13 @@ if(LUCID_HAVE_LAB AND LUCID_HAVE_SLURM AND LUCID_HAVE_STATE AND LUCID_PYTHON3)
                    ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
   set_tests_properties(slurm_lucidd_site PROPERTIES TIMEOUT 600 LABELS slurm)
 endif()
+
+# Issue 28: a burst of 150 jobs under lucidd on the site profile: nothing lost
+# or run twice (sacct --duplicates), no main node idle while a job that fits
+# waits, the tick rate held (tests/slurm/lucidd_burst.sh).  About 2 minutes.
+if(LUCID_HAVE_LAB AND LUCID_HAVE_SLURM AND LUCID_HAVE_STATE AND LUCID_PYTHON3)
+  add_test(NAME slurm_lucidd_burst
+           COMMAND bash ${CMAKE_SOURCE_DIR}/tests/slurm/lucidd_burst.sh
+                   ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
+  set_tests_properties(slurm_lucidd_burst PROPERTIES TIMEOUT 900 LABELS slurm)
+endif()

@@ -1084,11 +1084,13 @@ static int slurm_limit(const char *reason);
 /* Slurm's reasons that say the pinned job will not start there soon. */
 static int slurm_refuses(const char *reason)
 {
-    static const char *const never[] = {"BadConstraints", "ReqNodeNotAvail", "NodeDown",
-                                        "PartitionConfig", "PartitionNodeLimit", "PartitionTimeLimit",
-                                        "PartitionDown", "PartitionInactive", "InvalidQOS",
-                                        "InvalidAccount", "AccountNotAllowed", "QOSNotAllowed",
-                                        "Reservation", "FrontEndDown", "Licenses"};
+    /* Not ReqNodeNotAvail: Slurm says it, for a moment, of a node still
+     * completing its previous job; a node that is down or drained is
+     * take_back_from_unusable's, and a lasting refusal the timeout's. */
+    static const char *const never[] = {"BadConstraints", "PartitionConfig", "PartitionNodeLimit",
+                                        "PartitionTimeLimit", "PartitionDown", "PartitionInactive",
+                                        "InvalidQOS", "InvalidAccount", "AccountNotAllowed",
+                                        "QOSNotAllowed"};
     for (size_t k = 0; k < sizeof never / sizeof never[0]; k++)
         if (strncmp(reason, never[k], strlen(never[k])) == 0)
             return 1;

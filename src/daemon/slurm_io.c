@@ -546,7 +546,10 @@ int slurm_io_take_back(uint32_t job_id, const char *gpu_request, const char *nod
     /* A job Slurm requeued is not eligible for ~2 minutes (BeginTime);
      * lucid waited for any --begin of its own before it released it. */
     desc.begin_time = time(NULL);
-    return update(&desc, "taking back", err);
+    if (slurm_update_job(&desc) != SLURM_SUCCESS)
+        return lucid_error_set(err, "slurm: taking back job %u (required nodes '%s'): %s", job_id,
+                               nodes_buf, slurm_strerror(slurm_get_errno()));
+    return 0;
 }
 
 int slurm_io_split_task(uint32_t array_job_id, uint32_t task_id, lucid_error *err)

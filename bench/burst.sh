@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# burst.sh — a burst of submissions on the site lab, under lucidd and under
+# plain Slurm with the same configuration (issues 22 and 28).
+#
+#   bench/burst.sh BUILD_DIR [JOBS [MIN_S MAX_S]]   (as root)
+#
+# The lab: scripts/lab-cluster.sh's site profile, 8 main nodes x 8 GPUs +
+# 1 profiling node (untyped GPUs: every job may use every node).  The
+# burst: JOBS jobs (default 2000): half single `sbatch`, half arrays of 50,
+# 1/2/4/8 GPUs and MIN_S..MAX_S-second payloads (default 5..60) drawn from
+# a fixed seed, submitted as fast as sbatch goes.  Run 1: lucidd
+# (--profile-limit 10, --tick-ms 500, packing off, the default
+# --profiler-bypass on).  Run 2: the same burst, the plugins not loaded
+# (plain Slurm: sched/backfill, multifactor).  Each run ends when every job
+# has ended.  Printed per run (from Slurm's records: `sacct --duplicates`,
+# the payloads' own start lines, sinfo samples every 5 s):
+#   submit     seconds from the first to the last submission
+#   started    jobs whose first run started within 60 / 120 / 240 s of the
+#              first submission
+#   first      median submit-to-first-start (s)
+#   lost/twice jobs that never completed / ran more than once on main
+#   idle       main-GPU utilisation samples under 90 % while jobs waited
+#   ticks      lucidd's ticks per second during the run (lucid status)
+# Results go to OUT (default /tmp/lucid-burst): one folder per run.
+set -euo pipefail
+BUILD=$(cd "$1" && pwd)
+JOBS=${2:-2000} MIN_S=${3:-5} MAX_S=${4:-60}
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${OUT:-/tmp/lucid-burst}
+mkdir -p "$OUT"
+
+run() { # NAME lucid|slurm
+    local name=$1 mode=$2 lab=$OUT/$1
+    bash "$SRC/scripts/lab-cluster.sh" down "$lab" >/dev/null 2>&1 || true
+    rm -rf "$lab"
+    mkdir -p "$lab/out"
+    local plugins=()
+    [[ $mode == lucid ]] && plugins=(--plugins "$BUILD/plugins" --lucid-conf "heartbeat=$lab/heartbeat"
+                                     --lucid-conf "fail_open_after=600")
+    bash "$SRC/scripts/lab-cluster.sh" up "$lab" --profile site --nodes 8 --gpus 8 --prof-nodes 1 \
+        --gpu-types none --min-job-age 3600 "${plugins[@]}" >"$lab/up.log"
+    export SLURM_CONF=$lab/etc/slurm.conf
+    local lucidd_pid="" sock=$lab/lucidd.sock
+    echo "pid=$$ time=$(date +%s) intake=0" >"$lab/heartbeat"
+    if [[ $mode == lucid ]]; then
+        setsid "$BUILD/lucidd" --state "$lab/lucid.db" --socket "$sock" --heartbeat "$lab/heartbeat" \
+            --tick-ms 500 --profile-limit 10 --packing off </dev/null >"$lab/lucidd.log" 2>&1 &
+        lucidd_pid=$!
+        until "$BUILD/lucid" status --socket "$sock" >/dev/null 2>&1; do sleep 0.2; done
+    fi
+    cat >"$lab/payload.sh" <<'EOF'
+#!/bin/bash
+echo "start $SLURM_JOB_ID $(date +%s.%N) $SLURM_JOB_PARTITION" >>"$BURST_LOG"
+sleep "$1"
+EOF
+    chmod 755 "$lab/payload.sh"
+    export BURST_LOG=$lab/payload.log
+    : >"$BURST_LOG"
+    # The same draws for both runs: awk's srand(42).
+    awk -v n="$JOBS" -v lo="$MIN_S" -v hi="$MAX_S" 'BEGIN { srand(42); g[0]=1; g[1]=2; g[2]=4; g[3]=8;
+        for (i = 0; i < n / 2; i++) print "single", g[int(rand() * 4)], lo + int(rand() * (hi - lo + 1));
+        for (i = 0; i < n / 100; i++) print "array", g[int(rand() * 4)], lo + int(rand() * (hi - lo + 1)) }' \
+        >"$lab/plan.txt"
+    local t0 t1 kind gpus secs
+    t0=$(date +%s.%N)
+    while read -r kind gpus secs; do
+        if [[ $kind == single ]]; then
+            sbatch --parsable -o /dev/null -p main --gres=gpu:"$gpus" --export=ALL "$lab/payload.sh" "$secs" >>"$lab/ids.txt"
+        else
+            sbatch --parsable -o /dev/null -p main --array=0-49 --gres=gpu:"$gpus" --export=ALL "$lab/payload.sh" "$secs" >>"$lab/ids.txt"
+        fi
+    done <"$lab/plan.txt"
+    t1=$(date +%s.%N)
+    echo "$t0 $t1" >"$lab/submit-window"
+    # Until every job ended: sample main GPUs and pending jobs every 5 s.
+    local ticks0 ticks1
+    ticks0=$([[ $mode == lucid ]] && "$BUILD/lucid" status --socket "$sock" | awk '/^ticks:/ {print $2}' || echo 0)
+    while :; do
+        local pending used
+        pending=$(squeue -h -t PD -r -o %A 2>/dev/null | wc -l)
+        used=$(sinfo -h -p main -N -O 'GresUsed:40' 2>/dev/null | grep -o 'gpu:[0-9]*' | cut -d: -f2 | awk '{s += $1} END {print s + 0}')
+        echo "$(date +%s.%N) ${used:-0} $pending" >>"$lab/samples.txt"
+        [[ -z $(squeue -h -r -o %A 2>/dev/null | head -1) ]] && break
+        sleep 5
+    done
+    local tend
+    tend=$(date +%s.%N)
+    ticks1=$([[ $mode == lucid ]] && "$BUILD/lucid" status --socket "$sock" | awk '/^ticks:/ {print $2}' || echo 0)
+    echo "$ticks0 $ticks1 $t1 $tend" >"$lab/ticks"
+    sacct -X --duplicates -n -P -o JobIDRaw,State,Partition,Submit,Start,End -S now-1days \
+        >"$lab/sacct.txt" 2>/dev/null || true
+    [[ -n $lucidd_pid ]] && kill "$lucidd_pid" 2>/dev/null || true
+    bash "$SRC/scripts/lab-cluster.sh" down "$lab" >/dev/null 2>&1 || true
+    python3 - "$lab" "$mode" <<'EOF'
+import statistics, sys
+lab, mode = sys.argv[1], sys.argv[2]
+t0, t1 = map(float, open(f"{lab}/submit-window").read().split())
+first = {}
+for line in open(f"{lab}/payload.log"):
+    _, jid, t, part = line.split()
+    first.setdefault(jid, float(t))
+runs = {}
+for line in open(f"{lab}/sacct.txt"):
+    p = line.strip().split("|")
+    if len(p) < 6:
+        continue
+    runs.setdefault(p[0], []).append((p[1].split()[0], p[2]))
+jobs = len(runs)
+lost = sum(1 for r in runs.values() if r[-1][0] != "COMPLETED")
+twice = sum(1 for r in runs.values() if sum(1 for s, part in r if part == "main" and s != "REQUEUED") > 1)
+started = [t - t0 for t in first.values()]
+within = [sum(1 for s in started if s <= w) for w in (60, 120, 240)]
+# Submit-to-first-start needs each task's submit time: sacct Submit is the
+# requeue time for requeued runs, so take the earliest submit of the job.
+subs = {}
+for line in open(f"{lab}/sacct.txt"):
+    p = line.strip().split("|")
+    if len(p) >= 6 and p[3] not in ("", "Unknown"):
+        from datetime import datetime
+        ts = datetime.strptime(p[3], "%Y-%m-%dT%H:%M:%S").timestamp()
+        subs[p[0]] = min(subs.get(p[0], ts), ts)
+waits = [first[j] - subs[j] for j in first if j in subs]
+idle = 0
+samples = 0
+for line in open(f"{lab}/samples.txt"):
+    t, used, pending = line.split()
+    if int(pending) > 0:
+        samples += 1
+        idle += int(used) < 0.9 * 64
+ticks0, ticks1, ts1, tend = map(float, open(f"{lab}/ticks").read().split())
+rate = (ticks1 - ticks0) / (tend - ts1) if mode == "lucid" and tend > ts1 else 0
+print(f"{mode:6s} jobs={jobs} submit={t1 - t0:.0f}s started<=60/120/240s={within[0]}/{within[1]}/{within[2]} "
+      f"first_start_median={statistics.median(waits) if waits else float('nan'):.1f}s lost={lost} twice={twice} "
+      f"util<90%_while_waiting={idle}/{samples} ticks/s={rate:.2f}")
+EOF
+}
+
+run lucid lucid | tee "$OUT/result-lucid.txt"
+run slurm slurm | tee "$OUT/result-slurm.txt"
