@@ -87,8 +87,15 @@ EOF
     tend=$(date +%s.%N)
     ticks1=$([[ $mode == lucid ]] && "$BUILD/lucid" status --socket "$sock" | awk '/^ticks:/ {print $2}' || echo 0)
     echo "$ticks0 $ticks1 $t1 $tend" >"$lab/ticks"
-    sacct -X --duplicates -n -P -o JobIDRaw,State,Partition,Submit,Start,End -S now-1days \
-        >"$lab/sacct.txt" 2>/dev/null || true
+    # slurmdbd records an end a moment after slurmctld: read until all ended.
+    local deadline=$((SECONDS + 120)) open
+    while :; do
+        sacct -X --duplicates -n -P -o JobIDRaw,State,Partition,Submit,Start,End -S now-1days \
+            >"$lab/sacct.txt" 2>/dev/null || true
+        open=$(awk -F'|' '{last[$1] = $2} END {for (j in last) if (last[j] !~ /^(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY)/) n++; print n + 0}' "$lab/sacct.txt")
+        ((open == 0 || SECONDS > deadline)) && break
+        sleep 1
+    done
     [[ -n $lucidd_pid ]] && kill "$lucidd_pid" 2>/dev/null || true
     bash "$SRC/scripts/lab-cluster.sh" down "$lab" >/dev/null 2>&1 || true
     python3 - "$lab" "$mode" <<'EOF'
