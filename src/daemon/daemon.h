@@ -43,6 +43,10 @@ typedef struct lucidd_config {
     int tick_ms;
     double release_timeout_s;     /* a release Slurm has not started after this is taken back */
     int profiler_bypass;          /* a job the profiler cannot start goes to idle main GPUs */
+    double fairshare_weight;      /* the site's fair share in lucid's order (docs/live.md,
+                                   * "The site's priority"); < 0: 2 where Slurm weighs fair
+                                   * share (PriorityWeightFairshare > 0), else 0 */
+    double age_weight;            /* waiting a week halves a job's order value this many times */
     double default_estimate_s;    /* duration estimate without a time limit or model */
     double retrain_period_s;      /* update engine: seconds between trainings */
     int min_history;              /* finished jobs before the first duration model */
@@ -88,6 +92,9 @@ typedef struct lucidd_job {
     char avoid_nodes[256];     /* nodes Slurm would not start it on after a release ("*": any) */
     double avoid_until;        /* ... kept out of its placements until this monotonic time */
     char took_back[160];       /* why it was last taken back (shown with its reason meanwhile) */
+    char account[64];          /* Slurm's account of the job (fair share) */
+    double fairshare;          /* Slurm's fair-share factor of its association, -1 unknown */
+    double order_priority;     /* lucid's priority x the site's factors: the queue's order */
     double observed_at;        /* monotonic time it was last seen running in the profiler */
     char comment_sent[256];    /* AdminComment last written to Slurm */
     double comment_at;         /* monotonic time of that write */
@@ -125,6 +132,10 @@ typedef struct lucidd {
     time_t outage_began;     /* when that outage began (jobs started before it may be stale) */
     uint32_t intake_max;     /* highest job id taken in (and put on an operator's hold) */
     uint64_t profiler_bypassed; /* jobs sent past a busy profiler to idle main GPUs */
+    double fairshare_read_at;   /* monotonic time of the last sshare read (0 never) */
+    double fairshare_weight;    /* the weight in use (cfg's, or 2 / 0 from Slurm's) */
+    struct slurm_share *shares; /* the last read, sorted by account then user */
+    long nshares;
     int reconciled;          /* unacknowledged decisions settled since start */
     char last_error[LUCID_ERROR_MAX];
     time_t started;

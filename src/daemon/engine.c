@@ -113,12 +113,16 @@ static lucidd_job *add_job(lucidd *d, uint32_t job_id)
     lucidd_job *job = &d->jobs[d->njobs++];
     memset(job, 0, sizeof *job);
     job->rec.job_id = job_id;
+    job->fairshare = -1;
     index_insert(d, d->njobs - 1);
     return job;
 }
 
 void engine_free(lucidd *d)
 {
+    free(d->shares);
+    d->shares = NULL;
+    d->nshares = 0;
     lucid_eta_table_free(&d->eta_table);
     free(d->jobs);
     free(d->slots);
@@ -789,6 +793,7 @@ static void copy_request(lucidd_job *job, const slurm_job *sj)
     job->gpus_per_node = sj->gpus_per_node;
     job->nodes_fixed = sj->nodes_fixed;
     job->fit = sj->fit;
+    snprintf(job->account, sizeof job->account, "%s", sj->account);
     snprintf(job->rec.gpu_request, sizeof job->rec.gpu_request, "%s", sj->gpu_request);
     snprintf(job->user_nodes, sizeof job->user_nodes, "%s", sj->req_nodes);
     snprintf(job->user_exclude, sizeof job->user_exclude, "%s", sj->exc_nodes);
@@ -1343,7 +1348,9 @@ static void apply_start(lucidd *d, lucidd_job *job, const decide_result *result,
     lucid_error err = {{0}};
     if (slurm_io_start(job->rec.job_id, partition, result->nodes,
                        result->partner ? result->gpu_list : NULL, comment,
-                       slurm_priority(job->rec.priority), &err) < 0) {
+                       slurm_priority(job->order_priority > 0 ? job->order_priority
+                                                              : job->rec.priority),
+                       &err) < 0) {
         note_error(d, &err);
         return; /* unacknowledged: reconcile re-applies or the next tick adopts */
     }
@@ -1477,7 +1484,8 @@ static decide_job decide_view(const lucidd_job *job)
     decide_job view = {.id = job->rec.job_id,
                        .gpus = job->rec.gpus,
                        .nodes = job->nodes_fixed ? job->rec.nodes : 0,
-                       .priority = job->rec.priority,
+                       .priority = job->order_priority > 0 ? job->order_priority
+                                                           : job->rec.priority,
                        .sharing_score = job->rec.sharing_score,
                        .estimate_s = job->rec.estimate_s,
                        .holds = job->rec.reserved_since != 0};
@@ -2111,6 +2119,77 @@ static void bypass_profiler(lucidd *d, const decide_result *profiled, int nprofi
     free(free_gpus);
 }
 
+/* ---- the site's priority (issue 23) ----
+ * lucid's order is its service estimate (estimate x GPUs, lower first);
+ * a site's Slurm orders by multifactor priority, fair share first.  The
+ * queue's order value combines both:
+ *     order = priority x 10^(W_fs x (1/2 - F)) x 2^(-W_age x wait / 7 days)
+ * F is Slurm's fair-share factor of the job's association (sshare's
+ * FairShare: 1 for an account that used nothing of its share, 0 for one
+ * far over it), read every FAIRSHARE_READ_S; W_fs is --fairshare-weight
+ * (default 2 where Slurm weighs fair share, PriorityWeightFairshare > 0,
+ * else 0): a user at F = 1 has their jobs' values divided by 10, one at
+ * F = 0 multiplied by 10.  W_age (--age-weight, default 0) halves a job's
+ * value per week waited, W_age times.  The profiler's queue keeps the
+ * reference profiler's fewest-GPUs-first order. */
+#define FAIRSHARE_READ_S 30.0
+
+static int by_share_key(const void *a, const void *b)
+{
+    const slurm_share *x = a, *y = b;
+    int c = strcmp(x->account, y->account);
+    return c ? c : strcmp(x->user, y->user);
+}
+
+static void read_fairshare(lucidd *d, double now_mono)
+{
+    if (d->fairshare_read_at > 0 && now_mono - d->fairshare_read_at < FAIRSHARE_READ_S)
+        return;
+    d->fairshare_read_at = now_mono;
+    d->fairshare_weight = d->cfg.fairshare_weight >= 0 ? d->cfg.fairshare_weight
+                          : slurm_io_fairshare_weight() > 0 ? 2.0 : 0.0;
+    if (d->fairshare_weight <= 0)
+        return;
+    slurm_share *shares = NULL;
+    lucid_error err = {{0}};
+    long n = slurm_io_fairshare(&shares, &err);
+    if (n < 0) {
+        note_error(d, &err);
+        return; /* keep the last read */
+    }
+    qsort(shares, (size_t)n, sizeof *shares, by_share_key);
+    free(d->shares);
+    d->shares = shares;
+    d->nshares = n;
+}
+
+static void order_values(lucidd *d, time_t now)
+{
+    for (size_t i = 0; i < d->njobs; i++) {
+        lucidd_job *job = &d->jobs[i];
+        if (lucid_phase_is_final(job->rec.phase))
+            continue;
+        double value = job->rec.priority;
+        job->fairshare = -1;
+        if (d->fairshare_weight > 0 && d->nshares > 0) {
+            slurm_share key;
+            snprintf(key.account, sizeof key.account, "%s", job->account);
+            snprintf(key.user, sizeof key.user, "%s", job->rec.user);
+            const slurm_share *hit = bsearch(&key, d->shares, (size_t)d->nshares, sizeof key,
+                                             by_share_key);
+            if (hit) {
+                job->fairshare = hit->factor;
+                value *= pow(10.0, d->fairshare_weight * (0.5 - hit->factor));
+            }
+        }
+        if (d->cfg.age_weight > 0 && job->rec.submit_time > 0 && now > job->rec.submit_time) {
+            double weeks = (double)(now - job->rec.submit_time) / (7.0 * 86400.0);
+            value *= pow(2.0, -d->cfg.age_weight * (weeks < 1 ? weeks : 1));
+        }
+        job->order_priority = value;
+    }
+}
+
 /* Room for the node masks of the jobs of `phase` that need one. */
 static unsigned char *node_masks(const lucidd *d, lucid_phase phase, const partition_view *v,
                                  double now_mono)
@@ -2329,6 +2408,8 @@ void engine_tick(lucidd *d)
     }
     sample_profiles(d, sjobs, n);
     update_models(d, now);
+    read_fairshare(d, now_mono);
+    order_values(d, now);
     decide_and_apply(d, sjobs, n, now_mono);
     push_comments(d, now_mono);
     flush(d);

@@ -139,6 +139,10 @@ static const char usage_text[] =
     "  --tick-ms N             decision period (default 500)\n"
     "  --profiler-bypass on|off  a job the busy profiler cannot start goes unprofiled to\n"
     "                          idle main GPUs (default on)\n"
+    "  --fairshare-weight W    the site's fair share in lucid's order: priority x\n"
+    "                          10^(W x (1/2 - F)), F = sshare's FairShare (default 2 where\n"
+    "                          Slurm weighs fair share, else 0)\n"
+    "  --age-weight A          a week's wait halves a job's order value A times (default 0)\n"
     "  --release-timeout S     a job lucid released that Slurm has not started within S\n"
     "                          seconds is taken back and placed elsewhere (default 60)\n"
     "  --default-estimate S    duration estimate without a time limit or model (default 3600)\n"
@@ -286,6 +290,12 @@ static int set_option(lucidd_config *cfg, const char *where, const char *opt, co
             return -1;
         }
         cfg->profiler_bypass = strcmp(value, "on") == 0;
+    } else if (strcmp(opt, "--fairshare-weight") == 0) {
+        if (parse_number(where, opt, value, 0, &cfg->fairshare_weight) < 0)
+            return -1;
+    } else if (strcmp(opt, "--age-weight") == 0) {
+        if (parse_number(where, opt, value, 0, &cfg->age_weight) < 0)
+            return -1;
     } else if (strcmp(opt, "--release-timeout") == 0) {
         if (parse_number(where, opt, value, 1, &cfg->release_timeout_s) < 0)
             return -1;
@@ -428,6 +438,7 @@ static int parse_args(int argc, char **argv, lucidd_config *cfg)
                            .profile_limit_s = 200,
                            .release_timeout_s = 60,
                            .profiler_bypass = 1,
+                           .fairshare_weight = -1,
                            .gpu_limit = 8,
                            .gpu_memory_mib = 24576,
                            .score_sum = 2,

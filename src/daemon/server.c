@@ -286,6 +286,12 @@ static void job_extra(json_t *obj, const lucidd_job *job)
                         reason ? reason : json_string(ascii_copy(job->slurm_reason, safe, sizeof safe)));
     json_object_set_new(obj, "user_hold", json_boolean(r->user_hold));
     json_object_set_new(obj, "profiled_s", json_real(r->profiled_s));
+    /* The site's factors in the queue's order (like sprio): Slurm's
+     * fair-share factor of its association (-1 unknown) and the value the
+     * queue is ordered by (lucid's priority x the factors, lower first). */
+    json_object_set_new(obj, "fairshare", json_real(job->fairshare));
+    json_object_set_new(obj, "order_priority",
+                        json_real(job->order_priority > 0 ? job->order_priority : r->priority));
     /* The start-time estimate while it waits (UTC s, 0 = none; start_none
      * says why there is none), and the reservation backfill holds for it. */
     json_object_set_new(obj, "start_p10", json_integer((json_int_t)job->eta_p10));

@@ -106,6 +106,7 @@ static void read_fit(const slurm_job_info_t *info, slurm_job *job)
             f->mem_node_mib = (int64_t)info->pn_min_memory;
     }
     f->whole = info->shared == JOB_SHARED_NONE;
+    copy(job->account, sizeof job->account, info->account);
     copy(f->features, sizeof f->features, info->features);
     f->time_limit_s = (info->time_limit == INFINITE || info->time_limit == NO_VAL)
                           ? 0 : (int64_t)info->time_limit * 60;
@@ -679,6 +680,55 @@ int slurm_io_reachable(int timeout_ms)
             tcp_answers(slurm_conf.control_addr[i], slurm_conf.slurmctld_port, timeout_ms))
             return 1;
     return 0;
+}
+
+uint32_t slurm_io_fairshare_weight(void)
+{
+    return slurm_conf.priority_weight_fs;
+}
+
+/* libslurm 22.05 has no public call for the association shares that
+ * `sshare` prints, so lucidd asks sshare itself (every 30 s, engine.c). */
+long slurm_io_fairshare(slurm_share **out, lucid_error *err)
+{
+    *out = NULL;
+    FILE *p = popen("sshare -h -P -a -o Account,User,FairShare 2>/dev/null", "r");
+    if (!p)
+        return lucid_error_set(err, "slurm: cannot run sshare");
+    size_t cap = 0, n = 0;
+    slurm_share *shares = NULL;
+    char line[512];
+    while (fgets(line, sizeof line, p)) {
+        char *save = NULL;
+        char *account = strtok_r(line, "|\n", &save);
+        char *user = account ? strtok_r(NULL, "|\n", &save) : NULL;
+        char *factor = user ? strtok_r(NULL, "|\n", &save) : NULL;
+        if (!factor)
+            continue; /* an account's own line has no user */
+        if (n == cap) {
+            cap = cap ? 2 * cap : 64;
+            slurm_share *grown = realloc(shares, cap * sizeof *grown);
+            if (!grown) {
+                free(shares);
+                pclose(p);
+                return lucid_error_set(err, "out of memory");
+            }
+            shares = grown;
+        }
+        while (*account == ' ')
+            account++;
+        copy(shares[n].account, sizeof shares[n].account, account);
+        copy(shares[n].user, sizeof shares[n].user, user);
+        shares[n].factor = strtod(factor, NULL);
+        n++;
+    }
+    int status = pclose(p);
+    if (status != 0 && n == 0) {
+        free(shares);
+        return 0; /* no accounting: no fair share */
+    }
+    *out = shares;
+    return (long)n;
 }
 
 int slurm_io_in_hostlist(const char *list, const char *node)

@@ -59,6 +59,7 @@ typedef struct slurm_job {
      * features, time limit, as Slurm holds them. */
     fit_request fit;
     int asks_gpus;         /* some GPU request (a count of 0 included: --gres=gpu:0) */
+    char account[64];      /* its association's account (fair share) */
     char pass_why[128];    /* a request lucid leaves to Slurm as it is, and why
                             * (heterogeneous job, --gpus-per-socket, --reservation,
                             * a feature expression lucid does not read); "" none */
@@ -129,6 +130,18 @@ int slurm_io_ctld_started(time_t *started, lucid_error *err);
  * own calls retry a dead controller for MessageTimeout seconds, so a tick
  * asks this first and stays on time while slurmctld is down. */
 int slurm_io_reachable(int timeout_ms);
+/* Slurm's fair-share factor of each association (account, user), as
+ * `sshare` reports it (1 under-served .. 0 over-served); *out malloc'ed.
+ * Count, 0 when Slurm keeps no fair share (no accounting), -1 error. */
+typedef struct slurm_share {
+    char account[64];
+    char user[64];
+    double factor;
+} slurm_share;
+long slurm_io_fairshare(slurm_share **out, lucid_error *err);
+/* Slurm's PriorityWeightFairshare (0: fair share plays no part in its order). */
+uint32_t slurm_io_fairshare_weight(void);
+
 /* Is `node` in Slurm's host list expression `list` ("n[1-3],p1")? */
 int slurm_io_in_hostlist(const char *list, const char *node);
 /* Moves a held pending job to `partition`, unpinned, eligible now. */

@@ -336,3 +336,21 @@ int slurm_io_reachable(int timeout_ms)
     (void)timeout_ms;
     return fake.up;
 }
+
+long slurm_io_fairshare(slurm_share **out, lucid_error *err)
+{
+    (void)err;
+    *out = NULL;
+    if (fake.nshares == 0)
+        return 0;
+    *out = malloc((size_t)fake.nshares * sizeof **out);
+    if (!*out)
+        return -1;
+    memcpy(*out, fake.shares, (size_t)fake.nshares * sizeof **out);
+    return fake.nshares;
+}
+
+uint32_t slurm_io_fairshare_weight(void)
+{
+    return fake.fairshare_weight;
+}

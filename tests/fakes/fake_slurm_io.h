@@ -32,6 +32,9 @@ typedef struct fake_slurm {
     uint32_t next_id;       /* ids given to split array tasks */
     uint32_t ends_at_requeue; /* this job's script ends just as lucid requeues it */
     char log[8192];         /* "hold 3;start 3 main n1;..." */
+    slurm_share shares[8];  /* what slurm_io_fairshare reports */
+    int nshares;
+    uint32_t fairshare_weight; /* Slurm's PriorityWeightFairshare */
 } fake_slurm;
 
 extern fake_slurm fake;
