@@ -15,6 +15,7 @@
 #include "lucid/backfill.h"
 #include "lucid/eta.h"
 #include "lucid/sched.h"
+#include "lucid/util.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -110,7 +111,8 @@ typedef struct placement {
      * for every later job they are short for, so a busy node is not chosen
      * and refused again for each of 10,000 waiting jobs. */
     int *short_nodes;
-    int nshort, short_cap;
+    int nshort;
+    size_t short_cap, hidden_cap, shown_cap;
     lucid_alloc *hidden;  /* per short node: its free GPUs now out of the placer's view */
     unsigned char *shown; /* per short node: given back for the job being placed */
 } placement;
@@ -166,7 +168,8 @@ static void placement_free(placement *p)
     p->short_nodes = NULL;
     p->hidden = NULL;
     p->shown = NULL;
-    p->nshort = p->short_cap = 0;
+    p->nshort = 0;
+    p->short_cap = p->hidden_cap = p->shown_cap = 0;
 }
 
 static int short_index(const placement *p, int node)
@@ -197,22 +200,10 @@ static int note_short(placement *p, int node)
             hide_short(p, k);
         return 0;
     }
-    if (p->nshort == p->short_cap) {
-        int cap = p->short_cap ? 2 * p->short_cap : 16;
-        int *nodes = realloc(p->short_nodes, (size_t)cap * sizeof *nodes);
-        if (!nodes)
-            return -1;
-        p->short_nodes = nodes;
-        lucid_alloc *hidden = realloc(p->hidden, (size_t)cap * sizeof *hidden);
-        if (!hidden)
-            return -1;
-        p->hidden = hidden;
-        unsigned char *shown = realloc(p->shown, (size_t)cap);
-        if (!shown)
-            return -1;
-        p->shown = shown;
-        p->short_cap = cap;
-    }
+    size_t need = (size_t)p->nshort + 1;
+    if (LUCID_GROW(p->short_nodes, p->short_cap, need) < 0 ||
+        LUCID_GROW(p->hidden, p->hidden_cap, need) < 0 || LUCID_GROW(p->shown, p->shown_cap, need) < 0)
+        return -1;
     p->short_nodes[p->nshort] = node;
     hide_short(p, p->nshort++);
     return 0;

@@ -705,15 +705,10 @@ long slurm_io_fairshare(slurm_share **out, lucid_error *err)
         char *factor = user ? strtok_r(NULL, "|\n", &save) : NULL;
         if (!factor)
             continue; /* an account's own line has no user */
-        if (n == cap) {
-            cap = cap ? 2 * cap : 64;
-            slurm_share *grown = realloc(shares, cap * sizeof *grown);
-            if (!grown) {
-                free(shares);
-                pclose(p);
-                return lucid_error_set(err, "out of memory");
-            }
-            shares = grown;
+        if (LUCID_GROW(shares, cap, n + 1) < 0) {
+            free(shares);
+            pclose(p);
+            return lucid_error_set(err, "out of memory");
         }
         while (*account == ' ')
             account++;

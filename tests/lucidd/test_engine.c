@@ -952,40 +952,13 @@ static void a_busy_profiler_sends_jobs_to_idle_main_gpus(void **state)
 }
 
 /* The site's fair share in lucid's order: alice (account a) is far over her
- * share (F 0.1), bob (account b) used none of his (F 1.0).  Their jobs ask
- * the same GPUs; bob's estimate is 4x alice's, yet with Slurm weighing fair
- * share (weight 2: x 10^(2 x (0.5 - F))) bob's job comes first:
- * alice 3600 x 8 x 10^0.8 = 181,700 > bob 14400 x 8 x 10^-1 = 11,520.
- * Without fair share in Slurm (weight 0) lucid's own order stands. */
-static void fair_share_orders_the_queue(void **state)
+ * share (F 0.1), bob (account b) used none of his (F 1.0); their jobs ask
+ * the same GPUs, bob's estimate is 4x alice's, and one node is free. */
+static void two_teams(uint32_t slurm_weight)
 {
-    (void)state;
     d.cfg.gpu_limit = 0;
     d.cfg.fairshare_weight = -1; /* auto: on where Slurm weighs fair share */
-    fake.fairshare_weight = 1000;
-    fake.nshares = 2;
-    fake.shares[0] = (slurm_share){.account = "a", .user = "alice", .factor = 0.1};
-    fake.shares[1] = (slurm_share){.account = "b", .user = "bob", .factor = 1.0};
-    node("n1")->gpus_used = 8; /* one node free: one job starts */
-    slurm_job *a = fake_submit(1, "alice", 8, 8, 1);
-    snprintf(a->account, sizeof a->account, "a");
-    a->time_limit_min = 60;
-    slurm_job *b = fake_submit(2, "bob", 8, 8, 1);
-    snprintf(b->account, sizeof b->account, "b");
-    b->time_limit_min = 240;
-    engine_tick(&d);
-    assert_true(fake_called("start 2 main n2"));
-    assert_phase(1, LUCID_PHASE_MAIN_QUEUE);
-    assert_true(fabs(engine_find(&d, 2)->fairshare - 1.0) < 1e-9);
-    assert_true(fabs(engine_find(&d, 1)->order_priority - 3600.0 * 8 * pow(10, 0.8)) < 1);
-}
-
-static void without_fair_share_lucid_order_stands(void **state)
-{
-    (void)state;
-    d.cfg.gpu_limit = 0;
-    d.cfg.fairshare_weight = -1;
-    fake.fairshare_weight = 0; /* Slurm does not weigh fair share */
+    fake.fairshare_weight = slurm_weight;
     fake.nshares = 2;
     fake.shares[0] = (slurm_share){.account = "a", .user = "alice", .factor = 0.1};
     fake.shares[1] = (slurm_share){.account = "b", .user = "bob", .factor = 1.0};
@@ -997,6 +970,26 @@ static void without_fair_share_lucid_order_stands(void **state)
     snprintf(b->account, sizeof b->account, "b");
     b->time_limit_min = 240;
     engine_tick(&d);
+}
+
+/* With Slurm weighing fair share (weight 2: x 10^(2 x (0.5 - F))) bob's job
+ * comes first: alice 3600 x 8 x 10^0.8 = 181,700 > bob 14400 x 8 x 10^-1 =
+ * 11,520. */
+static void fair_share_orders_the_queue(void **state)
+{
+    (void)state;
+    two_teams(1000);
+    assert_true(fake_called("start 2 main n2"));
+    assert_phase(1, LUCID_PHASE_MAIN_QUEUE);
+    assert_true(fabs(engine_find(&d, 2)->fairshare - 1.0) < 1e-9);
+    assert_true(fabs(engine_find(&d, 1)->order_priority - 3600.0 * 8 * pow(10, 0.8)) < 1);
+}
+
+/* Without fair share in Slurm's priority (weight 0) lucid's order stands. */
+static void without_fair_share_lucid_order_stands(void **state)
+{
+    (void)state;
+    two_teams(0);
     assert_true(fake_called("start 1 main n2"));
     assert_phase(2, LUCID_PHASE_MAIN_QUEUE);
 }
