@@ -90,10 +90,12 @@ EOF
     # slurmdbd records an end a moment after slurmctld: read until all ended.
     local deadline=$((SECONDS + 120)) open
     while :; do
-        sacct -X --duplicates -n -P -o JobIDRaw,State,Partition,Submit,Start,End -S now-1days \
-            >"$lab/sacct.txt" 2>/dev/null || true
+        sacct -a -X --duplicates -n -P -o JobIDRaw,State,Partition,Submit,Start,End -S now-1days \
+            >"$lab/sacct.txt" 2>>"$lab/sacct.err" || true
         open=$(awk -F'|' '{last[$1] = $2} END {for (j in last) if (last[j] !~ /^(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY)/) n++; print n + 0}' "$lab/sacct.txt")
-        ((open == 0 || SECONDS > deadline)) && break
+        # Every job listed (an empty answer is slurmdbd still busy), none open.
+        (((open == 0 && $(cut -d'|' -f1 "$lab/sacct.txt" | sort -u | wc -l) >= JOBS) ||
+            SECONDS > deadline)) && break
         sleep 1
     done
     [[ -n $lucidd_pid ]] && kill "$lucidd_pid" 2>/dev/null || true
