@@ -92,7 +92,7 @@ check "sacct schema: 'CANCELLED by UID' is CANCELLED" grep -q '^1006,bob,v100,8,
 check "sacct schema: 2 nodes x 8 GPUs per partition" [ "$(tail -n +2 "$tmp/schema/vc_config.csv" | paste -sd' ')" = "a100,2 v100,2" ]
 # The optional columns travel through the simulator to jobs-<policy>.csv.
 "$lucid" simulate "$tmp/schema/experiment.ini" --quiet --policies fifo
-check "jobs-fifo.csv carries user, state, time_limit, gpu_type" grep -q '^1002,v100,16,600,90184,600,90784,0,90184,,,,bob,TIMEOUT,90000,v100$' "$tmp/schema/results/jobs-fifo.csv"
+check "jobs-fifo.csv carries user, state, time_limit, gpu_type" grep -q '^1002,v100,16,600,90184,600,90784,0,90184,0,,,,,bob,TIMEOUT,90000,v100$' "$tmp/schema/results/jobs-fifo.csv"
 printf 'job_id,vc,gpu_num,submit_time,duration,time_limit\n1,a100,1,0,5,soon\n' >"$tmp/tl.csv"
 expect_error "a bad time_limit is named" "tl.csv:2: time_limit: 'soon' is not an integer" "$lucid" simulate --quiet --jobs "$tmp/tl.csv" --vcs "$tmp/schema/vc_config.csv" --out "$tmp/tlout"
 b=$sa/bad

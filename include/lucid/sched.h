@@ -89,12 +89,20 @@ typedef struct lucid_semantics {
     int profiled_rejoin_at_submit; /* profiled jobs re-enter at submit time, work not charged */
     int queue_double_count;    /* Lucid queue = profqueue + (start - submit) */
     int borrow_lost;           /* a borrow with no idle node is dropped; the return still adds */
+    /* Queueing delay counts waiting only (the reference's accounting).
+     * Cleared: it also counts discarded work, so that every policy's
+     * queue means the same (docs/semantics.md): a profiled Lucid job's
+     * queue is all time from submission to its main-cluster start (the
+     * profiling run it restarts after included), a preempted job's the
+     * checkpoint cost it pays at each restart. */
+    int queue_waits_only;
 } lucid_semantics;
 
 lucid_semantics lucid_semantics_reference(void);
 lucid_semantics lucid_semantics_fixed(void);
 /* Clears the defects named in a comma-separated list (end_lag,
- * partner_lookup, profiled_rejoin, queue_double_count, borrow_lost).
+ * partner_lookup, profiled_rejoin, queue_double_count, borrow_lost,
+ * queue_waits_only).
  * Returns 0, or -1 with the unknown name in err. */
 int lucid_semantics_fix(lucid_semantics *sem, const char *list, lucid_error *err);
 

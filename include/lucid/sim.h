@@ -192,6 +192,9 @@ void lucid_sim_result_free(lucid_sim_result *result);
 typedef struct lucid_summary {
     int64_t jobs;
     double avg_jct, avg_queue, p999_queue;
+    double avg_delay;      /* mean of JCT - duration: every policy's, one definition */
+    double avg_profiler_s; /* mean time a job ran in Lucid's profiler (0 for the others) */
+    double profiler_gpu_s; /* total GPU-seconds of those profiler runs */
 } lucid_summary;
 /* Summary over the simulated jobs of VC `vc` (-1 = all), restricted to
  * jobs with more than `min_gpus` and at most `max_gpus` GPUs. */
@@ -209,7 +212,7 @@ double lucid_percentile(double *v, size_t n, double p);
 /* ---- outputs (report.c) ---- */
 #include <stdio.h>
 /* jobs-<policy>.csv: job_id,vc,gpu_num,submit_time,duration,start_time,end_time,queue,jct,
- * profiled,finished_in_profiler,packed_with, then the trace's optional columns
+ * delay,profiled,finished_in_profiler,profiler_s,packed_with, then the trace's optional columns
  * user,state,time_limit,gpu_type that it has (carry.c) */
 int lucid_write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
                      const lucid_sim_result *result);
@@ -227,7 +230,8 @@ int lucid_write_jobs_hashed(FILE *out, const lucid_trace *trace, const lucid_vcs
                             const lucid_sim_result *result, const lucid_row_prefix *prefix,
                             uint64_t *xxh64);
 void lucid_carry_header(FILE *out, const lucid_trace *trace);
-/* summary rows (no header): policy,vc,jobs,avg_jct,avg_queue,p999_queue per VC (by name) and
+/* summary rows (no header): policy,vc,jobs,avg_jct,avg_queue,p999_queue,avg_delay,
+ * avg_profiler_s,profiler_gpu_s per VC (by name) and
  * `all`, then the columns of lucid_metrics_header (bounds.h), then eta_coverage and
  * eta_median_rel_error (lucid_eta_calibration; empty without predictions or when no job
  * waited more than 60 s) */

@@ -19,6 +19,13 @@ typedef struct cli_command {
     const char *summary;
 } cli_command;
 
+/* A run's MANIFEST says which definition its queue columns follow
+ * (queue_definition, docs/semantics.md): waiting only (the reference's
+ * accounting), or all time from submission to the start of the run that
+ * completes with discarded work included (comparable across policies). */
+#define CLI_QUEUE_WAITS_ONLY "waits_only"
+#define CLI_QUEUE_COMPARABLE "comparable"
+
 int cmd_simulate(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_model(int argc, char **argv);

@@ -62,6 +62,7 @@ typedef struct policy_data {
     int have_all;
     int64_t jobs;
     double avg_jct, avg_queue, p999_queue; /* summary.csv, VC "all" */
+    double avg_delay, profiler_gpu_s;      /* likewise (NAN in runs that predate them) */
     double vc_queue[MAX_VCS];              /* NAN where the VC had no jobs */
     double *jct;                           /* jobs-<policy>.csv, sorted */
     size_t njct;
@@ -186,10 +187,11 @@ static int read_summary(report *r, lucid_error *err)
     /* Optional (runs before the floor existed have neither). */
     int c_floor = lucid_csv_col(csv, "floor"), c_gap = lucid_csv_col(csv, "gap");
     /* Optional too, each may be empty (NaN: e.g. Jain's index of one user). */
-    static const char *const extra_names[] = {"bsld_mean", "bsld_p99", "jain_users", "jain_vcs",
-                                              "gpu_util"};
-    int c_extra[5];
-    for (int k = 0; k < 5; k++)
+    static const char *const extra_names[] = {"bsld_mean",  "bsld_p99",      "jain_users",
+                                              "jain_vcs",   "gpu_util",      "avg_delay",
+                                              "profiler_gpu_s"};
+    int c_extra[7];
+    for (int k = 0; k < 7; k++)
         c_extra[k] = lucid_csv_col(csv, extra_names[k]);
     while (rc == 0 && (more = lucid_csv_next(csv, err)) != 0) {
         int64_t jobs;
@@ -217,9 +219,9 @@ static int read_summary(report *r, lucid_error *err)
                 rc = -1;
                 break;
             }
-            double *extra[5] = {&pd->bsld_mean, &pd->bsld_p99, &pd->jain_users, &pd->jain_vcs,
-                                &pd->gpu_util};
-            for (int k = 0; k < 5 && rc == 0; k++) {
+            double *extra[7] = {&pd->bsld_mean, &pd->bsld_p99, &pd->jain_users, &pd->jain_vcs,
+                                &pd->gpu_util, &pd->avg_delay, &pd->profiler_gpu_s};
+            for (int k = 0; k < 7 && rc == 0; k++) {
                 *extra[k] = NAN;
                 if (c_extra[k] >= 0 && lucid_csv_field(csv, c_extra[k])[0] != '\0' &&
                     read_nonneg(csv, c_extra[k], extra_names[k], extra[k], err) < 0)
@@ -797,8 +799,8 @@ static void optional_cell(FILE *out, double v, const char *format, double scale)
 static void table4(FILE *out, const report *r)
 {
     fputs("<h2>Table 4: all jobs</h2>\n<table>\n<tr><th>policy</th><th>jobs</th>"
-          "<th>avg JCT (s)</th><th>avg queue (s)</th><th>p99.9 queue (s)</th>"
-          "<th>gap to floor</th><th>bounded slowdown</th><th>p99 bounded slowdown</th>"
+          "<th>avg JCT (s)</th><th>avg delay (s)</th><th>avg queue (s)</th>"
+          "<th>p99.9 queue (s)</th><th>profiler GPU-s</th><th>gap to floor</th><th>bounded slowdown</th><th>p99 bounded slowdown</th>"
           "<th>Jain (users)</th><th>Jain (VCs)</th><th>GPU utilisation</th></tr>\n",
           out);
     double floor_jct = NAN;
@@ -807,8 +809,10 @@ static void table4(FILE *out, const report *r)
         fputs("<tr><td>", out);
         html_text(out, pd->name);
         if (pd->have_all) {
-            fprintf(out, "</td><td>%lld</td><td>%.0f</td><td>%.0f</td><td>%.0f</td>",
-                    (long long)pd->jobs, pd->avg_jct, pd->avg_queue, pd->p999_queue);
+            fprintf(out, "</td><td>%lld</td><td>%.0f</td>", (long long)pd->jobs, pd->avg_jct);
+            optional_cell(out, pd->avg_delay, "%.0f", 1);
+            fprintf(out, "<td>%.0f</td><td>%.0f</td>", pd->avg_queue, pd->p999_queue);
+            optional_cell(out, pd->profiler_gpu_s, "%.0f", 1);
             optional_cell(out, pd->gap, "%.1f %%", 100);
             optional_cell(out, pd->bsld_mean, "%.2f", 1);
             optional_cell(out, pd->bsld_p99, "%.2f", 1);
@@ -819,10 +823,26 @@ static void table4(FILE *out, const report *r)
             if (pd->floor > 0)
                 floor_jct = pd->floor;
         } else {
-            fputs("</td><td colspan=\"10\">no \"all\" row in summary.csv</td></tr>\n", out);
+            fputs("</td><td colspan=\"12\">no \"all\" row in summary.csv</td></tr>\n", out);
         }
     }
     fputs("</table>\n", out);
+    const char *def = r->have_manifest ? lucid_manifest_get(&r->manifest, "queue_definition") : NULL;
+    fputs("<p>Delay = JCT &#8722; duration, the same for every policy. ", out);
+    if (def && strcmp(def, CLI_QUEUE_COMPARABLE) == 0)
+        fputs("Queue = all time from submission to the start of the run that completes, "
+              "discarded work included (Lucid's restarted profiling run, a preempted job's "
+              "checkpoint cost); the profiler's GPU-seconds are in their own column.</p>\n",
+              out);
+    else if (def && strcmp(def, CLI_QUEUE_WAITS_ONLY) == 0)
+        fputs("Queue = waiting only, the reference simulator's accounting: Lucid's time in "
+              "the profiler and preemptions' checkpoint cost are not in it, so compare "
+              "policies on delay.</p>\n",
+              out);
+    else
+        fputs("The run does not say how its queue column was counted (no "
+              "queue_definition in its MANIFEST): compare policies on delay.</p>\n",
+              out);
     if (floor_jct > 0)
         fprintf(out, "<p>Floor: the mean job duration, %.0f s: no schedule that leaves durations "
                      "unchanged has a lower average JCT (gap = avg JCT / floor - 1; "

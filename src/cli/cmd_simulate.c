@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +35,8 @@ static const char usage_text[] =
     "  --placer NAME        consolidate | consolidate-first | random\n"
     "  --compat MODE        reference (bit-for-bit with the reference simulator) | fixed\n"
     "  --fix LIST           fix single reference defects: end_lag, partner_lookup,\n"
-    "                       profiled_rejoin, queue_double_count, borrow_lost\n"
+    "                       profiled_rejoin, queue_double_count, borrow_lost,\n"
+    "                       queue_waits_only\n"
     "  --out DIR            output directory\n"
     "  --threads N          worker threads\n"
     "  --series             also write 60-second time series\n"
@@ -238,6 +240,13 @@ static int write_manifest(const lucid_experiment *exp, const lucid_policy_ops *c
                                       realpath(exp->out, real) ? real : exp->out);
     rc = rc ? rc : lucid_manifest_add(&m, &err, "policies", "%s", list);
     rc = rc ? rc : lucid_experiment_manifest_hashed(exp, &m, input_hash, &err);
+    /* Which definition the queue columns follow (docs/semantics.md). */
+    lucid_semantics sem = exp->reference ? lucid_semantics_reference() : lucid_semantics_fixed();
+    lucid_error ignored = {{0}};
+    if (exp->fix)
+        (void)lucid_semantics_fix(&sem, exp->fix, &ignored); /* checked when the run began */
+    rc = rc ? rc : lucid_manifest_add(&m, &err, "queue_definition", "%s",
+                                      sem.queue_waits_only ? CLI_QUEUE_WAITS_ONLY : CLI_QUEUE_COMPARABLE);
     for (int i = 0; i < k && rc == 0; i++) {
         snprintf(path, sizeof path, "%s/%s", exp->out, names[i]);
         rc = hashed[i] ? lucid_manifest_add(&m, &err, "file", "%s xxh64:%016" PRIx64, names[i],
@@ -293,6 +302,7 @@ typedef struct run_outputs {
     char names[MAX_OUTPUTS][96];
     lucid_outfile files[MAX_OUTPUTS];
     int k, rc, eta, series, tables;
+    int queue_waits_only; /* the queue columns' definition (lucid_semantics) */
     lucid_error err;
     char *text[4];   /* Table 4 rows, Table 5 rows, backfill notes, Lucid notes */
     size_t size[4];
@@ -321,6 +331,7 @@ static int outputs_open(run_outputs *o, const lucid_experiment *exp, const lucid
     memset(o, 0, sizeof *o);
     pthread_mutex_init(&o->prefix_lock, NULL);
     o->tables = tables;
+    o->queue_waits_only = cfg->sem.queue_waits_only;
     if (make_dir(exp->out) < 0)
         return cli_fail("%s: cannot create directory: %s", exp->out, strerror(errno));
     o->k = output_names(exp, policies, n, cfg->eta, o->names);
@@ -337,7 +348,8 @@ static int outputs_open(run_outputs *o, const lucid_experiment *exp, const lucid
             o->rc = lucid_error_set(&o->err, "out of memory");
     if (o->rc == 0) {
         FILE *summary = o->files[0].f;
-        fputs("policy,vc,jobs,avg_jct,avg_queue,p999_queue", summary);
+        fputs("policy,vc,jobs,avg_jct,avg_queue,p999_queue,avg_delay,avg_profiler_s,profiler_gpu_s",
+              summary);
         lucid_metrics_header(summary);
         fputs(",eta_coverage,eta_median_rel_error\n", summary);
         if (o->eta)
@@ -369,9 +381,20 @@ static void table_rows(FILE *const *tab, policy_part *part, const lucid_sim_resu
     lucid_summary s = ps->sums[ps->nvcs];
     lucid_metrics m = ps->metrics[ps->nvcs];
     part->floor = m.floor; /* all policies run the same jobs unless oversized ones were skipped */
-    fprintf(tab[0], "%-10s %12.0f %12.0f %14.0f %7.1f%% %9.2f %9.2f %7.3f %7.3f %7.1f%%\n",
-            r->policy->name, s.avg_jct, s.avg_queue, s.p999_queue, 100 * m.gap, m.bsld_mean,
-            m.bsld_p99, m.jain_users, m.jain_vcs, 100 * m.gpu_util);
+    fprintf(tab[0], "%-10s %12.0f %12.0f %12.0f %14.0f %12.0f %7.1f%% %9.2f %9.2f",
+            r->policy->name, s.avg_jct, s.avg_delay, s.avg_queue, s.p999_queue,
+            s.profiler_gpu_s, 100 * m.gap, m.bsld_mean, m.bsld_p99);
+    /* Jain's index is undefined over fewer than two users or VCs: "-". */
+    const double cells[] = {m.jain_users, m.jain_vcs};
+    for (int k = 0; k < 2; k++)
+        if (isnan(cells[k]))
+            fprintf(tab[0], " %7s", "-");
+        else
+            fprintf(tab[0], " %7.3f", cells[k]);
+    if (isnan(m.gpu_util))
+        fprintf(tab[0], " %8s\n", "-");
+    else
+        fprintf(tab[0], " %7.1f%%\n", 100 * m.gpu_util);
     fprintf(tab[1], "%-10s", r->policy->name);
     size_class_cells(tab[1], ps, 0);
     size_class_cells(tab[1], ps, 1);
@@ -493,9 +516,18 @@ static void print_tables(run_outputs *o)
     for (int t = 0; t < 4; t++)
         o->tab[t] = NULL;
     printf("\nTable 4: all jobs (seconds)\n");
-    printf("%-10s %12s %12s %14s %8s %9s %9s %7s %7s %8s\n", "policy", "avg JCT", "avg queue",
-           "p99.9 queue", "gap", "bsld", "p99 bsld", "Jain/u", "Jain/vc", "GPU util");
+    printf("%-10s %12s %12s %12s %14s %12s %8s %9s %9s %7s %7s %8s\n", "policy", "avg JCT",
+           "avg delay", "avg queue", "p99.9 queue", "prof GPU-s", "gap", "bsld", "p99 bsld",
+           "Jain/u", "Jain/vc", "GPU util");
     fputs(o->text[0] ? o->text[0] : "", stdout);
+    /* Which definition the queue columns follow (docs/semantics.md). */
+    if (o->queue_waits_only)
+        printf("delay = JCT - duration (every policy); queue = waiting only, the reference's "
+               "accounting (Lucid's profiling run and preemptions' checkpoint cost are not in it)\n");
+    else
+        printf("delay = JCT - duration; queue = submission to the start of the run that "
+               "completes, discarded work included (Lucid's restarted profiling run, "
+               "preemptions' checkpoint cost); prof GPU-s = GPU-seconds in Lucid's profiler\n");
     printf("floor: mean job duration %.0f s, no schedule that keeps durations beats it "
            "(gap = avg JCT / floor - 1; `lucid bounds` has tighter floors)\n",
            o->floor);

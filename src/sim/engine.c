@@ -425,10 +425,17 @@ static void init_jobrun(lucid_jobrun *r, const lucid_job *job, const lucid_sim_r
         r->prof_start = res->prof[g].start;
         r->prof_end = res->prof[g].end;
         r->profqueue = r->prof_start - job->submit_time;
-        /* Rejoining at submit, the main-queue wait already spans the
-         * profiler wait: adding profqueue counts it twice. */
-        if (sem->queue_double_count || !sem->profiled_rejoin_at_submit)
+        if (!sem->queue_waits_only) {
+            /* Comparable accounting: all time from submission to the start
+             * of the run that completes; the profiling run is discarded
+             * work.  Rejoining at submit, the main-queue wait spans it. */
+            if (!sem->profiled_rejoin_at_submit)
+                r->queue = (double)(r->prof_end - job->submit_time);
+        } else if (sem->queue_double_count || !sem->profiled_rejoin_at_submit) {
+            /* Rejoining at submit, the main-queue wait already spans the
+             * profiler wait: adding profqueue counts it twice. */
             r->queue = (double)r->profqueue;
+        }
     }
 }
 
