@@ -314,6 +314,10 @@ typedef struct lucid_lucid_inputs {
     const int32_t *share;     /* per job sharing score 0..2 */
     const lucid_pairs *pairs; /* co-located speeds */
     const int32_t *outside_model; /* per string id: 1 = model not in the pair table */
+    /* 3 x 3 co-located speeds by (own, partner's) sharing score for jobs
+     * without a workload key (lucid_venus_prior); NULL: they run at full
+     * speed when packed, as the reference. */
+    const double *prior_speed;
     double gmem_limit;        /* MiB per GPU (24576) */
     double priority_ratio;    /* newcomer priority <= ratio x partner's (2) */
     int32_t score_sum;        /* sharing scores must sum to <= this (2) */

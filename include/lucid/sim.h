@@ -30,6 +30,11 @@ typedef struct lucid_sim_lucid_config {
     double scale_down_factor;    /* profiler returns its node when pred_gpu_num <= this x GPU limit (5) */
     int32_t scale_up_queue;      /* add a node when more than this many wait (10) */
     int32_t scale_down_queue;    /* return it when fewer than this many wait (5) */
+    /* 1: a job without a workload key (a trace without GPU metrics) gets
+     * its sharing score from lucid_venus_prior (drawn by its id) and,
+     * packed, the prior's co-located speed; 0: score 2 (never packed
+     * with a heavy job) and full speed, as the reference. */
+    int share_prior;
 } lucid_sim_lucid_config;
 
 /* Watches one job: called after every visited step of its VC's run under
@@ -187,6 +192,23 @@ int lucid_simulate(const lucid_sim_config *cfg, const lucid_sim_inputs *in,
                    lucid_sim_result *results, lucid_progress_fn progress, void *user,
                    lucid_error *err);
 void lucid_sim_result_free(lucid_sim_result *result);
+
+/* ---- the Venus prior (prior.c) ---- */
+/* Sharing scores and co-located speeds learned on Venus, for traces that
+ * have no GPU metrics to learn their own (docs/traces.md). */
+typedef struct lucid_share_prior {
+    int64_t jobs[3];      /* Venus jobs with sharing score 0, 1, 2 */
+    double speed[3][3];   /* mean co-located speed of a job of score [i] packed with [j] */
+} lucid_share_prior;
+extern const lucid_share_prior lucid_venus_prior;
+/* A job's score drawn from p->jobs by its id (same id and seed: same score). */
+int32_t lucid_share_prior_score(const lucid_share_prior *p, int64_t job_id, uint64_t seed);
+/* Speed of a job of `score` packed with one of `partner` (at most 1). */
+double lucid_share_prior_speed(const lucid_share_prior *p, int32_t score, int32_t partner);
+/* The prior learned from a trace with workload keys, its sharing labels and
+ * its measured pairs; 0, or -1 when a score pair has no measurement (1.0). */
+int lucid_share_prior_learn(const lucid_trace *trace, const lucid_sharing *sharing,
+                            const lucid_pairs *pairs, lucid_share_prior *out);
 
 /* ---- metrics ---- */
 typedef struct lucid_summary {

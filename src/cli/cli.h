@@ -108,6 +108,10 @@ typedef struct cli_run {
     lucid_forecast forecast;
     int32_t *nodes_from;
     lucid_online_config online; /* [lucid] models = online */
+    /* QSSF has no [qssf] estimates and Lucid's models run online: QSSF
+     * orders by the estimates of Lucid's online run (the same learned
+     * duration model), so Lucid runs first (cli_run_qssf_from_lucid). */
+    int qssf_from_lucid;
     lucid_sim_inputs in;
     /* cli_run_load(hash_inputs = 1): the inputs' XXH64 for the MANIFEST
      * (lucid_experiment_hash_inputs), when all could be read. */

@@ -743,6 +743,25 @@ static void progress_span_show(void *user, int64_t done, int64_t total)
     cli_progress_show(&p->pv, (int64_t)(runs * (double)p->unit), p->unit * p->total_runs);
 }
 
+/* QSSF without estimates of its own in a run where Lucid's models are
+ * online: it orders by the estimates Lucid's run used (each made with the
+ * duration model of its time, from jobs ended before it); a job Lucid
+ * never estimated (finished in the profiler) gets QSSF's default for a
+ * missing estimate (spec: < 0 counts as 1000 s). */
+static int take_online_estimates(cli_run *d, const lucid_sim_result *lucid)
+{
+    size_t n = d->trace.njobs;
+    free(d->qssf_est);
+    if (!(d->qssf_est = malloc((n + 1) * sizeof *d->qssf_est)))
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        d->qssf_est[i] = lucid->estimates ? lucid->estimates[i] : -1;
+    d->in.qssf_estimates = d->qssf_est;
+    if (!d->in.plan_estimates)
+        d->in.plan_estimates = d->qssf_est;
+    return 0;
+}
+
 int cmd_simulate(int argc, char **argv)
 {
     lucid_experiment exp;
@@ -800,7 +819,30 @@ int cmd_simulate(int argc, char **argv)
         size_t left_out = 0;
         progress_span span = {.total_runs = npolicies, .unit = (int64_t)d.trace.njobs};
         cli_progress_start(&span.pv, "simulating");
-        for (int first = 0; rc == 0 && out.rc == 0 && first < npolicies; first += group) {
+        /* The runs: index ranges of policies simulated together; Lucid
+         * alone first when QSSF takes its online estimates. */
+        int batch_first[2 * LUCID_EXP_MAX_POLICIES + 1], batch_n[2 * LUCID_EXP_MAX_POLICIES + 1];
+        int nbatches = 0, lucid_at = -1;
+        for (int i = 0; d.qssf_from_lucid && i < npolicies; i++)
+            if (policies[i]->flags & LUCID_POLICY_LUCID)
+                lucid_at = i;
+        if (lucid_at >= 0) {
+            batch_first[nbatches] = lucid_at;
+            batch_n[nbatches++] = 1;
+        }
+        for (int first = 0; first < npolicies;) {
+            int end = first + group < npolicies ? first + group : npolicies;
+            if (lucid_at >= first && lucid_at < end)
+                end = lucid_at; /* (run already) */
+            if (end > first) {
+                batch_first[nbatches] = first;
+                batch_n[nbatches++] = end - first;
+            }
+            first = end == lucid_at ? lucid_at + 1 : end;
+        }
+        for (int b = 0; rc == 0 && out.rc == 0 && b < nbatches; b++) {
+            int first = batch_first[b];
+            group = batch_n[b];
             lucid_sim_result results[LUCID_EXP_MAX_POLICIES];
             struct timespec t0, t1, c0, c1;
             clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -823,10 +865,13 @@ int cmd_simulate(int argc, char **argv)
             wall += (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
             cpu += (double)(c1.tv_sec - c0.tv_sec) + 1e-9 * (double)(c1.tv_nsec - c0.tv_nsec);
             left_out = results[0].nexcluded;
-            outputs_append(&out, first, group);
+            if (first == lucid_at && take_online_estimates(&d, &results[0]) < 0)
+                rc = cli_fail("out of memory");
             for (int i = 0; i < group; i++)
                 lucid_sim_result_free(&results[i]);
         }
+        /* Every policy's rows in the experiment's order. */
+        outputs_append(&out, 0, npolicies);
         cli_progress_end(&span.pv);
         if (rc == 0) {
             if (!quiet && left_out)

@@ -261,6 +261,70 @@ static int parse_when(const char *option, const char *v, int64_t *out)
     return 0;
 }
 
+/* Lucid's profiler for an imported trace at the baselines' capacity:
+ * Venus's proportion (2 nodes of 135, at least 1) with a GPU limit of 8
+ * (profiler_nodes x factor), its nodes taken one at a time from the VC
+ * with the most nodes left that still holds its largest job (ties: the
+ * first); the autoscaler borrows from the largest VC.  from/borrow are
+ * empty when no VC can spare a node (the profiler then adds capacity,
+ * which the MANIFEST's knobs show). */
+static void profiler_share(const lucid_import *imp, int32_t *nodes, int32_t *factor, char *from,
+                           size_t from_size, char *borrow, size_t borrow_size)
+{
+    int32_t nvcs = imp->vc_names ? lucid_strtab_count(imp->vc_names) : 0;
+    int64_t node = imp->gpus_per_node > 0 ? imp->gpus_per_node : 8, total = 0;
+    int64_t *left = calloc((size_t)nvcs + 1, sizeof *left), *need = calloc((size_t)nvcs + 1, sizeof *need);
+    int32_t *taken = calloc((size_t)nvcs + 1, sizeof *taken);
+    from[0] = borrow[0] = '\0';
+    for (size_t i = 0; need && i < imp->njobs; i++) {
+        int64_t n = (imp->jobs[i].gpu_num + node - 1) / node;
+        if (n > need[imp->jobs[i].vc])
+            need[imp->jobs[i].vc] = n;
+    }
+    /* (a VC without jobs is not in vc_config.csv: need 0, nothing left) */
+    for (int32_t v = 0; left && need && v < nvcs; v++)
+        total += need[v] > 0 ? imp->vc_gpus[v] / node : 0;
+    *nodes = (int32_t)((2 * total + 134) / 135);
+    if (*nodes < 1)
+        *nodes = 1;
+    *factor = *nodes >= 8 ? 1 : 8 / *nodes;
+    if (!left || !need || !taken) {
+        free(left);
+        free(need);
+        free(taken);
+        return;
+    }
+    for (int32_t v = 0; v < nvcs; v++)
+        left[v] = need[v] > 0 ? imp->vc_gpus[v] / node : 0;
+    int32_t largest = -1;
+    for (int32_t k = 0; k < *nodes; k++) {
+        int32_t pick = -1;
+        for (int32_t v = 0; v < nvcs; v++)
+            if (left[v] - 1 >= need[v] && (pick < 0 || left[v] > left[pick]))
+                pick = v;
+        if (pick < 0) {
+            from[0] = '\0';
+            memset(taken, 0, (size_t)nvcs * sizeof *taken);
+            break;
+        }
+        left[pick]--;
+        taken[pick]++;
+    }
+    size_t used = 0;
+    for (int32_t v = 0; v < nvcs && used < from_size; v++) {
+        if (taken[v] > 0)
+            used += (size_t)snprintf(from + used, from_size - used, "%s%s:%d", used ? "," : "",
+                                     lucid_strtab_get(imp->vc_names, v), taken[v]);
+        if (left[v] - 1 >= need[v] && (largest < 0 || left[v] > left[largest]))
+            largest = v;
+    }
+    if (largest >= 0 && from[0])
+        snprintf(borrow, borrow_size, "%s", lucid_strtab_get(imp->vc_names, largest));
+    free(left);
+    free(need);
+    free(taken);
+}
+
 /* The experiment next to the trace: the template's (or default) keys with
  * the folder's own files; paths inside DIR are written relative to it so the
  * folder can move. */
@@ -274,14 +338,34 @@ static int write_experiment(FILE *f, const char *template_path, const char *dir_
         lucid_experiment_free(&exp);
         return cli_fail("%s", err.msg);
     }
-    /* Without a template: the policies that need nothing beyond the trace
-     * (QSSF needs estimates, Lucid the sharing data: --like brings them). */
-    if (!template_path &&
-        lucid_experiment_set(&exp, "simulate", "policies", "fifo,sjf,srtf,tiresias", NULL,
-                             "import", 0, &err) < 0) {
-        lucid_experiment_free(&exp);
-        return cli_fail("%s", err.msg);
-    }
+    /* Without a template: all six policies on what the trace has (docs/
+     * traces.md, "Every policy on an imported trace"): Lucid's duration
+     * model online on the trace's columns, QSSF on its estimates, sharing
+     * scores and co-located speeds from the Venus prior for jobs without
+     * GPU metrics, and a profiler of Venus's proportion taken out of the
+     * VCs (equal capacity). */
+    char from[1024], borrow[256];
+    int32_t nodes = 0, factor = 0;
+    profiler_share(imp, &nodes, &factor, from, sizeof from, borrow, sizeof borrow);
+    char nodes_text[16], factor_text[16];
+    snprintf(nodes_text, sizeof nodes_text, "%d", nodes);
+    snprintf(factor_text, sizeof factor_text, "%d", factor);
+    const char *const defaults[][3] = {
+        {"simulate", "policies", "fifo,sjf,srtf,qssf,tiresias,lucid"},
+        {"lucid", "models", "online"},
+        {"lucid", "prior", "venus"},
+        {"lucid", "profiler_nodes", nodes_text},
+        {"lucid", "profiler_factor", factor_text},
+        {"lucid", "profiler_nodes_from", from},
+        {"lucid", "borrow_vc", borrow},
+    };
+    for (size_t k = 0; !template_path && k < sizeof defaults / sizeof defaults[0]; k++)
+        if (defaults[k][2][0] &&
+            lucid_experiment_set(&exp, defaults[k][0], defaults[k][1], defaults[k][2], NULL,
+                                 "import", 0, &err) < 0) {
+            lucid_experiment_free(&exp);
+            return cli_fail("%s", err.msg);
+        }
     char path[PATH_MAX + 32];
     free(exp.jobs);
     free(exp.vcs);
@@ -479,6 +563,29 @@ static int write_folder(const lucid_import *imp, const import_args *a, const cha
     return rc;
 }
 
+/* An import never sizes a VC silently: each size the sizing rule chose
+ * (LUCID_IMPORT_TARGET_LOAD) and each VC asked for more than it can serve
+ * is a warning with the offered load. */
+static void warn_sizes(const lucid_import *imp)
+{
+    int32_t nvcs = imp->vc_names ? lucid_strtab_count(imp->vc_names) : 0;
+    for (int32_t v = 0; imp->vc_load && v < nvcs; v++) {
+        const char *name = lucid_strtab_get(imp->vc_names, v);
+        double load = imp->vc_load[v];
+        if (imp->vc_derived[v])
+            fprintf(stderr,
+                    "lucid: warning: VC %s: the source gives no size; %lld GPUs by the sizing "
+                    "rule (offered load %.2f, at most %.2f; docs/traces.md); --vc-size %s=GPUS "
+                    "sets it\n",
+                    name, (long long)imp->vc_gpus[v], load, LUCID_IMPORT_TARGET_LOAD, name);
+        else if (load > 1)
+            fprintf(stderr,
+                    "lucid: warning: VC %s: offered load %.2f: its jobs ask for more than its "
+                    "%lld GPUs can serve, so queues grow for as long as jobs arrive\n",
+                    name, load, (long long)imp->vc_gpus[v]);
+    }
+}
+
 static int import(int argc, char **argv, const char *command)
 {
     import_args a = {.seed = 1, .start = -1,
@@ -524,9 +631,11 @@ static int import(int argc, char **argv, const char *command)
     else
         rc = write_folder(&imp, &a, dir_abs, command, &hashes);
     lucid_source_hashes_free(&hashes);
-    if (rc == 0)
+    if (rc == 0) {
         printf("imported %zu jobs (%lld records read) into %s\n", imp.njobs,
                (long long)imp.records, a.out);
+        warn_sizes(&imp);
+    }
     lucid_import_free(&imp);
     free(a.sources);
     return rc;

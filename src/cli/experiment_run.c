@@ -52,11 +52,14 @@ void cli_run_lucid_knobs(const lucid_experiment *exp, lucid_sim_lucid_config *lc
     lc->score_sum = exp->score_sum;
     lc->pack_threshold = exp->pack_threshold;
     lc->scale_down_factor = exp->scale_down_factor;
+    lc->share_prior = exp->prior && strcmp(exp->prior, "venus") == 0;
 }
 
 int cli_run_config(const lucid_experiment *exp, lucid_sim_config *cfg)
 {
     lucid_sim_config_defaults(cfg);
+    if (exp->prior && strcmp(exp->prior, "venus") != 0 && strcmp(exp->prior, "none") != 0)
+        return cli_fail("[lucid] prior = %s: expected 'venus' or 'none'", exp->prior);
     if (exp->placer && !(cfg->placer = lucid_placer_find(exp->placer)))
         return cli_fail("unknown placer '%s' (consolidate, consolidate-first, random)",
                         exp->placer);
@@ -227,9 +230,11 @@ int cli_run_calendar(const char *path, const lucid_trace *trace, int64_t *offset
 /* [lucid] models = online: the models are trained during the run. */
 static int load_online(const lucid_experiment *exp, cli_run *d, lucid_error *err)
 {
-    if (!exp->sharing_labels || !exp->colocation)
+    int prior = exp->prior && strcmp(exp->prior, "venus") == 0;
+    if ((!exp->sharing_labels || !exp->colocation) && !prior)
         return lucid_error_set(err, "[lucid] models = online needs sharing_labels and colocation "
-                                    "(the sharing model's training data)");
+                                    "(the sharing model's training data), or prior = venus "
+                                    "(docs/traces.md)");
     lucid_online_config *oc = &d->online;
     memset(oc, 0, sizeof *oc);
     oc->trace_path = exp->jobs;
@@ -278,16 +283,19 @@ static int load_estimates(const lucid_experiment *exp, const lucid_policy_ops *c
     if (plan && plan_path && !has_policy(policies, npolicies, "qssf") &&
         lucid_estimates_load(&d->qssf_est, &d->trace, plan_path, err) < 0)
         return -1;
+    int online = exp->models ? strcmp(exp->models, "online") == 0 : !exp->lucid_estimates;
     if (has_policy(policies, npolicies, "qssf")) {
         const char *path = exp->qssf_estimates ? exp->qssf_estimates : exp->lucid_estimates;
-        if (!path)
-            return lucid_error_set(err, "qssf needs [qssf] estimates");
-        if (lucid_estimates_load(&d->qssf_est, &d->trace, path, err) < 0)
+        if (!path && online && needs(policies, npolicies, LUCID_POLICY_LUCID))
+            d->qssf_from_lucid = 1; /* filled after Lucid's run (cmd_simulate) */
+        else if (!path)
+            return lucid_error_set(err, "qssf needs [qssf] estimates, or lucid with models = "
+                                        "online in the same run (QSSF then uses its estimates)");
+        else if (lucid_estimates_load(&d->qssf_est, &d->trace, path, err) < 0)
             return -1;
     }
     if (!needs(policies, npolicies, LUCID_POLICY_LUCID))
         return 0;
-    int online = exp->models ? strcmp(exp->models, "online") == 0 : !exp->lucid_estimates;
     if (exp->models && !online && strcmp(exp->models, "files") != 0)
         return lucid_error_set(err, "[lucid] models = %s: expected 'files' or 'online'",
                                exp->models);

@@ -1027,6 +1027,12 @@ static int prepare_lucid(sim_context *ctx, policy_run *pr, lucid_error *err)
             pr->result->estimates[i] = -1;
         forecast = pr->online_forecast.count ? &pr->online_forecast : NULL;
     }
+    if (cfg->lucid.share_prior)
+        for (size_t i = 0; i < trace->njobs; i++)
+            if (trace->jobs[i].workload.model < 0 && !in->lucid_share)
+                pr->share[i] = lucid_share_prior_score(&lucid_venus_prior, trace->jobs[i].job_id,
+                                                       cfg->seed);
+    pr->lucid.prior_speed = cfg->lucid.share_prior ? &lucid_venus_prior.speed[0][0] : NULL;
     pr->lucid.share = pr->share;
     pr->lucid.pairs = in->pairs;
     pr->lucid.outside_model = pr->outside_model;
