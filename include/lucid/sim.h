@@ -256,7 +256,7 @@ void lucid_carry_header(FILE *out, const lucid_trace *trace);
  * avg_profiler_s,profiler_gpu_s per VC (by name) and
  * `all`, then the columns of lucid_metrics_header (bounds.h), then eta_coverage and
  * eta_median_rel_error (lucid_eta_calibration; empty without predictions or when no job
- * waited more than 60 s) */
+ * waited more than 60 s), then offered_load and inputs (empty here; lucid_policy_summary) */
 int lucid_write_summary_rows(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
                              const lucid_sim_result *result);
 /* eta-<policy>.csv: job_id,vc,gpu_num,submit_time,predicted_at,start_time,wait,eta_p10,

@@ -303,6 +303,8 @@ typedef struct run_outputs {
     lucid_outfile files[MAX_OUTPUTS];
     int k, rc, eta, series, tables;
     int queue_waits_only; /* the queue columns' definition (lucid_semantics) */
+    double *offered_load;  /* per VC and all (lucid_offered_load), NULL: not known */
+    const char *inputs[LUCID_EXP_MAX_POLICIES]; /* summary.csv's inputs per policy */
     lucid_error err;
     char *text[4];   /* Table 4 rows, Table 5 rows, backfill notes, Lucid notes */
     size_t size[4];
@@ -351,7 +353,7 @@ static int outputs_open(run_outputs *o, const lucid_experiment *exp, const lucid
         fputs("policy,vc,jobs,avg_jct,avg_queue,p999_queue,avg_delay,avg_profiler_s,profiler_gpu_s",
               summary);
         lucid_metrics_header(summary);
-        fputs(",eta_coverage,eta_median_rel_error\n", summary);
+        fputs(",eta_coverage,eta_median_rel_error,offered_load,inputs\n", summary);
         if (o->eta)
             fputs("policy,vc,jobs_waited,eta_coverage,eta_median_rel_error\n",
                   o->files[o->k - 2].f);
@@ -454,6 +456,8 @@ static void outputs_policy(void *user, int index, const lucid_sim_result *r)
     if (rc == 0 && lucid_policy_summary_make(&ps, &d->trace, &d->vcs, r) < 0)
         rc = -1;
     if (rc == 0) {
+        ps.offered_load = o->offered_load;
+        ps.inputs = o->inputs[i];
         rc |= lucid_write_summary_rows_of(mem[PART_SUMMARY], &d->vcs, r, &ps);
         by_writer[at] = 1;
         rc |= lucid_write_jobs_hashed(o->files[at].f, &d->trace, &d->vcs, r, o->prefix,
@@ -508,6 +512,51 @@ static void outputs_append(run_outputs *o, int first, int n)
     }
 }
 
+/* What a policy's model inputs were when not the experiment's files
+ * (summary.csv's inputs column, the terminal's notes). */
+static const char *policy_inputs(const cli_run *d, const lucid_sim_config *cfg,
+                                 const lucid_policy_ops *policy)
+{
+    if ((policy->flags & LUCID_POLICY_LUCID) && cfg->online)
+        return cfg->lucid.share_prior && !d->trace.has_metrics ? "online+venus_prior" : "online";
+    if (policy->flags & LUCID_POLICY_LUCID)
+        return cfg->lucid.share_prior && !d->trace.has_metrics ? "venus_prior" : "";
+    if (strcmp(policy->name, "qssf") == 0 && d->qssf_from_lucid)
+        return "lucid_online_estimates";
+    return "";
+}
+
+/* Lines under the tables: model inputs that are not the trace's own, and
+ * VCs asked for more than they can serve. */
+static void print_input_notes(const run_outputs *o, const cli_run *d,
+                              const lucid_policy_ops *const *policies, int n)
+{
+    for (int i = 0; i < n; i++) {
+        const char *in = o->inputs[i];
+        if (strstr(in, "venus_prior"))
+            printf("%s: sharing scores and co-located speeds from the Venus prior (the trace has no "
+                   "GPU metrics; docs/traces.md)\n",
+                   policies[i]->name);
+        if (strstr(in, "online"))
+            printf("%s: %s\n", policies[i]->name,
+                   strcmp(in, "lucid_online_estimates") == 0
+                       ? "orders by the duration estimates of Lucid's online run"
+                       : "duration model trained online on the trace's columns");
+    }
+    if (!o->offered_load)
+        return;
+    int nv = d->vcs.count, over = 0;
+    for (int v = 0; v < nv; v++)
+        if (o->offered_load[v] > 1) {
+            if (!over++)
+                printf("offered load above capacity (queues grow for as long as jobs arrive, "
+                       "whatever the policy):");
+            printf(" %s %.2f", lucid_vcs_name(&d->vcs, v), o->offered_load[v]);
+        }
+    if (over)
+        printf("; cluster %.2f\n", o->offered_load[nv]);
+}
+
 static void print_tables(run_outputs *o)
 {
     for (int t = 0; t < 4; t++)
@@ -541,6 +590,8 @@ static void print_tables(run_outputs *o)
 
 static void outputs_free(run_outputs *o)
 {
+    free(o->offered_load);
+    o->offered_load = NULL;
     lucid_row_prefix_free(o->prefix);
     o->prefix = NULL;
     pthread_mutex_destroy(&o->prefix_lock);
@@ -813,6 +864,10 @@ int cmd_simulate(int argc, char **argv)
         int group = stream ? 1 : npolicies;
         run_outputs out;
         rc = outputs_open(&out, &exp, &cfg, policies, npolicies, !quiet);
+        if ((out.offered_load = malloc(((size_t)d.vcs.count + 1) * sizeof *out.offered_load)))
+            lucid_offered_load(&d.trace, &d.vcs, cfg.gpus_per_node, out.offered_load);
+        for (int i = 0; i < npolicies; i++)
+            out.inputs[i] = policy_inputs(&d, &cfg, policies[i]);
         /* Wall and CPU time of the simulation (CPU: all threads), so that a
          * shared machine's waiting shows as the difference. */
         double wall = 0, cpu = 0;
@@ -880,6 +935,7 @@ int cmd_simulate(int argc, char **argv)
             rc = outputs_finish(&out, &exp, policies, npolicies, &old);
             if (!quiet) {
                 print_tables(&out);
+                print_input_notes(&out, &d, policies, npolicies);
                 printf("\n%zu jobs, %d policies, %s semantics, simulated in %.3f s (%.3f s CPU); "
                        "results in %s/\n",
                        d.trace.njobs - left_out, npolicies, exp.reference ? "reference" : "fixed",

@@ -572,7 +572,12 @@ static void warn_sizes(const lucid_import *imp)
     for (int32_t v = 0; imp->vc_load && v < nvcs; v++) {
         const char *name = lucid_strtab_get(imp->vc_names, v);
         double load = imp->vc_load[v];
-        if (imp->vc_derived[v])
+        if (imp->vc_derived[v] && load != load)
+            fprintf(stderr,
+                    "lucid: warning: VC %s: the source gives no size; %lld GPUs, its largest "
+                    "job's (one submission time: no offered load); --vc-size %s=GPUS sets it\n",
+                    name, (long long)imp->vc_gpus[v], name);
+        else if (imp->vc_derived[v])
             fprintf(stderr,
                     "lucid: warning: VC %s: the source gives no size; %lld GPUs by the sizing "
                     "rule (offered load %.2f, at most %.2f; docs/traces.md); --vc-size %s=GPUS "

@@ -441,7 +441,7 @@ static int derive_sizes(lucid_import *imp, lucid_error *err)
         imp->vc_load[v] = imp->vc_gpus[v] > 0 ? rate / (double)imp->vc_gpus[v] : NAN;
         if (rc == 0 && imp->vc_derived[v] &&
             lucid_import_note(imp, "VC %s: no size in the source: %lld GPUs by the sizing rule "
-                                   "(largest job %lld GPUs; offered load %.2f at this size)",
+                                   "(largest job %lld GPUs; offered load %.2f at this size, nan: one submission time)",
                               lucid_strtab_get(imp->vc_names, v), (long long)imp->vc_gpus[v],
                               (long long)largest[v], imp->vc_load[v]) < 0)
             rc = lucid_error_set(err, "out of memory");

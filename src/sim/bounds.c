@@ -569,6 +569,45 @@ int lucid_policy_summary_make(lucid_policy_summary *ps, const lucid_trace *trace
     return rc;
 }
 
+void lucid_offered_load(const lucid_trace *trace, const lucid_vcs *vcs, int32_t gpus_per_node,
+                        double *out)
+{
+    int32_t nv = vcs->count;
+    for (int32_t v = 0; v <= nv; v++)
+        out[v] = NAN;
+    double *work = calloc((size_t)nv + 1, sizeof *work);
+    int64_t *first = malloc(((size_t)nv + 1) * sizeof *first), *last = malloc(((size_t)nv + 1) * sizeof *last);
+    if (work && first && last) {
+        for (int32_t v = 0; v <= nv; v++) {
+            first[v] = INT64_MAX;
+            last[v] = INT64_MIN;
+        }
+        for (size_t i = 0; i < trace->njobs; i++) {
+            const lucid_job *job = &trace->jobs[i];
+            if (job->vc < 0 || job->vc >= nv)
+                continue;
+            double w = (double)job->gpu_num * (double)job->duration;
+            int32_t at[2] = {job->vc, nv};
+            for (int k = 0; k < 2; k++) {
+                work[at[k]] += w;
+                first[at[k]] = job->submit_time < first[at[k]] ? job->submit_time : first[at[k]];
+                last[at[k]] = job->submit_time > last[at[k]] ? job->submit_time : last[at[k]];
+            }
+        }
+        double all_gpus = 0;
+        for (int32_t v = 0; v < nv; v++)
+            all_gpus += (double)vcs->nodes[v] * gpus_per_node;
+        for (int32_t v = 0; v <= nv; v++) {
+            double gpus = v < nv ? (double)vcs->nodes[v] * gpus_per_node : all_gpus;
+            if (last[v] > first[v] && gpus > 0)
+                out[v] = work[v] / (gpus * (double)(last[v] - first[v]));
+        }
+    }
+    free(work);
+    free(first);
+    free(last);
+}
+
 void lucid_metrics_header(FILE *out)
 {
     fputs(",floor,gap,bsld_mean,bsld_p99,jain_users,jain_vcs,gpu_util", out);

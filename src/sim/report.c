@@ -515,9 +515,15 @@ int lucid_write_summary_rows_of(FILE *out, const lucid_vcs *vcs, const lucid_sim
         /* Start-time calibration at submission (eta-summary.csv's), empty
          * when the run made no predictions or no job waited over a minute. */
         if (ps->eta_waited[at] > 0)
-            fprintf(out, ",%.4f,%.4f\n", ps->eta_cov[at], ps->eta_err[at]);
+            fprintf(out, ",%.4f,%.4f", ps->eta_cov[at], ps->eta_err[at]);
         else
-            fputs(",,\n", out);
+            fputs(",,", out);
+        /* offered_load, inputs (bounds.h: lucid_policy_summary) */
+        if (ps->offered_load && ps->offered_load[at] == ps->offered_load[at])
+            fprintf(out, ",%.4f,", ps->offered_load[at]);
+        else
+            fputs(",,", out);
+        fprintf(out, "%s\n", ps->inputs ? ps->inputs : "");
     }
     free(order);
     return ferror(out) ? -1 : 0;
