@@ -105,12 +105,57 @@ static void packed_pair_runs_at_prior_speeds(void **state)
     }
 }
 
+/* pack_when_blocked: the same two light-and-medium 1-GPU jobs on a node
+ * with free GPUs (no 7-GPU job): partner first (the reference's rule), the
+ * medium job packs onto the light one at 10 and they end at 1,015 and
+ * 1,018 as above; packing only when blocked, it starts on a free GPU at 10
+ * and both run alone: 0-1,000 and 10-1,010. */
+static void pack_only_when_blocked(void **state)
+{
+    (void)state;
+    int64_t light = -1, medium = -1;
+    for (int64_t id = 1; light < 0 || medium < 0; id++) {
+        int32_t s = lucid_share_prior_score(&lucid_venus_prior, id, 1);
+        if (s == 0 && light < 0)
+            light = id;
+        else if (s == 1 && medium < 0)
+            medium = id;
+    }
+    char csv[256];
+    snprintf(csv, sizeof csv, "job_id,vc,gpu_num,submit_time,duration\n%lld,a,1,0,1000\n%lld,a,1,10,1000\n",
+             (long long)light, (long long)medium);
+    for (int blocked = 0; blocked <= 1; blocked++) {
+        simtest t;
+        simtest_load(&t, 1, csv);
+        const double est[] = {1000, 1000};
+        simtest_estimates(&t, est);
+        t.cfg.seed = 1;
+        t.cfg.lucid.profiler_nodes = 1;
+        t.cfg.lucid.profiler_factor = 0;
+        t.cfg.lucid.profiler_autoscale = 0;
+        t.cfg.lucid.pack_threshold = -1;
+        t.cfg.lucid.share_prior = 1;
+        t.cfg.lucid.pack_when_blocked = blocked;
+        simtest_run_ok(&t, "lucid");
+        if (blocked) {
+            EXPECT_JOB(&t, light, 0, 1000, 0);
+            EXPECT_JOB(&t, medium, 10, 1010, 0);
+            assert_int_equal(simtest_job(&t, medium)->packed_with, -1);
+        } else {
+            EXPECT_JOB(&t, light, 0, 1015, 0);
+            EXPECT_JOB(&t, medium, 10, 1018, 0);
+        }
+        simtest_free(&t);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(constants_are_learned_from_venus),
         cmocka_unit_test(draws_follow_venus),
         cmocka_unit_test(packed_pair_runs_at_prior_speeds),
+        cmocka_unit_test(pack_only_when_blocked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

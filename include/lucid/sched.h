@@ -318,6 +318,10 @@ typedef struct lucid_lucid_inputs {
      * without a workload key (lucid_venus_prior); NULL: they run at full
      * speed when packed, as the reference. */
     const double *prior_speed;
+    /* 1: while packing is on, a job packs only when it cannot start on
+     * free GPUs at once (indolent by the cluster's state as well as the
+     * forecast); 0: partner first, as the reference. */
+    int pack_when_blocked;
     double gmem_limit;        /* MiB per GPU (24576) */
     double priority_ratio;    /* newcomer priority <= ratio x partner's (2) */
     int32_t score_sum;        /* sharing scores must sum to <= this (2) */

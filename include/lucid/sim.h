@@ -35,6 +35,9 @@ typedef struct lucid_sim_lucid_config {
      * packed, the prior's co-located speed; 0: score 2 (never packed
      * with a heavy job) and full speed, as the reference. */
     int share_prior;
+    /* 1: pack a job only when it cannot start on free GPUs at once
+     * (lucid_lucid_inputs.pack_when_blocked); 0: the reference's rule. */
+    int pack_when_blocked;
 } lucid_sim_lucid_config;
 
 /* Watches one job: called after every visited step of its VC's run under

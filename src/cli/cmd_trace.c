@@ -51,9 +51,15 @@ static void write_synth_experiment(FILE *f, const lucid_synth_config *cfg, const
             "[qssf]\nestimates = estimates.csv\n\n"
             "[lucid]\nestimates = estimates.csv\n"
             "# The profiling cluster keeps Venus's proportion (2 of 135 nodes); its GPU\n"
-            "# limit is profiler_nodes x profiler_factor.\nprofiler_nodes = %d\nprofiler_factor = %d\n",
+            "# limit is profiler_nodes x profiler_factor.  Its nodes come out of the\n"
+            "# largest VC (vc0000), which also lends the autoscaler's node: every policy\n"
+            "# runs on the same GPUs.\nprofiler_nodes = %d\nprofiler_factor = %d\n"
+            "profiler_nodes_from = vc0000:%d\nborrow_vc = vc0000\n"
+            "# No throughput forecast: the packing switch stays on, so a job packs\n"
+            "# only when it cannot start on free GPUs (docs/benchmarks.md, the zoo).\n"
+            "pack_when_blocked = yes\n",
             (long long)cfg->jobs, cfg->nodes, cfg->vcs, cfg->load, (unsigned long long)cfg->seed,
-            profiler_nodes, profiler_factor);
+            profiler_nodes, profiler_factor, profiler_nodes);
     char base_dir[4096], file[4352], real[4096];
     snprintf(base_dir, sizeof base_dir, "%s", from);
     char *slash = strrchr(base_dir, '/');
@@ -358,6 +364,9 @@ static int write_experiment(FILE *f, const char *template_path, const char *dir_
         {"lucid", "profiler_factor", factor_text},
         {"lucid", "profiler_nodes_from", from},
         {"lucid", "borrow_vc", borrow},
+        /* no forecast: the switch stays on; pack only a job that cannot
+         * start on free GPUs (docs/benchmarks.md, the zoo) */
+        {"lucid", "pack_when_blocked", "yes"},
     };
     for (size_t k = 0; !template_path && k < sizeof defaults / sizeof defaults[0]; k++)
         if (defaults[k][2][0] &&

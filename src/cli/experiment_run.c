@@ -53,6 +53,7 @@ void cli_run_lucid_knobs(const lucid_experiment *exp, lucid_sim_lucid_config *lc
     lc->pack_threshold = exp->pack_threshold;
     lc->scale_down_factor = exp->scale_down_factor;
     lc->share_prior = exp->prior && strcmp(exp->prior, "venus") == 0;
+    lc->pack_when_blocked = exp->pack_when_blocked;
 }
 
 int cli_run_config(const lucid_experiment *exp, lucid_sim_config *cfg)

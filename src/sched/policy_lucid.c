@@ -107,8 +107,23 @@ static void pack(lucid_sched *s, int32_t job, int32_t target)
 
 /* The pack hook of the decision pass: `job` starts on the GPUs of the
  * first running job the pair rule allows. */
+/* Whether `job` (at most one node's GPUs) could start on free GPUs now:
+ * some node has at least its GPUs free. */
+static int fits_on_free(const lucid_sched *s, int32_t job)
+{
+    int32_t g = s->jobs[job].gpu_num, G = s->cluster.gpus_per_node;
+    if (g > G || s->cluster.free_gpus < g)
+        return 0;
+    for (int32_t f = g; f <= G; f++)
+        if (lucid_cluster_first_in_bucket(&s->cluster, f, 0) >= 0)
+            return 1;
+    return 0;
+}
+
 static int pack_onto_partner(lucid_sched *s, int32_t job)
 {
+    if (s->lucid->pack_when_blocked && fits_on_free(s, job))
+        return 0; /* the pass places it on free GPUs instead */
     int32_t target = pick_partner(s, job);
     if (target < 0)
         return 0;
