@@ -692,7 +692,15 @@ int cmd_trace(int argc, char **argv)
     if (argc >= 2 && !cli_is_help(argv[1]))
         return cli_usage_error("trace: unknown subcommand '%s' (see lucid trace --help)", argv[1]);
     FILE *out = argc >= 2 ? stdout : stderr;
-    fputs(usage_text, out);
-    fputs("       lucid trace import --format F SRC... --out DIR   (lucid trace import --help)\n", out);
+    fputs("usage: lucid trace synth --out DIR [options]\n"
+          "       lucid trace import --format F SRC... --out DIR [options]\n"
+          "\n"
+          "  synth    a synthetic trace drawn from a base trace (the bundled Venus one)\n"
+          "           at a chosen size and load        (lucid trace synth --help)\n"
+          "  import   a public trace (helios, itp, philly, pai2020, acme, swf), Slurm\n"
+          "           accounting (sacct) or lucidd's history, as a folder that\n"
+          "           `lucid simulate DIR/experiment.ini` runs with all six policies\n"
+          "                                            (lucid trace import --help)\n",
+          out);
     return argc >= 2 ? 0 : 2;
 }
