@@ -101,6 +101,32 @@ static const char experiment_header[] =
     "# The experiment this output directory was produced with (lucid simulate).\n";
 
 /* A per-policy file of another run (jobs-*.csv, series-*.csv not in names). */
+/* The policy a per-policy file belongs to ("jobs-sjf.csv" -> "sjf"; ""
+ * for eta-summary.csv, the run's own), into buf. */
+static void file_policy(const char *file, char *buf, size_t size)
+{
+    const char *dash = strchr(file, '-');
+    size_t len = dash ? strlen(dash + 1) : 0;
+    buf[0] = '\0';
+    if (dash && len > 4 && strcmp(file, "eta-summary.csv") != 0)
+        snprintf(buf, size, "%.*s", (int)(len - 4), dash + 1);
+}
+
+/* Whether this run simulates the policy of a stale per-policy file: its
+ * earlier results are this run's to replace; another policy's are not
+ * (a rerun never deletes results it did not produce). */
+static int file_of_this_run(const char *file, const lucid_policy_ops *const *policies, int n)
+{
+    char policy[96];
+    file_policy(file, policy, sizeof policy);
+    if (!policy[0])
+        return 1;
+    for (int i = 0; i < n; i++)
+        if (strcmp(policies[i]->name, policy) == 0)
+            return 1;
+    return 0;
+}
+
 static int is_stale(const char *file, char names[][96], int n)
 {
     size_t len = strlen(file);
@@ -115,17 +141,11 @@ static int is_stale(const char *file, char names[][96], int n)
     return 1;
 }
 
-/* What `lucid report OUTDIR` made of another run: its page (when lucid
- * wrote it) and the run's figures; they would describe the old results. */
-static const char *const report_outputs[] = {"report.html", "report/fig8_jct_cdf.svg",
-                                             "report/fig9_vc_queue.svg",
-                                             "report/gpu_utilisation.svg",
-                                             "report/eta_scatter.svg"};
-
-static int is_stale_report(const char *out, int i)
+/* Whether OUTDIR holds a page `lucid report` wrote (of an earlier run). */
+static int has_report(const char *out)
 {
     char path[8192];
-    snprintf(path, sizeof path, "%s/%s", out, report_outputs[i]);
+    snprintf(path, sizeof path, "%s/report.html", out);
     FILE *f = fopen(path, "r");
     if (!f)
         return 0;
@@ -133,7 +153,7 @@ static int is_stale_report(const char *out, int i)
     size_t n = fread(head, 1, sizeof head - 1, f);
     head[n] = '\0';
     fclose(f);
-    return i > 0 || strstr(head, "<title>Lucid report</title>") != NULL;
+    return strstr(head, "<title>Lucid report</title>") != NULL;
 }
 
 /* Before simulating: no output may be one of the inputs, an existing
@@ -173,6 +193,15 @@ static int check_outputs(const lucid_experiment *exp, const lucid_policy_ops *co
         if (!is_stale(e->d_name, names, k))
             continue;
         snprintf(path, sizeof path, "%s/%s", exp->out, e->d_name);
+        if (!file_of_this_run(e->d_name, policies, n)) {
+            char policy[96];
+            file_policy(e->d_name, policy, sizeof policy);
+            closedir(dir);
+            return cli_fail("%s: results of policy %s from an earlier run, which this run does "
+                            "not simulate: add %s to --policies, choose another --out, or "
+                            "remove the file",
+                            path, policy, policy);
+        }
         if (lucid_check_not_input(path, inputs, ninputs, what, &err) < 0) {
             closedir(dir);
             return cli_fail("%s (it would be removed as a file of another run)", err.msg);
@@ -180,17 +209,13 @@ static int check_outputs(const lucid_experiment *exp, const lucid_policy_ops *co
     }
     if (dir)
         closedir(dir);
-    for (size_t i = 0; i < sizeof report_outputs / sizeof report_outputs[0]; i++) {
-        snprintf(path, sizeof path, "%s/%s", exp->out, report_outputs[i]);
-        if (is_stale_report(exp->out, (int)i) &&
-            lucid_check_not_input(path, inputs, ninputs, what, &err) < 0)
-            return cli_fail("%s (it would be removed as a file of another run)", err.msg);
-    }
     return 0;
 }
 
-/* The other run's per-policy files go, so that OUTDIR holds one run; each
- * removal is said on stderr even with --quiet (files disappear). */
+/* The earlier results of this run's own policies that this run does not
+ * write again (series, eta files) go, so that OUTDIR holds one run (other
+ * policies' results were refused by check_outputs); each removal is said
+ * on stderr even with --quiet (files disappear). */
 static int remove_stale(const char *out, char names[][96], int n)
 {
     DIR *dir = opendir(out);
@@ -208,15 +233,12 @@ static int remove_stale(const char *out, char names[][96], int n)
             fprintf(stderr, "lucid: removed %s (a file of another run)\n", path);
     }
     closedir(dir);
-    for (size_t i = 0; i < sizeof report_outputs / sizeof report_outputs[0]; i++) {
-        if (!is_stale_report(out, (int)i))
-            continue;
-        snprintf(path, sizeof path, "%s/%s", out, report_outputs[i]);
-        if (unlink(path) != 0)
-            rc = cli_fail("%s: cannot remove a file of another run: %s", path, strerror(errno));
-        else
-            fprintf(stderr, "lucid: removed %s (a file of another run)\n", path);
-    }
+    /* The report of the earlier run is the user's: kept, said to be stale
+     * (lucid report refuses to mix it with this run's files anyway). */
+    if (has_report(out))
+        fprintf(stderr, "lucid: %s/report.html shows the earlier run; run `lucid report %s` "
+                        "again\n",
+                out, out);
     return rc;
 }
 
