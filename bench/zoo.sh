@@ -15,7 +15,7 @@ mkdir -p "$out"
 run() { # NAME EXPERIMENT [simulate options]
     local name=$1 exp=$2; shift 2
     echo "zoo: $name" >&2
-    "$lucid" simulate "$exp" --quiet --out "$out/$name" "$@"
+    "$lucid" simulate "$exp" --quiet --out "$out/results/$name" "$@"
 }
 
 run venus examples/venus.ini --compat fixed

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """bench/zoo_table.py OUT COMMIT — docs/zoo.md from bench/zoo.sh's runs.
 
-Reads OUT/{venus,itp,synth-100000,synth-1000000}/summary.csv and prints the
+Reads OUT/results/{venus,itp,synth-100000,synth-1000000}/summary.csv and prints the
 table: one row per trace (ITP: the whole trace and each cluster) and
 policy, and for each trace whether Lucid's avg JCT is at most the better
 of QSSF's and Tiresias' (the non-oracle baselines)."""
@@ -16,7 +16,7 @@ TRACES = [("venus", "Venus Sept. 2020 (fixed semantics)"), ("itp", "ITP, 10 clus
 
 
 def rows(name):
-    with open(f"{out}/{name}/summary.csv", newline="") as f:
+    with open(f"{out}/results/{name}/summary.csv", newline="") as f:
         return list(csv.DictReader(f))
 
 
