@@ -52,6 +52,14 @@ static const char *colour(int i)
     return palette[i % (int)(sizeof palette / sizeof palette[0])];
 }
 
+/* A line style per policy, so that lines stay apart in grey print (NULL:
+ * solid). */
+static const char *dash(int i)
+{
+    static const char *const styles[] = {NULL, "9,4", "2,3", "12,3,2,3", "5,5", "14,4,2,4,2,4"};
+    return styles[i % (int)(sizeof styles / sizeof styles[0])];
+}
+
 typedef struct size_class {
     int64_t jobs;
     double jct_sum, queue_sum, duration_sum, bsld_sum;
@@ -68,6 +76,7 @@ typedef struct policy_data {
     size_t njct;
     size_class large, small;
     int64_t first_submit, last_submit;     /* jobs-<policy>.csv */
+    int64_t last_end;                      /* likewise: the last job's end */
     double util_day[UTIL_BINS], util[UTIL_BINS]; /* series: days from the start, 0..1 */
     int nutil;
     int have_series;
@@ -89,7 +98,8 @@ typedef struct report {
     int nvcs;
     lucid_manifest manifest; /* OUTDIR/MANIFEST */
     int have_manifest, checked; /* files checked against it */
-    double series_days, tail_days; /* utilisation: the trace's span, the drain left out */
+    double series_days; /* utilisation: first sample to the last job's end */
+    int64_t last_end;   /* the last job's end over every policy (INT64_MIN: none) */
 } report;
 
 static void report_free(report *r)
@@ -265,6 +275,7 @@ static int read_jobs(report *r, policy_data *pd, lucid_error *err)
     size_t cap = 0;
     pd->first_submit = INT64_MAX;
     pd->last_submit = INT64_MIN;
+    pd->last_end = INT64_MIN;
     while (rc == 0 && (more = lucid_csv_next(csv, err)) != 0) {
         int64_t gpus, submit;
         double queue, jct, duration;
@@ -288,6 +299,8 @@ static int read_jobs(report *r, policy_data *pd, lucid_error *err)
         pd->jct[pd->njct++] = jct;
         pd->first_submit = submit < pd->first_submit ? submit : pd->first_submit;
         pd->last_submit = submit > pd->last_submit ? submit : pd->last_submit;
+        int64_t end = submit + (int64_t)jct;
+        pd->last_end = end > pd->last_end ? end : pd->last_end;
         size_class *sc = gpus > 8 ? &pd->large : &pd->small;
         sc->jobs++;
         sc->jct_sum += jct;
@@ -362,8 +375,8 @@ typedef struct sample {
 } sample;
 
 /* Whole-cluster utilisation in UTIL_BINS equal time bins from the first
- * sample to the trace's last submission (`end`; the drain after it, when a
- * few long jobs run on an idle cluster, is left out): in each bin, the sum
+ * sample to the last job's end (`end`, the span of Table 4's GPU
+ * utilisation, drain included): in each bin, the sum
  * over every VC of its mean busy GPUs over the sum of its GPUs.  A VC's
  * samples stop with its last job; from then on it counts as idle, not as
  * gone (which made the last running VCs look like a full cluster). */
@@ -476,12 +489,13 @@ static int read_series(report *r, policy_data *pd, lucid_error *err)
         int64_t t0, last = rows[0].time;
         for (size_t i = 1; i < n; i++)
             last = rows[i].time > last ? rows[i].time : last;
-        int64_t end = pd->njct ? pd->last_submit : last;
+        /* The span of Table 4's GPU utilisation: to the last job's end. */
+        int64_t end = r->last_end > INT64_MIN ? r->last_end : last;
         pd->have_series = 1;
         rc = bin_utilisation(pd, rows, n, lucid_strtab_count(vcs), end, &t0, err);
         if (end > t0) {
             r->series_days = fmax(r->series_days, (double)(end - t0) / 86400.0);
-            r->tail_days = fmax(r->tail_days, (double)(last - end) / 86400.0);
+            (void)last;
         }
     }
     free(rows);
@@ -572,8 +586,10 @@ static void legend(lucid_svg *svg, const report *r, int boxes, const int *shown)
             continue;
         if (boxes)
             lucid_svg_rect(svg, x, y - 9, 18, 10, colour(p), "none");
-        else
-            lucid_svg_line(svg, x, y - 4, x + 18, y - 4, colour(p), 2.5);
+        else {
+            double lx[2] = {x, x + 18}, ly[2] = {y - 4, y - 4};
+            lucid_svg_polyline(svg, lx, ly, 2, colour(p), 2.5, dash(p));
+        }
         lucid_svg_text(svg, x + 24, y, 12, "start", 0, r->pol[p].name);
         y += 20;
     }
@@ -619,7 +635,13 @@ static int figure_cdf(const report *r, const char *path, lucid_error *err)
             ys[n] = fy(&y, (double)(i + 1) / (double)pd->njct, FIG_H);
             n++;
         }
-        lucid_svg_polyline(svg, xs, ys, n, colour(p), 2, NULL);
+        lucid_svg_polyline(svg, xs, ys, n, colour(p), 2, dash(p));
+        /* Its name on the line itself, each policy at its own height (0.2,
+         * 0.3, ... of the jobs), for grey print. */
+        double f = 0.2 + 0.1 * (p % 7);
+        size_t i = (size_t)(f * (double)(pd->njct - 1));
+        lucid_svg_text(svg, fx(&x, fmax(x.lo, pd->jct[i])) + 4, fy(&y, f, FIG_H) - 3, 11, "start",
+                       0, pd->name);
     }
     /* The mean-duration floor (lucid bounds): no schedule that keeps the
      * durations has a lower average JCT. */
@@ -721,7 +743,9 @@ static int figure_vc_queue(const report *r, const char *path, lucid_error *err)
 }
 
 /* Cluster GPU utilisation over time (busy / all GPUs of the cluster,
- * binned), from the start to the trace's last submission. */
+ * binned), from the start to the last job's end (Table 4's span); each
+ * policy's line style (legend) keeps them apart in grey print (the lines
+ * overlap too much for labels on them). */
 static int figure_utilisation(const report *r, const char *path, lucid_error *err)
 {
     int shown[MAX_POLICIES];
@@ -732,8 +756,9 @@ static int figure_utilisation(const report *r, const char *path, lucid_error *er
     if (!svg)
         return lucid_error_set(err, "out of memory");
     draw_axes(svg, &x, &y, FIG_H, "GPU utilisation over time",
-              "time since the start (days), to the last submission",
+              "time since the start (days), to the last job's end",
               "busy GPUs (% of all the cluster's GPUs)");
+    legend(svg, r, 0, shown);
     double xs[UTIL_BINS], ys[UTIL_BINS];
     for (int p = 0; p < r->npol; p++) {
         const policy_data *pd = &r->pol[p];
@@ -742,9 +767,8 @@ static int figure_utilisation(const report *r, const char *path, lucid_error *er
             ys[i] = fy(&y, 100 * pd->util[i], FIG_H);
         }
         if (pd->nutil)
-            lucid_svg_polyline(svg, xs, ys, pd->nutil, colour(p), 1.5, NULL);
+            lucid_svg_polyline(svg, xs, ys, pd->nutil, colour(p), 1.5, dash(p));
     }
-    legend(svg, r, 0, shown);
     return save(svg, path, err);
 }
 
@@ -1070,9 +1094,9 @@ static int write_page(const report *r, FILE *out, const char *const *models, int
         }
         if (f == 2)
             fprintf(out, "<p>GPU utilisation: busy GPUs over all the cluster's GPUs, from the "
-                         "start to the trace's last submission (%.1f days); the %.1f days after "
-                         "it, while the last jobs drain, are left out.</p>\n",
-                    r->series_days, r->tail_days);
+                         "start to the last job's end (%.1f days): the span of Table 4's GPU "
+                         "utilisation, the last jobs' drain included.</p>\n",
+                    r->series_days);
         char path[4608];
         snprintf(path, sizeof path, "%s/%s", r->figdir, figures[f]);
         rc = embed_svg(out, path, err);
@@ -1142,8 +1166,14 @@ static int build(report *r, const char *html, const char *const *models, int nmo
     if (read_summary(r, err) < 0)
         return -1;
     for (int p = 0; p < r->npol; p++)
-        if (read_jobs(r, &r->pol[p], err) < 0 || read_series(r, &r->pol[p], err) < 0 ||
-            read_eta(r, &r->pol[p], err) < 0)
+        if (read_jobs(r, &r->pol[p], err) < 0)
+            return -1;
+    /* One time axis for every policy's utilisation: to the last end of all. */
+    r->last_end = INT64_MIN;
+    for (int p = 0; p < r->npol; p++)
+        r->last_end = r->pol[p].last_end > r->last_end ? r->pol[p].last_end : r->last_end;
+    for (int p = 0; p < r->npol; p++)
+        if (read_series(r, &r->pol[p], err) < 0 || read_eta(r, &r->pol[p], err) < 0)
             return -1;
     if (check_page_path(r, html, models, nmodels, err) < 0 || check_models(models, nmodels, err) < 0)
         return -1;
