@@ -32,5 +32,5 @@ for spec in "100000 1000" "1000000 10000"; do
     run "synth-$1" "$dir/experiment.ini" --compat fixed
 done
 
-python3 bench/zoo_table.py "$out" "$(git rev-parse --short HEAD)" >docs/zoo.md
+python3 bench/zoo_table.py "$out" "$(git rev-parse --short HEAD)" >docs/zoo.md.tmp && mv docs/zoo.md.tmp docs/zoo.md
 echo "zoo: wrote docs/zoo.md" >&2

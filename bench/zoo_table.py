@@ -41,7 +41,7 @@ def verdict(by_policy):
 
 
 print("# The zoo: every policy on every trace the repository can make or hold\n")
-print(f"Command: `bench/zoo.sh` (at {commit}; runs in bench/out/zoo). Metrics from each run's")
+print(f"Command: `bench/zoo.sh {out}` (simulator at {commit}). Metrics from each run's")
 print("summary.csv (docs/semantics.md: delay = JCT - duration; queue = submission to the start")
 print("of the run that completes, discarded work included; profiler GPU-s = Lucid's profiling")
 print("runs). SJF and SRTF know true durations: bounds, not goals. QSSF and Lucid use the")
