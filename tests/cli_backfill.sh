@@ -38,10 +38,11 @@ start_of() { awk -F, -v j="$2" '$1 == j { print $6 }' "$1/jobs-fifo.csv"; }
 check "model: 3 backfilled at 2" [ "$(start_of model 3)" = 2 ]
 check "model: 2 starts at 32" [ "$(start_of model 2)" = 32 ]
 # Why it waits, in one sentence: reserved from 100 until 1 ends at 10, then
-# from 32 (3's estimated end: 30 s from 2).
+# from 32 (3's estimated end: 30 s from 2); free meanwhile: 2 GPUs at 1-2
+# (3 starts at 2), then none, then 6 once 1 ends (3 holds 2).
 "$lucid" explain model 2 >why.txt || fail "explain"
-check "explain: reserved from ~100 until 10" grep -qx 'waited 1-10 (9 s): waits for 8 GPUs; reserved for it from ~100 on n0; 0 jobs ahead of it' why.txt
-check "explain: then from ~32" grep -qx 'waited 10-32 (22 s): waits for 8 GPUs; reserved for it from ~32 on n0; 0 jobs ahead of it' why.txt
+check "explain: reserved from ~100 until 10" grep -qx 'waited 1-10 (9 s): waits for 8 GPUs; reserved for it from ~100 on n0; 0 jobs ahead of it; free meanwhile: 0-2 GPUs, 0 whole nodes, at most 2 on one node' why.txt
+check "explain: then from ~32" grep -qx 'waited 10-32 (22 s): waits for 8 GPUs; reserved for it from ~32 on n0; 0 jobs ahead of it; free meanwhile: 6 GPUs, 0 whole nodes, at most 6 on one node' why.txt
 "$lucid" explain model 3 >why3.txt || fail "explain 3"
 check "explain: 3 never waited" bash -c "! grep -q '^waited' why3.txt"
 # Time limits: 2 is reserved from 10; 3 (1,200 s planned) would delay it: 2

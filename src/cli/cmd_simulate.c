@@ -247,7 +247,8 @@ static int remove_stale(const char *out, char names[][96], int n)
  * they were loaded (cli_run_load), NULL: made here. */
 static int write_manifest(const lucid_experiment *exp, const lucid_policy_ops *const *policies,
                           int n, char names[][96], int k, const uint64_t *hash,
-                          const unsigned char *hashed, const uint64_t *input_hash)
+                          const unsigned char *hashed, const uint64_t *input_hash,
+                          const char *const *inputs)
 {
     lucid_manifest m = {0};
     lucid_error err = {{0}};
@@ -269,6 +270,11 @@ static int write_manifest(const lucid_experiment *exp, const lucid_policy_ops *c
         (void)lucid_semantics_fix(&sem, exp->fix, &ignored); /* checked when the run began */
     rc = rc ? rc : lucid_manifest_add(&m, &err, "queue_definition", "%s",
                                       sem.queue_waits_only ? CLI_QUEUE_WAITS_ONLY : CLI_QUEUE_COMPARABLE);
+    /* Model inputs that are not the trace's own (summary.csv's inputs). */
+    for (int i = 0; i < n && rc == 0 && inputs; i++)
+        if (inputs[i] && inputs[i][0])
+            rc = lucid_manifest_add(&m, &err, "model_inputs", "%s %s", policies[i]->name,
+                                    inputs[i]);
     for (int i = 0; i < k && rc == 0; i++) {
         snprintf(path, sizeof path, "%s/%s", exp->out, names[i]);
         rc = hashed[i] ? lucid_manifest_add(&m, &err, "file", "%s xxh64:%016" PRIx64, names[i],
@@ -709,7 +715,7 @@ static int outputs_finish(run_outputs *o, const lucid_experiment *exp,
     if (remove_stale(exp->out, o->names, o->k) != 0)
         return 1;
     return write_manifest(exp, policies, n, o->names, o->k, o->hash, o->hashed,
-                          o->d && o->d->inputs_hashed ? o->d->input_hash : NULL);
+                          o->d && o->d->inputs_hashed ? o->d->input_hash : NULL, o->inputs);
 }
 
 static int parse_args(int argc, char **argv, lucid_experiment *exp, int *quiet)

@@ -37,13 +37,37 @@ static const char usage_text[] =
     "  --from-vcs CSV  its VC configuration (data/venus-sept/vc_config.csv there)\n";
 
 /* The experiment that runs the synthetic trace, with the base trace's
- * sharing labels and co-location pairs when they are beside it. */
-static void write_synth_experiment(FILE *f, const lucid_synth_config *cfg, const char *from)
+ * sharing labels and co-location pairs when they are beside it.  The
+ * profiler keeps Venus's proportion (2 of 135 nodes) and, for equal
+ * capacity, takes its nodes from the VCs (most nodes left first) that keep
+ * room for the largest job they may be given (the base trace's largest,
+ * capped at the VC); when none can, it adds them (commented so). */
+static void write_synth_experiment(FILE *f, const lucid_synth_config *cfg, const char *from,
+                                   const lucid_trace *base, const lucid_vcs *base_vcs)
 {
     int32_t profiler_nodes = (int32_t)((2LL * cfg->nodes + 134) / 135);
     if (profiler_nodes < 1)
         profiler_nodes = 1;
     int32_t profiler_factor = profiler_nodes >= 8 ? 1 : 8 / profiler_nodes;
+    int32_t *sizes = lucid_synth_vc_sizes(cfg, base_vcs), largest_job = 1;
+    for (size_t i = 0; i < base->njobs; i++)
+        largest_job = base->jobs[i].gpu_num > largest_job ? base->jobs[i].gpu_num : largest_job;
+    int32_t *taken = calloc((size_t)cfg->vcs + 1, sizeof *taken);
+    int32_t gpn = cfg->gpus_per_node > 0 ? cfg->gpus_per_node : 8, got = 0, lender = -1;
+    for (int32_t k = 0; sizes && taken && k < profiler_nodes; k++) {
+        int32_t pick = -1;
+        for (int32_t v = 0; v < cfg->vcs; v++) {
+            int32_t left = sizes[v] - taken[v];
+            int32_t biggest = largest_job < sizes[v] * gpn ? largest_job : sizes[v] * gpn;
+            if (left - 1 >= (biggest + gpn - 1) / gpn && (pick < 0 || left > sizes[pick] - taken[pick]))
+                pick = v;
+        }
+        if (pick < 0)
+            break;
+        taken[pick]++;
+        got++;
+        lender = lender < 0 ? pick : lender;
+    }
     fprintf(f,
             "# Synthetic trace: %lld jobs, %d nodes, %d VCs, load %.2f, seed %llu\n"
             "[trace]\njobs = trace.csv\nvcs = vc_config.csv\n\n"
@@ -51,15 +75,25 @@ static void write_synth_experiment(FILE *f, const lucid_synth_config *cfg, const
             "[qssf]\nestimates = estimates.csv\n\n"
             "[lucid]\nestimates = estimates.csv\n"
             "# The profiling cluster keeps Venus's proportion (2 of 135 nodes); its GPU\n"
-            "# limit is profiler_nodes x profiler_factor.  Its nodes come out of the\n"
-            "# largest VC (vc0000), which also lends the autoscaler's node: every policy\n"
-            "# runs on the same GPUs.\nprofiler_nodes = %d\nprofiler_factor = %d\n"
-            "profiler_nodes_from = vc0000:%d\nborrow_vc = vc0000\n"
+            "# limit is profiler_nodes x profiler_factor.\nprofiler_nodes = %d\nprofiler_factor = %d\n"
             "# No throughput forecast: the packing switch stays on, so a job packs\n"
             "# only when it cannot start on free GPUs (docs/benchmarks.md, the zoo).\n"
             "pack_when_blocked = yes\n",
             (long long)cfg->jobs, cfg->nodes, cfg->vcs, cfg->load, (unsigned long long)cfg->seed,
-            profiler_nodes, profiler_factor, profiler_nodes);
+            profiler_nodes, profiler_factor);
+    if (got == profiler_nodes) {
+        fputs("# Its nodes come out of the VCs (equal capacity with the baselines).\n"
+              "profiler_nodes_from = ", f);
+        for (int32_t v = 0, n = 0; v < cfg->vcs; v++)
+            if (taken[v] > 0)
+                fprintf(f, "%svc%04d:%d", n++ ? "," : "", v, taken[v]);
+        fprintf(f, "\nborrow_vc = vc%04d\n", lender);
+    } else {
+        fputs("# No VC can spare a node and still hold its largest job: the profiler's\n"
+              "# nodes are added to the cluster (more GPUs than the baselines get).\n", f);
+    }
+    free(sizes);
+    free(taken);
     char base_dir[4096], file[4352], real[4096];
     snprintf(base_dir, sizeof base_dir, "%s", from);
     char *slash = strrchr(base_dir, '/');
@@ -203,10 +237,10 @@ static int synth(int argc, char **argv)
     if (rc == 0)
         rc = lucid_synth_write_files(&cfg, &base, &vcs, files[0].f, files[1].f, files[2].f,
                                      &err);
+    if (rc == 0)
+        write_synth_experiment(files[3].f, &cfg, from, &base, &vcs);
     lucid_trace_free(&base);
     lucid_vcs_free(&vcs);
-    if (rc == 0)
-        write_synth_experiment(files[3].f, &cfg, from);
     for (int k = 0; k < 4; k++)
         if (rc == 0)
             rc = lucid_outfile_commit(&files[k], &err);
