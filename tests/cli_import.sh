@@ -148,6 +148,10 @@ if "$lucid" simulate "$x" >"$tmp/itp3.txt" 2>&1; then
     check "summary.csv flags QSSF's estimates" grep -q '^qssf,all,.*,lucid_online_estimates$' "$s3"
     check "the terminal flags the prior" grep -q '^lucid: sharing scores and co-located speeds from the Venus prior' "$tmp/itp3.txt"
     check "MANIFEST flags the prior" grep -q 'prior=venus' "$tmp/itp3/results/MANIFEST"
+    # lucid explain of QSSF re-runs Lucid for its estimates: the same start.
+    j=$(awk -F, 'NR == 2 { print $1 }' "$tmp/itp3/results/jobs-qssf.csv")
+    st=$(awk -F, -v j="$j" '$1 == j { print $6 }' "$tmp/itp3/results/jobs-qssf.csv")
+    check "explain qssf on the imported trace: starts at $st" bash -c "'$lucid' explain '$tmp/itp3/results' $j --policy qssf | grep -q '^started at $st '"
     check "MANIFEST names the model inputs" bash -c "grep -qx 'model_inputs = lucid online+venus_prior' '$tmp/itp3/results/MANIFEST' && grep -qx 'model_inputs = qssf lucid_online_estimates' '$tmp/itp3/results/MANIFEST'"
 else
     fail "simulate the imported ITP excerpt"; cat "$tmp/itp3.txt"

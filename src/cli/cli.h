@@ -119,6 +119,17 @@ typedef struct cli_run {
     int inputs_hashed;
 } cli_run;
 
+/* QSSF without estimates of its own in a run where Lucid's models are
+ * online (d->qssf_from_lucid): it orders by the estimates Lucid's run
+ * used, each made with the duration model of its time from jobs ended
+ * before it; a job Lucid never estimated (finished in the profiler) gets
+ * QSSF's default for a missing estimate (spec: < 0 counts as 1000 s).
+ * 0, or -1 out of memory. */
+int cli_run_take_estimates(cli_run *d, const lucid_sim_result *lucid);
+/* The same from a Lucid run made here (lucid explain of QSSF); 1 after
+ * printing. */
+int cli_run_estimates_from_lucid(cli_run *d, const lucid_sim_config *cfg);
+
 /* The experiment's policies ("all" or none: every policy); 1 after printing. */
 int cli_run_policies(const lucid_experiment *exp, const lucid_policy_ops **policies, int *n);
 /* The simulator's configuration from the experiment (all but what needs the

@@ -822,25 +822,6 @@ static void progress_span_show(void *user, int64_t done, int64_t total)
     cli_progress_show(&p->pv, (int64_t)(runs * (double)p->unit), p->unit * p->total_runs);
 }
 
-/* QSSF without estimates of its own in a run where Lucid's models are
- * online: it orders by the estimates Lucid's run used (each made with the
- * duration model of its time, from jobs ended before it); a job Lucid
- * never estimated (finished in the profiler) gets QSSF's default for a
- * missing estimate (spec: < 0 counts as 1000 s). */
-static int take_online_estimates(cli_run *d, const lucid_sim_result *lucid)
-{
-    size_t n = d->trace.njobs;
-    free(d->qssf_est);
-    if (!(d->qssf_est = malloc((n + 1) * sizeof *d->qssf_est)))
-        return -1;
-    for (size_t i = 0; i < n; i++)
-        d->qssf_est[i] = lucid->estimates ? lucid->estimates[i] : -1;
-    d->in.qssf_estimates = d->qssf_est;
-    if (!d->in.plan_estimates)
-        d->in.plan_estimates = d->qssf_est;
-    return 0;
-}
-
 int cmd_simulate(int argc, char **argv)
 {
     lucid_experiment exp;
@@ -948,7 +929,7 @@ int cmd_simulate(int argc, char **argv)
             wall += (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
             cpu += (double)(c1.tv_sec - c0.tv_sec) + 1e-9 * (double)(c1.tv_nsec - c0.tv_nsec);
             left_out = results[0].nexcluded;
-            if (first == lucid_at && take_online_estimates(&d, &results[0]) < 0)
+            if (first == lucid_at && cli_run_take_estimates(&d, &results[0]) < 0)
                 rc = cli_fail("out of memory");
             for (int i = 0; i < group; i++)
                 lucid_sim_result_free(&results[i]);

@@ -185,6 +185,35 @@ static int parse_nodes_from(const char *spec, const lucid_vcs *vcs, int32_t **ou
     return 0;
 }
 
+int cli_run_take_estimates(cli_run *d, const lucid_sim_result *lucid)
+{
+    size_t n = d->trace.njobs;
+    free(d->qssf_est);
+    if (!(d->qssf_est = malloc((n + 1) * sizeof *d->qssf_est)))
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        d->qssf_est[i] = lucid->estimates ? lucid->estimates[i] : -1;
+    d->in.qssf_estimates = d->qssf_est;
+    if (!d->in.plan_estimates)
+        d->in.plan_estimates = d->qssf_est;
+    return 0;
+}
+
+int cli_run_estimates_from_lucid(cli_run *d, const lucid_sim_config *cfg)
+{
+    const lucid_policy_ops *lucid = lucid_policy_find("lucid");
+    lucid_sim_config c = *cfg;
+    c.on_result = NULL;
+    c.observe = (lucid_observer){.job = -1};
+    lucid_sim_result result;
+    lucid_error err = {{0}};
+    if (lucid_simulate(&c, &d->in, &lucid, 1, &result, NULL, NULL, &err) < 0)
+        return cli_fail("%s", err.msg);
+    int rc = cli_run_take_estimates(d, &result) < 0 ? cli_fail("out of memory") : 0;
+    lucid_sim_result_free(&result);
+    return rc;
+}
+
 static int needs(const lucid_policy_ops *const *policies, int n, unsigned flag)
 {
     for (int i = 0; i < n; i++)
