@@ -196,6 +196,16 @@ int lucid_simulate(const lucid_sim_config *cfg, const lucid_sim_inputs *in,
                    lucid_error *err);
 void lucid_sim_result_free(lucid_sim_result *result);
 
+/* ---- the profiler at equal capacity (capacity.c) ---- */
+/* Adjusts taken[v] (nodes VC v gives Lucid's profiler; nodes[v] its size,
+ * min_nodes[v] the fewest it may keep, 0 for a VC that takes no part:
+ * then give it nodes[v] = 0) until they sum to `want`: each node more from
+ * the VC with the most nodes left that keeps min_nodes (ties: the first),
+ * each node fewer back to the VC that gave the most (ties: the last).
+ * 0, or -1 when no VC can give another node (taken as far as it got). */
+int lucid_profiler_take(const int32_t *nodes, const int32_t *min_nodes, int32_t nvcs,
+                        int32_t want, int32_t *taken);
+
 /* ---- the Venus prior (prior.c) ---- */
 /* Sharing scores and co-located speeds learned on Venus, for traces that
  * have no GPU metrics to learn their own (docs/traces.md). */

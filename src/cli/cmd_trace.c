@@ -49,24 +49,24 @@ static void write_synth_experiment(FILE *f, const lucid_synth_config *cfg, const
     if (profiler_nodes < 1)
         profiler_nodes = 1;
     int32_t profiler_factor = profiler_nodes >= 8 ? 1 : 8 / profiler_nodes;
-    int32_t *sizes = lucid_synth_vc_sizes(cfg, base_vcs), largest_job = 1;
+    int32_t *sizes = lucid_synth_vc_sizes(cfg, base_vcs), largest_job = 1, lender = -1;
     for (size_t i = 0; i < base->njobs; i++)
         largest_job = base->jobs[i].gpu_num > largest_job ? base->jobs[i].gpu_num : largest_job;
     int32_t *taken = calloc((size_t)cfg->vcs + 1, sizeof *taken);
-    int32_t gpn = cfg->gpus_per_node > 0 ? cfg->gpus_per_node : 8, got = 0, lender = -1;
-    for (int32_t k = 0; sizes && taken && k < profiler_nodes; k++) {
-        int32_t pick = -1;
+    int32_t *keep = calloc((size_t)cfg->vcs + 1, sizeof *keep);
+    int32_t gpn = cfg->gpus_per_node > 0 ? cfg->gpus_per_node : 8;
+    int got = 0;
+    if (sizes && taken && keep) {
+        /* a VC keeps room for the largest job it may be given (the base
+         * trace's largest, capped at the VC) */
         for (int32_t v = 0; v < cfg->vcs; v++) {
-            int32_t left = sizes[v] - taken[v];
             int32_t biggest = largest_job < sizes[v] * gpn ? largest_job : sizes[v] * gpn;
-            if (left - 1 >= (biggest + gpn - 1) / gpn && (pick < 0 || left > sizes[pick] - taken[pick]))
-                pick = v;
+            keep[v] = (biggest + gpn - 1) / gpn;
         }
-        if (pick < 0)
-            break;
-        taken[pick]++;
-        got++;
-        lender = lender < 0 ? pick : lender;
+        got = lucid_profiler_take(sizes, keep, cfg->vcs, profiler_nodes, taken) == 0;
+        for (int32_t v = 0; got && v < cfg->vcs; v++) /* the lender: the largest that gave */
+            if (taken[v] > 0 && (lender < 0 || sizes[v] > sizes[lender]))
+                lender = v;
     }
     fprintf(f,
             "# Synthetic trace: %lld jobs, %d nodes, %d VCs, load %.2f, seed %llu\n"
@@ -81,7 +81,7 @@ static void write_synth_experiment(FILE *f, const lucid_synth_config *cfg, const
             "pack_when_blocked = yes\n",
             (long long)cfg->jobs, cfg->nodes, cfg->vcs, cfg->load, (unsigned long long)cfg->seed,
             profiler_nodes, profiler_factor);
-    if (got == profiler_nodes) {
+    if (got) {
         fputs("# Its nodes come out of the VCs (equal capacity with the baselines).\n"
               "profiler_nodes_from = ", f);
         for (int32_t v = 0, n = 0; v < cfg->vcs; v++)
@@ -94,6 +94,7 @@ static void write_synth_experiment(FILE *f, const lucid_synth_config *cfg, const
     }
     free(sizes);
     free(taken);
+    free(keep);
     char base_dir[4096], file[4352], real[4096];
     snprintf(base_dir, sizeof base_dir, "%s", from);
     char *slash = strrchr(base_dir, '/');
@@ -313,55 +314,38 @@ static void profiler_share(const lucid_import *imp, int32_t *nodes, int32_t *fac
 {
     int32_t nvcs = imp->vc_names ? lucid_strtab_count(imp->vc_names) : 0;
     int64_t node = imp->gpus_per_node > 0 ? imp->gpus_per_node : 8, total = 0;
-    int64_t *left = calloc((size_t)nvcs + 1, sizeof *left), *need = calloc((size_t)nvcs + 1, sizeof *need);
+    /* per VC: its nodes, the nodes its largest job needs, those it gives;
+     * a VC without jobs is not in vc_config.csv: 0 nodes, no part */
+    int32_t *size = calloc((size_t)nvcs + 1, sizeof *size), *keep = calloc((size_t)nvcs + 1, sizeof *keep);
     int32_t *taken = calloc((size_t)nvcs + 1, sizeof *taken);
     from[0] = borrow[0] = '\0';
-    for (size_t i = 0; need && i < imp->njobs; i++) {
-        int64_t n = (imp->jobs[i].gpu_num + node - 1) / node;
-        if (n > need[imp->jobs[i].vc])
-            need[imp->jobs[i].vc] = n;
+    for (size_t i = 0; keep && i < imp->njobs; i++) {
+        int32_t n = (int32_t)((imp->jobs[i].gpu_num + node - 1) / node);
+        keep[imp->jobs[i].vc] = n > keep[imp->jobs[i].vc] ? n : keep[imp->jobs[i].vc];
     }
-    /* (a VC without jobs is not in vc_config.csv: need 0, nothing left) */
-    for (int32_t v = 0; left && need && v < nvcs; v++)
-        total += need[v] > 0 ? imp->vc_gpus[v] / node : 0;
+    for (int32_t v = 0; size && keep && v < nvcs; v++) {
+        size[v] = keep[v] > 0 ? (int32_t)(imp->vc_gpus[v] / node) : 0;
+        total += size[v];
+    }
     *nodes = (int32_t)((2 * total + 134) / 135);
-    if (*nodes < 1)
-        *nodes = 1;
+    *nodes = *nodes < 1 ? 1 : *nodes;
     *factor = *nodes >= 8 ? 1 : 8 / *nodes;
-    if (!left || !need || !taken) {
-        free(left);
-        free(need);
-        free(taken);
-        return;
-    }
-    for (int32_t v = 0; v < nvcs; v++)
-        left[v] = need[v] > 0 ? imp->vc_gpus[v] / node : 0;
-    int32_t largest = -1;
-    for (int32_t k = 0; k < *nodes; k++) {
-        int32_t pick = -1;
-        for (int32_t v = 0; v < nvcs; v++)
-            if (left[v] - 1 >= need[v] && (pick < 0 || left[v] > left[pick]))
-                pick = v;
-        if (pick < 0) {
-            from[0] = '\0';
-            memset(taken, 0, (size_t)nvcs * sizeof *taken);
-            break;
+    if (size && keep && taken && lucid_profiler_take(size, keep, nvcs, *nodes, taken) == 0) {
+        size_t used = 0;
+        int32_t largest = -1; /* the autoscaler's lender: most nodes left */
+        for (int32_t v = 0; v < nvcs; v++) {
+            if (taken[v] > 0 && used < from_size)
+                used += (size_t)snprintf(from + used, from_size - used, "%s%s:%d", used ? "," : "",
+                                         lucid_strtab_get(imp->vc_names, v), taken[v]);
+            int32_t left = size[v] - taken[v];
+            if (left - 1 >= keep[v] && (largest < 0 || left > size[largest] - taken[largest]))
+                largest = v;
         }
-        left[pick]--;
-        taken[pick]++;
+        if (largest >= 0)
+            snprintf(borrow, borrow_size, "%s", lucid_strtab_get(imp->vc_names, largest));
     }
-    size_t used = 0;
-    for (int32_t v = 0; v < nvcs && used < from_size; v++) {
-        if (taken[v] > 0)
-            used += (size_t)snprintf(from + used, from_size - used, "%s%s:%d", used ? "," : "",
-                                     lucid_strtab_get(imp->vc_names, v), taken[v]);
-        if (left[v] - 1 >= need[v] && (largest < 0 || left[v] > left[largest]))
-            largest = v;
-    }
-    if (largest >= 0 && from[0])
-        snprintf(borrow, borrow_size, "%s", lucid_strtab_get(imp->vc_names, largest));
-    free(left);
-    free(need);
+    free(size);
+    free(keep);
     free(taken);
 }
 

@@ -211,40 +211,17 @@ typedef struct batch {
 } batch;
 
 /* Equal capacity: which VC nodes a profiler of `profiler_nodes` nodes
- * takes.  Start from the experiment's profiler_nodes_from; while the
- * profiler needs more, take one more node from the VC with the most nodes
- * left (ties: the first VC) that keeps enough for its largest job; while
- * it needs fewer, give one back to the VC that gave the most (ties: the
- * last).  Nodes the experiment itself adds beyond its profiler_nodes_from
- * (t->extra_nodes) stay added, no more.  -1 when no VC can give a node. */
+ * takes, from the experiment's profiler_nodes_from by lucid_profiler_take
+ * (each VC keeps its largest job's nodes).  Nodes the experiment itself
+ * adds beyond its profiler_nodes_from (t->extra_nodes) stay added, no
+ * more.  -1 when no VC can give a node. */
 static int equal_capacity_nodes(const tuner *t, int32_t profiler_nodes, int32_t *out)
 {
     const lucid_vcs *vcs = &t->run->vcs;
-    int32_t taken = 0, want = profiler_nodes - t->extra_nodes;
-    for (int32_t v = 0; v < vcs->count; v++) {
+    for (int32_t v = 0; v < vcs->count; v++)
         out[v] = t->cfg.lucid.nodes_from ? t->cfg.lucid.nodes_from[v] : 0;
-        taken += out[v];
-    }
-    while (taken < want) {
-        int32_t pick = -1;
-        for (int32_t v = 0; v < vcs->count; v++)
-            if (vcs->nodes[v] - out[v] - 1 >= t->min_nodes[v] &&
-                (pick < 0 || vcs->nodes[v] - out[v] > vcs->nodes[pick] - out[pick]))
-                pick = v;
-        if (pick < 0)
-            return -1;
-        out[pick]++;
-        taken++;
-    }
-    while (taken > (want > 0 ? want : 0)) {
-        int32_t pick = -1;
-        for (int32_t v = 0; v < vcs->count; v++)
-            if (out[v] > 0 && (pick < 0 || out[v] >= out[pick]))
-                pick = v;
-        out[pick]--;
-        taken--;
-    }
-    return 0;
+    int32_t want = profiler_nodes - t->extra_nodes;
+    return lucid_profiler_take(vcs->nodes, t->min_nodes, vcs->count, want > 0 ? want : 0, out);
 }
 
 /* "vc:n,vc:n" of a profiler's nodes taken from the VCs (empty: none). */
