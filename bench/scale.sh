@@ -37,7 +37,7 @@ measure() {
     local dir=$1 list=$2 n=$3 walls=() sims=() sim_cpus=() cpus=() rss=()
     for _ in $(seq "$n"); do
         /usr/bin/time -f "%e %U %S %M" -o "$out/time.txt" "$lucid" simulate "$dir/experiment.ini" \
-            --policies "$list" --compat fixed --threads 1 --out "$out/scale-res" >"$out/scale.txt" 2>/dev/null
+            --policies "$list" --compat fixed --threads 1 --out "$out/scale-res-${list//,/-}" >"$out/scale.txt" 2>/dev/null
         read -r wall user sys kb <"$out/time.txt"
         walls+=("$wall"); rss+=("$kb")
         cpus+=("$(echo "$user $sys" | awk '{print $1 + $2}')")

@@ -35,7 +35,7 @@ for spec in "10000 100" "100000 1000" "1000000 10000"; do
     for policy in fifo lucid; do
         walls=(); sims=(); rss=()
         for i in $(seq "$runs"); do
-            /usr/bin/time -f "%e %M" -o "$out/time.txt" "$lucid" simulate "$dir/experiment.ini" --policies "$policy" --compat fixed --out "$out/synth-res" >"$out/synth.txt"
+            /usr/bin/time -f "%e %M" -o "$out/time.txt" "$lucid" simulate "$dir/experiment.ini" --policies "$policy" --compat fixed --out "$out/synth-res-$policy" >"$out/synth.txt"
             read -r wall kb <"$out/time.txt"
             walls+=("$wall"); rss+=("$kb")
             sims+=("$(grep -o 'simulated in [0-9.]*' "$out/synth.txt" | awk '{print $3}')")

@@ -8,7 +8,7 @@ Figure 8   log x axis of decades: the lowest tick is at most the shortest
 Figure 9   log y axis of decades bounding the non-zero VC delays in the same
            way; every bar's top, mapped back through the axis, is its VC's
            avg_queue in summary.csv (within 1 %), in summary.csv's order.
-Utilisation  the x axis runs from 0 to the trace's last submission (days
+Utilisation  the x axis runs from 0 to the last job's end over all policies (days
            since the first sample; from jobs-<policy>.csv and
            series-<policy>.csv), y from 0 to 100 %; for each POLICY named
            (all by default) every point equals the whole-cluster
@@ -133,9 +133,9 @@ def main():
         for p in wanted:
             series = read_csv(f"{out}/series-{p}.csv")
             t0 = min(int(s["time"]) for s in series)
-            end = max(int(j["submit_time"]) for j in jobs[p])
+            end = max(int(j["end_time"]) for q in policies for j in jobs[q])
             check(abs(right_day - (end - t0) / 86400) < 1e-3,
-                  f"utilisation ({p}): x axis ends at {right_day:.4f} days, the last submission is at {(end - t0) / 86400:.4f}")
+                  f"utilisation ({p}): x axis ends at {right_day:.4f} days, the last end is at {(end - t0) / 86400:.4f}")
             util = recompute(series, t0, end)
             line = colours.get(palette[policies.index(p) % len(palette)])
             if line is None:

@@ -63,6 +63,8 @@ asks_help "lucid model train ... -h" "$lucid" model train --kind duration -h
 asks_help "lucid trace synth --help" "$lucid" trace synth --help
 asks_help "lucid trace synth -h" "$lucid" trace synth -h
 asks_help "lucid help trace synth" "$lucid" help trace synth
+check "lucid help trace names synth and import" bash -c "'$lucid' help trace | grep -q '^usage: lucid trace synth' && '$lucid' help trace | grep -q '^       lucid trace import'"
+check "man lucid lists trace import" grep -q '^\.B trace import$' "$src/man/lucid.1"
 asks_help "lucid help model train" "$lucid" help model train
 asks_help "lucid help simulate extra" "$lucid" help simulate extra
 

@@ -3,7 +3,7 @@
 # were drawn from, on the Venus run with series (tests/check_figures.py:
 # Figure 8's and 9's log axes bound the JCTs and VC delays, every Figure 9
 # bar is its summary.csv value, the utilisation chart spans the trace to its
-# last submission and its points are the whole-cluster utilisation), and
+# last job's end and its points are the whole-cluster utilisation), and
 # the model charts: terms in the order of importance.csv, at most 30 bars
 # per chart, the user x day heatmap labelled with the trace's users and
 # days of the month, the isotonic curve's legend dashed as the curve is.

@@ -92,7 +92,7 @@ check "sacct schema: 'CANCELLED by UID' is CANCELLED" grep -q '^1006,bob,v100,8,
 check "sacct schema: 2 nodes x 8 GPUs per partition" [ "$(tail -n +2 "$tmp/schema/vc_config.csv" | paste -sd' ')" = "a100,2 v100,2" ]
 # The optional columns travel through the simulator to jobs-<policy>.csv.
 "$lucid" simulate "$tmp/schema/experiment.ini" --quiet --policies fifo
-check "jobs-fifo.csv carries user, state, time_limit, gpu_type" grep -q '^1002,v100,16,600,90184,600,90784,0,90184,,,,bob,TIMEOUT,90000,v100$' "$tmp/schema/results/jobs-fifo.csv"
+check "jobs-fifo.csv carries user, state, time_limit, gpu_type" grep -q '^1002,v100,16,600,90184,600,90784,0,90184,0,,,,,bob,TIMEOUT,90000,v100$' "$tmp/schema/results/jobs-fifo.csv"
 printf 'job_id,vc,gpu_num,submit_time,duration,time_limit\n1,a100,1,0,5,soon\n' >"$tmp/tl.csv"
 expect_error "a bad time_limit is named" "tl.csv:2: time_limit: 'soon' is not an integer" "$lucid" simulate --quiet --jobs "$tmp/tl.csv" --vcs "$tmp/schema/vc_config.csv" --out "$tmp/tlout"
 b=$sa/bad
@@ -121,6 +121,41 @@ expect_error "itp non-UTF-8" "non_utf8.csv:4: job_id: byte 0xff is not UTF-8" "$
 expect_error "itp missing field" "missing_field.csv:4: expected 4 fields as in the header, found 3" "$lucid" trace import --format itp "$b/missing_field.csv" --out "$tmp/bad"
 expect_error "itp bad number" "bad_number.csv:4: duration: '2.5h' is not an integer" "$lucid" trace import --format itp "$b/bad_number.csv" --out "$tmp/bad"
 expect_error "itp missing column" "missing_column.csv:1: duration: required column is missing" "$lucid" trace import --format itp "$b/missing_column.csv" --out "$tmp/bad"
+expect_error "itp UUID twice" "duplicate_uuid.csv:4: job_id: '965d744f-0445-c1a8-12af-97e4c536c66e' is also the job of line 2" "$lucid" trace import --format itp "$b/duplicate_uuid.csv" --out "$tmp/bad"
+expect_error "itp submission time 2^63-1" "huge_submit.csv:3: submission_time: 9223372036854775807 s is more than ten years" "$lucid" trace import --format itp "$b/huge_submit.csv" --out "$tmp/bad"
+
+# Issue 25: no silent size.  A cluster without a size gets the fewest
+# whole nodes that hold its largest job at offered load <= 0.9, worked out
+# here with awk from the source rows (cluster02 of the excerpt), and a
+# warning with that load.
+"$lucid" trace import --format itp "$it"/cluster*.csv --out "$tmp/itp3" >/dev/null 2>"$tmp/itp3.err"
+want=$(tail -n +2 "$it/cluster02.csv" | awk -F, '$4 > 0 && $3 >= 1 { w += $4 * $3; if ($4 > big) big = $4; if (first == "" || $2 < first) first = $2; if ($2 > last) last = $2 }
+    END { n = int(w / (last - first) / 0.9 / 8); if (n * 8 * 0.9 * (last - first) < w) n++; b = int((big + 7) / 8); if (b > n) n = b; printf "%d %.2f", n, w / (last - first) / (n * 8) }')
+check "sizing rule: cluster02 = ${want% *} nodes" grep -qx "cluster02,${want% *}" "$tmp/itp3/vc_config.csv"
+check "sizing rule warned with the load" grep -q "^lucid: warning: VC cluster02: the source gives no size; $(( ${want% *} * 8 )) GPUs by the sizing rule (offered load ${want#* }, at most 0.90" "$tmp/itp3.err"
+check "sizing rule in the MANIFEST" grep -q "VC cluster02: no size in the source: $(( ${want% *} * 8 )) GPUs by the sizing rule" "$tmp/itp3/MANIFEST"
+# Every policy on the imported trace: all six, Lucid online with the Venus
+# prior, QSSF on Lucid's online estimates, the profiler taken out of the VCs.
+x=$tmp/itp3/experiment.ini
+check "import experiment: all six policies" grep -qx "policies = fifo,sjf,srtf,qssf,tiresias,lucid" "$x"
+check "import experiment: online, Venus prior" bash -c "grep -qx 'models = online' '$x' && grep -qx 'prior = venus' '$x'"
+taken=$(sed -n 's/^profiler_nodes_from = //p' "$x" | tr ',' '\n' | awk -F: '{ s += $2 } END { print s }')
+check "import experiment: profiler nodes taken from the VCs ($taken)" [ "$taken" = "$(sed -n 's/^profiler_nodes = //p' "$x")" ]
+if "$lucid" simulate "$x" >"$tmp/itp3.txt" 2>&1; then
+    s3=$tmp/itp3/results/summary.csv
+    check "six policies simulated" [ "$(awk -F, '$2 == "all"' "$s3" | wc -l)" = 6 ]
+    check "summary.csv flags Lucid's prior" grep -q '^lucid,all,.*,online+venus_prior$' "$s3"
+    check "summary.csv flags QSSF's estimates" grep -q '^qssf,all,.*,lucid_online_estimates$' "$s3"
+    check "the terminal flags the prior" grep -q '^lucid: sharing scores and co-located speeds from the Venus prior' "$tmp/itp3.txt"
+    check "MANIFEST flags the prior" grep -q 'prior=venus' "$tmp/itp3/results/MANIFEST"
+    # lucid explain of QSSF re-runs Lucid for its estimates: the same start.
+    j=$(awk -F, 'NR == 2 { print $1 }' "$tmp/itp3/results/jobs-qssf.csv")
+    st=$(awk -F, -v j="$j" '$1 == j { print $6 }' "$tmp/itp3/results/jobs-qssf.csv")
+    check "explain qssf on the imported trace: starts at $st" bash -c "'$lucid' explain '$tmp/itp3/results' $j --policy qssf | grep -q '^started at $st '"
+    check "MANIFEST names the model inputs" bash -c "grep -qx 'model_inputs = lucid online+venus_prior' '$tmp/itp3/results/MANIFEST' && grep -qx 'model_inputs = qssf lucid_online_estimates' '$tmp/itp3/results/MANIFEST'"
+else
+    fail "simulate the imported ITP excerpt"; cat "$tmp/itp3.txt"
+fi
 # ---- philly: built to the published schema (README's example job + one per rule) ----
 ph=$data/philly
 "$lucid" trace import --format philly "$ph/cluster_job_log" "$ph/cluster_machine_list" --out "$tmp/ph" >/dev/null

@@ -36,15 +36,15 @@ if "$lucid" report "$tmp/out" --model "$tmp/job.json" --model "$tmp/share.json" 
     check "inline SVGs ($(grep -c '<svg ' "$html") for $((5 + nterms)))" [ "$(grep -c '<svg ' "$html")" -eq $((5 + nterms)) ]
     check "nothing external" bash -c "! grep -Eq '(src|href)=' '$html'"
     # Table 4 repeats summary.csv's all-jobs rows (rounded to seconds).
-    while IFS=, read -r policy vc jobs jct queue p999 floor gap bsld bsld99 jain_u jain_vc util _; do
+    while IFS=, read -r policy vc jobs jct queue p999 delay _prof_s prof_gpu floor gap bsld bsld99 jain_u jain_vc util _; do
         [ "$vc" = all ] || continue
         cells=$(awk -v g="$gap" -v b="$bsld" -v b99="$bsld99" -v ju="$jain_u" -v jv="$jain_vc" -v u="$util" \
             'BEGIN { printf "<td>%.1f %%</td><td>%.2f</td><td>%.2f</td><td>%.3f</td><td>%.3f</td><td>%.1f %%</td>", 100 * g, b, b99, ju, jv, 100 * u }')
-        row=$(printf '<tr><td>%s</td><td>%s</td><td>%.0f</td><td>%.0f</td><td>%.0f</td>%s</tr>' "$policy" "$jobs" "$jct" "$queue" "$p999" "$cells")
+        row=$(printf '<tr><td>%s</td><td>%s</td><td>%.0f</td><td>%.0f</td><td>%.0f</td><td>%.0f</td><td>%.0f</td>%s</tr>' "$policy" "$jobs" "$jct" "$delay" "$queue" "$p999" "$prof_gpu" "$cells")
         check "Table 4 row for $policy" grep -qF "$row" "$html"
     done <"$tmp/out/summary.csv"
     # Issue 12: the mean-duration floor as a line on Figure 8, at summary.csv's value.
-    floor=$(awk -F, '$2 == "all" { printf "%.0f", $7; exit }' "$tmp/out/summary.csv")
+    floor=$(awk -F, '$2 == "all" { printf "%.0f", $10; exit }' "$tmp/out/summary.csv")
     check "Figure 8 draws the floor ($floor s)" grep -q "floor: mean duration $floor s" "$figs/fig8_jct_cdf.svg"
     # Start-time estimates: coverage per policy equals eta-summary.csv's.
     while IFS=, read -r policy vc n coverage _; do

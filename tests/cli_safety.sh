@@ -82,11 +82,20 @@ check "predict writes whole" "$lucid" model predict --model share.json --data la
 no_temporaries "predict" .
 unchanged "predict" share.json "$model_sum"
 
-# A second run into the same folder: the other run's per-policy files go.
-"$lucid" simulate experiment.ini --quiet --out first --policies fifo 2>stale.log || fail "second simulate"
-check "stale jobs-sjf.csv removed" [ ! -e first/jobs-sjf.csv ]
+# A second run into the same folder never deletes results it did not
+# produce: a run without sjf is refused while first/ holds sjf's results
+# (issue 25); a run of the same policies without --series replaces them and
+# removes their earlier series, saying so.
+sjf_sum=$(digest first/jobs-sjf.csv)
+expect_error "rerun without a policy of the folder" "results of policy sjf from an earlier run, which this run does not simulate" \
+    "$lucid" simulate experiment.ini --quiet --out first --policies fifo
+unchanged "the other policy's results" first/jobs-sjf.csv "$sjf_sum"
+policies=$(sed -n 's/^policies = //p' first/MANIFEST)
+"$lucid" simulate experiment.ini --quiet --out first --policies "$policies" 2>stale.log || fail "second simulate"
 check "stale series removed" bash -c "! ls first/series-*.csv 2>/dev/null | grep -q ."
-check "removal reported" grep -q "removed .*first/jobs-sjf.csv (a file of another run)" stale.log
+check "removal reported" grep -q "removed .*first/series-fifo.csv (a file of another run)" stale.log
+rm -f first/jobs-[!f]*.csv first/series-*.csv first/eta-[!f]*.csv
+"$lucid" simulate experiment.ini --quiet --out first --policies fifo 2>stale.log || fail "second simulate, fifo"
 check "MANIFEST names the trace" grep -qx "input = jobs $bad/good.csv xxh64:[0-9a-f]*" first/MANIFEST
 check "MANIFEST names the semantics" grep -qx "semantics = fixed" first/MANIFEST
 check "MANIFEST names the policies" grep -qx "policies = fifo" first/MANIFEST
@@ -121,11 +130,11 @@ rm first/series-fifo.csv
 sed -i 's/^summary/summary/; 2s/,2,/,3,/' first/summary.csv
 expect_error "report: an edited file" "first/summary.csv: changed since the run" "$lucid" report first --out mixed.html
 check "no page written for refused runs" [ ! -e mixed.html ]
-# A new run into the folder removes the old run's page (it would show old
-# results), but not a report.html lucid did not write.
-"$lucid" simulate experiment.ini --quiet --out first 2>stale2.log || fail "third simulate"
-check "a new run removes the old report" bash -c "[ ! -e first/report.html ] && [ ! -e first/report/fig9_vc_queue.svg ]"
-check "... and says so" grep -q "removed .*first/report.html (a file of another run)" stale2.log
+# A new run into the folder keeps the old run's page (the user's) and says
+# it shows the earlier run; nor does it touch a report.html lucid did not write.
+"$lucid" simulate experiment.ini --quiet --out first --policies fifo 2>stale2.log || fail "third simulate"
+unchanged "a new run keeps the old report" first/report.html "$page_sum"
+check "... and says it is stale" grep -q "first/report.html shows the earlier run; run .lucid report .*first. again" stale2.log
 echo '<html>my notes</html>' >second/report.html
 notes_sum=$(digest second/report.html)
 "$lucid" simulate experiment.ini --quiet --out second 2>/dev/null || fail "simulate over notes"

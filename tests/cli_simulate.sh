@@ -54,13 +54,13 @@ done
 # left empty (VC vcA of $bad/vcs.csv).
 printf 'job_id,vc,gpu_num,submit_time,duration,user,state,time_limit,gpu_type\n1,vcA,1,0,10,"ann, ""a""",COMPLETED,60,V100\n2,vcA,1,0,5,bob,FAILED,,\n' >"$tmp/carry.csv"
 check "carried columns" sim --jobs "$tmp/carry.csv"
-check "carried header" grep -qx 'job_id,vc,gpu_num,submit_time,duration,start_time,end_time,queue,jct,profiled,finished_in_profiler,packed_with,user,state,time_limit,gpu_type' "$tmp/out/jobs-fifo.csv"
+check "carried header" grep -qx 'job_id,vc,gpu_num,submit_time,duration,start_time,end_time,queue,jct,delay,profiled,finished_in_profiler,profiler_s,packed_with,user,state,time_limit,gpu_type' "$tmp/out/jobs-fifo.csv"
 check "carried quoted user" grep -q ',,,,"ann, ""a""",COMPLETED,60,V100$' "$tmp/out/jobs-fifo.csv"
 check "carried empty limit" grep -q ',,,,bob,FAILED,,$' "$tmp/out/jobs-fifo.csv"
 
 # A good run writes the outputs with their headers.
 if sim --jobs "$bad/good.csv" --series && [ -s "$tmp/out/summary.csv" ] &&
-    head -1 "$tmp/out/jobs-fifo.csv" | grep -q '^job_id,vc,gpu_num,submit_time,duration,start_time,end_time,queue,jct,profiled,finished_in_profiler,packed_with$' &&
+    head -1 "$tmp/out/jobs-fifo.csv" | grep -q '^job_id,vc,gpu_num,submit_time,duration,start_time,end_time,queue,jct,delay,profiled,finished_in_profiler,profiler_s,packed_with$' &&
     grep -q '^fifo,all,2,5.000,0.000,0.000,' "$tmp/out/summary.csv" &&
     head -1 "$tmp/out/series-fifo.csv" | grep -q '^time,vc,total_gpus,idle_gpus,pending_gpus'; then
     passes=$((passes + 1))

@@ -65,7 +65,9 @@ if small --threads 2 --out "$tmp/q2.ini" >"$tmp/q2.log" && small --threads 1 --o
         fail "tune depends on --threads"
     fi
     reported=$(best_of "$tmp/q2.log" avg_queue)
-    (cd "$tmp" && "$lucid" simulate q2.ini --quiet --policies lucid --out "$tmp/checkq") &&
+    # The tuner's queue is the comparable one (docs/semantics.md): the
+    # experiment is compat = reference, so the check clears queue_waits_only.
+    (cd "$tmp" && "$lucid" simulate q2.ini --quiet --policies lucid --fix queue_waits_only --out "$tmp/checkq") &&
         [ -n "$reported" ] && [ "$(simulated "$tmp/checkq" 5)" = "$reported" ] && passes=$((passes + 1)) ||
         fail "objective queue: reported '$reported', simulated '$(simulated "$tmp/checkq" 5)'"
     # Knobs not searched keep their values.
@@ -118,5 +120,19 @@ if (cd "$tmp" && "$lucid" tune online.ini --knobs score_sum,pack_threshold,retra
 else
     fail "lucid tune of an online experiment"; cat "$tmp/online-tune.log"
 fi
+
+# Equal capacity (the default): every profiler node is taken from a VC, so
+# the tuned file's profiler_nodes_from adds up to its profiler_nodes, and
+# the result says so; --extra-capacity may add nodes and says how many.
+if "$lucid" tune "$venus" --knobs profiler_nodes --budget 8 --objective queue --out "$tmp/cap.ini" >"$tmp/cap.log"; then
+    nodes=$(sed -n 's/^profiler_nodes = //p' "$tmp/cap.ini")
+    taken=$(sed -n 's/^profiler_nodes_from = //p' "$tmp/cap.ini" | tr ',' '\n' | awk -F: '{ s += $2 } END { print s }')
+    check "equal capacity: profiler_nodes_from ($taken) = profiler_nodes ($nodes)" [ -n "$nodes" ] && [ "$taken" = "$nodes" ]
+    check "equal capacity said" grep -q "^capacity: equal to the baselines'; the profiler's $nodes nodes are taken from the VCs" "$tmp/cap.log"
+else
+    fail "lucid tune --knobs profiler_nodes"
+fi
+"$lucid" tune "$venus" --knobs profiler_nodes --budget 8 --objective queue --extra-capacity --out "$tmp/extra.ini" >"$tmp/extra.log"
+check "--extra-capacity prints the added nodes" grep -Eq '^capacity: extra capacity allowed \(--extra-capacity\); the profiler.s 8 nodes take 2 from the VCs \(vc8Gr:1,vcefl:1\) and add 6 nodes \(48 GPUs\)' "$tmp/extra.log"
 
 finish cli_tune

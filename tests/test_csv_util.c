@@ -724,12 +724,12 @@ static void result_integers_match_printf(void **state)
     assert_non_null(want);
     at += (size_t)snprintf(want + at, cap - at,
                            "job_id,vc,gpu_num,submit_time,duration,start_time,end_time,queue,jct,"
-                           "profiled,finished_in_profiler,packed_with\n");
+                           "delay,profiled,finished_in_profiler,profiler_s,packed_with\n");
     for (size_t i = 0; i < nv; i++)
         at += (size_t)snprintf(want + at, cap - at, "%" PRId64 ",vc,8,0,5,%" PRId64 ",%" PRId64
-                               ",0,%" PRId64 ",,,\n",
+                               ",0,%" PRId64 ",%" PRId64 ",,,,\n",
                                values[i], values[(i + 1) % nv], values[(i + 2) % nv],
-                               values[(i + 2) % nv]);
+                               values[(i + 2) % nv], values[(i + 2) % nv] - 5);
     assert_string_equal(text, want);
     free(want);
     free(text);
@@ -788,11 +788,11 @@ static void result_strings_match_the_field_writer(void **state)
     assert_non_null(exp);
     assert_int_equal(lucid_write_jobs(out, &trace, &vcs, &result), 0);
     assert_int_equal(fclose(out), 0);
-    fputs("job_id,vc,gpu_num,submit_time,duration,start_time,end_time,queue,jct,profiled,"
-          "finished_in_profiler,packed_with,user,state,time_limit,gpu_type\n", exp);
+    fputs("job_id,vc,gpu_num,submit_time,duration,start_time,end_time,queue,jct,delay,profiled,"
+          "finished_in_profiler,profiler_s,packed_with,user,state,time_limit,gpu_type\n", exp);
     for (size_t i = 0; i < n; i++) {
         const lucid_job *j = &trace.jobs[i];
-        fprintf(exp, "%zu,%s,1,%zu,7,%zu,%zu,0,9,,,,", i + 1, vc_names[i % 4], i, i + 2, i + 9);
+        fprintf(exp, "%zu,%s,1,%zu,7,%zu,%zu,0,9,2,,,,,", i + 1, vc_names[i % 4], i, i + 2, i + 9);
         lucid_csv_write_field(exp, words[i % nw]);
         fputc(',', exp);
         lucid_csv_write_field(exp, words[(i / 3) % nw]);

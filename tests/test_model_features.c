@@ -206,9 +206,20 @@ static void duration_features_from_a_small_trace(void **state)
         free(times);
         lucid_dataset_free(e);
     }
-    test_write_file(path, sizeof path, dir, "novc.csv", "job_id,user\n1,a\n");
+    /* Only gpu_num is required (issue 25: the GA2M learns on the columns a
+     * trace has); a missing column is a missing value in every row. */
+    test_write_file(path, sizeof path, dir, "nogpu.csv", "job_id,user\n1,a\n");
     assert_null(lucid_features_duration(path, &times, &err));
-    assert_non_null(strstr(err.msg, "novc.csv:1: vc: missing column"));
+    assert_non_null(strstr(err.msg, "nogpu.csv:1: gpu_num: missing column"));
+    test_write_file(path, sizeof path, dir, "itp.csv",
+                    "job_id,gpu_num,submit_datetime,duration\n1,8,2021-03-04 00:00:00,100\n"
+                    "2,1,2021-03-05 12:00:00,50\n");
+    lucid_dataset *bare = lucid_features_duration(path, &times, &err);
+    assert_non_null(bare);
+    assert_true(col(bare, "gpu_num", 0) == 8 && col(bare, "gpu_num", 1) == 1);
+    assert_true(isnan(col(bare, "amp", 0)) && isnan(col(bare, "gpu_util", 1)));
+    free(times);
+    lucid_dataset_free(bare);
 }
 
 static lucid_duration_job hjob(const char *key, const char *user, int64_t submit, double d)

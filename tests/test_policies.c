@@ -90,8 +90,17 @@ static void srtf_preempts_with_overhead(void **state)
     simtest_load(&t, 1, preempt_trace);
     t.cfg.sem = lucid_semantics_fixed();
     simtest_run_ok(&t, "srtf");
-    /* Fixed: no late second: 2 ends 30, 1 restarts 30 and ends 160. */
+    /* Fixed: no late second: 2 ends 30, 1 restarts 30 and ends 160; its
+     * queue is the 20 s it waited plus the 40 s checkpoint cost it pays
+     * again (comparable accounting), = JCT 160 - duration 100. */
     EXPECT_JOB(&t, 2, 10, 30, 0);
+    EXPECT_JOB(&t, 1, 0, 160, 60);
+    simtest_free(&t);
+
+    simtest_load(&t, 1, preempt_trace);
+    t.cfg.sem = lucid_semantics_fixed();
+    t.cfg.sem.queue_waits_only = 1; /* the reference's accounting: waits only */
+    simtest_run_ok(&t, "srtf");
     EXPECT_JOB(&t, 1, 0, 160, 20);
     simtest_free(&t);
 }
@@ -309,8 +318,10 @@ static void lucid_profiler_then_main_pass(void **state)
         assert_int_equal(simtest_job(&t, 2)->finished_in_profiler, 0);
         if (reference) /* rejoins at submit: main start 0, ends 0+500+1, queue 50 + 0 */
             EXPECT_JOB(&t, 2, 0, 501, 50);
-        else /* joins the main queue at 150, restarts: ends 650; queue 50 + 0 */
-            EXPECT_JOB(&t, 2, 150, 650, 50);
+        else /* joins the main queue at 150, restarts: ends 650; queue = all
+              * of 0-150 (50 s waiting for the profiler, 100 s profiling
+              * run discarded by the restart) */
+            EXPECT_JOB(&t, 2, 150, 650, 150);
         simtest_free(&t);
     }
 }
@@ -359,8 +370,9 @@ static void lucid_profiler_keeps_waiting_job(void **state)
     assert_int_equal(simtest_job(&t, 100000)->profiled, 1);
     assert_int_equal(simtest_job(&t, 100000)->finished_in_profiler, 0);
     /* joins the main queue at 100,100 and runs its whole 1,000 s there;
-     * queue = its profiler wait, 100,000 - 60,005 */
-    EXPECT_JOB(&t, 100000, 100100, 101100, 39995);
+     * queue = its profiler wait, 100,000 - 60,005, plus its 100 s
+     * profiling run, discarded by the restart */
+    EXPECT_JOB(&t, 100000, 100100, 101100, 40095);
     simtest_free(&t);
     free(csv);
     free(est);

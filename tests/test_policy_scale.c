@@ -108,6 +108,8 @@ static void slow_pass(lucid_sched *s, slow_state *st, size_t n)
         int32_t job = st->preempt[i];
         lucid_sched_preempt(s, job);
         s->run[job].remain += (double)lucid_preempt_overhead(&s->jobs[job]);
+        if (!s->sem.queue_waits_only) /* comparable queue: the cost is work done again */
+            s->run[job].queue += (double)lucid_preempt_overhead(&s->jobs[job]);
         lucid_sched_enqueue(s, job);
     }
     int started = 0;

@@ -37,13 +37,20 @@ static void fifo_waits_behind_the_head(void **state)
                  "job_id,vc,gpu_num,submit_time,duration\n"
                  "1,a,8,0,10\n2,a,4,1,5\n3,a,2,2,3\n4,a,8,3,1\n5,a,1,4,1\n");
     char *text = explain(&t, "fifo", 5);
-    /* 4-10: job 1 holds the node, job 2 heads the queue; 10-13: job 4 (8 GPUs)
-     * heads it with 2 free; 13-15: 4 free; 15-16: job 4 runs, 5 is at the head. */
+    /* 4-10: job 1 holds the node, job 2 heads the queue (2, 3, 4 ahead, 0
+     * free); 10-15: job 4 (8 GPUs) heads it, 1 job ahead, 2 free (10-13,
+     * jobs 2 and 3 run) then 4 (13-15, job 2 runs); 15-16: job 4 runs, 5 is
+     * at the head with no GPU free.  One line per reason, the free capacity
+     * as a range over it. */
     expect_line(text, "job 5: VC a, 1 GPUs, submitted at 4, runs 1 s; policy fifo");
-    expect_line(text, "waited 4-10 (6 s): behind job 2 at the head of the queue (4 GPUs; 0 free");
-    expect_line(text, "waited 10-13 (3 s): behind job 4 at the head of the queue (8 GPUs; 2 free");
-    expect_line(text, "waited 13-15 (2 s): behind job 4 at the head of the queue (8 GPUs; 4 free");
-    expect_line(text, "waited 15-16 (1 s): needs 1 GPUs: 0 free in the VC");
+    expect_line(text, "waited 4-10 (6 s): behind job 2 at the head of the queue (4 GPUs), which "
+                      "did not fit: the queue does not backfill; free meanwhile: 0 GPUs, 0 whole "
+                      "nodes, at most 0 on one node; 3 jobs ahead (2, 3, 4)\n");
+    expect_line(text, "waited 10-15 (5 s): behind job 4 at the head of the queue (8 GPUs), which "
+                      "did not fit: the queue does not backfill; free meanwhile: 2-4 GPUs, 0 whole "
+                      "nodes, at most 4 on one node; 1 job ahead (4)\n");
+    expect_line(text, "waited 15-16 (1 s): needs 1 GPU on one node; free meanwhile: 0 GPUs, 0 "
+                      "whole nodes, at most 0 on one node\n");
     expect_line(text, "started at 16 after a queueing delay of 12 s");
     expect_line(text, "ended at 17: JCT 13 s");
     free(text);
@@ -69,6 +76,40 @@ static void dates_beside_trace_seconds(void **state)
     simtest_free(&t);
 }
 
+/* A wait behind eleven heads in turn stays a few lines: the first four
+ * intervals, one for the four between, the last four.  Job 1 runs 0-10,
+ * then jobs 2..13 (8 GPUs, 10 s each) one after another until 130 (job k
+ * runs 10(k-1)-10k); job 14 arrives at 13 while job 2 runs: 13-20 behind
+ * job 3, then 10 s behind each of 4..13, and at 120-130 it heads the
+ * queue while job 13 holds the node: 12 intervals.  The middle four
+ * (heads 7..10) span 50-90; at 50 jobs 7..13 are ahead (7), during 80-90
+ * jobs 10..13 (4). */
+static void long_wait_stays_short(void **state)
+{
+    (void)state;
+    char csv[1024];
+    size_t n = (size_t)snprintf(csv, sizeof csv, "job_id,vc,gpu_num,submit_time,duration\n1,a,8,0,10\n");
+    for (int k = 2; k <= 13; k++)
+        n += (size_t)snprintf(csv + n, sizeof csv - n, "%d,a,8,%d,10\n", k, k - 1);
+    snprintf(csv + n, sizeof csv - n, "14,a,1,13,1\n");
+    simtest t;
+    simtest_load(&t, 1, csv);
+    char *text = explain(&t, "fifo", 14);
+    size_t lines = 0;
+    for (const char *p = text; (p = strstr(p, "\nwaited ")) != NULL; p++)
+        lines++;
+    assert_int_equal(lines, 9);
+    expect_line(text, "waited 13-20 (7 s): behind job 3 at the head of the queue (8 GPUs)");
+    expect_line(text, "waited 50-90 (40 s): 4 intervals (the job ahead or the reason changed at "
+                      "each); free meanwhile: 0 GPUs, 0 whole nodes, at most 0 on one node; 7 jobs "
+                      "ahead (7, 8, 9, ...), 4 at the end\n");
+    expect_line(text, "waited 110-120 (10 s): behind job 13 at the head of the queue (8 GPUs)");
+    expect_line(text, "waited 120-130 (10 s): needs 1 GPU on one node");
+    expect_line(text, "started at 130 after a queueing delay of 117 s");
+    free(text);
+    simtest_free(&t);
+}
+
 static void tiresias_waits_for_its_decision_grid(void **state)
 {
     (void)state;
@@ -79,7 +120,7 @@ static void tiresias_waits_for_its_decision_grid(void **state)
     /* Arrives at 10 between decisions; at 60 job 1 (high queue, earlier)
      * keeps the node; job 1 ends at 101 but the next decision is 120. */
     expect_line(text, "waited 10-60 (50 s): tiresias starts jobs only at multiples of 60 s");
-    expect_line(text, "waited 60-101 (41 s): needs 8 GPUs: 0 free in the VC");
+    expect_line(text, "waited 60-101 (41 s): needs 8 GPUs on one node; free meanwhile: 0 GPUs");
     expect_line(text, "waited 101-120 (19 s): tiresias starts jobs only at multiples of 60 s");
     expect_line(text, "started at 120 after a queueing delay of 110 s");
     free(text);
@@ -125,6 +166,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fifo_waits_behind_the_head),
         cmocka_unit_test(dates_beside_trace_seconds),
+        cmocka_unit_test(long_wait_stays_short),
         cmocka_unit_test(tiresias_waits_for_its_decision_grid),
         cmocka_unit_test(lucid_packing_reasons),
     };

@@ -103,6 +103,12 @@ typedef struct lucid_policy_summary {
     int64_t *eta_waited;
     lucid_summary class_sums[LUCID_SIZE_CLASSES];
     lucid_metrics class_metrics[LUCID_SIZE_CLASSES];
+    /* Borrowed, set by the caller after lucid_policy_summary_make (NULL:
+     * the columns stay empty): each VC's offered load (nvcs + 1 values,
+     * lucid_offered_load) and what the policy's model inputs were when
+     * they are not the experiment's files ("online", "venus prior", ...). */
+    const double *offered_load;
+    const char *inputs;
 } lucid_policy_summary;
 /* 0, or -1 (out of memory; nothing to free then). */
 int lucid_policy_summary_make(lucid_policy_summary *ps, const lucid_trace *trace,
@@ -111,6 +117,15 @@ void lucid_policy_summary_free(lucid_policy_summary *ps);
 /* lucid_write_summary_rows (sim.h) from figures made before. */
 int lucid_write_summary_rows_of(FILE *out, const lucid_vcs *vcs, const lucid_sim_result *result,
                                 const lucid_policy_summary *ps);
+/* Offered load of each VC (out[v], v < vcs->count) and of the cluster
+ * (out[vcs->count]): the GPU-seconds its jobs ask for (gpu_num x
+ * duration) over the GPU-seconds its GPUs (nodes x gpus_per_node) offer
+ * from its first submission to its last; above 1 its queue grows for as
+ * long as jobs arrive, whatever the policy.  NaN with fewer than two
+ * distinct submission times. */
+void lucid_offered_load(const lucid_trace *trace, const lucid_vcs *vcs, int32_t gpus_per_node,
+                        double *out);
+
 /* The summary.csv columns after p999_queue (header and one row's values,
  * each starting with a comma). */
 void lucid_metrics_header(FILE *out);

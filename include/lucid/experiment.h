@@ -55,6 +55,9 @@ typedef struct lucid_experiment {
     int32_t score_sum;         /* sharing scores must sum to <= this (2) */
     double pack_threshold;     /* packing on when mean pred_gpu_job > this (2) */
     double scale_down_factor;  /* profiler returns its node when pred_gpu_num <= this x GPU limit (5) */
+    int pack_when_blocked; /* [lucid] pack_when_blocked (no) */
+    char *prior;           /* [lucid] prior: "venus" (lucid_venus_prior for jobs without
+                            * GPU metrics) or "none" (default) */
     char *models;          /* "files" (model outputs from files) or "online"; default: online
                             * when no [lucid] estimates are given */
     char *history;         /* throughput.csv-style series for the online forecaster */

@@ -66,7 +66,19 @@ typedef struct lucid_import {
     int nrules;
     char *notes;             /* free text for MANIFEST (how VC sizes were chosen ...) */
     const char *licence;     /* the format's licence notice (static text) */
+    /* Set by lucid_import_finish, per VC: 1 where the size was derived by
+     * the sizing rule (LUCID_IMPORT_TARGET_LOAD), and each VC's offered
+     * load at its size (NaN: fewer than two submission times). */
+    unsigned char *vc_derived;
+    double *vc_load;
 } lucid_import;
+
+/* The sizing rule for a VC whose size the source does not give: the
+ * fewest whole nodes at which its offered load (GPU-seconds asked for
+ * over its submission window, lucid_offered_load) is at most this,
+ * Venus's own (0.89) rounded up, and never fewer than its largest job
+ * needs. */
+#define LUCID_IMPORT_TARGET_LOAD 0.9
 
 typedef struct lucid_import_format {
     const char *name;

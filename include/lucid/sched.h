@@ -89,12 +89,20 @@ typedef struct lucid_semantics {
     int profiled_rejoin_at_submit; /* profiled jobs re-enter at submit time, work not charged */
     int queue_double_count;    /* Lucid queue = profqueue + (start - submit) */
     int borrow_lost;           /* a borrow with no idle node is dropped; the return still adds */
+    /* Queueing delay counts waiting only (the reference's accounting).
+     * Cleared: it also counts discarded work, so that every policy's
+     * queue means the same (docs/semantics.md): a profiled Lucid job's
+     * queue is all time from submission to its main-cluster start (the
+     * profiling run it restarts after included), a preempted job's the
+     * checkpoint cost it pays at each restart. */
+    int queue_waits_only;
 } lucid_semantics;
 
 lucid_semantics lucid_semantics_reference(void);
 lucid_semantics lucid_semantics_fixed(void);
 /* Clears the defects named in a comma-separated list (end_lag,
- * partner_lookup, profiled_rejoin, queue_double_count, borrow_lost).
+ * partner_lookup, profiled_rejoin, queue_double_count, borrow_lost,
+ * queue_waits_only).
  * Returns 0, or -1 with the unknown name in err. */
 int lucid_semantics_fix(lucid_semantics *sem, const char *list, lucid_error *err);
 
@@ -306,6 +314,14 @@ typedef struct lucid_lucid_inputs {
     const int32_t *share;     /* per job sharing score 0..2 */
     const lucid_pairs *pairs; /* co-located speeds */
     const int32_t *outside_model; /* per string id: 1 = model not in the pair table */
+    /* 3 x 3 co-located speeds by (own, partner's) sharing score for jobs
+     * without a workload key (lucid_venus_prior); NULL: they run at full
+     * speed when packed, as the reference. */
+    const double *prior_speed;
+    /* 1: while packing is on, a job packs only when it cannot start on
+     * free GPUs at once (indolent by the cluster's state as well as the
+     * forecast); 0: partner first, as the reference. */
+    int pack_when_blocked;
     double gmem_limit;        /* MiB per GPU (24576) */
     double priority_ratio;    /* newcomer priority <= ratio x partner's (2) */
     int32_t score_sum;        /* sharing scores must sum to <= this (2) */

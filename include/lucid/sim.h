@@ -30,6 +30,14 @@ typedef struct lucid_sim_lucid_config {
     double scale_down_factor;    /* profiler returns its node when pred_gpu_num <= this x GPU limit (5) */
     int32_t scale_up_queue;      /* add a node when more than this many wait (10) */
     int32_t scale_down_queue;    /* return it when fewer than this many wait (5) */
+    /* 1: a job without a workload key (a trace without GPU metrics) gets
+     * its sharing score from lucid_venus_prior (drawn by its id) and,
+     * packed, the prior's co-located speed; 0: score 2 (never packed
+     * with a heavy job) and full speed, as the reference. */
+    int share_prior;
+    /* 1: pack a job only when it cannot start on free GPUs at once
+     * (lucid_lucid_inputs.pack_when_blocked); 0: the reference's rule. */
+    int pack_when_blocked;
 } lucid_sim_lucid_config;
 
 /* Watches one job: called after every visited step of its VC's run under
@@ -188,10 +196,40 @@ int lucid_simulate(const lucid_sim_config *cfg, const lucid_sim_inputs *in,
                    lucid_error *err);
 void lucid_sim_result_free(lucid_sim_result *result);
 
+/* ---- the profiler at equal capacity (capacity.c) ---- */
+/* Adjusts taken[v] (nodes VC v gives Lucid's profiler; nodes[v] its size,
+ * min_nodes[v] the fewest it may keep, 0 for a VC that takes no part:
+ * then give it nodes[v] = 0) until they sum to `want`: each node more from
+ * the VC with the most nodes left that keeps min_nodes (ties: the first),
+ * each node fewer back to the VC that gave the most (ties: the last).
+ * 0, or -1 when no VC can give another node (taken as far as it got). */
+int lucid_profiler_take(const int32_t *nodes, const int32_t *min_nodes, int32_t nvcs,
+                        int32_t want, int32_t *taken);
+
+/* ---- the Venus prior (prior.c) ---- */
+/* Sharing scores and co-located speeds learned on Venus, for traces that
+ * have no GPU metrics to learn their own (docs/traces.md). */
+typedef struct lucid_share_prior {
+    int64_t jobs[3];      /* Venus jobs with sharing score 0, 1, 2 */
+    double speed[3][3];   /* mean co-located speed of a job of score [i] packed with [j] */
+} lucid_share_prior;
+extern const lucid_share_prior lucid_venus_prior;
+/* A job's score drawn from p->jobs by its id (same id and seed: same score). */
+int32_t lucid_share_prior_score(const lucid_share_prior *p, int64_t job_id, uint64_t seed);
+/* Speed of a job of `score` packed with one of `partner` (at most 1). */
+double lucid_share_prior_speed(const lucid_share_prior *p, int32_t score, int32_t partner);
+/* The prior learned from a trace with workload keys, its sharing labels and
+ * its measured pairs; 0, or -1 when a score pair has no measurement (1.0). */
+int lucid_share_prior_learn(const lucid_trace *trace, const lucid_sharing *sharing,
+                            const lucid_pairs *pairs, lucid_share_prior *out);
+
 /* ---- metrics ---- */
 typedef struct lucid_summary {
     int64_t jobs;
     double avg_jct, avg_queue, p999_queue;
+    double avg_delay;      /* mean of JCT - duration: every policy's, one definition */
+    double avg_profiler_s; /* mean time a job ran in Lucid's profiler (0 for the others) */
+    double profiler_gpu_s; /* total GPU-seconds of those profiler runs */
 } lucid_summary;
 /* Summary over the simulated jobs of VC `vc` (-1 = all), restricted to
  * jobs with more than `min_gpus` and at most `max_gpus` GPUs. */
@@ -209,7 +247,7 @@ double lucid_percentile(double *v, size_t n, double p);
 /* ---- outputs (report.c) ---- */
 #include <stdio.h>
 /* jobs-<policy>.csv: job_id,vc,gpu_num,submit_time,duration,start_time,end_time,queue,jct,
- * profiled,finished_in_profiler,packed_with, then the trace's optional columns
+ * delay,profiled,finished_in_profiler,profiler_s,packed_with, then the trace's optional columns
  * user,state,time_limit,gpu_type that it has (carry.c) */
 int lucid_write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
                      const lucid_sim_result *result);
@@ -227,10 +265,11 @@ int lucid_write_jobs_hashed(FILE *out, const lucid_trace *trace, const lucid_vcs
                             const lucid_sim_result *result, const lucid_row_prefix *prefix,
                             uint64_t *xxh64);
 void lucid_carry_header(FILE *out, const lucid_trace *trace);
-/* summary rows (no header): policy,vc,jobs,avg_jct,avg_queue,p999_queue per VC (by name) and
+/* summary rows (no header): policy,vc,jobs,avg_jct,avg_queue,p999_queue,avg_delay,
+ * avg_profiler_s,profiler_gpu_s per VC (by name) and
  * `all`, then the columns of lucid_metrics_header (bounds.h), then eta_coverage and
  * eta_median_rel_error (lucid_eta_calibration; empty without predictions or when no job
- * waited more than 60 s) */
+ * waited more than 60 s), then offered_load and inputs (empty here; lucid_policy_summary) */
 int lucid_write_summary_rows(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
                              const lucid_sim_result *result);
 /* eta-<policy>.csv: job_id,vc,gpu_num,submit_time,predicted_at,start_time,wait,eta_p10,

@@ -168,6 +168,9 @@ typedef struct lucid_synth_config {
 int lucid_synth_write_files(const lucid_synth_config *cfg, const lucid_trace *base,
                             const lucid_vcs *base_vcs, FILE *trace, FILE *vcs, FILE *estimates,
                             lucid_error *err);
+/* The VC sizes (nodes, cfg->vcs of them, largest first) those files get;
+ * NULL if out of memory, else the caller frees. */
+int32_t *lucid_synth_vc_sizes(const lucid_synth_config *cfg, const lucid_vcs *base_vcs);
 /* The same into dir/trace.csv, dir/vc_config.csv and dir/estimates.csv,
  * written whole or not at all (lucid_outfile). */
 int lucid_synth_write(const lucid_synth_config *cfg, const lucid_trace *base,

@@ -19,6 +19,13 @@ typedef struct cli_command {
     const char *summary;
 } cli_command;
 
+/* A run's MANIFEST says which definition its queue columns follow
+ * (queue_definition, docs/semantics.md): waiting only (the reference's
+ * accounting), or all time from submission to the start of the run that
+ * completes with discarded work included (comparable across policies). */
+#define CLI_QUEUE_WAITS_ONLY "waits_only"
+#define CLI_QUEUE_COMPARABLE "comparable"
+
 int cmd_simulate(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_model(int argc, char **argv);
@@ -101,12 +108,27 @@ typedef struct cli_run {
     lucid_forecast forecast;
     int32_t *nodes_from;
     lucid_online_config online; /* [lucid] models = online */
+    /* QSSF has no [qssf] estimates and Lucid's models run online: QSSF
+     * orders by the estimates of Lucid's online run (the same learned
+     * duration model), so Lucid runs first (cli_run_qssf_from_lucid). */
+    int qssf_from_lucid;
     lucid_sim_inputs in;
     /* cli_run_load(hash_inputs = 1): the inputs' XXH64 for the MANIFEST
      * (lucid_experiment_hash_inputs), when all could be read. */
     uint64_t input_hash[LUCID_EXP_MAX_INPUTS];
     int inputs_hashed;
 } cli_run;
+
+/* QSSF without estimates of its own in a run where Lucid's models are
+ * online (d->qssf_from_lucid): it orders by the estimates Lucid's run
+ * used, each made with the duration model of its time from jobs ended
+ * before it; a job Lucid never estimated (finished in the profiler) gets
+ * QSSF's default for a missing estimate (spec: < 0 counts as 1000 s).
+ * 0, or -1 out of memory. */
+int cli_run_take_estimates(cli_run *d, const lucid_sim_result *lucid);
+/* The same from a Lucid run made here (lucid explain of QSSF); 1 after
+ * printing. */
+int cli_run_estimates_from_lucid(cli_run *d, const lucid_sim_config *cfg);
 
 /* The experiment's policies ("all" or none: every policy); 1 after printing. */
 int cli_run_policies(const lucid_experiment *exp, const lucid_policy_ops **policies, int *n);

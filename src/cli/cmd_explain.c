@@ -83,8 +83,15 @@ int cmd_explain_job(int argc, char **argv)
         rc = cli_fail("explain: %s did not run policy '%s'", outdir, policy_name);
     cli_run d;
     memset(&d, 0, sizeof d);
+    /* QSSF on Lucid's online estimates (an imported trace): Lucid runs
+     * first, as in the simulation explained. */
+    const lucid_policy_ops *both[2] = {policy, lucid_policy_find("lucid")};
+    int with_lucid = rc == 0 && strcmp(policy->name, "qssf") == 0 && !exp.qssf_estimates &&
+                     !exp.lucid_estimates;
     if (rc == 0)
-        rc = cli_run_load(&exp, &policy, 1, &d, &cfg, 0);
+        rc = cli_run_load(&exp, both, with_lucid ? 2 : 1, &d, &cfg, 0);
+    if (rc == 0 && d.qssf_from_lucid)
+        rc = cli_run_estimates_from_lucid(&d, &cfg);
     int64_t index = rc == 0 ? lucid_trace_find(&d.trace, job_id) : -1;
     if (rc == 0 && index < 0)
         rc = cli_fail("explain: no job %lld in %s", (long long)job_id, exp.jobs);

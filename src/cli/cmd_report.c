@@ -52,6 +52,14 @@ static const char *colour(int i)
     return palette[i % (int)(sizeof palette / sizeof palette[0])];
 }
 
+/* A line style per policy, so that lines stay apart in grey print (NULL:
+ * solid). */
+static const char *dash(int i)
+{
+    static const char *const styles[] = {NULL, "9,4", "2,3", "12,3,2,3", "5,5", "14,4,2,4,2,4"};
+    return styles[i % (int)(sizeof styles / sizeof styles[0])];
+}
+
 typedef struct size_class {
     int64_t jobs;
     double jct_sum, queue_sum, duration_sum, bsld_sum;
@@ -62,11 +70,13 @@ typedef struct policy_data {
     int have_all;
     int64_t jobs;
     double avg_jct, avg_queue, p999_queue; /* summary.csv, VC "all" */
+    double avg_delay, profiler_gpu_s;      /* likewise (NAN in runs that predate them) */
     double vc_queue[MAX_VCS];              /* NAN where the VC had no jobs */
     double *jct;                           /* jobs-<policy>.csv, sorted */
     size_t njct;
     size_class large, small;
     int64_t first_submit, last_submit;     /* jobs-<policy>.csv */
+    int64_t last_end;                      /* likewise: the last job's end */
     double util_day[UTIL_BINS], util[UTIL_BINS]; /* series: days from the start, 0..1 */
     int nutil;
     int have_series;
@@ -88,7 +98,8 @@ typedef struct report {
     int nvcs;
     lucid_manifest manifest; /* OUTDIR/MANIFEST */
     int have_manifest, checked; /* files checked against it */
-    double series_days, tail_days; /* utilisation: the trace's span, the drain left out */
+    double series_days; /* utilisation: first sample to the last job's end */
+    int64_t last_end;   /* the last job's end over every policy (INT64_MIN: none) */
 } report;
 
 static void report_free(report *r)
@@ -186,10 +197,11 @@ static int read_summary(report *r, lucid_error *err)
     /* Optional (runs before the floor existed have neither). */
     int c_floor = lucid_csv_col(csv, "floor"), c_gap = lucid_csv_col(csv, "gap");
     /* Optional too, each may be empty (NaN: e.g. Jain's index of one user). */
-    static const char *const extra_names[] = {"bsld_mean", "bsld_p99", "jain_users", "jain_vcs",
-                                              "gpu_util"};
-    int c_extra[5];
-    for (int k = 0; k < 5; k++)
+    static const char *const extra_names[] = {"bsld_mean",  "bsld_p99",      "jain_users",
+                                              "jain_vcs",   "gpu_util",      "avg_delay",
+                                              "profiler_gpu_s"};
+    int c_extra[7];
+    for (int k = 0; k < 7; k++)
         c_extra[k] = lucid_csv_col(csv, extra_names[k]);
     while (rc == 0 && (more = lucid_csv_next(csv, err)) != 0) {
         int64_t jobs;
@@ -217,9 +229,9 @@ static int read_summary(report *r, lucid_error *err)
                 rc = -1;
                 break;
             }
-            double *extra[5] = {&pd->bsld_mean, &pd->bsld_p99, &pd->jain_users, &pd->jain_vcs,
-                                &pd->gpu_util};
-            for (int k = 0; k < 5 && rc == 0; k++) {
+            double *extra[7] = {&pd->bsld_mean, &pd->bsld_p99, &pd->jain_users, &pd->jain_vcs,
+                                &pd->gpu_util, &pd->avg_delay, &pd->profiler_gpu_s};
+            for (int k = 0; k < 7 && rc == 0; k++) {
                 *extra[k] = NAN;
                 if (c_extra[k] >= 0 && lucid_csv_field(csv, c_extra[k])[0] != '\0' &&
                     read_nonneg(csv, c_extra[k], extra_names[k], extra[k], err) < 0)
@@ -263,6 +275,7 @@ static int read_jobs(report *r, policy_data *pd, lucid_error *err)
     size_t cap = 0;
     pd->first_submit = INT64_MAX;
     pd->last_submit = INT64_MIN;
+    pd->last_end = INT64_MIN;
     while (rc == 0 && (more = lucid_csv_next(csv, err)) != 0) {
         int64_t gpus, submit;
         double queue, jct, duration;
@@ -286,6 +299,8 @@ static int read_jobs(report *r, policy_data *pd, lucid_error *err)
         pd->jct[pd->njct++] = jct;
         pd->first_submit = submit < pd->first_submit ? submit : pd->first_submit;
         pd->last_submit = submit > pd->last_submit ? submit : pd->last_submit;
+        int64_t end = submit + (int64_t)jct;
+        pd->last_end = end > pd->last_end ? end : pd->last_end;
         size_class *sc = gpus > 8 ? &pd->large : &pd->small;
         sc->jobs++;
         sc->jct_sum += jct;
@@ -360,8 +375,8 @@ typedef struct sample {
 } sample;
 
 /* Whole-cluster utilisation in UTIL_BINS equal time bins from the first
- * sample to the trace's last submission (`end`; the drain after it, when a
- * few long jobs run on an idle cluster, is left out): in each bin, the sum
+ * sample to the last job's end (`end`, the span of Table 4's GPU
+ * utilisation, drain included): in each bin, the sum
  * over every VC of its mean busy GPUs over the sum of its GPUs.  A VC's
  * samples stop with its last job; from then on it counts as idle, not as
  * gone (which made the last running VCs look like a full cluster). */
@@ -474,12 +489,13 @@ static int read_series(report *r, policy_data *pd, lucid_error *err)
         int64_t t0, last = rows[0].time;
         for (size_t i = 1; i < n; i++)
             last = rows[i].time > last ? rows[i].time : last;
-        int64_t end = pd->njct ? pd->last_submit : last;
+        /* The span of Table 4's GPU utilisation: to the last job's end. */
+        int64_t end = r->last_end > INT64_MIN ? r->last_end : last;
         pd->have_series = 1;
         rc = bin_utilisation(pd, rows, n, lucid_strtab_count(vcs), end, &t0, err);
         if (end > t0) {
             r->series_days = fmax(r->series_days, (double)(end - t0) / 86400.0);
-            r->tail_days = fmax(r->tail_days, (double)(last - end) / 86400.0);
+            (void)last;
         }
     }
     free(rows);
@@ -570,8 +586,10 @@ static void legend(lucid_svg *svg, const report *r, int boxes, const int *shown)
             continue;
         if (boxes)
             lucid_svg_rect(svg, x, y - 9, 18, 10, colour(p), "none");
-        else
-            lucid_svg_line(svg, x, y - 4, x + 18, y - 4, colour(p), 2.5);
+        else {
+            double lx[2] = {x, x + 18}, ly[2] = {y - 4, y - 4};
+            lucid_svg_polyline(svg, lx, ly, 2, colour(p), 2.5, dash(p));
+        }
         lucid_svg_text(svg, x + 24, y, 12, "start", 0, r->pol[p].name);
         y += 20;
     }
@@ -617,7 +635,13 @@ static int figure_cdf(const report *r, const char *path, lucid_error *err)
             ys[n] = fy(&y, (double)(i + 1) / (double)pd->njct, FIG_H);
             n++;
         }
-        lucid_svg_polyline(svg, xs, ys, n, colour(p), 2, NULL);
+        lucid_svg_polyline(svg, xs, ys, n, colour(p), 2, dash(p));
+        /* Its name on the line itself, each policy at its own height (0.2,
+         * 0.3, ... of the jobs), for grey print. */
+        double f = 0.2 + 0.1 * (p % 7);
+        size_t i = (size_t)(f * (double)(pd->njct - 1));
+        lucid_svg_text(svg, fx(&x, fmax(x.lo, pd->jct[i])) + 4, fy(&y, f, FIG_H) - 3, 11, "start",
+                       0, pd->name);
     }
     /* The mean-duration floor (lucid bounds): no schedule that keeps the
      * durations has a lower average JCT. */
@@ -719,7 +743,9 @@ static int figure_vc_queue(const report *r, const char *path, lucid_error *err)
 }
 
 /* Cluster GPU utilisation over time (busy / all GPUs of the cluster,
- * binned), from the start to the trace's last submission. */
+ * binned), from the start to the last job's end (Table 4's span); each
+ * policy's line style (legend) keeps them apart in grey print (the lines
+ * overlap too much for labels on them). */
 static int figure_utilisation(const report *r, const char *path, lucid_error *err)
 {
     int shown[MAX_POLICIES];
@@ -730,8 +756,9 @@ static int figure_utilisation(const report *r, const char *path, lucid_error *er
     if (!svg)
         return lucid_error_set(err, "out of memory");
     draw_axes(svg, &x, &y, FIG_H, "GPU utilisation over time",
-              "time since the start (days), to the last submission",
+              "time since the start (days), to the last job's end",
               "busy GPUs (% of all the cluster's GPUs)");
+    legend(svg, r, 0, shown);
     double xs[UTIL_BINS], ys[UTIL_BINS];
     for (int p = 0; p < r->npol; p++) {
         const policy_data *pd = &r->pol[p];
@@ -740,9 +767,8 @@ static int figure_utilisation(const report *r, const char *path, lucid_error *er
             ys[i] = fy(&y, 100 * pd->util[i], FIG_H);
         }
         if (pd->nutil)
-            lucid_svg_polyline(svg, xs, ys, pd->nutil, colour(p), 1.5, NULL);
+            lucid_svg_polyline(svg, xs, ys, pd->nutil, colour(p), 1.5, dash(p));
     }
-    legend(svg, r, 0, shown);
     return save(svg, path, err);
 }
 
@@ -797,8 +823,8 @@ static void optional_cell(FILE *out, double v, const char *format, double scale)
 static void table4(FILE *out, const report *r)
 {
     fputs("<h2>Table 4: all jobs</h2>\n<table>\n<tr><th>policy</th><th>jobs</th>"
-          "<th>avg JCT (s)</th><th>avg queue (s)</th><th>p99.9 queue (s)</th>"
-          "<th>gap to floor</th><th>bounded slowdown</th><th>p99 bounded slowdown</th>"
+          "<th>avg JCT (s)</th><th>avg delay (s)</th><th>avg queue (s)</th>"
+          "<th>p99.9 queue (s)</th><th>profiler GPU-s</th><th>gap to floor</th><th>bounded slowdown</th><th>p99 bounded slowdown</th>"
           "<th>Jain (users)</th><th>Jain (VCs)</th><th>GPU utilisation</th></tr>\n",
           out);
     double floor_jct = NAN;
@@ -807,8 +833,10 @@ static void table4(FILE *out, const report *r)
         fputs("<tr><td>", out);
         html_text(out, pd->name);
         if (pd->have_all) {
-            fprintf(out, "</td><td>%lld</td><td>%.0f</td><td>%.0f</td><td>%.0f</td>",
-                    (long long)pd->jobs, pd->avg_jct, pd->avg_queue, pd->p999_queue);
+            fprintf(out, "</td><td>%lld</td><td>%.0f</td>", (long long)pd->jobs, pd->avg_jct);
+            optional_cell(out, pd->avg_delay, "%.0f", 1);
+            fprintf(out, "<td>%.0f</td><td>%.0f</td>", pd->avg_queue, pd->p999_queue);
+            optional_cell(out, pd->profiler_gpu_s, "%.0f", 1);
             optional_cell(out, pd->gap, "%.1f %%", 100);
             optional_cell(out, pd->bsld_mean, "%.2f", 1);
             optional_cell(out, pd->bsld_p99, "%.2f", 1);
@@ -819,10 +847,26 @@ static void table4(FILE *out, const report *r)
             if (pd->floor > 0)
                 floor_jct = pd->floor;
         } else {
-            fputs("</td><td colspan=\"10\">no \"all\" row in summary.csv</td></tr>\n", out);
+            fputs("</td><td colspan=\"12\">no \"all\" row in summary.csv</td></tr>\n", out);
         }
     }
     fputs("</table>\n", out);
+    const char *def = r->have_manifest ? lucid_manifest_get(&r->manifest, "queue_definition") : NULL;
+    fputs("<p>Delay = JCT &#8722; duration, the same for every policy. ", out);
+    if (def && strcmp(def, CLI_QUEUE_COMPARABLE) == 0)
+        fputs("Queue = all time from submission to the start of the run that completes, "
+              "discarded work included (Lucid's restarted profiling run, a preempted job's "
+              "checkpoint cost); the profiler's GPU-seconds are in their own column.</p>\n",
+              out);
+    else if (def && strcmp(def, CLI_QUEUE_WAITS_ONLY) == 0)
+        fputs("Queue = waiting only, the reference simulator's accounting: Lucid's time in "
+              "the profiler and preemptions' checkpoint cost are not in it, so compare "
+              "policies on delay.</p>\n",
+              out);
+    else
+        fputs("The run does not say how its queue column was counted (no "
+              "queue_definition in its MANIFEST): compare policies on delay.</p>\n",
+              out);
     if (floor_jct > 0)
         fprintf(out, "<p>Floor: the mean job duration, %.0f s: no schedule that leaves durations "
                      "unchanged has a lower average JCT (gap = avg JCT / floor - 1; "
@@ -1050,9 +1094,9 @@ static int write_page(const report *r, FILE *out, const char *const *models, int
         }
         if (f == 2)
             fprintf(out, "<p>GPU utilisation: busy GPUs over all the cluster's GPUs, from the "
-                         "start to the trace's last submission (%.1f days); the %.1f days after "
-                         "it, while the last jobs drain, are left out.</p>\n",
-                    r->series_days, r->tail_days);
+                         "start to the last job's end (%.1f days): the span of Table 4's GPU "
+                         "utilisation, the last jobs' drain included.</p>\n",
+                    r->series_days);
         char path[4608];
         snprintf(path, sizeof path, "%s/%s", r->figdir, figures[f]);
         rc = embed_svg(out, path, err);
@@ -1122,8 +1166,14 @@ static int build(report *r, const char *html, const char *const *models, int nmo
     if (read_summary(r, err) < 0)
         return -1;
     for (int p = 0; p < r->npol; p++)
-        if (read_jobs(r, &r->pol[p], err) < 0 || read_series(r, &r->pol[p], err) < 0 ||
-            read_eta(r, &r->pol[p], err) < 0)
+        if (read_jobs(r, &r->pol[p], err) < 0)
+            return -1;
+    /* One time axis for every policy's utilisation: to the last end of all. */
+    r->last_end = INT64_MIN;
+    for (int p = 0; p < r->npol; p++)
+        r->last_end = r->pol[p].last_end > r->last_end ? r->pol[p].last_end : r->last_end;
+    for (int p = 0; p < r->npol; p++)
+        if (read_series(r, &r->pol[p], err) < 0 || read_eta(r, &r->pol[p], err) < 0)
             return -1;
     if (check_page_path(r, html, models, nmodels, err) < 0 || check_models(models, nmodels, err) < 0)
         return -1;

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +35,8 @@ static const char usage_text[] =
     "  --placer NAME        consolidate | consolidate-first | random\n"
     "  --compat MODE        reference (bit-for-bit with the reference simulator) | fixed\n"
     "  --fix LIST           fix single reference defects: end_lag, partner_lookup,\n"
-    "                       profiled_rejoin, queue_double_count, borrow_lost\n"
+    "                       profiled_rejoin, queue_double_count, borrow_lost,\n"
+    "                       queue_waits_only\n"
     "  --out DIR            output directory\n"
     "  --threads N          worker threads\n"
     "  --series             also write 60-second time series\n"
@@ -99,6 +101,32 @@ static const char experiment_header[] =
     "# The experiment this output directory was produced with (lucid simulate).\n";
 
 /* A per-policy file of another run (jobs-*.csv, series-*.csv not in names). */
+/* The policy a per-policy file belongs to ("jobs-sjf.csv" -> "sjf"; ""
+ * for eta-summary.csv, the run's own), into buf. */
+static void file_policy(const char *file, char *buf, size_t size)
+{
+    const char *dash = strchr(file, '-');
+    size_t len = dash ? strlen(dash + 1) : 0;
+    buf[0] = '\0';
+    if (dash && len > 4 && strcmp(file, "eta-summary.csv") != 0)
+        snprintf(buf, size, "%.*s", (int)(len - 4), dash + 1);
+}
+
+/* Whether this run simulates the policy of a stale per-policy file: its
+ * earlier results are this run's to replace; another policy's are not
+ * (a rerun never deletes results it did not produce). */
+static int file_of_this_run(const char *file, const lucid_policy_ops *const *policies, int n)
+{
+    char policy[96];
+    file_policy(file, policy, sizeof policy);
+    if (!policy[0])
+        return 1;
+    for (int i = 0; i < n; i++)
+        if (strcmp(policies[i]->name, policy) == 0)
+            return 1;
+    return 0;
+}
+
 static int is_stale(const char *file, char names[][96], int n)
 {
     size_t len = strlen(file);
@@ -113,17 +141,11 @@ static int is_stale(const char *file, char names[][96], int n)
     return 1;
 }
 
-/* What `lucid report OUTDIR` made of another run: its page (when lucid
- * wrote it) and the run's figures; they would describe the old results. */
-static const char *const report_outputs[] = {"report.html", "report/fig8_jct_cdf.svg",
-                                             "report/fig9_vc_queue.svg",
-                                             "report/gpu_utilisation.svg",
-                                             "report/eta_scatter.svg"};
-
-static int is_stale_report(const char *out, int i)
+/* Whether OUTDIR holds a page `lucid report` wrote (of an earlier run). */
+static int has_report(const char *out)
 {
     char path[8192];
-    snprintf(path, sizeof path, "%s/%s", out, report_outputs[i]);
+    snprintf(path, sizeof path, "%s/report.html", out);
     FILE *f = fopen(path, "r");
     if (!f)
         return 0;
@@ -131,7 +153,7 @@ static int is_stale_report(const char *out, int i)
     size_t n = fread(head, 1, sizeof head - 1, f);
     head[n] = '\0';
     fclose(f);
-    return i > 0 || strstr(head, "<title>Lucid report</title>") != NULL;
+    return strstr(head, "<title>Lucid report</title>") != NULL;
 }
 
 /* Before simulating: no output may be one of the inputs, an existing
@@ -171,6 +193,15 @@ static int check_outputs(const lucid_experiment *exp, const lucid_policy_ops *co
         if (!is_stale(e->d_name, names, k))
             continue;
         snprintf(path, sizeof path, "%s/%s", exp->out, e->d_name);
+        if (!file_of_this_run(e->d_name, policies, n)) {
+            char policy[96];
+            file_policy(e->d_name, policy, sizeof policy);
+            closedir(dir);
+            return cli_fail("%s: results of policy %s from an earlier run, which this run does "
+                            "not simulate: add %s to --policies, choose another --out, or "
+                            "remove the file",
+                            path, policy, policy);
+        }
         if (lucid_check_not_input(path, inputs, ninputs, what, &err) < 0) {
             closedir(dir);
             return cli_fail("%s (it would be removed as a file of another run)", err.msg);
@@ -178,17 +209,13 @@ static int check_outputs(const lucid_experiment *exp, const lucid_policy_ops *co
     }
     if (dir)
         closedir(dir);
-    for (size_t i = 0; i < sizeof report_outputs / sizeof report_outputs[0]; i++) {
-        snprintf(path, sizeof path, "%s/%s", exp->out, report_outputs[i]);
-        if (is_stale_report(exp->out, (int)i) &&
-            lucid_check_not_input(path, inputs, ninputs, what, &err) < 0)
-            return cli_fail("%s (it would be removed as a file of another run)", err.msg);
-    }
     return 0;
 }
 
-/* The other run's per-policy files go, so that OUTDIR holds one run; each
- * removal is said on stderr even with --quiet (files disappear). */
+/* The earlier results of this run's own policies that this run does not
+ * write again (series, eta files) go, so that OUTDIR holds one run (other
+ * policies' results were refused by check_outputs); each removal is said
+ * on stderr even with --quiet (files disappear). */
 static int remove_stale(const char *out, char names[][96], int n)
 {
     DIR *dir = opendir(out);
@@ -206,15 +233,12 @@ static int remove_stale(const char *out, char names[][96], int n)
             fprintf(stderr, "lucid: removed %s (a file of another run)\n", path);
     }
     closedir(dir);
-    for (size_t i = 0; i < sizeof report_outputs / sizeof report_outputs[0]; i++) {
-        if (!is_stale_report(out, (int)i))
-            continue;
-        snprintf(path, sizeof path, "%s/%s", out, report_outputs[i]);
-        if (unlink(path) != 0)
-            rc = cli_fail("%s: cannot remove a file of another run: %s", path, strerror(errno));
-        else
-            fprintf(stderr, "lucid: removed %s (a file of another run)\n", path);
-    }
+    /* The report of the earlier run is the user's: kept, said to be stale
+     * (lucid report refuses to mix it with this run's files anyway). */
+    if (has_report(out))
+        fprintf(stderr, "lucid: %s/report.html shows the earlier run; run `lucid report %s` "
+                        "again\n",
+                out, out);
     return rc;
 }
 
@@ -223,7 +247,8 @@ static int remove_stale(const char *out, char names[][96], int n)
  * they were loaded (cli_run_load), NULL: made here. */
 static int write_manifest(const lucid_experiment *exp, const lucid_policy_ops *const *policies,
                           int n, char names[][96], int k, const uint64_t *hash,
-                          const unsigned char *hashed, const uint64_t *input_hash)
+                          const unsigned char *hashed, const uint64_t *input_hash,
+                          const char *const *inputs)
 {
     lucid_manifest m = {0};
     lucid_error err = {{0}};
@@ -238,6 +263,18 @@ static int write_manifest(const lucid_experiment *exp, const lucid_policy_ops *c
                                       realpath(exp->out, real) ? real : exp->out);
     rc = rc ? rc : lucid_manifest_add(&m, &err, "policies", "%s", list);
     rc = rc ? rc : lucid_experiment_manifest_hashed(exp, &m, input_hash, &err);
+    /* Which definition the queue columns follow (docs/semantics.md). */
+    lucid_semantics sem = exp->reference ? lucid_semantics_reference() : lucid_semantics_fixed();
+    lucid_error ignored = {{0}};
+    if (exp->fix)
+        (void)lucid_semantics_fix(&sem, exp->fix, &ignored); /* checked when the run began */
+    rc = rc ? rc : lucid_manifest_add(&m, &err, "queue_definition", "%s",
+                                      sem.queue_waits_only ? CLI_QUEUE_WAITS_ONLY : CLI_QUEUE_COMPARABLE);
+    /* Model inputs that are not the trace's own (summary.csv's inputs). */
+    for (int i = 0; i < n && rc == 0 && inputs; i++)
+        if (inputs[i] && inputs[i][0])
+            rc = lucid_manifest_add(&m, &err, "model_inputs", "%s %s", policies[i]->name,
+                                    inputs[i]);
     for (int i = 0; i < k && rc == 0; i++) {
         snprintf(path, sizeof path, "%s/%s", exp->out, names[i]);
         rc = hashed[i] ? lucid_manifest_add(&m, &err, "file", "%s xxh64:%016" PRIx64, names[i],
@@ -293,6 +330,9 @@ typedef struct run_outputs {
     char names[MAX_OUTPUTS][96];
     lucid_outfile files[MAX_OUTPUTS];
     int k, rc, eta, series, tables;
+    int queue_waits_only; /* the queue columns' definition (lucid_semantics) */
+    double *offered_load;  /* per VC and all (lucid_offered_load), NULL: not known */
+    const char *inputs[LUCID_EXP_MAX_POLICIES]; /* summary.csv's inputs per policy */
     lucid_error err;
     char *text[4];   /* Table 4 rows, Table 5 rows, backfill notes, Lucid notes */
     size_t size[4];
@@ -321,6 +361,7 @@ static int outputs_open(run_outputs *o, const lucid_experiment *exp, const lucid
     memset(o, 0, sizeof *o);
     pthread_mutex_init(&o->prefix_lock, NULL);
     o->tables = tables;
+    o->queue_waits_only = cfg->sem.queue_waits_only;
     if (make_dir(exp->out) < 0)
         return cli_fail("%s: cannot create directory: %s", exp->out, strerror(errno));
     o->k = output_names(exp, policies, n, cfg->eta, o->names);
@@ -337,9 +378,10 @@ static int outputs_open(run_outputs *o, const lucid_experiment *exp, const lucid
             o->rc = lucid_error_set(&o->err, "out of memory");
     if (o->rc == 0) {
         FILE *summary = o->files[0].f;
-        fputs("policy,vc,jobs,avg_jct,avg_queue,p999_queue", summary);
+        fputs("policy,vc,jobs,avg_jct,avg_queue,p999_queue,avg_delay,avg_profiler_s,profiler_gpu_s",
+              summary);
         lucid_metrics_header(summary);
-        fputs(",eta_coverage,eta_median_rel_error\n", summary);
+        fputs(",eta_coverage,eta_median_rel_error,offered_load,inputs\n", summary);
         if (o->eta)
             fputs("policy,vc,jobs_waited,eta_coverage,eta_median_rel_error\n",
                   o->files[o->k - 2].f);
@@ -369,9 +411,20 @@ static void table_rows(FILE *const *tab, policy_part *part, const lucid_sim_resu
     lucid_summary s = ps->sums[ps->nvcs];
     lucid_metrics m = ps->metrics[ps->nvcs];
     part->floor = m.floor; /* all policies run the same jobs unless oversized ones were skipped */
-    fprintf(tab[0], "%-10s %12.0f %12.0f %14.0f %7.1f%% %9.2f %9.2f %7.3f %7.3f %7.1f%%\n",
-            r->policy->name, s.avg_jct, s.avg_queue, s.p999_queue, 100 * m.gap, m.bsld_mean,
-            m.bsld_p99, m.jain_users, m.jain_vcs, 100 * m.gpu_util);
+    fprintf(tab[0], "%-10s %12.0f %12.0f %12.0f %14.0f %12.0f %7.1f%% %9.2f %9.2f",
+            r->policy->name, s.avg_jct, s.avg_delay, s.avg_queue, s.p999_queue,
+            s.profiler_gpu_s, 100 * m.gap, m.bsld_mean, m.bsld_p99);
+    /* Jain's index is undefined over fewer than two users or VCs: "-". */
+    const double cells[] = {m.jain_users, m.jain_vcs};
+    for (int k = 0; k < 2; k++)
+        if (isnan(cells[k]))
+            fprintf(tab[0], " %7s", "-");
+        else
+            fprintf(tab[0], " %7.3f", cells[k]);
+    if (isnan(m.gpu_util))
+        fprintf(tab[0], " %8s\n", "-");
+    else
+        fprintf(tab[0], " %7.1f%%\n", 100 * m.gpu_util);
     fprintf(tab[1], "%-10s", r->policy->name);
     size_class_cells(tab[1], ps, 0);
     size_class_cells(tab[1], ps, 1);
@@ -431,6 +484,8 @@ static void outputs_policy(void *user, int index, const lucid_sim_result *r)
     if (rc == 0 && lucid_policy_summary_make(&ps, &d->trace, &d->vcs, r) < 0)
         rc = -1;
     if (rc == 0) {
+        ps.offered_load = o->offered_load;
+        ps.inputs = o->inputs[i];
         rc |= lucid_write_summary_rows_of(mem[PART_SUMMARY], &d->vcs, r, &ps);
         by_writer[at] = 1;
         rc |= lucid_write_jobs_hashed(o->files[at].f, &d->trace, &d->vcs, r, o->prefix,
@@ -485,6 +540,51 @@ static void outputs_append(run_outputs *o, int first, int n)
     }
 }
 
+/* What a policy's model inputs were when not the experiment's files
+ * (summary.csv's inputs column, the terminal's notes). */
+static const char *policy_inputs(const cli_run *d, const lucid_sim_config *cfg,
+                                 const lucid_policy_ops *policy)
+{
+    if ((policy->flags & LUCID_POLICY_LUCID) && cfg->online)
+        return cfg->lucid.share_prior && !d->trace.has_metrics ? "online+venus_prior" : "online";
+    if (policy->flags & LUCID_POLICY_LUCID)
+        return cfg->lucid.share_prior && !d->trace.has_metrics ? "venus_prior" : "";
+    if (strcmp(policy->name, "qssf") == 0 && d->qssf_from_lucid)
+        return "lucid_online_estimates";
+    return "";
+}
+
+/* Lines under the tables: model inputs that are not the trace's own, and
+ * VCs asked for more than they can serve. */
+static void print_input_notes(const run_outputs *o, const cli_run *d,
+                              const lucid_policy_ops *const *policies, int n)
+{
+    for (int i = 0; i < n; i++) {
+        const char *in = o->inputs[i];
+        if (strstr(in, "venus_prior"))
+            printf("%s: sharing scores and co-located speeds from the Venus prior (the trace has no "
+                   "GPU metrics; docs/traces.md)\n",
+                   policies[i]->name);
+        if (strstr(in, "online"))
+            printf("%s: %s\n", policies[i]->name,
+                   strcmp(in, "lucid_online_estimates") == 0
+                       ? "orders by the duration estimates of Lucid's online run"
+                       : "duration model trained online on the trace's columns");
+    }
+    if (!o->offered_load)
+        return;
+    int nv = d->vcs.count, over = 0;
+    for (int v = 0; v < nv; v++)
+        if (o->offered_load[v] > 1) {
+            if (!over++)
+                printf("offered load above capacity (queues grow for as long as jobs arrive, "
+                       "whatever the policy):");
+            printf(" %s %.2f", lucid_vcs_name(&d->vcs, v), o->offered_load[v]);
+        }
+    if (over)
+        printf("; cluster %.2f\n", o->offered_load[nv]);
+}
+
 static void print_tables(run_outputs *o)
 {
     for (int t = 0; t < 4; t++)
@@ -493,9 +593,18 @@ static void print_tables(run_outputs *o)
     for (int t = 0; t < 4; t++)
         o->tab[t] = NULL;
     printf("\nTable 4: all jobs (seconds)\n");
-    printf("%-10s %12s %12s %14s %8s %9s %9s %7s %7s %8s\n", "policy", "avg JCT", "avg queue",
-           "p99.9 queue", "gap", "bsld", "p99 bsld", "Jain/u", "Jain/vc", "GPU util");
+    printf("%-10s %12s %12s %12s %14s %12s %8s %9s %9s %7s %7s %8s\n", "policy", "avg JCT",
+           "avg delay", "avg queue", "p99.9 queue", "prof GPU-s", "gap", "bsld", "p99 bsld",
+           "Jain/u", "Jain/vc", "GPU util");
     fputs(o->text[0] ? o->text[0] : "", stdout);
+    /* Which definition the queue columns follow (docs/semantics.md). */
+    if (o->queue_waits_only)
+        printf("delay = JCT - duration (every policy); queue = waiting only, the reference's "
+               "accounting (Lucid's profiling run and preemptions' checkpoint cost are not in it)\n");
+    else
+        printf("delay = JCT - duration; queue = submission to the start of the run that "
+               "completes, discarded work included (Lucid's restarted profiling run, "
+               "preemptions' checkpoint cost); prof GPU-s = GPU-seconds in Lucid's profiler\n");
     printf("floor: mean job duration %.0f s, no schedule that keeps durations beats it "
            "(gap = avg JCT / floor - 1; `lucid bounds` has tighter floors)\n",
            o->floor);
@@ -509,6 +618,8 @@ static void print_tables(run_outputs *o)
 
 static void outputs_free(run_outputs *o)
 {
+    free(o->offered_load);
+    o->offered_load = NULL;
     lucid_row_prefix_free(o->prefix);
     o->prefix = NULL;
     pthread_mutex_destroy(&o->prefix_lock);
@@ -604,7 +715,7 @@ static int outputs_finish(run_outputs *o, const lucid_experiment *exp,
     if (remove_stale(exp->out, o->names, o->k) != 0)
         return 1;
     return write_manifest(exp, policies, n, o->names, o->k, o->hash, o->hashed,
-                          o->d && o->d->inputs_hashed ? o->d->input_hash : NULL);
+                          o->d && o->d->inputs_hashed ? o->d->input_hash : NULL, o->inputs);
 }
 
 static int parse_args(int argc, char **argv, lucid_experiment *exp, int *quiet)
@@ -762,13 +873,40 @@ int cmd_simulate(int argc, char **argv)
         int group = stream ? 1 : npolicies;
         run_outputs out;
         rc = outputs_open(&out, &exp, &cfg, policies, npolicies, !quiet);
+        if ((out.offered_load = malloc(((size_t)d.vcs.count + 1) * sizeof *out.offered_load)))
+            lucid_offered_load(&d.trace, &d.vcs, cfg.gpus_per_node, out.offered_load);
+        for (int i = 0; i < npolicies; i++)
+            out.inputs[i] = policy_inputs(&d, &cfg, policies[i]);
         /* Wall and CPU time of the simulation (CPU: all threads), so that a
          * shared machine's waiting shows as the difference. */
         double wall = 0, cpu = 0;
         size_t left_out = 0;
         progress_span span = {.total_runs = npolicies, .unit = (int64_t)d.trace.njobs};
         cli_progress_start(&span.pv, "simulating");
-        for (int first = 0; rc == 0 && out.rc == 0 && first < npolicies; first += group) {
+        /* The runs: index ranges of policies simulated together; Lucid
+         * alone first when QSSF takes its online estimates. */
+        int batch_first[2 * LUCID_EXP_MAX_POLICIES + 1], batch_n[2 * LUCID_EXP_MAX_POLICIES + 1];
+        int nbatches = 0, lucid_at = -1;
+        for (int i = 0; d.qssf_from_lucid && i < npolicies; i++)
+            if (policies[i]->flags & LUCID_POLICY_LUCID)
+                lucid_at = i;
+        if (lucid_at >= 0) {
+            batch_first[nbatches] = lucid_at;
+            batch_n[nbatches++] = 1;
+        }
+        for (int first = 0; first < npolicies;) {
+            int end = first + group < npolicies ? first + group : npolicies;
+            if (lucid_at >= first && lucid_at < end)
+                end = lucid_at; /* (run already) */
+            if (end > first) {
+                batch_first[nbatches] = first;
+                batch_n[nbatches++] = end - first;
+            }
+            first = end == lucid_at ? lucid_at + 1 : end;
+        }
+        for (int b = 0; rc == 0 && out.rc == 0 && b < nbatches; b++) {
+            int first = batch_first[b];
+            group = batch_n[b];
             lucid_sim_result results[LUCID_EXP_MAX_POLICIES];
             struct timespec t0, t1, c0, c1;
             clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -791,10 +929,13 @@ int cmd_simulate(int argc, char **argv)
             wall += (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
             cpu += (double)(c1.tv_sec - c0.tv_sec) + 1e-9 * (double)(c1.tv_nsec - c0.tv_nsec);
             left_out = results[0].nexcluded;
-            outputs_append(&out, first, group);
+            if (first == lucid_at && cli_run_take_estimates(&d, &results[0]) < 0)
+                rc = cli_fail("out of memory");
             for (int i = 0; i < group; i++)
                 lucid_sim_result_free(&results[i]);
         }
+        /* Every policy's rows in the experiment's order. */
+        outputs_append(&out, 0, npolicies);
         cli_progress_end(&span.pv);
         if (rc == 0) {
             if (!quiet && left_out)
@@ -803,6 +944,7 @@ int cmd_simulate(int argc, char **argv)
             rc = outputs_finish(&out, &exp, policies, npolicies, &old);
             if (!quiet) {
                 print_tables(&out);
+                print_input_notes(&out, &d, policies, npolicies);
                 printf("\n%zu jobs, %d policies, %s semantics, simulated in %.3f s (%.3f s CPU); "
                        "results in %s/\n",
                        d.trace.njobs - left_out, npolicies, exp.reference ? "reference" : "fixed",

@@ -37,13 +37,37 @@ static const char usage_text[] =
     "  --from-vcs CSV  its VC configuration (data/venus-sept/vc_config.csv there)\n";
 
 /* The experiment that runs the synthetic trace, with the base trace's
- * sharing labels and co-location pairs when they are beside it. */
-static void write_synth_experiment(FILE *f, const lucid_synth_config *cfg, const char *from)
+ * sharing labels and co-location pairs when they are beside it.  The
+ * profiler keeps Venus's proportion (2 of 135 nodes) and, for equal
+ * capacity, takes its nodes from the VCs (most nodes left first) that keep
+ * room for the largest job they may be given (the base trace's largest,
+ * capped at the VC); when none can, it adds them (commented so). */
+static void write_synth_experiment(FILE *f, const lucid_synth_config *cfg, const char *from,
+                                   const lucid_trace *base, const lucid_vcs *base_vcs)
 {
     int32_t profiler_nodes = (int32_t)((2LL * cfg->nodes + 134) / 135);
     if (profiler_nodes < 1)
         profiler_nodes = 1;
     int32_t profiler_factor = profiler_nodes >= 8 ? 1 : 8 / profiler_nodes;
+    int32_t *sizes = lucid_synth_vc_sizes(cfg, base_vcs), largest_job = 1, lender = -1;
+    for (size_t i = 0; i < base->njobs; i++)
+        largest_job = base->jobs[i].gpu_num > largest_job ? base->jobs[i].gpu_num : largest_job;
+    int32_t *taken = calloc((size_t)cfg->vcs + 1, sizeof *taken);
+    int32_t *keep = calloc((size_t)cfg->vcs + 1, sizeof *keep);
+    int32_t gpn = cfg->gpus_per_node > 0 ? cfg->gpus_per_node : 8;
+    int got = 0;
+    if (sizes && taken && keep) {
+        /* a VC keeps room for the largest job it may be given (the base
+         * trace's largest, capped at the VC) */
+        for (int32_t v = 0; v < cfg->vcs; v++) {
+            int32_t biggest = largest_job < sizes[v] * gpn ? largest_job : sizes[v] * gpn;
+            keep[v] = (biggest + gpn - 1) / gpn;
+        }
+        got = lucid_profiler_take(sizes, keep, cfg->vcs, profiler_nodes, taken) == 0;
+        for (int32_t v = 0; got && v < cfg->vcs; v++) /* the lender: the largest that gave */
+            if (taken[v] > 0 && (lender < 0 || sizes[v] > sizes[lender]))
+                lender = v;
+    }
     fprintf(f,
             "# Synthetic trace: %lld jobs, %d nodes, %d VCs, load %.2f, seed %llu\n"
             "[trace]\njobs = trace.csv\nvcs = vc_config.csv\n\n"
@@ -51,9 +75,26 @@ static void write_synth_experiment(FILE *f, const lucid_synth_config *cfg, const
             "[qssf]\nestimates = estimates.csv\n\n"
             "[lucid]\nestimates = estimates.csv\n"
             "# The profiling cluster keeps Venus's proportion (2 of 135 nodes); its GPU\n"
-            "# limit is profiler_nodes x profiler_factor.\nprofiler_nodes = %d\nprofiler_factor = %d\n",
+            "# limit is profiler_nodes x profiler_factor.\nprofiler_nodes = %d\nprofiler_factor = %d\n"
+            "# No throughput forecast: the packing switch stays on, so a job packs\n"
+            "# only when it cannot start on free GPUs (docs/benchmarks.md, the zoo).\n"
+            "pack_when_blocked = yes\n",
             (long long)cfg->jobs, cfg->nodes, cfg->vcs, cfg->load, (unsigned long long)cfg->seed,
             profiler_nodes, profiler_factor);
+    if (got) {
+        fputs("# Its nodes come out of the VCs (equal capacity with the baselines).\n"
+              "profiler_nodes_from = ", f);
+        for (int32_t v = 0, n = 0; v < cfg->vcs; v++)
+            if (taken[v] > 0)
+                fprintf(f, "%svc%04d:%d", n++ ? "," : "", v, taken[v]);
+        fprintf(f, "\nborrow_vc = vc%04d\n", lender);
+    } else {
+        fputs("# No VC can spare a node and still hold its largest job: the profiler's\n"
+              "# nodes are added to the cluster (more GPUs than the baselines get).\n", f);
+    }
+    free(sizes);
+    free(taken);
+    free(keep);
     char base_dir[4096], file[4352], real[4096];
     snprintf(base_dir, sizeof base_dir, "%s", from);
     char *slash = strrchr(base_dir, '/');
@@ -197,10 +238,10 @@ static int synth(int argc, char **argv)
     if (rc == 0)
         rc = lucid_synth_write_files(&cfg, &base, &vcs, files[0].f, files[1].f, files[2].f,
                                      &err);
+    if (rc == 0)
+        write_synth_experiment(files[3].f, &cfg, from, &base, &vcs);
     lucid_trace_free(&base);
     lucid_vcs_free(&vcs);
-    if (rc == 0)
-        write_synth_experiment(files[3].f, &cfg, from);
     for (int k = 0; k < 4; k++)
         if (rc == 0)
             rc = lucid_outfile_commit(&files[k], &err);
@@ -261,6 +302,53 @@ static int parse_when(const char *option, const char *v, int64_t *out)
     return 0;
 }
 
+/* Lucid's profiler for an imported trace at the baselines' capacity:
+ * Venus's proportion (2 nodes of 135, at least 1) with a GPU limit of 8
+ * (profiler_nodes x factor), its nodes taken one at a time from the VC
+ * with the most nodes left that still holds its largest job (ties: the
+ * first); the autoscaler borrows from the largest VC.  from/borrow are
+ * empty when no VC can spare a node (the profiler then adds capacity,
+ * which the MANIFEST's knobs show). */
+static void profiler_share(const lucid_import *imp, int32_t *nodes, int32_t *factor, char *from,
+                           size_t from_size, char *borrow, size_t borrow_size)
+{
+    int32_t nvcs = imp->vc_names ? lucid_strtab_count(imp->vc_names) : 0;
+    int64_t node = imp->gpus_per_node > 0 ? imp->gpus_per_node : 8, total = 0;
+    /* per VC: its nodes, the nodes its largest job needs, those it gives;
+     * a VC without jobs is not in vc_config.csv: 0 nodes, no part */
+    int32_t *size = calloc((size_t)nvcs + 1, sizeof *size), *keep = calloc((size_t)nvcs + 1, sizeof *keep);
+    int32_t *taken = calloc((size_t)nvcs + 1, sizeof *taken);
+    from[0] = borrow[0] = '\0';
+    for (size_t i = 0; keep && i < imp->njobs; i++) {
+        int32_t n = (int32_t)((imp->jobs[i].gpu_num + node - 1) / node);
+        keep[imp->jobs[i].vc] = n > keep[imp->jobs[i].vc] ? n : keep[imp->jobs[i].vc];
+    }
+    for (int32_t v = 0; size && keep && v < nvcs; v++) {
+        size[v] = keep[v] > 0 ? (int32_t)(imp->vc_gpus[v] / node) : 0;
+        total += size[v];
+    }
+    *nodes = (int32_t)((2 * total + 134) / 135);
+    *nodes = *nodes < 1 ? 1 : *nodes;
+    *factor = *nodes >= 8 ? 1 : 8 / *nodes;
+    if (size && keep && taken && lucid_profiler_take(size, keep, nvcs, *nodes, taken) == 0) {
+        size_t used = 0;
+        int32_t largest = -1; /* the autoscaler's lender: most nodes left */
+        for (int32_t v = 0; v < nvcs; v++) {
+            if (taken[v] > 0 && used < from_size)
+                used += (size_t)snprintf(from + used, from_size - used, "%s%s:%d", used ? "," : "",
+                                         lucid_strtab_get(imp->vc_names, v), taken[v]);
+            int32_t left = size[v] - taken[v];
+            if (left - 1 >= keep[v] && (largest < 0 || left > size[largest] - taken[largest]))
+                largest = v;
+        }
+        if (largest >= 0)
+            snprintf(borrow, borrow_size, "%s", lucid_strtab_get(imp->vc_names, largest));
+    }
+    free(size);
+    free(keep);
+    free(taken);
+}
+
 /* The experiment next to the trace: the template's (or default) keys with
  * the folder's own files; paths inside DIR are written relative to it so the
  * folder can move. */
@@ -274,14 +362,37 @@ static int write_experiment(FILE *f, const char *template_path, const char *dir_
         lucid_experiment_free(&exp);
         return cli_fail("%s", err.msg);
     }
-    /* Without a template: the policies that need nothing beyond the trace
-     * (QSSF needs estimates, Lucid the sharing data: --like brings them). */
-    if (!template_path &&
-        lucid_experiment_set(&exp, "simulate", "policies", "fifo,sjf,srtf,tiresias", NULL,
-                             "import", 0, &err) < 0) {
-        lucid_experiment_free(&exp);
-        return cli_fail("%s", err.msg);
-    }
+    /* Without a template: all six policies on what the trace has (docs/
+     * traces.md, "Every policy on an imported trace"): Lucid's duration
+     * model online on the trace's columns, QSSF on its estimates, sharing
+     * scores and co-located speeds from the Venus prior for jobs without
+     * GPU metrics, and a profiler of Venus's proportion taken out of the
+     * VCs (equal capacity). */
+    char from[1024], borrow[256];
+    int32_t nodes = 0, factor = 0;
+    profiler_share(imp, &nodes, &factor, from, sizeof from, borrow, sizeof borrow);
+    char nodes_text[16], factor_text[16];
+    snprintf(nodes_text, sizeof nodes_text, "%d", nodes);
+    snprintf(factor_text, sizeof factor_text, "%d", factor);
+    const char *const defaults[][3] = {
+        {"simulate", "policies", "fifo,sjf,srtf,qssf,tiresias,lucid"},
+        {"lucid", "models", "online"},
+        {"lucid", "prior", "venus"},
+        {"lucid", "profiler_nodes", nodes_text},
+        {"lucid", "profiler_factor", factor_text},
+        {"lucid", "profiler_nodes_from", from},
+        {"lucid", "borrow_vc", borrow},
+        /* no forecast: the switch stays on; pack only a job that cannot
+         * start on free GPUs (docs/benchmarks.md, the zoo) */
+        {"lucid", "pack_when_blocked", "yes"},
+    };
+    for (size_t k = 0; !template_path && k < sizeof defaults / sizeof defaults[0]; k++)
+        if (defaults[k][2][0] &&
+            lucid_experiment_set(&exp, defaults[k][0], defaults[k][1], defaults[k][2], NULL,
+                                 "import", 0, &err) < 0) {
+            lucid_experiment_free(&exp);
+            return cli_fail("%s", err.msg);
+        }
     char path[PATH_MAX + 32];
     free(exp.jobs);
     free(exp.vcs);
@@ -479,6 +590,34 @@ static int write_folder(const lucid_import *imp, const import_args *a, const cha
     return rc;
 }
 
+/* An import never sizes a VC silently: each size the sizing rule chose
+ * (LUCID_IMPORT_TARGET_LOAD) and each VC asked for more than it can serve
+ * is a warning with the offered load. */
+static void warn_sizes(const lucid_import *imp)
+{
+    int32_t nvcs = imp->vc_names ? lucid_strtab_count(imp->vc_names) : 0;
+    for (int32_t v = 0; imp->vc_load && v < nvcs; v++) {
+        const char *name = lucid_strtab_get(imp->vc_names, v);
+        double load = imp->vc_load[v];
+        if (imp->vc_derived[v] && load != load)
+            fprintf(stderr,
+                    "lucid: warning: VC %s: the source gives no size; %lld GPUs, its largest "
+                    "job's (one submission time: no offered load); --vc-size %s=GPUS sets it\n",
+                    name, (long long)imp->vc_gpus[v], name);
+        else if (imp->vc_derived[v])
+            fprintf(stderr,
+                    "lucid: warning: VC %s: the source gives no size; %lld GPUs by the sizing "
+                    "rule (offered load %.2f, at most %.2f; docs/traces.md); --vc-size %s=GPUS "
+                    "sets it\n",
+                    name, (long long)imp->vc_gpus[v], load, LUCID_IMPORT_TARGET_LOAD, name);
+        else if (load > 1)
+            fprintf(stderr,
+                    "lucid: warning: VC %s: offered load %.2f: its jobs ask for more than its "
+                    "%lld GPUs can serve, so queues grow for as long as jobs arrive\n",
+                    name, load, (long long)imp->vc_gpus[v]);
+    }
+}
+
 static int import(int argc, char **argv, const char *command)
 {
     import_args a = {.seed = 1, .start = -1,
@@ -524,9 +663,11 @@ static int import(int argc, char **argv, const char *command)
     else
         rc = write_folder(&imp, &a, dir_abs, command, &hashes);
     lucid_source_hashes_free(&hashes);
-    if (rc == 0)
+    if (rc == 0) {
         printf("imported %zu jobs (%lld records read) into %s\n", imp.njobs,
                (long long)imp.records, a.out);
+        warn_sizes(&imp);
+    }
     lucid_import_free(&imp);
     free(a.sources);
     return rc;
@@ -569,7 +710,15 @@ int cmd_trace(int argc, char **argv)
     if (argc >= 2 && !cli_is_help(argv[1]))
         return cli_usage_error("trace: unknown subcommand '%s' (see lucid trace --help)", argv[1]);
     FILE *out = argc >= 2 ? stdout : stderr;
-    fputs(usage_text, out);
-    fputs("       lucid trace import --format F SRC... --out DIR   (lucid trace import --help)\n", out);
+    fputs("usage: lucid trace synth --out DIR [options]\n"
+          "       lucid trace import --format F SRC... --out DIR [options]\n"
+          "\n"
+          "  synth    a synthetic trace drawn from a base trace (the bundled Venus one)\n"
+          "           at a chosen size and load        (lucid trace synth --help)\n"
+          "  import   a public trace (helios, itp, philly, pai2020, acme, swf), Slurm\n"
+          "           accounting (sacct) or lucidd's history, as a folder that\n"
+          "           `lucid simulate DIR/experiment.ini` runs with all six policies\n"
+          "                                            (lucid trace import --help)\n",
+          out);
     return argc >= 2 ? 0 : 2;
 }

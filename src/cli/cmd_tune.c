@@ -43,7 +43,11 @@ static const char usage_text[] =
     "                       profiler_nodes, profiler_factor, pack_threshold, priority_ratio,\n"
     "                       score_sum, scale_down_factor, and for [lucid] models = online\n"
     "                       retrain_period)\n"
-    "  --objective NAME     jct (average JCT, default) | queue (average queueing delay)\n"
+    "  --objective NAME     jct (average JCT, default) | queue (average queueing delay,\n"
+    "                       comparable: the profiling run a job restarts after counts)\n"
+    "  --extra-capacity     let profiler nodes beyond the experiment's be extra GPUs the\n"
+    "                       baselines do not get (default: equal capacity, every profiler\n"
+    "                       node the search adds is taken from a VC)\n"
     "  --quiet              only the best configuration\n";
 
 enum { KNOB_I32, KNOB_I64, KNOB_F64, KNOB_PERIOD };
@@ -74,6 +78,7 @@ static const knob knobs[] = {
 };
 
 enum { NKNOBS = (int)(sizeof knobs / sizeof knobs[0]), PERIOD_KNOB = NKNOBS - 1 };
+enum { PROFILER_NODES_KNOB = 1 }; /* knobs[1] */
 
 typedef struct point {
     double v[NKNOBS];
@@ -83,6 +88,7 @@ typedef struct evaluation {
     point p;
     int online; /* a real online run (models trained), not a replay */
     double avg_jct, avg_queue;
+    int infeasible; /* no VC could give the profiler another node */
 } evaluation;
 
 typedef struct tuner {
@@ -102,6 +108,13 @@ typedef struct tuner {
     int nforecasts;
     const lucid_policy_ops *lucid;
     int threads, budget, objective_queue, quiet;
+    /* Capacity: by default the profiler's nodes beyond those the
+     * experiment adds to the cluster (extra_nodes, its profiler_nodes
+     * minus its profiler_nodes_from) come out of the VCs (equal_capacity_
+     * nodes); with extra_capacity they are added GPUs. */
+    int extra_capacity;
+    int32_t extra_nodes;
+    int32_t *min_nodes; /* per VC: the nodes its largest job needs (at least 1) */
     int active[NKNOBS]; /* searched (the others keep the experiment's value) */
     double grid[NKNOBS][MAX_GRID + 1]; /* sorted, the experiment's value included */
     int ngrid[NKNOBS];
@@ -150,6 +163,8 @@ static void knob_text(int k, double v, char *buf, size_t size)
 
 static double objective(const tuner *t, const evaluation *e)
 {
+    if (e->infeasible)
+        return INFINITY;
     return t->objective_queue ? e->avg_queue : e->avg_jct;
 }
 
@@ -195,6 +210,31 @@ typedef struct batch {
     pthread_mutex_t lock;
 } batch;
 
+/* Equal capacity: which VC nodes a profiler of `profiler_nodes` nodes
+ * takes, from the experiment's profiler_nodes_from by lucid_profiler_take
+ * (each VC keeps its largest job's nodes).  Nodes the experiment itself
+ * adds beyond its profiler_nodes_from (t->extra_nodes) stay added, no
+ * more.  -1 when no VC can give a node. */
+static int equal_capacity_nodes(const tuner *t, int32_t profiler_nodes, int32_t *out)
+{
+    const lucid_vcs *vcs = &t->run->vcs;
+    for (int32_t v = 0; v < vcs->count; v++)
+        out[v] = t->cfg.lucid.nodes_from ? t->cfg.lucid.nodes_from[v] : 0;
+    int32_t want = profiler_nodes - t->extra_nodes;
+    return lucid_profiler_take(vcs->nodes, t->min_nodes, vcs->count, want > 0 ? want : 0, out);
+}
+
+/* "vc:n,vc:n" of a profiler's nodes taken from the VCs (empty: none). */
+static void nodes_from_text(const lucid_vcs *vcs, const int32_t *from, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int32_t v = 0; v < vcs->count && used < size; v++)
+        if (from[v] > 0)
+            used += (size_t)snprintf(buf + used, size - used, "%s%s:%d", used ? "," : "",
+                                     lucid_vcs_name(vcs, v), from[v]);
+}
+
 /* Simulates e->p: an online run (models trained) when e->online, else a
  * plain run (an online experiment's replay inputs when it has them).  The
  * result is kept in *keep when given (freed otherwise). */
@@ -215,6 +255,19 @@ static int simulate_point(const tuner *t, evaluation *e, lucid_sim_result *keep,
     }
     for (int k = 0; k < NKNOBS; k++)
         knob_set(&cfg, cfg.online ? &oc : NULL, k, e->p.v[k]);
+    int32_t *from = NULL;
+    if (!t->extra_capacity) {
+        from = calloc((size_t)t->run->vcs.count + 1, sizeof *from);
+        if (!from)
+            return lucid_error_set(err, "out of memory");
+        if (equal_capacity_nodes(t, cfg.lucid.profiler_nodes, from) < 0) {
+            free(from);
+            e->infeasible = 1;
+            e->avg_jct = e->avg_queue = INFINITY;
+            return 0;
+        }
+        cfg.lucid.nodes_from = from;
+    }
     if (cfg.online)
         oc.forecast = forecast_for(t, oc.period);
     const lucid_policy_ops *policies[1] = {t->lucid};
@@ -227,6 +280,7 @@ static int simulate_point(const tuner *t, evaluation *e, lucid_sim_result *keep,
     int failed = lucid_simulate(&cfg, in, policies, 1, &result,
                                 quiet_run ? NULL : cli_progress_show, &pv, err) < 0;
     cli_progress_end(&pv);
+    free(from);
     if (failed)
         return -1;
     lucid_summary s;
@@ -557,8 +611,13 @@ static void absolute(const char *path, char *buf, size_t size)
         snprintf(buf, size, "%s", path);
 }
 
-static void write_missing_knobs(FILE *out, const point *best, int *written, int online)
+static void write_missing_knobs(FILE *out, const point *best, int *written, int online,
+                                const char *nodes_from, int *from_written)
 {
+    if (nodes_from && !*from_written) {
+        fprintf(out, "profiler_nodes_from = %s\n", nodes_from);
+        *from_written = 1;
+    }
     for (int k = 0; k < NKNOBS; k++)
         if (!written[k] && (online || k != PERIOD_KNOB)) {
             char value[32];
@@ -570,7 +629,8 @@ static void write_missing_knobs(FILE *out, const point *best, int *written, int 
 
 /* One line of the original: a tuned key or a path gets its new value. */
 static void write_line(FILE *out, const char *line, const char *section,
-                       const lucid_experiment *exp, const point *best, int *written, int online)
+                       const lucid_experiment *exp, const point *best, int *written, int online,
+                       const char *nodes_from, int *from_written)
 {
     char buf[4096];
     snprintf(buf, sizeof buf, "%s", line);
@@ -582,6 +642,11 @@ static void write_line(FILE *out, const char *line, const char *section,
     }
     *eq = '\0';
     const char *key = lucid_trim(first);
+    if (strcmp(section, "lucid") == 0 && nodes_from && strcmp(key, "profiler_nodes_from") == 0) {
+        fprintf(out, "%s = %s\n", key, nodes_from);
+        *from_written = 1;
+        return;
+    }
     if (strcmp(section, "lucid") == 0)
         for (int k = 0; k < NKNOBS; k++)
             if (strcmp(key, knobs[k].key) == 0 && (online || k != PERIOD_KNOB)) {
@@ -604,9 +669,12 @@ static void write_line(FILE *out, const char *line, const char *section,
     fputs(line, out);
 }
 
+/* nodes_from: the tuned profiler_nodes_from (NULL: the experiment's line
+ * stays; "" is written as an empty value: no node taken). */
 static int write_tuned(const char *path, const lucid_experiment *exp, const point *best,
-                       const char *header, int online)
+                       const char *header, int online, const char *nodes_from)
 {
+    int from_written = 0;
     FILE *in = fopen(exp->path, "r");
     if (!in)
         return cli_fail("%s: cannot open: %s", exp->path, strerror(errno));
@@ -626,7 +694,7 @@ static int write_tuned(const char *path, const lucid_experiment *exp, const poin
         char *s = lucid_trim(copy);
         if (s[0] == '[') {
             if (in_lucid)
-                write_missing_knobs(out, best, written, online);
+                write_missing_knobs(out, best, written, online, nodes_from, &from_written);
             char *close = strchr(s, ']');
             if (close)
                 *close = '\0';
@@ -636,13 +704,13 @@ static int write_tuned(const char *path, const lucid_experiment *exp, const poin
             fputs(line, out);
             continue;
         }
-        write_line(out, line, section, exp, best, written, online);
+        write_line(out, line, section, exp, best, written, online, nodes_from, &from_written);
         if (line[strlen(line) - 1] != '\n')
             fputc('\n', out);
     }
     if (!saw_lucid)
         fputs("\n[lucid]\n", out);
-    write_missing_knobs(out, best, written, online);
+    write_missing_knobs(out, best, written, online, nodes_from, &from_written);
     int bad = ferror(in) != 0;
     fclose(in);
     if (bad) {
@@ -657,7 +725,7 @@ static int write_tuned(const char *path, const lucid_experiment *exp, const poin
 typedef struct tune_opts {
     const char *experiment, *out, *knobs;
     int64_t threads, budget;
-    int objective_queue, quiet;
+    int objective_queue, quiet, extra_capacity;
 } tune_opts;
 
 static int parse_args(int argc, char **argv, tune_opts *o)
@@ -672,6 +740,8 @@ static int parse_args(int argc, char **argv, tune_opts *o)
         }
         if (strcmp(argv[i], "--quiet") == 0) {
             o->quiet = 1;
+        } else if (strcmp(argv[i], "--extra-capacity") == 0) {
+            o->extra_capacity = 1;
         } else if ((got = cli_option(argc, argv, &i, "--out", &value)) != 0) {
             if (got < 0)
                 return 2;
@@ -853,6 +923,67 @@ static int search_online(tuner *t, const point *base)
     return 0;
 }
 
+/* What equal capacity needs: each VC's smallest size (its largest job's
+ * nodes) and the nodes the experiment's profiler adds to the cluster. */
+static int capacity_setup(tuner *t)
+{
+    const lucid_vcs *vcs = &t->run->vcs;
+    if (!(t->min_nodes = calloc((size_t)vcs->count + 1, sizeof *t->min_nodes)))
+        return cli_fail("out of memory");
+    int32_t gpn = t->cfg.gpus_per_node > 0 ? t->cfg.gpus_per_node : 8;
+    for (int32_t v = 0; v < vcs->count; v++)
+        t->min_nodes[v] = 1;
+    for (size_t i = 0; i < t->run->trace.njobs; i++) {
+        const lucid_job *job = &t->run->trace.jobs[i];
+        int32_t need = (job->gpu_num + gpn - 1) / gpn;
+        if (job->vc >= 0 && job->vc < vcs->count && need > t->min_nodes[job->vc])
+            t->min_nodes[job->vc] = need;
+    }
+    int32_t taken = 0;
+    for (int32_t v = 0; t->cfg.lucid.nodes_from && v < vcs->count; v++)
+        taken += t->cfg.lucid.nodes_from[v];
+    t->extra_nodes = t->cfg.lucid.profiler_nodes > taken ? t->cfg.lucid.profiler_nodes - taken : 0;
+    return 0;
+}
+
+/* The capacity line of the result: what the best point's profiler takes
+ * from the VCs, and any nodes it adds to the cluster. */
+static void capacity_text(const tuner *t, const point *p, char *from, size_t from_size,
+                          char *line, size_t size)
+{
+    int32_t nodes = (int32_t)llround(p->v[PROFILER_NODES_KNOB]);
+    int32_t *taken = calloc((size_t)t->run->vcs.count + 1, sizeof *taken);
+    from[0] = '\0';
+    if (!taken) {
+        snprintf(line, size, "capacity: unknown (out of memory)");
+        return;
+    }
+    if (t->extra_capacity) {
+        for (int32_t v = 0; t->cfg.lucid.nodes_from && v < t->run->vcs.count; v++)
+            taken[v] = t->cfg.lucid.nodes_from[v];
+    } else {
+        (void)equal_capacity_nodes(t, nodes, taken);
+    }
+    nodes_from_text(&t->run->vcs, taken, from, from_size);
+    int32_t sum = 0;
+    for (int32_t v = 0; v < t->run->vcs.count; v++)
+        sum += taken[v];
+    free(taken);
+    if (nodes > sum)
+        snprintf(line, size,
+                 "capacity: %s; the profiler's %d nodes take %d from the VCs (%s) and add %d "
+                 "nodes (%d GPUs) the baselines do not get",
+                 t->extra_capacity ? "extra capacity allowed (--extra-capacity)"
+                                   : "equal to the experiment's",
+                 nodes, sum, from[0] ? from : "none", nodes - sum,
+                 (nodes - sum) * (t->cfg.gpus_per_node > 0 ? t->cfg.gpus_per_node : 8));
+    else
+        snprintf(line, size,
+                 "capacity: equal to the baselines'; the profiler's %d nodes are taken from the "
+                 "VCs (%s)",
+                 nodes, from[0] ? from : "none");
+}
+
 static int tune(const tune_opts *o, const lucid_experiment *exp, tuner *t, cli_run *run)
 {
     clock_gettime(CLOCK_MONOTONIC, &t->t0);
@@ -862,6 +993,11 @@ static int tune(const tune_opts *o, const lucid_experiment *exp, tuner *t, cli_r
         return 1;
     t->run = run;
     t->online = t->cfg.online != NULL;
+    /* The tuner's queue objective is the comparable one whatever the
+     * experiment's compat (the accounting changes no schedule). */
+    t->cfg.sem.queue_waits_only = 0;
+    if (capacity_setup(t) != 0)
+        return 1;
     if (!t->online)
         t->active[PERIOD_KNOB] = 0; /* no update engine */
     point base;
@@ -877,6 +1013,12 @@ static int tune(const tune_opts *o, const lucid_experiment *exp, tuner *t, cli_r
                t->online ? "; models online: knobs searched on replays of one online run, then "
                            "the retrain period by online runs"
                          : "");
+    if (!o->quiet)
+        printf("%s\n", t->extra_capacity
+                           ? "capacity: --extra-capacity: profiler nodes beyond the experiment's "
+                             "are GPUs the baselines do not get"
+                           : "capacity: equal to the experiment's: every profiler node the search "
+                             "adds is taken from a VC (--extra-capacity to add GPUs instead)");
     if ((t->online ? search_online(t, &base) : search(t, &base)) != 0)
         return 1;
     double elapsed = seconds_since(&t->t0);
@@ -923,12 +1065,18 @@ static int tune(const tune_opts *o, const lucid_experiment *exp, tuner *t, cli_r
             len += snprintf(header + len, sizeof header - (size_t)len, "#   %s = %s (was %s)\n",
                             knobs[k].key, value, was);
     }
+    char from[1024], capacity[1536];
+    capacity_text(t, &best->p, from, sizeof from, capacity, sizeof capacity);
+    printf("%s\n", capacity);
+    if (len > 0 && (size_t)len < sizeof header)
+        len += snprintf(header + len, sizeof header - (size_t)len, "# %s\n", capacity);
     printf("best lucid avg_jct=%.3f avg_queue=%.3f (experiment's values: avg_jct=%.3f "
            "avg_queue=%.3f; %+.1f%% %s)\n",
            best->avg_jct, best->avg_queue, start->avg_jct, start->avg_queue,
            100.0 * (objective(t, best) - objective(t, start)) / objective(t, start),
            t->objective_queue ? "avg queue" : "avg JCT");
-    if (write_tuned(o->out, exp, &best->p, header, t->online) != 0)
+    if (write_tuned(o->out, exp, &best->p, header, t->online,
+                    t->extra_capacity ? NULL : from) != 0)
         return 1;
     printf("tuned experiment written to %s\n", o->out);
     return 0;
@@ -958,7 +1106,8 @@ int cmd_tune(int argc, char **argv)
         return cli_fail("%s", err.msg);
     }
     tuner t = {.threads = (int)o.threads, .budget = (int)o.budget,
-               .objective_queue = o.objective_queue, .quiet = o.quiet, .best = -1};
+               .objective_queue = o.objective_queue, .quiet = o.quiet,
+               .extra_capacity = o.extra_capacity, .best = -1};
     if ((rc = parse_knobs(o.knobs, &t)) != 0) {
         lucid_experiment_free(&exp);
         return rc;
@@ -967,6 +1116,7 @@ int cmd_tune(int argc, char **argv)
     memset(&run, 0, sizeof run);
     rc = tune(&o, &exp, &t, &run);
     free(t.done);
+    free(t.min_nodes);
     for (int i = 0; i < t.nforecasts; i++)
         lucid_forecast_free(&t.forecasts[i]);
     lucid_sim_result_free(&t.base_result);

@@ -52,11 +52,15 @@ void cli_run_lucid_knobs(const lucid_experiment *exp, lucid_sim_lucid_config *lc
     lc->score_sum = exp->score_sum;
     lc->pack_threshold = exp->pack_threshold;
     lc->scale_down_factor = exp->scale_down_factor;
+    lc->share_prior = exp->prior && strcmp(exp->prior, "venus") == 0;
+    lc->pack_when_blocked = exp->pack_when_blocked;
 }
 
 int cli_run_config(const lucid_experiment *exp, lucid_sim_config *cfg)
 {
     lucid_sim_config_defaults(cfg);
+    if (exp->prior && strcmp(exp->prior, "venus") != 0 && strcmp(exp->prior, "none") != 0)
+        return cli_fail("[lucid] prior = %s: expected 'venus' or 'none'", exp->prior);
     if (exp->placer && !(cfg->placer = lucid_placer_find(exp->placer)))
         return cli_fail("unknown placer '%s' (consolidate, consolidate-first, random)",
                         exp->placer);
@@ -181,6 +185,35 @@ static int parse_nodes_from(const char *spec, const lucid_vcs *vcs, int32_t **ou
     return 0;
 }
 
+int cli_run_take_estimates(cli_run *d, const lucid_sim_result *lucid)
+{
+    size_t n = d->trace.njobs;
+    free(d->qssf_est);
+    if (!(d->qssf_est = malloc((n + 1) * sizeof *d->qssf_est)))
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        d->qssf_est[i] = lucid->estimates ? lucid->estimates[i] : -1;
+    d->in.qssf_estimates = d->qssf_est;
+    if (!d->in.plan_estimates)
+        d->in.plan_estimates = d->qssf_est;
+    return 0;
+}
+
+int cli_run_estimates_from_lucid(cli_run *d, const lucid_sim_config *cfg)
+{
+    const lucid_policy_ops *lucid = lucid_policy_find("lucid");
+    lucid_sim_config c = *cfg;
+    c.on_result = NULL;
+    c.observe = (lucid_observer){.job = -1};
+    lucid_sim_result result;
+    lucid_error err = {{0}};
+    if (lucid_simulate(&c, &d->in, &lucid, 1, &result, NULL, NULL, &err) < 0)
+        return cli_fail("%s", err.msg);
+    int rc = cli_run_take_estimates(d, &result) < 0 ? cli_fail("out of memory") : 0;
+    lucid_sim_result_free(&result);
+    return rc;
+}
+
 static int needs(const lucid_policy_ops *const *policies, int n, unsigned flag)
 {
     for (int i = 0; i < n; i++)
@@ -227,9 +260,11 @@ int cli_run_calendar(const char *path, const lucid_trace *trace, int64_t *offset
 /* [lucid] models = online: the models are trained during the run. */
 static int load_online(const lucid_experiment *exp, cli_run *d, lucid_error *err)
 {
-    if (!exp->sharing_labels || !exp->colocation)
+    int prior = exp->prior && strcmp(exp->prior, "venus") == 0;
+    if ((!exp->sharing_labels || !exp->colocation) && !prior)
         return lucid_error_set(err, "[lucid] models = online needs sharing_labels and colocation "
-                                    "(the sharing model's training data)");
+                                    "(the sharing model's training data), or prior = venus "
+                                    "(docs/traces.md)");
     lucid_online_config *oc = &d->online;
     memset(oc, 0, sizeof *oc);
     oc->trace_path = exp->jobs;
@@ -278,16 +313,19 @@ static int load_estimates(const lucid_experiment *exp, const lucid_policy_ops *c
     if (plan && plan_path && !has_policy(policies, npolicies, "qssf") &&
         lucid_estimates_load(&d->qssf_est, &d->trace, plan_path, err) < 0)
         return -1;
+    int online = exp->models ? strcmp(exp->models, "online") == 0 : !exp->lucid_estimates;
     if (has_policy(policies, npolicies, "qssf")) {
         const char *path = exp->qssf_estimates ? exp->qssf_estimates : exp->lucid_estimates;
-        if (!path)
-            return lucid_error_set(err, "qssf needs [qssf] estimates");
-        if (lucid_estimates_load(&d->qssf_est, &d->trace, path, err) < 0)
+        if (!path && online && needs(policies, npolicies, LUCID_POLICY_LUCID))
+            d->qssf_from_lucid = 1; /* filled after Lucid's run (cmd_simulate) */
+        else if (!path)
+            return lucid_error_set(err, "qssf needs [qssf] estimates, or lucid with models = "
+                                        "online in the same run (QSSF then uses its estimates)");
+        else if (lucid_estimates_load(&d->qssf_est, &d->trace, path, err) < 0)
             return -1;
     }
     if (!needs(policies, npolicies, LUCID_POLICY_LUCID))
         return 0;
-    int online = exp->models ? strcmp(exp->models, "online") == 0 : !exp->lucid_estimates;
     if (exp->models && !online && strcmp(exp->models, "files") != 0)
         return lucid_error_set(err, "[lucid] models = %s: expected 'files' or 'online'",
                                exp->models);

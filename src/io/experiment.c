@@ -72,6 +72,8 @@ static const key_spec keys[] = {
     {"lucid", "pack_threshold", KEY_DOUBLE, FIELD(pack_threshold), 0, 0},
     {"lucid", "scale_down_factor", KEY_DOUBLE, FIELD(scale_down_factor), 0, 0},
     {"lucid", "models", KEY_STRING, FIELD(models), 0, 0},
+    {"lucid", "prior", KEY_STRING, FIELD(prior), 0, 0},
+    {"lucid", "pack_when_blocked", KEY_BOOL, FIELD(pack_when_blocked), 0, 0},
     {"lucid", "history", KEY_PATH, FIELD(history), 0, 0},
     {"lucid", "history_start", KEY_STRING, FIELD(history_start), 0, 0},
     {"lucid", "retrain_period", KEY_INT, FIELD(retrain_period), 3600, INT64_MAX / 4},

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +94,8 @@ void lucid_import_free(lucid_import *imp)
     free(imp->jobs);
     free(imp->vc_gpus);
     free(imp->notes);
+    free(imp->vc_derived);
+    free(imp->vc_load);
     lucid_strtab_free(imp->strings);
     lucid_strtab_free(imp->vc_names);
     memset(imp, 0, sizeof *imp);
@@ -390,31 +393,64 @@ static int oversized_rule(const lucid_import *imp, const lucid_import_job *job, 
     return job->gpu_num > usable ? *(const int *)ctx : -1;
 }
 
-/* Sizes the source does not give: the VC's largest job rounded up to whole
- * nodes, so every job fits (noted in the MANIFEST). */
+/* Sizes the source does not give (LUCID_IMPORT_TARGET_LOAD): the fewest
+ * whole nodes that hold the VC's largest job and keep its offered load at
+ * most the target; every VC's offered load at its size into vc_load.  The
+ * rule and each derived size with its load go to the MANIFEST notes (the
+ * CLI warns with them). */
 static int derive_sizes(lucid_import *imp, lucid_error *err)
 {
     int32_t nvcs = imp->vc_names ? lucid_strtab_count(imp->vc_names) : 0;
-    int64_t *largest = calloc((size_t)nvcs + 1, sizeof *largest);
-    if (!largest)
-        return lucid_error_set(err, "out of memory");
-    for (size_t i = 0; i < imp->njobs; i++)
-        if (imp->jobs[i].gpu_num > largest[imp->jobs[i].vc])
-            largest[imp->jobs[i].vc] = imp->jobs[i].gpu_num;
-    int derived = 0;
-    for (int32_t v = 0; v < nvcs; v++)
+    size_t n = (size_t)nvcs + 1;
+    int64_t *largest = calloc(n, sizeof *largest), *first = malloc(n * sizeof *first),
+            *last = malloc(n * sizeof *last);
+    double *work = calloc(n, sizeof *work);
+    free(imp->vc_derived);
+    free(imp->vc_load);
+    imp->vc_derived = calloc(n, 1);
+    imp->vc_load = malloc(n * sizeof *imp->vc_load);
+    int rc = largest && first && last && work && imp->vc_derived && imp->vc_load
+                 ? 0
+                 : lucid_error_set(err, "out of memory");
+    for (int32_t v = 0; rc == 0 && v < nvcs; v++) {
+        first[v] = INT64_MAX;
+        last[v] = INT64_MIN;
+    }
+    for (size_t i = 0; rc == 0 && i < imp->njobs; i++) {
+        const lucid_import_job *job = &imp->jobs[i];
+        if (job->gpu_num > largest[job->vc])
+            largest[job->vc] = job->gpu_num;
+        work[job->vc] += (double)job->gpu_num * (double)job->duration;
+        first[job->vc] = job->submit < first[job->vc] ? job->submit : first[job->vc];
+        last[job->vc] = job->submit > last[job->vc] ? job->submit : last[job->vc];
+    }
+    int64_t node = imp->gpus_per_node;
+    for (int32_t v = 0; rc == 0 && v < nvcs; v++) {
+        /* GPUs the work needs per second of the window, NaN without one */
+        double rate = last[v] > first[v] ? work[v] / (double)(last[v] - first[v]) : NAN;
         if (imp->vc_gpus[v] < 0) {
-            imp->vc_gpus[v] = (largest[v] + imp->gpus_per_node - 1) / imp->gpus_per_node *
-                              imp->gpus_per_node;
-            derived = 1;
+            int64_t nodes = (largest[v] + node - 1) / node;
+            if (rate == rate) {
+                double need = ceil(rate / LUCID_IMPORT_TARGET_LOAD / (double)node);
+                if (need > (double)nodes)
+                    nodes = need < 1e12 ? (int64_t)need : (int64_t)1e12;
+            }
+            imp->vc_gpus[v] = (nodes > 0 ? nodes : 1) * node;
+            imp->vc_derived[v] = first[v] != INT64_MAX; /* (a VC without jobs is not written) */
         }
+        imp->vc_load[v] = imp->vc_gpus[v] > 0 ? rate / (double)imp->vc_gpus[v] : NAN;
+        if (rc == 0 && imp->vc_derived[v] &&
+            lucid_import_note(imp, "VC %s: no size in the source: %lld GPUs by the sizing rule "
+                                   "(largest job %lld GPUs; offered load %.2f at this size, nan: one submission time)",
+                              lucid_strtab_get(imp->vc_names, v), (long long)imp->vc_gpus[v],
+                              (long long)largest[v], imp->vc_load[v]) < 0)
+            rc = lucid_error_set(err, "out of memory");
+    }
     free(largest);
-    if (derived &&
-        lucid_import_note(imp, "VC sizes not given by the source: the largest job's GPUs, "
-                               "rounded up to whole nodes of %d GPUs",
-                          imp->gpus_per_node) < 0)
-        return lucid_error_set(err, "out of memory");
-    return 0;
+    free(first);
+    free(last);
+    free(work);
+    return rc;
 }
 
 /* The simulator needs unique job ids: a repeat is the source's fault,

@@ -18,6 +18,42 @@
 
 #define ITP_EPOCH 1614816000 /* 2021-03-04 00:00:00 UTC */
 
+/* Ten years of seconds: the most a submission time or a duration may be. */
+#define ITP_MAX_SECONDS (10LL * 365 * 86400)
+
+/* Order of (VC, UUID, record): a UUID twice in one cluster's file. */
+static int compare_uuid(const void *a, const void *b)
+{
+    const lucid_import_job *x = *(const lucid_import_job *const *)a,
+                           *y = *(const lucid_import_job *const *)b;
+    if (x->vc != y->vc)
+        return x->vc < y->vc ? -1 : 1;
+    if (x->source_id != y->source_id)
+        return x->source_id < y->source_id ? -1 : 1;
+    return (x->record > y->record) - (x->record < y->record);
+}
+
+/* A job is one row: the same UUID on two rows of a cluster is the
+ * source's fault, reported with both lines. */
+static int check_uuids(const lucid_import *imp, const char *const *paths, lucid_error *err)
+{
+    const lucid_import_job **by = malloc((imp->njobs + 1) * sizeof *by);
+    if (!by)
+        return lucid_error_set(err, "out of memory");
+    for (size_t i = 0; i < imp->njobs; i++)
+        by[i] = &imp->jobs[i];
+    qsort(by, imp->njobs, sizeof *by, compare_uuid);
+    int rc = 0;
+    for (size_t i = 1; i < imp->njobs && rc == 0; i++)
+        if (by[i]->vc == by[i - 1]->vc && by[i]->source_id == by[i - 1]->source_id)
+            rc = lucid_error_at(err, paths[(by[i]->record >> 32) - 1], (long)(by[i]->record & 0xffffffff),
+                                "job_id", "'%s' is also the job of line %ld",
+                                lucid_strtab_get(imp->strings, by[i]->source_id),
+                                (long)(by[i - 1]->record & 0xffffffff));
+    free(by);
+    return rc;
+}
+
 static int read_cluster(lucid_import *imp, const char *path, int64_t file_index, int cpu_only,
                         int zero, lucid_error *err)
 {
@@ -49,6 +85,14 @@ static int read_cluster(lucid_import *imp, const char *path, int64_t file_index,
             rc = lucid_error_at(err, path, line, submit < 0 ? "submission_time" : "num_gpu",
                                 "%lld out of range",
                                 (long long)(submit < 0 ? submit : row >= 1000000 ? row : gpus));
+            break;
+        }
+        /* Seconds since a collection of months: more than ten years is a
+         * corrupt value (2^63 - 1 would overflow every later sum). */
+        if (submit > ITP_MAX_SECONDS || duration > ITP_MAX_SECONDS) {
+            rc = lucid_error_at(err, path, line, submit > ITP_MAX_SECONDS ? "submission_time" : "duration",
+                                "%lld s is more than ten years",
+                                (long long)(submit > ITP_MAX_SECONDS ? submit : duration));
             break;
         }
         const char *uuid = lucid_csv_field(csv, c[0]);
@@ -101,6 +145,8 @@ int lucid_import_itp(lucid_import *imp, const char *const *paths, int npaths,
     for (int i = 0; i < npaths; i++)
         if (read_cluster(imp, paths[i], i + 1, cpu_only, zero, err) < 0)
             return -1;
+    if (check_uuids(imp, paths, err) < 0)
+        return -1;
     return lucid_import_note(imp, "ITP: one VC per file; calendar times from 2021-03-04 00:00:00 "
                                   "UTC (collection start); job_id = file number x 1000000 + row, "
                                   "the UUID in source_id") < 0

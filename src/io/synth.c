@@ -59,6 +59,11 @@ static int32_t *vc_sizes(const lucid_synth_config *cfg, const lucid_vcs *base)
     return sizes;
 }
 
+int32_t *lucid_synth_vc_sizes(const lucid_synth_config *cfg, const lucid_vcs *base_vcs)
+{
+    return vc_sizes(cfg, base_vcs);
+}
+
 static const char *str_or_empty(const lucid_trace *t, int32_t id)
 {
     return id >= 0 ? lucid_strtab_get(t->strings, id) : "";

@@ -409,7 +409,10 @@ lucid_dataset *lucid_features_duration(const char *path, int64_t **times, lucid_
     int cols[D_NIN];
     for (int c = 0; c < D_NIN; c++) {
         cols[c] = lucid_csv_col(csv, duration_inputs[c]);
-        if (cols[c] < 0 && c < D_DURATION) {
+        /* Only gpu_num is required: an imported trace has the columns its
+         * source has, and a missing one is a missing value in every row
+         * (the GA2M learns on the columns present, docs/traces.md). */
+        if (cols[c] < 0 && c == D_GPU) {
             need_col(csv, duration_inputs[c], err);
             goto fail;
         }

@@ -90,7 +90,16 @@ static void pack(lucid_sched *s, int32_t job, int32_t target)
     double speed_job = 1.0, speed_target = 1.0;
     /* Pairs involving a model the co-location study did not measure run at
      * full speed (as in the reference's updater). */
-    if (!outside_pair_table(s, job) && !outside_pair_table(s, target) && s->lucid->pairs)
+    const double *prior = s->lucid->prior_speed;
+    if (prior && (s->jobs[job].workload.model < 0 || s->jobs[target].workload.model < 0)) {
+        /* No workload to look up (a trace without GPU metrics): the prior's
+         * speeds by sharing score, at most 1. */
+        int32_t a = s->run[job].share_score, b = s->run[target].share_score;
+        if (a >= 0 && a <= 2 && b >= 0 && b <= 2) {
+            speed_job = prior[a * 3 + b] < 1.0 ? prior[a * 3 + b] : 1.0;
+            speed_target = prior[b * 3 + a] < 1.0 ? prior[b * 3 + a] : 1.0;
+        }
+    } else if (!outside_pair_table(s, job) && !outside_pair_table(s, target) && s->lucid->pairs)
         lucid_pairs_speed(s->lucid->pairs, &s->jobs[job].workload, &s->jobs[target].workload,
                           &speed_job, &speed_target);
     lucid_sched_start_packed(s, job, target, speed_job, speed_target);
@@ -98,8 +107,23 @@ static void pack(lucid_sched *s, int32_t job, int32_t target)
 
 /* The pack hook of the decision pass: `job` starts on the GPUs of the
  * first running job the pair rule allows. */
+/* Whether `job` (at most one node's GPUs) could start on free GPUs now:
+ * some node has at least its GPUs free. */
+static int fits_on_free(const lucid_sched *s, int32_t job)
+{
+    int32_t g = s->jobs[job].gpu_num, G = s->cluster.gpus_per_node;
+    if (g > G || s->cluster.free_gpus < g)
+        return 0;
+    for (int32_t f = g; f <= G; f++)
+        if (lucid_cluster_first_in_bucket(&s->cluster, f, 0) >= 0)
+            return 1;
+    return 0;
+}
+
 static int pack_onto_partner(lucid_sched *s, int32_t job)
 {
+    if (s->lucid->pack_when_blocked && fits_on_free(s, job))
+        return 0; /* the pass places it on free GPUs instead */
     int32_t target = pick_partner(s, job);
     if (target < 0)
         return 0;

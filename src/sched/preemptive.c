@@ -130,6 +130,10 @@ void lucid_preemptive_pass(lucid_sched *s)
         running_remove(s, p, job);
         lucid_sched_preempt(s, job);
         s->run[job].remain += (double)lucid_preempt_overhead(&s->jobs[job]);
+        /* The checkpoint cost is work done again: queueing in the
+         * comparable accounting, not in the reference's. */
+        if (!s->sem.queue_waits_only)
+            s->run[job].queue += (double)lucid_preempt_overhead(&s->jobs[job]);
         lucid_sched_enqueue(s, job);
         s->run[job].arrival_seq = s->next_arrival_seq++; /* its new queue position */
     }

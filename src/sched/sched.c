@@ -21,7 +21,8 @@ lucid_semantics lucid_semantics_reference(void)
                              .partner_lookup_bug = 1,
                              .profiled_rejoin_at_submit = 1,
                              .queue_double_count = 1,
-                             .borrow_lost = 1};
+                             .borrow_lost = 1,
+                             .queue_waits_only = 1};
 }
 
 lucid_semantics lucid_semantics_fixed(void) { return (lucid_semantics){0}; }
@@ -37,6 +38,7 @@ int lucid_semantics_fix(lucid_semantics *sem, const char *list, lucid_error *err
         {"profiled_rejoin", offsetof(lucid_semantics, profiled_rejoin_at_submit)},
         {"queue_double_count", offsetof(lucid_semantics, queue_double_count)},
         {"borrow_lost", offsetof(lucid_semantics, borrow_lost)},
+        {"queue_waits_only", offsetof(lucid_semantics, queue_waits_only)},
     };
     const char *p = list;
     while (*p) {
@@ -51,7 +53,8 @@ int lucid_semantics_fix(lucid_semantics *sem, const char *list, lucid_error *err
             k++;
         if (k == sizeof defects / sizeof defects[0])
             return lucid_error_set(err, "unknown defect '%.*s' (end_lag, partner_lookup, "
-                                        "profiled_rejoin, queue_double_count, borrow_lost)",
+                                        "profiled_rejoin, queue_double_count, borrow_lost, "
+                                        "queue_waits_only)",
                                    (int)n, p);
         *(int *)(void *)((char *)sem + defects[k].offset) = 0;
         p += n;

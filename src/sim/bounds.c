@@ -162,6 +162,7 @@ void lucid_bounds_free(lucid_bounds *b)
 typedef struct job_sums {
     int64_t n;
     double jct, queue, duration, bsld;
+    double prof_s, prof_gpu_s; /* time and GPU-seconds running in Lucid's profiler */
 } job_sums;
 
 static void sums_add(job_sums *s, double jct, double queue, double duration, double bsld)
@@ -171,6 +172,21 @@ static void sums_add(job_sums *s, double jct, double queue, double duration, dou
     s->queue += queue;
     s->duration += duration;
     s->bsld += bsld;
+}
+
+/* Seconds job i ran in Lucid's profiler (0: not profiled, not Lucid). */
+static double profiler_seconds(const lucid_sim_result *result, size_t i)
+{
+    if (!result->prof || result->prof[i].start < 0)
+        return 0;
+    return (double)(result->prof[i].end - result->prof[i].start);
+}
+
+/* A job's profiler time into a group's sums (beside sums_add). */
+static void sums_add_prof(job_sums *s, double prof_s, int32_t gpus)
+{
+    s->prof_s += prof_s;
+    s->prof_gpu_s += prof_s * (double)gpus;
 }
 
 static double bounded_slowdown(double jct, double duration)
@@ -280,6 +296,9 @@ static void summary_of(const job_sums *s, double *queues, lucid_summary *out)
     out->avg_jct = s->jct / (double)s->n;
     out->avg_queue = s->queue / (double)s->n;
     out->p999_queue = lucid_percentile(queues, (size_t)s->n, 99.9);
+    out->avg_delay = (s->jct - s->duration) / (double)s->n;
+    out->avg_profiler_s = s->prof_s / (double)s->n;
+    out->profiler_gpu_s = s->prof_gpu_s;
 }
 
 static int in_range(const lucid_job *job, int32_t min_gpus_exclusive, int32_t max_gpus)
@@ -302,7 +321,8 @@ int lucid_summarize(const lucid_trace *trace, const lucid_sim_result *result, in
             continue;
         const lucid_jobresult *r = &result->run[i];
         queues[s.n] = r->queue;
-        sums_add(&s, (double)(r->end_time - job->submit_time), r->queue, 0, 0);
+        sums_add(&s, (double)(r->end_time - job->submit_time), r->queue, (double)job->duration, 0);
+        sums_add_prof(&s, profiler_seconds(result, i), job->gpu_num);
     }
     summary_of(&s, queues, out);
     free(queues);
@@ -394,11 +414,15 @@ static int policy_figures(const lucid_trace *trace, const lucid_sim_result *resu
         const lucid_jobresult *r = &result->run[i];
         double jct = (double)(r->end_time - job->submit_time);
         double d = (double)job->duration, b = bounded_slowdown(jct, d);
+        double ps = profiler_seconds(result, i);
         sums_add(&g[job->vc], jct, r->queue, d, b);
         sums_add(all, jct, r->queue, d, b);
+        sums_add_prof(&g[job->vc], ps, job->gpu_num);
+        sums_add_prof(all, ps, job->gpu_num);
         int c = size_class(job->gpu_num);
         if (c >= 0) {
             sums_add(&cls[c], jct, r->queue, d, b);
+            sums_add_prof(&cls[c], ps, job->gpu_num);
             sums_add(&cls_vc[(size_t)c * nv + (size_t)job->vc], jct, r->queue, d, b);
         }
         if (job->user >= 0 && job->user < nusers) {
@@ -543,6 +567,45 @@ int lucid_policy_summary_make(lucid_policy_summary *ps, const lucid_trace *trace
     if (rc < 0)
         lucid_policy_summary_free(ps);
     return rc;
+}
+
+void lucid_offered_load(const lucid_trace *trace, const lucid_vcs *vcs, int32_t gpus_per_node,
+                        double *out)
+{
+    int32_t nv = vcs->count;
+    for (int32_t v = 0; v <= nv; v++)
+        out[v] = NAN;
+    double *work = calloc((size_t)nv + 1, sizeof *work);
+    int64_t *first = malloc(((size_t)nv + 1) * sizeof *first), *last = malloc(((size_t)nv + 1) * sizeof *last);
+    if (work && first && last) {
+        for (int32_t v = 0; v <= nv; v++) {
+            first[v] = INT64_MAX;
+            last[v] = INT64_MIN;
+        }
+        for (size_t i = 0; i < trace->njobs; i++) {
+            const lucid_job *job = &trace->jobs[i];
+            if (job->vc < 0 || job->vc >= nv)
+                continue;
+            double w = (double)job->gpu_num * (double)job->duration;
+            int32_t at[2] = {job->vc, nv};
+            for (int k = 0; k < 2; k++) {
+                work[at[k]] += w;
+                first[at[k]] = job->submit_time < first[at[k]] ? job->submit_time : first[at[k]];
+                last[at[k]] = job->submit_time > last[at[k]] ? job->submit_time : last[at[k]];
+            }
+        }
+        double all_gpus = 0;
+        for (int32_t v = 0; v < nv; v++)
+            all_gpus += (double)vcs->nodes[v] * gpus_per_node;
+        for (int32_t v = 0; v <= nv; v++) {
+            double gpus = v < nv ? (double)vcs->nodes[v] * gpus_per_node : all_gpus;
+            if (last[v] > first[v] && gpus > 0)
+                out[v] = work[v] / (gpus * (double)(last[v] - first[v]));
+        }
+    }
+    free(work);
+    free(first);
+    free(last);
 }
 
 void lucid_metrics_header(FILE *out)

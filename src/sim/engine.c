@@ -425,10 +425,17 @@ static void init_jobrun(lucid_jobrun *r, const lucid_job *job, const lucid_sim_r
         r->prof_start = res->prof[g].start;
         r->prof_end = res->prof[g].end;
         r->profqueue = r->prof_start - job->submit_time;
-        /* Rejoining at submit, the main-queue wait already spans the
-         * profiler wait: adding profqueue counts it twice. */
-        if (sem->queue_double_count || !sem->profiled_rejoin_at_submit)
+        if (!sem->queue_waits_only) {
+            /* Comparable accounting: all time from submission to the start
+             * of the run that completes; the profiling run is discarded
+             * work.  Rejoining at submit, the main-queue wait spans it. */
+            if (!sem->profiled_rejoin_at_submit)
+                r->queue = (double)(r->prof_end - job->submit_time);
+        } else if (sem->queue_double_count || !sem->profiled_rejoin_at_submit) {
+            /* Rejoining at submit, the main-queue wait already spans the
+             * profiler wait: adding profqueue counts it twice. */
             r->queue = (double)r->profqueue;
+        }
     }
 }
 
@@ -952,14 +959,20 @@ static int add_switch(policy_run *pr, switch_list *l, int64_t t, int8_t v)
 
 /* The packing switch is re-evaluated at every multiple of 100 s and only
  * depends on time: precompute the moments where its value changes. */
+/* What the reference reads where no forecast row is left (jobs / bin). */
+#define LUCID_FORECAST_NONE_LEFT 10.0
+
 static int build_switch(const lucid_sim_config *cfg, const lucid_forecast *fc, policy_run *pr)
 {
     switch_list list = {0};
     int8_t value = 0; /* starts off */
     pr->lucid.switch_initial = 0;
+    /* Where no forecast row is left the reference reads 10 jobs (spec
+     * §4.5): on unless the threshold is at least that. */
+    int8_t beyond = LUCID_FORECAST_NONE_LEFT <= cfg->lucid.pack_threshold ? 0 : 1;
     if (!fc || fc->count == 0) {
         int64_t m = cfg->start + (100 - ((cfg->start % 100) + 100) % 100) % 100;
-        if (add_switch(pr, &list, m, 1) < 0)
+        if (beyond && add_switch(pr, &list, m, 1) < 0)
             return -1;
     } else {
         lucid_forecast_cursor cursor;
@@ -973,7 +986,7 @@ static int build_switch(const lucid_sim_config *cfg, const lucid_forecast *fc, p
                 return -1;
             value = v;
             if (m > last_row)
-                break; /* from here on the table is empty: always on */
+                break; /* from here on the table is empty: `beyond` */
         }
     }
     pr->lucid.switch_times = pr->switch_times;
@@ -1020,6 +1033,13 @@ static int prepare_lucid(sim_context *ctx, policy_run *pr, lucid_error *err)
             pr->result->estimates[i] = -1;
         forecast = pr->online_forecast.count ? &pr->online_forecast : NULL;
     }
+    if (cfg->lucid.share_prior)
+        for (size_t i = 0; i < trace->njobs; i++)
+            if (trace->jobs[i].workload.model < 0 && !in->lucid_share)
+                pr->share[i] = lucid_share_prior_score(&lucid_venus_prior, trace->jobs[i].job_id,
+                                                       cfg->seed);
+    pr->lucid.prior_speed = cfg->lucid.share_prior ? &lucid_venus_prior.speed[0][0] : NULL;
+    pr->lucid.pack_when_blocked = cfg->lucid.pack_when_blocked;
     pr->lucid.share = pr->share;
     pr->lucid.pairs = in->pairs;
     pr->lucid.outside_model = pr->outside_model;

@@ -383,8 +383,8 @@ static int write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
     /* The trace's optional columns (carry.c, carry_row); their names
      * through the buffer too, for the hash. */
     int carry = trace->has_user || trace->has_state || trace->has_time_limit || trace->has_gpu_type;
-    put_str(b, "job_id,vc,gpu_num,submit_time,duration,start_time,end_time,queue,jct,profiled,"
-               "finished_in_profiler,packed_with");
+    put_str(b, "job_id,vc,gpu_num,submit_time,duration,start_time,end_time,queue,jct,delay,"
+               "profiled,finished_in_profiler,profiler_s,packed_with");
     char *names_text = NULL;
     size_t names_len = 0;
     FILE *header = open_memstream(&names_text, &names_len);
@@ -428,13 +428,19 @@ static int write_jobs(FILE *out, const lucid_trace *trace, const lucid_vcs *vcs,
         put_char(b, ',');
         put_i64(b, r->end_time - job->submit_time);
         put_char(b, ',');
+        /* delay = JCT - duration: one definition for every policy */
+        put_i64(b, r->end_time - job->submit_time - job->duration);
+        put_char(b, ',');
         if (lucid) {
             put_i64(b, r->profiled);
             put_char(b, ',');
             put_i64(b, r->finished_in_profiler);
             put_char(b, ',');
+            const lucid_prof_run *pr = result->prof ? &result->prof[i] : NULL;
+            put_i64(b, pr && pr->start >= 0 ? pr->end - pr->start : 0);
+            put_char(b, ',');
         } else {
-            put_bytes(b, ",,", 2);
+            put_bytes(b, ",,,", 3);
         }
         if (r->packed_with >= 0)
             put_i64(b, trace->jobs[r->packed_with].job_id);
@@ -501,16 +507,23 @@ int lucid_write_summary_rows_of(FILE *out, const lucid_vcs *vcs, const lucid_sim
         const lucid_summary *sm = &ps->sums[at];
         if (vc >= 0 && sm->jobs == 0)
             continue;
-        fprintf(out, "%s,%s,%lld,%.3f,%.3f,%.3f", result->policy->name,
+        fprintf(out, "%s,%s,%lld,%.3f,%.3f,%.3f,%.3f,%.3f,%.0f", result->policy->name,
                 vc >= 0 ? lucid_vcs_name(vcs, vc) : "all", (long long)sm->jobs, sm->avg_jct,
-                sm->avg_queue, sm->p999_queue);
+                sm->avg_queue, sm->p999_queue, sm->avg_delay, sm->avg_profiler_s,
+                sm->profiler_gpu_s);
         lucid_metrics_write(out, &ps->metrics[at]);
         /* Start-time calibration at submission (eta-summary.csv's), empty
          * when the run made no predictions or no job waited over a minute. */
         if (ps->eta_waited[at] > 0)
-            fprintf(out, ",%.4f,%.4f\n", ps->eta_cov[at], ps->eta_err[at]);
+            fprintf(out, ",%.4f,%.4f", ps->eta_cov[at], ps->eta_err[at]);
         else
-            fputs(",,\n", out);
+            fputs(",,", out);
+        /* offered_load, inputs (bounds.h: lucid_policy_summary) */
+        if (ps->offered_load && ps->offered_load[at] == ps->offered_load[at])
+            fprintf(out, ",%.4f,", ps->offered_load[at]);
+        else
+            fputs(",,", out);
+        fprintf(out, "%s\n", ps->inputs ? ps->inputs : "");
     }
     free(order);
     return ferror(out) ? -1 : 0;

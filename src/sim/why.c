@@ -11,9 +11,17 @@
 #include "lucid/util.h"
 #include "sim_internal.h"
 
+/* One waiting interval with one reason; the capacity it saw over the
+ * interval goes into ranges (the counts change at every step and would
+ * cut the interval into pieces that say the same). */
 typedef struct wait_span {
     int64_t from, to;
     char reason[320];
+    int64_t free_lo, free_hi;   /* free GPUs in the VC */
+    int32_t whole_lo, whole_hi; /* nodes with every GPU free */
+    int32_t frag_hi;            /* most free GPUs on one node */
+    int64_t ahead_first, ahead_last; /* jobs ahead of it in the queue */
+    char ahead_ids[96];         /* the first jobs ahead when the interval began */
 } wait_span;
 
 typedef struct why_state {
@@ -99,11 +107,12 @@ static void waiting_reason(const lucid_sched *s, int32_t job, const int64_t *cal
     if (pos > 0 && blocks_at_head(s)) {
         const lucid_job *head = &s->jobs[s->queue[0]];
         snprintf(out, size,
-                 "behind job %lld at the head of the queue (%d GPUs; %lld free, at most %d on "
-                 "one node), which did not fit: the queue does not backfill",
-                 (long long)head->job_id, head->gpu_num, (long long)c->free_gpus, largest);
+                 "behind job %lld at the head of the queue (%d GPUs), which did not fit: the "
+                 "queue does not backfill",
+                 (long long)head->job_id, head->gpu_num);
         return;
     }
+    (void)largest;
     int64_t period = s->policy->decision_period;
     if (period > 0 && s->now % period != 0) {
         snprintf(out, size, "%s starts jobs only at multiples of %lld s", s->policy->name,
@@ -112,13 +121,61 @@ static void waiting_reason(const lucid_sched *s, int32_t job, const int64_t *cal
     }
     if (s->lucid && lucid_packing_switch_at(s->lucid, s->now) && j->gpu_num <= LUCID_PACK_MAX_GPUS)
         snprintf(out, size,
-                 "needs %d GPUs: %lld free in the VC, at most %d on one node; no running job "
-                 "of %d GPUs it may share with",
-                 j->gpu_num, (long long)c->free_gpus, largest, j->gpu_num);
+                 "needs %d GPU%s on one node, and no running job of %d GPUs it may share with",
+                 j->gpu_num, j->gpu_num == 1 ? "" : "s", j->gpu_num);
+    else if (j->gpu_num > c->gpus_per_node)
+        snprintf(out, size, "needs %d GPUs: %d whole nodes%s", j->gpu_num,
+                 j->gpu_num / c->gpus_per_node,
+                 j->gpu_num % c->gpus_per_node ? " and part of another" : "");
     else
-        snprintf(out, size, "needs %d GPUs: %lld free in the VC, at most %d on one node%s",
-                 j->gpu_num, (long long)c->free_gpus, largest,
-                 j->gpu_num > c->gpus_per_node ? " (whole nodes needed)" : "");
+        snprintf(out, size, "needs %d GPU%s on one node", j->gpu_num, j->gpu_num == 1 ? "" : "s");
+}
+
+static int32_t whole_free_nodes(const lucid_cluster *c)
+{
+    return c->bucket_count[c->gpus_per_node];
+}
+
+/* Whether the free capacity could hold the job now (one node with its
+ * GPUs, or enough whole nodes): then only a decision grid keeps it waiting. */
+static int fits_now(const lucid_sched *s, int32_t job)
+{
+    const lucid_cluster *c = &s->cluster;
+    int32_t g = s->jobs[job].gpu_num, G = c->gpus_per_node;
+    if (g <= G)
+        return largest_free_node(c) >= g;
+    return whole_free_nodes(c) >= (g + G - 1) / G;
+}
+
+/* The capacity and queue of one more step of an interval. */
+static void span_see(wait_span *sp, const lucid_sched *s, int32_t job)
+{
+    const lucid_cluster *c = &s->cluster;
+    int32_t whole = whole_free_nodes(c), frag = largest_free_node(c);
+    sp->free_lo = c->free_gpus < sp->free_lo ? c->free_gpus : sp->free_lo;
+    sp->free_hi = c->free_gpus > sp->free_hi ? c->free_gpus : sp->free_hi;
+    sp->whole_lo = whole < sp->whole_lo ? whole : sp->whole_lo;
+    sp->whole_hi = whole > sp->whole_hi ? whole : sp->whole_hi;
+    sp->frag_hi = frag > sp->frag_hi ? frag : sp->frag_hi;
+    sp->ahead_last = (int64_t)queue_position(s, job);
+}
+
+/* An interval's first step: the ranges start there, and the first jobs
+ * ahead of it are named. */
+static void span_start(wait_span *sp, const lucid_sched *s, int32_t job)
+{
+    const lucid_cluster *c = &s->cluster;
+    sp->free_lo = sp->free_hi = c->free_gpus;
+    sp->whole_lo = sp->whole_hi = whole_free_nodes(c);
+    sp->frag_hi = largest_free_node(c);
+    size_t pos = queue_position(s, job);
+    sp->ahead_first = sp->ahead_last = (int64_t)pos;
+    size_t used = 0;
+    for (size_t i = 0; i < pos && i < 3 && used < sizeof sp->ahead_ids; i++)
+        used += (size_t)snprintf(sp->ahead_ids + used, sizeof sp->ahead_ids - used, "%s%lld",
+                                 i ? ", " : "", (long long)s->jobs[s->queue[i]].job_id);
+    if (pos > 3 && used < sizeof sp->ahead_ids)
+        snprintf(sp->ahead_ids + used, sizeof sp->ahead_ids - used, ", ...");
 }
 
 static void observe(void *user, const lucid_sched *s, int32_t job)
@@ -127,19 +184,30 @@ static void observe(void *user, const lucid_sched *s, int32_t job)
     const lucid_jobrun *r = &s->run[job];
     wait_span *last = w->nspans > 0 ? &w->spans[w->nspans - 1] : NULL;
     if (r->status == LUCID_PENDING) {
+        /* A policy that starts jobs only every `period` seconds decides
+         * nothing in between: those steps keep the interval going. */
+        int64_t period = s->policy->decision_period;
+        if (period > 0 && s->now % period != 0 && last && last->to < 0 && !fits_now(s, job)) {
+            span_see(last, s, job);
+            return;
+        }
         char reason[320];
         waiting_reason(s, job, w->calendar, reason, sizeof reason);
         if (last && last->to < 0) {
-            if (strcmp(last->reason, reason) == 0)
-                return; /* the same reason goes on */
+            if (strcmp(last->reason, reason) == 0) {
+                span_see(last, s, job); /* the same reason goes on */
+                return;
+            }
             last->to = s->now;
         }
         if (LUCID_GROW(w->spans, w->cap, w->nspans + 1) < 0)
             return;
         wait_span *sp = &w->spans[w->nspans++];
+        memset(sp, 0, sizeof *sp);
         sp->from = s->now;
         sp->to = -1;
         snprintf(sp->reason, sizeof sp->reason, "%s", reason);
+        span_start(sp, s, job);
         return;
     }
     if (r->status != LUCID_RUNNING)
@@ -204,6 +272,63 @@ static const char *dates_of(const int64_t *calendar, int64_t from, int64_t to, c
     lucid_time_format(to + *calendar, b, sizeof b);
     snprintf(buf, size, "%s%s - %s UTC%s", before, a, b, after);
     return buf;
+}
+
+/* One interval's line: when, why, what capacity was free meanwhile
+ * (GPUs, whole nodes, the largest fragment) and who was ahead. */
+static void print_span(FILE *out, const wait_span *sp, int64_t to, const int64_t *calendar)
+{
+    char d1[80];
+    fprintf(out, "waited %lld-%lld (%lld s%s): %s; free meanwhile: ", (long long)sp->from,
+            (long long)to, (long long)(to - sp->from),
+            dates_of(calendar, sp->from, to, "; ", "", d1, sizeof d1), sp->reason);
+    if (sp->free_lo == sp->free_hi)
+        fprintf(out, "%lld GPUs", (long long)sp->free_lo);
+    else
+        fprintf(out, "%lld-%lld GPUs", (long long)sp->free_lo, (long long)sp->free_hi);
+    if (sp->whole_lo == sp->whole_hi)
+        fprintf(out, ", %d whole nodes", sp->whole_lo);
+    else
+        fprintf(out, ", %d-%d whole nodes", sp->whole_lo, sp->whole_hi);
+    fprintf(out, ", at most %d on one node", sp->frag_hi);
+    if (sp->ahead_first > 0)
+        fprintf(out, "; %lld job%s ahead (%s)", (long long)sp->ahead_first,
+                sp->ahead_first == 1 ? "" : "s", sp->ahead_ids);
+    if (sp->ahead_last != sp->ahead_first)
+        fprintf(out, ", %lld at the end", (long long)sp->ahead_last);
+    fputc('\n', out);
+}
+
+/* The waiting intervals: each one when there are few; past WAIT_LINES, the
+ * first and last few and one line for those between (a job that waited a
+ * day may see hundreds of head-of-line changes). */
+#define WAIT_LINES 8
+static void print_waits(FILE *out, const why_state *w, int64_t start, const int64_t *calendar)
+{
+    size_t n = w->nspans, keep = WAIT_LINES / 2;
+    for (size_t k = 0; k < n; k++) {
+        const wait_span *sp = &w->spans[k];
+        int64_t to = sp->to >= 0 ? sp->to : start;
+        if (n > WAIT_LINES && k == keep) {
+            /* the intervals between as one: their capacity ranges merged */
+            wait_span mid = *sp;
+            for (size_t m = keep + 1; m < n - keep; m++) {
+                const wait_span *o = &w->spans[m];
+                mid.free_lo = o->free_lo < mid.free_lo ? o->free_lo : mid.free_lo;
+                mid.free_hi = o->free_hi > mid.free_hi ? o->free_hi : mid.free_hi;
+                mid.whole_lo = o->whole_lo < mid.whole_lo ? o->whole_lo : mid.whole_lo;
+                mid.whole_hi = o->whole_hi > mid.whole_hi ? o->whole_hi : mid.whole_hi;
+                mid.frag_hi = o->frag_hi > mid.frag_hi ? o->frag_hi : mid.frag_hi;
+                mid.ahead_last = o->ahead_last;
+            }
+            snprintf(mid.reason, sizeof mid.reason,
+                     "%zu intervals (the job ahead or the reason changed at each)", n - 2 * keep);
+            print_span(out, &mid, w->spans[n - keep].from, calendar);
+            k = n - keep - 1;
+            continue;
+        }
+        print_span(out, sp, to, calendar);
+    }
 }
 
 int lucid_explain_job(const lucid_sim_config *cfg, const lucid_sim_inputs *in,
@@ -273,12 +398,7 @@ int lucid_explain_job_dated(const lucid_sim_config *cfg_in, const lucid_sim_inpu
                     r->finished_in_profiler ? "; finished there (never reached the main cluster)"
                                             : "; then went to the main cluster");
     }
-    for (size_t k = 0; k < w.nspans; k++) {
-        int64_t to = w.spans[k].to >= 0 ? w.spans[k].to : r->start_time;
-        fprintf(out, "waited %lld-%lld (%lld s%s): %s\n", (long long)w.spans[k].from,
-                (long long)to, (long long)(to - w.spans[k].from),
-                dates_of(calendar, w.spans[k].from, to, "; ", "", d1, sizeof d1), w.spans[k].reason);
-    }
+    print_waits(out, &w, r->start_time, calendar);
     if (!(r->finished_in_profiler && (policy->flags & LUCID_POLICY_LUCID))) {
         fprintf(out, "started at %lld%s after a queueing delay of %.0f s", (long long)r->start_time,
                 date_of(calendar, r->start_time, d1, sizeof d1), r->queue);
