@@ -393,10 +393,11 @@ start_accounting() {
     wait_for 30 "mariadbd" mariadb_ready
     start_daemon slurmdbd env SLURM_CONF="$DIR/etc/slurm.conf" slurmdbd -D
     wait_for 30 "slurmdbd" port_open $((PORT + 92))
-    # Once per DIR: the database keeps them over a down/up.
-    if [[ ! -f "$DIR/db/.lab-associations" ]]; then
+    # Once per DIR and cluster name (lab<port>): the database keeps them over
+    # a down/up, unless the port block changed.
+    if [[ $(cat "$DIR/db/.lab-associations" 2>/dev/null) != "lab$PORT" ]]; then
         add_associations
-        touch "$DIR/db/.lab-associations"
+        echo "lab$PORT" >"$DIR/db/.lab-associations"
     fi
 }
 
