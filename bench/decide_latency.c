@@ -21,6 +21,8 @@ typedef struct bench_case {
     int packing, score_sum;
     double priority_ratio;
     int settling; /* every node has a release Slurm has not started: no pair may form */
+    int site;     /* every job asks CPUs and memory (fit.h), every node's room is checked,
+                   * and one node in seven with free GPUs has too few CPUs for any job */
 } bench_case;
 
 static void run(int nnodes, int npending, int steps, uint64_t seed, const bench_case *bc)
@@ -65,8 +67,16 @@ static void run(int nnodes, int npending, int steps, uint64_t seed, const bench_
                 node->free_gpus++;
         }
         memcpy(work, pending, (size_t)npending * sizeof *work);
-        for (int n = 0; n < nnodes; n++)
+        static const fit_request site_request = {.cpus_node = 4, .mem_node_mib = 16000};
+        for (int n = 0; n < nnodes; n++) {
             nodes[n].settling = bc->settling;
+            nodes[n].room = (fit_room){.cpus_free = n % 7 == 0 ? 2 : 4 * nodes[n].free_gpus + 4,
+                                       .cpus_total = 64,
+                                       .mem_free_mib = 16000 * (int64_t)(nodes[n].free_gpus + 1)};
+        }
+        if (bc->site)
+            for (int j = 0; j < npending; j++)
+                work[j].fit = &site_request;
         decide_params params = {.packing = bc->packing, .gpu_memory_mib = 24576,
                                 .score_sum = bc->score_sum,
                                 .priority_ratio = bc->priority_ratio};
@@ -102,10 +112,12 @@ int main(int argc, char **argv)
         return 2;
     /* lucidd's defaults (lucidd.c): score sum 2, priority ratio 2. */
     static const bench_case cases[] = {
-        {"packing=off:", 0, 2, 2, 0},
-        {"packing=on  (defaults 2/2):", 1, 2, 2, 0},
-        {"packing=on  (no partner: rule 0/0):", 1, 0, 0, 0},
-        {"packing=on  (no partner: all settling):", 1, 2, 2, 1},
+        {"packing=off:", 0, 2, 2, 0, 0},
+        {"packing=on  (defaults 2/2):", 1, 2, 2, 0, 0},
+        {"packing=on  (no partner: rule 0/0):", 1, 0, 0, 0, 0},
+        {"packing=on  (no partner: all settling):", 1, 2, 2, 1, 0},
+        {"packing=off, site rules (CPUs, memory):", 0, 2, 2, 0, 1},
+        {"packing=on, site rules (CPUs, memory):", 1, 2, 2, 0, 1},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
         run(nnodes, npending, steps, seed, &cases[c]);

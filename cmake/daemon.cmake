@@ -36,7 +36,7 @@ endif()
 # Slurm's rules as hooks) has no Slurm in it: it joins liblucid so that
 # tests/test_decide.c can hold it against the simulator, and for the
 # benchmark below.
-target_sources(lucid PRIVATE ${CMAKE_SOURCE_DIR}/src/daemon/decide.c)
+target_sources(lucid PRIVATE ${CMAKE_SOURCE_DIR}/src/daemon/decide.c ${CMAKE_SOURCE_DIR}/src/daemon/fit.c)
 
 # Decision latency of that step on a simulated 1,000-node cluster with 10,000
 # pending jobs (bench/decide_latency.c; results in docs/live.md).

@@ -151,3 +151,16 @@ if(LUCID_HAVE_LAB AND LUCID_HAVE_SLURM AND LUCID_HAVE_STATE AND LUCID_PYTHON3)
                    ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
   set_tests_properties(slurm_lucidd_backfill PROPERTIES TIMEOUT 420 LABELS slurm)
 endif()
+
+# Issue 22: placement Slurm agrees with, on the site profile of the lab
+# (resources, --exclusive, typed GPUs and every request form, a maintenance
+# reservation, a drained profiling node, a node that dies under a --requeue
+# job), judged from sacct and the payloads' own start lines by
+# check_site.py.  About 4 minutes (Slurm notices the dead node after
+# SlurmdTimeout, 60 s).
+if(LUCID_HAVE_LAB AND LUCID_HAVE_SLURM AND LUCID_HAVE_STATE AND LUCID_PYTHON3)
+  add_test(NAME slurm_lucidd_site
+           COMMAND bash ${CMAKE_SOURCE_DIR}/tests/slurm/lucidd_site.sh
+                   ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
+  set_tests_properties(slurm_lucidd_site PROPERTIES TIMEOUT 600 LABELS slurm)
+endif()

@@ -7,7 +7,10 @@
  * capacity, until its owner runs `lucid release JOB`).  Refused at sbatch with
  * one line: more GPUs than lucid's largest partition holds (`max_gpus`), more
  * GPUs per node than its largest node has (`max_gpus_per_node`), a GPU request
- * that cannot be read.  Jobs in other partitions pass untouched.
+ * that cannot be read.  Jobs in other partitions pass untouched, and so do
+ * jobs that ask no GPUs (or `--gres=gpu:0`), heterogeneous jobs, jobs of a
+ * reservation and `--gpus-per-socket` requests: Slurm schedules them as they
+ * are (lucidd records them as handed back).
  *
  * Fail-open: with `heartbeat=PATH`, lucidd rewrites PATH every tick
  * (`pid=P time=UNIX intake=MAXJOBID`); when it is missing or older than
@@ -233,6 +236,19 @@ static long requested_gpus(const job_desc_msg_t *job)
     return total;
 }
 
+static long gpus_in(const char *tres)
+{
+    return tres && strstr(tres, "gpu") ? lucid_tres_gpus(tres) : 0;
+}
+
+static int passes_untouched(const job_desc_msg_t *job)
+{
+    long gpus = gpus_in(job->tres_per_job) + gpus_in(job->tres_per_node) +
+                gpus_in(job->tres_per_task) + gpus_in(job->tres_per_socket);
+    return gpus <= 0 || gpus_in(job->tres_per_socket) > 0 ||
+           job->het_job_offset != NO_VAL || (job->reservation && job->reservation[0]);
+}
+
 /* The GPU limits of lucid.conf; SLURM_SUCCESS or an error with *err_msg. */
 static int check_gpus(const lucid_conf *conf, const job_desc_msg_t *job_desc, char **err_msg)
 {
@@ -270,6 +286,12 @@ int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid, char **err_msg)
     int rc = check_gpus(&conf, job_desc, err_msg);
     if (rc != SLURM_SUCCESS)
         return rc;
+    /* Requests lucid leaves to Slurm as they are (docs/live.md, "Every
+     * request form"): no GPUs (nothing to profile or pack), heterogeneous
+     * jobs (Slurm starts their components together), --gpus-per-socket and
+     * jobs of a reservation.  Not held: Slurm schedules them at once. */
+    if (passes_untouched(job_desc))
+        return SLURM_SUCCESS;
     /* Fail-open: with lucidd silent a held job would wait for nobody. */
     unsigned long intake;
     char why[1200];

@@ -43,4 +43,29 @@ static inline long lucid_tres_gpus(const char *tres)
     return total;
 }
 
+/* The GPU type a TRES list names ("gres:gpu:a100:2" -> "a100"), copied into
+ * `out`; "" when untyped or no GPU item.  Returns 1 typed, 0 untyped. */
+static inline int lucid_tres_gpu_type(const char *tres, char *out, size_t size)
+{
+    if (size)
+        out[0] = '\0';
+    if (!tres)
+        return 0;
+    char copy[1024];
+    snprintf(copy, sizeof copy, "%s", tres);
+    char *save = NULL;
+    for (char *item = strtok_r(copy, ",;", &save); item; item = strtok_r(NULL, ",;", &save)) {
+        if (strncmp(item, "gres:", 5) == 0 || strncmp(item, "gres/", 5) == 0)
+            item += 5;
+        if (strncmp(item, "gpu:", 4) != 0)
+            continue;
+        char *type = item + 4, *colon = strchr(type, ':');
+        if (!colon)
+            return 0; /* "gpu:2": untyped */
+        snprintf(out, size, "%.*s", (int)(colon - type), type);
+        return 1;
+    }
+    return 0;
+}
+
 #endif

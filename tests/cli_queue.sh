@@ -65,6 +65,19 @@ check "%%" test "$(q --noheader -j 101 -o '%i%%')" = "101%"
 # --json keeps lucid's own priority (lower first).
 check "--json raw priority" grep -q '"priority": 99' <(q --json)
 
+# --json lists the jobs the filters keep, as the table does.
+ids() { python3 -c 'import json,sys; print(",".join(str(j["job"]) for j in json.load(sys.stdin)["jobs"]))'; }
+check "--json -j 103" test "$(q --json -j 103 | ids)" = 103
+check "--json -u alice" test "$(q --json -u alice | ids)" = 101,103
+check "--json -u alice -t running" test "$(q --json -u alice -t running | ids)" = 101
+# A name with a newline, an escape sequence and multi-byte characters: shown
+# on one line, control characters as '?', cut on a character boundary.
+name=$(q --noheader -a -j 104 -o '%.12j')
+check "control characters shown as ?: $name" test "$name" = "vé€ry?long?["
+check "a job per line with such a name" test "$(q --noheader -a | wc -l)" -eq 5
+cut=$(q --noheader -a -j 104 -o '%2j')
+check "cut inside no character: $cut" test "$cut" = "vé"
+
 # Usage errors: one line, exit 2.  Failures: exit 1.
 usage_error() { # description expected command...
     local what=$1 want=$2 rc

@@ -887,6 +887,37 @@ static void small_jobs_never_hold_a_reservation(void **state)
     assert_int_equal(results[1].start, 0);
 }
 
+/* The site's rules (fit.h) in one decision: best fit is n1 (2 GPUs free)
+ * but it has 6 CPUs free.  Job 1 asks 8 CPUs: n1 is found short and job 1
+ * goes to n2; job 2 asks 4 CPUs and still gets n1 (a node short for one job
+ * is not hidden from a smaller one); job 3 asks 4 more and n1 has 2 left:
+ * n2.  A whole-node job (--exclusive) needs a node with nothing in use:
+ * none is left. */
+static void site_rooms_add_up_within_a_decision(void **state)
+{
+    (void)state;
+    decide_node nodes[2];
+    make_nodes(nodes, 2, (const int[]){2, 8});
+    nodes[0].room = (fit_room){.cpus_free = 6, .cpus_total = 32, .mem_free_mib = -1};
+    nodes[1].room = (fit_room){.cpus_free = 32, .cpus_total = 32, .mem_free_mib = -1};
+    fit_request eight = {.cpus_node = 8}, four = {.cpus_node = 4}, whole = {.whole = 1};
+    decide_job jobs[] = {
+        {.id = 1, .gpus = 1, .nodes = 1, .priority = 100, .sharing_score = -1, .fit = &eight},
+        {.id = 2, .gpus = 1, .nodes = 1, .priority = 200, .sharing_score = -1, .fit = &four},
+        {.id = 3, .gpus = 1, .nodes = 1, .priority = 300, .sharing_score = -1, .fit = &four},
+        {.id = 4, .gpus = 1, .nodes = 1, .priority = 400, .sharing_score = -1, .fit = &whole},
+    };
+    decide_result results[4];
+    decide_params params = {.packing = 1, .gpu_memory_mib = 24576, .score_sum = 2, .priority_ratio = 2};
+    assert_int_equal(decide_main(jobs, 4, NULL, 0, nodes, 2, &params, results), 3);
+    assert_string_equal(results[0].nodes, "n2");
+    assert_string_equal(results[1].nodes, "n1");
+    assert_string_equal(results[2].nodes, "n2");
+    assert_false(results[3].start);
+    assert_int_equal(nodes[0].room.cpus_free, 2);
+    assert_int_equal(nodes[1].room.cpus_free, 20);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -895,6 +926,7 @@ int main(void)
         cmocka_unit_test(profiler_takes_least_gpus_first),
         cmocka_unit_test(packing_follows_lucid_rules),
         cmocka_unit_test(packed_nodes_stay_apart_from_new_placements),
+        cmocka_unit_test(site_rooms_add_up_within_a_decision),
         cmocka_unit_test(daemon_and_simulator_start_the_same_jobs),
         cmocka_unit_test(daemon_and_simulator_profile_the_same_jobs),
         cmocka_unit_test(jobs_without_node_count_are_consolidated),

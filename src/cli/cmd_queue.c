@@ -301,6 +301,40 @@ static int queue_field(json_t *job, char letter, long long now, char *out, size_
     return 0;
 }
 
+/* One field as a terminal shows it: control characters (a job name may hold
+ * newlines or escape sequences) as '?', and a width counted in characters,
+ * cut on a UTF-8 character boundary, never inside one. */
+static void put_field(FILE *out, const char *text, long width, int right)
+{
+    char clean[1024];
+    size_t used = 0;
+    long chars = 0;
+    for (const unsigned char *p = (const unsigned char *)text; *p && used + 5 < sizeof clean;) {
+        size_t len = *p < 0x80 ? 1 : (*p >> 5) == 6 ? 2 : (*p >> 4) == 14 ? 3 : (*p >> 3) == 30 ? 4 : 1;
+        size_t k = 1;
+        while (k < len && (p[k] & 0xC0) == 0x80)
+            k++;
+        if (width > 0 && chars == width)
+            break;
+        if (k != len || (len == 1 && (*p < 0x20 || *p == 0x7f || *p >= 0x80))) {
+            clean[used++] = '?'; /* control character or broken sequence */
+            p += k;
+        } else {
+            memcpy(clean + used, p, len);
+            used += len;
+            p += len;
+        }
+        chars++;
+    }
+    clean[used] = '\0';
+    long pad = width > chars ? width - chars : 0;
+    if (right)
+        fprintf(out, "%*s", (int)pad, "");
+    fputs(clean, out);
+    if (!right)
+        fprintf(out, "%*s", (int)pad, "");
+}
+
 /* Walks a squeue-style format ("%.8i %10P %r": '.' right-justifies, a
  * width pads and truncates, other text is copied) for one job, or for the
  * header line when job is NULL.  -1 (after printing) on an unknown letter. */
@@ -332,12 +366,8 @@ static int queue_line(FILE *out, const char *format, json_t *job, long long now)
             return -1;
         }
         const char *text = job ? value : title;
-        if (!out)
-            continue;
-        if (width > 0)
-            fprintf(out, right ? "%*.*s" : "%-*.*s", (int)width, (int)width, text);
-        else
-            fputs(text, out);
+        if (out)
+            put_field(out, text, width, right);
     }
     if (out)
         fputc('\n', out);
@@ -360,6 +390,16 @@ static int in_list(const char *list, const char *text)
     return 0;
 }
 
+/* Whether the filters (-u, -j, -t) keep the job: the text and the JSON
+ * output list the same jobs. */
+static int kept(const cli_queue_filter *filter, json_t *job)
+{
+    char id[32];
+    snprintf(id, sizeof id, "%lld", (long long)num(job, "job"));
+    return in_list(filter->users, str(job, "user")) && in_list(filter->jobs, id) &&
+           in_list(filter->phases, str(job, "phase"));
+}
+
 int cli_queue_print(FILE *out, json_t *jobs, const cli_queue_filter *filter, const char *format,
                     int header, long long now)
 {
@@ -369,10 +409,7 @@ int cli_queue_print(FILE *out, json_t *jobs, const cli_queue_filter *filter, con
     json_t *job;
     json_array_foreach(jobs, i, job)
     {
-        char id[32];
-        snprintf(id, sizeof id, "%lld", (long long)num(job, "job"));
-        if (!in_list(filter->users, str(job, "user")) || !in_list(filter->jobs, id) ||
-            !in_list(filter->phases, str(job, "phase")))
+        if (!kept(filter, job))
             continue;
         if (queue_line(out, format, job, now) < 0)
             return 2;
@@ -514,7 +551,16 @@ int cmd_queue(int argc, char **argv)
     if (!reply)
         return 1;
     int rc = 0;
-    if (as_json)
+    if (as_json && !job) {
+        json_t *jobs = json_object_get(reply, "jobs"), *shown = json_array();
+        size_t i;
+        json_t *one;
+        json_array_foreach(jobs, i, one)
+            if (kept(&filter, one))
+                json_array_append(shown, one);
+        json_object_set_new(reply, "jobs", shown);
+        json_dumpf(reply, stdout, JSON_INDENT(2)), putchar('\n');
+    } else if (as_json)
         json_dumpf(reply, stdout, JSON_INDENT(2)), putchar('\n');
     else if (job)
         print_explain(reply, (long long)time(NULL));

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "fit.h"
 #include "lucid/eta.h"
 #include "lucid/gpumetrics.h"
 #include "lucid/state.h"
@@ -40,6 +41,8 @@ typedef struct lucidd_config {
     int64_t backfill_window;      /* new reservations only within this many s (0: no limit) */
     int backfill_min_gpus;        /* ... and only for jobs of at least this many GPUs (0: all) */
     int tick_ms;
+    double release_timeout_s;     /* a release Slurm has not started after this is taken back */
+    int profiler_bypass;          /* a job the profiler cannot start goes to idle main GPUs */
     double default_estimate_s;    /* duration estimate without a time limit or model */
     double retrain_period_s;      /* update engine: seconds between trainings */
     int min_history;              /* finished jobs before the first duration model */
@@ -80,6 +83,11 @@ typedef struct lucidd_job {
     char user_nodes[256];      /* the job's own -w, while held */
     char user_exclude[256];    /* the job's own --exclude */
     int nodes_fixed;           /* it asked a node count (else placement chooses) */
+    fit_request fit;           /* what it asks beyond GPUs (fit.h), as Slurm holds it */
+    double released_at;        /* monotonic time lucid released it (0: not releasing) */
+    char avoid_nodes[256];     /* nodes Slurm would not start it on after a release ("*": any) */
+    double avoid_until;        /* ... kept out of its placements until this monotonic time */
+    char took_back[160];       /* why it was last taken back (shown with its reason meanwhile) */
     double observed_at;        /* monotonic time it was last seen running in the profiler */
     char comment_sent[256];    /* AdminComment last written to Slurm */
     double comment_at;         /* monotonic time of that write */
@@ -116,6 +124,7 @@ typedef struct lucidd {
     double slurm_back_at;    /* monotonic time Slurm answered again after an outage */
     time_t outage_began;     /* when that outage began (jobs started before it may be stale) */
     uint32_t intake_max;     /* highest job id taken in (and put on an operator's hold) */
+    uint64_t profiler_bypassed; /* jobs sent past a busy profiler to idle main GPUs */
     int reconciled;          /* unacknowledged decisions settled since start */
     char last_error[LUCID_ERROR_MAX];
     time_t started;

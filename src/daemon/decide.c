@@ -105,6 +105,14 @@ typedef struct placement {
     lucid_cluster cluster;
     const lucid_placer_ops *placer;
     int ready;
+    /* Nodes found short of CPUs or memory for some job in this decision
+     * (fit.h; rooms only shrink within a decision): hidden from the placer
+     * for every later job they are short for, so a busy node is not chosen
+     * and refused again for each of 10,000 waiting jobs. */
+    int *short_nodes;
+    int nshort, short_cap;
+    lucid_alloc *hidden;  /* per short node: its free GPUs now out of the placer's view */
+    unsigned char *shown; /* per short node: given back for the job being placed */
 } placement;
 
 
@@ -152,6 +160,86 @@ static void placement_free(placement *p)
     if (p->ready)
         lucid_cluster_free(&p->cluster);
     p->ready = 0;
+    free(p->short_nodes);
+    free(p->hidden);
+    free(p->shown);
+    p->short_nodes = NULL;
+    p->hidden = NULL;
+    p->shown = NULL;
+    p->nshort = p->short_cap = 0;
+}
+
+static int short_index(const placement *p, int node)
+{
+    for (int k = 0; k < p->nshort; k++)
+        if (p->short_nodes[k] == node)
+            return k;
+    return -1;
+}
+
+/* Takes the node's free GPUs out of the placer's view (short node k). */
+static void hide_short(placement *p, int k)
+{
+    int node = p->short_nodes[k];
+    p->hidden[k] = (lucid_alloc){.node = node, .gpus = p->cluster.nodes[node].free,
+                                 .mask = p->cluster.nodes[node].free_mask};
+    if (p->hidden[k].gpus > 0)
+        lucid_cluster_take(&p->cluster, &p->hidden[k], 1);
+    p->shown[k] = 0;
+}
+
+/* `node` lacked room for a job: hidden from now on (0, or -1 out of memory). */
+static int note_short(placement *p, int node)
+{
+    int k = short_index(p, node);
+    if (k >= 0) {
+        if (p->shown[k])
+            hide_short(p, k);
+        return 0;
+    }
+    if (p->nshort == p->short_cap) {
+        int cap = p->short_cap ? 2 * p->short_cap : 16;
+        int *nodes = realloc(p->short_nodes, (size_t)cap * sizeof *nodes);
+        if (!nodes)
+            return -1;
+        p->short_nodes = nodes;
+        lucid_alloc *hidden = realloc(p->hidden, (size_t)cap * sizeof *hidden);
+        if (!hidden)
+            return -1;
+        p->hidden = hidden;
+        unsigned char *shown = realloc(p->shown, (size_t)cap);
+        if (!shown)
+            return -1;
+        p->shown = shown;
+        p->short_cap = cap;
+    }
+    p->short_nodes[p->nshort] = node;
+    hide_short(p, p->nshort++);
+    return 0;
+}
+
+/* Gives the placer back the short nodes that have room for this job. */
+static void show_fitting(placement *p, const decide_job *job, const decide_node *nodes)
+{
+    int here = job->gpus < p->cluster.gpus_per_node ? job->gpus : p->cluster.gpus_per_node;
+    for (int k = 0; k < p->nshort; k++) {
+        int node = p->short_nodes[k];
+        if (p->hidden[k].gpus == 0 ||
+            (job->fit && !fit_room_ok(job->fit, here, nodes[node].free_gpus,
+                                      nodes[node].total_gpus, &nodes[node].room)))
+            continue;
+        lucid_cluster_give(&p->cluster, &p->hidden[k], 1);
+        p->hidden[k].gpus = 0;
+        p->shown[k] = 1;
+    }
+}
+
+/* After the job: the short nodes shown for it are hidden again. */
+static void hide_shown(placement *p)
+{
+    for (int k = 0; k < p->nshort; k++)
+        if (p->shown[k])
+            hide_short(p, k);
 }
 
 /* A node that now carries a packed job takes no new unpacked job: once the
@@ -159,6 +247,9 @@ static void placement_free(placement *p)
 static void placement_block_node(placement *p, decide_node *nodes, int node)
 {
     nodes[node].free_gpus = 0;
+    int k = short_index(p, node);
+    if (k >= 0)
+        p->hidden[k].gpus = 0; /* hidden stays taken: blocked */
     if (!p->ready || p->cluster.nodes[node].free == 0)
         return;
     lucid_alloc rest = {.node = node, .gpus = p->cluster.nodes[node].free,
@@ -166,7 +257,7 @@ static void placement_block_node(placement *p, decide_node *nodes, int node)
     lucid_cluster_take(&p->cluster, &rest, 1);
 }
 
-static int spread(int gpus, int nodes_asked, const unsigned char *node_ok,
+static int spread(const placement *p, int gpus, int nodes_asked, const unsigned char *node_ok,
                   const decide_node *nodes, int nnodes, int *chosen)
 {
     int per_node = (gpus + nodes_asked - 1) / nodes_asked;
@@ -177,7 +268,7 @@ static int spread(int gpus, int nodes_asked, const unsigned char *node_ok,
             int used = node_ok && !node_ok[i];
             for (int k = 0; k < taken; k++)
                 used |= chosen[k] == i;
-            if (!used && nodes[i].free_gpus >= per_node &&
+            if (!used && nodes[i].free_gpus >= per_node && p->cluster.nodes[i].free >= per_node &&
                 (best < 0 || nodes[i].free_gpus > nodes[best].free_gpus))
                 best = i;
         }
@@ -218,6 +309,58 @@ static int nodes_needed(int gpus, int nodes_asked, int gpus_per_node)
     return needed > 1 ? needed : 1;
 }
 
+/* The core placer's (or spread's) choice for `gpus` on the nodes `mask`
+ * allows, not yet taken.  Count of allocations, 0 when it does not fit. */
+static int placement_choose(placement *p, int gpus, int nodes_asked, const unsigned char *mask,
+                            const decide_node *nodes, int nnodes, lucid_alloc *allocs)
+{
+    int per_node = p->cluster.gpus_per_node;
+    int core_nodes = (gpus + per_node - 1) / per_node;
+    int want = nodes_needed(gpus, nodes_asked, per_node);
+    if (want > 64)
+        return 0;
+    if (want == core_nodes) {
+        lucid_alloc *hidden;
+        int nhidden = hide_nodes(p, mask, nnodes, &hidden);
+        if (nhidden < 0)
+            return 0; /* out of memory: wait */
+        int n = p->placer->select(&p->cluster, gpus, NULL, allocs, 64);
+        if (nhidden > 0)
+            lucid_cluster_give(&p->cluster, hidden, nhidden);
+        free(hidden);
+        return n;
+    }
+    int chosen[64];
+    int n = spread(p, gpus, want, mask, nodes, nnodes, chosen);
+    int share = (gpus + want - 1) / want;
+    for (int k = 0; k < n; k++)
+        allocs[k] = (lucid_alloc){.node = chosen[k], .gpus = share,
+                                  .mask = lucid_mask_lowest(p->cluster.nodes[chosen[k]].free_mask,
+                                                            share)};
+    return n;
+}
+
+/* The first allocation whose node has no room for the job's CPUs and
+ * memory (fit.h: the site's rules; jobs placed earlier in this decision
+ * counted), or -1 when all have. */
+static int first_without_room(const decide_job *job, const decide_node *nodes,
+                              const lucid_alloc *allocs, int n)
+{
+    if (!job->fit)
+        return -1;
+    for (int k = 0; k < n; k++) {
+        const decide_node *node = &nodes[allocs[k].node];
+        if (!fit_room_ok(job->fit, allocs[k].gpus, node->free_gpus, node->total_gpus, &node->room))
+            return k;
+    }
+    return -1;
+}
+
+/* A node refused for room is hidden and the placer asked again, a few
+ * times: nodes short of CPUs or memory are rare, and each try is one
+ * placer call. */
+#define ROOM_TRIES 8
+
 static int placement_place(placement *p, const decide_job *job, decide_node *nodes, int nnodes,
                            int *chosen)
 {
@@ -226,45 +369,61 @@ static int placement_place(placement *p, const decide_job *job, decide_node *nod
         return 0;
     if (gpus <= 0) { /* no GPU asked: any usable node it may use */
         for (int k = 0; k < nnodes; k++)
-            if (!job->node_ok || job->node_ok[k]) {
+            if ((!job->node_ok || job->node_ok[k]) &&
+                (!job->fit || fit_room_ok(job->fit, 0, nodes[k].free_gpus, nodes[k].total_gpus,
+                                          &nodes[k].room))) {
                 chosen[0] = k;
+                if (job->fit)
+                    fit_room_take(job->fit, 0, &nodes[k].room);
                 return 1;
             }
         return 0;
     }
-    int per_node = p->cluster.gpus_per_node;
-    int core_nodes = (gpus + per_node - 1) / per_node;
-    int want = nodes_needed(gpus, job->nodes, per_node);
-    if (want > 64)
-        return 0;
     lucid_alloc allocs[64];
-    int n;
-    if (want == core_nodes) {
-        lucid_alloc *hidden;
-        int nhidden = hide_nodes(p, job->node_ok, nnodes, &hidden);
-        if (nhidden < 0)
-            return 0; /* out of memory: wait */
-        n = p->placer->select(&p->cluster, gpus, NULL, allocs, 64);
-        if (nhidden > 0)
-            lucid_cluster_give(&p->cluster, hidden, nhidden);
-        free(hidden);
-    } else {
-        n = spread(gpus, want, job->node_ok, nodes, nnodes, chosen);
-        for (int k = 0; k < n; k++) {
-            int share = (gpus + want - 1) / want;
-            allocs[k] = (lucid_alloc){.node = chosen[k], .gpus = share,
-                                      .mask = lucid_mask_lowest(
-                                          p->cluster.nodes[chosen[k]].free_mask, share)};
+    unsigned char *veto = NULL; /* node_ok less the nodes refused for room (spread) */
+    const unsigned char *mask = job->node_ok;
+    int n = 0;
+    show_fitting(p, job, nodes);
+    for (int tries = 0;; tries++) {
+        n = placement_choose(p, gpus, job->nodes, mask, nodes, nnodes, allocs);
+        int bad = n > 0 ? first_without_room(job, nodes, allocs, n) : -1;
+        if (bad < 0)
+            break;
+        if (tries + 1 >= ROOM_TRIES || note_short(p, allocs[bad].node) < 0 ||
+            (!veto && !(veto = malloc((size_t)nnodes)))) {
+            n = 0;
+            break;
         }
+        if (mask != veto) {
+            for (int k = 0; k < nnodes; k++)
+                veto[k] = !job->node_ok || job->node_ok[k];
+            mask = veto;
+        }
+        veto[allocs[bad].node] = 0;
     }
-    if (n <= 0)
+    free(veto);
+    if (n <= 0) {
+        hide_shown(p);
         return 0;
+    }
     lucid_cluster_take(&p->cluster, allocs, n);
     for (int k = 0; k < n; k++) {
         chosen[k] = allocs[k].node;
-        nodes[chosen[k]].free_gpus -= allocs[k].gpus;
-        nodes[chosen[k]].settling++; /* released, not started yet */
+        decide_node *node = &nodes[chosen[k]];
+        if (job->fit) {
+            fit_room_take(job->fit, allocs[k].gpus, &node->room);
+            if (job->fit->whole) { /* Slurm gives it the whole node */
+                lucid_alloc rest = {.node = chosen[k], .gpus = p->cluster.nodes[chosen[k]].free,
+                                    .mask = p->cluster.nodes[chosen[k]].free_mask};
+                if (rest.gpus > 0)
+                    lucid_cluster_take(&p->cluster, &rest, 1);
+                node->free_gpus = allocs[k].gpus;
+            }
+        }
+        node->free_gpus -= allocs[k].gpus;
+        node->settling++; /* released, not started yet */
     }
+    hide_shown(p);
     return n;
 }
 
@@ -836,6 +995,14 @@ static int pack_job(void *ctx, size_t position)
     if (partner < 0)
         return 0;
     const decide_running *other = &m->running[partner];
+    decide_node *host = &m->nodes[other->node];
+    /* The packed job still needs CPUs and memory of its partner's node
+     * (fit.h); a whole-node job shares nothing. */
+    if (job->fit && (job->fit->whole || !fit_room_ok(job->fit, job->gpus, job->gpus, job->gpus,
+                                                      &host->room)))
+        return 0;
+    if (job->fit)
+        fit_room_take(job->fit, job->gpus, &host->room);
     m->taken[partner] = 1;
     result->start = 1;
     result->partner = other->job.id;

@@ -16,6 +16,8 @@
 
 #include <stdint.h>
 
+#include "fit.h"
+
 struct lucid_eta_table;
 
 typedef struct decide_job {
@@ -33,6 +35,9 @@ typedef struct decide_job {
                         * (<= 0: priority / GPUs, the estimate lucidd's priority holds) */
     int holds;         /* backfill: it held a reservation after the last decision
                         * (decide_result.holds, kept by the caller across decisions) */
+    const fit_request *fit; /* the site's rules beyond GPUs (fit.h): CPUs, memory and
+                             * --exclusive checked against each node's `room` as it is
+                             * placed; NULL: GPUs only (the node rooms are not read) */
 } decide_job;
 
 typedef struct decide_running {
@@ -48,6 +53,7 @@ typedef struct decide_node {
     int total_gpus;
     int settling; /* jobs released there that Slurm has not started yet (no
                    * packing onto that node meanwhile); placements add to it */
+    fit_room room; /* CPUs and memory free, for jobs with `fit` (placements take from it) */
 } decide_node;
 
 /* A job holding GPUs of this call's nodes, as the start-time estimates and

@@ -491,6 +491,10 @@ static void finish(lucidd *d, lucidd_job *job, const char *outcome, time_t start
 {
     char where[16];
     snprintf(where, sizeof where, "%s", where_now(job));
+    /* Released but never started (cancelled while Slurm had it pending). */
+    if (!start && ((strcmp(where, "main") == 0 && !job->rec.main_start) ||
+                   (strcmp(where, "profiler") == 0 && !job->rec.profile_start)))
+        snprintf(where, sizeof where, "queue");
     int completed = strcmp(outcome, "completed") == 0;
     int in_profiler = strcmp(where, "profiler") == 0, in_queue = strcmp(where, "queue") == 0;
     char reason[256];
@@ -761,7 +765,7 @@ static void route(lucidd *d, lucidd_job *job, const char *why_profiled)
 {
     char reason[256];
     int profilable = job->rec.gpus <= d->cfg.gpu_limit && job->rec.nodes <= 1 &&
-                     !job->user_nodes[0] && !job->user_exclude[0];
+                     !job->user_nodes[0] && !job->user_exclude[0] && !job->fit.whole;
     if (job->profile.samples > 0 || job->rec.profile_start) {
         set_phase(job, LUCID_PHASE_MAIN_QUEUE, why_profiled ? why_profiled : "profiled; in the main queue");
     } else if (profilable) {
@@ -769,6 +773,8 @@ static void route(lucidd *d, lucidd_job *job, const char *why_profiled)
     } else {
         if (job->user_nodes[0] || job->user_exclude[0])
             snprintf(reason, sizeof reason, "not profiled (it chose its nodes); in the main queue");
+        else if (job->fit.whole)
+            snprintf(reason, sizeof reason, "not profiled (--exclusive: whole nodes); in the main queue");
         else
             snprintf(reason, sizeof reason, "not profiled (more than %d GPUs or nodes); in the main queue",
                      d->cfg.gpu_limit);
@@ -782,6 +788,7 @@ static void copy_request(lucidd_job *job, const slurm_job *sj)
     job->rec.nodes = sj->nodes;
     job->gpus_per_node = sj->gpus_per_node;
     job->nodes_fixed = sj->nodes_fixed;
+    job->fit = sj->fit;
     snprintf(job->rec.gpu_request, sizeof job->rec.gpu_request, "%s", sj->gpu_request);
     snprintf(job->user_nodes, sizeof job->user_nodes, "%s", sj->req_nodes);
     snprintf(job->user_exclude, sizeof job->user_exclude, "%s", sj->exc_nodes);
@@ -820,6 +827,28 @@ static lucidd_job *new_job(lucidd *d, const slurm_job *sj)
 }
 
 static void note_arrival(lucidd *d, const lucidd_job *job);
+static void hand_back(lucidd *d, lucidd_job *job, const char *why);
+
+/* A request lucid leaves to Slurm as it is (no GPUs, a heterogeneous job,
+ * --gpus-per-socket, a reservation's job): recorded as handed back; released
+ * if lucid's intake held it, left held if its owner did (sbatch -H). */
+static void pass_through(lucidd *d, lucidd_job *job, const slurm_job *sj)
+{
+    char why[200];
+    snprintf(why, sizeof why, "%s", sj->pass_why[0] ? sj->pass_why : "it asks no GPUs");
+    if (sj->id > d->intake_max)
+        d->intake_max = sj->id;
+    if (sj->held && !job->rec.user_hold) {
+        hand_back(d, job, why);
+        return;
+    }
+    char reason[256];
+    snprintf(reason, sizeof reason, "%.200s; Slurm schedules it as it is", why);
+    set_phase(job, LUCID_PHASE_HANDED_BACK, reason);
+    int64_t id = record_decision(d, job, "hand-back", "", reason);
+    ack(d, id);
+    save(d, job);
+}
 
 static void intake(lucidd *d, const slurm_job *sj)
 {
@@ -845,6 +874,10 @@ static void intake(lucidd *d, const slurm_job *sj)
             .gpu_util_pct = job->profile.gpu_util_sum, .gmem_used_mib = job->profile.gmem_max_mib,
             .gmem_util_pct = job->profile.gmem_util_sum});
     estimate(d, job);
+    if (!sj->asks_gpus || sj->pass_why[0]) {
+        pass_through(d, job, sj); /* also one Slurm already started */
+        return;
+    }
     if (sj->state == SJ_RUNNING) {
         int profiling = strcmp(sj->partition, d->cfg.profiling_partition) == 0;
         set_phase(job, profiling ? LUCID_PHASE_PROFILING : LUCID_PHASE_RUNNING,
@@ -1033,24 +1066,109 @@ static void note_start(lucidd *d, lucidd_job *job, const slurm_job *sj)
     save(d, job);
 }
 
+/* ---- releases Slurm does not start ----
+ * lucid places a job only where the site's rules say Slurm would start it
+ * (fit.h), but Slurm has rules lucid cannot see (QOS and association
+ * limits, partition limits, a select plugin's choices).  A release Slurm
+ * has not started within --release-timeout, or one Slurm says it cannot
+ * start there (its reason below), is taken back: held again, unpinned, its
+ * own GPU request given back, and queued again with Slurm's reason; the
+ * nodes it was pinned to are kept out of its placements for a while (a
+ * limit: the job is not placed at all for a while), so it neither holds
+ * capacity nor loops. */
+#define AVOID_NODES_S 300.0
+#define AVOID_LIMIT_S 30.0
+
+static int slurm_limit(const char *reason);
+
+/* Slurm's reasons that say the pinned job will not start there soon. */
+static int slurm_refuses(const char *reason)
+{
+    static const char *const never[] = {"BadConstraints", "ReqNodeNotAvail", "NodeDown",
+                                        "PartitionConfig", "PartitionNodeLimit", "PartitionTimeLimit",
+                                        "PartitionDown", "PartitionInactive", "InvalidQOS",
+                                        "InvalidAccount", "AccountNotAllowed", "QOSNotAllowed",
+                                        "Reservation", "FrontEndDown", "Licenses"};
+    for (size_t k = 0; k < sizeof never / sizeof never[0]; k++)
+        if (strncmp(reason, never[k], strlen(never[k])) == 0)
+            return 1;
+    return slurm_limit(reason);
+}
+
+static int slurm_limit(const char *reason)
+{
+    return strncmp(reason, "QOS", 3) == 0 || strncmp(reason, "Assoc", 5) == 0 ||
+           strstr(reason, "Limit") != NULL || strstr(reason, "MaxGRES") != NULL ||
+           strstr(reason, "MaxCpu") != NULL || strstr(reason, "MaxNode") != NULL ||
+           strstr(reason, "MaxJobs") != NULL || strstr(reason, "MaxSubmit") != NULL;
+}
+
+static double release_timeout(const lucidd *d)
+{
+    return d->cfg.release_timeout_s > 0 ? d->cfg.release_timeout_s : 60.0;
+}
+
+/* Takes a released job back into its queue (see above); `why` is what its
+ * REASON, `lucid explain` and the AdminComment say. */
+static void take_back(lucidd *d, lucidd_job *job, const char *why, int limit, double now_mono)
+{
+    int packed = job->rec.packed_with != 0;
+    lucid_phase queue = job->rec.phase == LUCID_PHASE_PROFILING ? LUCID_PHASE_PROFILE_QUEUE
+                                                                : LUCID_PHASE_MAIN_QUEUE;
+    char comment[256];
+    snprintf(comment, sizeof comment, "lucid: %s: %.200s", lucid_phase_name(queue), why);
+    int64_t id = record_decision(d, job, "take-back", job->rec.node_list, why);
+    lucid_error err = {{0}};
+    if (slurm_io_take_back(job->rec.job_id, packed ? job->rec.gpu_request : NULL,
+                           job->user_nodes, comment, &err) < 0) {
+        note_error(d, &err);
+        return; /* tried again next tick */
+    }
+    ack(d, id);
+    snprintf(job->comment_sent, sizeof job->comment_sent, "%s", comment);
+    lucidd_log("job %u: taken back from %s: %s", job->rec.job_id, job->rec.node_list, why);
+    snprintf(job->took_back, sizeof job->took_back, "%s", why);
+    if (limit) {
+        snprintf(job->avoid_nodes, sizeof job->avoid_nodes, "*");
+        job->avoid_until = now_mono + AVOID_LIMIT_S;
+    } else {
+        snprintf(job->avoid_nodes, sizeof job->avoid_nodes, "%s", job->rec.node_list);
+        job->avoid_until = now_mono + AVOID_NODES_S;
+    }
+    unpair(d, job);
+    job->rec.packed_with = 0;
+    job->rec.node_list[0] = job->rec.gpu_list[0] = '\0';
+    job->releasing = 0;
+    job->released_at = 0;
+    set_phase(job, queue, why);
+    save(d, job);
+}
+
 /* While lucid released it but Slurm has not started it. */
-static void note_releasing(lucidd *d, lucidd_job *job, const slurm_job *sj)
+static void note_releasing(lucidd *d, lucidd_job *job, const slurm_job *sj, double now_mono)
 {
     job->releasing = 1;
+    if (!job->released_at)
+        job->released_at = now_mono; /* first sight (after a restart of lucidd) */
     snprintf(job->slurm_reason, sizeof job->slurm_reason, "%s", sj->reason);
+    char why[256];
     if (job->rec.phase == LUCID_PHASE_RUNNING && job->rec.packed_with && partner_gone(d, job)) {
-        lucid_error err = {{0}};
-        if (slurm_io_unpack(job->rec.job_id, job->rec.gpu_request, &err) < 0) {
-            note_error(d, &err);
-            return;
-        }
-        lucidd_log("job %u: its partner %u ended before it started; back to the main queue",
-                   job->rec.job_id, job->rec.packed_with);
-        job->rec.packed_with = 0;
-        job->rec.node_list[0] = job->rec.gpu_list[0] = '\0';
-        job->releasing = 0;
-        set_phase(job, LUCID_PHASE_MAIN_QUEUE, "its partner ended before it started; waiting again");
-        save(d, job);
+        take_back(d, job, "its partner ended before it started; waiting again", 0, now_mono);
+        job->avoid_nodes[0] = '\0'; /* the node is fine: the pair is gone */
+        return;
+    }
+    double waited = now_mono - job->released_at;
+    if (slurm_refuses(sj->reason)) {
+        snprintf(why, sizeof why, "Slurm would not start it on %.100s (Slurm: %.60s)%s",
+                 job->rec.node_list, sj->reason,
+                 slurm_limit(sj->reason) ? "; a limit of the site: tried again in 30 s"
+                                         : "; placed elsewhere");
+        take_back(d, job, why, slurm_limit(sj->reason), now_mono);
+    } else if (waited >= release_timeout(d)) {
+        snprintf(why, sizeof why,
+                 "Slurm did not start it on %.100s within %.0f s (Slurm: %.60s); placed elsewhere",
+                 job->rec.node_list, release_timeout(d), sj->reason[0] ? sj->reason : "none");
+        take_back(d, job, why, 0, now_mono);
     }
 }
 
@@ -1076,6 +1194,7 @@ static void track(lucidd *d, lucidd_job *job, const slurm_job *sj, const slurm_j
         job->restarts_seen = sj->restarts; /* first sight after a restart of lucidd */
     job->time_limit_min = sj->time_limit_min;
     job->uid = sj->uid;
+    job->fit = sj->fit;
     if (sj->state == SJ_COMPLETED || sj->state == SJ_FAILED) {
         /* A requeue passes through an ended state while it completes. */
         if (!sj->requeueing && !sj->completing)
@@ -1127,7 +1246,7 @@ static void track(lucidd *d, lucidd_job *job, const slurm_job *sj, const slurm_j
             set_phase(job, LUCID_PHASE_MOVING, "requeued by lucid; moving");
             save(d, job);
         } else if (!sj->held) {
-            note_releasing(d, job, sj);
+            note_releasing(d, job, sj, now_mono);
         }
         break;
     case LUCID_PHASE_MOVING:
@@ -1137,7 +1256,14 @@ static void track(lucidd *d, lucidd_job *job, const slurm_job *sj, const slurm_j
     case LUCID_PHASE_HANDED_BACK:
         if (sj->state == SJ_RUNNING)
             note_start(d, job, sj);
-        else if (sj->held && sj->restarts > job->restarts_seen) {
+        else if (sj->restarts > job->restarts_seen && job->rec.phase == LUCID_PHASE_RUNNING &&
+                 !sj->held) {
+            /* Requeued by Slurm unheld (a node failed under a --requeue
+             * job): still pinned to that node; placed again. */
+            take_back(d, job, "requeued by Slurm (its node failed or an operator requeued it); "
+                              "waiting again", 0, now_mono);
+            job->avoid_nodes[0] = '\0';
+        } else if (sj->held && sj->restarts > job->restarts_seen) {
             /* Requeued by Slurm (node failure, an operator...): back to the queue. */
             unpair(d, job);
             job->rec.packed_with = 0;
@@ -1145,7 +1271,7 @@ static void track(lucidd *d, lucidd_job *job, const slurm_job *sj, const slurm_j
             set_phase(job, LUCID_PHASE_MAIN_QUEUE, "requeued by Slurm; waiting again");
             save(d, job);
         } else if (!sj->held && job->rec.phase == LUCID_PHASE_RUNNING) {
-            note_releasing(d, job, sj);
+            note_releasing(d, job, sj, now_mono);
         }
         break;
     default:
@@ -1188,6 +1314,7 @@ static void apply_start(lucidd *d, lucidd_job *job, const decide_result *result,
     job->eta_none[0] = '\0';
     set_phase(job, profiling ? LUCID_PHASE_PROFILING : LUCID_PHASE_RUNNING, result->reason);
     job->releasing = 1;
+    job->released_at = monotonic_s();
     snprintf(job->slurm_reason, sizeof job->slurm_reason, "just released");
     lucidd_job *partner = result->partner ? engine_find(d, result->partner) : NULL;
     if (partner) {
@@ -1282,17 +1409,23 @@ static int find_node(const node_name *names, const decide_node *nodes, int nnode
 /* Free GPUs per node: Slurm's count, less what lucid released that Slurm has
  * not started yet. */
 static int collect_nodes(lucidd *d, const char *partition, const slurm_node *snodes, long n,
-                         const slurm_job *sjobs, long nsjobs, decide_node *out)
+                         const slurm_job *sjobs, long nsjobs, decide_node *out, fit_node *fits)
 {
     int count = 0;
     for (long i = 0; i < n; i++) {
         if (strcmp(snodes[i].partition, partition) != 0)
             continue;
+        fit_node *f = &fits[count];
+        *f = snodes[i].fit;
+        snprintf(f->name, sizeof f->name, "%s", snodes[i].name);
+        f->gpus = snodes[i].gpus;
+        f->usable = snodes[i].usable;
         decide_node *node = &out[count++];
         snprintf(node->name, sizeof node->name, "%s", snodes[i].name);
         node->total_gpus = snodes[i].gpus;
         node->free_gpus = snodes[i].usable ? snodes[i].gpus - snodes[i].gpus_used : 0;
         node->settling = 0;
+        node->room = fit_room_of(f);
     }
     node_name *names = sorted_node_names(out, count);
     for (long i = 0; i < nsjobs; i++) {
@@ -1314,6 +1447,7 @@ static int collect_nodes(lucidd *d, const char *partition, const slurm_node *sno
             if (k >= 0) {
                 out[k].free_gpus -= share;
                 out[k].settling++;
+                fit_room_take(&job->fit, share, &out[k].room); /* its CPUs and memory too */
             }
         }
     }
@@ -1348,15 +1482,6 @@ static decide_job decide_view(const lucidd_job *job)
     lucid_gpu_sample mean = lucid_gpu_profile_result(&job->profile);
     view.gmem_mib = mean.gmem_used_mib;
     return view;
-}
-
-/* The nodes a job with its own -w / --exclude may use, as a mask over `nodes`. */
-static void node_mask(const lucidd_job *job, const decide_node *nodes, int nnodes,
-                      unsigned char *mask)
-{
-    for (int k = 0; k < nnodes; k++)
-        mask[k] = !(job->user_nodes[0] && !slurm_io_in_hostlist(job->user_nodes, nodes[k].name)) &&
-                  !(job->user_exclude[0] && slurm_io_in_hostlist(job->user_exclude, nodes[k].name));
 }
 
 typedef struct node_sizes {
@@ -1461,10 +1586,16 @@ static void apply_results(lucidd *d, const decide_result *results, int n, int pr
                  results[i].reserved_at >= 0 ? results[i].reserved_nodes : "");
         if (!profiling)
             keep_reservation(d, job, &results[i]);
-        if (results[i].start)
+        if (results[i].start) {
             apply_start(d, job, &results[i], profiling);
-        else
+        } else if (job->took_back[0] && job->avoid_until > monotonic_s()) {
+            char reason[256];
+            snprintf(reason, sizeof reason, "%.120s (taken back: %.120s)", results[i].reason,
+                     job->took_back);
+            set_reason(d, job, reason);
+        } else {
             set_reason(d, job, results[i].reason);
+        }
     }
 }
 
@@ -1483,47 +1614,199 @@ static void update_packing(lucidd *d, const decide_job *waiting, int nwaiting,
     d->packing_on = wanted > free_gpus;
 }
 
-/* Waiting jobs of `phase` that Slurm would run now, with their node masks;
- * the profiler's that cannot fit a profiling node go to the main queue, the
- * main queue's that no node set could hold are handed back. */
-static int gather_waiting(lucidd *d, lucid_phase phase, const decide_node *nodes, int nnodes,
-                          decide_job *waiting, unsigned char *masks)
+/* ---- where Slurm would start a job (fit.h) ----
+ * A job's node mask: the nodes of this decision Slurm would start it on
+ * now (its -w / --exclude, the nodes it was just refused on, and fit.h's
+ * rules: state, reservations, type, features, CPUs and memory configured),
+ * and the nodes that could ever hold it (for the hand-back rule).  Only
+ * jobs that ask more than GPUs of a uniform partition get one. */
+typedef struct partition_view {
+    const decide_node *nodes;
+    const fit_node *fits;
+    int nnodes;
+    int uniform;   /* every node usable, same type, no reservation, none smaller */
+    fit_node least; /* the smallest CPUs and memory of any node */
+} partition_view;
+
+static partition_view view_of(const decide_node *nodes, const fit_node *fits, int nnodes)
 {
+    partition_view v = {.nodes = nodes, .fits = fits, .nnodes = nnodes, .uniform = 1};
+    for (int k = 0; k < nnodes; k++) {
+        const fit_node *f = &fits[k];
+        if (!f->usable || f->nwindows > 0 || f->features[0] ||
+            strcmp(f->gpu_type, fits[0].gpu_type) != 0)
+            v.uniform = 0;
+        if (k == 0 || f->cpus < v.least.cpus)
+            v.least.cpus = f->cpus;
+        if (k == 0 || f->mem_mib < v.least.mem_mib)
+            v.least.mem_mib = f->mem_mib;
+    }
+    v.least.gpus = 1 << 20;
+    v.least.usable = 1;
+    return v;
+}
+
+static int avoiding(const lucidd_job *job, double now_mono)
+{
+    return job->avoid_nodes[0] && now_mono < job->avoid_until;
+}
+
+/* GPUs the job gets on each node it uses (the check's per-node share). */
+static int gpus_here(const lucidd_job *job, const fit_node *f)
+{
+    if (job->nodes_fixed && job->rec.nodes > 0)
+        return (job->rec.gpus + job->rec.nodes - 1) / job->rec.nodes;
+    return job->rec.gpus < f->gpus ? job->rec.gpus : f->gpus;
+}
+
+static int needs_mask(const lucidd_job *job, const partition_view *v, double now_mono)
+{
+    if (job->user_nodes[0] || job->user_exclude[0] || avoiding(job, now_mono) || !v->uniform ||
+        job->fit.gpu_type[0] || job->fit.features[0])
+        return 1;
+    return !fit_node_ever(&job->fit, job->rec.gpus < 1 ? 0 : 1, &v->least, NULL, 0);
+}
+
+/* `now_mask` / `ever_mask` over the view's nodes; returns how many nodes
+ * the job may use now, and says in `why` why the first refused node was. */
+static int build_masks(const lucidd_job *job, const partition_view *v, int64_t now, double now_mono,
+                       unsigned char *now_mask, unsigned char *ever_mask, char *why, size_t size)
+{
+    int usable = 0;
+    int avoid = avoiding(job, now_mono);
+    if (why && size)
+        why[0] = '\0';
+    for (int k = 0; k < v->nnodes; k++) {
+        const char *name = v->nodes[k].name;
+        int chosen = !(job->user_nodes[0] && !slurm_io_in_hostlist(job->user_nodes, name)) &&
+                     !(job->user_exclude[0] && slurm_io_in_hostlist(job->user_exclude, name));
+        int here = gpus_here(job, &v->fits[k]);
+        char first[160] = "";
+        ever_mask[k] = chosen && fit_node_ever(&job->fit, here, &v->fits[k], NULL, 0);
+        now_mask[k] = ever_mask[k] &&
+                      fit_node_now(&job->fit, here, &v->fits[k], now, first, sizeof first) &&
+                      !(avoid && (strcmp(job->avoid_nodes, "*") == 0 ||
+                                  slurm_io_in_hostlist(job->avoid_nodes, name)));
+        if (ever_mask[k] && !now_mask[k] && why && size && !why[0] && first[0])
+            snprintf(why, size, "%s", first);
+        usable += now_mask[k];
+    }
+    return usable;
+}
+
+/* --exclusive: Slurm gives it every GPU of each node it gets. */
+static void whole_nodes(lucidd *d, lucidd_job *job, decide_job *view, node_sizes ever)
+{
+    if (!job->fit.whole || ever.largest <= 0)
+        return;
+    int nodes = job->nodes_fixed && job->rec.nodes > 0 ? job->rec.nodes : 1;
+    int gpus = nodes * ever.largest;
+    if (gpus > job->rec.gpus) {
+        lucidd_log("job %u: --exclusive: counted as %d GPUs (%d whole nodes), not %d",
+                   job->rec.job_id, gpus, nodes, job->rec.gpus);
+        job->rec.gpus = gpus;
+        save(d, job);
+    }
+    view->gpus = job->rec.gpus;
+    view->nodes = nodes;
+}
+
+/* Waiting jobs of `phase` that Slurm would run now, with their node masks;
+ * the profiler's that no profiling node can take (of its type, with its
+ * CPUs, or none usable now) go to the main queue, the main queue's that no
+ * node set could ever hold are handed back. */
+static int gather_waiting(lucidd *d, lucid_phase phase, const partition_view *v,
+                          decide_job *waiting, unsigned char *masks, double now_mono)
+{
+    int nnodes = v->nnodes;
     size_t nmasks = 0;
-    node_sizes all = sizes_of(nodes, nnodes, NULL);
-    int count = 0, largest = all.largest;
+    node_sizes all = sizes_of(v->nodes, nnodes, NULL);
+    int count = 0;
+    int64_t now = (int64_t)time(NULL);
+    unsigned char *ever = nnodes > 0 ? malloc((size_t)nnodes) : NULL;
     for (size_t i = 0; i < d->njobs; i++) {
         lucidd_job *job = &d->jobs[i];
         if (job->rec.phase != phase || job->waits_for[0])
             continue;
+        if (avoiding(job, now_mono) && strcmp(job->avoid_nodes, "*") == 0)
+            continue; /* refused for a limit of the site: not placed for a while */
         decide_job view = decide_view(job);
+        view.fit = &job->fit;
+        unsigned char *mask = NULL;
+        node_sizes ever_sizes = all;
+        char why[200] = "", now_why[160] = "";
+        int usable_now = nnodes;
+        if (nnodes > 0 && ever && needs_mask(job, v, now_mono)) {
+            mask = masks + nmasks * (size_t)nnodes;
+            usable_now = build_masks(job, v, now, now_mono, mask, ever, now_why, sizeof now_why);
+            ever_sizes = sizes_of(v->nodes, nnodes, ever);
+        }
         if (phase == LUCID_PHASE_PROFILE_QUEUE) {
-            if (nnodes > 0 && job->rec.gpus > largest) {
-                set_phase(job, LUCID_PHASE_MAIN_QUEUE,
-                          "not profiled (larger than any profiling node); in the main queue");
+            if (nnodes > 0 && (job->rec.gpus > ever_sizes.largest || ever_sizes.count == 0)) {
+                snprintf(why, sizeof why, "not profiled (no profiling node%s%s can hold it); in the main queue",
+                         job->fit.gpu_type[0] ? " of type " : "", job->fit.gpu_type);
+                set_phase(job, LUCID_PHASE_MAIN_QUEUE, why);
+                save(d, job);
+                continue;
+            }
+            if (nnodes > 0 && usable_now == 0) {
+                snprintf(why, sizeof why, "not profiled (the profiler cannot take it now: %.120s); in the main queue",
+                         now_why[0] ? now_why : "no usable profiling node");
+                set_phase(job, LUCID_PHASE_MAIN_QUEUE, why);
                 save(d, job);
                 continue;
             }
         } else if (nnodes > 0) {
-            /* Every job is checked against the partition's node sizes; only
-             * a job with its own node choice keeps its mask. */
-            int chose = job->user_nodes[0] || job->user_exclude[0];
-            unsigned char *mask = chose ? masks + nmasks * (size_t)nnodes : NULL;
-            if (mask)
-                node_mask(job, nodes, nnodes, mask);
-            char why[200];
-            if (!placeable(job, mask ? sizes_of(nodes, nnodes, mask) : all, why, sizeof why)) {
+            whole_nodes(d, job, &view, ever_sizes);
+            if (!placeable(job, ever_sizes, why, sizeof why)) {
                 hand_back(d, job, why);
                 continue;
             }
-            if (mask) {
-                view.node_ok = mask;
-                nmasks++;
+            if (mask && usable_now == 0) {
+                /* Every node it could use is down, drained or reserved: it
+                 * waits, and says which rule keeps it out. */
+                snprintf(why, sizeof why, "no node it may use can start it now: %.150s",
+                         now_why[0] ? now_why : "refused there by Slurm a moment ago");
+                if (job->took_back[0] && avoiding(job, now_mono))
+                    snprintf(why, sizeof why, "waiting (taken back: %.150s)", job->took_back);
+                set_reason(d, job, why);
+                continue;
             }
+        }
+        if (mask && usable_now < nnodes) {
+            view.node_ok = mask;
+            nmasks++;
         }
         waiting[count++] = view;
     }
+    free(ever);
     return count;
+}
+
+/* A job lucid released onto a node that went down, was drained or is now
+ * reserved before its time limit ends: Slurm will not start it there. */
+static void take_back_from_unusable(lucidd *d, lucid_phase phase, const partition_view *v,
+                                    double now_mono)
+{
+    if (v->uniform)
+        return;
+    int64_t now = (int64_t)time(NULL);
+    for (size_t i = 0; i < d->njobs; i++) {
+        lucidd_job *job = &d->jobs[i];
+        if (!job->releasing || job->rec.phase != phase || !job->rec.node_list[0])
+            continue;
+        for (int k = 0; k < v->nnodes; k++) {
+            char why[200];
+            if (!slurm_io_in_hostlist(job->rec.node_list, v->nodes[k].name) ||
+                fit_node_now(&job->fit, 0, &v->fits[k], now, why, sizeof why))
+                continue;
+            char reason[256];
+            snprintf(reason, sizeof reason, "released onto %.60s, but %.140s; placed elsewhere",
+                     job->rec.node_list, why);
+            take_back(d, job, reason, 0, now_mono);
+            break;
+        }
+    }
 }
 
 /* ---- start-time estimates ----
@@ -1778,6 +2061,64 @@ done:
     free(eta);
 }
 
+/* The profiler never keeps a job from idle main GPUs (issue 28: with one
+ * profiling node, a burst of 2,000 jobs waited for it while 5 of 8 main
+ * nodes were idle).  A job the profiler could not start in this decision,
+ * that fits a main node's free GPUs now (its type, its CPUs and memory, the
+ * site's rules of fit.h), goes to the main queue unprofiled, with the
+ * heuristic estimate (its time limit or --default-estimate), in the
+ * profiler's order until main's free GPUs are spoken for.  The simulator's
+ * profiler_autoscale borrows idle main nodes for profiling instead; live,
+ * a profiling run on a main node would be a requeue later, so the job
+ * runs there for good.  Off with --profiler-bypass off. */
+static void bypass_profiler(lucidd *d, const decide_result *profiled, int nprofiled,
+                            const partition_view *main, double now_mono)
+{
+    if (!d->cfg.profiler_bypass || main->nnodes <= 0)
+        return;
+    int *free_gpus = malloc((size_t)main->nnodes * sizeof *free_gpus);
+    if (!free_gpus)
+        return;
+    int total = 0;
+    for (int k = 0; k < main->nnodes; k++)
+        total += free_gpus[k] = main->nodes[k].free_gpus;
+    int64_t now = (int64_t)time(NULL);
+    for (int i = 0; i < nprofiled && total > 0; i++) {
+        lucidd_job *job = engine_find(d, profiled[i].id);
+        if (!job || profiled[i].start || job->rec.phase != LUCID_PHASE_PROFILE_QUEUE ||
+            avoiding(job, now_mono))
+            continue;
+        for (int k = 0; k < main->nnodes; k++) {
+            if (free_gpus[k] < job->rec.gpus ||
+                !fit_node_now(&job->fit, job->rec.gpus, &main->fits[k], now, NULL, 0) ||
+                !fit_room_ok(&job->fit, job->rec.gpus, main->nodes[k].free_gpus,
+                             main->nodes[k].total_gpus, &main->nodes[k].room))
+                continue;
+            free_gpus[k] -= job->rec.gpus;
+            total -= job->rec.gpus;
+            char why[256];
+            snprintf(why, sizeof why,
+                     "not profiled: the profiler is busy and %s has %d GPUs idle; in the main "
+                     "queue with a prior estimate", main->nodes[k].name, free_gpus[k] + job->rec.gpus);
+            set_phase(job, LUCID_PHASE_MAIN_QUEUE, why);
+            ack(d, record_decision(d, job, "bypass", main->nodes[k].name, why));
+            d->profiler_bypassed++;
+            break;
+        }
+    }
+    free(free_gpus);
+}
+
+/* Room for the node masks of the jobs of `phase` that need one. */
+static unsigned char *node_masks(const lucidd *d, lucid_phase phase, const partition_view *v,
+                                 double now_mono)
+{
+    size_t count = 1;
+    for (size_t i = 0; i < d->njobs; i++)
+        count += d->jobs[i].rec.phase == phase && needs_mask(&d->jobs[i], v, now_mono);
+    return calloc(count * (size_t)(v->nnodes > 0 ? v->nnodes : 1), 1);
+}
+
 static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs, double now_mono)
 {
     lucid_error err = {{0}};
@@ -1793,20 +2134,20 @@ static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs, dou
     }
     size_t nn = (size_t)nsnodes + 1;
     decide_node *nodes = calloc(nn, sizeof *nodes);
+    fit_node *fits = calloc(nn, sizeof *fits);
     decide_job *waiting = calloc(d->njobs + 1, sizeof *waiting);
     decide_running *running = calloc(d->njobs + 1, sizeof *running);
     decide_result *results = calloc(d->njobs + 1, sizeof *results);
-    /* Node masks only for the jobs that chose their nodes (-w, --exclude). */
-    size_t nconstrained = 1;
-    for (size_t i = 0; i < d->njobs; i++)
-        nconstrained += d->jobs[i].rec.phase == LUCID_PHASE_MAIN_QUEUE &&
-                        (d->jobs[i].user_nodes[0] || d->jobs[i].user_exclude[0]);
-    unsigned char *masks = calloc(nconstrained * nn, 1);
-    if (!nodes || !waiting || !running || !results || !masks)
+    unsigned char *masks = NULL;
+    if (!nodes || !fits || !waiting || !running || !results)
         goto done;
 
-    int nnodes = collect_nodes(d, d->cfg.profiling_partition, snodes, nsnodes, sjobs, nsjobs, nodes);
-    int nwaiting = gather_waiting(d, LUCID_PHASE_PROFILE_QUEUE, nodes, nnodes, waiting, masks);
+    int nnodes = collect_nodes(d, d->cfg.profiling_partition, snodes, nsnodes, sjobs, nsjobs, nodes, fits);
+    partition_view view = view_of(nodes, fits, nnodes);
+    take_back_from_unusable(d, LUCID_PHASE_PROFILING, &view, now_mono);
+    if (!(masks = node_masks(d, LUCID_PHASE_PROFILE_QUEUE, &view, now_mono)))
+        goto done;
+    int nwaiting = gather_waiting(d, LUCID_PHASE_PROFILE_QUEUE, &view, waiting, masks, now_mono);
     double t0 = monotonic_s();
     decide_profiling(waiting, nwaiting, nodes, nnodes, results);
     double profiling_s = monotonic_s() - t0;
@@ -1816,11 +2157,17 @@ static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs, dou
     predict_queue(d, waiting, results, nwaiting, nodes, nnodes, 1, now_mono);
     double eta_s = thread_cpu_s() - eta0;
 
-    nnodes = collect_nodes(d, d->cfg.main_partition, snodes, nsnodes, sjobs, nsjobs, nodes);
+    nnodes = collect_nodes(d, d->cfg.main_partition, snodes, nsnodes, sjobs, nsjobs, nodes, fits);
     d->main_gpus = 0;
     for (int k = 0; k < nnodes; k++)
         d->main_gpus += nodes[k].total_gpus;
-    nwaiting = gather_waiting(d, LUCID_PHASE_MAIN_QUEUE, nodes, nnodes, waiting, masks);
+    view = view_of(nodes, fits, nnodes);
+    take_back_from_unusable(d, LUCID_PHASE_RUNNING, &view, now_mono);
+    bypass_profiler(d, results, nwaiting, &view, now_mono);
+    free(masks);
+    if (!(masks = node_masks(d, LUCID_PHASE_MAIN_QUEUE, &view, now_mono)))
+        goto done;
+    nwaiting = gather_waiting(d, LUCID_PHASE_MAIN_QUEUE, &view, waiting, masks, now_mono);
     int nrunning = 0;
     node_name *names = sorted_node_names(nodes, nnodes);
     for (size_t i = 0; i < d->njobs; i++) {
@@ -1871,6 +2218,7 @@ static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs, dou
     d->latency_sum_s += latency;
 done:
     free(nodes);
+    free(fits);
     free(waiting);
     free(running);
     free(results);

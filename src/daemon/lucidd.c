@@ -137,6 +137,10 @@ static const char usage_text[] =
     "                          S seconds away; once given it is kept (default 0: no limit)\n"
     "  --backfill-min-gpus N   only jobs of at least N GPUs get reservations (default 0: all)\n"
     "  --tick-ms N             decision period (default 500)\n"
+    "  --profiler-bypass on|off  a job the busy profiler cannot start goes unprofiled to\n"
+    "                          idle main GPUs (default on)\n"
+    "  --release-timeout S     a job lucid released that Slurm has not started within S\n"
+    "                          seconds is taken back and placed elsewhere (default 60)\n"
     "  --default-estimate S    duration estimate without a time limit or model (default 3600)\n"
     "  --retrain-period S      seconds between trainings of the duration model (default 604800)\n"
     "  --min-history N         finished jobs before the first duration model (default 100)\n"
@@ -276,6 +280,15 @@ static int set_option(lucidd_config *cfg, const char *where, const char *opt, co
         if (parse_number(where, opt, value, 0, &number) < 0 || number > 65535)
             return -1;
         cfg->metrics_port = (int)number;
+    } else if (strcmp(opt, "--profiler-bypass") == 0) {
+        if (strcmp(value, "on") != 0 && strcmp(value, "off") != 0) {
+            fprintf(stderr, "lucidd: %s--profiler-bypass: '%s' is not on or off\n", where, value);
+            return -1;
+        }
+        cfg->profiler_bypass = strcmp(value, "on") == 0;
+    } else if (strcmp(opt, "--release-timeout") == 0) {
+        if (parse_number(where, opt, value, 1, &cfg->release_timeout_s) < 0)
+            return -1;
     } else if (strcmp(opt, "--profile-limit") == 0) {
         if (parse_number(where, opt, value, 0.1, &cfg->profile_limit_s) < 0)
             return -1;
@@ -413,6 +426,8 @@ static int parse_args(int argc, char **argv, lucidd_config *cfg)
     *cfg = (lucidd_config){.main_partition = "main",
                            .profiling_partition = "profiling",
                            .profile_limit_s = 200,
+                           .release_timeout_s = 60,
+                           .profiler_bypass = 1,
                            .gpu_limit = 8,
                            .gpu_memory_mib = 24576,
                            .score_sum = 2,

@@ -335,7 +335,9 @@ static json_t *job_json(const lucidd_job *job)
 }
 
 typedef struct lucidd_counts {
-    long by_phase[LUCID_PHASE_COUNT];
+    long by_phase[LUCID_PHASE_COUNT]; /* released jobs Slurm has not started are not
+                                       * in running / profiling but in `releasing` */
+    long releasing;
     long profiled, packed_pairs;
 } lucidd_counts;
 
@@ -345,7 +347,10 @@ static lucidd_counts count_jobs(const lucidd_snapshot *s)
     memset(&c, 0, sizeof c);
     for (size_t i = 0; i < s->njobs; i++) {
         const lucid_job_record *r = &s->jobs[i].rec;
-        c.by_phase[r->phase]++;
+        if (strcmp(shown_phase(&s->jobs[i]), "releasing") == 0)
+            c.releasing++;
+        else
+            c.by_phase[r->phase]++;
         if (r->profile_start || r->phase == LUCID_PHASE_DONE_IN_PROFILER)
             c.profiled++;
         if (r->packed_with && r->phase == LUCID_PHASE_RUNNING && r->packed_with < r->job_id)
@@ -361,6 +366,7 @@ static json_t *status_json(const lucidd_snapshot *s, const lucidd_config *cfg,
     json_t *phases = json_object();
     for (int p = 0; p < LUCID_PHASE_COUNT; p++)
         json_object_set_new(phases, lucid_phase_name((lucid_phase)p), json_integer(c.by_phase[p]));
+    json_object_set_new(phases, "releasing", json_integer(c.releasing));
     json_t *models = json_array();
     for (long i = 0; i < s->nmodels; i++)
         json_array_append_new(models, json_pack("{s:s, s:I, s:I, s:I, s:s}", "name",

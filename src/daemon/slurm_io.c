@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
@@ -76,6 +77,52 @@ static slurm_job_run_state run_state(uint32_t state, char *name, size_t size)
     return SJ_FAILED;
 }
 
+/* "gres:gpu:4" in cpus_per_tres / mem_per_tres: the number per GPU. */
+static long per_gpu(const char *tres)
+{
+    if (!tres || !strstr(tres, "gpu"))
+        return 0;
+    long n = lucid_tres_gpus(tres);
+    return n > 0 ? n : 0;
+}
+
+/* What the job asks beyond GPUs (fit.h), and the requests lucid leaves to
+ * Slurm as they are (docs/live.md, "Every request form"). */
+static void read_fit(const slurm_job_info_t *info, slurm_job *job)
+{
+    fit_request *f = &job->fit;
+    int nodes = job->nodes > 0 ? job->nodes : 1;
+    long cpus = info->num_cpus == NO_VAL ? 0 : (long)info->num_cpus;
+    long per_node = (cpus + nodes - 1) / nodes;
+    if (info->pn_min_cpus != NO_VAL16 && info->pn_min_cpus > per_node)
+        per_node = info->pn_min_cpus;
+    f->cpus_node = (int)per_node;
+    f->cpus_per_gpu = (int)per_gpu(info->cpus_per_tres);
+    f->mem_per_gpu_mib = per_gpu(info->mem_per_tres);
+    if (info->pn_min_memory != NO_VAL64 && info->pn_min_memory != INFINITE64) {
+        if (info->pn_min_memory & MEM_PER_CPU)
+            f->mem_per_cpu_mib = (int64_t)(info->pn_min_memory & ~MEM_PER_CPU);
+        else
+            f->mem_node_mib = (int64_t)info->pn_min_memory;
+    }
+    f->whole = info->shared == JOB_SHARED_NONE;
+    copy(f->features, sizeof f->features, info->features);
+    f->time_limit_s = (info->time_limit == INFINITE || info->time_limit == NO_VAL)
+                          ? 0 : (int64_t)info->time_limit * 60;
+    if (info->het_job_id && info->het_job_id != NO_VAL)
+        snprintf(job->pass_why, sizeof job->pass_why,
+                 "a heterogeneous job (component %u of %u): Slurm starts its components together",
+                 info->het_job_offset, info->het_job_id);
+    else if (lucid_tres_gpus(info->tres_per_socket) > 0)
+        snprintf(job->pass_why, sizeof job->pass_why,
+                 "--gpus-per-socket: its GPU count follows Slurm's socket binding");
+    else if (info->resv_name && info->resv_name[0])
+        snprintf(job->pass_why, sizeof job->pass_why, "runs in reservation %.64s",
+                 info->resv_name);
+    else if (fit_features_match(f->features, "") < 0)
+        snprintf(job->pass_why, sizeof job->pass_why, "feature expression %.64s", f->features);
+}
+
 static void read_job(const slurm_job_info_t *info, slurm_job *job)
 {
     memset(job, 0, sizeof *job);
@@ -113,14 +160,27 @@ static void read_job(const slurm_job_info_t *info, slurm_job *job)
     }
     long per_job = lucid_tres_gpus(info->tres_per_job);
     long per_node = lucid_tres_gpus(info->tres_per_node);
-    job->gres_malformed = per_job < 0 || per_node < 0;
+    long per_task = lucid_tres_gpus(info->tres_per_task);
+    long per_socket = lucid_tres_gpus(info->tres_per_socket);
+    job->gres_malformed = per_job < 0 || per_node < 0 || per_task < 0 || per_socket < 0;
     if (!job->gres_malformed) {
+        /* --gpus-per-task with -n: Slurm gives per task x tasks, on nodes of
+         * its choosing unless -N fixed them (read as a per-job count). */
+        long tasks = info->num_tasks > 0 && info->num_tasks != NO_VAL ? info->num_tasks : 1;
+        if (per_job == 0 && per_task > 0)
+            per_job = per_task * tasks;
         job->gpus_per_node = per_job > 0 ? 0 : (int)per_node;
         job->gpus = per_job > 0 ? (int)per_job : (int)per_node * job->nodes;
     }
+    /* --gres=gpu:0 asks none: a CPU job as far as lucid goes. */
+    job->asks_gpus = job->gpus > 0 || job->gres_malformed;
+    if (!lucid_tres_gpu_type(info->tres_per_job, job->fit.gpu_type, sizeof job->fit.gpu_type) &&
+        !lucid_tres_gpu_type(info->tres_per_node, job->fit.gpu_type, sizeof job->fit.gpu_type))
+        lucid_tres_gpu_type(info->tres_per_task, job->fit.gpu_type, sizeof job->fit.gpu_type);
     /* max_nodes is 0 unless -N (or --nodes=a-b) was given. */
     job->nodes_fixed = job->gpus_per_node > 0 || info->max_nodes > 0;
     job->cpus = info->num_cpus == NO_VAL ? 0 : (int)info->num_cpus;
+    read_fit(info, job);
     job->submit_time = info->submit_time;
     job->start_time = info->start_time;
     job->end_time = info->end_time;
@@ -156,22 +216,50 @@ long slurm_io_jobs(slurm_job **out, lucid_error *err)
     return count;
 }
 
-/* "gpu:8", "gpu:a100:8", "gpu:4(IDX:0-3)", "gpu:(null):0(IDX:N/A)": the count
- * is the number after the last ':' before "(IDX" (or the end of the item). */
-static int gres_gpu_count(const char *gres)
+/* "gpu:8", "gpu:a100:8", "gpu:4(IDX:0-3)", "gpu:(null):0(IDX:N/A)",
+ * "gpu:a100:2(S:0),gpu:v100:2(S:1)": the GPUs of every item (each count is
+ * the number after the last ':' before '(' or the item's end); the type
+ * into `type` ("" untyped, "*" several) when it is not NULL. */
+static int gres_gpu_count(const char *gres, char *type, size_t size)
 {
-    if (!gres)
-        return 0;
-    const char *gpu = strstr(gres, "gpu");
-    if (!gpu)
-        return 0;
-    const char *idx = strstr(gpu, "(IDX");
-    const char *end = idx ? idx : gpu + strcspn(gpu, ",");
-    const char *colon = NULL;
-    for (const char *p = gpu; p < end; p++)
-        if (*p == ':')
-            colon = p;
-    return colon ? atoi(colon + 1) : 1;
+    if (type && size)
+        type[0] = '\0';
+    int total = 0;
+    for (const char *p = gres; p && *p;) {
+        size_t len = strcspn(p, ",");
+        /* A comma inside "(IDX:0,2)" does not end the item. */
+        const char *paren = memchr(p, '(', len);
+        if (paren) {
+            const char *close = strchr(paren, ')');
+            if (close)
+                len = (size_t)(close - p) + strcspn(close, ",");
+        }
+        if (strncmp(p, "gpu", 3) == 0 && (len == 3 || p[3] == ':')) {
+            size_t body = paren && (size_t)(paren - p) < len ? (size_t)(paren - p) : len;
+            const char *first = NULL, *last = NULL;
+            for (const char *c = p; c < p + body; c++)
+                if (*c == ':') {
+                    if (!first)
+                        first = c;
+                    last = c;
+                }
+            total += last ? atoi(last + 1) : 1;
+            if (type && size && first && last && first != last) {
+                char this_type[32];
+                snprintf(this_type, sizeof this_type, "%.*s", (int)(last - first - 1), first + 1);
+                if (strcmp(this_type, "(null)") != 0) {
+                    if (!type[0])
+                        snprintf(type, size, "%s", this_type);
+                    else if (strcmp(type, this_type) != 0)
+                        snprintf(type, size, "*");
+                }
+            }
+        }
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    return total;
 }
 
 /* Node name -> the first of `partitions` that holds it. */
@@ -205,6 +293,90 @@ static int node_partitions(const char *partitions, slurm_node *nodes, long count
     return 0;
 }
 
+/* A node's state as fit.h sees it: usable or the word for why not; its
+ * CPUs, memory and features.  Returns usable. */
+static int read_node_fit(node_info_t *info, fit_node *f)
+{
+    static const struct {
+        uint32_t flag;
+        const char *word;
+    } flags[] = {
+        {NODE_STATE_DRAIN, "DRAINED"},           {NODE_STATE_NO_RESPOND, "NOT_RESPONDING"},
+        {NODE_STATE_FAIL, "FAILING"},            {NODE_STATE_MAINT, "MAINT"},
+        {NODE_STATE_POWERED_DOWN, "POWERED_DOWN"}, {NODE_STATE_POWERING_DOWN, "POWERING_DOWN"},
+        {NODE_STATE_POWERING_UP, "POWERING_UP"}, {NODE_STATE_REBOOT_REQUESTED, "REBOOTING"},
+        {NODE_STATE_REBOOT_ISSUED, "REBOOTING"},
+    };
+    uint32_t base = info->node_state & NODE_STATE_BASE;
+    int usable = base == NODE_STATE_IDLE || base == NODE_STATE_MIXED || base == NODE_STATE_ALLOCATED;
+    f->state[0] = '\0';
+    if (!usable)
+        copy(f->state, sizeof f->state, base == NODE_STATE_DOWN ? "DOWN"
+                                        : base == NODE_STATE_FUTURE ? "FUTURE" : "UNKNOWN");
+    for (size_t k = 0; usable && k < sizeof flags / sizeof flags[0]; k++)
+        if (info->node_state & flags[k].flag) {
+            usable = 0;
+            copy(f->state, sizeof f->state, flags[k].word);
+        }
+    f->cpus = info->cpus_efctv > 0 ? info->cpus_efctv : info->cpus;
+    uint16_t alloc_cpus = 0;
+    uint64_t alloc_mem = 0;
+    if (info->select_nodeinfo) {
+        slurm_get_select_nodeinfo(info->select_nodeinfo, SELECT_NODEDATA_SUBCNT,
+                                  NODE_STATE_ALLOCATED, &alloc_cpus);
+        slurm_get_select_nodeinfo(info->select_nodeinfo, SELECT_NODEDATA_MEM_ALLOC,
+                                  NODE_STATE_ALLOCATED, &alloc_mem);
+    }
+    f->cpus_alloc = alloc_cpus;
+    f->mem_mib = (int64_t)info->real_memory;
+    f->mem_alloc_mib = (int64_t)alloc_mem;
+    copy(f->features, sizeof f->features, info->features_act ? info->features_act : info->features);
+    f->nwindows = 0;
+    return usable;
+}
+
+/* Reservations active now or to come, onto the nodes they hold (soonest
+ * first, at most FIT_WINDOWS a node). */
+static void node_reservations(slurm_node *nodes, long count)
+{
+    reserve_info_msg_t *msg = NULL;
+    if (slurm_load_reservations((time_t)0, &msg) != SLURM_SUCCESS || !msg)
+        return; /* none readable: Slurm's own reason catches the rest */
+    time_t now = time(NULL);
+    for (uint32_t i = 0; i < msg->record_count; i++) {
+        const reserve_info_t *r = &msg->reservation_array[i];
+        if (!r->node_list || !r->node_list[0] || r->end_time <= now)
+            continue;
+        hostlist_t hosts = slurm_hostlist_create(r->node_list);
+        char *host;
+        while (hosts && (host = slurm_hostlist_shift(hosts))) {
+            for (long k = 0; k < count; k++) {
+                fit_node *f = &nodes[k].fit;
+                if (strcmp(nodes[k].name, host) != 0)
+                    continue;
+                fit_window w = {.start = r->start_time, .end = r->end_time,
+                                .maint = (r->flags & RESERVE_FLAG_MAINT) != 0};
+                copy(w.name, sizeof w.name, r->name);
+                if (f->nwindows < FIT_WINDOWS)
+                    f->windows[f->nwindows++] = w;
+                else if (w.start < f->windows[FIT_WINDOWS - 1].start)
+                    f->windows[FIT_WINDOWS - 1] = w; /* full: keep the soonest */
+                else
+                    continue;
+                for (int m = f->nwindows - 1; m > 0 && f->windows[m].start < f->windows[m - 1].start; m--) {
+                    fit_window t = f->windows[m];
+                    f->windows[m] = f->windows[m - 1];
+                    f->windows[m - 1] = t;
+                }
+            }
+            free(host);
+        }
+        if (hosts)
+            slurm_hostlist_destroy(hosts);
+    }
+    slurm_free_reservation_info_msg(msg);
+}
+
 long slurm_io_nodes(const char *partitions, slurm_node **out, lucid_error *err)
 {
     node_info_msg_t *msg = NULL;
@@ -223,14 +395,12 @@ long slurm_io_nodes(const char *partitions, slurm_node **out, lucid_error *err)
             continue;
         slurm_node *node = &nodes[count++];
         copy(node->name, sizeof node->name, info->name);
-        node->gpus = gres_gpu_count(info->gres);
-        node->gpus_used = gres_gpu_count(info->gres_used);
-        uint32_t base = info->node_state & NODE_STATE_BASE;
-        node->usable = (base == NODE_STATE_IDLE || base == NODE_STATE_MIXED ||
-                        base == NODE_STATE_ALLOCATED) &&
-                       !(info->node_state & (NODE_STATE_DRAIN | NODE_STATE_NO_RESPOND));
+        node->gpus = gres_gpu_count(info->gres, node->fit.gpu_type, sizeof node->fit.gpu_type);
+        node->gpus_used = gres_gpu_count(info->gres_used, NULL, 0);
+        node->usable = read_node_fit(info, &node->fit);
     }
     slurm_free_node_info_msg(msg);
+    node_reservations(nodes, count);
     if (node_partitions(partitions, nodes, count, err) < 0) {
         free(nodes);
         return -1;
@@ -354,13 +524,14 @@ int slurm_io_requeue_hold_if_running(uint32_t job_id, const char *partition, luc
     return 1;
 }
 
-int slurm_io_unpack(uint32_t job_id, const char *gpu_request, lucid_error *err)
+int slurm_io_take_back(uint32_t job_id, const char *gpu_request, const char *nodes,
+                       const char *comment, lucid_error *err)
 {
     if (slurm_io_admin_hold(job_id, err) < 0)
         return -1;
     job_desc_msg_t desc;
     update_init(&desc, job_id);
-    char no_nodes[] = "", tres[64] = "", comment[] = "lucid: main-queue; its partner ended first";
+    char nodes_buf[256] = "", tres[64] = "", comment_buf[256];
     if (gpu_request && strlen(gpu_request) > 4) {
         copy(tres, sizeof tres, gpu_request + 4);
         if (strncmp(gpu_request, "tpj=", 4) == 0)
@@ -368,9 +539,14 @@ int slurm_io_unpack(uint32_t job_id, const char *gpu_request, lucid_error *err)
         else
             desc.tres_per_node = tres;
     }
-    desc.req_nodes = no_nodes;
-    desc.admin_comment = comment;
-    return update(&desc, "unpacking", err);
+    copy(nodes_buf, sizeof nodes_buf, nodes ? nodes : "");
+    desc.req_nodes = nodes_buf;
+    copy(comment_buf, sizeof comment_buf, comment);
+    desc.admin_comment = comment_buf;
+    /* A job Slurm requeued is not eligible for ~2 minutes (BeginTime);
+     * lucid waited for any --begin of its own before it released it. */
+    desc.begin_time = time(NULL);
+    return update(&desc, "taking back", err);
 }
 
 int slurm_io_split_task(uint32_t array_job_id, uint32_t task_id, lucid_error *err)

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "fit.h"
 #include "lucid/error.h"
 
 typedef enum slurm_job_run_state {
@@ -54,6 +55,13 @@ typedef struct slurm_job {
     uint32_t array_job_id; /* array master's id, 0 if not an array */
     uint32_t array_task_id;/* this task's index, or UINT32_MAX for a record of tasks */
     char array_tasks[128]; /* tasks still inside this record ("0-5"), "" if one job */
+    /* The site's rules beyond GPUs (fit.h): type, CPUs, memory, --exclusive,
+     * features, time limit, as Slurm holds them. */
+    fit_request fit;
+    int asks_gpus;         /* some GPU request (a count of 0 included: --gres=gpu:0) */
+    char pass_why[128];    /* a request lucid leaves to Slurm as it is, and why
+                            * (heterogeneous job, --gpus-per-socket, --reservation,
+                            * a feature expression lucid does not read); "" none */
 } slurm_job;
 
 typedef struct slurm_node {
@@ -62,6 +70,10 @@ typedef struct slurm_node {
     int gpus;           /* configured */
     int gpus_used;      /* Slurm's view of allocated GPUs */
     int usable;         /* idle/mixed/allocated, not down or drained */
+    /* Type, CPUs, memory, features, state word and reservations (fit.h);
+     * its name, gpus and usable are the fields above, copied in by the
+     * engine.  A node with fit.cpus 0 has its CPUs and memory unchecked. */
+    fit_node fit;
 } slurm_node;
 
 int slurm_io_init(lucid_error *err);
@@ -93,9 +105,13 @@ int slurm_io_comment(uint32_t job_id, const char *comment, lucid_error *err);
  * running on `partition` and not completing: a job that already ended is
  * never requeued (it would run again).  1 requeued, 0 not running, -1 error. */
 int slurm_io_requeue_hold_if_running(uint32_t job_id, const char *partition, lucid_error *err);
-/* A packed job whose partner ended before it started: held again, unpinned,
- * its own GPU request (`gpu_request`, as in slurm_job) given back. */
-int slurm_io_unpack(uint32_t job_id, const char *gpu_request, lucid_error *err);
+/* A job lucid released that Slurm did not start (or a packed job whose
+ * partner ended first): held again as an operator's hold, its required
+ * nodes set back to `nodes` (the job's own -w, "" none), its own GPU
+ * request `gpu_request` (as in slurm_job; NULL: unchanged) given back, and
+ * its AdminComment set to `comment`. */
+int slurm_io_take_back(uint32_t job_id, const char *gpu_request, const char *nodes,
+                       const char *comment, lucid_error *err);
 /* Splits task `task_id` of array `array_job_id` into a job record of its
  * own (Slurm gives it its own job id), so each task is scheduled alone. */
 int slurm_io_split_task(uint32_t array_job_id, uint32_t task_id, lucid_error *err);

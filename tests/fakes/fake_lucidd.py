@@ -25,7 +25,7 @@ jobs = [
          priority=999.0, reason="waits for 16 GPUs: 8 free",
          start_p10=now + 1800, start_p50=now + 3600, start_p90=now + 7200, jobs_ahead=3,
          reserved_at=now + 3600, reserved_nodes="n3,n4", reserved_since=now - 1200),
-    dict(job, job=104, user="carol", name="very-long-job-name", phase="done", gpus=2,
+    dict(job, job=104, user="carol", name="vé€ry\nlong\x1b[31mjob-name", phase="done", gpus=2,
          main_start=now - 100000, end_time=now - 100000 + 90061, node_list="n2",
          reason="ended COMPLETED"),
     # Waits behind 103's reservation and holds none of its own.

@@ -68,6 +68,7 @@ slurm_job *fake_submit(uint32_t id, const char *user, int gpus, int per_node, in
     j->gpus_per_node = per_node;
     j->nodes = nodes;
     j->nodes_fixed = per_node > 0;
+    j->asks_gpus = gpus > 0;
     j->submit_time = 1000;
     snprintf(j->gpu_request, sizeof j->gpu_request, "tpn=gres:gpu:%d", per_node);
     return j;
@@ -264,15 +265,18 @@ int slurm_io_cancel(uint32_t job_id, lucid_error *err)
     return 0;
 }
 
-int slurm_io_unpack(uint32_t job_id, const char *gpu_request, lucid_error *err)
+int slurm_io_take_back(uint32_t job_id, const char *gpu_request, const char *nodes,
+                       const char *comment, lucid_error *err)
 {
     slurm_job *j = must(job_id, err);
     if (!j)
         return -1;
     j->held = j->admin_held = 1;
-    snprintf(j->gpu_request, sizeof j->gpu_request, "%s", gpu_request);
-    j->req_nodes[0] = '\0';
-    logf_call("unpack %u", job_id);
+    if (gpu_request)
+        snprintf(j->gpu_request, sizeof j->gpu_request, "%s", gpu_request);
+    snprintf(j->req_nodes, sizeof j->req_nodes, "%s", nodes ? nodes : "");
+    snprintf(j->admin_comment, sizeof j->admin_comment, "%s", comment);
+    logf_call("take-back %u", job_id);
     return 0;
 }
 

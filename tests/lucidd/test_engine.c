@@ -710,6 +710,247 @@ static void a_restart_publishes_after_its_first_decision(void **state)
     assert_string_equal(engine_find(&d, 3)->eta_none, "");
 }
 
+/* ---- the site's rules (fit.h): where Slurm would start a job ---- */
+
+static slurm_node *node(const char *name)
+{
+    for (int i = 0; i < fake.nnodes; i++)
+        if (strcmp(fake.nodes[i].name, name) == 0)
+            return &fake.nodes[i];
+    fail_msg("no fake node %s", name);
+    return NULL;
+}
+
+/* Released onto one of the main nodes in this tick's calls. */
+static int started_on_main(uint32_t id)
+{
+    char n1[64], n2[64];
+    snprintf(n1, sizeof n1, "start %u main n1", id);
+    snprintf(n2, sizeof n2, "start %u main n2", id);
+    return fake_called(n1) || fake_called(n2);
+}
+
+static void cpus(const char *name, int total, int allocated)
+{
+    node(name)->fit.cpus = total;
+    node(name)->fit.cpus_alloc = allocated;
+}
+
+/* n1 is consolidation's choice for one GPU (4 in use) but has 2 CPUs
+ * free: a job asking 8 CPUs goes to n2; --exclusive counts a whole node's
+ * GPUs and needs a node with nothing on it. */
+static void cpus_and_exclusive_decide_the_node(void **state)
+{
+    (void)state;
+    d.cfg.gpu_limit = 0; /* straight to the main queue */
+    cpus("n1", 32, 30);
+    cpus("n2", 32, 0);
+    node("n1")->gpus_used = 4;
+    fake_submit(1, "a", 1, 1, 1)->fit.cpus_node = 8;
+    fake_submit(2, "a", 1, 1, 1)->fit.cpus_node = 1;
+    fake_submit(3, "a", 1, 1, 1)->fit.whole = 1;
+    engine_tick(&d);
+    assert_true(fake_called("start 1 main n2"));
+    assert_true(fake_called("start 2 main n1"));
+    assert_phase(3, LUCID_PHASE_MAIN_QUEUE); /* no node is empty */
+    assert_int_equal(rec(3)->gpus, 8);
+}
+
+/* Two jobs of 20 CPUs in one decision: the second sees the first's CPUs
+ * taken (consolidation alone would put both on n1). */
+static void cpus_add_up_within_one_decision(void **state)
+{
+    (void)state;
+    d.cfg.gpu_limit = 0;
+    cpus("n1", 32, 0);
+    cpus("n2", 32, 0);
+    fake_submit(1, "a", 1, 1, 1)->fit.cpus_node = 20;
+    fake_submit(2, "a", 1, 1, 1)->fit.cpus_node = 20;
+    fake_submit(3, "a", 1, 1, 1)->fit.mem_node_mib = 9000;
+    node("n1")->fit.mem_mib = node("n2")->fit.mem_mib = 10000;
+    engine_tick(&d);
+    int first_n1 = fake_called("start 1 main n1");
+    assert_true(first_n1 || fake_called("start 1 main n2"));
+    assert_true(fake_called(first_n1 ? "start 2 main n2" : "start 2 main n1"));
+    /* Memory: 9000 of 10000 MiB fits either node, but only once per node. */
+    fake_submit(4, "a", 1, 1, 1)->fit.mem_node_mib = 9000;
+    fake_submit(5, "a", 1, 1, 1)->fit.mem_node_mib = 9000;
+    engine_tick(&d);
+    assert_phase(5, LUCID_PHASE_MAIN_QUEUE);
+}
+
+/* Typed GPUs: p1 and n1 hold a100s, n2 v100s.  A v100 job is not profiled
+ * (no profiling node of its type) and runs on n2; an a100 job is profiled
+ * on p1; a type no node has is handed back to Slurm. */
+static void typed_gpus_and_the_profiler(void **state)
+{
+    (void)state;
+    snprintf(node("p1")->fit.gpu_type, sizeof node("p1")->fit.gpu_type, "a100");
+    snprintf(node("n1")->fit.gpu_type, sizeof node("n1")->fit.gpu_type, "a100");
+    snprintf(node("n2")->fit.gpu_type, sizeof node("n2")->fit.gpu_type, "v100");
+    snprintf(fake_submit(1, "a", 2, 2, 1)->fit.gpu_type, sizeof(char[32]), "v100");
+    snprintf(fake_submit(2, "a", 2, 2, 1)->fit.gpu_type, sizeof(char[32]), "a100");
+    snprintf(fake_submit(3, "a", 8, 8, 1)->fit.gpu_type, sizeof(char[32]), "v100");
+    snprintf(fake_submit(4, "a", 1, 1, 1)->fit.gpu_type, sizeof(char[32]), "h100");
+    engine_tick(&d);
+    assert_true(fake_called("start 1 main n2"));
+    assert_true(fake_called("start 2 profiling p1"));
+    assert_phase(3, LUCID_PHASE_MAIN_QUEUE); /* n2 has 6 v100s free; n1's a100s are not its */
+    assert_false(started_on_main(3));
+    assert_true(fake_called("handback 4"));
+    assert_phase(4, LUCID_PHASE_HANDED_BACK);
+}
+
+/* A drained profiling node sends jobs to the main queue instead of
+ * waiting; a node reserved before a job's time limit ends is not its. */
+static void drained_profiler_and_reserved_nodes(void **state)
+{
+    (void)state;
+    node("p1")->usable = 0;
+    snprintf(node("p1")->fit.state, sizeof node("p1")->fit.state, "DRAINED");
+    fit_window *w = &node("n1")->fit.windows[0];
+    node("n1")->fit.nwindows = 1;
+    w->start = time(NULL) + 100;
+    w->end = w->start + 3600;
+    snprintf(w->name, sizeof w->name, "maint1");
+    fake_submit(1, "a", 1, 1, 1);                           /* no time limit: not n1 */
+    fake_submit(2, "a", 8, 8, 1)->fit.time_limit_s = 60;    /* ends before: n1 is fine */
+    fake_submit(3, "a", 8, 8, 1)->fit.time_limit_s = 3600;  /* would run into it */
+    engine_tick(&d);
+    assert_true(fake_called("start 1 main n2"));
+    assert_true(fake_called("start 2 main n1"));
+    assert_phase(3, LUCID_PHASE_MAIN_QUEUE);
+    assert_non_null(strstr(rec(1)->reason, "placed on n2"));
+    const lucidd_job *j1 = engine_find(&d, 1);
+    assert_non_null(j1);
+    /* It was routed past the drained profiler, said so in its decision. */
+    assert_int_equal(rec(1)->profile_start, 0);
+}
+
+/* Releases Slurm does not start: refused there (BadConstraints), not
+ * started within --release-timeout, or refused for a limit. */
+static void releases_slurm_refuses_are_taken_back(void **state)
+{
+    (void)state;
+    d.cfg.gpu_limit = 0;
+    d.cfg.release_timeout_s = 0.3;
+    fake_submit(1, "a", 8, 8, 1);
+    engine_tick(&d);
+    int on_n1 = fake_called("start 1 main n1");
+    assert_true(on_n1 || fake_called("start 1 main n2"));
+    snprintf(fake_job(1)->reason, sizeof fake_job(1)->reason, "BadConstraints");
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    assert_true(fake_called("take-back 1"));
+    assert_true(fake_called(on_n1 ? "start 1 main n2" : "start 1 main n1"));
+    /* Not started within the timeout: taken back (Slurm's reason shown). */
+    fake_run(1, 1100);
+    fake_submit(2, "a", 8, 8, 1);
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    assert_true(started_on_main(2));
+    pause_s(0.4);
+    fake_end(1, SJ_COMPLETED, "COMPLETED", 1200); /* frees the other node */
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    assert_true(fake_called("take-back 2"));
+    assert_true(fake_called(on_n1 ? "start 2 main n2" : "start 2 main n1")); /* not where refused */
+    assert_non_null(strstr(engine_find(&d, 2)->took_back, "did not start it"));
+    assert_non_null(strstr(engine_find(&d, 2)->took_back, "Resources"));
+    /* A limit of the site: taken back at once and not placed for a while. */
+    snprintf(fake_job(2)->reason, sizeof fake_job(2)->reason, "QOSMaxGRESPerUser");
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    assert_true(fake_called("take-back 2"));
+    assert_non_null(strstr(rec(2)->reason, "QOSMaxGRESPerUser"));
+    assert_non_null(strstr(fake_job(2)->admin_comment, "QOSMaxGRESPerUser"));
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    assert_false(started_on_main(2));
+    assert_phase(2, LUCID_PHASE_MAIN_QUEUE);
+}
+
+/* A released job on a node that went down is placed again; a running
+ * --requeue job that Slurm requeued unheld after a node failure too. */
+static void failed_nodes_and_requeues(void **state)
+{
+    (void)state;
+    d.cfg.gpu_limit = 0;
+    fake_submit(1, "a", 8, 8, 1);
+    fake_submit(2, "a", 8, 8, 1);
+    engine_tick(&d);
+    assert_true(fake_called("start 1 main n1") && fake_called("start 2 main n2"));
+    fake_run(2, 1100);
+    node("n1")->usable = 0;
+    snprintf(node("n1")->fit.state, sizeof node("n1")->fit.state, "DOWN");
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    assert_true(fake_called("take-back 1"));
+    assert_non_null(strstr(rec(1)->reason, "n1 is DOWN"));
+    /* n2 is busy with job 2: job 1 waits; then n2 fails under job 2. */
+    slurm_job *j2 = fake_job(2);
+    j2->state = SJ_PENDING;
+    j2->restarts = 1;
+    node("n2")->gpus_used = 0;
+    node("n1")->usable = 1;
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    assert_true(fake_called("take-back 2"));
+    assert_true(started_on_main(1) && started_on_main(2));
+}
+
+/* Requests lucid leaves to Slurm as they are, and a job that never
+ * started recorded as ending in the queue. */
+static void requests_left_to_slurm(void **state)
+{
+    (void)state;
+    fake_submit(1, "a", 0, 0, 1)->asks_gpus = 0;            /* CPU-only, held by the plugin */
+    slurm_job *het = fake_submit(2, "a", 2, 2, 1);
+    snprintf(het->pass_why, sizeof het->pass_why, "a heterogeneous job (component 0 of 2)");
+    slurm_job *unheld = fake_submit(3, "a", 0, 0, 1);       /* the plugin passed it */
+    unheld->held = 0;
+    unheld->asks_gpus = 0;
+    d.cfg.gpu_limit = 0;
+    fake_submit(4, "a", 8, 8, 1);
+    fake_submit(5, "a", 0, 0, 1)->asks_gpus = 0; /* --gres=gpu:0, already started by Slurm */
+    fake_run(5, 1000);
+    engine_tick(&d);
+    assert_phase(5, LUCID_PHASE_HANDED_BACK);
+    assert_true(fake_called("handback 1") && fake_called("handback 2"));
+    assert_false(fake_called("hold 3"));
+    assert_phase(1, LUCID_PHASE_HANDED_BACK);
+    assert_phase(2, LUCID_PHASE_HANDED_BACK);
+    assert_phase(3, LUCID_PHASE_HANDED_BACK);
+    assert_non_null(strstr(rec(2)->reason, "heterogeneous"));
+    /* Job 4 was released but cancelled before Slurm started it. */
+    fake_job(4)->state = SJ_FAILED;
+    snprintf(fake_job(4)->state_name, sizeof fake_job(4)->state_name, "CANCELLED");
+    engine_tick(&d);
+    assert_string_equal(rec(4)->ended_in, "queue");
+    assert_string_equal(rec(4)->outcome, "cancelled");
+}
+
+/* The profiler never keeps a job from idle main GPUs: with p1 full, a new
+ * 1-GPU job goes unprofiled to main (on), or waits for p1 (off). */
+static void a_busy_profiler_sends_jobs_to_idle_main_gpus(void **state)
+{
+    (void)state;
+    node("p1")->gpus_used = 8;
+    fake_submit(1, "a", 1, 1, 1);
+    engine_tick(&d);
+    assert_phase(1, LUCID_PHASE_PROFILE_QUEUE); /* bypass off (the tests' default) */
+    d.cfg.profiler_bypass = 1;
+    fake_submit(2, "a", 8, 8, 1);
+    fake_submit(3, "a", 8, 8, 1);
+    fake_submit(4, "a", 8, 8, 1); /* main has 16 GPUs idle: two of the three fit */
+    engine_tick(&d);
+    assert_true(started_on_main(1));
+    int started = started_on_main(2) + started_on_main(3) + started_on_main(4);
+    assert_int_equal(started, 1); /* job 1 took one GPU of a node: one 8-GPU job fits */
+    assert_int_equal(rec(1)->profile_start, 0);
+    assert_int_equal(d.profiler_bypassed, 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -732,6 +973,15 @@ int main(void)
         cmocka_unit_test_setup_teardown(arrays_split_and_resizes_reexamined, setup, teardown),
         cmocka_unit_test_setup_teardown(what_a_returning_lucidd_finds, setup, teardown),
         cmocka_unit_test_setup_teardown(ticks_go_on_while_slurmctld_is_down, setup, teardown),
+        cmocka_unit_test_setup_teardown(cpus_and_exclusive_decide_the_node, setup, teardown),
+        cmocka_unit_test_setup_teardown(cpus_add_up_within_one_decision, setup, teardown),
+        cmocka_unit_test_setup_teardown(typed_gpus_and_the_profiler, setup, teardown),
+        cmocka_unit_test_setup_teardown(drained_profiler_and_reserved_nodes, setup, teardown),
+        cmocka_unit_test_setup_teardown(releases_slurm_refuses_are_taken_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(failed_nodes_and_requeues, setup, teardown),
+        cmocka_unit_test_setup_teardown(requests_left_to_slurm, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_busy_profiler_sends_jobs_to_idle_main_gpus, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -61,7 +61,7 @@ done
 export LSAN_OPTIONS="suppressions=$SRC/tests/slurm/lsan-libslurm.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 SOCK=$W/lucidd.sock
 setsid "$LUCIDD" --config "$EXAMPLES/lucidd.conf" --state "$W/state.db" --socket "$SOCK" \
-    --profile-limit 3 --tick-ms 250 --metrics-test-dir "$W/gpu" </dev/null >"$W/lucidd.log" 2>&1 &
+    --profile-limit 3 --tick-ms 250 --metrics-test-dir "$W/gpu" --profiler-bypass off </dev/null >"$W/lucidd.log" 2>&1 &
 LUCIDD_PID=$!
 deadline=$((SECONDS + 10))
 until "$LUCID" status --socket "$SOCK" >/dev/null 2>&1; do

@@ -7,8 +7,10 @@
 #   (open mode append), refuses a user's release of a job above lucidd's
 #   intake watermark, lets new jobs pass unheld when lucidd's heartbeat is
 #   stale (fail-open), and says at init when there is no lucid.conf;
-#   spank_lucid turns --lucid-gpus and lucidd's AdminComment into
-#   CUDA_VISIBLE_DEVICES, so a packed job sees exactly its partner's GPUs.
+#   spank_lucid turns lucidd's AdminComment into access to the partner's GPU
+#   devices under ConstrainDevices and CUDA_VISIBLE_DEVICES in the job's own
+#   numbering, so a packed job opens exactly its partner's GPUs, and refuses
+#   a user's --lucid-gpus at sbatch (issue 24).
 #   bash plugins.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 SRC=$1 BUILD=$2
@@ -36,7 +38,21 @@ wait_state() { # job state seconds
         sleep 0.2
     done
 }
-report='echo $SLURMD_NODENAME CVD=$CUDA_VISIBLE_DEVICES PACKED=$LUCID_PACKED_GPUS'
+# Each job says where it ran, what CUDA_VISIBLE_DEVICES and LUCID_PACKED_GPUS
+# hold, and which of its node's GPU device files it can open (an allowed
+# fake device answers ENXIO, one the job's cgroup denies EPERM).
+cat >"$LAB/report.sh" <<'EOF'
+#!/bin/bash
+open=""
+for f in "$LUCID_LAB_DEV/$SLURMD_NODENAME"/nvidia*; do
+    # bash's own open(2): ENXIO "No such device or address" = allowed.
+    (exec 3<>"$f") 2>&1 | grep -q "No such device or address" && open+="${f##*nvidia},"
+done
+echo "$SLURMD_NODENAME CVD=$CUDA_VISIBLE_DEVICES PACKED=$LUCID_PACKED_GPUS OPEN=${open%,}"
+EOF
+chmod 755 "$LAB/report.sh"
+export LUCID_LAB_DEV=$LAB/dev
+report="$LAB/report.sh"
 
 # 1. Held at submission in a managed partition; untouched elsewhere.
 held=$(sbatch --parsable --gres=gpu:4 -o %j.out --wrap "$report; sleep 30")
@@ -118,26 +134,49 @@ wait_state "$twice" COMPLETED 30
 
 # 3. Release the held job where lucid says (pin to n3), then pack a second
 #    job onto its GPUs the way lucidd does: no gres, same node, AdminComment.
+#    A filler takes n3's first 2 GPUs, so the partner holds 2-5: under
+#    ConstrainDevices the packed job must open exactly those and see them as
+#    its own 0-3 (CUDA numbers the devices it can open).  Two GPUs stay free:
+#    with none free Slurm keeps the packed job pending (Resources) although
+#    its GPU request is gone (docs/live.md, "Packing under device confinement").
+filler=$(sbatch --parsable --gres=gpu:2 -o /dev/null --wrap "sleep 60")
+scontrol update jobid="$filler" nodelist=n3
+scontrol release "$filler"
+wait_state "$filler" RUNNING 20
 scontrol update jobid="$held" nodelist=n3
 scontrol release "$held"
 wait_state "$held" RUNNING 20
-# "GRES=gpu:4(IDX:0-3)", typed on the site profile: "GRES=gpu:v100:4(IDX:0-3)".
+# "GRES=gpu:4(IDX:2-5)", typed on the site profile: "GRES=gpu:v100:4(IDX:2-5)".
 gpus=$(scontrol show job -d "$held" | sed -n 's/.*GRES=gpu:\([a-z0-9_]*:\)\{0,1\}4(IDX:\([0-9,-]*\)).*/\2/p')
 [[ -n $gpus ]] || fail "no GPU indices for job $held"
-packed=$(sbatch --parsable --gres=gpu:4 -o %j.out --wrap "$report")
+packed=$(sbatch --parsable --gres=gpu:1 -o %j.out --wrap "$report")
 scontrol update jobid="$packed" tresPerNode="" nodelist=n3 admincomment="lucid-gpus=$gpus"
 scontrol release "$packed"
 wait_state "$packed" COMPLETED 20
 [[ $(field "$held" JobState) == RUNNING ]] || fail "partner $held stopped early"
 expanded=$(tr ',' '\n' <<<"$gpus" | while IFS=- read -r a b; do seq "$a" "${b:-$a}"; done | paste -sd,)
-grep -qx "n3 CVD=$expanded PACKED=$expanded" "$packed.out" ||
-    fail "packed job saw '$(cat "$packed.out")', partner has $expanded"
+[[ $expanded == 2,3,4,5 ]] || fail "partner holds GPUs $expanded, want 2-5 (the filler has 0-1)"
+if [[ -d /sys/fs/cgroup/devices/slurm_n3 ]]; then # ConstrainDevices (the site profile)
+    want="n3 CVD=0,1,2,3 PACKED=$expanded OPEN=$expanded"
+else
+    want="n3 CVD=$expanded PACKED=$expanded OPEN=0,1,2,3,4,5,6,7"
+fi
+grep -qx "$want" "$packed.out" || fail "packed job saw '$(cat "$packed.out")', want '$want'"
+scancel "$filler"
 
-# 4. The submission option carries a list too; a bad list is refused by sbatch.
-opt=$(sbatch --parsable -p profiling --lucid-gpus=2-3,6 -o %j.out --wrap "$report")
-wait_state "$opt" COMPLETED 20
-grep -qx "p1 CVD=2,3,6 PACKED=2,3,6" "$opt.out" || fail "--lucid-gpus gave '$(cat "$opt.out")'"
-sbatch -p profiling --lucid-gpus='0;rm' --wrap true >/dev/null 2>&1 && fail "bad --lucid-gpus accepted"
+# 4. Users cannot name GPUs: the option is refused at sbatch with one line;
+#    a comment or an environment variable naming GPUs gives the job none.
+err=$(sbatch -p profiling --lucid-gpus=2-3,6 --wrap true 2>&1) && fail "--lucid-gpus accepted"
+grep -q "lucid: --lucid-gpus is not for users" <<<"$err" || fail "--lucid-gpus refused without lucid's line: $err"
+sneak=$(sbatch --parsable -p profiling --comment lucid-gpus=0-7 --export=ALL,LUCID_PACKED_GPUS=0-7 \
+    -o %j.out --wrap "$report")
+wait_state "$sneak" COMPLETED 20
+if [[ -d /sys/fs/cgroup/devices/slurm_p1 ]]; then
+    want="p1 CVD= PACKED=0-7 OPEN="
+else
+    want="p1 CVD= PACKED=0-7 OPEN=0,1,2,3,4,5,6,7"
+fi
+grep -qx "$want" "$sneak.out" || fail "a user's comment/env: '$(cat "$sneak.out")', want '$want'"
 
 scancel "$held"
 

@@ -1,0 +1,189 @@
+/* fit.c — the site's rules for "could Slurm start this job there now?"
+ * (fit.h): GPU type, features, CPUs, memory, --exclusive, node state and
+ * reservations, on plain structs. */
+#include "fit.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void say(char *why, size_t size, const char *fmt, const char *a, long long b, long long c)
+{
+    if (why && size)
+        snprintf(why, size, fmt, a, b, c);
+}
+
+int fit_cpus_needed(const fit_request *r, int gpus_here)
+{
+    long long need = r->cpus_node;
+    long long per_gpu = (long long)r->cpus_per_gpu * (gpus_here > 0 ? gpus_here : 0);
+    if (per_gpu > need)
+        need = per_gpu;
+    if (need < 1)
+        need = 1;
+    return need > 1000000 ? 1000000 : (int)need;
+}
+
+int64_t fit_mem_needed(const fit_request *r, int gpus_here)
+{
+    int64_t need = r->mem_node_mib;
+    if (r->mem_per_cpu_mib > 0) {
+        int64_t per_cpu = r->mem_per_cpu_mib * fit_cpus_needed(r, gpus_here);
+        if (per_cpu > need)
+            need = per_cpu;
+    }
+    if (r->mem_per_gpu_mib > 0 && gpus_here > 0) {
+        int64_t per_gpu = r->mem_per_gpu_mib * gpus_here;
+        if (per_gpu > need)
+            need = per_gpu;
+    }
+    return need;
+}
+
+/* Is `name` (len bytes) one of the comma list `have`? */
+static int has_feature(const char *have, const char *name, size_t len)
+{
+    for (const char *p = have; p && *p;) {
+        size_t n = strcspn(p, ",");
+        if (n == len && strncmp(p, name, len) == 0)
+            return 1;
+        p += n;
+        if (*p == ',')
+            p++;
+    }
+    return 0;
+}
+
+int fit_features_match(const char *want, const char *have)
+{
+    if (!want || !*want)
+        return 1;
+    if (strpbrk(want, "[]()*:"))
+        return -1;
+    int any = strchr(want, '|') != NULL;
+    if (any && strpbrk(want, "&,"))
+        return -1; /* mixed and/or: Slurm's precedence, not lucid's to guess */
+    for (const char *p = want; *p;) {
+        size_t n = strcspn(p, any ? "|" : "&,");
+        if (n > 0) {
+            int here = has_feature(have, p, n);
+            if (any && here)
+                return 1;
+            if (!any && !here)
+                return 0;
+        }
+        p += n;
+        if (*p)
+            p++;
+    }
+    return !any;
+}
+
+static int type_matches(const fit_request *r, const fit_node *n)
+{
+    if (!r->gpu_type[0])
+        return 1;
+    /* A node of several types: the count per type is not modelled, so a
+     * typed job is not placed there (documented in docs/live.md). */
+    return strcmp(r->gpu_type, n->gpu_type) == 0;
+}
+
+int fit_node_ever(const fit_request *r, int gpus_here, const fit_node *n, char *why, size_t size)
+{
+    if (gpus_here > 0 && !type_matches(r, n)) {
+        if (why && size)
+            snprintf(why, size, "%s has %s GPUs, it asks %s", n->name,
+                     n->gpu_type[0] ? n->gpu_type : "untyped", r->gpu_type);
+        return 0;
+    }
+    if (gpus_here > n->gpus) {
+        say(why, size, "%s has %lld GPUs, it asks %lld there", n->name, n->gpus, gpus_here);
+        return 0;
+    }
+    int features = fit_features_match(r->features, n->features);
+    if (features == 0) {
+        if (why && size)
+            snprintf(why, size, "%s lacks the features %s", n->name, r->features);
+        return 0;
+    }
+    int cpus = fit_cpus_needed(r, gpus_here);
+    if (n->cpus > 0 && cpus > n->cpus) {
+        say(why, size, "%s has %lld CPUs, it asks %lld", n->name, n->cpus, cpus);
+        return 0;
+    }
+    int64_t mem = fit_mem_needed(r, gpus_here);
+    if (n->mem_mib > 0 && mem > n->mem_mib) {
+        say(why, size, "%s has %lld MiB of memory, it asks %lld", n->name, (long long)n->mem_mib,
+            (long long)mem);
+        return 0;
+    }
+    return 1;
+}
+
+int fit_node_now(const fit_request *r, int gpus_here, const fit_node *n, int64_t now, char *why,
+                 size_t size)
+{
+    if (!n->usable) {
+        if (why && size)
+            snprintf(why, size, "%s is %s", n->name, n->state[0] ? n->state : "not usable");
+        return 0;
+    }
+    if (!fit_node_ever(r, gpus_here, n, why, size))
+        return 0;
+    int64_t until = r->time_limit_s > 0 ? now + r->time_limit_s : INT64_MAX;
+    for (int k = 0; k < n->nwindows; k++) {
+        const fit_window *w = &n->windows[k];
+        if (w->end > now && w->start < until) {
+            if (why && size) {
+                if (w->start <= now)
+                    snprintf(why, size, "%s is in reservation %s", n->name, w->name);
+                else
+                    snprintf(why, size, "%s is reserved (%s) in %lld s, before its time limit ends",
+                             n->name, w->name, (long long)(w->start - now));
+            }
+            return 0;
+        }
+    }
+    return 1;
+}
+
+fit_room fit_room_of(const fit_node *n)
+{
+    fit_room room = {.cpus_free = n->cpus > 0 ? n->cpus - n->cpus_alloc : -1,
+                     .cpus_total = n->cpus > 0 ? n->cpus : -1,
+                     .mem_free_mib = n->mem_mib > 0 ? n->mem_mib - n->mem_alloc_mib : -1};
+    if (room.cpus_free < 0 && n->cpus > 0)
+        room.cpus_free = 0;
+    if (room.mem_free_mib < 0 && n->mem_mib > 0)
+        room.mem_free_mib = 0;
+    return room;
+}
+
+int fit_room_ok(const fit_request *r, int gpus_here, int gpus_free, int gpus_total,
+                const fit_room *room)
+{
+    if (r->whole) {
+        if (gpus_free < gpus_total)
+            return 0;
+        if (room->cpus_total >= 0 && room->cpus_free < room->cpus_total)
+            return 0;
+    }
+    if (room->cpus_free >= 0 && fit_cpus_needed(r, gpus_here) > room->cpus_free)
+        return 0;
+    if (room->mem_free_mib >= 0 && fit_mem_needed(r, gpus_here) > room->mem_free_mib)
+        return 0;
+    return 1;
+}
+
+void fit_room_take(const fit_request *r, int gpus_here, fit_room *room)
+{
+    if (room->cpus_free >= 0) {
+        room->cpus_free -= r->whole ? room->cpus_free : fit_cpus_needed(r, gpus_here);
+        if (room->cpus_free < 0)
+            room->cpus_free = 0;
+    }
+    if (room->mem_free_mib >= 0) {
+        room->mem_free_mib -= r->whole ? room->mem_free_mib : fit_mem_needed(r, gpus_here);
+        if (room->mem_free_mib < 0)
+            room->mem_free_mib = 0;
+    }
+}
