@@ -401,9 +401,21 @@ start_accounting() {
     fi
 }
 
+# The site profile's cgroup/v1 plugin needs the v1 devices and freezer
+# controllers (proctrack/cgroup freezes and signals a job's processes).
+cgroup_v1_mounted() {
+    local controller
+    for controller in devices freezer; do
+        awk -v c="$controller" '$3 == "cgroup" && $2 == "/sys/fs/cgroup/" c { found = 1 }
+            END { exit !found }' /proc/mounts || return 1
+    done
+}
+
 cmd_up() {
     [[ -e "$DIR/pids" ]] && die "$DIR already holds a cluster (run: $0 down $DIR)"
     [[ $(id -u) == 0 ]] || die "must run as root (fake GPU devices need mknod)"
+    [[ $PROFILE == simple ]] || cgroup_v1_mounted ||
+        die "the site profile needs the cgroup v1 devices and freezer controllers under /sys/fs/cgroup (this host has not got them): use --profile simple"
     mkdir -p "$DIR"
     DIR=$(cd "$DIR" && pwd)
     write_config
