@@ -393,16 +393,29 @@ start_accounting() {
     wait_for 30 "mariadbd" mariadb_ready
     start_daemon slurmdbd env SLURM_CONF="$DIR/etc/slurm.conf" slurmdbd -D
     wait_for 30 "slurmdbd" port_open $((PORT + 92))
-    # Once per DIR: the database keeps them over a down/up.
-    if [[ ! -f "$DIR/db/.lab-associations" ]]; then
+    # Once per DIR and cluster name (lab<port>): the database keeps them over
+    # a down/up, unless the port block changed.
+    if [[ $(cat "$DIR/db/.lab-associations" 2>/dev/null) != "lab$PORT" ]]; then
         add_associations
-        touch "$DIR/db/.lab-associations"
+        echo "lab$PORT" >"$DIR/db/.lab-associations"
     fi
+}
+
+# The site profile's cgroup/v1 plugin needs the v1 devices and freezer
+# controllers (proctrack/cgroup freezes and signals a job's processes).
+cgroup_v1_mounted() {
+    local controller
+    for controller in devices freezer; do
+        awk -v c="$controller" '$3 == "cgroup" && $2 == "/sys/fs/cgroup/" c { found = 1 }
+            END { exit !found }' /proc/mounts || return 1
+    done
 }
 
 cmd_up() {
     [[ -e "$DIR/pids" ]] && die "$DIR already holds a cluster (run: $0 down $DIR)"
     [[ $(id -u) == 0 ]] || die "must run as root (fake GPU devices need mknod)"
+    [[ $PROFILE == simple ]] || cgroup_v1_mounted ||
+        die "the site profile needs the cgroup v1 devices and freezer controllers under /sys/fs/cgroup (this host has not got them): use --profile simple"
     mkdir -p "$DIR"
     DIR=$(cd "$DIR" && pwd)
     write_config

@@ -113,14 +113,14 @@ kill_lucidd() { # signal
     LUCIDD_PID=""
 }
 
-# The payload: start / stop (signalled) / end lines with what Slurm gave it:
-# the node's GPU indices (SLURM_JOB_GPUS; under ConstrainDevices, on the site
-# profile, CUDA_VISIBLE_DEVICES is renumbered 0..n-1), or for a packed job
-# (no GPU gres) the partner's list the SPANK plugin set.
+# The payload: start / stop (signalled) / end lines with what Slurm gave it,
+# as the node's GPU indices: SLURM_JOB_GPUS, or for a packed job (no GPU
+# gres) the partner's list LUCID_PACKED_GPUS; not CUDA_VISIBLE_DEVICES, which
+# device confinement (site profile) numbers 0..n-1 inside the job.
 cat >"$LAB/payload.sh" <<'EOF'
 #!/bin/bash
 dur=$1 code=$2 log=$3 mdir=$4
-me="$SLURM_JOB_ID ${SLURM_RESTART_COUNT:-0} $SLURM_JOB_PARTITION $SLURMD_NODENAME ${SLURM_JOB_GPUS:-${CUDA_VISIBLE_DEVICES:-none}} ${LUCID_PACKED_GPUS:-no}"
+me="$SLURM_JOB_ID ${SLURM_RESTART_COUNT:-0} $SLURM_JOB_PARTITION $SLURMD_NODENAME ${SLURM_JOB_GPUS:-${LUCID_PACKED_GPUS:-${CUDA_VISIBLE_DEVICES:-none}}} ${LUCID_PACKED_GPUS:-no}"
 echo "50 2000 10" >"$mdir/$SLURM_JOB_ID.gpu" 2>/dev/null || true
 echo "start $me $(date +%s.%N)" >>"$log"
 stopped() { echo "stop $me $(date +%s.%N)" >>"$log"; exit 143; }

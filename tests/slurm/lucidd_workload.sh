@@ -22,7 +22,12 @@ cleanup() {
 trap cleanup EXIT
 # No fixed port: lab-cluster.sh derives one from $LAB, so the same test run
 # from two build trees at once does not collide.
-bash "$SRC/scripts/lab-cluster.sh" up "$LAB" --plugins "$BUILD/plugins" >/dev/null
+# Untyped GPUs under faults: with typed ones (gpu:a100), Slurm 22.05 kept
+# phantom GPUs allocated on the idle profiling node after this run's
+# slurmctld restart amid lucid's packed jobs (GresUsed=gpu:a100:6 with no job
+# there; "gres_select_filter_select_and_set ... job_spec lacks GRES counter"
+# for each packed job), so 4- and 8-GPU jobs waited for the profiler forever.
+bash "$SRC/scripts/lab-cluster.sh" up "$LAB" --plugins "$BUILD/plugins" ${FAULTS:+--gpu-types none} >/dev/null
 read -r _ _ _ PORT <"$LAB/etc/shape"
 export SLURM_CONF=$LAB/etc/slurm.conf
 SOCK=$LAB/lucidd.sock
@@ -66,14 +71,15 @@ start_lucidd_crashing() {
     wait "$pid" 2>/dev/null || true
 }
 
-# The payload: reports start / stop (requeued) / end with its GPUs (the
-# node's indices: SLURM_JOB_GPUS, which ConstrainDevices does not renumber,
-# or a packed job's partner list from the SPANK plugin), writes
+# The payload: reports start / stop (requeued) / end with its GPUs as the
+# node's indices: SLURM_JOB_GPUS, or for a packed job (no GPU gres) the
+# partner's list LUCID_PACKED_GPUS; not CUDA_VISIBLE_DEVICES, which device
+# confinement (site profile) numbers 0..n-1 inside the job.  It writes
 # its GPU sample for the test metrics backend, sleeps.
 cat >"$LAB/payload.sh" <<'EOF'
 #!/bin/bash
 dur=$1 util=$2 report=$3 mdir=$4
-me="$SLURM_JOB_ID $SLURMD_NODENAME $SLURM_JOB_PARTITION ${SLURM_JOB_GPUS:-${CUDA_VISIBLE_DEVICES:-none}} ${LUCID_PACKED_GPUS:-no}"
+me="$SLURM_JOB_ID $SLURMD_NODENAME $SLURM_JOB_PARTITION ${SLURM_JOB_GPUS:-${LUCID_PACKED_GPUS:-${CUDA_VISIBLE_DEVICES:-none}}} ${LUCID_PACKED_GPUS:-no}"
 echo "$util 2000 10" >"$mdir/$SLURM_JOB_ID.gpu"
 echo "start $me $(date +%s.%N)" >>"$report"
 stopped() { echo "stop $me $(date +%s.%N)" >>"$report"; exit 143; }
