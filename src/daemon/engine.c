@@ -1020,11 +1020,16 @@ static void finish_move(lucidd *d, lucidd_job *job, const slurm_job *sj)
             note_error(d, &err);
         return;
     }
-    if (sj->state != SJ_PENDING || sj->completing)
+    if (sj->state != SJ_PENDING)
         return; /* requeue is asynchronous */
-    lucid_error err = {{0}};
+    /* slurm_requeue(JOB_REQUEUE_HOLD) leaves a user hold, which the owner
+     * could lift during the move: an operator's hold at once, completing
+     * or not. */
     if (!sj->admin_held)
         hold(d, job, sj);
+    if (sj->completing)
+        return;
+    lucid_error err = {{0}};
     if (strcmp(sj->partition, d->cfg.main_partition) != 0 &&
         slurm_io_move(job->rec.job_id, d->cfg.main_partition, &err) < 0) {
         note_error(d, &err);
@@ -2356,6 +2361,10 @@ void engine_tick(lucidd *d)
         }
         d->reconciled = 1;
     }
+    /* The heartbeat first: a restarted lucidd holds jobs again in this
+     * tick, and the hand-back watchdog must not still see it silent. */
+    if (d->ticks == 0 || !d->slurm_up)
+        write_heartbeat(d);
     slurm_job *sjobs = NULL;
     long n = slurm_io_jobs(&sjobs, &err);
     d->ticks++;
