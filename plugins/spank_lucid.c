@@ -80,11 +80,11 @@ static int take_list(const char *value, const char *where)
     return 0;
 }
 
-static int option_cb(int val, const char *optarg, int remote)
+static int option_cb(int val, const char *arg, int remote)
 {
     (void)val;
     (void)remote;
-    return take_list(optarg ? optarg : "", "--lucid-gpus") < 0 ? -1 : 0;
+    return take_list(arg ? arg : "", "--lucid-gpus") < 0 ? -1 : 0;
 }
 
 static struct spank_option gpus_option = {
