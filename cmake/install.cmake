@@ -56,6 +56,34 @@ if(LUCID_HAVE_SLURM)
                  "(Slurm's PluginDir: ${LUCID_SLURM_PREFIX}/${lucid_plugin_guess})")
   install(TARGETS job_submit_lucid spank_lucid LIBRARY DESTINATION ${LUCID_SLURM_PLUGIN_DIR}
           COMPONENT live)
+  # The release the plugins were compiled against: Slurm refuses plugins of
+  # another major release, and a plugin built for another release can
+  # misread its structures, so the package accepts exactly this upstream
+  # release (Debian revisions of it, e.g. security updates, keep its ABI).
+  # (slurm_version.h: SLURM_VERSION_NUMBER 0x160508 is 22.05.8.)
+  file(STRINGS ${LUCID_SLURM_INCLUDE_DIR}/slurm/slurm_version.h lucid_slurm_version
+       REGEX "^#define SLURM_VERSION_NUMBER")
+  if(NOT lucid_slurm_version MATCHES "0x([0-9a-fA-F][0-9a-fA-F]?)([0-9a-fA-F][0-9a-fA-F])([0-9a-fA-F][0-9a-fA-F])")
+    message(FATAL_ERROR "lucid: no SLURM_VERSION_NUMBER in ${LUCID_SLURM_INCLUDE_DIR}/slurm/slurm_version.h")
+  endif()
+  math(EXPR lucid_major "0x${CMAKE_MATCH_1}")
+  math(EXPR lucid_minor "0x${CMAKE_MATCH_2}")
+  math(EXPR lucid_micro "0x${CMAKE_MATCH_3}")
+  math(EXPR lucid_next_micro "${lucid_micro} + 1")
+  if(lucid_minor LESS 10)
+    set(lucid_minor 0${lucid_minor}) # Slurm writes 22.05
+  endif()
+  set(LUCID_SLURM_RELEASE ${lucid_major}.${lucid_minor}.${lucid_micro})
+  set(lucid_slurm_next ${lucid_major}.${lucid_minor}.${lucid_next_micro}~)
+endif()
+# The packages' version: with Slurm, the release built against follows a
+# "+slurm", so that lucid-slurm rebuilt for a new Slurm release is a new
+# version apt installs in the same step as that Slurm (docs/deploy.md,
+# "Upgrading Slurm"); lucid gets the same version, being of the same build.
+if(LUCID_HAVE_SLURM)
+  set(LUCID_DEB_VERSION ${PROJECT_VERSION}+slurm${LUCID_SLURM_RELEASE})
+else()
+  set(LUCID_DEB_VERSION ${PROJECT_VERSION})
 endif()
 
 # Built here, installed below: man pages and changelogs gzipped (-n: no name
@@ -184,6 +212,7 @@ endif()
 # lists build-tree paths in its md5sums and has no copyright).
 set(CPACK_PACKAGE_NAME lucid)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_DEBIAN_PACKAGE_VERSION ${LUCID_DEB_VERSION})
 set(CPACK_PACKAGE_CONTACT "${LUCID_DEB_MAINTAINER}")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_GENERATOR DEB)
@@ -211,7 +240,7 @@ The package holds the Venus September 2020 trace, the paper's workload,
 and example experiments.  It needs no Slurm.")
 set(CPACK_DEBIAN_LUCID_DBGSYM_PACKAGE_NAME lucid-dbgsym)
 set(CPACK_DEBIAN_LUCID_DBGSYM_PACKAGE_SECTION debug)
-set(CPACK_DEBIAN_LUCID_DBGSYM_PACKAGE_DEPENDS "lucid (= ${PROJECT_VERSION})")
+set(CPACK_DEBIAN_LUCID_DBGSYM_PACKAGE_DEPENDS "lucid (= ${LUCID_DEB_VERSION})")
 set(CPACK_DEBIAN_LUCID_DBGSYM_DESCRIPTION "debug symbols for lucid
 The debug information of /usr/bin/lucid (package lucid), found by gdb
 through the program's build id.")
@@ -220,35 +249,16 @@ if(TARGET lucidd)
   list(APPEND CPACK_COMPONENTS_ALL live live_dbgsym)
   set(CPACK_DEBIAN_LIVE_DBGSYM_PACKAGE_NAME lucid-slurm-dbgsym)
   set(CPACK_DEBIAN_LIVE_DBGSYM_PACKAGE_SECTION debug)
-  set(CPACK_DEBIAN_LIVE_DBGSYM_PACKAGE_DEPENDS "lucid-slurm (= ${PROJECT_VERSION})")
+  set(CPACK_DEBIAN_LIVE_DBGSYM_PACKAGE_DEPENDS "lucid-slurm (= ${LUCID_DEB_VERSION})")
   set(CPACK_DEBIAN_LIVE_DBGSYM_DESCRIPTION "debug symbols for lucid-slurm
 The debug information of lucidd and of the job_submit and SPANK plugins
 (package lucid-slurm), found by gdb through their build ids.")
-  # The release the plugins were compiled against: Slurm refuses plugins of
-  # another major release, and a plugin built for another release can
-  # misread its structures, so the package accepts exactly this upstream
-  # release (Debian revisions of it, e.g. security updates, keep its ABI).
-  # (slurm_version.h: SLURM_VERSION_NUMBER 0x160508 is 22.05.8.)
-  file(STRINGS ${LUCID_SLURM_INCLUDE_DIR}/slurm/slurm_version.h lucid_slurm_version
-       REGEX "^#define SLURM_VERSION_NUMBER")
-  if(NOT lucid_slurm_version MATCHES "0x([0-9a-fA-F][0-9a-fA-F]?)([0-9a-fA-F][0-9a-fA-F])([0-9a-fA-F][0-9a-fA-F])")
-    message(FATAL_ERROR "lucid: no SLURM_VERSION_NUMBER in ${LUCID_SLURM_INCLUDE_DIR}/slurm/slurm_version.h")
-  endif()
-  math(EXPR lucid_major "0x${CMAKE_MATCH_1}")
-  math(EXPR lucid_minor "0x${CMAKE_MATCH_2}")
-  math(EXPR lucid_micro "0x${CMAKE_MATCH_3}")
-  math(EXPR lucid_next_micro "${lucid_micro} + 1")
-  if(lucid_minor LESS 10)
-    set(lucid_minor 0${lucid_minor}) # Slurm writes 22.05
-  endif()
-  set(LUCID_SLURM_RELEASE ${lucid_major}.${lucid_minor}.${lucid_micro})
-  set(lucid_slurm_next ${lucid_major}.${lucid_minor}.${lucid_next_micro}~)
   set(LUCID_DEB_SLURM_PACKAGE slurm-wlm-basic-plugins CACHE STRING
       "The Debian package of Slurm's plugin folder, pinned to the release built against")
   set(CPACK_DEBIAN_LIVE_PACKAGE_NAME lucid-slurm)
   set(CPACK_DEBIAN_LIVE_PACKAGE_SECTION admin)
   set(CPACK_DEBIAN_LIVE_PACKAGE_DEPENDS
-      "lucid (= ${PROJECT_VERSION}), ${LUCID_DEB_SLURM_PACKAGE} (>= ${LUCID_SLURM_RELEASE}), ${LUCID_DEB_SLURM_PACKAGE} (<< ${lucid_slurm_next})")
+      "lucid (= ${LUCID_DEB_VERSION}), ${LUCID_DEB_SLURM_PACKAGE} (>= ${LUCID_SLURM_RELEASE}), ${LUCID_DEB_SLURM_PACKAGE} (<< ${lucid_slurm_next})")
   set(CPACK_DEBIAN_LIVE_PACKAGE_SUGGESTS "slurmctld, slurmd, munge")
   set(CPACK_DEBIAN_LIVE_DESCRIPTION
 "Lucid scheduling for Slurm ${LUCID_SLURM_RELEASE}: lucidd and plugins

@@ -19,10 +19,15 @@ build=$(cd "$2" && pwd)
 cpack=$3
 version=$(sed -n 's/^project(lucid VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.txt")
 have_live=0; [ -x "$build/lucidd" ] && have_live=1
+# The Slurm release installed here, from dpkg (epoch and revision dropped):
+# the packages' version is VERSION+slurmRELEASE when built with Slurm.
+release=$(dpkg-query -W -f '${Version}' slurm-wlm-basic-plugins 2>/dev/null | sed 's/^[0-9]*://; s/-[^-]*$//')
+deb_version=$version
+if [ $have_live = 1 ] && [ -n "$release" ]; then deb_version=$version+slurm$release; fi
 
 (cd "$tmp" && "$cpack" -G DEB --config "$build/CPackConfig.cmake" -B "$tmp/pkg" >"$tmp/cpack.log" 2>&1)
 check "cpack -G DEB: $(tail -3 "$tmp/cpack.log")" test $? -eq 0
-deb() { ls "$tmp"/pkg/"$1"_"$version"_*.deb 2>/dev/null | head -1; }
+deb() { ls "$tmp"/pkg/"$1"_"$deb_version"_*.deb 2>/dev/null | head -1; }
 
 # elf_files DIR: the ELF files under DIR.
 elf_files() {
@@ -46,7 +51,7 @@ check_package() {
     dir=$tmp/x-$name
     dpkg-deb -x "$file" "$dir"
     check "$name: Package field" test "$(dpkg-deb -f "$file" Package)" = "$name"
-    check "$name: version $version" test "$(dpkg-deb -f "$file" Version)" = "$version"
+    check "$name: version $deb_version" test "$(dpkg-deb -f "$file" Version)" = "$deb_version"
     local summary
     summary=$(dpkg-deb -f "$file" Description | head -1)
     check "$name: description '$summary' does not start with the name" \
@@ -56,8 +61,8 @@ check_package() {
         check "$name: copyright has the $lic licence text" \
             grep -qx "License: $lic" "$dir/usr/share/doc/$name/copyright"
     done
-    check "$name: changelog.gz of $version" \
-        bash -c 'zcat "$1" | head -1 | grep -q "^lucid ($2) "' _ "$dir/usr/share/doc/$name/changelog.gz" "$version"
+    check "$name: changelog.gz of $deb_version" \
+        bash -c 'zcat "$1" | head -1 | grep -qF "lucid ($2) "' _ "$dir/usr/share/doc/$name/changelog.gz" "$deb_version"
     check "$name: man pages all gzipped" \
         test -z "$(find "$dir" -path '*/share/man/*' -type f ! -name '*.gz')"
     for elf in $(elf_files "$dir"); do
@@ -90,9 +95,7 @@ if [ $have_live = 1 ]; then
     check_package lucid-slurm
     live=$(deb lucid-slurm) live_dir=$tmp/x-lucid-slurm
     depends=$(dpkg-deb -f "$live" Depends)
-    check "lucid-slurm: Depends on lucid (= $version)" grep -qF "lucid (= $version)" <<<"$depends"
-    # The Slurm release installed here, from dpkg (epoch and revision dropped).
-    release=$(dpkg-query -W -f '${Version}' slurm-wlm-basic-plugins 2>/dev/null | sed 's/^[0-9]*://; s/-[^-]*$//')
+    check "lucid-slurm: Depends on lucid (= $deb_version)" grep -qF "lucid (= $deb_version)" <<<"$depends"
     if [ -n "$release" ]; then
         micro=${release##*.}
         next=${release%.*}.$((micro + 1))~
@@ -120,7 +123,7 @@ if [ $have_live = 1 ]; then
     echo "required /usr/lib/x86_64-linux-gnu/slurm-wlm/spank_lucid.so" >"$tmp/etc/plugstack.conf.d/lucid.conf"
     check "lucid-slurm: prerm refuses removal while plugstack requires spank_lucid.so" \
         bash -c '! sh "$1" remove 2>/dev/null' _ "$tmp/prerm"
-    check "lucid-slurm: prerm lets an upgrade through" sh "$tmp/prerm" upgrade "$version"
+    check "lucid-slurm: prerm lets an upgrade through" sh "$tmp/prerm" upgrade "$deb_version"
     echo "optional /usr/lib/x86_64-linux-gnu/slurm-wlm/spank_lucid.so" >"$tmp/etc/plugstack.conf.d/lucid.conf"
     check "lucid-slurm: prerm allows removal once the line is optional" sh "$tmp/prerm" remove
 fi
