@@ -165,9 +165,13 @@ wait_until() { # seconds what command...
 }
 in_phase() { # job phase-regex slurm-state-regex
     local p s
-    p=$(phase "$1")
+    # Slurm first (squeue is quick), lucid only then (a python client): on a
+    # loaded machine each poll of both took seconds, and a 4 s profiling
+    # window went by unseen.
     s=$(sstate "$1")
-    [[ $p =~ ^($2)( |$) && $s =~ ^($3)( |$) ]]
+    [[ $s =~ ^($3)( |$) ]] || return 1
+    p=$(phase "$1")
+    [[ $p =~ ^($2)( |$) ]]
 }
 all_settled() { # no job left but those expected never to run
     local never left
@@ -238,6 +242,28 @@ cancel_when() { # role phase-regex slurm-regex
     fi
 }
 
+# Whether the sampler has recorded lucid showing JOB as waiting for REASON
+# (check_operator.py's rules want it seen before the operator acts).
+sampled_waiting() { # job reason
+    python3 - "$LAB/snapshots.jsonl" "$1" "$2" <<'PY'
+import json, sys
+path, job, reason = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+try:
+    lines = open(path).read().splitlines()
+except OSError:
+    sys.exit(1)
+for line in lines:
+    try:
+        snap = json.loads(line)
+    except ValueError:
+        continue  # the line being written
+    for j in snap.get("lucid") or []:
+        if j.get("job") == job and j.get("waits_for") == reason:
+            sys.exit(0)
+sys.exit(1)
+PY
+}
+
 operator_actions() {
     local id out
     # A job of user nobody: its owner's release is refused, now and after intake.
@@ -246,14 +272,23 @@ operator_actions() {
     echo "$id nobody-release run 6 0 nobody $(date +%s)" >>"$LAB/jobs.txt"
     out=$(runuser -u nobody -- scontrol release "$id" 2>&1) && err "user nobody released job $id at submission: $out"
     event nobody-release "$id" "$out"
-    sleep 2
-    out=$(runuser -u nobody -- scontrol release "$id" 2>&1) && err "user nobody released job $id after intake: $out"
+    # After intake: once Slurm shows lucid's operator hold (a fixed 2 s was
+    # too short on a loaded machine).  lucid may release the job to its
+    # profiler at any moment after, and a release of a job no longer held
+    # succeeds doing nothing, so what must never happen is judged from
+    # slurmctld's log: a hold on the job lifted by nobody's uid.
+    wait_until 30 "Slurm to show job $id held by lucid (JobHeldAdmin)" \
+        bash -c "scontrol show job $id | grep -q 'Reason=JobHeldAdmin'" || true
+    out=$(runuser -u nobody -- scontrol release "$id" 2>&1)
+    grep -q "release hold on JobId=$id by uid $(id -u nobody)\$" "$LAB/log/slurmctld.log" &&
+        err "user nobody released job $id after intake: $out"
     event nobody-release "$id" "$out"
 
     # Resize after intake: seen by lucid (held, waiting for its user), then
     # grown to 2 GPUs, then released with lucid.
     id=$(awk '$2 == "resize" {print $1}' "$LAB/jobs.txt")
     wait_until 30 "lucid to list the held job $id" bash -c "[[ -n \"\$(python3 '$CHECKER' phase '$SOCK' $id)\" ]]" || true
+    wait_until 30 "the sampler to see job $id wait for its user" sampled_waiting "$id" user-hold || true
     scontrol update jobid="$id" gres=gpu:2 || err "scontrol update gres=gpu:2 of held job $id refused"
     event resized "$id"
     sleep 1
@@ -263,6 +298,7 @@ operator_actions() {
     # -H, then `lucid release` 5 s later.
     id=$(awk '$2 == "user-hold" {print $1}' "$LAB/jobs.txt")
     sleep 5
+    wait_until 30 "the sampler to see job $id wait for its user" sampled_waiting "$id" user-hold || true
     event lucid-release "$id"
     out=$(lucid release "$id" 2>&1) || err "lucid release $id: $(head -1 <<<"$out")"
 }
