@@ -273,14 +273,15 @@ operator_actions() {
     echo "$id nobody-release run 6 0 nobody $(date +%s)" >>"$LAB/jobs.txt"
     out=$(runuser -u nobody -- scontrol release "$id" 2>&1) && err "user nobody released job $id at submission: $out"
     event nobody-release "$id" "$out"
-    # After intake: once Slurm shows lucid's operator hold (a fixed 2 s was
-    # too short on a loaded machine).  lucid may release the job to its
-    # profiler at any moment after, and a release of a job no longer held
-    # succeeds doing nothing, so what must never happen is judged from
-    # slurmctld's log: a hold on the job lifted by nobody's uid.
-    wait_until 30 "Slurm to show job $id held by lucid (JobHeldAdmin)" \
-        bash -c "scontrol show job $id | grep -q 'Reason=JobHeldAdmin'" || true
-    out=$(runuser -u nobody -- scontrol release "$id" 2>&1)
+    # After intake: once Slurm no longer shows the plugin's hold at
+    # submission (JobHeldUser): lucid's operator hold (JobHeldAdmin), or
+    # lucid already released it (a fixed 2 s was too short on a loaded
+    # machine).  A release of a job no longer held succeeds doing nothing,
+    # so what must never happen is judged from slurmctld's log: a hold on
+    # the job lifted by nobody's uid.
+    wait_until 30 "lucid to take in job $id (Slurm's reason no longer JobHeldUser)" \
+        bash -c "! scontrol show job $id | grep -q 'Reason=JobHeldUser'" || true
+    out=$(runuser -u nobody -- scontrol release "$id" 2>&1) || true
     grep -q "release hold on JobId=$id by uid $(id -u nobody)\$" "$LAB/log/slurmctld.log" &&
         err "user nobody released job $id after intake: $out"
     event nobody-release "$id" "$out"
