@@ -236,7 +236,9 @@ write_config() {
     mkdir -p "$DIR/etc" "$DIR/state" "$DIR/spool" "$DIR/log" "$DIR/run" "$DIR/dev"
     local plugin_lines=""
     if [[ -n "$PLUGINS" ]]; then
-        plugin_lines="PluginDir=$SLURM_PLUGIN_DIR:$PLUGINS
+        # The lab's plugins first: an installed lucid-slurm package must not
+        # stand in for the build's plugins.
+        plugin_lines="PluginDir=$PLUGINS:$SLURM_PLUGIN_DIR
 JobSubmitPlugins=lucid
 PlugStackConfig=$DIR/etc/plugstack.conf"
         echo "required $PLUGINS/spank_lucid.so" >"$DIR/etc/plugstack.conf"

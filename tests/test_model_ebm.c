@@ -865,7 +865,7 @@ static void classification_separates_classes(void **state)
     double pred[N];
     assert_int_equal(lucid_ebm_predict(m, ds, pred, &err), 0);
     for (int i = 0; i < N; i++)
-        assert_true(y[i] ? pred[i] > 0.9 : pred[i] < 0.1);
+        assert_true(y[i] > 0 ? pred[i] > 0.9 : pred[i] < 0.1);
     lucid_ebm_free(m);
     y[0] = 0.5;
     lucid_dataset_set_target(ds, "y", y, &err);

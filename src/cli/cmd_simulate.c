@@ -942,7 +942,9 @@ int cmd_simulate(int argc, char **argv)
                 fprintf(stderr, "lucid: --skip-oversized: left out %zu job%s larger than its VC\n",
                         left_out, left_out == 1 ? "" : "s");
             rc = outputs_finish(&out, &exp, policies, npolicies, &old);
-            if (!quiet) {
+            /* After an output error (reported once, above), no tables and
+             * no success line. */
+            if (rc == 0 && !quiet) {
                 print_tables(&out);
                 print_input_notes(&out, &d, policies, npolicies);
                 printf("\n%zu jobs, %d policies, %s semantics, simulated in %.3f s (%.3f s CPU); "

@@ -453,7 +453,7 @@ static int parse_args(int argc, char **argv, lucidd_config *cfg)
                            .metrics_bind = "127.0.0.1",
                            .log_targets = LUCIDD_LOG_STDERR | LUCIDD_LOG_SYSLOG};
     const char *config = NULL;
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) { /* OPTION VALUE pairs */
         const char *opt = argv[i];
         if (strcmp(opt, "--help") == 0 || strcmp(opt, "-h") == 0) {
             fputs(usage_text, stdout);
@@ -474,7 +474,6 @@ static int parse_args(int argc, char **argv, lucidd_config *cfg)
             }
             config = argv[i + 1];
         }
-        i++;
     }
     if (config && read_config(config, cfg) < 0)
         return 1;

@@ -260,7 +260,7 @@ int lucid_import_helios(lucid_import *imp, const char *const *paths, int npaths,
     if (opt->gpus_per_node > 0)
         imp->gpus_per_node = opt->gpus_per_node;
     for (int i = 0; i < npaths; i++) {
-        int yes;
+        int yes = 0; /* set unless it fails (gcc -Os cannot tell) */
         if (is_gpu_number_file(imp, paths[i], &yes, err) < 0)
             return -1;
         if (yes) {

@@ -56,7 +56,7 @@ int lucid_import_lucidd(lucid_import *imp, const char *const *paths, int npaths,
                                -1, &stmt, NULL) != SQLITE_OK)
             rc = lucid_error_set(err, "%s: not a lucidd state database (%s)", paths[i],
                                  db ? sqlite3_errmsg(db) : "cannot open");
-        int step;
+        int step = SQLITE_DONE; /* read only after a step (gcc -Os cannot tell) */
         while (rc == 0 && (step = sqlite3_step(stmt)) == SQLITE_ROW) {
             int64_t id = sqlite3_column_int64(stmt, 0), gpus = sqlite3_column_int64(stmt, 2);
             int64_t cpus = sqlite3_column_int64(stmt, 3), submit = sqlite3_column_int64(stmt, 4);

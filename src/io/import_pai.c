@@ -124,7 +124,7 @@ static int task_row(lucid_import *imp, pai_state *st, char **f, const char *path
     if (*f[8] && strcmp(f[8], "nan") != 0 &&
         (lucid_parse_f64(f[8], &plan) < 0 || !isfinite(plan) || plan < 0 || plan > 1e5))
         return lucid_error_at(err, path, line, "plan_gpu", "'%s' is not a percentage", f[8]);
-    int64_t start, end;
+    int64_t start = 0, end = 0; /* set when has_start, has_end */
     int has_start, has_end;
     if (seconds(f[4], &start, &has_start) < 0)
         return lucid_error_at(err, path, line, "start_time", "'%s' is not seconds", f[4]);

@@ -27,7 +27,7 @@ DESTDIR=$W/root cmake --install "$BUILD" --prefix /usr >"$W/install.log"
 R=$W/root/usr
 plugin=$(find "$R/lib" -name job_submit_lucid.so -print -quit)
 [[ -n $plugin && -f $(dirname "$plugin")/spank_lucid.so ]] || fail "plugins not installed under $R/lib"
-LUCID=$R/bin/lucid LUCIDD=$R/sbin/lucidd EXAMPLES=$R/share/doc/lucid/examples
+LUCID=$R/bin/lucid LUCIDD=$R/sbin/lucidd EXAMPLES=$R/share/doc/lucid-slurm/examples
 [[ -x $LUCID && -x $LUCIDD && -f $EXAMPLES/lucidd.conf && -f $EXAMPLES/lucid.conf ]] ||
     fail "programs or example configurations missing in $R"
 

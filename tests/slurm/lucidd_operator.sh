@@ -168,9 +168,14 @@ wait_until() { # seconds what command...
 }
 in_phase() { # job phase-regex slurm-state-regex
     local p s
-    p=$(phase "$1")
+    # Slurm first (squeue is quick), lucid only then (a python client): on a
+    # loaded machine each poll of both took seconds, and a 4 s profiling
+    # window went by unseen.
     s=$(sstate "$1")
-    [[ $p =~ ^($2)( |$) && $s =~ ^($3)( |$) ]]
+    [[ $s =~ ^($3)( |$) ]] || return 1
+    [[ -n $2 ]] || return 0 # Slurm's view alone
+    p=$(phase "$1")
+    [[ $p =~ ^($2)( |$) ]]
 }
 all_settled() { # no job left but those expected never to run
     local never left
@@ -241,6 +246,28 @@ cancel_when() { # role phase-regex slurm-regex
     fi
 }
 
+# Whether the sampler has recorded lucid showing JOB as waiting for REASON
+# (check_operator.py's rules want it seen before the operator acts).
+sampled_waiting() { # job reason
+    python3 - "$LAB/snapshots.jsonl" "$1" "$2" <<'PY'
+import json, sys
+path, job, reason = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+try:
+    lines = open(path).read().splitlines()
+except OSError:
+    sys.exit(1)
+for line in lines:
+    try:
+        snap = json.loads(line)
+    except ValueError:
+        continue  # the line being written
+    for j in snap.get("lucid") or []:
+        if j.get("job") == job and j.get("waits_for") == reason:
+            sys.exit(0)
+sys.exit(1)
+PY
+}
+
 operator_actions() {
     local id out
     # A job of user nobody: its owner's release is refused, now and after intake.
@@ -249,22 +276,24 @@ operator_actions() {
     echo "$id nobody-release run 6 0 nobody $(date +%s)" >>"$LAB/jobs.txt"
     out=$(runuser -u nobody -- scontrol release "$id" 2>&1) && err "user nobody released job $id at submission: $out"
     event nobody-release "$id" "$out"
-    # After intake (lucidd lists it; no fixed sleep).  lucidd may have
-    # released it to the profiler by then, and Slurm takes a release of a job
-    # not held as a no-op: what must never be is a hold lifted by nobody
-    # (slurmctld logs each lift with its uid).
-    wait_until 30 "lucid to list nobody's job $id" bash -c "[[ -n \"\$(python3 '$CHECKER' phase '$SOCK' $id)\" ]]" || true
-    local before
-    before="$(phase "$id") / $(sstate "$id")"
-    out=$(runuser -u nobody -- scontrol release "$id" 2>&1) &&
-        grep -q "release hold on JobId=$id by uid $(id -u nobody)\$" "$LAB/log/slurmctld.log" &&
-        err "user nobody released job $id after intake (lucid / Slurm: $before): $out"
-    event nobody-release "$id" "$before: $out"
+    # After intake: once Slurm no longer shows the plugin's hold at
+    # submission (JobHeldUser): lucid's operator hold (JobHeldAdmin), or
+    # lucid already released it (a fixed 2 s was too short on a loaded
+    # machine).  A release of a job no longer held succeeds doing nothing,
+    # so what must never happen is judged from slurmctld's log: a hold on
+    # the job lifted by nobody's uid.
+    wait_until 30 "lucid to take in job $id (Slurm's reason no longer JobHeldUser)" \
+        bash -c "! scontrol show job $id | grep -q 'Reason=JobHeldUser'" || true
+    out=$(runuser -u nobody -- scontrol release "$id" 2>&1) || true
+    grep -q "release hold on JobId=$id by uid $(id -u nobody)\$" "$LAB/log/slurmctld.log" &&
+        err "user nobody released job $id after intake: $out"
+    event nobody-release "$id" "$out"
 
     # Resize after intake: seen by lucid (held, waiting for its user), then
     # grown to 2 GPUs, then released with lucid.
     id=$(awk '$2 == "resize" {print $1}' "$LAB/jobs.txt")
     wait_until 30 "lucid to list the held job $id" bash -c "[[ -n \"\$(python3 '$CHECKER' phase '$SOCK' $id)\" ]]" || true
+    wait_until 30 "the sampler to see job $id wait for its user" sampled_waiting "$id" user-hold || true
     scontrol update jobid="$id" gres=gpu:2 || err "scontrol update gres=gpu:2 of held job $id refused"
     event resized "$id"
     sleep 1
@@ -274,6 +303,7 @@ operator_actions() {
     # -H, then `lucid release` 5 s later.
     id=$(awk '$2 == "user-hold" {print $1}' "$LAB/jobs.txt")
     sleep 5
+    wait_until 30 "the sampler to see job $id wait for its user" sampled_waiting "$id" user-hold || true
     event lucid-release "$id"
     out=$(lucid release "$id" 2>&1) || err "lucid release $id: $(head -1 <<<"$out")"
 }
@@ -287,7 +317,10 @@ run_operator() {
     EXTRA_PIDS+=($!)
     cancel_when cancel-held 'main-queue' 'PENDING' &
     EXTRA_PIDS+=($!)
-    cancel_when cancel-profiling 'profiling' 'RUNNING' &
+    # Profiling lasts 4 s: caught from Slurm's view alone (running on the
+    # profiling partition), which squeue gives fast enough on a loaded
+    # machine; lucid's phase agreeing with it is check_operator.py's job.
+    cancel_when cancel-profiling '' 'RUNNING [0-9]+ profiling' &
     EXTRA_PIDS+=($!)
     cancel_when cancel-running 'running' 'RUNNING' &
     EXTRA_PIDS+=($!)

@@ -17,7 +17,8 @@ SRC=$1 BUILD=$2
 LAB=$BUILD/lab-plugins
 rm -rf "$LAB"
 mkdir -p "$LAB/out"
-trap 'bash "$SRC/scripts/lab-cluster.sh" down "$LAB" >/dev/null 2>&1 || true' EXIT
+BEATER=""
+trap 'rm -f "$LAB/beating"; [[ -z $BEATER ]] || wait "$BEATER"; bash "$SRC/scripts/lab-cluster.sh" down "$LAB" >/dev/null 2>&1 || true' EXIT
 # Only `main` is lucid's here, so `profiling` shows the pass-through case.
 bash "$SRC/scripts/lab-cluster.sh" up "$LAB" --plugins "$BUILD/plugins" \
     --lucid-partitions main --lucid-conf "heartbeat=$LAB/heartbeat" --lucid-conf fail_open_after=4 >/dev/null
@@ -25,9 +26,21 @@ export SLURM_CONF=$LAB/etc/slurm.conf
 cd "$LAB/out"
 chmod 777 "$LAB/out" # user nobody submits from here
 # lucidd's heartbeat as lucidd writes it (whole, by rename); intake = the
-# highest job id lucidd has taken in.
-beat() { echo "pid=$$ time=$(date +%s) intake=$1" >"$LAB/heartbeat.tmp" && mv "$LAB/heartbeat.tmp" "$LAB/heartbeat"; }
+# highest job id lucidd has taken in.  A stand-in for lucidd rewrites it
+# every second until section 5, as lucidd does every tick, so that no step
+# finds it stale however slow the machine is (fail_open_after is 4 s, and a
+# step that waits on Slurm can take longer than that on a loaded machine;
+# once the packed job of section 3 passed unheld that way).  `beat N` sets
+# the intake it reports.
+write_beat() {
+    echo "pid=$$ time=$(date +%s) intake=$(cat "$LAB/intake")" >"$LAB/heartbeat.tmp" &&
+        mv "$LAB/heartbeat.tmp" "$LAB/heartbeat"
+}
+beat() { echo "$1" >"$LAB/intake.tmp" && mv "$LAB/intake.tmp" "$LAB/intake" && write_beat; }
 beat 0
+touch "$LAB/beating"
+(while [[ -e $LAB/beating ]]; do write_beat; sleep 1; done) &
+BEATER=$!
 
 fail() { echo "plugins: $*" >&2; exit 1; }
 field() { scontrol show job "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1; }
@@ -181,7 +194,11 @@ grep -qx "$want" "$sneak.out" || fail "a user's comment/env: '$(cat "$sneak.out"
 scancel "$held"
 
 # 5. Fail-open: lucidd silent past fail_open_after (4 s): new jobs pass unheld,
-#    the user is told, slurmctld logs it; a missing heartbeat likewise.
+#    the user is told, slurmctld logs it; a missing heartbeat likewise.  The
+#    stand-in stops; the heartbeat then only ages (6 s is a lower bound).
+rm "$LAB/beating"
+wait "$BEATER"
+BEATER=""
 beat 0
 sleep 6
 out=$(sbatch --parsable --gres=gpu:1 -o /dev/null --wrap true 2>"$LAB/failopen.err")
