@@ -21,6 +21,7 @@
 #include "lucid/eta.h"
 #include "lucid/gpumetrics.h"
 #include "lucid/state.h"
+#include "slurm_io.h"
 
 typedef struct lucidd_config {
     const char *state_path;
@@ -108,6 +109,7 @@ typedef struct lucidd {
     lucidd_job *jobs;
     size_t njobs, cap;
     uint32_t *slots;         /* job id -> index + 1, open addressing (engine_find) */
+    slurm_job_list listing;  /* Slurm's jobs, sorted by id; read again only when changed */
     size_t nslots;           /* a power of two, at least twice njobs */
     int packing_on;
     int main_gpus;           /* GPUs of the main partition (bad-input check) */

@@ -120,6 +120,7 @@ static lucidd_job *add_job(lucidd *d, uint32_t job_id)
 void engine_free(lucidd *d)
 {
     lucid_eta_table_free(&d->eta_table);
+    slurm_io_job_list_free(&d->listing);
     free(d->jobs);
     free(d->slots);
     d->jobs = NULL;
@@ -1927,13 +1928,18 @@ void engine_tick(lucidd *d)
         }
         d->reconciled = 1;
     }
-    slurm_job *sjobs = NULL;
-    long n = slurm_io_jobs(&sjobs, &err);
+    int fresh = slurm_io_jobs_refresh(&d->listing, &err);
     d->ticks++;
-    if (n < 0) {
+    if (fresh < 0) {
         slurm_unreachable(d, &err);
         return; /* keep serving the API; try again next tick */
     }
+    /* In id (submission) order: jobs are taken in as they were submitted,
+     * and found by binary search.  An unchanged listing is still sorted. */
+    if (fresh)
+        qsort(d->listing.jobs, (size_t)d->listing.count, sizeof *d->listing.jobs, by_id);
+    const slurm_job *sjobs = d->listing.jobs;
+    long n = d->listing.count;
     double now_mono = monotonic_s();
     int continuous = !d->slurm_down_since;
     if (d->slurm_down_since && d->ticks > 1) {
@@ -1945,9 +1951,6 @@ void engine_tick(lucidd *d)
     d->slurm_up = 1;
     d->slurm_down_since = 0;
     time_t now = time(NULL);
-    /* In id (submission) order: jobs are taken in as they were submitted,
-     * and found by binary search. */
-    qsort(sjobs, (size_t)n, sizeof *sjobs, by_id);
     for (size_t i = 0; i < d->njobs; i++)
         d->jobs[i].seen = 0;
     split_arrays(d, sjobs, n);
@@ -1983,7 +1986,6 @@ void engine_tick(lucidd *d)
     push_comments(d, now_mono);
     flush(d);
     write_heartbeat(d);
-    free(sjobs);
 }
 
 int engine_load(lucidd *d, lucid_error *err)

@@ -199,6 +199,42 @@ long slurm_io_jobs(slurm_job **out, lucid_error *err)
     return count;
 }
 
+int slurm_io_jobs_refresh(slurm_job_list *list, lucid_error *err)
+{
+    job_info_msg_t *msg = NULL;
+    if (slurm_load_jobs(list->last_update, &msg, SHOW_ALL | SHOW_DETAIL) != SLURM_SUCCESS) {
+        if (list->last_update && slurm_get_errno() == SLURM_NO_CHANGE_IN_DATA) {
+            list->unchanged++;
+            return 0;
+        }
+        return slurm_fail(err, "loading jobs", 0);
+    }
+    /* The same array when the count is the same: no fresh pages per tick. */
+    slurm_job *jobs = list->jobs;
+    if (!jobs || (long)msg->record_count != list->count)
+        jobs = calloc(msg->record_count ? msg->record_count : 1, sizeof *jobs);
+    if (!jobs) {
+        free_job_msg(msg);
+        return lucid_error_set(err, "out of memory");
+    }
+    if (jobs != list->jobs)
+        free(list->jobs);
+    for (uint32_t i = 0; i < msg->record_count; i++)
+        read_job(&msg->job_array[i], &jobs[i]);
+    list->jobs = jobs;
+    list->count = (long)msg->record_count;
+    list->last_update = msg->last_update;
+    list->reads++;
+    free_job_msg(msg);
+    return 1;
+}
+
+void slurm_io_job_list_free(slurm_job_list *list)
+{
+    free(list->jobs);
+    memset(list, 0, sizeof *list);
+}
+
 /* "gpu:8", "gpu:a100:8", "gpu:4(IDX:0-3)", "gpu:(null):0(IDX:N/A)": the count
  * is the number after the last ':' before "(IDX" (or the end of the item). */
 static int gres_gpu_count(const char *gres)

@@ -69,6 +69,22 @@ void slurm_io_fini(void);
 
 /* All jobs Slurm knows; *out malloc'ed.  Count or -1. */
 long slurm_io_jobs(slurm_job **out, lucid_error *err);
+
+/* The job listing a daemon keeps between ticks.  It is read again only when
+ * slurmctld's job data changed since (libslurm's update_time: slurmctld
+ * answers SLURM_NO_CHANGE_IN_DATA otherwise, as it does for scontrol), so an
+ * idle cluster costs one small RPC a tick, not a listing of every job. */
+typedef struct slurm_job_list {
+    slurm_job *jobs;    /* malloc'ed; in Slurm's order until the caller sorts them */
+    long count;
+    time_t last_update; /* slurmctld's time of this listing; 0: never read */
+    uint64_t reads;     /* listings read */
+    uint64_t unchanged; /* requests slurmctld answered "no change" */
+} slurm_job_list;
+
+/* 1 read anew (list replaced), 0 unchanged (list kept), -1 error (list kept). */
+int slurm_io_jobs_refresh(slurm_job_list *list, lucid_error *err);
+void slurm_io_job_list_free(slurm_job_list *list);
 /* Nodes of the given partitions (comma list), in Slurm's node order;
  * *out malloc'ed.  Count or -1. */
 long slurm_io_nodes(const char *partitions, slurm_node **out, lucid_error *err);

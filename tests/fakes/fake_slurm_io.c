@@ -150,6 +150,27 @@ long slurm_io_jobs(slurm_job **out, lucid_error *err)
     return fake.njobs;
 }
 
+int slurm_io_jobs_refresh(slurm_job_list *list, lucid_error *err)
+{
+    if (!fake.up)
+        return down(err);
+    if (fake.unchanged && list->last_update) {
+        list->unchanged++;
+        return 0;
+    }
+    free(list->jobs);
+    list->count = slurm_io_jobs(&list->jobs, err);
+    list->last_update = 1;
+    list->reads++;
+    return 1;
+}
+
+void slurm_io_job_list_free(slurm_job_list *list)
+{
+    free(list->jobs);
+    memset(list, 0, sizeof *list);
+}
+
 long slurm_io_nodes(const char *partitions, slurm_node **out, lucid_error *err)
 {
     (void)partitions;
