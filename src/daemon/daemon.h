@@ -54,6 +54,9 @@ typedef struct lucidd_config {
     uint32_t admin_gid;
     const char *metrics_bind;     /* numeric address of /metrics; NULL = 127.0.0.1 */
     int log_targets;              /* LUCIDD_LOG_STDERR | LUCIDD_LOG_SYSLOG (--log) */
+    double forget_ended_s;        /* an ended job Slurm no longer lists leaves memory this
+                                   * long after its end (its record stays in the store) */
+    size_t model_history;         /* finished jobs the duration model keeps (0: default) */
 } lucidd_config;
 
 #define LUCIDD_LOG_STDERR 1
@@ -97,6 +100,13 @@ typedef struct lucidd_job {
                                 * to the newest only when that drifted (an RPC each) */
 } lucidd_job;
 
+/* Jobs ended per (where, outcome): what status and /metrics report. */
+typedef struct lucidd_ended {
+    char where[16], outcome[24];
+    long count;
+} lucidd_ended;
+#define LUCIDD_ENDED_MAX 64
+
 #define LUCIDD_LATENCY_SAMPLES 1024
 
 typedef struct lucidd_models lucidd_models;
@@ -132,6 +142,12 @@ typedef struct lucidd {
     double latency_s[LUCIDD_LATENCY_SAMPLES]; /* decision step durations, ring */
     uint64_t latency_count;
     double latency_sum_s;
+    /* Ended jobs the engine forgot (engine.c, forget_ended): still counted
+     * in status and /metrics; their records stay in the state store. */
+    lucidd_ended forgotten[LUCIDD_ENDED_MAX];
+    int nforgotten;
+    uint64_t forgotten_jobs;
+    double forgot_at;        /* monotonic time of the latest pass */
 } lucidd;
 
 /* engine.c */
@@ -151,14 +167,11 @@ double engine_latency_quantile(const lucidd *d, double q);
 /* `lucid release JOB` from user `uid`: lifts the owner's own hold (sbatch
  * -H); the owner or root only.  0 done, -1 refused (reply says why). */
 int engine_release(lucidd *d, uint32_t job_id, uint32_t uid, char *reply, size_t size);
-/* Jobs ended per (where, outcome): what status and /metrics report. */
-typedef struct lucidd_ended {
-    char where[16], outcome[24];
-    long count;
-} lucidd_ended;
-/* Fills up to max distinct (where, outcome) pairs of the ended jobs among
- * `jobs` (the engine's table or a snapshot's); returns how many (hub.c). */
-int lucidd_ended_counts(const lucidd_job *jobs, size_t njobs, lucidd_ended *out, int max);
+/* Adds the ended jobs among `jobs` (the engine's table or a snapshot's) to
+ * the `count` (where, outcome) pairs already in out[], up to max pairs;
+ * returns how many pairs out[] holds then (hub.c). */
+int lucidd_ended_counts(const lucidd_job *jobs, size_t njobs, lucidd_ended *out, int count,
+                        int max);
 
 /* ---- hub.c: what the decision thread and the server thread share ----
  * After each tick the engine publishes a snapshot: an immutable copy of what
@@ -168,6 +181,8 @@ typedef struct lucidd_snapshot {
     int refs; /* under the hub's mutex */
     lucidd_job *jobs;
     size_t njobs, jobs_cap;
+    lucidd_ended forgotten[LUCIDD_ENDED_MAX]; /* ended jobs no longer in jobs[] */
+    int nforgotten;
     uint64_t ticks, decisions_applied, slurm_errors, sample_errors, latency_count;
     double latency_sum_s, latency_p50_s, latency_p99_s;
     int packing_on, slurm_up;

@@ -297,7 +297,7 @@ static void refresh_estimates(lucidd *d)
 static void update_models(lucidd *d, time_t now)
 {
     lucid_error err = {{0}};
-    int rc = lucidd_models_update(d->models, d->jobs, d->njobs, (int64_t)now, &err);
+    int rc = lucidd_models_update(d->models, (int64_t)now, &err);
     if (rc < 0)
         note_error(d, &err);
     else if (rc == 1)
@@ -518,6 +518,8 @@ static void finish(lucidd *d, lucidd_job *job, const char *outcome, time_t start
     job->releasing = 0;
     unpair(d, job);
     learn_ratio(d, job);
+    if (lucidd_models_add_finished(d->models, job) < 0)
+        lucidd_log_level(LOG_ERR, "out of memory keeping job %u as a training row", job->rec.job_id);
     save(d, job);
 }
 
@@ -620,8 +622,13 @@ static target_state target_of(lucidd *d, const slurm_job *sjobs, long n, uint32_
         return sj->state == SJ_COMPLETED ? TARGET_OK : TARGET_NOT_OK;
     }
     const lucidd_job *job = engine_find(d, id);
-    if (job && lucid_phase_is_final(job->rec.phase) && strcmp(job->rec.outcome, "unknown") != 0)
-        return strcmp(job->rec.outcome, "completed") == 0 ? TARGET_OK : TARGET_NOT_OK;
+    lucid_job_record stored;
+    const lucid_job_record *r = job ? &job->rec : NULL;
+    lucid_error err = {{0}};
+    if (!job && d->state && lucid_state_get_job(d->state, id, &stored, &err) == 1)
+        r = &stored; /* ended long ago: forgotten by the engine, kept in the store */
+    if (r && lucid_phase_is_final(r->phase) && strcmp(r->outcome, "unknown") != 0)
+        return strcmp(r->outcome, "completed") == 0 ? TARGET_OK : TARGET_NOT_OK;
     /* Purged by Slurm and unknown to lucid: Slurm treats such a dependency
      * as satisfied. */
     return TARGET_GONE;
@@ -1898,6 +1905,77 @@ double engine_latency_quantile(const lucidd *d, double q)
     return sorted[k > 0 ? k - 1 : 0];
 }
 
+/* ---- ended jobs leave memory ----
+ * An ended job stays in the table while Slurm lists it (else the next
+ * listing would take it in again) and for --forget-ended after its end
+ * (status, queue --all); then only its record in the state store remains,
+ * and the (where, outcome) counts it adds to.  A pass every
+ * FORGET_PERIOD_S: compacting the table is O(jobs), once a minute, not a
+ * tick. */
+#define FORGET_PERIOD_S 60.0
+
+static void rebuild_index(lucidd *d)
+{
+    memset(d->slots, 0, d->nslots * sizeof *d->slots);
+    for (size_t i = 0; i < d->njobs; i++)
+        index_insert(d, i);
+}
+
+static void forget_ended(lucidd *d, time_t now, double now_mono)
+{
+    if (d->forgot_at > 0 && now_mono - d->forgot_at < FORGET_PERIOD_S)
+        return;
+    d->forgot_at = now_mono;
+    size_t kept = 0;
+    for (size_t i = 0; i < d->njobs; i++) {
+        lucidd_job *job = &d->jobs[i];
+        if (lucid_phase_is_final(job->rec.phase) && !job->seen && !job->dirty &&
+            difftime(now, (time_t)job->rec.end_time) >= d->cfg.forget_ended_s) {
+            d->nforgotten = lucidd_ended_counts(job, 1, d->forgotten, d->nforgotten,
+                                                LUCIDD_ENDED_MAX);
+            d->forgotten_jobs++;
+            continue;
+        }
+        if (kept != i)
+            d->jobs[kept] = *job;
+        kept++;
+    }
+    if (kept == d->njobs)
+        return;
+    lucidd_log("forgot %zu jobs that ended more than %.0f s ago (their records stay in the state "
+               "store)", d->njobs - kept, d->cfg.forget_ended_s);
+    d->njobs = kept;
+    /* Give back the memory of a table that shrank by half (a burst ended). */
+    if (d->cap > 1024 && d->njobs < d->cap / 4) {
+        size_t cap = d->njobs * 2 > 1024 ? d->njobs * 2 : 1024;
+        lucidd_job *jobs = realloc(d->jobs, cap * sizeof *jobs);
+        if (jobs) {
+            d->jobs = jobs;
+            d->cap = cap;
+        }
+    }
+    rebuild_index(d);
+}
+
+/* A job Slurm still lists as ended that the engine forgot (lucidd restarted
+ * after it ended; MinJobAge longer than --forget-ended): its record comes
+ * back from the store, untouched.  1 adopted, 0 not in the store. */
+static int adopt_stored(lucidd *d, const slurm_job *sj)
+{
+    lucid_job_record stored;
+    lucid_error err = {{0}};
+    if (!d->state || lucid_state_get_job(d->state, sj->id, &stored, &err) != 1 ||
+        !lucid_phase_is_final(stored.phase))
+        return 0;
+    lucidd_job *job = add_job(d, sj->id);
+    if (!job)
+        return 0;
+    job->rec = stored;
+    job->uid = sj->uid;
+    job->seen = 1;
+    return 1;
+}
+
 static void slurm_unreachable(lucidd *d, const lucid_error *err)
 {
     if (d->slurm_up || d->ticks == 0)
@@ -1963,8 +2041,11 @@ void engine_tick(lucidd *d)
                 track(d, job, sj, sjobs, n, now, now_mono, continuous);
         } else if (managed(d, sj->partition) && !sj->array_tasks[0] &&
                    (sj->state == SJ_COMPLETED || sj->state == SJ_FAILED)) {
-            if (!sj->requeueing && !sj->completing)
+            if (!sj->requeueing && !sj->completing && !adopt_stored(d, sj)) {
                 intake_ended(d, sj);
+                if ((job = engine_find(d, sj->id)))
+                    job->seen = 1; /* listed: not forgotten while Slurm lists it */
+            }
         } else if (managed(d, sj->partition) && !sj->array_tasks[0] &&
                    (sj->state == SJ_PENDING || sj->state == SJ_RUNNING)) {
             intake(d, sj);
@@ -1985,6 +2066,7 @@ void engine_tick(lucidd *d)
     decide_and_apply(d, sjobs, n, now_mono);
     push_comments(d, now_mono);
     flush(d);
+    forget_ended(d, now, now_mono);
     write_heartbeat(d);
 }
 
@@ -1994,21 +2076,38 @@ int engine_load(lucidd *d, lucid_error *err)
     long n = lucid_state_list_jobs(d->state, 1, &records, err);
     if (n < 0)
         return -1;
+    time_t now = time(NULL);
     for (long i = 0; i < n; i++) {
+        lucidd_job loaded = {.rec = records[i]};
+        int64_t samples = 0;
+        lucid_gpu_sample mean;
+        if (lucid_state_get_profile(d->state, loaded.rec.job_id, &mean, &samples, err) == 1) {
+            loaded.profile.samples = samples;
+            loaded.profile.gpu_util_sum = mean.gpu_util_pct * (double)samples;
+            loaded.profile.gmem_util_sum = mean.gmem_util_pct * (double)samples;
+            loaded.profile.gmem_max_mib = mean.gmem_used_mib;
+        }
+        if (loaded.rec.job_id > d->intake_max)
+            d->intake_max = loaded.rec.job_id;
+        if (lucid_phase_is_final(loaded.rec.phase)) {
+            learn_ratio(d, &loaded); /* the predictor's ratio table, rebuilt from the store */
+            if (lucidd_models_add_finished(d->models, &loaded) < 0) {
+                free(records);
+                return lucid_error_set(err, "out of memory");
+            }
+            if (difftime(now, (time_t)loaded.rec.end_time) >= d->cfg.forget_ended_s) {
+                /* Ended long ago: counted, not kept (forget_ended). */
+                d->nforgotten = lucidd_ended_counts(&loaded, 1, d->forgotten, d->nforgotten,
+                                                    LUCIDD_ENDED_MAX);
+                continue;
+            }
+        }
         lucidd_job *job = add_job(d, records[i].job_id);
         if (!job) {
             free(records);
             return lucid_error_set(err, "out of memory");
         }
-        job->rec = records[i];
-        int64_t samples = 0;
-        lucid_gpu_sample mean;
-        if (lucid_state_get_profile(d->state, job->rec.job_id, &mean, &samples, err) == 1) {
-            job->profile.samples = samples;
-            job->profile.gpu_util_sum = mean.gpu_util_pct * (double)samples;
-            job->profile.gmem_util_sum = mean.gmem_util_pct * (double)samples;
-            job->profile.gmem_max_mib = mean.gmem_used_mib;
-        }
+        *job = loaded;
         job->restarts_seen = -1;
         /* Shown only if the first tick cannot reach Slurm (nothing is
          * published before it, hub.c): the first decision replaces it. */
@@ -2019,11 +2118,7 @@ int engine_load(lucidd *d, lucid_error *err)
         job->nodes_fixed = 1;     /* refreshed from Slurm while it waits */
         job->slurm_start = job->rec.phase == LUCID_PHASE_RUNNING ? job->rec.main_start
                                                                  : job->rec.profile_start;
-        if (job->rec.job_id > d->intake_max)
-            d->intake_max = job->rec.job_id;
-        if (lucid_phase_is_final(job->rec.phase))
-            learn_ratio(d, job); /* the predictor's ratio table, rebuilt from the store */
-        note_arrival(d, job); /* ... and its recent arrivals */
+        note_arrival(d, job); /* the predictor's recent arrivals */
     }
     free(records);
     return 0;

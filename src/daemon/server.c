@@ -387,8 +387,9 @@ static json_t *status_json(const lucidd_snapshot *s, const lucidd_config *cfg,
     json_object_set_new(reply, "slurm_unreachable_since",
                         s->slurm_down_since ? json_integer(s->slurm_down_since) : json_null());
     /* {"profiler/completed": 12, "queue/cancelled": 3, ...} */
-    lucidd_ended ended[64];
-    int nended = lucidd_ended_counts(s->jobs, s->njobs, ended, 64);
+    lucidd_ended ended[LUCIDD_ENDED_MAX];
+    memcpy(ended, s->forgotten, sizeof ended);
+    int nended = lucidd_ended_counts(s->jobs, s->njobs, ended, s->nforgotten, LUCIDD_ENDED_MAX);
     json_t *by_end = json_object();
     for (int i = 0; i < nended; i++) {
         char key[48];
@@ -626,8 +627,9 @@ static char *metrics_text(const lucidd_snapshot *s, size_t *len)
            (unsigned long long)s->ticks, s->slurm_up, (unsigned long long)s->slurm_errors,
            s->metrics_backend);
     metrics_start_estimates(&buf, len, &cap, s);
-    lucidd_ended ended[64];
-    int nended = lucidd_ended_counts(s->jobs, s->njobs, ended, 64);
+    lucidd_ended ended[LUCIDD_ENDED_MAX];
+    memcpy(ended, s->forgotten, sizeof ended);
+    int nended = lucidd_ended_counts(s->jobs, s->njobs, ended, s->nforgotten, LUCIDD_ENDED_MAX);
     metric(&buf, len, &cap,
            "# HELP lucid_jobs_ended_total Jobs that ended, by where (queue, profiler, main) and "
            "outcome.\n# TYPE lucid_jobs_ended_total counter\n");
