@@ -533,19 +533,22 @@ static void end_job(lucidd *d, lucidd_job *job, const slurm_job *sj)
 /* A job Slurm no longer lists (it ended while lucid could not see it, and
  * Slurm purged it after MinJobAge): its outcome from Slurm's accounting if
  * there is any, else "unknown" — never a guessed failure. */
-static void vanished(lucidd *d, lucidd_job *job)
+static int vanished(lucidd *d, lucidd_job *job)
 {
-    char state[64] = "";
+    char state[64] = "", source[16] = "";
     time_t start = 0, end = 0;
     lucid_error err = {{0}};
-    int found = slurm_io_accounting(job->rec.job_id, state, sizeof state, &start, &end, &err);
-    if (found < 0)
-        return; /* try again next tick */
+    int found = slurm_io_accounting(job->rec.job_id, state, sizeof state, &start, &end, source,
+                                    sizeof source, &err);
+    if (found < 0) {
+        note_error(d, &err);
+        return -1; /* try again next tick */
+    }
     if (found == 1) {
         char detail[96];
-        snprintf(detail, sizeof detail, " (Slurm's accounting: %s)", state);
+        snprintf(detail, sizeof detail, " (Slurm's accounting, %s: %s)", source, state);
         finish(d, job, outcome_of(state), start, end, detail);
-        return;
+        return 0;
     }
     snprintf(job->rec.outcome, sizeof job->rec.outcome, "unknown");
     snprintf(job->rec.ended_in, sizeof job->rec.ended_in, "%s", where_now(job));
@@ -555,6 +558,7 @@ static void vanished(lucidd *d, lucidd_job *job)
     job->releasing = 0;
     unpair(d, job);
     save(d, job);
+    return 0;
 }
 
 /* Leaving the profiler: keep the mean of the samples as the job's profile. */
@@ -2058,8 +2062,10 @@ void engine_tick(lucidd *d)
     }
     for (size_t i = 0; i < d->njobs; i++) {
         lucidd_job *job = &d->jobs[i];
-        if (!job->seen && !lucid_phase_is_final(job->rec.phase))
-            vanished(d, job);
+        /* An accounting that does not answer is asked once a tick, not once
+         * a job: each try may wait for a connection timeout. */
+        if (!job->seen && !lucid_phase_is_final(job->rec.phase) && vanished(d, job) < 0)
+            break;
     }
     sample_profiles(d, sjobs, n);
     update_models(d, now);

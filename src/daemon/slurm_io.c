@@ -16,6 +16,7 @@
 
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
+#include <slurm/slurmdb.h>
 
 #include "../../plugins/lucid_tres.h"
 #include "lucid/util.h"
@@ -25,6 +26,11 @@ extern char *slurm_job_reason_string(enum job_state_reason inx);
 extern void slurm_free_stats_response_msg(stats_info_response_msg_t *msg);
 extern slurm_conf_t slurm_conf; /* the configuration slurm_init read */
 extern void slurm_xfree(void **item); /* xfree: frees what libslurm's xmalloc gave */
+extern void slurm_xfree_ptr(void *ptr);
+extern char *slurm_xstrdup(const char *str);
+extern char *slurm_job_state_string(uint32_t inx);
+extern void slurm_destroy_selected_step(void *object);
+extern int slurm_addto_step_list(List step_list, char *names);
 
 static int slurm_fail(lucid_error *err, const char *what, uint32_t job_id)
 {
@@ -497,26 +503,17 @@ static time_t comp_time(const char *text)
     return mktime(&tm); /* jobcomp/filetxt writes local time */
 }
 
-int slurm_io_accounting(uint32_t job_id, char *state, size_t size, time_t *start, time_t *end,
-                        lucid_error *err)
+/* The job's record in the job-completion log (jobcomp/filetxt at `path`).
+ * The last record of the job wins (a requeued job has one per run). */
+static int jobcomp_record(const char *path, uint32_t job_id, char *state, size_t size,
+                          time_t *start, time_t *end)
 {
-    slurm_conf_t *conf = NULL;
-    if (slurm_load_ctl_conf((time_t)0, &conf) != SLURM_SUCCESS)
-        return slurm_fail(err, "loading the configuration", 0);
-    char path[1024] = "";
-    if (conf->job_comp_type && strcmp(conf->job_comp_type, "jobcomp/filetxt") == 0 &&
-        conf->job_comp_loc)
-        copy(path, sizeof path, conf->job_comp_loc);
-    slurm_free_ctl_conf(conf);
-    if (!path[0])
-        return 0;
     FILE *file = fopen(path, "r");
     if (!file)
         return 0;
     char line[4096], want[32], id[32], value[64];
     snprintf(want, sizeof want, "%u", job_id);
     int found = 0;
-    /* The last record of the job wins (a requeued job has one per run). */
     while (fgets(line, sizeof line, file)) {
         if (!comp_field(line, "JobId", id, sizeof id) || strcmp(id, want) != 0)
             continue;
@@ -528,6 +525,84 @@ int slurm_io_accounting(uint32_t job_id, char *state, size_t size, time_t *start
         *end = comp_field(line, "EndTime", value, sizeof value) ? comp_time(value) : 0;
     }
     fclose(file);
+    return found;
+}
+
+/* The job's record in slurmdbd, as `sacct -X -j ID` reads it: the job's
+ * last record (a requeued job's earlier runs are duplicates, not asked
+ * for), from the cluster `cluster`.  1 found (its state must be final),
+ * 0 none, -1 slurmdbd did not answer. */
+static int slurmdbd_record(const char *cluster, uint32_t job_id, char *state, size_t size,
+                           time_t *start, time_t *end, lucid_error *err)
+{
+    slurmdb_job_cond_t cond;
+    memset(&cond, 0, sizeof cond);
+    char id[16];
+    snprintf(id, sizeof id, "%u", job_id);
+    cond.step_list = slurm_list_create(slurm_destroy_selected_step);
+    slurm_addto_step_list(cond.step_list, id);
+    cond.cluster_list = slurm_list_create(slurm_xfree_ptr);
+    slurm_list_append(cond.cluster_list, slurm_xstrdup(cluster));
+    cond.flags = JOBCOND_FLAG_NO_STEP | JOBCOND_FLAG_NO_TRUNC;
+    cond.db_flags = SLURMDB_JOB_FLAG_NOTSET; /* any scheduling flags (0 would ask for none) */
+    cond.usage_start = 0;            /* any time (sacct -j's default) */
+    cond.usage_end = time(NULL) + 1; /* [start, end): up to this second */
+    void *db = slurmdb_connection_get(NULL);
+    List jobs = db ? slurmdb_jobs_get(db, &cond) : NULL;
+    int found = jobs ? 0 : -1;
+    if (!db)
+        lucid_error_set(err, "slurm: connecting to slurmdbd: %s", slurm_strerror(slurm_get_errno()));
+    else if (!jobs)
+        lucid_error_set(err, "slurm: asking slurmdbd for job %u: %s", job_id,
+                        slurm_strerror(slurm_get_errno()));
+    if (jobs) {
+        ListIterator it = slurm_list_iterator_create(jobs);
+        slurmdb_job_rec_t *rec;
+        while ((rec = slurm_list_next(it))) {
+            uint32_t base = rec->state & JOB_STATE_BASE;
+            if (rec->jobid != job_id || base == JOB_PENDING || base == JOB_RUNNING ||
+                base == JOB_SUSPENDED)
+                continue; /* not ended as far as the database knows */
+            copy(state, size, slurm_job_state_string(base));
+            *start = rec->start;
+            *end = rec->end;
+            found = 1;
+        }
+        slurm_list_iterator_destroy(it);
+        slurm_list_destroy(jobs);
+    }
+    if (db)
+        slurmdb_connection_close(&db);
+    slurm_list_destroy(cond.step_list);
+    slurm_list_destroy(cond.cluster_list);
+    return found;
+}
+
+int slurm_io_accounting(uint32_t job_id, char *state, size_t size, time_t *start, time_t *end,
+                        char *source, size_t source_size, lucid_error *err)
+{
+    slurm_conf_t *conf = NULL;
+    if (slurm_load_ctl_conf((time_t)0, &conf) != SLURM_SUCCESS)
+        return slurm_fail(err, "loading the configuration", 0);
+    char path[1024] = "", cluster[256] = "";
+    if (conf->job_comp_type && strcmp(conf->job_comp_type, "jobcomp/filetxt") == 0 &&
+        conf->job_comp_loc)
+        copy(path, sizeof path, conf->job_comp_loc);
+    if (conf->accounting_storage_type &&
+        strcmp(conf->accounting_storage_type, "accounting_storage/slurmdbd") == 0 &&
+        conf->cluster_name)
+        copy(cluster, sizeof cluster, conf->cluster_name);
+    slurm_free_ctl_conf(conf);
+    int found = 0;
+    if (cluster[0]) {
+        found = slurmdbd_record(cluster, job_id, state, size, start, end, err);
+        if (found == 1)
+            copy(source, source_size, "slurmdbd");
+        if (found != 0)
+            return found; /* a record, or slurmdbd down: asked again later */
+    }
+    if (path[0] && (found = jobcomp_record(path, job_id, state, size, start, end)) == 1)
+        copy(source, source_size, "jobcomp");
     return found;
 }
 

@@ -116,11 +116,14 @@ int slurm_io_unpack(uint32_t job_id, const char *gpu_request, lucid_error *err);
  * own (Slurm gives it its own job id), so each task is scheduled alone. */
 int slurm_io_split_task(uint32_t array_job_id, uint32_t task_id, lucid_error *err);
 /* The outcome Slurm's accounting recorded for a job Slurm no longer lists:
- * copies Slurm's state word ("COMPLETED", "FAILED"...) and start/end times.
- * Reads the job-completion log when JobCompType=jobcomp/filetxt.
- * 1 found, 0 no record (or no accounting), -1 error. */
+ * copies Slurm's state word ("COMPLETED", "FAILED"...), start/end times and
+ * where it was read into `source`: "slurmdbd" (the job's last record, when
+ * AccountingStorageType=accounting_storage/slurmdbd), else "jobcomp" (the
+ * job-completion log, when JobCompType=jobcomp/filetxt).  1 found, 0 no
+ * record (or no accounting), -1 error (slurmctld or slurmdbd did not answer:
+ * ask again later). */
 int slurm_io_accounting(uint32_t job_id, char *state, size_t size, time_t *start, time_t *end,
-                        lucid_error *err);
+                        char *source, size_t source_size, lucid_error *err);
 /* When slurmctld started (when its statistics were last reset): a job it
  * recovered from an earlier run may still be listed as running after it
  * ended, until the node's completion message gets through. */

@@ -312,7 +312,7 @@ int slurm_io_split_task(uint32_t array_job_id, uint32_t task_id, lucid_error *er
 }
 
 int slurm_io_accounting(uint32_t job_id, char *state, size_t size, time_t *start, time_t *end,
-                        lucid_error *err)
+                        char *source, size_t source_size, lucid_error *err)
 {
     if (!fake.up)
         return down(err);
@@ -321,6 +321,7 @@ int slurm_io_accounting(uint32_t job_id, char *state, size_t size, time_t *start
             snprintf(state, size, "%s", fake.accounting[i].state);
             *start = fake.accounting[i].start;
             *end = fake.accounting[i].end;
+            snprintf(source, source_size, "slurmdbd");
             return 1;
         }
     return 0;
