@@ -146,6 +146,8 @@ typedef struct lucidd {
      * in status and /metrics; their records stay in the state store. */
     lucidd_ended forgotten[LUCIDD_ENDED_MAX];
     int nforgotten;
+    long forgotten_by_phase[LUCID_PHASE_COUNT];
+    long forgotten_profiled; /* ... of them, jobs that ran in the profiler */
     uint64_t forgotten_jobs;
     double forgot_at;        /* monotonic time of the latest pass */
 } lucidd;
@@ -183,6 +185,9 @@ typedef struct lucidd_snapshot {
     size_t njobs, jobs_cap;
     lucidd_ended forgotten[LUCIDD_ENDED_MAX]; /* ended jobs no longer in jobs[] */
     int nforgotten;
+    long forgotten_by_phase[LUCID_PHASE_COUNT];
+    long forgotten_profiled;
+    uint64_t slurm_reads, slurm_unchanged; /* job listings read / answered "no change" */
     uint64_t ticks, decisions_applied, slurm_errors, sample_errors, latency_count;
     double latency_sum_s, latency_p50_s, latency_p99_s;
     int packing_on, slurm_up;

@@ -545,7 +545,7 @@ static int vanished(lucidd *d, lucidd_job *job)
         return -1; /* try again next tick */
     }
     if (found == 1) {
-        char detail[96];
+        char detail[128];
         snprintf(detail, sizeof detail, " (Slurm's accounting, %s: %s)", source, state);
         finish(d, job, outcome_of(state), start, end, detail);
         return 0;
@@ -1925,6 +1925,15 @@ static void rebuild_index(lucidd *d)
         index_insert(d, i);
 }
 
+/* What status and /metrics count of a job that leaves the table. */
+static void count_forgotten(lucidd *d, const lucidd_job *job)
+{
+    d->nforgotten = lucidd_ended_counts(job, 1, d->forgotten, d->nforgotten, LUCIDD_ENDED_MAX);
+    d->forgotten_by_phase[job->rec.phase]++;
+    d->forgotten_profiled +=
+        job->rec.profile_start || job->rec.phase == LUCID_PHASE_DONE_IN_PROFILER;
+}
+
 static void forget_ended(lucidd *d, time_t now, double now_mono)
 {
     if (d->forgot_at > 0 && now_mono - d->forgot_at < FORGET_PERIOD_S)
@@ -1935,8 +1944,7 @@ static void forget_ended(lucidd *d, time_t now, double now_mono)
         lucidd_job *job = &d->jobs[i];
         if (lucid_phase_is_final(job->rec.phase) && !job->seen && !job->dirty &&
             difftime(now, (time_t)job->rec.end_time) >= d->cfg.forget_ended_s) {
-            d->nforgotten = lucidd_ended_counts(job, 1, d->forgotten, d->nforgotten,
-                                                LUCIDD_ENDED_MAX);
+            count_forgotten(d, job);
             d->forgotten_jobs++;
             continue;
         }
@@ -2103,8 +2111,7 @@ int engine_load(lucidd *d, lucid_error *err)
             }
             if (difftime(now, (time_t)loaded.rec.end_time) >= d->cfg.forget_ended_s) {
                 /* Ended long ago: counted, not kept (forget_ended). */
-                d->nforgotten = lucidd_ended_counts(&loaded, 1, d->forgotten, d->nforgotten,
-                                                    LUCIDD_ENDED_MAX);
+                count_forgotten(d, &loaded);
                 continue;
             }
         }

@@ -146,6 +146,10 @@ static lucidd_snapshot *snapshot_make(const lucidd *d, lucidd_snapshot *spare)
     snap->njobs = d->njobs;
     memcpy(snap->forgotten, d->forgotten, sizeof snap->forgotten);
     snap->nforgotten = d->nforgotten;
+    memcpy(snap->forgotten_by_phase, d->forgotten_by_phase, sizeof snap->forgotten_by_phase);
+    snap->forgotten_profiled = d->forgotten_profiled;
+    snap->slurm_reads = d->listing.reads;
+    snap->slurm_unchanged = d->listing.unchanged;
     snap->refs = 1; /* the hub's */
     snap->ticks = d->ticks;
     snap->decisions_applied = d->decisions_applied;

@@ -343,6 +343,10 @@ static lucidd_counts count_jobs(const lucidd_snapshot *s)
 {
     lucidd_counts c;
     memset(&c, 0, sizeof c);
+    /* Ended jobs the engine forgot still count (status, the counters). */
+    for (int p = 0; p < LUCID_PHASE_COUNT; p++)
+        c.by_phase[p] = s->forgotten_by_phase[p];
+    c.profiled = s->forgotten_profiled;
     for (size_t i = 0; i < s->njobs; i++) {
         const lucid_job_record *r = &s->jobs[i].rec;
         c.by_phase[r->phase]++;
@@ -397,6 +401,9 @@ static json_t *status_json(const lucidd_snapshot *s, const lucidd_config *cfg,
         json_object_set_new(by_end, key, json_integer(ended[i].count));
     }
     json_object_set_new(reply, "ended", by_end);
+    json_object_set_new(reply, "slurm_job_reads",
+                        json_pack("{s:I, s:I}", "read", (json_int_t)s->slurm_reads, "unchanged",
+                                  (json_int_t)s->slurm_unchanged));
     return reply;
 }
 
@@ -626,6 +633,13 @@ static char *metrics_text(const lucidd_snapshot *s, size_t *len)
            "# TYPE lucid_gpu_metrics_backend gauge\nlucid_gpu_metrics_backend{backend=\"%s\"} 1\n",
            (unsigned long long)s->ticks, s->slurm_up, (unsigned long long)s->slurm_errors,
            s->metrics_backend);
+    metric(&buf, len, &cap,
+           "# HELP lucid_slurm_job_reads_total Requests for Slurm's job listing, by result: "
+           "read anew, or unchanged since the last (nothing read).\n"
+           "# TYPE lucid_slurm_job_reads_total counter\n"
+           "lucid_slurm_job_reads_total{result=\"read\"} %llu\n"
+           "lucid_slurm_job_reads_total{result=\"unchanged\"} %llu\n",
+           (unsigned long long)s->slurm_reads, (unsigned long long)s->slurm_unchanged);
     metrics_start_estimates(&buf, len, &cap, s);
     lucidd_ended ended[LUCIDD_ENDED_MAX];
     memcpy(ended, s->forgotten, sizeof ended);

@@ -428,12 +428,16 @@ static void ended_jobs_leave_memory(void **state)
     int64_t since2 = rec(2)->phase_since;
     engine_free(&d);
     memset(d.forgotten, 0, sizeof d.forgotten);
+    memset(d.forgotten_by_phase, 0, sizeof d.forgotten_by_phase);
     d.nforgotten = 0;
+    d.forgotten_profiled = 0;
     d.forgotten_jobs = 0;
     assert_int_equal(engine_load(&d, &err), 0);
     assert_null(engine_find(&d, 1));
     assert_null(engine_find(&d, 2));
     assert_int_equal(d.nforgotten, 2);
+    assert_int_equal(d.forgotten_by_phase[LUCID_PHASE_DONE], 1);
+    assert_int_equal(d.forgotten_by_phase[LUCID_PHASE_FAILED], 1);
     engine_tick(&d);
     assert_non_null(engine_find(&d, 2));
     assert_phase(2, LUCID_PHASE_FAILED);
