@@ -57,6 +57,7 @@ typedef struct lucidd_config {
     double forget_ended_s;        /* an ended job Slurm no longer lists leaves memory this
                                    * long after its end (its record stays in the store) */
     size_t model_history;         /* finished jobs the duration model keeps (0: default) */
+    double keep_history_s;        /* the state store deletes jobs ended longer ago (0: never) */
 } lucidd_config;
 
 #define LUCIDD_LOG_STDERR 1
@@ -133,6 +134,9 @@ typedef struct lucidd {
     time_t started;
     uint64_t ticks, decisions_applied, slurm_errors, sample_errors;
     lucid_eta_table eta_table; /* actual/estimate duration ratios of ended jobs */
+    double *recent_ratios;     /* the newest ENGINE_RATIO_WINDOW of them, a ring: the
+                                * table is rebuilt from these when it holds twice as many */
+    size_t nrecent, recent_next;
     uint64_t eta_signature[2]; /* per queue (main, profiling): of the waiting and busy
                                 * jobs last predicted on */
     double eta_at[2];          /* monotonic time of that prediction */
@@ -150,9 +154,13 @@ typedef struct lucidd {
     long forgotten_profiled; /* ... of them, jobs that ran in the profiler */
     uint64_t forgotten_jobs;
     double forgot_at;        /* monotonic time of the latest pass */
+    double pruned_at;        /* ... of the latest pruning of the state store */
+    uint64_t pruned_jobs;    /* jobs it deleted since lucidd started */
 } lucidd;
 
 /* engine.c */
+/* Ratios actual / estimated duration the start-time predictor keeps. */
+#define ENGINE_RATIO_WINDOW 50000
 /* Jobs from the state store.  Their start estimates and where their
  * reservations lie come from the first decision; until then a waiting
  * job's eta_none is ENGINE_ETA_NOT_YET (what clients see when the first

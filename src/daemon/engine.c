@@ -120,6 +120,9 @@ static lucidd_job *add_job(lucidd *d, uint32_t job_id)
 void engine_free(lucidd *d)
 {
     lucid_eta_table_free(&d->eta_table);
+    free(d->recent_ratios);
+    d->recent_ratios = NULL;
+    d->nrecent = d->recent_next = 0;
     slurm_io_job_list_free(&d->listing);
     free(d->jobs);
     free(d->slots);
@@ -1564,7 +1567,26 @@ static void learn_ratio(lucidd *d, const lucidd_job *job)
     if (strcmp(r->ended_in, "main") != 0 || r->main_start <= 0 || r->end_time <= r->main_start ||
         !(r->estimate_s > 0))
         return;
-    lucid_eta_table_add(&d->eta_table, (double)(r->end_time - r->main_start) / r->estimate_s);
+    double ratio = (double)(r->end_time - r->main_start) / r->estimate_s;
+    if (!(ratio > 0) || !isfinite(ratio))
+        return;
+    /* The table keeps the newest ENGINE_RATIO_WINDOW ratios (between one and
+     * two windows of them): memory stays bounded over months. */
+    if (!d->recent_ratios && !(d->recent_ratios = malloc(ENGINE_RATIO_WINDOW * sizeof(double))))
+        return;
+    d->recent_ratios[d->recent_next] = ratio;
+    d->recent_next = (d->recent_next + 1) % ENGINE_RATIO_WINDOW;
+    if (d->nrecent < ENGINE_RATIO_WINDOW)
+        d->nrecent++;
+    lucid_eta_table *t = &d->eta_table;
+    if (t->n + 1 >= 2 * ENGINE_RATIO_WINDOW) {
+        t->n = t->sorted = 0;
+        t->sum = 0;
+        for (size_t k = 0; k < d->nrecent; k++)
+            lucid_eta_table_add(t, d->recent_ratios[k]);
+        return; /* the ratio just kept is among them */
+    }
+    lucid_eta_table_add(t, ratio);
 }
 
 /* Why a waiting job has no estimate, in a user's words ("" if it has one). */
@@ -1969,6 +1991,35 @@ static void forget_ended(lucidd *d, time_t now, double now_mono)
     rebuild_index(d);
 }
 
+/* The state store keeps ended jobs for --keep-history: once an hour (and
+ * at start) those that ended earlier are deleted, PRUNE_BATCH at a time (a
+ * tick stays short; a full batch is followed by another at the next tick).
+ * A job still in the table is never one of them (it ended within
+ * --forget-ended, or Slurm lists it), unless --keep-history is shorter. */
+#define PRUNE_PERIOD_S 3600.0
+#define PRUNE_BATCH 2000
+
+static void prune_store(lucidd *d, time_t now, double now_mono)
+{
+    if (!(d->cfg.keep_history_s > 0) ||
+        (d->pruned_at > 0 && now_mono - d->pruned_at < PRUNE_PERIOD_S))
+        return;
+    lucid_error err = {{0}};
+    long n = lucid_state_prune(d->state, (int64_t)now - (int64_t)d->cfg.keep_history_s,
+                               PRUNE_BATCH, &err);
+    if (n < 0) {
+        note_error(d, &err);
+        d->pruned_at = now_mono; /* tried again in a period */
+        return;
+    }
+    d->pruned_jobs += (uint64_t)n;
+    if (n > 0)
+        lucidd_log("state store: deleted %ld jobs that ended more than %.0f days ago", n,
+                   d->cfg.keep_history_s / 86400.0);
+    if (n < PRUNE_BATCH)
+        d->pruned_at = now_mono;
+}
+
 /* A job Slurm still lists as ended that the engine forgot (lucidd restarted
  * after it ended; MinJobAge longer than --forget-ended): its record comes
  * back from the store, untouched.  1 adopted, 0 not in the store. */
@@ -2081,6 +2132,7 @@ void engine_tick(lucidd *d)
     push_comments(d, now_mono);
     flush(d);
     forget_ended(d, now, now_mono);
+    prune_store(d, now, now_mono);
     write_heartbeat(d);
 }
 

@@ -145,6 +145,9 @@ static const char usage_text[] =
     "  --forget-ended S        an ended job Slurm no longer lists leaves lucidd's memory S\n"
     "                          seconds after its end; its record stays in the state store\n"
     "                          (default 3600)\n"
+    "  --keep-history DAYS     the state store deletes jobs that ended more than DAYS days\n"
+    "                          ago, with their phases, profiles, estimates and decisions\n"
+    "                          (default 365; 0 keeps everything)\n"
     "  --sharing-model FILE    sharing scores from this tree (`lucid model train --kind sharing`)\n"
     "  --metrics-test-dir DIR  read GPU samples from DIR/<job>.gpu (test backend)\n"
     "  --heartbeat FILE        rewrite FILE every tick (\"pid=P time=T intake=MAXID\"): the\n"
@@ -321,6 +324,10 @@ static int set_option(lucidd_config *cfg, const char *where, const char *opt, co
         if (parse_number(where, opt, value, 1, &number) < 0 || number > 1e9)
             return -1;
         cfg->model_history = (size_t)number;
+    } else if (strcmp(opt, "--keep-history") == 0) {
+        if (parse_number(where, opt, value, 0, &number) < 0)
+            return -1;
+        cfg->keep_history_s = number * 86400.0;
     } else if (strcmp(opt, "--forget-ended") == 0) {
         if (parse_number(where, opt, value, 0, &cfg->forget_ended_s) < 0)
             return -1;
@@ -436,6 +443,7 @@ static int parse_args(int argc, char **argv, lucidd_config *cfg)
                            .retrain_period_s = 604800,
                            .min_history = 100,
                            .forget_ended_s = 3600,
+                           .keep_history_s = 365 * 86400.0,
                            .socket_mode = -1,
                            .metrics_bind = "127.0.0.1",
                            .log_targets = LUCIDD_LOG_STDERR | LUCIDD_LOG_SYSLOG};
