@@ -149,5 +149,5 @@ if(LUCID_HAVE_LAB AND LUCID_HAVE_SLURM AND LUCID_HAVE_STATE AND LUCID_PYTHON3)
   add_test(NAME slurm_lucidd_soak
            COMMAND bash ${CMAKE_SOURCE_DIR}/tests/slurm/lucidd_soak.sh
                    ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
-  set_tests_properties(slurm_lucidd_soak PROPERTIES TIMEOUT 420 LABELS slurm)
+  set_tests_properties(slurm_lucidd_soak PROPERTIES TIMEOUT 600 LABELS slurm)
 endif()

@@ -205,11 +205,24 @@ long slurm_io_jobs(slurm_job **out, lucid_error *err)
     return count;
 }
 
+/* slurmctld 22.05 does not bump last_job_update for every change it
+ * reports: clearing a job's COMPLETING flag (cleanup_completing, which also
+ * applies a pending requeue-hold) leaves it as it was, so "no change" would
+ * keep a job completing for lucid until something else changed.  The
+ * listing is read whole while any job in it is completing, and at least
+ * every FULL_READ_S for whatever else might not bump it. */
+#define FULL_READ_S 10
+
 int slurm_io_jobs_refresh(slurm_job_list *list, lucid_error *err)
 {
     job_info_msg_t *msg = NULL;
-    if (slurm_load_jobs(list->last_update, &msg, SHOW_ALL | SHOW_DETAIL) != SLURM_SUCCESS) {
-        if (list->last_update && slurm_get_errno() == SLURM_NO_CHANGE_IN_DATA) {
+    time_t now = time(NULL);
+    int completing = 0;
+    for (long i = 0; i < list->count && !completing; i++)
+        completing = list->jobs[i].completing;
+    time_t since = completing || now - list->read_at >= FULL_READ_S ? 0 : list->last_update;
+    if (slurm_load_jobs(since, &msg, SHOW_ALL | SHOW_DETAIL) != SLURM_SUCCESS) {
+        if (since && slurm_get_errno() == SLURM_NO_CHANGE_IN_DATA) {
             list->unchanged++;
             return 0;
         }
@@ -230,6 +243,7 @@ int slurm_io_jobs_refresh(slurm_job_list *list, lucid_error *err)
     list->jobs = jobs;
     list->count = (long)msg->record_count;
     list->last_update = msg->last_update;
+    list->read_at = now;
     list->reads++;
     free_job_msg(msg);
     return 1;

@@ -73,11 +73,14 @@ long slurm_io_jobs(slurm_job **out, lucid_error *err);
 /* The job listing a daemon keeps between ticks.  It is read again only when
  * slurmctld's job data changed since (libslurm's update_time: slurmctld
  * answers SLURM_NO_CHANGE_IN_DATA otherwise, as it does for scontrol), so an
- * idle cluster costs one small RPC a tick, not a listing of every job. */
+ * idle cluster costs one small RPC a tick, not a listing of every job.
+ * Read whole regardless while a listed job is completing (slurmctld does
+ * not count the end of that as a change) and every 10 s. */
 typedef struct slurm_job_list {
     slurm_job *jobs;    /* malloc'ed; in Slurm's order until the caller sorts them */
     long count;
     time_t last_update; /* slurmctld's time of this listing; 0: never read */
+    time_t read_at;     /* when it was read (local clock) */
     uint64_t reads;     /* listings read */
     uint64_t unchanged; /* requests slurmctld answered "no change" */
 } slurm_job_list;
