@@ -763,6 +763,24 @@ static void answer_explain(lucidd_server *srv, conn *c, const lucidd_snapshot *s
                            json_int_t job_id)
 {
     const lucidd_job *job = snapshot_find(s, job_id);
+    lucid_error err = {{0}};
+    if (!srv->reader &&
+        !(srv->reader = lucid_state_open_readonly(srv->cfg->state_path, 1000, &err))) {
+        conn_reply_json(c, error_json(err.msg));
+        return;
+    }
+    /* A job that ended long ago left lucidd's memory (--forget-ended): its
+     * record, phases and decisions are in the store. */
+    lucidd_job stored;
+    int from_store = 0;
+    if (!job && job_id > 0 && job_id <= UINT32_MAX) {
+        memset(&stored, 0, sizeof stored);
+        if (lucid_state_get_job(srv->reader, (uint32_t)job_id, &stored.rec, &err) == 1 &&
+            lucid_phase_is_final(stored.rec.phase)) {
+            job = &stored;
+            from_store = 1;
+        }
+    }
     if (!job) {
         conn_reply_json(c, error_json("no such job under lucid"));
         return;
@@ -772,13 +790,12 @@ static void answer_explain(lucidd_server *srv, conn *c, const lucidd_snapshot *s
                                       "admin group only)"));
         return;
     }
-    lucid_error err = {{0}};
-    if (!srv->reader &&
-        !(srv->reader = lucid_state_open_readonly(srv->cfg->state_path, 1000, &err))) {
-        conn_reply_json(c, error_json(err.msg));
+    json_t *reply = explain_json(srv->reader, job);
+    if (from_store) {
+        answer_why(reply, "ended long ago: lucidd keeps it in its state store only");
+        conn_reply_json(c, reply);
         return;
     }
-    json_t *reply = explain_json(srv->reader, job);
     lucidd_command cmd = {.kind = LUCIDD_CMD_WHY, .job_id = job->rec.job_id};
     uint64_t id = reply ? lucidd_hub_post(srv->hub, &cmd) : 0;
     if (!id) {
