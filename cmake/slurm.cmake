@@ -8,6 +8,9 @@ find_program(LUCID_SLURMCTLD slurmctld PATHS /usr/sbin)
 find_program(LUCID_SLURMD slurmd PATHS /usr/sbin)
 find_program(LUCID_SBATCH sbatch)
 find_program(LUCID_MUNGED munged PATHS /usr/sbin)
+# The lab's default (site) profile also runs slurmdbd on a private MariaDB.
+find_program(LUCID_SLURMDBD slurmdbd PATHS /usr/sbin)
+find_program(LUCID_MARIADBD mariadbd PATHS /usr/sbin)
 
 if(LUCID_SLURM_INCLUDE_DIR AND LUCID_SLURM_LIBRARY)
   set(LUCID_HAVE_SLURM ON)
@@ -18,23 +21,30 @@ else()
                  "(apt-get install libslurm-dev slurm-wlm-basic-plugins-dev)")
 endif()
 
-# The lab cluster needs the daemons, munged, and root (mknod for fake GPUs).
+# The lab cluster needs the daemons, munged, slurmdbd and MariaDB, and root
+# (mknod for fake GPUs).
 execute_process(COMMAND id -u OUTPUT_VARIABLE LUCID_UID OUTPUT_STRIP_TRAILING_WHITESPACE)
-if(LUCID_SLURMCTLD AND LUCID_SLURMD AND LUCID_SBATCH AND LUCID_MUNGED AND LUCID_UID STREQUAL "0")
+if(LUCID_SLURMCTLD AND LUCID_SLURMD AND LUCID_SBATCH AND LUCID_MUNGED AND LUCID_SLURMDBD
+   AND LUCID_MARIADBD AND LUCID_UID STREQUAL "0")
   set(LUCID_HAVE_LAB ON)
   message(STATUS "lucid: Slurm daemons found: lab-cluster integration tests enabled")
 else()
   set(LUCID_HAVE_LAB OFF)
-  message(STATUS "lucid: Slurm daemons, munged or root missing: lab-cluster integration tests skipped")
+  message(STATUS "lucid: Slurm daemons, munged, slurmdbd, mariadbd or root missing: "
+                 "lab-cluster integration tests skipped")
 endif()
 
 # Each integration test brings up its own cluster under the build tree, on a
 # port range lab-cluster.sh derives from that folder, so tests may run in
 # parallel, also from several build trees.
 if(LUCID_HAVE_LAB)
+  # The site profile (the default: confinement, accounting, typed GPUs) and
+  # the simple one.
   add_test(NAME slurm_lab_smoke
-           COMMAND bash ${CMAKE_SOURCE_DIR}/tests/slurm/lab_smoke.sh ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
-  set_tests_properties(slurm_lab_smoke PROPERTIES TIMEOUT 120 LABELS slurm)
+           COMMAND bash ${CMAKE_SOURCE_DIR}/tests/slurm/lab_smoke.sh ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR} site)
+  add_test(NAME slurm_lab_smoke_simple
+           COMMAND bash ${CMAKE_SOURCE_DIR}/tests/slurm/lab_smoke.sh ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR} simple)
+  set_tests_properties(slurm_lab_smoke slurm_lab_smoke_simple PROPERTIES TIMEOUT 180 LABELS slurm)
   # trace import on a sacct-schema export of what the lab just ran (docs/traces.md).
   add_test(NAME slurm_import_lab
            COMMAND bash ${CMAKE_SOURCE_DIR}/tests/slurm/import_lab.sh ${CMAKE_SOURCE_DIR}

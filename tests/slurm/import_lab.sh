@@ -14,10 +14,12 @@ rm -rf "$LAB"
 mkdir -p "$LAB"
 trap 'bash "$SRC/scripts/lab-cluster.sh" down "$LAB" >/dev/null 2>&1 || true' EXIT
 bash "$SRC/scripts/lab-cluster.sh" up "$LAB" --nodes 2 --gpus 4 --prof-nodes 1 >/dev/null
-sed -i "s|^JobCompType=jobcomp/none|JobCompType=jobcomp/filetxt\nJobCompLoc=$LAB/jobcomp.txt|" "$LAB/etc/slurm.conf"
-bash "$SRC/scripts/lab-cluster.sh" restart-ctld "$LAB" >/dev/null
 export SLURM_CONF=$LAB/etc/slurm.conf
-for _ in $(seq 50); do sinfo -h -o %T | grep -qv unk && break; sleep 0.2; done
+# The workload's accounts, where associations are enforced (site profile).
+if grep -q '^AccountingStorageEnforce=.*associations' "$SLURM_CONF"; then
+    sacctmgr -i add account teamA,teamB,teamC Organization=lab Description=import-lab >/dev/null
+    sacctmgr -i add user root Account=teamA,teamB,teamC >/dev/null
+fi
 bash "$DATA/lab_workload.sh" "$LAB/run" >/dev/null
 scontrol show node -o >"$LAB/run/nodes.txt"
 python3 "$DATA/scontrol_to_sacct.py" "$LAB/run/scontrol.txt" >"$LAB/lab.sacct"

@@ -112,11 +112,14 @@ kill_lucidd() { # signal
     LUCIDD_PID=""
 }
 
-# The payload: start / stop (signalled) / end lines with what Slurm gave it.
+# The payload: start / stop (signalled) / end lines with what Slurm gave it:
+# the node's GPU indices (SLURM_JOB_GPUS; under ConstrainDevices, on the site
+# profile, CUDA_VISIBLE_DEVICES is renumbered 0..n-1), or for a packed job
+# (no GPU gres) the partner's list the SPANK plugin set.
 cat >"$LAB/payload.sh" <<'EOF'
 #!/bin/bash
 dur=$1 code=$2 log=$3 mdir=$4
-me="$SLURM_JOB_ID ${SLURM_RESTART_COUNT:-0} $SLURM_JOB_PARTITION $SLURMD_NODENAME ${CUDA_VISIBLE_DEVICES:-none} ${LUCID_PACKED_GPUS:-no}"
+me="$SLURM_JOB_ID ${SLURM_RESTART_COUNT:-0} $SLURM_JOB_PARTITION $SLURMD_NODENAME ${SLURM_JOB_GPUS:-${CUDA_VISIBLE_DEVICES:-none}} ${LUCID_PACKED_GPUS:-no}"
 echo "50 2000 10" >"$mdir/$SLURM_JOB_ID.gpu" 2>/dev/null || true
 echo "start $me $(date +%s.%N)" >>"$log"
 stopped() { echo "stop $me $(date +%s.%N)" >>"$log"; exit 143; }
@@ -245,9 +248,17 @@ operator_actions() {
     echo "$id nobody-release run 6 0 nobody $(date +%s)" >>"$LAB/jobs.txt"
     out=$(runuser -u nobody -- scontrol release "$id" 2>&1) && err "user nobody released job $id at submission: $out"
     event nobody-release "$id" "$out"
-    sleep 2
-    out=$(runuser -u nobody -- scontrol release "$id" 2>&1) && err "user nobody released job $id after intake: $out"
-    event nobody-release "$id" "$out"
+    # After intake (lucidd lists it; no fixed sleep).  lucidd may have
+    # released it to the profiler by then, and Slurm takes a release of a job
+    # not held as a no-op: what must never be is a hold lifted by nobody
+    # (slurmctld logs each lift with its uid).
+    wait_until 30 "lucid to list nobody's job $id" bash -c "[[ -n \"\$(python3 '$CHECKER' phase '$SOCK' $id)\" ]]" || true
+    local before
+    before="$(phase "$id") / $(sstate "$id")"
+    out=$(runuser -u nobody -- scontrol release "$id" 2>&1) &&
+        grep -q "release hold on JobId=$id by uid $(id -u nobody)\$" "$LAB/log/slurmctld.log" &&
+        err "user nobody released job $id after intake (lucid / Slurm: $before): $out"
+    event nobody-release "$id" "$before: $out"
 
     # Resize after intake: seen by lucid (held, waiting for its user), then
     # grown to 2 GPUs, then released with lucid.

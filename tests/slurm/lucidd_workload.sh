@@ -64,12 +64,14 @@ start_lucidd_crashing() {
     wait "$pid" 2>/dev/null || true
 }
 
-# The payload: reports start / stop (requeued) / end with its GPUs, writes
+# The payload: reports start / stop (requeued) / end with its GPUs (the
+# node's indices: SLURM_JOB_GPUS, which ConstrainDevices does not renumber,
+# or a packed job's partner list from the SPANK plugin), writes
 # its GPU sample for the test metrics backend, sleeps.
 cat >"$LAB/payload.sh" <<'EOF'
 #!/bin/bash
 dur=$1 util=$2 report=$3 mdir=$4
-me="$SLURM_JOB_ID $SLURMD_NODENAME $SLURM_JOB_PARTITION ${CUDA_VISIBLE_DEVICES:-none} ${LUCID_PACKED_GPUS:-no}"
+me="$SLURM_JOB_ID $SLURMD_NODENAME $SLURM_JOB_PARTITION ${SLURM_JOB_GPUS:-${CUDA_VISIBLE_DEVICES:-none}} ${LUCID_PACKED_GPUS:-no}"
 echo "$util 2000 10" >"$mdir/$SLURM_JOB_ID.gpu"
 echo "start $me $(date +%s.%N)" >>"$report"
 stopped() { echo "stop $me $(date +%s.%N)" >>"$report"; exit 143; }

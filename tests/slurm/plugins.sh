@@ -94,6 +94,13 @@ beat 0
 twice=$(sbatch --parsable --gres=gpu:1 -o twice.out --wrap 'echo run ${SLURM_RESTART_COUNT:-0}; sleep 3')
 scontrol release "$twice"
 wait_state "$twice" RUNNING 20
+# RUNNING comes before the script's first line (task/cgroup sets the step
+# up first): requeue once the first run has written it.
+deadline=$((SECONDS + 20))
+until grep -q '^run 0' twice.out 2>/dev/null; do
+    ((SECONDS < deadline)) || fail "job $twice: no 'run 0' line 20 s after it started"
+    sleep 0.2
+done
 first_node=$(squeue -h -j "$twice" -o %N)
 scontrol requeuehold "$twice"
 deadline=$((SECONDS + 20))
@@ -114,7 +121,8 @@ wait_state "$twice" COMPLETED 30
 scontrol update jobid="$held" nodelist=n3
 scontrol release "$held"
 wait_state "$held" RUNNING 20
-gpus=$(scontrol show job -d "$held" | sed -n 's/.*GRES=gpu:4(IDX:\([0-9,-]*\)).*/\1/p')
+# "GRES=gpu:4(IDX:0-3)", typed on the site profile: "GRES=gpu:v100:4(IDX:0-3)".
+gpus=$(scontrol show job -d "$held" | sed -n 's/.*GRES=gpu:\([a-z0-9_]*:\)\{0,1\}4(IDX:\([0-9,-]*\)).*/\2/p')
 [[ -n $gpus ]] || fail "no GPU indices for job $held"
 packed=$(sbatch --parsable --gres=gpu:4 -o %j.out --wrap "$report")
 scontrol update jobid="$packed" tresPerNode="" nodelist=n3 admincomment="lucid-gpus=$gpus"
