@@ -177,6 +177,9 @@ int main(int argc, char **argv)
         eta_all[t] = d.eta_tick_cpu_s;
         if (t == 99 || (t < 99 && t == ticks - 1))
             rss100 = rss_kb();
+        if (age > 0 && (t + 1) % 100 == 0) /* a soak: how RSS goes */
+            fprintf(stderr, "  tick %d: RSS %ld kB, listed %d, in lucidd's table %zu\n", t + 1,
+                    rss_kb(), fake.njobs, d.njobs);
     }
     long rss_end = rss_kb();
     long listed = fake.njobs;
