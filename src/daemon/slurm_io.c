@@ -189,20 +189,11 @@ static void free_partition_msg(partition_info_msg_t *msg)
 
 long slurm_io_jobs(slurm_job **out, lucid_error *err)
 {
-    job_info_msg_t *msg = NULL;
-    if (slurm_load_jobs((time_t)0, &msg, SHOW_ALL | SHOW_DETAIL) != SLURM_SUCCESS)
-        return slurm_fail(err, "loading jobs", 0);
-    slurm_job *jobs = calloc(msg->record_count ? msg->record_count : 1, sizeof *jobs);
-    if (!jobs) {
-        free_job_msg(msg);
-        return lucid_error_set(err, "out of memory");
-    }
-    for (uint32_t i = 0; i < msg->record_count; i++)
-        read_job(&msg->job_array[i], &jobs[i]);
-    long count = (long)msg->record_count;
-    free_job_msg(msg);
-    *out = jobs;
-    return count;
+    slurm_job_list list = {0}; /* never read: read whole */
+    if (slurm_io_jobs_refresh(&list, err) < 0)
+        return -1;
+    *out = list.jobs;
+    return list.count;
 }
 
 /* slurmctld 22.05 does not bump last_job_update for every change it
