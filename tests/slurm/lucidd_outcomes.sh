@@ -23,8 +23,10 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "lucidd_outcomes: $*" >&2; tail -n 20 "$LAB/lucidd.log" >&2 || true; exit 1; }
 
+# With lucid's plugins, as a site runs it: a job is held at submission, so
+# Slurm cannot start it before lucidd takes it in.
 bash "$SRC/scripts/lab-cluster.sh" up "$LAB" --profile site --nodes 1 --prof-nodes 1 \
-    --min-job-age 2 >/dev/null
+    --min-job-age 2 --plugins "$BUILD/plugins" >/dev/null
 export SLURM_CONF=$LAB/etc/slurm.conf
 grep -q '^AccountingStorageType=accounting_storage/slurmdbd' "$SLURM_CONF" ||
     fail "the site profile has no slurmdbd"
@@ -55,6 +57,7 @@ ended() { [[ $(phase "$1") =~ ^(done|done-in-profiler|failed|ended-unknown)$ && 
 purged() { ! squeue -h -t all -j "$1,$2" 2>/dev/null | grep -q .; }
 
 start_lucidd
+wait_until 30 "lucidd to answer" "$BUILD/lucid" status --socket "$SOCK"
 OK=$(sbatch --parsable --gres=gpu:1 -t 5 -o /dev/null --wrap 'sleep 20')
 BAD=$(sbatch --parsable --gres=gpu:1 -t 5 -o /dev/null --wrap 'sleep 20; exit 3')
 wait_until 60 "both jobs profiling" in_phase "$OK" profiling "$BAD"
@@ -63,6 +66,7 @@ wait "$LUCIDD_PID" 2>/dev/null || true
 LUCIDD_PID=""
 wait_until 90 "Slurm to purge jobs $OK and $BAD" purged "$OK" "$BAD"
 start_lucidd
+wait_until 30 "lucidd to answer" "$BUILD/lucid" status --socket "$SOCK"
 wait_until 60 "lucid to finish jobs $OK and $BAD" ended "$OK" "$BAD"
 
 "$BUILD/lucid" queue --all --json --socket "$SOCK" >"$LAB/queue.json"
