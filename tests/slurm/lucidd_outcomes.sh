@@ -9,7 +9,8 @@
 # lucidd is SIGKILLed while they run and restarted once Slurm no longer
 # lists them.  Checked: each job's outcome, phase and reason name slurmdbd
 # ("Slurm's accounting, slurmdbd: COMPLETED" / "FAILED"), and its start and
-# end are sacct's.  Waits are on what Slurm and lucidd report.
+# end are sacct's; lucidd then stops cleanly on SIGTERM (LeakSanitizer's exit
+# status under ASan).  Waits are on what Slurm and lucidd report.
 set -euo pipefail
 SRC=$1 BUILD=$2
 LAB=$BUILD/lab-outcomes
@@ -17,7 +18,10 @@ rm -rf "$LAB"
 mkdir -p "$LAB"
 LUCIDD_PID=""
 cleanup() {
-    [[ -n $LUCIDD_PID ]] && { kill -KILL "$LUCIDD_PID" && wait "$LUCIDD_PID"; } 2>/dev/null
+    if [[ -n $LUCIDD_PID ]]; then
+        kill -KILL "$LUCIDD_PID" 2>/dev/null || true
+        wait "$LUCIDD_PID" 2>/dev/null || true
+    fi
     bash "$SRC/scripts/lab-cluster.sh" down "$LAB" >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
@@ -96,4 +100,10 @@ for e in errors:
     print("lucidd_outcomes:", e, file=sys.stderr)
 sys.exit(1 if errors else 0)
 EOF
+# A clean stop: under ASan, LeakSanitizer's verdict on the slurmdbd path.
+kill -TERM "$LUCIDD_PID"
+rc=0
+wait "$LUCIDD_PID" || rc=$?
+LUCIDD_PID=""
+((rc == 0)) || fail "lucidd exited with status $rc after SIGTERM (LeakSanitizer reports in $LAB/lucidd.log)"
 echo "lucidd_outcomes: ok (jobs $OK completed and $BAD failed, read from slurmdbd)"

@@ -25,8 +25,11 @@ rm -rf "$LAB"
 mkdir -p "$LAB"
 LUCIDD_PID="" CHURN_PID=""
 cleanup() {
-    [[ -n $CHURN_PID ]] && { kill "$CHURN_PID" && wait "$CHURN_PID"; } 2>/dev/null
-    [[ -n $LUCIDD_PID ]] && { kill -KILL "$LUCIDD_PID" && wait "$LUCIDD_PID"; } 2>/dev/null
+    local pid
+    for pid in $CHURN_PID $LUCIDD_PID; do
+        kill -KILL "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
     bash "$SRC/scripts/lab-cluster.sh" down "$LAB" >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
