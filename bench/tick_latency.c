@@ -3,13 +3,17 @@
  * large cluster, with Slurm replaced by the in-memory fake the engine tests
  * use (tests/fakes/fake_slurm_io.c), so what is timed is lucid's own work:
  *
- *   tick_latency NODES PENDING TICKS
+ *   tick_latency NODES PENDING TICKS [ENDED [AGE]]
  *
  * NODES main nodes of 8 GPUs, all busy with 4-GPU jobs; PENDING held jobs of
- * 1-32 GPUs in the main queue; each tick a few running jobs end and as many
- * new ones arrive.  Prints p50 / p99 / max of the tick's thread CPU time and
- * wall time (the state store is a real SQLite file: its fsyncs are in the
- * wall time).  Results: docs/live.md, "Decision latency". */
+ * 1-32 GPUs in the main queue; ENDED (0) jobs that ended before the first
+ * tick and that Slurm still lists; each tick a few running jobs end and as
+ * many new ones arrive.  With AGE > 0, Slurm forgets a job AGE ticks after
+ * its end (MinJobAge), so the listing stays the same size however many
+ * ticks run: a soak.  Prints p50 / p99 / max of the tick's thread CPU time
+ * and wall time (the state store is a real SQLite file: its fsyncs are in
+ * the wall time), and the process's RSS after the first 100 ticks and at
+ * the end.  Results: docs/live.md, "Decision latency" and "Memory". */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +42,19 @@ static double clock_s(clockid_t id)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+static long rss_kb(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "VmRSS:", 6) == 0)
+            kb = atol(line + 6);
+    if (f)
+        fclose(f);
+    return kb;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -56,9 +73,14 @@ int main(int argc, char **argv)
     int nodes = argc > 1 ? atoi(argv[1]) : 1000;
     int pending = argc > 2 ? atoi(argv[2]) : 10000;
     int ticks = argc > 3 ? atoi(argv[3]) : 100;
-    if (nodes < 1 || nodes + 1 > FAKE_MAX_NODES || pending < 0 ||
-        2 * nodes + pending + 10 * ticks > FAKE_MAX_JOBS || ticks < 1) {
-        fprintf(stderr, "usage: tick_latency NODES(<%d) PENDING TICKS (jobs < %d)\n",
+    int ended = argc > 4 ? atoi(argv[4]) : 0;
+    int age = argc > 5 ? atoi(argv[5]) : 0;
+    /* Listed at most: the first jobs, 8 arrivals a tick (4 new, 4 at the
+     * start) and, with AGE, only the last AGE ticks' ends. */
+    long most = 2L * nodes + pending + ended + 8L * (age > 0 && age < ticks ? age + 2 : ticks);
+    if (nodes < 1 || nodes + 1 > FAKE_MAX_NODES || pending < 0 || ended < 0 || age < 0 ||
+        most > FAKE_MAX_JOBS || ticks < 1) {
+        fprintf(stderr, "usage: tick_latency NODES(<%d) PENDING TICKS [ENDED [AGE]] (jobs < %d)\n",
                 FAKE_MAX_NODES, FAKE_MAX_JOBS);
         return 2;
     }
@@ -80,7 +102,7 @@ int main(int argc, char **argv)
                             .gpu_limit = 0, .gpu_memory_mib = 24576, .score_sum = 2,
                             .priority_ratio = 2, .packing_mode = -1, .tick_ms = 500,
                             .default_estimate_s = 3600, .retrain_period_s = 604800,
-                            .min_history = 1000000000};
+                            .min_history = 1000000000, .forget_ended_s = 3600};
     lucid_error err = {{0}};
     d.state = lucid_state_open(db, &err);
     d.metrics = lucid_gpumetrics_open_auto(dir);
@@ -107,20 +129,38 @@ int main(int argc, char **argv)
         slurm_job *j = fake_submit(id++, "u", g, g > 8 ? 8 : g, g > 8 ? g / 8 : 1);
         j->time_limit_min = (uint32_t)(1 + rand() % 600);
     }
+    for (int i = 0; i < ended; i++) { /* ran and ended before lucidd looked */
+        slurm_job *j = fake_submit(id, "u", 1, 1, 1);
+        j->held = 0;
+        fake_end(id++, SJ_COMPLETED, "COMPLETED", 900);
+    }
     engine_tick(&d); /* intake of everything: not timed */
     double *cpu = calloc((size_t)ticks, sizeof *cpu), *wall = calloc((size_t)ticks, sizeof *wall);
     double *eta = calloc((size_t)ticks, sizeof *eta); /* the start-time estimates' share */
     double *eta_all = calloc((size_t)ticks, sizeof *eta_all); /* with gathering, hashing */
     int neta = 0;
-    uint32_t next_end = 1;
+    long rss100 = -1;
     for (int t = 0; t < ticks; t++) {
-        for (int e = 0; e < 4 && next_end < (uint32_t)(2 * nodes); next_end++) {
-            slurm_job *j = fake_job(next_end);
-            if (j && j->state == SJ_RUNNING) {
-                fake_end(next_end, SJ_COMPLETED, "COMPLETED", 2000 + t);
-                e++;
+        /* The four running jobs that started first end (by start time,
+         * then id). */
+        for (int e = 0; e < 4; e++) {
+            slurm_job *first = NULL;
+            for (int i = 0; i < fake.njobs; i++) {
+                slurm_job *j = &fake.jobs[i];
+                if (j->state == SJ_RUNNING &&
+                    (!first || j->start_time < first->start_time ||
+                     (j->start_time == first->start_time && j->id < first->id)))
+                    first = j;
             }
+            if (!first)
+                break;
+            fake_end(first->id, SJ_COMPLETED, "COMPLETED", 2000 + t);
         }
+        if (age > 0)
+            for (int i = fake.njobs - 1; i >= 0; i--)
+                if ((fake.jobs[i].state == SJ_COMPLETED || fake.jobs[i].state == SJ_FAILED) &&
+                    fake.jobs[i].end_time <= 2000 + t - age)
+                    fake_purge(fake.jobs[i].id);
         for (int i = 0; i < 4; i++)
             fake_submit(id++, "u", 1 + rand() % 4, 1 + rand() % 4, 1)->time_limit_min = 60;
         /* Jobs lucid released start at once, as Slurm would. */
@@ -135,7 +175,14 @@ int main(int argc, char **argv)
         if (d.eta_runs != runs)
             eta[neta++] = d.eta_cpu_s;
         eta_all[t] = d.eta_tick_cpu_s;
+        if (t == 99 || (t < 99 && t == ticks - 1))
+            rss100 = rss_kb();
+        if (age > 0 && (t + 1) % 100 == 0) /* a soak: how RSS goes */
+            fprintf(stderr, "  tick %d: RSS %ld kB, listed %d, in lucidd's table %zu\n", t + 1,
+                    rss_kb(), fake.njobs, d.njobs);
     }
+    long rss_end = rss_kb();
+    long listed = fake.njobs;
     printf("nodes %d pending %d ticks %d: cpu p50 %.2f ms p99 %.2f ms max %.2f ms; "
            "wall p50 %.2f ms p99 %.2f ms max %.2f ms\n",
            nodes, pending, ticks, 1e3 * quantile(cpu, ticks, 0.5), 1e3 * quantile(cpu, ticks, 0.99),
@@ -146,6 +193,10 @@ int main(int argc, char **argv)
                1e3 * quantile(eta, neta, 0.5), 1e3 * quantile(eta, neta, 1.0));
     printf("  all of the estimates' work per tick: cpu p50 %.2f ms max %.2f ms\n",
            1e3 * quantile(eta_all, ticks, 0.5), 1e3 * quantile(eta_all, ticks, 1.0));
+    printf("  listed by Slurm at the end %ld, in lucidd's table %zu (forgotten %llu); "
+           "RSS after 100 ticks %ld kB, at the end %ld kB (growth %ld kB)\n",
+           listed, d.njobs, (unsigned long long)d.forgotten_jobs, rss100, rss_end,
+           rss_end - rss100);
     free(eta);
     free(eta_all);
     free(cpu);

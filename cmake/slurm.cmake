@@ -174,3 +174,22 @@ if(LUCID_HAVE_LAB AND LUCID_HAVE_SLURM AND LUCID_HAVE_STATE AND LUCID_PYTHON3)
                    ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
   set_tests_properties(slurm_lucidd_burst PROPERTIES TIMEOUT 900 LABELS slurm)
 endif()
+
+# lucidd's memory over many ticks with 2,000 jobs listed by Slurm (issue 28;
+# tests/slurm/lucidd_soak.sh): RSS growth at most 5 MB over 600 ticks that
+# read the whole listing.  About 2.5 min.
+if(LUCID_HAVE_LAB AND LUCID_HAVE_SLURM AND LUCID_HAVE_STATE AND LUCID_PYTHON3)
+  add_test(NAME slurm_lucidd_soak
+           COMMAND bash ${CMAKE_SOURCE_DIR}/tests/slurm/lucidd_soak.sh
+                   ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
+  set_tests_properties(slurm_lucidd_soak PROPERTIES TIMEOUT 600 LABELS slurm)
+endif()
+
+# Outcomes of jobs that ended while lucidd was away, from slurmdbd on the
+# site-profile lab (issue 28; tests/slurm/lucidd_outcomes.sh).  About 1 min.
+if(LUCID_HAVE_LAB AND LUCID_HAVE_SLURM AND LUCID_HAVE_STATE AND LUCID_PYTHON3)
+  add_test(NAME slurm_lucidd_outcomes
+           COMMAND bash ${CMAKE_SOURCE_DIR}/tests/slurm/lucidd_outcomes.sh
+                   ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
+  set_tests_properties(slurm_lucidd_outcomes PROPERTIES TIMEOUT 300 LABELS slurm)
+endif()

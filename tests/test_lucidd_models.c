@@ -16,11 +16,12 @@
 #ifdef LUCID_HAVE_STATE
 #include "../src/daemon/models.h"
 
-enum { MAX_JOBS = 64 };
+enum { MAX_JOBS = 128 };
 
 typedef struct fixture {
     lucidd_job jobs[MAX_JOBS];
     size_t njobs;
+    size_t told; /* jobs the models were told of (update) */
 } fixture;
 
 /* Held jobs wait in the main queue; finished ones ran `duration` seconds
@@ -82,15 +83,24 @@ static lucid_model_version stored(lucid_state *db, const char *name)
     return v;
 }
 
+/* The models are told of each job once, as the engine does when a job
+ * ends (f->told: how many of f's jobs so far), then updated. */
+static int update(lucidd_models *m, fixture *f, int64_t now, lucid_error *err)
+{
+    for (; f->told < f->njobs; f->told++)
+        assert_true(lucidd_models_add_finished(m, &f->jobs[f->told]) >= 0);
+    return lucidd_models_update(m, now, err);
+}
+
 /* One update that should start a training: it runs on the worker, and the
  * next update installs it as a new version. */
 static void train_now(lucidd_models *m, fixture *f, int64_t now)
 {
     lucid_error err = {{0}};
-    assert_int_equal(lucidd_models_update(m, f->jobs, f->njobs, now, &err), 0);
+    assert_int_equal(update(m, f, now, &err), 0);
     assert_true(lucidd_models_training(m));
     lucidd_models_wait(m);
-    assert_int_equal(lucidd_models_update(m, f->jobs, f->njobs, now, &err), 1);
+    assert_int_equal(update(m, f, now, &err), 1);
     assert_false(lucidd_models_training(m));
 }
 
@@ -118,7 +128,7 @@ static void update_engine_trains_on_finished_jobs_at_its_times(void **state)
     /* 19 finished jobs, 20 needed: the heuristic, however often it is asked. */
     int64_t version = -1;
     for (int64_t now = 1000; now < 1500; now += 100)
-        assert_int_equal(lucidd_models_update(m, f->jobs, f->njobs, now, &err), 0);
+        assert_int_equal(update(m, f, now, &err), 0);
     assert_false(lucidd_models_training(m));
     assert_true(lucidd_models_estimate(m, held, 3600, &version) == 3600);
     assert_int_equal(version, 0);
@@ -141,7 +151,7 @@ static void update_engine_trains_on_finished_jobs_at_its_times(void **state)
 
     /* Not due again before a period has passed, however many jobs finish. */
     add_finished(f, 20, 3.0);
-    assert_int_equal(lucidd_models_update(m, f->jobs, f->njobs, 1599, &err), 0);
+    assert_int_equal(update(m, f, 1599, &err), 0);
     assert_false(lucidd_models_training(m));
     train_now(m, f, 1600);
     lucid_model_version v2 = stored(db, "duration");
@@ -158,15 +168,46 @@ static void update_engine_trains_on_finished_jobs_at_its_times(void **state)
     assert_non_null(db);
     m = lucidd_models_open(&cfg, db, 1650, &err);
     assert_non_null(m);
+    f->told = 0; /* a new lucidd loads every ended job from the store */
     assert_int_equal(lucidd_models_version(m, "duration"), 2);
     assert_true(lucidd_models_estimate(m, held, 3600, &version) == second);
     assert_int_equal(version, 2);
-    assert_int_equal(lucidd_models_update(m, f->jobs, f->njobs, 1650, &err), 0);
+    assert_int_equal(update(m, f, 1650, &err), 0);
     assert_false(lucidd_models_training(m));
     train_now(m, f, 1700);
     assert_int_equal(stored(db, "duration").version, 3);
     lucidd_models_explain(m, held, 2, why, sizeof why);
     assert_non_null(strstr(why, "since replaced by v3"));
+    lucidd_models_close(m);
+    lucid_state_close(db);
+    free(f);
+}
+
+/* The models keep the newest history_max finished jobs (up to a quarter
+ * more between two trims): 60 long jobs then 40 twenty times shorter, a
+ * history of 20: the model trains on short jobs only. */
+static void history_keeps_the_newest_finished_jobs(void **state)
+{
+    (void)state;
+    char dir[512], path[600];
+    lucid_state *db = fresh_state("lucidd_models_history", dir, sizeof dir, path, sizeof path);
+    lucid_error err = {{0}};
+    lucidd_models_config cfg = config();
+    cfg.history_max = 20;
+    lucidd_models *m = lucidd_models_open(&cfg, db, 1000, &err);
+    assert_non_null(m);
+    fixture *f = calloc(1, sizeof *f);
+    lucidd_job *held = add(f, LUCID_PHASE_MAIN_QUEUE, 4, 0);
+    add_finished(f, 60, 20.0);
+    add_finished(f, 40, 1.0);
+    train_now(m, f, 1500);
+    lucid_model_version v = stored(db, "duration");
+    assert_true(v.rows >= 20 && v.rows <= 25);
+    int64_t version = 0;
+    double estimate = lucidd_models_estimate(m, held, 3600, &version);
+    assert_int_equal(version, 1);
+    /* The 40 newest ran 600-4,800 s (x 1); the 60 before, 12,000-96,000 s. */
+    assert_true(estimate > 600 && estimate < 4 * 600 * 8);
     lucidd_models_close(m);
     lucid_state_close(db);
     free(f);
@@ -290,6 +331,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(update_engine_trains_on_finished_jobs_at_its_times),
+        cmocka_unit_test(history_keeps_the_newest_finished_jobs),
         cmocka_unit_test(sharing_tree_from_a_file),
         cmocka_unit_test(bad_sharing_files_are_refused_with_one_line),
     };

@@ -558,6 +558,23 @@ static void explain_combines_store_and_engine(void **unused)
     assert_non_null(strstr(reply, "\"phases\":[{\"phase\":\"done\""));
     request(f, "{\"cmd\":\"explain\",\"job\":99}\n", reply, sizeof reply);
     assert_string_equal(reply, "{\"ok\":false,\"error\":\"no such job under lucid\"}\n");
+    /* Ended long ago: no longer in lucidd's memory, explained from the
+     * store (a job not ended is never taken from there). */
+    lucid_error err = {{0}};
+    lucid_job_record old = f->d.jobs[0].rec;
+    old.job_id = 7;
+    old.phase = LUCID_PHASE_FAILED;
+    snprintf(old.outcome, sizeof old.outcome, "timeout");
+    assert_int_equal(lucid_state_put_job(f->d.state, &old, &err), 0);
+    old.job_id = 8;
+    old.phase = LUCID_PHASE_MAIN_QUEUE;
+    assert_int_equal(lucid_state_put_job(f->d.state, &old, &err), 0);
+    request(f, "{\"cmd\":\"explain\",\"job\":7}\n", reply, sizeof reply);
+    assert_non_null(strstr(reply, "\"outcome\":\"timeout\""));
+    assert_non_null(strstr(reply, "\"phases\":[{\"phase\":\"failed\""));
+    assert_non_null(strstr(reply, "lucidd keeps it in its state store only"));
+    request(f, "{\"cmd\":\"explain\",\"job\":8}\n", reply, sizeof reply);
+    assert_string_equal(reply, "{\"ok\":false,\"error\":\"no such job under lucid\"}\n");
     request(f, "{\"cmd\":\"release\"}\n", reply, sizeof reply);
     assert_string_equal(reply, "{\"ok\":false,\"error\":\"bad request: release needs \\\"job\\\":N\"}\n");
     request(f, "not json\n", reply, sizeof reply);

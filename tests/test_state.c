@@ -356,6 +356,67 @@ static void model_files_and_schema_upgrade(void **state)
     lucid_state_close(db);
 }
 
+/* Pruning deletes jobs that ended before the cutoff, oldest first, at most
+ * `limit`, with everything kept about them; it keeps jobs not ended, jobs
+ * ended since, and jobs with a decision not yet acknowledged. */
+static void prune_deletes_old_ended_jobs_only(void **state)
+{
+    (void)state;
+    char path[600];
+    lucid_error err = {{0}};
+    lucid_state *db = lucid_state_open(fresh_db(path, sizeof path, "state_prune"), &err);
+    assert_non_null(db);
+    static const struct {
+        uint32_t id;
+        lucid_phase phase;
+        int64_t end;
+    } jobs[] = {
+        {1, LUCID_PHASE_DONE, 1000},   {2, LUCID_PHASE_FAILED, 1100},
+        {3, LUCID_PHASE_DONE, 1200},   {4, LUCID_PHASE_ENDED_UNKNOWN, 1300},
+        {5, LUCID_PHASE_DONE, 5000},   {6, LUCID_PHASE_MAIN_QUEUE, 0},
+        {7, LUCID_PHASE_DONE_IN_PROFILER, 900},
+    };
+    for (size_t k = 0; k < sizeof jobs / sizeof jobs[0]; k++) {
+        lucid_job_record job = sample_job(jobs[k].id, jobs[k].phase);
+        job.end_time = jobs[k].end;
+        assert_int_equal(lucid_state_put_job(db, &job, &err), 0);
+        assert_int_equal(lucid_state_add_estimate(db, jobs[k].id, "duration", 0, 60, 10, &err), 0);
+        lucid_gpu_sample mean = {.gpu_util_pct = 50, .gmem_used_mib = 100, .gmem_util_pct = 5};
+        assert_int_equal(lucid_state_put_profile(db, jobs[k].id, &mean, 3, 30, &err), 0);
+        lucid_decision_record dec = {.at = 10, .job_id = jobs[k].id};
+        snprintf(dec.action, sizeof dec.action, "start");
+        int64_t id = lucid_state_add_decision(db, &dec, &err);
+        assert_true(id > 0);
+        if (jobs[k].id != 7) /* job 7's decision was never acknowledged */
+            assert_int_equal(lucid_state_ack_decision(db, id, &err), 0);
+    }
+    /* Ended before 2000: jobs 1-4 and 7 (kept: unacknowledged); at most 3, oldest first. */
+    assert_int_equal(lucid_state_prune(db, 2000, 3, &err), 3);
+    lucid_job_record out;
+    for (uint32_t id = 1; id <= 3; id++) {
+        assert_int_equal(lucid_state_get_job(db, id, &out, &err), 0);
+        lucid_gpu_sample mean;
+        int64_t samples = 0;
+        assert_int_equal(lucid_state_get_profile(db, id, &mean, &samples, &err), 0);
+        lucid_decision_record *list = NULL;
+        assert_int_equal(lucid_state_list_decisions(db, id, &list, &err), 0);
+        free(list);
+        lucid_phase phases[8];
+        int64_t times[8];
+        assert_int_equal(lucid_state_phase_history(db, id, phases, times, 8, &err), 0);
+    }
+    assert_int_equal(lucid_state_get_job(db, 4, &out, &err), 1);
+    assert_int_equal(lucid_state_prune(db, 2000, 100, &err), 1); /* job 4 */
+    assert_int_equal(lucid_state_prune(db, 2000, 100, &err), 0);
+    for (uint32_t id = 4; id <= 7; id++)
+        assert_int_equal(lucid_state_get_job(db, id, &out, &err), id == 4 ? 0 : 1);
+    lucid_decision_record *pending = NULL;
+    assert_int_equal(lucid_state_list_decisions(db, 0, &pending, &err), 1);
+    assert_int_equal(pending[0].job_id, 7);
+    free(pending);
+    lucid_state_close(db);
+}
+
 static void phase_names_round_trip(void **state)
 {
     (void)state;
@@ -379,6 +440,7 @@ int main(void)
         cmocka_unit_test(recovery_after_kill_keeps_committed_state),
         cmocka_unit_test(corrupted_database_is_a_clear_error),
         cmocka_unit_test(model_files_and_schema_upgrade),
+        cmocka_unit_test(prune_deletes_old_ended_jobs_only),
         cmocka_unit_test(phase_names_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -122,6 +122,11 @@ int lucid_state_get_job(lucid_state *state, uint32_t job_id, lucid_job_record *o
  * malloc'ed, free() it.  Returns the count or -1. */
 long lucid_state_list_jobs(lucid_state *state, int include_final, lucid_job_record **out,
                            lucid_error *err);
+/* Deletes at most `limit` jobs that ended before `ended_before` (UTC s),
+ * oldest end first, with their phases, profile, estimates and
+ * acknowledged decisions, in one transaction (a job with an unacknowledged
+ * decision stays).  The number deleted, or -1. */
+long lucid_state_prune(lucid_state *state, int64_t ended_before, long limit, lucid_error *err);
 /* Phases a job went through, oldest first (at most max); count or -1. */
 long lucid_state_phase_history(lucid_state *state, uint32_t job_id, lucid_phase *phases,
                                int64_t *times, long max, lucid_error *err);

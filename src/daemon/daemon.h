@@ -22,6 +22,7 @@
 #include "lucid/eta.h"
 #include "lucid/gpumetrics.h"
 #include "lucid/state.h"
+#include "slurm_io.h"
 
 typedef struct lucidd_config {
     const char *state_path;
@@ -60,6 +61,10 @@ typedef struct lucidd_config {
     uint32_t admin_gid;
     const char *metrics_bind;     /* numeric address of /metrics; NULL = 127.0.0.1 */
     int log_targets;              /* LUCIDD_LOG_STDERR | LUCIDD_LOG_SYSLOG (--log) */
+    double forget_ended_s;        /* an ended job Slurm no longer lists leaves memory this
+                                   * long after its end (its record stays in the store) */
+    size_t model_history;         /* finished jobs the duration model keeps (0: default) */
+    double keep_history_s;        /* the state store deletes jobs ended longer ago (0: never) */
 } lucidd_config;
 
 #define LUCIDD_LOG_STDERR 1
@@ -111,6 +116,13 @@ typedef struct lucidd_job {
                                 * to the newest only when that drifted (an RPC each) */
 } lucidd_job;
 
+/* Jobs ended per (where, outcome): what status and /metrics report. */
+typedef struct lucidd_ended {
+    char where[16], outcome[24];
+    long count;
+} lucidd_ended;
+#define LUCIDD_ENDED_MAX 64
+
 #define LUCIDD_LATENCY_SAMPLES 1024
 
 typedef struct lucidd_models lucidd_models;
@@ -123,6 +135,7 @@ typedef struct lucidd {
     lucidd_job *jobs;
     size_t njobs, cap;
     uint32_t *slots;         /* job id -> index + 1, open addressing (engine_find) */
+    slurm_job_list listing;  /* Slurm's jobs, sorted by id; read again only when changed */
     size_t nslots;           /* a power of two, at least twice njobs */
     int packing_on;
     int main_gpus;           /* GPUs of the main partition (bad-input check) */
@@ -141,6 +154,9 @@ typedef struct lucidd {
     time_t started;
     uint64_t ticks, decisions_applied, slurm_errors, sample_errors;
     lucid_eta_table eta_table; /* actual/estimate duration ratios of ended jobs */
+    double *recent_ratios;     /* the newest ENGINE_RATIO_WINDOW of them, a ring: the
+                                * table is rebuilt from these when it holds twice as many */
+    size_t nrecent, recent_next;
     uint64_t eta_signature[2]; /* per queue (main, profiling): of the waiting and busy
                                 * jobs last predicted on */
     double eta_at[2];          /* monotonic time of that prediction */
@@ -150,9 +166,21 @@ typedef struct lucidd {
     double latency_s[LUCIDD_LATENCY_SAMPLES]; /* decision step durations, ring */
     uint64_t latency_count;
     double latency_sum_s;
+    /* Ended jobs the engine forgot (engine.c, forget_ended): still counted
+     * in status and /metrics; their records stay in the state store. */
+    lucidd_ended forgotten[LUCIDD_ENDED_MAX];
+    int nforgotten;
+    long forgotten_by_phase[LUCID_PHASE_COUNT];
+    long forgotten_profiled; /* ... of them, jobs that ran in the profiler */
+    uint64_t forgotten_jobs;
+    double forgot_at;        /* monotonic time of the latest pass */
+    double pruned_at;        /* ... of the latest pruning of the state store */
+    uint64_t pruned_jobs;    /* jobs it deleted since lucidd started */
 } lucidd;
 
 /* engine.c */
+/* Ratios actual / estimated duration the start-time predictor keeps. */
+#define ENGINE_RATIO_WINDOW 50000
 /* Jobs from the state store.  Their start estimates and where their
  * reservations lie come from the first decision; until then a waiting
  * job's eta_none is ENGINE_ETA_NOT_YET (what clients see when the first
@@ -169,14 +197,11 @@ double engine_latency_quantile(const lucidd *d, double q);
 /* `lucid release JOB` from user `uid`: lifts the owner's own hold (sbatch
  * -H); the owner or root only.  0 done, -1 refused (reply says why). */
 int engine_release(lucidd *d, uint32_t job_id, uint32_t uid, char *reply, size_t size);
-/* Jobs ended per (where, outcome): what status and /metrics report. */
-typedef struct lucidd_ended {
-    char where[16], outcome[24];
-    long count;
-} lucidd_ended;
-/* Fills up to max distinct (where, outcome) pairs of the ended jobs among
- * `jobs` (the engine's table or a snapshot's); returns how many (hub.c). */
-int lucidd_ended_counts(const lucidd_job *jobs, size_t njobs, lucidd_ended *out, int max);
+/* Adds the ended jobs among `jobs` (the engine's table or a snapshot's) to
+ * the `count` (where, outcome) pairs already in out[], up to max pairs;
+ * returns how many pairs out[] holds then (hub.c). */
+int lucidd_ended_counts(const lucidd_job *jobs, size_t njobs, lucidd_ended *out, int count,
+                        int max);
 
 /* ---- hub.c: what the decision thread and the server thread share ----
  * After each tick the engine publishes a snapshot: an immutable copy of what
@@ -186,6 +211,11 @@ typedef struct lucidd_snapshot {
     int refs; /* under the hub's mutex */
     lucidd_job *jobs;
     size_t njobs, jobs_cap;
+    lucidd_ended forgotten[LUCIDD_ENDED_MAX]; /* ended jobs no longer in jobs[] */
+    int nforgotten;
+    long forgotten_by_phase[LUCID_PHASE_COUNT];
+    long forgotten_profiled;
+    uint64_t slurm_reads, slurm_unchanged; /* job listings read / answered "no change" */
     uint64_t ticks, decisions_applied, slurm_errors, sample_errors, latency_count;
     double latency_sum_s, latency_p50_s, latency_p99_s;
     int packing_on, slurm_up;

@@ -124,6 +124,10 @@ void engine_free(lucidd *d)
     d->shares = NULL;
     d->nshares = 0;
     lucid_eta_table_free(&d->eta_table);
+    free(d->recent_ratios);
+    d->recent_ratios = NULL;
+    d->nrecent = d->recent_next = 0;
+    slurm_io_job_list_free(&d->listing);
     free(d->jobs);
     free(d->slots);
     d->jobs = NULL;
@@ -300,7 +304,7 @@ static void refresh_estimates(lucidd *d)
 static void update_models(lucidd *d, time_t now)
 {
     lucid_error err = {{0}};
-    int rc = lucidd_models_update(d->models, d->jobs, d->njobs, (int64_t)now, &err);
+    int rc = lucidd_models_update(d->models, (int64_t)now, &err);
     if (rc < 0)
         note_error(d, &err);
     else if (rc == 1)
@@ -525,6 +529,8 @@ static void finish(lucidd *d, lucidd_job *job, const char *outcome, time_t start
     job->releasing = 0;
     unpair(d, job);
     learn_ratio(d, job);
+    if (lucidd_models_add_finished(d->models, job) < 0)
+        lucidd_log_level(LOG_ERR, "out of memory keeping job %u as a training row", job->rec.job_id);
     save(d, job);
 }
 
@@ -538,19 +544,22 @@ static void end_job(lucidd *d, lucidd_job *job, const slurm_job *sj)
 /* A job Slurm no longer lists (it ended while lucid could not see it, and
  * Slurm purged it after MinJobAge): its outcome from Slurm's accounting if
  * there is any, else "unknown" — never a guessed failure. */
-static void vanished(lucidd *d, lucidd_job *job)
+static int vanished(lucidd *d, lucidd_job *job)
 {
-    char state[64] = "";
+    char state[64] = "", source[16] = "";
     time_t start = 0, end = 0;
     lucid_error err = {{0}};
-    int found = slurm_io_accounting(job->rec.job_id, state, sizeof state, &start, &end, &err);
-    if (found < 0)
-        return; /* try again next tick */
+    int found = slurm_io_accounting(job->rec.job_id, state, sizeof state, &start, &end, source,
+                                    sizeof source, &err);
+    if (found < 0) {
+        note_error(d, &err);
+        return -1; /* try again next tick */
+    }
     if (found == 1) {
-        char detail[96];
-        snprintf(detail, sizeof detail, " (Slurm's accounting: %s)", state);
+        char detail[128];
+        snprintf(detail, sizeof detail, " (Slurm's accounting, %s: %s)", source, state);
         finish(d, job, outcome_of(state), start, end, detail);
-        return;
+        return 0;
     }
     snprintf(job->rec.outcome, sizeof job->rec.outcome, "unknown");
     snprintf(job->rec.ended_in, sizeof job->rec.ended_in, "%s", where_now(job));
@@ -560,6 +569,7 @@ static void vanished(lucidd *d, lucidd_job *job)
     job->releasing = 0;
     unpair(d, job);
     save(d, job);
+    return 0;
 }
 
 /* Leaving the profiler: keep the mean of the samples as the job's profile. */
@@ -627,8 +637,13 @@ static target_state target_of(lucidd *d, const slurm_job *sjobs, long n, uint32_
         return sj->state == SJ_COMPLETED ? TARGET_OK : TARGET_NOT_OK;
     }
     const lucidd_job *job = engine_find(d, id);
-    if (job && lucid_phase_is_final(job->rec.phase) && strcmp(job->rec.outcome, "unknown") != 0)
-        return strcmp(job->rec.outcome, "completed") == 0 ? TARGET_OK : TARGET_NOT_OK;
+    lucid_job_record stored;
+    const lucid_job_record *r = job ? &job->rec : NULL;
+    lucid_error err = {{0}};
+    if (!job && d->state && lucid_state_get_job(d->state, id, &stored, &err) == 1)
+        r = &stored; /* ended long ago: forgotten by the engine, kept in the store */
+    if (r && lucid_phase_is_final(r->phase) && strcmp(r->outcome, "unknown") != 0)
+        return strcmp(r->outcome, "completed") == 0 ? TARGET_OK : TARGET_NOT_OK;
     /* Purged by Slurm and unknown to lucid: Slurm treats such a dependency
      * as satisfied. */
     return TARGET_GONE;
@@ -1850,7 +1865,26 @@ static void learn_ratio(lucidd *d, const lucidd_job *job)
     if (strcmp(r->ended_in, "main") != 0 || r->main_start <= 0 || r->end_time <= r->main_start ||
         !(r->estimate_s > 0))
         return;
-    lucid_eta_table_add(&d->eta_table, (double)(r->end_time - r->main_start) / r->estimate_s);
+    double ratio = (double)(r->end_time - r->main_start) / r->estimate_s;
+    if (!(ratio > 0) || !isfinite(ratio))
+        return;
+    /* The table keeps the newest ENGINE_RATIO_WINDOW ratios (between one and
+     * two windows of them): memory stays bounded over months. */
+    if (!d->recent_ratios && !(d->recent_ratios = malloc(ENGINE_RATIO_WINDOW * sizeof(double))))
+        return;
+    d->recent_ratios[d->recent_next] = ratio;
+    d->recent_next = (d->recent_next + 1) % ENGINE_RATIO_WINDOW;
+    if (d->nrecent < ENGINE_RATIO_WINDOW)
+        d->nrecent++;
+    lucid_eta_table *t = &d->eta_table;
+    if (t->n + 1 >= 2 * ENGINE_RATIO_WINDOW) {
+        t->n = t->sorted = 0;
+        t->sum = 0;
+        for (size_t k = 0; k < d->nrecent; k++)
+            lucid_eta_table_add(t, d->recent_ratios[k]);
+        return; /* the ratio just kept is among them */
+    }
+    lucid_eta_table_add(t, ratio);
 }
 
 /* Why a waiting job has no estimate, in a user's words ("" if it has one). */
@@ -2331,6 +2365,114 @@ double engine_latency_quantile(const lucidd *d, double q)
     return sorted[k > 0 ? k - 1 : 0];
 }
 
+/* ---- ended jobs leave memory ----
+ * An ended job stays in the table while Slurm lists it (else the next
+ * listing would take it in again) and for --forget-ended after its end
+ * (status, queue --all); then only its record in the state store remains,
+ * and the (where, outcome) counts it adds to.  A pass every
+ * FORGET_PERIOD_S: compacting the table is O(jobs), once a minute, not a
+ * tick. */
+#define FORGET_PERIOD_S 60.0
+
+static void rebuild_index(lucidd *d)
+{
+    memset(d->slots, 0, d->nslots * sizeof *d->slots);
+    for (size_t i = 0; i < d->njobs; i++)
+        index_insert(d, i);
+}
+
+/* What status and /metrics count of a job that leaves the table. */
+static void count_forgotten(lucidd *d, const lucidd_job *job)
+{
+    d->nforgotten = lucidd_ended_counts(job, 1, d->forgotten, d->nforgotten, LUCIDD_ENDED_MAX);
+    d->forgotten_by_phase[job->rec.phase]++;
+    d->forgotten_profiled +=
+        job->rec.profile_start || job->rec.phase == LUCID_PHASE_DONE_IN_PROFILER;
+}
+
+static void forget_ended(lucidd *d, time_t now, double now_mono)
+{
+    if (d->forgot_at > 0 && now_mono - d->forgot_at < FORGET_PERIOD_S)
+        return;
+    d->forgot_at = now_mono;
+    size_t kept = 0;
+    for (size_t i = 0; i < d->njobs; i++) {
+        lucidd_job *job = &d->jobs[i];
+        if (lucid_phase_is_final(job->rec.phase) && !job->seen && !job->dirty &&
+            difftime(now, (time_t)job->rec.end_time) >= d->cfg.forget_ended_s) {
+            count_forgotten(d, job);
+            d->forgotten_jobs++;
+            continue;
+        }
+        if (kept != i)
+            d->jobs[kept] = *job;
+        kept++;
+    }
+    if (kept == d->njobs)
+        return;
+    lucidd_log("forgot %zu jobs that ended more than %.0f s ago (their records stay in the state "
+               "store)", d->njobs - kept, d->cfg.forget_ended_s);
+    d->njobs = kept;
+    /* Give back the memory of a table that shrank by half (a burst ended). */
+    if (d->cap > 1024 && d->njobs < d->cap / 4) {
+        size_t cap = d->njobs * 2 > 1024 ? d->njobs * 2 : 1024;
+        lucidd_job *jobs = realloc(d->jobs, cap * sizeof *jobs);
+        if (jobs) {
+            d->jobs = jobs;
+            d->cap = cap;
+        }
+    }
+    rebuild_index(d);
+}
+
+/* The state store keeps ended jobs for --keep-history: once an hour (and
+ * at start) those that ended earlier are deleted, PRUNE_BATCH at a time (a
+ * tick stays short; a full batch is followed by another at the next tick).
+ * A job still in the table is never one of them (it ended within
+ * --forget-ended, or Slurm lists it), unless --keep-history is shorter. */
+#define PRUNE_PERIOD_S 3600.0
+#define PRUNE_BATCH 2000
+
+static void prune_store(lucidd *d, time_t now, double now_mono)
+{
+    if (!(d->cfg.keep_history_s > 0) ||
+        (d->pruned_at > 0 && now_mono - d->pruned_at < PRUNE_PERIOD_S))
+        return;
+    lucid_error err = {{0}};
+    long n = lucid_state_prune(d->state, (int64_t)now - (int64_t)d->cfg.keep_history_s,
+                               PRUNE_BATCH, &err);
+    if (n < 0) {
+        note_error(d, &err);
+        d->pruned_at = now_mono; /* tried again in a period */
+        return;
+    }
+    d->pruned_jobs += (uint64_t)n;
+    if (n > 0)
+        lucidd_log("state store: deleted %ld jobs that ended more than %.0f days ago", n,
+                   d->cfg.keep_history_s / 86400.0);
+    if (n < PRUNE_BATCH)
+        d->pruned_at = now_mono;
+}
+
+/* A job Slurm still lists as ended that the engine forgot (lucidd restarted
+ * after it ended; MinJobAge longer than --forget-ended): its record comes
+ * back from the store, untouched.  1 adopted, 0 not in the store. */
+static int adopt_stored(lucidd *d, const slurm_job *sj)
+{
+    lucid_job_record stored;
+    lucid_error err = {{0}};
+    if (!d->state || lucid_state_get_job(d->state, sj->id, &stored, &err) != 1 ||
+        !lucid_phase_is_final(stored.phase))
+        return 0;
+    lucidd_job *job = add_job(d, sj->id);
+    if (!job)
+        return 0;
+    job->rec = stored;
+    job->uid = sj->uid;
+    job->seen = 1;
+    return 1;
+}
+
 static void slurm_unreachable(lucidd *d, const lucid_error *err)
 {
     if (d->slurm_up || d->ticks == 0)
@@ -2365,13 +2507,18 @@ void engine_tick(lucidd *d)
      * tick, and the hand-back watchdog must not still see it silent. */
     if (d->ticks == 0 || !d->slurm_up)
         write_heartbeat(d);
-    slurm_job *sjobs = NULL;
-    long n = slurm_io_jobs(&sjobs, &err);
+    int fresh = slurm_io_jobs_refresh(&d->listing, &err);
     d->ticks++;
-    if (n < 0) {
+    if (fresh < 0) {
         slurm_unreachable(d, &err);
         return; /* keep serving the API; try again next tick */
     }
+    /* In id (submission) order: jobs are taken in as they were submitted,
+     * and found by binary search.  An unchanged listing is still sorted. */
+    if (fresh)
+        qsort(d->listing.jobs, (size_t)d->listing.count, sizeof *d->listing.jobs, by_id);
+    const slurm_job *sjobs = d->listing.jobs;
+    long n = d->listing.count;
     double now_mono = monotonic_s();
     int continuous = !d->slurm_down_since;
     if (d->slurm_down_since && d->ticks > 1) {
@@ -2383,9 +2530,6 @@ void engine_tick(lucidd *d)
     d->slurm_up = 1;
     d->slurm_down_since = 0;
     time_t now = time(NULL);
-    /* In id (submission) order: jobs are taken in as they were submitted,
-     * and found by binary search. */
-    qsort(sjobs, (size_t)n, sizeof *sjobs, by_id);
     for (size_t i = 0; i < d->njobs; i++)
         d->jobs[i].seen = 0;
     split_arrays(d, sjobs, n);
@@ -2398,8 +2542,11 @@ void engine_tick(lucidd *d)
                 track(d, job, sj, sjobs, n, now, now_mono, continuous);
         } else if (managed(d, sj->partition) && !sj->array_tasks[0] &&
                    (sj->state == SJ_COMPLETED || sj->state == SJ_FAILED)) {
-            if (!sj->requeueing && !sj->completing)
+            if (!sj->requeueing && !sj->completing && !adopt_stored(d, sj)) {
                 intake_ended(d, sj);
+                if ((job = engine_find(d, sj->id)))
+                    job->seen = 1; /* listed: not forgotten while Slurm lists it */
+            }
         } else if (managed(d, sj->partition) && !sj->array_tasks[0] &&
                    (sj->state == SJ_PENDING || sj->state == SJ_RUNNING)) {
             intake(d, sj);
@@ -2412,8 +2559,10 @@ void engine_tick(lucidd *d)
     }
     for (size_t i = 0; i < d->njobs; i++) {
         lucidd_job *job = &d->jobs[i];
-        if (!job->seen && !lucid_phase_is_final(job->rec.phase))
-            vanished(d, job);
+        /* An accounting that does not answer is asked once a tick, not once
+         * a job: each try may wait for a connection timeout. */
+        if (!job->seen && !lucid_phase_is_final(job->rec.phase) && vanished(d, job) < 0)
+            break;
     }
     sample_profiles(d, sjobs, n);
     update_models(d, now);
@@ -2422,8 +2571,9 @@ void engine_tick(lucidd *d)
     decide_and_apply(d, sjobs, n, now_mono);
     push_comments(d, now_mono);
     flush(d);
+    forget_ended(d, now, now_mono);
+    prune_store(d, now, now_mono);
     write_heartbeat(d);
-    free(sjobs);
 }
 
 int engine_load(lucidd *d, lucid_error *err)
@@ -2432,21 +2582,37 @@ int engine_load(lucidd *d, lucid_error *err)
     long n = lucid_state_list_jobs(d->state, 1, &records, err);
     if (n < 0)
         return -1;
+    time_t now = time(NULL);
     for (long i = 0; i < n; i++) {
+        lucidd_job loaded = {.rec = records[i]};
+        int64_t samples = 0;
+        lucid_gpu_sample mean;
+        if (lucid_state_get_profile(d->state, loaded.rec.job_id, &mean, &samples, err) == 1) {
+            loaded.profile.samples = samples;
+            loaded.profile.gpu_util_sum = mean.gpu_util_pct * (double)samples;
+            loaded.profile.gmem_util_sum = mean.gmem_util_pct * (double)samples;
+            loaded.profile.gmem_max_mib = mean.gmem_used_mib;
+        }
+        if (loaded.rec.job_id > d->intake_max)
+            d->intake_max = loaded.rec.job_id;
+        if (lucid_phase_is_final(loaded.rec.phase)) {
+            learn_ratio(d, &loaded); /* the predictor's ratio table, rebuilt from the store */
+            if (lucidd_models_add_finished(d->models, &loaded) < 0) {
+                free(records);
+                return lucid_error_set(err, "out of memory");
+            }
+            if (difftime(now, (time_t)loaded.rec.end_time) >= d->cfg.forget_ended_s) {
+                /* Ended long ago: counted, not kept (forget_ended). */
+                count_forgotten(d, &loaded);
+                continue;
+            }
+        }
         lucidd_job *job = add_job(d, records[i].job_id);
         if (!job) {
             free(records);
             return lucid_error_set(err, "out of memory");
         }
-        job->rec = records[i];
-        int64_t samples = 0;
-        lucid_gpu_sample mean;
-        if (lucid_state_get_profile(d->state, job->rec.job_id, &mean, &samples, err) == 1) {
-            job->profile.samples = samples;
-            job->profile.gpu_util_sum = mean.gpu_util_pct * (double)samples;
-            job->profile.gmem_util_sum = mean.gmem_util_pct * (double)samples;
-            job->profile.gmem_max_mib = mean.gmem_used_mib;
-        }
+        *job = loaded;
         job->restarts_seen = -1;
         /* Shown only if the first tick cannot reach Slurm (nothing is
          * published before it, hub.c): the first decision replaces it. */
@@ -2457,11 +2623,7 @@ int engine_load(lucidd *d, lucid_error *err)
         job->nodes_fixed = 1;     /* refreshed from Slurm while it waits */
         job->slurm_start = job->rec.phase == LUCID_PHASE_RUNNING ? job->rec.main_start
                                                                  : job->rec.profile_start;
-        if (job->rec.job_id > d->intake_max)
-            d->intake_max = job->rec.job_id;
-        if (lucid_phase_is_final(job->rec.phase))
-            learn_ratio(d, job); /* the predictor's ratio table, rebuilt from the store */
-        note_arrival(d, job); /* ... and its recent arrivals */
+        note_arrival(d, job); /* the predictor's recent arrivals */
     }
     free(records);
     return 0;

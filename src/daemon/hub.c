@@ -144,6 +144,12 @@ static lucidd_snapshot *snapshot_make(const lucidd *d, lucidd_snapshot *spare)
     if (d->njobs)
         memcpy(snap->jobs, d->jobs, d->njobs * sizeof *snap->jobs);
     snap->njobs = d->njobs;
+    memcpy(snap->forgotten, d->forgotten, sizeof snap->forgotten);
+    snap->nforgotten = d->nforgotten;
+    memcpy(snap->forgotten_by_phase, d->forgotten_by_phase, sizeof snap->forgotten_by_phase);
+    snap->forgotten_profiled = d->forgotten_profiled;
+    snap->slurm_reads = d->listing.reads;
+    snap->slurm_unchanged = d->listing.unchanged;
     snap->refs = 1; /* the hub's */
     snap->ticks = d->ticks;
     snap->decisions_applied = d->decisions_applied;
@@ -373,9 +379,9 @@ void lucidd_engine_loop(lucidd *d, lucidd_hub *hub)
     }
 }
 
-int lucidd_ended_counts(const lucidd_job *jobs, size_t njobs, lucidd_ended *out, int max)
+int lucidd_ended_counts(const lucidd_job *jobs, size_t njobs, lucidd_ended *out, int count,
+                        int max)
 {
-    int count = 0;
     for (size_t i = 0; i < njobs; i++) {
         const lucid_job_record *r = &jobs[i].rec;
         if (!lucid_phase_is_final(r->phase))

@@ -148,6 +148,14 @@ static const char usage_text[] =
     "  --default-estimate S    duration estimate without a time limit or model (default 3600)\n"
     "  --retrain-period S      seconds between trainings of the duration model (default 604800)\n"
     "  --min-history N         finished jobs before the first duration model (default 100)\n"
+    "  --model-history N       finished jobs the duration model trains on, the newest\n"
+    "                          (default 50000)\n"
+    "  --forget-ended S        an ended job Slurm no longer lists leaves lucidd's memory S\n"
+    "                          seconds after its end; its record stays in the state store\n"
+    "                          (default 3600)\n"
+    "  --keep-history DAYS     the state store deletes jobs that ended more than DAYS days\n"
+    "                          ago, with their phases, profiles, estimates and decisions\n"
+    "                          (default 365; 0 keeps everything)\n"
     "  --sharing-model FILE    sharing scores from this tree (`lucid model train --kind sharing`)\n"
     "  --metrics-test-dir DIR  read GPU samples from DIR/<job>.gpu (test backend)\n"
     "  --heartbeat FILE        rewrite FILE every tick (\"pid=P time=T intake=MAXID\"): the\n"
@@ -335,6 +343,17 @@ static int set_option(lucidd_config *cfg, const char *where, const char *opt, co
         if (parse_number(where, opt, value, 1, &number) < 0 || number > 1e9)
             return -1;
         cfg->min_history = (int)number;
+    } else if (strcmp(opt, "--model-history") == 0) {
+        if (parse_number(where, opt, value, 1, &number) < 0 || number > 1e9)
+            return -1;
+        cfg->model_history = (size_t)number;
+    } else if (strcmp(opt, "--keep-history") == 0) {
+        if (parse_number(where, opt, value, 0, &number) < 0)
+            return -1;
+        cfg->keep_history_s = number * 86400.0;
+    } else if (strcmp(opt, "--forget-ended") == 0) {
+        if (parse_number(where, opt, value, 0, &cfg->forget_ended_s) < 0)
+            return -1;
     } else {
         if (*where)
             fprintf(stderr, "lucidd: %sunknown key '%s' (keys are lucidd's long options "
@@ -449,6 +468,8 @@ static int parse_args(int argc, char **argv, lucidd_config *cfg)
                            .default_estimate_s = 3600,
                            .retrain_period_s = 604800,
                            .min_history = 100,
+                           .forget_ended_s = 3600,
+                           .keep_history_s = 365 * 86400.0,
                            .socket_mode = -1,
                            .metrics_bind = "127.0.0.1",
                            .log_targets = LUCIDD_LOG_STDERR | LUCIDD_LOG_SYSLOG};
@@ -542,7 +563,8 @@ static int open_engine(lucidd *d, lucid_error *err)
                                    .bags = 8,
                                    .seed = 42,
                                    .sharing_model = d->cfg.sharing_model,
-                                   .vc = d->cfg.main_partition};
+                                   .vc = d->cfg.main_partition,
+                                   .history_max = d->cfg.model_history};
     d->models = lucidd_models_open(&models, d->state, (int64_t)time(NULL), err);
     if (!d->models)
         return -1;

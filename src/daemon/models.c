@@ -47,18 +47,22 @@ struct lucidd_models {
     int64_t duration_version;
     size_t duration_rows;
     int64_t last_training;   /* when the newest training started (0: never) */
-    size_t finished;         /* finished jobs seen by the last update */
+    size_t finished;         /* finished jobs the models were told of (lucidd_models_add_finished) */
     lucid_cart *tree;        /* NULL: the utilisation heuristic */
     int64_t sharing_version;
     int64_t forecast_version;
     training work;
-    /* The finished jobs as the users' histories a job's estimate is built
-     * against (lucid_features_duration_history): rebuilt by every update
-     * (O(jobs), and the job list may drop and gain jobs between two);
-     * `user` points into hist_users. */
+    /* The finished jobs, oldest first: the training rows and the users'
+     * histories a job's estimate is built against
+     * (lucid_features_duration_history).  The models' own copy, a row each
+     * (~200 bytes), so the engine may forget ended jobs; at most
+     * cfg.history_max (the newest), added one at a time as jobs finish:
+     * no tick rebuilds it.  `key` and `user` point into hist_text. */
     lucid_duration_job *hist;
-    char (*hist_users)[64];
-    size_t nhist;
+    struct hist_text {
+        char key[16], user[64];
+    } *hist_text;
+    size_t nhist, hist_cap;
     char warning[LUCID_ERROR_MAX];
 };
 
@@ -272,7 +276,7 @@ void lucidd_models_close(lucidd_models *m)
     lucid_ebm_free(m->duration);
     lucid_cart_free(m->tree);
     free(m->hist);
-    free(m->hist_users);
+    free(m->hist_text);
     free(m);
 }
 
@@ -323,34 +327,6 @@ static void job_features(const lucidd_models *m, const lucidd_job *job, job_row 
         .duration = finished_duration(r),
     };
     out->row.end_time = isnan(out->row.duration) ? 0 : r->end_time;
-}
-
-/* The finished jobs as a training set; *rows gets their number. */
-static lucid_dataset *finished_jobs(const lucidd_models *m, const lucidd_job *jobs, size_t njobs,
-                                    size_t *rows, lucid_error *err)
-{
-    job_row *buf = malloc((njobs ? njobs : 1) * sizeof *buf);
-    lucid_duration_job *list = malloc((njobs ? njobs : 1) * sizeof *list);
-    size_t n = 0;
-    lucid_dataset *ds = NULL;
-    if (!buf || !list) {
-        lucid_error_set(err, "out of memory");
-    } else {
-        for (size_t i = 0; i < njobs; i++) {
-            job_features(m, &jobs[i], &buf[n]);
-            if (!isnan(buf[n].row.duration))
-                n++;
-        }
-        for (size_t i = 0; i < n; i++) {
-            list[i] = buf[i].row;
-            list[i].key = buf[i].key;
-        }
-        ds = lucid_features_duration_jobs(list, n, 1, err);
-    }
-    *rows = n;
-    free(buf);
-    free(list);
-    return ds;
 }
 
 /* ---- the update engine ---- */
@@ -423,57 +399,75 @@ static int install(lucidd_models *m, lucid_error *err)
     return 1;
 }
 
-/* The finished jobs' users, ends and durations (the rest of a history row
- * is not used). */
-static int refresh_history(lucidd_models *m, const lucidd_job *jobs, size_t njobs,
-                           size_t finished, lucid_error *err)
+/* Points each history row at its own strings again (after hist_text moved). */
+static void repoint(lucidd_models *m)
 {
-    lucid_duration_job *hist = calloc(finished + 1, sizeof *hist);
-    char(*users)[64] = calloc(finished + 1, sizeof *users);
-    if (!hist || !users) {
-        free(hist);
-        free(users);
-        return lucid_error_set(err, "out of memory");
+    for (size_t i = 0; i < m->nhist; i++) {
+        m->hist[i].key = m->hist_text[i].key;
+        m->hist[i].user = m->hist_text[i].user;
+        m->hist[i].vc = m->cfg.vc;
     }
-    size_t n = 0;
-    for (size_t i = 0; i < njobs && n < finished; i++) {
-        double d = finished_duration(&jobs[i].rec);
-        if (isnan(d))
-            continue;
-        snprintf(users[n], sizeof users[n], "%s", jobs[i].rec.user);
-        hist[n] = (lucid_duration_job){.user = users[n], .duration = d,
-                                       .end_time = jobs[i].rec.end_time};
-        n++;
-    }
-    free(m->hist);
-    free(m->hist_users);
-    m->hist = hist;
-    m->hist_users = users;
-    m->nhist = n;
-    return 0;
 }
 
-int lucidd_models_update(lucidd_models *m, const lucidd_job *jobs, size_t njobs, int64_t now,
-                         lucid_error *err)
+size_t lucidd_models_history_max(const lucidd_models *m)
 {
-    size_t finished = 0;
-    for (size_t i = 0; i < njobs; i++)
-        finished += !isnan(finished_duration(&jobs[i].rec));
-    if (refresh_history(m, jobs, njobs, finished, err) < 0)
-        return -1;
+    return m->cfg.history_max ? m->cfg.history_max : LUCIDD_MODELS_HISTORY_MAX;
+}
+
+int lucidd_models_add_finished(lucidd_models *m, const lucidd_job *job)
+{
+    if (!m || isnan(finished_duration(&job->rec)))
+        return 0;
+    size_t max = lucidd_models_history_max(m);
+    if (m->nhist >= max + max / 4) {
+        /* Drop the oldest rows down to max: amortised O(1) a row. */
+        size_t drop = m->nhist - max + 1;
+        memmove(m->hist, m->hist + drop, (m->nhist - drop) * sizeof *m->hist);
+        memmove(m->hist_text, m->hist_text + drop, (m->nhist - drop) * sizeof *m->hist_text);
+        m->nhist -= drop;
+        repoint(m);
+    }
+    if (m->nhist == m->hist_cap) {
+        size_t cap = m->hist_cap ? m->hist_cap * 2 : 256;
+        if (cap > max + max / 4)
+            cap = max + max / 4;
+        lucid_duration_job *hist = realloc(m->hist, cap * sizeof *hist);
+        if (!hist)
+            return -1;
+        m->hist = hist;
+        struct hist_text *text = realloc(m->hist_text, cap * sizeof *text);
+        if (!text)
+            return -1;
+        m->hist_text = text;
+        m->hist_cap = cap;
+        repoint(m);
+    }
+    job_row row;
+    job_features(m, job, &row);
+    struct hist_text *text = &m->hist_text[m->nhist];
+    snprintf(text->key, sizeof text->key, "%s", row.key);
+    snprintf(text->user, sizeof text->user, "%s", job->rec.user);
+    m->hist[m->nhist] = row.row;
+    m->hist[m->nhist].key = text->key;
+    m->hist[m->nhist].user = text->user;
+    m->nhist++;
+    m->finished++;
+    return 1;
+}
+
+int lucidd_models_update(lucidd_models *m, int64_t now, lucid_error *err)
+{
     if (m->work.running)
         return atomic_load(&m->work.done) ? install(m, err) : 0;
-    m->finished = finished;
     int due = m->last_training == 0 || now >= m->last_training + (int64_t)m->cfg.retrain_period_s;
-    if (finished < m->cfg.min_history || !due)
+    if (m->finished < m->cfg.min_history || !due)
         return 0;
-    size_t rows = 0;
-    lucid_dataset *data = finished_jobs(m, jobs, njobs, &rows, err);
+    lucid_dataset *data = lucid_features_duration_jobs(m->hist, m->nhist, 1, err);
     if (!data) {
         m->last_training = now;
         return -1;
     }
-    return start_training(m, data, rows, now, err);
+    return start_training(m, data, m->nhist, now, err);
 }
 
 /* ---- estimates and why ---- */

@@ -27,7 +27,11 @@ typedef struct lucidd_models_config {
     uint64_t seed;             /* 42 */
     const char *sharing_model; /* CART file (`lucid model train --kind sharing`), or NULL */
     const char *vc;            /* the duration model's `vc` feature: the main partition */
+    size_t history_max;        /* finished jobs kept as training rows and users' histories
+                                * (the newest); 0: LUCIDD_MODELS_HISTORY_MAX */
 } lucidd_models_config;
+
+#define LUCIDD_MODELS_HISTORY_MAX 50000
 
 /* lucidd_models is declared in daemon.h (the daemon holds one). */
 
@@ -43,16 +47,23 @@ void lucidd_models_close(lucidd_models *m);
  * not be read: the heuristic is used until the next training), or "". */
 const char *lucidd_models_warning(const lucidd_models *m);
 
+/* A job that ended (told once, when it ends or when lucidd loads it from
+ * the state store): if it finished (phase done or done-in-profiler with a
+ * measured run) its features become a training row and part of its user's
+ * history.  The models keep the newest history_max such rows, so the
+ * engine may forget ended jobs.  1 kept, 0 not a finished job, -1 out of
+ * memory. */
+int lucidd_models_add_finished(lucidd_models *m, const lucidd_job *job);
+size_t lucidd_models_history_max(const lucidd_models *m);
 /* The update engine, once per tick: installs a model the worker finished
  * (the next version, persisted with its file text) and starts a training
  * when one is due — the first as soon as min_history jobs have finished,
- * then every retrain period after the previous one started.  Only jobs in
- * phase done or done-in-profiler with a measured run are training rows.
- * 1: a new duration model is in use (refresh the held jobs' estimates);
- * 0: nothing changed; -1: error (a failed training is retried a period
- * later). */
-int lucidd_models_update(lucidd_models *m, const lucidd_job *jobs, size_t njobs, int64_t now,
-                         lucid_error *err);
+ * then every retrain period after the previous one started, on the rows
+ * lucidd_models_add_finished kept.  No work proportional to the jobs when
+ * nothing is due.  1: a new duration model is in use (refresh the held
+ * jobs' estimates); 0: nothing changed; -1: error (a failed training is
+ * retried a period later). */
+int lucidd_models_update(lucidd_models *m, int64_t now, lucid_error *err);
 /* Waits until no training runs (tests, shutdown). */
 void lucidd_models_wait(lucidd_models *m);
 int lucidd_models_training(const lucidd_models *m);

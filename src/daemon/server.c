@@ -351,6 +351,10 @@ static lucidd_counts count_jobs(const lucidd_snapshot *s)
 {
     lucidd_counts c;
     memset(&c, 0, sizeof c);
+    /* Ended jobs the engine forgot still count (status, the counters). */
+    for (int p = 0; p < LUCID_PHASE_COUNT; p++)
+        c.by_phase[p] = s->forgotten_by_phase[p];
+    c.profiled = s->forgotten_profiled;
     for (size_t i = 0; i < s->njobs; i++) {
         const lucid_job_record *r = &s->jobs[i].rec;
         if (strcmp(shown_phase(&s->jobs[i]), "releasing") == 0)
@@ -399,8 +403,9 @@ static json_t *status_json(const lucidd_snapshot *s, const lucidd_config *cfg,
     json_object_set_new(reply, "slurm_unreachable_since",
                         s->slurm_down_since ? json_integer(s->slurm_down_since) : json_null());
     /* {"profiler/completed": 12, "queue/cancelled": 3, ...} */
-    lucidd_ended ended[64];
-    int nended = lucidd_ended_counts(s->jobs, s->njobs, ended, 64);
+    lucidd_ended ended[LUCIDD_ENDED_MAX];
+    memcpy(ended, s->forgotten, sizeof ended);
+    int nended = lucidd_ended_counts(s->jobs, s->njobs, ended, s->nforgotten, LUCIDD_ENDED_MAX);
     json_t *by_end = json_object();
     for (int i = 0; i < nended; i++) {
         char key[48];
@@ -408,6 +413,9 @@ static json_t *status_json(const lucidd_snapshot *s, const lucidd_config *cfg,
         json_object_set_new(by_end, key, json_integer(ended[i].count));
     }
     json_object_set_new(reply, "ended", by_end);
+    json_object_set_new(reply, "slurm_job_reads",
+                        json_pack("{s:I, s:I}", "read", (json_int_t)s->slurm_reads, "unchanged",
+                                  (json_int_t)s->slurm_unchanged));
     return reply;
 }
 
@@ -637,9 +645,17 @@ static char *metrics_text(const lucidd_snapshot *s, size_t *len)
            "# TYPE lucid_gpu_metrics_backend gauge\nlucid_gpu_metrics_backend{backend=\"%s\"} 1\n",
            (unsigned long long)s->ticks, s->slurm_up, (unsigned long long)s->slurm_errors,
            s->metrics_backend);
+    metric(&buf, len, &cap,
+           "# HELP lucid_slurm_job_reads_total Requests for Slurm's job listing, by result: "
+           "read anew, or unchanged since the last (nothing read).\n"
+           "# TYPE lucid_slurm_job_reads_total counter\n"
+           "lucid_slurm_job_reads_total{result=\"read\"} %llu\n"
+           "lucid_slurm_job_reads_total{result=\"unchanged\"} %llu\n",
+           (unsigned long long)s->slurm_reads, (unsigned long long)s->slurm_unchanged);
     metrics_start_estimates(&buf, len, &cap, s);
-    lucidd_ended ended[64];
-    int nended = lucidd_ended_counts(s->jobs, s->njobs, ended, 64);
+    lucidd_ended ended[LUCIDD_ENDED_MAX];
+    memcpy(ended, s->forgotten, sizeof ended);
+    int nended = lucidd_ended_counts(s->jobs, s->njobs, ended, s->nforgotten, LUCIDD_ENDED_MAX);
     metric(&buf, len, &cap,
            "# HELP lucid_jobs_ended_total Jobs that ended, by where (queue, profiler, main) and "
            "outcome.\n# TYPE lucid_jobs_ended_total counter\n");
@@ -759,6 +775,24 @@ static void answer_explain(lucidd_server *srv, conn *c, const lucidd_snapshot *s
                            json_int_t job_id)
 {
     const lucidd_job *job = snapshot_find(s, job_id);
+    lucid_error err = {{0}};
+    if (!srv->reader &&
+        !(srv->reader = lucid_state_open_readonly(srv->cfg->state_path, 1000, &err))) {
+        conn_reply_json(c, error_json(err.msg));
+        return;
+    }
+    /* A job that ended long ago left lucidd's memory (--forget-ended): its
+     * record, phases and decisions are in the store. */
+    lucidd_job stored;
+    int from_store = 0;
+    if (!job && job_id > 0 && job_id <= UINT32_MAX) {
+        memset(&stored, 0, sizeof stored);
+        if (lucid_state_get_job(srv->reader, (uint32_t)job_id, &stored.rec, &err) == 1 &&
+            lucid_phase_is_final(stored.rec.phase)) {
+            job = &stored;
+            from_store = 1;
+        }
+    }
     if (!job) {
         conn_reply_json(c, error_json("no such job under lucid"));
         return;
@@ -768,13 +802,12 @@ static void answer_explain(lucidd_server *srv, conn *c, const lucidd_snapshot *s
                                       "admin group only)"));
         return;
     }
-    lucid_error err = {{0}};
-    if (!srv->reader &&
-        !(srv->reader = lucid_state_open_readonly(srv->cfg->state_path, 1000, &err))) {
-        conn_reply_json(c, error_json(err.msg));
+    json_t *reply = explain_json(srv->reader, job);
+    if (from_store) {
+        answer_why(reply, "ended long ago: lucidd keeps it in its state store only");
+        conn_reply_json(c, reply);
         return;
     }
-    json_t *reply = explain_json(srv->reader, job);
     lucidd_command cmd = {.kind = LUCIDD_CMD_WHY, .job_id = job->rec.job_id};
     uint64_t id = reply ? lucidd_hub_post(srv->hub, &cmd) : 0;
     if (!id) {

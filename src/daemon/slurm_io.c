@@ -17,6 +17,7 @@
 
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
+#include <slurm/slurmdb.h>
 
 #include "../../plugins/lucid_tres.h"
 #include "lucid/util.h"
@@ -25,6 +26,12 @@
 extern char *slurm_job_reason_string(enum job_state_reason inx);
 extern void slurm_free_stats_response_msg(stats_info_response_msg_t *msg);
 extern slurm_conf_t slurm_conf; /* the configuration slurm_init read */
+extern void slurm_xfree(void **item); /* xfree: frees what libslurm's xmalloc gave */
+extern void slurm_xfree_ptr(void *ptr);
+extern char *slurm_xstrdup(const char *str);
+extern char *slurm_job_state_string(uint32_t inx);
+extern void slurm_destroy_selected_step(void *object);
+extern int slurm_addto_step_list(List step_list, char *names);
 
 static int slurm_fail(lucid_error *err, const char *what, uint32_t job_id)
 {
@@ -199,22 +206,105 @@ static void read_job(const slurm_job_info_t *info, slurm_job *job)
     }
 }
 
+/* libslurm 22.05's slurm_free_job_info_members does not free five strings
+ * its unpacker allocates (slurm_protocol_pack.c, _unpack_job_info_members:
+ * admin_comment, system_comment, prefer, cluster_features, cronspec; Slurm
+ * bug 17246, fixed in 23.02.5).  Every job lucid manages has an
+ * AdminComment, so every listing leaked ~100 bytes per job: 2,000 jobs at
+ * two ticks a second, 2.4 GB an hour.  They are freed here first;
+ * slurm_xfree sets each pointer to NULL, so a libslurm that frees them
+ * itself frees nothing twice.  Its nodes and partitions have the same
+ * defect (bcast_address, comment, extra; nodesets).  Not reachable from
+ * here: a job submitted with --container has its container path unpacked
+ * twice, and the first copy is lost inside libslurm (22.05 to 25.05). */
+static void free_job_msg(job_info_msg_t *msg)
+{
+    for (uint32_t i = 0; msg && msg->job_array && i < msg->record_count; i++) {
+        slurm_job_info_t *info = &msg->job_array[i];
+        slurm_xfree((void **)&info->admin_comment);
+        slurm_xfree((void **)&info->system_comment);
+        slurm_xfree((void **)&info->prefer);
+        slurm_xfree((void **)&info->cluster_features);
+        slurm_xfree((void **)&info->cronspec);
+    }
+    slurm_free_job_info_msg(msg);
+}
+
+static void free_node_msg(node_info_msg_t *msg)
+{
+    for (uint32_t i = 0; msg && msg->node_array && i < msg->record_count; i++) {
+        node_info_t *info = &msg->node_array[i];
+        slurm_xfree((void **)&info->bcast_address);
+        slurm_xfree((void **)&info->comment);
+        slurm_xfree((void **)&info->extra);
+    }
+    slurm_free_node_info_msg(msg);
+}
+
+static void free_partition_msg(partition_info_msg_t *msg)
+{
+    for (uint32_t i = 0; msg && msg->partition_array && i < msg->record_count; i++)
+        slurm_xfree((void **)&msg->partition_array[i].nodesets);
+    slurm_free_partition_info_msg(msg);
+}
+
 long slurm_io_jobs(slurm_job **out, lucid_error *err)
 {
+    slurm_job_list list = {0}; /* never read: read whole */
+    if (slurm_io_jobs_refresh(&list, err) < 0)
+        return -1;
+    *out = list.jobs;
+    return list.count;
+}
+
+/* slurmctld 22.05 does not bump last_job_update for every change it
+ * reports: clearing a job's COMPLETING flag (cleanup_completing, which also
+ * applies a pending requeue-hold) leaves it as it was, so "no change" would
+ * keep a job completing for lucid until something else changed.  The
+ * listing is read whole while any job in it is completing, and at least
+ * every FULL_READ_S for whatever else might not bump it. */
+#define FULL_READ_S 10
+
+int slurm_io_jobs_refresh(slurm_job_list *list, lucid_error *err)
+{
     job_info_msg_t *msg = NULL;
-    if (slurm_load_jobs((time_t)0, &msg, SHOW_ALL | SHOW_DETAIL) != SLURM_SUCCESS)
+    time_t now = time(NULL);
+    int completing = 0;
+    for (long i = 0; i < list->count && !completing; i++)
+        completing = list->jobs[i].completing;
+    time_t since = completing || now - list->read_at >= FULL_READ_S ? 0 : list->last_update;
+    if (slurm_load_jobs(since, &msg, SHOW_ALL | SHOW_DETAIL) != SLURM_SUCCESS) {
+        if (since && slurm_get_errno() == SLURM_NO_CHANGE_IN_DATA) {
+            list->unchanged++;
+            return 0;
+        }
         return slurm_fail(err, "loading jobs", 0);
-    slurm_job *jobs = calloc(msg->record_count ? msg->record_count : 1, sizeof *jobs);
+    }
+    /* The same array when the count is the same: no fresh pages per tick. */
+    slurm_job *jobs = list->jobs;
+    if (!jobs || (long)msg->record_count != list->count)
+        jobs = calloc(msg->record_count ? msg->record_count : 1, sizeof *jobs);
     if (!jobs) {
-        slurm_free_job_info_msg(msg);
+        free_job_msg(msg);
         return lucid_error_set(err, "out of memory");
     }
+    if (jobs != list->jobs)
+        free(list->jobs);
     for (uint32_t i = 0; i < msg->record_count; i++)
         read_job(&msg->job_array[i], &jobs[i]);
-    long count = (long)msg->record_count;
-    slurm_free_job_info_msg(msg);
-    *out = jobs;
-    return count;
+    list->jobs = jobs;
+    list->count = (long)msg->record_count;
+    list->last_update = msg->last_update;
+    list->read_at = now;
+    list->reads++;
+    free_job_msg(msg);
+    return 1;
+}
+
+void slurm_io_job_list_free(slurm_job_list *list)
+{
+    free(list->jobs);
+    memset(list, 0, sizeof *list);
 }
 
 /* "gpu:8", "gpu:a100:8", "gpu:4(IDX:0-3)", "gpu:(null):0(IDX:N/A)",
@@ -290,7 +380,7 @@ static int node_partitions(const char *partitions, slurm_node *nodes, long count
                 slurm_hostlist_destroy(hosts);
         }
     }
-    slurm_free_partition_info_msg(msg);
+    free_partition_msg(msg);
     return 0;
 }
 
@@ -386,7 +476,7 @@ long slurm_io_nodes(const char *partitions, slurm_node **out, lucid_error *err)
         return slurm_fail(err, "loading nodes", 0);
     slurm_node *nodes = calloc(msg->record_count ? msg->record_count : 1, sizeof *nodes);
     if (!nodes) {
-        slurm_free_node_info_msg(msg);
+        free_node_msg(msg);
         return lucid_error_set(err, "out of memory");
     }
     long count = 0;
@@ -400,7 +490,7 @@ long slurm_io_nodes(const char *partitions, slurm_node **out, lucid_error *err)
         node->gpus_used = gres_gpu_count(info->gres_used, NULL, 0);
         node->usable = read_node_fit(info, &node->fit);
     }
-    slurm_free_node_info_msg(msg);
+    free_node_msg(msg);
     node_reservations(nodes, count);
     if (node_partitions(partitions, nodes, count, err) < 0) {
         free(nodes);
@@ -511,7 +601,7 @@ int slurm_io_requeue_hold_if_running(uint32_t job_id, const char *partition, luc
                   !(info->job_state & JOB_COMPLETING) && info->partition &&
                   strcmp(info->partition, partition) == 0;
     }
-    slurm_free_job_info_msg(msg);
+    free_job_msg(msg);
     if (!running)
         return 0;
     if (slurm_requeue(job_id, JOB_REQUEUE_HOLD) != SLURM_SUCCESS) {
@@ -598,26 +688,17 @@ static time_t comp_time(const char *text)
     return mktime(&tm); /* jobcomp/filetxt writes local time */
 }
 
-int slurm_io_accounting(uint32_t job_id, char *state, size_t size, time_t *start, time_t *end,
-                        lucid_error *err)
+/* The job's record in the job-completion log (jobcomp/filetxt at `path`).
+ * The last record of the job wins (a requeued job has one per run). */
+static int jobcomp_record(const char *path, uint32_t job_id, char *state, size_t size,
+                          time_t *start, time_t *end)
 {
-    slurm_conf_t *conf = NULL;
-    if (slurm_load_ctl_conf((time_t)0, &conf) != SLURM_SUCCESS)
-        return slurm_fail(err, "loading the configuration", 0);
-    char path[1024] = "";
-    if (conf->job_comp_type && strcmp(conf->job_comp_type, "jobcomp/filetxt") == 0 &&
-        conf->job_comp_loc)
-        copy(path, sizeof path, conf->job_comp_loc);
-    slurm_free_ctl_conf(conf);
-    if (!path[0])
-        return 0;
     FILE *file = fopen(path, "r");
     if (!file)
         return 0;
     char line[4096], want[32], id[32], value[64];
     snprintf(want, sizeof want, "%u", job_id);
     int found = 0;
-    /* The last record of the job wins (a requeued job has one per run). */
     while (fgets(line, sizeof line, file)) {
         if (!comp_field(line, "JobId", id, sizeof id) || strcmp(id, want) != 0)
             continue;
@@ -629,6 +710,84 @@ int slurm_io_accounting(uint32_t job_id, char *state, size_t size, time_t *start
         *end = comp_field(line, "EndTime", value, sizeof value) ? comp_time(value) : 0;
     }
     fclose(file);
+    return found;
+}
+
+/* The job's record in slurmdbd, as `sacct -X -j ID` reads it: the job's
+ * last record (a requeued job's earlier runs are duplicates, not asked
+ * for), from the cluster `cluster`.  1 found (its state must be final),
+ * 0 none, -1 slurmdbd did not answer. */
+static int slurmdbd_record(const char *cluster, uint32_t job_id, char *state, size_t size,
+                           time_t *start, time_t *end, lucid_error *err)
+{
+    slurmdb_job_cond_t cond;
+    memset(&cond, 0, sizeof cond);
+    char id[16];
+    snprintf(id, sizeof id, "%u", job_id);
+    cond.step_list = slurm_list_create(slurm_destroy_selected_step);
+    slurm_addto_step_list(cond.step_list, id);
+    cond.cluster_list = slurm_list_create(slurm_xfree_ptr);
+    slurm_list_append(cond.cluster_list, slurm_xstrdup(cluster));
+    cond.flags = JOBCOND_FLAG_NO_STEP | JOBCOND_FLAG_NO_TRUNC;
+    cond.db_flags = SLURMDB_JOB_FLAG_NOTSET; /* any scheduling flags (0 would ask for none) */
+    cond.usage_start = 0;            /* any time (sacct -j's default) */
+    cond.usage_end = time(NULL) + 1; /* [start, end): up to this second */
+    void *db = slurmdb_connection_get(NULL);
+    List jobs = db ? slurmdb_jobs_get(db, &cond) : NULL;
+    int found = jobs ? 0 : -1;
+    if (!db)
+        lucid_error_set(err, "slurm: connecting to slurmdbd: %s", slurm_strerror(slurm_get_errno()));
+    else if (!jobs)
+        lucid_error_set(err, "slurm: asking slurmdbd for job %u: %s", job_id,
+                        slurm_strerror(slurm_get_errno()));
+    if (jobs) {
+        ListIterator it = slurm_list_iterator_create(jobs);
+        slurmdb_job_rec_t *rec;
+        while ((rec = slurm_list_next(it))) {
+            uint32_t base = rec->state & JOB_STATE_BASE;
+            if (rec->jobid != job_id || base == JOB_PENDING || base == JOB_RUNNING ||
+                base == JOB_SUSPENDED)
+                continue; /* not ended as far as the database knows */
+            copy(state, size, slurm_job_state_string(base));
+            *start = rec->start;
+            *end = rec->end;
+            found = 1;
+        }
+        slurm_list_iterator_destroy(it);
+        slurm_list_destroy(jobs);
+    }
+    if (db)
+        slurmdb_connection_close(&db);
+    slurm_list_destroy(cond.step_list);
+    slurm_list_destroy(cond.cluster_list);
+    return found;
+}
+
+int slurm_io_accounting(uint32_t job_id, char *state, size_t size, time_t *start, time_t *end,
+                        char *source, size_t source_size, lucid_error *err)
+{
+    slurm_conf_t *conf = NULL;
+    if (slurm_load_ctl_conf((time_t)0, &conf) != SLURM_SUCCESS)
+        return slurm_fail(err, "loading the configuration", 0);
+    char path[1024] = "", cluster[256] = "";
+    if (conf->job_comp_type && strcmp(conf->job_comp_type, "jobcomp/filetxt") == 0 &&
+        conf->job_comp_loc)
+        copy(path, sizeof path, conf->job_comp_loc);
+    if (conf->accounting_storage_type &&
+        strcmp(conf->accounting_storage_type, "accounting_storage/slurmdbd") == 0 &&
+        conf->cluster_name)
+        copy(cluster, sizeof cluster, conf->cluster_name);
+    slurm_free_ctl_conf(conf);
+    int found = 0;
+    if (cluster[0]) {
+        found = slurmdbd_record(cluster, job_id, state, size, start, end, err);
+        if (found == 1)
+            copy(source, source_size, "slurmdbd");
+        if (found != 0)
+            return found; /* a record, or slurmdbd down: asked again later */
+    }
+    if (path[0] && (found = jobcomp_record(path, job_id, state, size, start, end)) == 1)
+        copy(source, source_size, "jobcomp");
     return found;
 }
 

@@ -82,6 +82,25 @@ void slurm_io_fini(void);
 
 /* All jobs Slurm knows; *out malloc'ed.  Count or -1. */
 long slurm_io_jobs(slurm_job **out, lucid_error *err);
+
+/* The job listing a daemon keeps between ticks.  It is read again only when
+ * slurmctld's job data changed since (libslurm's update_time: slurmctld
+ * answers SLURM_NO_CHANGE_IN_DATA otherwise, as it does for scontrol), so an
+ * idle cluster costs one small RPC a tick, not a listing of every job.
+ * Read whole regardless while a listed job is completing (slurmctld does
+ * not count the end of that as a change) and every 10 s. */
+typedef struct slurm_job_list {
+    slurm_job *jobs;    /* malloc'ed; in Slurm's order until the caller sorts them */
+    long count;
+    time_t last_update; /* slurmctld's time of this listing; 0: never read */
+    time_t read_at;     /* when it was read (local clock) */
+    uint64_t reads;     /* listings read */
+    uint64_t unchanged; /* requests slurmctld answered "no change" */
+} slurm_job_list;
+
+/* 1 read anew (list replaced), 0 unchanged (list kept), -1 error (list kept). */
+int slurm_io_jobs_refresh(slurm_job_list *list, lucid_error *err);
+void slurm_io_job_list_free(slurm_job_list *list);
 /* Nodes of the given partitions (comma list), in Slurm's node order;
  * *out malloc'ed.  Count or -1. */
 long slurm_io_nodes(const char *partitions, slurm_node **out, lucid_error *err);
@@ -117,11 +136,14 @@ int slurm_io_take_back(uint32_t job_id, const char *gpu_request, const char *nod
  * own (Slurm gives it its own job id), so each task is scheduled alone. */
 int slurm_io_split_task(uint32_t array_job_id, uint32_t task_id, lucid_error *err);
 /* The outcome Slurm's accounting recorded for a job Slurm no longer lists:
- * copies Slurm's state word ("COMPLETED", "FAILED"...) and start/end times.
- * Reads the job-completion log when JobCompType=jobcomp/filetxt.
- * 1 found, 0 no record (or no accounting), -1 error. */
+ * copies Slurm's state word ("COMPLETED", "FAILED"...), start/end times and
+ * where it was read into `source`: "slurmdbd" (the job's last record, when
+ * AccountingStorageType=accounting_storage/slurmdbd), else "jobcomp" (the
+ * job-completion log, when JobCompType=jobcomp/filetxt).  1 found, 0 no
+ * record (or no accounting), -1 error (slurmctld or slurmdbd did not answer:
+ * ask again later). */
 int slurm_io_accounting(uint32_t job_id, char *state, size_t size, time_t *start, time_t *end,
-                        lucid_error *err);
+                        char *source, size_t source_size, lucid_error *err);
 /* When slurmctld started (when its statistics were last reset): a job it
  * recovered from an earlier run may still be listed as running after it
  * ended, until the node's completion message gets through. */

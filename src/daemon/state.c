@@ -486,6 +486,52 @@ long lucid_state_list_jobs(lucid_state *state, int include_final, lucid_job_reco
     return (long)count;
 }
 
+long lucid_state_prune(lucid_state *state, int64_t ended_before, long limit, lucid_error *err)
+{
+    static const char *const deletes[] = {
+        "DELETE FROM phases WHERE job_id IN (SELECT job_id FROM temp.pruned)",
+        "DELETE FROM profiles WHERE job_id IN (SELECT job_id FROM temp.pruned)",
+        "DELETE FROM estimates WHERE job_id IN (SELECT job_id FROM temp.pruned)",
+        "DELETE FROM decisions WHERE job_id IN (SELECT job_id FROM temp.pruned)",
+        "DELETE FROM jobs WHERE job_id IN (SELECT job_id FROM temp.pruned)",
+    };
+    if (exec(state, "CREATE TEMP TABLE IF NOT EXISTS pruned(job_id INTEGER PRIMARY KEY)",
+             "pruning", err) < 0 ||
+        lucid_state_begin(state, err) < 0)
+        return -1;
+    long pruned = -1;
+    sqlite3_stmt *stmt = NULL;
+    if (exec(state, "DELETE FROM temp.pruned", "pruning", err) < 0)
+        goto done;
+    stmt = prepare(state,
+                   "INSERT INTO temp.pruned SELECT job_id FROM jobs"
+                   " WHERE phase IN ('done', 'done-in-profiler', 'failed', 'ended-unknown')"
+                   " AND end_time < ?1 AND job_id NOT IN"
+                   " (SELECT job_id FROM decisions WHERE acked = 0)"
+                   " ORDER BY end_time LIMIT ?2",
+                   err);
+    if (!stmt)
+        goto done;
+    sqlite3_bind_int64(stmt, 1, ended_before);
+    sqlite3_bind_int64(stmt, 2, limit);
+    if (sqlite3_step(stmt) != SQLITE_DONE) {
+        db_fail(state, err, "choosing the jobs to prune");
+        goto done;
+    }
+    long chosen = (long)sqlite3_changes(state->db);
+    for (size_t k = 0; k < sizeof deletes / sizeof deletes[0]; k++)
+        if (exec(state, deletes[k], "pruning", err) < 0)
+            goto done;
+    pruned = chosen;
+done:
+    sqlite3_finalize(stmt);
+    if (pruned < 0) {
+        lucid_state_rollback(state);
+        return -1;
+    }
+    return lucid_state_commit(state, err) < 0 ? -1 : pruned;
+}
+
 long lucid_state_phase_history(lucid_state *state, uint32_t job_id, lucid_phase *phases,
                                int64_t *times, long max, lucid_error *err)
 {

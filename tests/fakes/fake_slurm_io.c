@@ -151,6 +151,27 @@ long slurm_io_jobs(slurm_job **out, lucid_error *err)
     return fake.njobs;
 }
 
+int slurm_io_jobs_refresh(slurm_job_list *list, lucid_error *err)
+{
+    if (!fake.up)
+        return down(err);
+    if (fake.unchanged && list->last_update) {
+        list->unchanged++;
+        return 0;
+    }
+    free(list->jobs);
+    list->count = slurm_io_jobs(&list->jobs, err);
+    list->last_update = 1;
+    list->reads++;
+    return 1;
+}
+
+void slurm_io_job_list_free(slurm_job_list *list)
+{
+    free(list->jobs);
+    memset(list, 0, sizeof *list);
+}
+
 long slurm_io_nodes(const char *partitions, slurm_node **out, lucid_error *err)
 {
     (void)partitions;
@@ -295,7 +316,7 @@ int slurm_io_split_task(uint32_t array_job_id, uint32_t task_id, lucid_error *er
 }
 
 int slurm_io_accounting(uint32_t job_id, char *state, size_t size, time_t *start, time_t *end,
-                        lucid_error *err)
+                        char *source, size_t source_size, lucid_error *err)
 {
     if (!fake.up)
         return down(err);
@@ -304,6 +325,7 @@ int slurm_io_accounting(uint32_t job_id, char *state, size_t size, time_t *start
             snprintf(state, size, "%s", fake.accounting[i].state);
             *start = fake.accounting[i].start;
             *end = fake.accounting[i].end;
+            snprintf(source, source_size, "slurmdbd");
             return 1;
         }
     return 0;

@@ -28,6 +28,8 @@ typedef struct fake_slurm {
     int nnodes;
     fake_accounting accounting[8];
     int quiet;              /* no call log (the benchmark's thousands of calls) */
+    int unchanged;          /* slurm_io_jobs_refresh answers "no change" (as slurmctld
+                             * does when its job data did not change) */
     int naccounting;
     uint32_t next_id;       /* ids given to split array tasks */
     uint32_t ends_at_requeue; /* this job's script ends just as lucid requeues it */

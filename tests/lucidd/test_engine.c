@@ -52,7 +52,8 @@ static int setup(void **state)
                             .gpu_limit = 8, .gpu_memory_mib = 24576, .score_sum = 2,
                             .priority_ratio = 2, .packing_mode = 0, .tick_ms = 100,
                             .default_estimate_s = 3600, .retrain_period_s = 604800,
-                            .min_history = 1000, .heartbeat_path = heartbeat};
+                            .min_history = 1000, .heartbeat_path = heartbeat,
+                            .forget_ended_s = 3600};
     lucid_error err = {{0}};
     d.state = lucid_state_open(db, &err);
     assert_non_null(d.state);
@@ -222,7 +223,7 @@ static void outcomes_say_where_and_how(void **state)
     assert_phase(5, LUCID_PHASE_ENDED_UNKNOWN);
     assert_string_equal(rec(5)->outcome, "unknown");
     lucidd_ended ended[16];
-    int n = lucidd_ended_counts(d.jobs, d.njobs, ended, 16);
+    int n = lucidd_ended_counts(d.jobs, d.njobs, ended, 0, 16);
     int seen = 0;
     for (int i = 0; i < n; i++) {
         char key[48];
@@ -364,6 +365,85 @@ static void what_a_returning_lucidd_finds(void **state)
     assert_false(rec(3)->user_hold);
     assert_true(fake_job(3)->admin_held);
     assert_string_equal(engine_find(&d, 3)->waits_for, "");
+}
+
+/* An ended job stays in memory while Slurm lists it and --forget-ended
+ * after its end, then leaves: still counted, still in the store, still the
+ * answer to a dependency on it; a restarted lucidd loads only what it keeps
+ * and takes a stored job Slurm still lists back from the store as it is. */
+static void ended_jobs_leave_memory(void **state)
+{
+    (void)state;
+    d.cfg.forget_ended_s = 0; /* as soon as Slurm no longer lists them */
+    fake_submit(1, "a", 8, 8, 1);
+    fake_submit(2, "a", 8, 8, 1);
+    d.cfg.gpu_limit = 1; /* straight to main */
+    engine_tick(&d);
+    fake_run(1, 1000);
+    fake_run(2, 1000);
+    engine_tick(&d);
+    fake_end(1, SJ_COMPLETED, "COMPLETED", 1100);
+    fake_end(2, SJ_FAILED, "FAILED", 1100);
+    engine_tick(&d);
+    assert_phase(1, LUCID_PHASE_DONE);
+    d.forgot_at = 0; /* the next tick's pass is due */
+    engine_tick(&d);
+    assert_non_null(engine_find(&d, 1)); /* Slurm lists them: kept */
+    fake_purge(1);
+    d.forgot_at = 0;
+    engine_tick(&d);
+    assert_null(engine_find(&d, 1));
+    assert_non_null(engine_find(&d, 2));
+    assert_int_equal(d.njobs, 1);
+    assert_int_equal(d.forgotten_jobs, 1);
+    lucidd_ended ended[16];
+    memcpy(ended, d.forgotten, sizeof ended);
+    int n = lucidd_ended_counts(d.jobs, d.njobs, ended, d.nforgotten, 16);
+    assert_int_equal(n, 2);
+    long completed = 0, failed = 0;
+    for (int k = 0; k < n; k++) {
+        assert_string_equal(ended[k].where, "main");
+        completed += strcmp(ended[k].outcome, "completed") == 0 ? ended[k].count : 0;
+        failed += strcmp(ended[k].outcome, "failed") == 0 ? ended[k].count : 0;
+    }
+    assert_int_equal(completed, 1);
+    assert_int_equal(failed, 1);
+    lucid_job_record stored;
+    lucid_error err = {{0}};
+    assert_int_equal(lucid_state_get_job(d.state, 1, &stored, &err), 1);
+    assert_int_equal(stored.phase, LUCID_PHASE_DONE);
+    /* Dependencies on the forgotten job are answered from the store. */
+    snprintf(fake_submit(3, "a", 1, 1, 1)->dependency, sizeof fake.jobs[0].dependency,
+             "afterok:1(unfulfilled)");
+    snprintf(fake_submit(4, "a", 1, 1, 1)->dependency, sizeof fake.jobs[0].dependency,
+             "afternotok:1(unfulfilled)");
+    engine_tick(&d);
+    assert_string_equal(engine_find(&d, 3)->waits_for, "");
+    assert_string_equal(engine_find(&d, 4)->waits_for, "dependency");
+    assert_non_null(strstr(rec(4)->reason, "can never be satisfied"));
+    /* A restart: job 1 is counted, not loaded; job 2 (still listed) comes
+     * back from the store at the first tick, not taken in again. */
+    char reason2[256];
+    snprintf(reason2, sizeof reason2, "%s", rec(2)->reason);
+    int64_t since2 = rec(2)->phase_since;
+    engine_free(&d);
+    memset(d.forgotten, 0, sizeof d.forgotten);
+    memset(d.forgotten_by_phase, 0, sizeof d.forgotten_by_phase);
+    d.nforgotten = 0;
+    d.forgotten_profiled = 0;
+    d.forgotten_jobs = 0;
+    assert_int_equal(engine_load(&d, &err), 0);
+    assert_null(engine_find(&d, 1));
+    assert_null(engine_find(&d, 2));
+    assert_int_equal(d.nforgotten, 2);
+    assert_int_equal(d.forgotten_by_phase[LUCID_PHASE_DONE], 1);
+    assert_int_equal(d.forgotten_by_phase[LUCID_PHASE_FAILED], 1);
+    engine_tick(&d);
+    assert_non_null(engine_find(&d, 2));
+    assert_phase(2, LUCID_PHASE_FAILED);
+    assert_string_equal(rec(2)->reason, reason2);
+    assert_int_equal(rec(2)->phase_since, since2);
+    assert_null(engine_find(&d, 1));
 }
 
 /* While slurmctld does not accept connections a tick asks it nothing and
@@ -1027,6 +1107,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(fair_share_orders_the_queue, setup, teardown),
         cmocka_unit_test_setup_teardown(without_fair_share_lucid_order_stands, setup, teardown),
+        cmocka_unit_test_setup_teardown(ended_jobs_leave_memory, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

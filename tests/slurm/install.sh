@@ -58,7 +58,6 @@ for id in "${!want[@]}"; do
 done
 
 # 4. The installed lucidd, configured by the installed example.
-export LSAN_OPTIONS="suppressions=$SRC/tests/slurm/lsan-libslurm.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 SOCK=$W/lucidd.sock
 setsid "$LUCIDD" --config "$EXAMPLES/lucidd.conf" --state "$W/state.db" --socket "$SOCK" \
     --profile-limit 3 --tick-ms 250 --metrics-test-dir "$W/gpu" --profiler-bypass off </dev/null >"$W/lucidd.log" 2>&1 &

@@ -86,7 +86,6 @@ SOCK=$SOCK_DIR/lucidd.sock
 : >"$LAB/errors.txt"
 : >"$LAB/jobs.txt"
 : >"$LAB/events.txt"
-export LSAN_OPTIONS="suppressions=$SRC/tests/slurm/lsan-libslurm.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 
 err() { echo "$*" | tr '\n' ' ' >>"$LAB/errors.txt"; echo >>"$LAB/errors.txt"; echo "lucidd_backfill: FAIL: $*" >&2; }
 event() { echo "$(date +%s.%N) $*" >>"$LAB/events.txt"; }

@@ -61,7 +61,6 @@ METRICS=$((PORT + 90))
 : >"$LAB/events.txt"
 touch "$LAB/payload.log"
 chmod 666 "$LAB/payload.log" "$LAB/errors.txt" "$LAB/events.txt"
-export LSAN_OPTIONS="suppressions=$SRC/tests/slurm/lsan-libslurm.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 
 # One line each: a multi-line command output is folded.
 err() { echo "$*" | tr '\n' ' ' | sed 's/ *$//' >>"$LAB/errors.txt"; echo >>"$LAB/errors.txt"; echo "lucidd_operator: FAIL: $*" >&2; }

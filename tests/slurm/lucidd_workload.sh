@@ -43,8 +43,6 @@ read -r -a EXTRA_ARGS <<<"${LUCIDD_EXTRA_ARGS:-}"
 
 fail() { echo "lucidd_workload: $*" >&2; tail -n 30 "$LAB/lucidd.log" >&2 || true; exit 1; }
 
-# Under ASan, libslurm's own leaks are not lucidd's (tests/slurm/lsan-libslurm.supp).
-export LSAN_OPTIONS="suppressions=$SRC/tests/slurm/lsan-libslurm.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 
 start_lucidd() {
     setsid "$BUILD/lucidd" --state "$LAB/lucid.db" --socket "$SOCK" --metrics-port $((PORT + 90)) \
