@@ -111,6 +111,20 @@ def main():
             top = float(bar["y"])
             got = 10 ** (math.log10(ticks[0]) + (frame[3] - top) / (frame[3] - frame[1]) * span)
             check(abs(got - q) <= 0.01 * q, f"Figure 9: bar at x={bar['x']} shows {got:.1f}, summary says {q}")
+        # Grey print: every policy's bars but the first carry a white fill
+        # pattern (hatch lines inside the bar), the same in the legend.
+        hatches = [l for l in lines if l.get("stroke") == "#ffffff"]
+        def hatched(bar):
+            x0, y0 = float(bar["x"]), float(bar["y"])
+            x1, y1 = x0 + float(bar["width"]), y0 + float(bar["height"])
+            for l in hatches:
+                pts = [tuple(map(float, p.split(","))) for p in l.get("points").split()]
+                if all(x0 - 0.01 <= px <= x1 + 0.01 and y0 - 0.01 <= py <= y1 + 0.01 for px, py in pts):
+                    return True
+            return False
+        for bar, q in zip(bars, want):
+            if bar["fill"] != "#1f77b4" and float(bar["height"]) >= 8 and float(bar["width"]) >= 3:
+                check(hatched(bar), f"Figure 9: the {bar['fill']} bar at x={bar['x']} has no fill pattern")
 
     # Utilisation
     try:

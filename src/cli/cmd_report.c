@@ -60,6 +60,40 @@ static const char *dash(int i)
     return styles[i % (int)(sizeof styles / sizeof styles[0])];
 }
 
+/* A fill pattern per policy for bars, drawn as white lines over the
+ * colour, so that bars stay apart in grey print: none, horizontal,
+ * vertical, '/', '\\', crossed. */
+static void hatch(lucid_svg *svg, double x, double y, double w, double h, int i)
+{
+    const double step = 4;
+    int kind = i % 6;
+    for (int k = 0; kind == 1 || kind == 5 ? k * step < h : 0; k++) {
+        double lx[2] = {x, x + w}, ly[2] = {y + h - k * step, y + h - k * step};
+        lucid_svg_polyline(svg, lx, ly, 2, "#ffffff", 1, NULL);
+    }
+    for (int k = 1; kind == 2 || kind == 5 ? k * step < w : 0; k++) {
+        double lx[2] = {x + k * step, x + k * step}, ly[2] = {y, y + h};
+        lucid_svg_polyline(svg, lx, ly, 2, "#ffffff", 1, NULL);
+    }
+    if (kind != 3 && kind != 4)
+        return;
+    /* Diagonals x' = x + c + t, y' = y + h - t ('/'), clipped to the bar. */
+    for (double c = -h; c < w; c += step) {
+        double t0 = fmax(0, -c), t1 = fmin(h, w - c);
+        if (t1 <= t0)
+            continue;
+        double lx[2], ly[2] = {y + h - t0, y + h - t1};
+        if (kind == 3) {
+            lx[0] = x + c + t0;
+            lx[1] = x + c + t1;
+        } else { /* mirrored: '\' */
+            lx[0] = x + w - (c + t0);
+            lx[1] = x + w - (c + t1);
+        }
+        lucid_svg_polyline(svg, lx, ly, 2, "#ffffff", 1, NULL);
+    }
+}
+
 typedef struct size_class {
     int64_t jobs;
     double jct_sum, queue_sum, duration_sum, bsld_sum;
@@ -584,8 +618,10 @@ static void legend(lucid_svg *svg, const report *r, int boxes, const int *shown)
     for (int p = 0; p < r->npol; p++) {
         if (shown && !shown[p])
             continue;
-        if (boxes)
+        if (boxes) {
             lucid_svg_rect(svg, x, y - 9, 18, 10, colour(p), "none");
+            hatch(svg, x, y - 9, 18, 10, p);
+        }
         else {
             double lx[2] = {x, x + 18}, ly[2] = {y - 4, y - 4};
             lucid_svg_polyline(svg, lx, ly, 2, colour(p), 2.5, dash(p));
@@ -698,7 +734,7 @@ static int figure_eta(const report *r, const char *path, lucid_error *err)
 }
 
 /* Figure 9: average queueing delay per VC, one bar per policy in each VC's
- * group, on a log axis from the decade below the smallest non-zero delay to
+ * group (a colour and a fill pattern each, as in the legend, for grey print), on a log axis from the decade below the smallest non-zero delay to
  * the decade above the largest: the delays span decades, and on a linear
  * axis FIFO's flattens every other policy's.  A zero delay has no bar. */
 static int figure_vc_queue(const report *r, const char *path, lucid_error *err)
@@ -733,6 +769,7 @@ static int figure_vc_queue(const report *r, const char *path, lucid_error *err)
                 continue;
             double top = fy(&y, q, height - 40), base = fy(&y, y.lo, height - 40);
             lucid_svg_rect(svg, gx + bar * p, top, bar, base - top, colour(p), "none");
+            hatch(svg, gx + bar * p, top, bar, base - top, p);
         }
         double cx = LEFT + group * (v + 0.5), cy = height - 40 - BOTTOM + 14;
         lucid_svg_text(svg, cx, cy, 10, "end", -40, r->vcs[v]);
