@@ -59,13 +59,14 @@ wait_until() { # seconds, what, command...
     done
 }
 
-A=$(sbatch --parsable -p main --begin=now+1day --array=0-999 -o /dev/null --wrap true)
-B=$(sbatch --parsable -p main --begin=now+1day --array=0-999 -o /dev/null --wrap true)
+A=$(sbatch --parsable -p main --gres=gpu:1 --begin=now+1day --array=0-999 -o /dev/null --wrap true)
+B=$(sbatch --parsable -p main --gres=gpu:1 --begin=now+1day --array=0-999 -o /dev/null --wrap true)
 setsid "$BUILD/lucidd" --state "$LAB/lucid.db" --socket "$SOCK" --tick-ms 100 \
     --metrics-test-dir "$LAB" </dev/null >>"$LAB/lucidd.log" 2>&1 &
 LUCIDD_PID=$!
 
-# lucidd splits the array (256 tasks a tick) and holds every task.
+# lucidd splits the array (256 tasks a tick) and holds every task (1 GPU each:
+# a job asking no GPUs is left to Slurm).
 waiting() { [[ $(status 2>/dev/null | field 's["phases"]["main-queue"] + s["phases"]["profile-queue"]' 2>/dev/null) -eq 2000 ]]; }
 wait_until 180 "lucidd to take in 2,000 tasks" waiting
 scancel "$A"
