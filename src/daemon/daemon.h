@@ -45,8 +45,8 @@ typedef struct lucidd_config {
     double release_timeout_s;     /* a release Slurm has not started after this is taken back */
     int profiler_bypass;          /* a job the profiler cannot start goes to idle main GPUs */
     double fairshare_weight;      /* the site's fair share in lucid's order (docs/live.md,
-                                   * "The site's priority"); < 0: 2 where Slurm weighs fair
-                                   * share (PriorityWeightFairshare > 0), else 0 */
+                                   * "The site's priority"); 0 off (the default); < 0: 2
+                                   * where Slurm weighs fair share, else 0 */
     double age_weight;            /* waiting a week halves a job's order value this many times */
     double default_estimate_s;    /* duration estimate without a time limit or model */
     double retrain_period_s;      /* update engine: seconds between trainings */

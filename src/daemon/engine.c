@@ -1223,8 +1223,11 @@ static void track(lucidd *d, lucidd_job *job, const slurm_job *sj, const slurm_j
     job->uid = sj->uid;
     job->fit = sj->fit;
     if (sj->state == SJ_COMPLETED || sj->state == SJ_FAILED) {
-        /* A requeue passes through an ended state while it completes. */
-        if (!sj->requeueing && !sj->completing)
+        /* A requeue passes through an ended state while it completes; a
+         * cancelled job is never requeued, and under task/cgroup its
+         * completing (cgroup and epilog clean-up) lasts seconds: ended now. */
+        int cancelled = strcmp(sj->state_name, "CANCELLED") == 0;
+        if (!sj->requeueing && (!sj->completing || cancelled))
             end_job(d, job, sj);
         return;
     }

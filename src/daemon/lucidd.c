@@ -140,8 +140,8 @@ static const char usage_text[] =
     "  --profiler-bypass on|off  a job the busy profiler cannot start goes unprofiled to\n"
     "                          idle main GPUs (default on)\n"
     "  --fairshare-weight W    the site's fair share in lucid's order: priority x\n"
-    "                          10^(W x (1/2 - F)), F = sshare's FairShare (default 2 where\n"
-    "                          Slurm weighs fair share, else 0)\n"
+    "                          10^(W x (1/2 - F)), F = sshare's FairShare (default 0: off;\n"
+    "                          -1: 2 where Slurm weighs fair share, else 0)\n"
     "  --age-weight A          a week's wait halves a job's order value A times (default 0)\n"
     "  --release-timeout S     a job lucid released that Slurm has not started within S\n"
     "                          seconds is taken back and placed elsewhere (default 60)\n"
@@ -457,7 +457,7 @@ static int parse_args(int argc, char **argv, lucidd_config *cfg)
                            .profile_limit_s = 200,
                            .release_timeout_s = 60,
                            .profiler_bypass = 1,
-                           .fairshare_weight = -1,
+                           .fairshare_weight = 0,
                            .gpu_limit = 8,
                            .gpu_memory_mib = 24576,
                            .score_sum = 2,

@@ -272,7 +272,15 @@ int slurm_io_jobs_refresh(slurm_job_list *list, lucid_error *err)
     int completing = 0;
     for (long i = 0; i < list->count && !completing; i++)
         completing = list->jobs[i].completing;
-    time_t since = completing || now - list->read_at >= FULL_READ_S ? 0 : list->last_update;
+    /* slurmctld's update times are whole seconds: a change made in the
+     * second of the last read, after it, carries the same time, and asked
+     * "since" that time Slurm says "no change" (seen: a cancel unseen by
+     * lucid for seconds in the operator lab test).  So "no change" is asked
+     * only of a listing read two seconds or more after its last change;
+     * else one second earlier, which reads the listing again. */
+    time_t since = 0;
+    if (!completing && now - list->read_at < FULL_READ_S && list->last_update > 1)
+        since = list->read_at >= list->last_update + 2 ? list->last_update : list->last_update - 1;
     if (slurm_load_jobs(since, &msg, SHOW_ALL | SHOW_DETAIL) != SLURM_SUCCESS) {
         if (since && slurm_get_errno() == SLURM_NO_CHANGE_IN_DATA) {
             list->unchanged++;

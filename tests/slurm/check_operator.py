@@ -470,22 +470,25 @@ class Check:
                 if (j["phase"] in ("profile-queue", "main-queue") and s["state"] == "PENDING"
                         and s["prio"] != "0"):
                     continue
-                # A lasting disagreement is one lucid phase disagreeing in two
-                # snapshots in a row.  A job that moves on between them
+                # A lasting disagreement is one lucid phase disagreeing in three
+                # snapshots in a row (1.5 s): on the site profile a tick that
+                # releases several jobs makes each release's RPCs through
+                # slurmdbd's enforcement (~0.1 s each), so Slurm may show a
+                # job running two snapshots before lucid's next publication.  A job that moves on between them
                 # (released -> Slurm starts it -> lucid shows running -> the
                 # owner cancels at once) is behind by one tick at each
                 # step, never stuck: its count starts again.
                 last_phase = streak_phase.get(jid)
                 streak_phase[jid] = j["phase"]
                 streak[jid] = streak.get(jid, 0) + 1 if last_phase == j["phase"] else 1
-                if streak[jid] == 2:
+                if streak[jid] == 3:
                     bad_total += 1
                     reported[jid] += 1
                     if reported[jid] <= 2:
                         self.err("phases", f"job {jid} ({self.role(jid)}) at t={snap['t0']:.1f}: lucid "
                                  f"{j['phase']}{' (' + j['waits_for'] + ')' if j.get('waits_for') else ''}"
                                  f" while Slurm says {s['state']} priority {s['prio']} {s['reason']} "
-                                 f"on {s['part']} (two snapshots running)")
+                                 f"on {s['part']} (three snapshots running)")
         if usable == 0:
             self.err("phases", "no snapshot had both lucid's and Slurm's view")
         if bad_total:
