@@ -35,7 +35,6 @@ bash "$SRC/scripts/lab-cluster.sh" up "$LAB" --profile site --nodes 4 --gpus 8 -
 export SLURM_CONF=$LAB/etc/slurm.conf
 SOCK_DIR=$(mktemp -d /tmp/lucid-burst.XXXXXX)
 SOCK=$SOCK_DIR/lucidd.sock
-export LSAN_OPTIONS="suppressions=$SRC/tests/slurm/lsan-libslurm.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 fail() { echo "lucidd_burst: FAIL: $*" >&2; exit 1; }
 echo "pid=$$ time=$(date +%s) intake=0" >"$LAB/heartbeat"
 setsid "$BUILD/lucidd" --state "$LAB/lucid.db" --socket "$SOCK" --heartbeat "$LAB/heartbeat" \

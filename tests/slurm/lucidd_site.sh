@@ -55,7 +55,6 @@ SOCK_DIR=$(mktemp -d /tmp/lucid-site.XXXXXX)
 SOCK=$SOCK_DIR/lucidd.sock
 : >"$LAB/errors.txt"
 : >"$LAB/jobs.txt"
-export LSAN_OPTIONS="suppressions=$SRC/tests/slurm/lsan-libslurm.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 err() { echo "$*" >>"$LAB/errors.txt"; echo "lucidd_site: FAIL: $*" >&2; }
 die() { err "$*"; exit 1; }
 lucid() { "$BUILD/lucid" "$@" --socket "$SOCK"; }
