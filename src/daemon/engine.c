@@ -2207,6 +2207,13 @@ static void read_fairshare(lucidd *d, double now_mono)
 
 static void order_values(lucidd *d, time_t now)
 {
+    /* Neither factor on (the default): the queue's order is lucid's own
+     * priority, read straight from each record (no copy to go stale). */
+    if (!(d->fairshare_weight > 0) && !(d->cfg.age_weight > 0)) {
+        for (size_t i = 0; i < d->njobs; i++)
+            d->jobs[i].order_priority = 0;
+        return;
+    }
     for (size_t i = 0; i < d->njobs; i++) {
         lucidd_job *job = &d->jobs[i];
         if (lucid_phase_is_final(job->rec.phase))
