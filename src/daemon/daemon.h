@@ -153,6 +153,7 @@ typedef struct lucidd {
     char last_error[LUCID_ERROR_MAX];
     time_t started;
     uint64_t ticks, decisions_applied, slurm_errors, sample_errors;
+    uint64_t slow_ticks;       /* ticks longer than a second (each logged) */
     lucid_eta_table eta_table; /* actual/estimate duration ratios of ended jobs */
     double *recent_ratios;     /* the newest ENGINE_RATIO_WINDOW of them, a ring: the
                                 * table is rebuilt from these when it holds twice as many */
@@ -216,7 +217,7 @@ typedef struct lucidd_snapshot {
     long forgotten_by_phase[LUCID_PHASE_COUNT];
     long forgotten_profiled;
     uint64_t slurm_reads, slurm_unchanged; /* job listings read / answered "no change" */
-    uint64_t ticks, decisions_applied, slurm_errors, sample_errors, latency_count;
+    uint64_t ticks, slow_ticks, decisions_applied, slurm_errors, sample_errors, latency_count;
     double latency_sum_s, latency_p50_s, latency_p99_s;
     int packing_on, slurm_up;
     int64_t slurm_down_since; /* start of the first failed tick; 0 while reachable */

@@ -1748,6 +1748,15 @@ static void whole_nodes(lucidd *d, lucidd_job *job, decide_job *view, node_sizes
  * the profiler's that no profiling node can take (of its type, with its
  * CPUs, or none usable now) go to the main queue, the main queue's that no
  * node set could ever hold are handed back. */
+/* A waiting job the decision leaves out says why it has no start estimate
+ * (the short form: its REASON says the rest). */
+static void no_estimate(lucidd_job *job, const char *why)
+{
+    job->eta_p10 = job->eta_p50 = job->eta_p90 = 0;
+    job->eta_ahead = 0;
+    snprintf(job->eta_none, sizeof job->eta_none, "%.*s", (int)sizeof job->eta_none - 1, why);
+}
+
 static int gather_waiting(lucidd *d, lucid_phase phase, const partition_view *v,
                           decide_job *waiting, unsigned char *masks, double now_mono)
 {
@@ -1761,13 +1770,18 @@ static int gather_waiting(lucidd *d, lucid_phase phase, const partition_view *v,
         lucidd_job *job = &d->jobs[i];
         if (job->rec.phase != phase || job->waits_for[0])
             continue;
-        if (avoiding(job, now_mono) && strcmp(job->avoid_nodes, "*") == 0)
-            continue; /* refused for a limit of the site: not placed for a while */
+        char why[200] = "", now_why[160] = "";
+        if (avoiding(job, now_mono) && strcmp(job->avoid_nodes, "*") == 0) {
+            /* Refused for a limit of the site: not placed for a while. */
+            snprintf(why, sizeof why, "refused by a site limit; placed again in %.0f s",
+                     job->avoid_until - now_mono + 0.5);
+            no_estimate(job, why);
+            continue;
+        }
         decide_job view = decide_view(job);
         view.fit = &job->fit;
         unsigned char *mask = NULL;
         node_sizes ever_sizes = all;
-        char why[200] = "", now_why[160] = "";
         int usable_now = nnodes;
         if (nnodes > 0 && ever && needs_mask(job, v, now_mono)) {
             mask = masks + nmasks * (size_t)nnodes;
@@ -1803,6 +1817,7 @@ static int gather_waiting(lucidd *d, lucid_phase phase, const partition_view *v,
                 if (job->took_back[0] && avoiding(job, now_mono))
                     snprintf(why, sizeof why, "waiting (taken back: %.150s)", job->took_back);
                 set_reason(d, job, why);
+                no_estimate(job, "no node it may use can start it now");
                 continue;
             }
         }
@@ -2260,6 +2275,12 @@ static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs, dou
     if (nsnodes < 0) {
         note_error(d, &err);
         d->slurm_errors++;
+        /* No decision this tick: a waiting job without an estimate says why. */
+        for (size_t i = 0; i < d->njobs; i++) {
+            lucidd_job *job = &d->jobs[i];
+            if (queued(job->rec.phase) && !job->eta_p50 && !job->eta_none[0])
+                no_estimate(job, "lucid could not read Slurm's nodes");
+        }
         return;
     }
     size_t nn = (size_t)nsnodes + 1;
@@ -2493,6 +2514,9 @@ static void slurm_unreachable(lucidd *d, const lucid_error *err)
     d->slurm_errors++;
 }
 
+/* A tick longer than this is logged with where its time went. */
+#define SLOW_TICK_S 1.0
+
 void engine_tick(lucidd *d)
 {
     lucid_error err = {{0}};
@@ -2517,6 +2541,11 @@ void engine_tick(lucidd *d)
      * tick, and the hand-back watchdog must not still see it silent. */
     if (d->ticks == 0 || !d->slurm_up)
         write_heartbeat(d);
+    /* Where a tick's time goes: logged when a tick runs past a second
+     * (clients see its phases that much late; the RPCs to Slurm are the
+     * usual reason). */
+    double stamp[7];
+    stamp[0] = monotonic_s();
     int fresh = slurm_io_jobs_refresh(&d->listing, &err);
     d->ticks++;
     if (fresh < 0) {
@@ -2574,16 +2603,31 @@ void engine_tick(lucidd *d)
         if (!job->seen && !lucid_phase_is_final(job->rec.phase) && vanished(d, job) < 0)
             break;
     }
+    stamp[1] = monotonic_s();
     sample_profiles(d, sjobs, n);
     update_models(d, now);
     read_fairshare(d, now_mono);
     order_values(d, now);
+    stamp[2] = monotonic_s();
     decide_and_apply(d, sjobs, n, now_mono);
+    stamp[3] = monotonic_s();
     push_comments(d, now_mono);
+    stamp[4] = monotonic_s();
     flush(d);
+    stamp[5] = monotonic_s();
     forget_ended(d, now, now_mono);
     prune_store(d, now, now_mono);
     write_heartbeat(d);
+    stamp[6] = monotonic_s();
+    if (stamp[6] - stamp[0] > SLOW_TICK_S) {
+        d->slow_ticks++;
+        lucidd_log("slow tick %llu: %.0f ms (read Slurm and track %.0f, samples/models/fair share "
+                   "%.0f, decide and release %.0f, comments %.0f, store %.0f, rest %.0f; %ld jobs listed)",
+                   (unsigned long long)d->ticks, 1e3 * (stamp[6] - stamp[0]),
+                   1e3 * (stamp[1] - stamp[0]), 1e3 * (stamp[2] - stamp[1]),
+                   1e3 * (stamp[3] - stamp[2]), 1e3 * (stamp[4] - stamp[3]),
+                   1e3 * (stamp[5] - stamp[4]), 1e3 * (stamp[6] - stamp[5]), n);
+    }
 }
 
 int engine_load(lucidd *d, lucid_error *err)

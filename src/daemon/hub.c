@@ -154,6 +154,7 @@ static lucidd_snapshot *snapshot_make(const lucidd *d, lucidd_snapshot *spare)
     snap->ticks = d->ticks;
     snap->decisions_applied = d->decisions_applied;
     snap->slurm_errors = d->slurm_errors;
+    snap->slow_ticks = d->slow_ticks;
     snap->sample_errors = d->sample_errors;
     snap->latency_count = d->latency_count;
     snap->latency_sum_s = d->latency_sum_s;

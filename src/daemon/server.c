@@ -400,6 +400,7 @@ static json_t *status_json(const lucidd_snapshot *s, const lucidd_config *cfg,
         "decision_latency_p99_s", s->latency_p99_s, "uptime_s",
         (json_int_t)(time(NULL) - s->started), "ticks", (json_int_t)s->ticks, "tick_running_s",
         tick_running_s);
+    json_object_set_new(reply, "slow_ticks", json_integer((json_int_t)s->slow_ticks));
     json_object_set_new(reply, "slurm_unreachable_since",
                         s->slurm_down_since ? json_integer(s->slurm_down_since) : json_null());
     /* {"profiler/completed": 12, "queue/cancelled": 3, ...} */
@@ -637,13 +638,16 @@ static char *metrics_text(const lucidd_snapshot *s, size_t *len)
     metric(&buf, len, &cap,
            "# HELP lucid_ticks_total Ticks of the decision loop.\n"
            "# TYPE lucid_ticks_total counter\nlucid_ticks_total %llu\n"
+           "# HELP lucid_slow_ticks_total Ticks that ran longer than a second (each logged).\n"
+           "# TYPE lucid_slow_ticks_total counter\nlucid_slow_ticks_total %llu\n"
            "# HELP lucid_slurm_up Whether the latest call to Slurm worked.\n"
            "# TYPE lucid_slurm_up gauge\nlucid_slurm_up %d\n"
            "# HELP lucid_slurm_errors_total Failed calls to Slurm.\n"
            "# TYPE lucid_slurm_errors_total counter\nlucid_slurm_errors_total %llu\n"
            "# HELP lucid_gpu_metrics_backend The active GPU metrics backend.\n"
            "# TYPE lucid_gpu_metrics_backend gauge\nlucid_gpu_metrics_backend{backend=\"%s\"} 1\n",
-           (unsigned long long)s->ticks, s->slurm_up, (unsigned long long)s->slurm_errors,
+           (unsigned long long)s->ticks, (unsigned long long)s->slow_ticks, s->slurm_up,
+           (unsigned long long)s->slurm_errors,
            s->metrics_backend);
     metric(&buf, len, &cap,
            "# HELP lucid_slurm_job_reads_total Requests for Slurm's job listing, by result: "

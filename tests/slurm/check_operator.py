@@ -124,7 +124,9 @@ def cmd_sample(sock_path, out, stop, period_ms):
                 snap["lucid_error"] = str(e)[:200]
             snap["t1"] = time.time()
             try:
-                snap["ticks"] = ask(sock_path, {"cmd": "status"}, timeout=2.0).get("ticks")
+                st = ask(sock_path, {"cmd": "status"}, timeout=2.0)
+                snap["ticks"] = st.get("ticks")
+                snap["slow_ticks"] = st.get("slow_ticks")
             except Exception:
                 snap["ticks"] = None
             try:
@@ -423,6 +425,8 @@ class Check:
     def check_phases(self):
         streak = {}  # job -> consecutive disagreeing snapshots (in one lucid phase)
         streak_phase = {}  # job -> lucid's phase in the last disagreeing snapshot
+        streak_ticks = {}  # job -> lucid's published ticks at the streak's first snapshot
+        lasting = {}  # job -> this streak already counted
         reported = defaultdict(int)
         missing = {}
         self.waits_seen = defaultdict(set)
@@ -436,9 +440,11 @@ class Check:
         for snap in self.snaps:
             if snap.get("lucid") is None or snap.get("slurm") is None:
                 streak.clear()
+                streak_phase.clear()
                 continue
             if any(0 <= snap["t0"] - t < 2.0 for t in ctld_up):
                 streak.clear()
+                streak_phase.clear()
                 continue
             usable += 1
             lucid = {j["job"]: j for j in snap["lucid"]}
@@ -462,6 +468,8 @@ class Check:
                 ok = self.ALLOWED.get(j["phase"], lambda s: False)(s)
                 if ok:
                     streak[jid] = 0
+                    streak_phase.pop(jid, None)
+                    lasting.pop(jid, None)
                     continue
                 # A release in flight: lucid's tick is pinning and releasing
                 # the job (Slurm already shows it) but has not published the
@@ -478,17 +486,33 @@ class Check:
                 # (released -> Slurm starts it -> lucid shows running -> the
                 # owner cancels at once) is behind by one tick at each
                 # step, never stuck: its count starts again.
+                #
+                # And lucid must have had the chance to see it: four of its
+                # ticks published since the first disagreeing snapshot (the
+                # counter is read after the queue; a tick running when Slurm
+                # changed may have read Slurm before).  A tick slowed by a
+                # loaded machine delays lucid's view without making it wrong;
+                # the tick rate itself is the [ticks] check's, and lucidd
+                # logs each tick over a second with where its time went.
                 last_phase = streak_phase.get(jid)
                 streak_phase[jid] = j["phase"]
-                streak[jid] = streak.get(jid, 0) + 1 if last_phase == j["phase"] else 1
-                if streak[jid] == 3:
+                if last_phase == j["phase"]:
+                    streak[jid] = streak.get(jid, 0) + 1
+                else:
+                    streak[jid] = 1
+                    streak_ticks[jid] = snap.get("ticks")
+                k0, k = streak_ticks.get(jid), snap.get("ticks")
+                seen_ticks = k - k0 if isinstance(k0, int) and isinstance(k, int) and k >= k0 else 99
+                if streak[jid] >= 3 and seen_ticks >= 4 and not lasting.get(jid):
+                    lasting[jid] = True
                     bad_total += 1
                     reported[jid] += 1
                     if reported[jid] <= 2:
                         self.err("phases", f"job {jid} ({self.role(jid)}) at t={snap['t0']:.1f}: lucid "
                                  f"{j['phase']}{' (' + j['waits_for'] + ')' if j.get('waits_for') else ''}"
                                  f" while Slurm says {s['state']} priority {s['prio']} {s['reason']} "
-                                 f"on {s['part']} (three snapshots running)")
+                                 f"on {s['part']} ({streak[jid]} snapshots running, "
+                                 f"{'?' if seen_ticks == 99 else seen_ticks} lucid ticks since the first)")
         if usable == 0:
             self.err("phases", "no snapshot had both lucid's and Slurm's view")
         if bad_total:

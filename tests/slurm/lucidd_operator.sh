@@ -74,7 +74,10 @@ sstate() { squeue -h -t all -j "$1" -o '%T %Q %P' 2>/dev/null | head -1; }
 # lucidd's options under the contract; a missing one is a finding, and the
 # rest still runs without it.
 HEARTBEAT_ARGS=()
-if "$BUILD/lucidd" --help 2>&1 | grep -qE '^ +--heartbeat'; then
+# (the help is read whole first: grep -q closing the pipe early would kill
+# lucidd with SIGPIPE and, under pipefail, read as a missing option)
+LUCIDD_HELP=$("$BUILD/lucidd" --help 2>&1 || true)
+if grep -qE '^ +--heartbeat' <<<"$LUCIDD_HELP"; then
     HEARTBEAT_ARGS=(--heartbeat "$LAB/heartbeat")
 else
     err "lucidd has no --heartbeat option (contract: lucidd --heartbeat FILE); the test beats for it"
