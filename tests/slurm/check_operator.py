@@ -295,6 +295,29 @@ class Check:
                 self.events.append((float(f[0]), f[1], f[2:]))
         self.queue = self.load_json("queue.json", "jobs")
         self.status = self.load_json("status.json", None)
+        self.releases = self.read_releases(f"{lab}/log/slurmctld.log")
+
+    @staticmethod
+    def read_releases(path):
+        """Slurm's own record of each hold lifted by root (lucidd), in
+        slurmctld's millisecond times: job -> [t, ...] in log order."""
+        out = defaultdict(list)
+        pat = re.compile(r"^\[(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?\] .*"
+                         r"release hold on JobId=(\d+) by uid 0$")
+        try:
+            lines = open(path, encoding="utf-8", errors="replace").read().splitlines()
+        except OSError:
+            return out
+        for line in lines:
+            m = pat.match(line)
+            if m:
+                t = time.mktime(time.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S"))
+                out[int(m.group(3))].append(t + float(m.group(2) or 0))
+        return out
+
+    def released_by(self, jid, after, until):
+        """Whether lucidd lifted jid's hold in [after, until] (Slurm's log)."""
+        return any(after <= t <= until for t in self.releases.get(jid, ()))
 
     def load_json(self, name, key):
         try:
@@ -556,13 +579,24 @@ class Check:
                     for n in expand_nodes(j.get("node_list") or ""):
                         if n in free:
                             free[n] -= (j["gpus"] or 0) // max(1, j.get("nodes") or 1)
+            # The priorities lucid decided by then (a restarted lucidd on a
+            # new state file can end with other values than it ran with).
+            at = {j["job"]: j.get("priority") for j in snap["lucid"]}
+            pb = at.get(b) if at.get(b) is not None else prio[b]
             for j in snap["lucid"]:
                 a = j["job"]
-                if a == b or j["phase"] != "main-queue" or j.get("waits_for") or prio.get(a) is None:
+                pa = j.get("priority") if j.get("priority") is not None else prio.get(a)
+                if a == b or j["phase"] != "main-queue" or j.get("waits_for") or pa is None:
                     continue
-                if not prio[a] < prio[b]:
+                if not pa < pb:
                     continue
                 if a in main_start and main_start[a][6] < tb:
+                    continue
+                # Released by lucid no later than b (the same tick releases
+                # in queue order, a first): which payload Slurm then starts
+                # a few milliseconds first is Slurm's, not lucid's, order.
+                rel_b = [t for t in self.releases.get(b, ()) if t <= tb]
+                if rel_b and self.released_by(a, snap["t0"] - 2.0, rel_b[-1]):
                     continue
                 gpus, nn = j["gpus"] or 0, max(1, j.get("nodes") or 1)
                 cand = dict(free)
@@ -578,8 +612,8 @@ class Check:
                 if fits:
                     violations += 1
                     if violations <= 5:
-                        self.err("order", f"job {b} ({self.role(b)}, priority {prio[b]:.0f}) started on main at "
-                                 f"{tb:.1f} while job {a} ({self.role(a)}, priority {prio[a]:.0f}, {gpus} GPUs) "
+                        self.err("order", f"job {b} ({self.role(b)}, priority {pb:.0f}) started on main at "
+                                 f"{tb:.1f} while job {a} ({self.role(a)}, priority {pa:.0f}, {gpus} GPUs) "
                                  f"waited in lucid's main queue and fit (free GPUs {free} at {td:.1f})")
 
     # -- start-time estimates (issue 13)
