@@ -38,6 +38,13 @@ expect_error "backfill min GPUs not whole" \
 expect_error "backfill min GPUs too large" \
     "--backfill-min-gpus: '100001' is not a whole number from 0 to 100000" \
     "$lucidd" "${base[@]}" --backfill-min-gpus 100001
+# Fair share: -1 (the default: Slurm's own weight says) or a weight >= 0.
+expect_error "fair-share weight below -1" \
+    "--fairshare-weight: '-2' is not -1 (Slurm's weight says) or a number >= 0" \
+    "$lucidd" "${base[@]}" --fairshare-weight -2
+expect_error "fair-share weight not a number" \
+    "--fairshare-weight: 'auto' is not -1 (Slurm's weight says) or a number >= 0" \
+    "$lucidd" "${base[@]}" --fairshare-weight auto
 printf 'state = x\nsocket = y\nbackfill = easy\nbackfill-window = 1200\nbackfill-min-gpus = nine\n' \
     >"$tmp/window.conf"
 expect_error "config: bad backfill-min-gpus named by file and line (the window read)" \

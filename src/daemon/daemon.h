@@ -45,7 +45,7 @@ typedef struct lucidd_config {
     double release_timeout_s;     /* a release Slurm has not started after this is taken back */
     int profiler_bypass;          /* a job the profiler cannot start goes to idle main GPUs */
     double fairshare_weight;      /* the site's fair share in lucid's order (docs/live.md,
-                                   * "The site's priority"); 0 off (the default); < 0: 2
+                                   * "The site's priority"); 0 off; < 0 (the default): 2
                                    * where Slurm weighs fair share, else 0 */
     double age_weight;            /* waiting a week halves a job's order value this many times */
     double default_estimate_s;    /* duration estimate without a time limit or model */
@@ -149,6 +149,8 @@ typedef struct lucidd {
     double fairshare_weight;    /* the weight in use (cfg's, or 2 / 0 from Slurm's) */
     struct slurm_share *shares; /* the last read, sorted by account then user */
     long nshares;
+    share_read share_read;      /* the sshare run in flight, if any (shares.h) */
+    uint64_t fairshare_reads;   /* sshare answers taken in */
     int reconciled;          /* unacknowledged decisions settled since start */
     char last_error[LUCID_ERROR_MAX];
     time_t started;

@@ -120,6 +120,7 @@ static lucidd_job *add_job(lucidd *d, uint32_t job_id)
 
 void engine_free(lucidd *d)
 {
+    slurm_io_fairshare_cancel(&d->share_read);
     free(d->shares);
     d->shares = NULL;
     d->nshares = 0;
@@ -2198,8 +2199,33 @@ static int by_share_key(const void *a, const void *b)
     return c ? c : strcmp(x->user, y->user);
 }
 
+/* Collects a running sshare's answer when it is there; starts the next
+ * read every FAIRSHARE_READ_S.  A tick never waits for sshare (a slow
+ * slurmdbd): until an answer comes, the last one read stays in use. */
+static void take_shares(lucidd *d, double now_mono)
+{
+    lucid_error err = {{0}};
+    slurm_share *shares = NULL;
+    long n = 0;
+    int rc = slurm_io_fairshare_poll(&d->share_read, now_mono, &shares, &n, &err);
+    if (rc < 0)
+        note_error(d, &err); /* keep the last read */
+    if (rc <= 0)
+        return;
+    if (n > 1)
+        qsort(shares, (size_t)n, sizeof *shares, by_share_key);
+    free(d->shares);
+    d->shares = shares;
+    d->nshares = n;
+    d->fairshare_reads++;
+}
+
 static void read_fairshare(lucidd *d, double now_mono)
 {
+    if (d->share_read.running) {
+        take_shares(d, now_mono);
+        return;
+    }
     if (d->fairshare_read_at > 0 && now_mono - d->fairshare_read_at < FAIRSHARE_READ_S)
         return;
     d->fairshare_read_at = now_mono;
@@ -2207,17 +2233,11 @@ static void read_fairshare(lucidd *d, double now_mono)
                           : slurm_io_fairshare_weight() > 0 ? 2.0 : 0.0;
     if (d->fairshare_weight <= 0)
         return;
-    slurm_share *shares = NULL;
     lucid_error err = {{0}};
-    long n = slurm_io_fairshare(&shares, &err);
-    if (n < 0) {
+    if (slurm_io_fairshare_start(&d->share_read, now_mono, &err) < 0)
         note_error(d, &err);
-        return; /* keep the last read */
-    }
-    qsort(shares, (size_t)n, sizeof *shares, by_share_key);
-    free(d->shares);
-    d->shares = shares;
-    d->nshares = n;
+    else
+        take_shares(d, now_mono); /* an answer already there is used now */
 }
 
 static void order_values(lucidd *d, time_t now)

@@ -855,42 +855,25 @@ uint32_t slurm_io_fairshare_weight(void)
 }
 
 /* libslurm 22.05 has no public call for the association shares that
- * `sshare` prints, so lucidd asks sshare itself (every 30 s, engine.c). */
-long slurm_io_fairshare(slurm_share **out, lucid_error *err)
+ * `sshare` prints, so lucidd asks sshare itself (every 30 s, engine.c), in
+ * the background (shares.h). */
+#define SSHARE_TIMEOUT_S 20.0
+
+int slurm_io_fairshare_start(share_read *r, double now, lucid_error *err)
 {
-    *out = NULL;
-    FILE *p = popen("sshare -h -P -a -o Account,User,FairShare 2>/dev/null", "r");
-    if (!p)
-        return lucid_error_set(err, "slurm: cannot run sshare");
-    size_t cap = 0, n = 0;
-    slurm_share *shares = NULL;
-    char line[512];
-    while (fgets(line, sizeof line, p)) {
-        char *save = NULL;
-        char *account = strtok_r(line, "|\n", &save);
-        char *user = account ? strtok_r(NULL, "|\n", &save) : NULL;
-        char *factor = user ? strtok_r(NULL, "|\n", &save) : NULL;
-        if (!factor)
-            continue; /* an account's own line has no user */
-        if (LUCID_GROW(shares, cap, n + 1) < 0) {
-            free(shares);
-            pclose(p);
-            return lucid_error_set(err, "out of memory");
-        }
-        while (*account == ' ')
-            account++;
-        copy(shares[n].account, sizeof shares[n].account, account);
-        copy(shares[n].user, sizeof shares[n].user, user);
-        shares[n].factor = strtod(factor, NULL);
-        n++;
-    }
-    int status = pclose(p);
-    if (status != 0 && n == 0) {
-        free(shares);
-        return 0; /* no accounting: no fair share */
-    }
-    *out = shares;
-    return (long)n;
+    char *argv[] = {"sshare", "-h", "-P", "-a", "-o", "Account,User,FairShare", NULL};
+    return share_read_start(r, argv, now, SSHARE_TIMEOUT_S, err);
+}
+
+int slurm_io_fairshare_poll(share_read *r, double now, slurm_share **out, long *count,
+                            lucid_error *err)
+{
+    return share_read_poll(r, now, out, count, err);
+}
+
+void slurm_io_fairshare_cancel(share_read *r)
+{
+    share_read_cancel(r);
 }
 
 int slurm_io_in_hostlist(const char *list, const char *node)

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "fit.h"
+#include "shares.h"
 #include "lucid/error.h"
 
 typedef enum slurm_job_run_state {
@@ -153,14 +154,12 @@ int slurm_io_ctld_started(time_t *started, lucid_error *err);
  * asks this first and stays on time while slurmctld is down. */
 int slurm_io_reachable(int timeout_ms);
 /* Slurm's fair-share factor of each association (account, user), as
- * `sshare` reports it (1 under-served .. 0 over-served); *out malloc'ed.
- * Count, 0 when Slurm keeps no fair share (no accounting), -1 error. */
-typedef struct slurm_share {
-    char account[64];
-    char user[64];
-    double factor;
-} slurm_share;
-long slurm_io_fairshare(slurm_share **out, lucid_error *err);
+ * `sshare` reports it, read in the background (shares.h: start, then poll
+ * at each tick until it answers; a read that outlasts 20 s is killed). */
+int slurm_io_fairshare_start(share_read *r, double now, lucid_error *err);
+int slurm_io_fairshare_poll(share_read *r, double now, slurm_share **out, long *count,
+                            lucid_error *err);
+void slurm_io_fairshare_cancel(share_read *r);
 /* Slurm's PriorityWeightFairshare (0: fair share plays no part in its order). */
 uint32_t slurm_io_fairshare_weight(void);
 

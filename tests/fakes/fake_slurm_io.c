@@ -359,17 +359,37 @@ int slurm_io_reachable(int timeout_ms)
     return fake.up;
 }
 
-long slurm_io_fairshare(slurm_share **out, lucid_error *err)
+int slurm_io_fairshare_start(share_read *r, double now, lucid_error *err)
 {
     (void)err;
+    *r = (share_read){.running = 1, .fd = -1, .deadline = now + 20};
+    fake.share_starts++;
+    return 0;
+}
+
+int slurm_io_fairshare_poll(share_read *r, double now, slurm_share **out, long *count,
+                            lucid_error *err)
+{
+    (void)now;
     *out = NULL;
-    if (fake.nshares == 0)
+    *count = 0;
+    fake.share_polls++;
+    if (fake.share_slow)
         return 0;
+    *r = (share_read){.fd = -1};
+    if (fake.nshares == 0)
+        return 1;
     *out = malloc((size_t)fake.nshares * sizeof **out);
     if (!*out)
-        return -1;
+        return lucid_error_set(err, "out of memory");
     memcpy(*out, fake.shares, (size_t)fake.nshares * sizeof **out);
-    return fake.nshares;
+    *count = fake.nshares;
+    return 1;
+}
+
+void slurm_io_fairshare_cancel(share_read *r)
+{
+    *r = (share_read){.fd = -1};
 }
 
 uint32_t slurm_io_fairshare_weight(void)

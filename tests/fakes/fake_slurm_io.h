@@ -34,8 +34,10 @@ typedef struct fake_slurm {
     uint32_t next_id;       /* ids given to split array tasks */
     uint32_t ends_at_requeue; /* this job's script ends just as lucid requeues it */
     char log[8192];         /* "hold 3;start 3 main n1;..." */
-    slurm_share shares[8];  /* what slurm_io_fairshare reports */
+    slurm_share shares[8];  /* what sshare reports (slurm_io_fairshare_poll) */
     int nshares;
+    int share_slow;         /* sshare has not answered yet: poll says "still running" */
+    int share_starts, share_polls; /* sshare runs started, polls of a running one */
     uint32_t fairshare_weight; /* Slurm's PriorityWeightFairshare */
 } fake_slurm;
 

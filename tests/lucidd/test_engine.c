@@ -1,10 +1,12 @@
 /* test_engine.c — lucidd's tick (src/daemon/engine.c) against an in-memory
  * Slurm (tests/fakes/fake_slurm_io.c): what lucid does to each job, and
  * what it records, worked out by hand for small clusters. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1074,6 +1076,101 @@ static void without_fair_share_lucid_order_stands(void **state)
     assert_phase(2, LUCID_PHASE_MAIN_QUEUE);
 }
 
+/* sshare has not answered (a slow slurmdbd): ticks go on, deciding by
+ * what was last read (here nothing yet: lucid's own order), and poll it;
+ * no second sshare is started meanwhile; its answer is used once there. */
+static void a_slow_sshare_never_stalls_a_tick(void **state)
+{
+    (void)state;
+    fake.share_slow = 1;
+    two_teams(1000);
+    assert_true(fake_called("start 1 main n2"));
+    assert_int_equal(fake.share_starts, 1);
+    assert_true(engine_find(&d, 2)->fairshare < 0); /* not known yet */
+    engine_tick(&d);
+    engine_tick(&d);
+    assert_int_equal(fake.share_starts, 1);
+    assert_true(fake.share_polls >= 3);
+    assert_int_equal(d.fairshare_reads, 0);
+    fake.share_slow = 0;
+    engine_tick(&d);
+    assert_int_equal(d.fairshare_reads, 1);
+    assert_true(fabs(engine_find(&d, 2)->fairshare - 1.0) < 1e-9);
+    assert_true(fabs(engine_find(&d, 2)->order_priority - 14400.0 * 8 / 10) < 1);
+}
+
+static double clock_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Polls a started read until it ends (at most 20 s of real time). */
+static int poll_until_done(share_read *r, slurm_share **out, long *count, lucid_error *err)
+{
+    double until = clock_s() + 20;
+    int rc;
+    while ((rc = share_read_poll(r, clock_s(), out, count, err)) == 0 && clock_s() < until) {
+        struct timespec pause = {0, 10 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
+    return rc;
+}
+
+/* The real reader (shares.c) on children that stand in for sshare: one
+ * printing sshare's format (an account's own line, an indented account, a
+ * factor that is no number or out of 0..1 are skipped), one that fails
+ * (no accounting: no shares, no error), one that never answers (polls
+ * return at once; killed and reaped at its deadline), a command that
+ * does not exist. */
+static void sshare_runs_in_the_background(void **state)
+{
+    (void)state;
+    lucid_error err = {{0}};
+    share_read r = {0};
+    slurm_share *out = NULL;
+    long n = -1;
+    char *prints[] = {"sh", "-c",
+                      "printf 'alpha||0.5\\n  alpha|root|0.25\\nbeta|nobody|1.000000\\n"
+                      "beta|x|nan\\nbeta|y|2\\nbeta|z|\\n'",
+                      NULL};
+    assert_int_equal(share_read_start(&r, prints, clock_s(), 20, &err), 0);
+    assert_int_equal(poll_until_done(&r, &out, &n, &err), 1);
+    assert_int_equal(n, 2);
+    assert_string_equal(out[0].account, "alpha");
+    assert_string_equal(out[0].user, "root");
+    assert_true(fabs(out[0].factor - 0.25) < 1e-12);
+    assert_string_equal(out[1].account, "beta");
+    assert_string_equal(out[1].user, "nobody");
+    assert_true(fabs(out[1].factor - 1.0) < 1e-12);
+    assert_int_equal(r.running, 0);
+    free(out);
+
+    char *fails[] = {"sh", "-c", "echo 'sshare: error: slurmdbd down' >&2; exit 1", NULL};
+    assert_int_equal(share_read_start(&r, fails, clock_s(), 20, &err), 0);
+    assert_int_equal(poll_until_done(&r, &out, &n, &err), 1);
+    assert_int_equal(n, 0);
+    assert_null(out);
+
+    char *hangs[] = {"sh", "-c", "exec sleep 60", NULL};
+    double t0 = clock_s();
+    assert_int_equal(share_read_start(&r, hangs, t0, 5, &err), 0);
+    pid_t pid = r.pid;
+    assert_int_equal(share_read_poll(&r, t0, &out, &n, &err), 0); /* running: no wait */
+    assert_int_equal(share_read_poll(&r, t0 + 1, &out, &n, &err), 0);
+    assert_int_equal(share_read_poll(&r, t0 + 6, &out, &n, &err), -1); /* past its time */
+    assert_non_null(strstr(err.msg, "no answer"));
+    assert_int_equal(r.running, 0);
+    assert_true(waitpid(pid, NULL, WNOHANG) < 0 && errno == ECHILD); /* killed and reaped */
+
+    char *missing[] = {"lucid-test-no-such-command", NULL};
+    assert_int_equal(share_read_start(&r, missing, clock_s(), 5, &err), -1);
+    assert_non_null(strstr(err.msg, "lucid-test-no-such-command"));
+    assert_int_equal(r.running, 0);
+    share_read_cancel(&r); /* harmless when none runs */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1107,6 +1204,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(fair_share_orders_the_queue, setup, teardown),
         cmocka_unit_test_setup_teardown(without_fair_share_lucid_order_stands, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_slow_sshare_never_stalls_a_tick, setup, teardown),
+        cmocka_unit_test(sshare_runs_in_the_background),
         cmocka_unit_test_setup_teardown(ended_jobs_leave_memory, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -105,7 +105,8 @@ def cmd_metrics(port):
     return 0
 
 
-LUCID_KEYS = ("job", "phase", "waits_for", "partition", "gpus", "nodes", "priority", "outcome",
+LUCID_KEYS = ("job", "phase", "waits_for", "partition", "gpus", "nodes", "priority",
+              "order_priority", "fairshare", "outcome",
               "ended_in", "node_list", "reason", "runs", "name", "start_p10", "start_p50",
               "start_p90", "start_none", "reserved_at", "reserved_nodes")
 
@@ -254,6 +255,13 @@ def expand_ids(s):
         a, _, b = rng.partition("-")
         out.extend(range(int(a), int(b or a) + 1))
     return out
+
+
+def order_value(j):
+    """What lucid orders a waiting job by: its order value where it shows
+    one (fair share on), else its priority."""
+    v = j.get("order_priority")
+    return v if v else j.get("priority")
 
 
 class Check:
@@ -579,13 +587,14 @@ class Check:
                     for n in expand_nodes(j.get("node_list") or ""):
                         if n in free:
                             free[n] -= (j["gpus"] or 0) // max(1, j.get("nodes") or 1)
-            # The priorities lucid decided by then (a restarted lucidd on a
+            # The order values lucid decided by then (its priority with the
+            # site's fair share, "order_priority"; a restarted lucidd on a
             # new state file can end with other values than it ran with).
-            at = {j["job"]: j.get("priority") for j in snap["lucid"]}
+            at = {j["job"]: order_value(j) for j in snap["lucid"]}
             pb = at.get(b) if at.get(b) is not None else prio[b]
             for j in snap["lucid"]:
                 a = j["job"]
-                pa = j.get("priority") if j.get("priority") is not None else prio.get(a)
+                pa = order_value(j) if order_value(j) is not None else prio.get(a)
                 if a == b or j["phase"] != "main-queue" or j.get("waits_for") or pa is None:
                     continue
                 if not pa < pb:
@@ -615,6 +624,34 @@ class Check:
                         self.err("order", f"job {b} ({self.role(b)}, priority {pb:.0f}) started on main at "
                                  f"{tb:.1f} while job {a} ({self.role(a)}, priority {pa:.0f}, {gpus} GPUs) "
                                  f"waited in lucid's main queue and fit (free GPUs {free} at {td:.1f})")
+
+    # -- the site's fair share (issue 23)
+    def check_fairshare(self):
+        """On the site profile (PriorityWeightFairshare 10000) lucidd's
+        default weighs fair share: the waiting jobs carry sshare's factor
+        (0..1; -1 only for an association sshare did not list), read in the
+        background within a few ticks of the start."""
+        try:
+            profile = open(f"{self.lab}/etc/profile").read().strip()
+        except OSError:
+            profile = "simple"
+        seen, bad = 0, 0
+        for snap in self.snaps:
+            for j in snap.get("lucid") or []:
+                if j.get("phase") not in ("profile-queue", "main-queue"):
+                    continue
+                f = j.get("fairshare")
+                if f is None:
+                    continue
+                if 0 <= f <= 1:
+                    seen += 1
+                elif f != -1:
+                    bad += 1
+                    if bad <= 3:
+                        self.err("fairshare", f"job {j['job']}: fair-share factor {f} outside 0..1")
+        if profile == "site" and seen == 0:
+            self.err("fairshare", "no waiting job ever carried a fair-share factor "
+                                  "(site profile: Slurm weighs fair share, lucidd's default follows)")
 
     # -- start-time estimates (issue 13)
     def check_start_estimates(self):
@@ -857,6 +894,7 @@ class Check:
         self.check_history()
         if self.mode == "operator":
             self.check_rules()
+            self.check_fairshare()
         if self.mode in ("outages", "operator"):
             self.check_ticks()
         if self.mode == "failopen":
