@@ -94,7 +94,7 @@ static void profiler_takes_least_gpus_first(void **state)
         {.id = 3, .gpus = 4, .nodes = 1}, {.id = 4, .gpus = 1, .nodes = 1},
     };
     decide_result results[4];
-    assert_int_equal(decide_profiling(jobs, 4, nodes, 1, results), 3);
+    assert_int_equal(decide_profiling(jobs, 4, LUCID_ORDER_FEWEST_GPUS, nodes, 1, results), 3);
     assert_int_equal(results[0].id, 4);
     assert_int_equal(results[1].id, 2);
     assert_int_equal(results[2].id, 3);
@@ -291,7 +291,7 @@ static int daemon_starts(int profiling, const decide_job *given, int njobs,
     memcpy(jobs, given, (size_t)njobs * sizeof *jobs);
     make_nodes(nodes, nnodes, free_gpus);
     decide_params params = {.packing = packing, .gpu_memory_mib = 24576, .score_sum = 2, .priority_ratio = 2};
-    int started = profiling ? decide_profiling(jobs, njobs, nodes, nnodes, results)
+    int started = profiling ? decide_profiling(jobs, njobs, LUCID_ORDER_FEWEST_GPUS, nodes, nnodes, results)
                             : decide_main(jobs, njobs, NULL, 0, nodes, nnodes, &params, results);
     int n = 0;
     for (int j = 0; j < njobs; j++)
@@ -447,7 +447,7 @@ static void node_restrictions_are_honoured(void **state)
     make_nodes(nodes, 2, (const int[]){8, 8});
     decide_job profiled = {.id = 4, .gpus = 1, .nodes = 1, .priority = 100, .sharing_score = -1,
                            .node_ok = (const unsigned char[]){0, 1}};
-    assert_int_equal(decide_profiling(&profiled, 1, nodes, 2, results), 1);
+    assert_int_equal(decide_profiling(&profiled, 1, LUCID_ORDER_FEWEST_GPUS, nodes, 2, results), 1);
     assert_string_equal(results[0].nodes, "n2");
     /* Partner choice: two equal hosts on n1 and n2, all GPUs busy.  Free
      * to choose, the newcomer packs onto the first (job 5 on n1); with n1

@@ -1359,7 +1359,7 @@ int decide_main(decide_job *jobs, int njobs, const decide_running *running, int 
 
 /* The state of one profiling pass, for its place hook. */
 typedef struct profile_pass {
-    const decide_job *jobs; /* least GPUs first */
+    const decide_job *jobs; /* in the profiler's order */
     decide_result *results;
     decide_node *nodes;
     int nnodes;
@@ -1384,10 +1384,10 @@ static int profile_job(void *ctx, size_t position)
     return 1;
 }
 
-int decide_profiling(decide_job *jobs, int njobs, decide_node *nodes, int nnodes,
-                     decide_result *results)
+int decide_profiling(decide_job *jobs, int njobs, lucid_queue_order order, decide_node *nodes,
+                     int nnodes, decide_result *results)
 {
-    order_jobs(jobs, njobs, LUCID_ORDER_FEWEST_GPUS);
+    order_jobs(jobs, njobs, order);
     clear_results(results, jobs, njobs);
     profile_pass p = {.jobs = jobs, .results = results, .nodes = nodes, .nnodes = nnodes};
     placement_init(&p.place, nodes, nnodes);
@@ -1396,7 +1396,8 @@ int decide_profiling(decide_job *jobs, int njobs, decide_node *nodes, int nnodes
     size_t started = lucid_start_in_order((size_t)njobs, 0, &hooks, &stopped_at);
     for (size_t j = stopped_at + 1; j < (size_t)njobs; j++)
         snprintf(results[j].reason, sizeof results[j].reason,
-                 "waiting for the profiler behind job %u (fewer GPUs first)", jobs[stopped_at].id);
+                 "waiting for the profiler behind job %u (%s)", jobs[stopped_at].id,
+                 order == LUCID_ORDER_FEWEST_GPUS ? "fewer GPUs first" : "in priority order");
     placement_free(&p.place);
     return (int)started;
 }

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "fit.h"
+#include "lucid/sched.h"
 
 struct lucid_eta_table;
 
@@ -145,10 +146,12 @@ int decide_main(decide_job *jobs, int njobs, const decide_running *running, int 
                 decide_node *nodes, int nnodes, const decide_params *params,
                 decide_result *results);
 
-/* The profiler: least GPUs first (LUCID_ORDER_FEWEST_GPUS, ties by id),
- * the core's pass without packing (stop at the first job that does not fit). */
-int decide_profiling(decide_job *jobs, int njobs, decide_node *nodes, int nnodes,
-                     decide_result *results);
+/* The profiler: the core's pass without packing (stop at the first job that
+ * does not fit), in `order`: least GPUs first (LUCID_ORDER_FEWEST_GPUS, the
+ * reference profiler's) or by priority (LUCID_ORDER_PRIORITY, lucidd's
+ * order with the site's fair share); ties by id. */
+int decide_profiling(decide_job *jobs, int njobs, lucid_queue_order order, decide_node *nodes,
+                     int nnodes, decide_result *results);
 
 /* Start-time estimates (P10/P50/P90) of waiting jobs, by the shared core's
  * predictor (lucid_eta_predict, eta.h: the simulator's): the jobs in the

@@ -1758,6 +1758,14 @@ static void no_estimate(lucidd_job *job, const char *why)
     snprintf(job->eta_none, sizeof job->eta_none, "%.*s", (int)sizeof job->eta_none - 1, why);
 }
 
+/* The profiler's queue order: the site's priority (fair share, age) where
+ * lucidd weighs it, else the reference profiler's fewest GPUs first. */
+static lucid_queue_order profiler_order(const lucidd *d)
+{
+    return d->fairshare_weight > 0 || d->cfg.age_weight > 0 ? LUCID_ORDER_PRIORITY
+                                                            : LUCID_ORDER_FEWEST_GPUS;
+}
+
 static int gather_waiting(lucidd *d, lucid_phase phase, const partition_view *v,
                           decide_job *waiting, unsigned char *masks, double now_mono)
 {
@@ -2105,7 +2113,8 @@ static void predict_queue(lucidd *d, decide_job *waiting, const decide_result *r
                             .backfill_margin = d->cfg.backfill_margin,
                             .backfill_window = d->cfg.backfill_window,
                             .backfill_min_gpus = d->cfg.backfill_min_gpus};
-    if (decide_predict(pending, np, profiling, nodes, nnodes, &params, &horizon, eta) < 0)
+    int order = profiling && profiler_order(d) == LUCID_ORDER_FEWEST_GPUS;
+    if (decide_predict(pending, np, order, nodes, nnodes, &params, &horizon, eta) < 0)
         goto done;
     d->eta_cpu_s = thread_cpu_s() - cpu0;
     d->eta_runs++;
@@ -2188,7 +2197,8 @@ static void bypass_profiler(lucidd *d, const decide_result *profiled, int nprofi
  * (default 2 where Slurm weighs fair share, PriorityWeightFairshare > 0,
  * else 0): a user at F = 1 has their jobs' values divided by 10, one at
  * F = 0 multiplied by 10.  W_age (--age-weight, default 0) halves a job's
- * value per week waited, W_age times.  The profiler's queue keeps the
+ * value per week waited, W_age times.  With either on, the profiler's queue
+ * follows the same order (profiler_order); with neither it keeps the
  * reference profiler's fewest-GPUs-first order. */
 #define FAIRSHARE_READ_S 30.0
 
@@ -2320,7 +2330,7 @@ static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs, dou
         goto done;
     int nwaiting = gather_waiting(d, LUCID_PHASE_PROFILE_QUEUE, &view, waiting, masks, now_mono);
     double t0 = monotonic_s();
-    decide_profiling(waiting, nwaiting, nodes, nnodes, results);
+    decide_profiling(waiting, nwaiting, profiler_order(d), nodes, nnodes, results);
     double profiling_s = monotonic_s() - t0;
     apply_results(d, results, nwaiting, 1);
     double eta0 = thread_cpu_s();

@@ -1076,6 +1076,45 @@ static void without_fair_share_lucid_order_stands(void **state)
     assert_phase(2, LUCID_PHASE_MAIN_QUEUE);
 }
 
+/* The profiler's queue follows the site's order: alice (F 0.1) asks 1 GPU,
+ * bob (F 1.0) 8 GPUs, both 1 hour, and the profiling node has 8 GPUs.
+ * Fewest GPUs first (the reference profiler's, fair share off) profiles
+ * alice's; with fair share bob's comes first (alice 3600 x 1 x 10^0.8 =
+ * 22,715 > bob 3600 x 8 x 10^-1 = 2,880) and takes the whole node. */
+static void profiled_in_the_site_order(uint32_t slurm_weight)
+{
+    d.cfg.fairshare_weight = -1;
+    d.cfg.profiler_bypass = 0;
+    fake.fairshare_weight = slurm_weight;
+    fake.nshares = 2;
+    fake.shares[0] = (slurm_share){.account = "a", .user = "alice", .factor = 0.1};
+    fake.shares[1] = (slurm_share){.account = "b", .user = "bob", .factor = 1.0};
+    slurm_job *a = fake_submit(1, "alice", 1, 1, 1);
+    snprintf(a->account, sizeof a->account, "a");
+    a->time_limit_min = 60;
+    slurm_job *b = fake_submit(2, "bob", 8, 8, 1);
+    snprintf(b->account, sizeof b->account, "b");
+    b->time_limit_min = 60;
+    engine_tick(&d);
+}
+
+static void the_profiler_follows_the_site_order(void **state)
+{
+    (void)state;
+    profiled_in_the_site_order(1000);
+    assert_true(fake_called("start 2 profiling p1"));
+    assert_phase(1, LUCID_PHASE_PROFILE_QUEUE);
+    assert_non_null(strstr(rec(1)->reason, "waiting for 1 free GPUs on the profiling partition"));
+}
+
+static void without_fair_share_the_profiler_takes_fewest_gpus(void **state)
+{
+    (void)state;
+    profiled_in_the_site_order(0);
+    assert_true(fake_called("start 1 profiling p1"));
+    assert_phase(2, LUCID_PHASE_PROFILE_QUEUE);
+}
+
 /* sshare has not answered (a slow slurmdbd): ticks go on, deciding by
  * what was last read (here nothing yet: lucid's own order), and poll it;
  * no second sshare is started meanwhile; its answer is used once there. */
@@ -1205,6 +1244,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(fair_share_orders_the_queue, setup, teardown),
         cmocka_unit_test_setup_teardown(without_fair_share_lucid_order_stands, setup, teardown),
         cmocka_unit_test_setup_teardown(a_slow_sshare_never_stalls_a_tick, setup, teardown),
+        cmocka_unit_test_setup_teardown(the_profiler_follows_the_site_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(without_fair_share_the_profiler_takes_fewest_gpus, setup,
+                                        teardown),
         cmocka_unit_test(sshare_runs_in_the_background),
         cmocka_unit_test_setup_teardown(ended_jobs_leave_memory, setup, teardown),
     };
