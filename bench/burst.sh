@@ -29,25 +29,12 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-/tmp/lucid-burst}
 mkdir -p "$OUT"
 
+source "$SRC/bench/lab_run.sh"
+
 run() { # NAME lucid|slurm
     local name=$1 mode=$2 lab=$OUT/$1
-    bash "$SRC/scripts/lab-cluster.sh" down "$lab" >/dev/null 2>&1 || true
-    rm -rf "$lab"
-    mkdir -p "$lab/out"
-    local plugins=()
-    [[ $mode == lucid ]] && plugins=(--plugins "$BUILD/plugins" --lucid-conf "heartbeat=$lab/heartbeat"
-                                     --lucid-conf "fail_open_after=600")
-    bash "$SRC/scripts/lab-cluster.sh" up "$lab" --profile site --nodes 8 --gpus 8 --prof-nodes 1 \
-        --gpu-types none --min-job-age 3600 "${plugins[@]}" >"$lab/up.log"
-    export SLURM_CONF=$lab/etc/slurm.conf
-    local lucidd_pid="" sock=$lab/lucidd.sock
-    echo "pid=$$ time=$(date +%s) intake=0" >"$lab/heartbeat"
-    if [[ $mode == lucid ]]; then
-        setsid "$BUILD/lucidd" --state "$lab/lucid.db" --socket "$sock" --heartbeat "$lab/heartbeat" \
-            --tick-ms 500 --profile-limit 10 --packing off </dev/null >"$lab/lucidd.log" 2>&1 &
-        lucidd_pid=$!
-        until "$BUILD/lucid" status --socket "$sock" >/dev/null 2>&1; do sleep 0.2; done
-    fi
+    lab_run_up "$lab" "$mode" 8 8 --tick-ms 500 --profile-limit 10 --packing off
+    local sock=$LAB_RUN_SOCK
     cat >"$lab/payload.sh" <<'EOF'
 #!/bin/bash
 echo "start $SLURM_JOB_ID $(date +%s.%N) $SLURM_JOB_PARTITION" >>"$BURST_LOG"
@@ -98,8 +85,7 @@ EOF
             SECONDS > deadline)) && break
         sleep 1
     done
-    [[ -n $lucidd_pid ]] && kill "$lucidd_pid" 2>/dev/null || true
-    bash "$SRC/scripts/lab-cluster.sh" down "$lab" >/dev/null 2>&1 || true
+    lab_run_down "$lab"
     python3 - "$lab" "$mode" <<'EOF'
 import statistics, sys
 lab, mode = sys.argv[1], sys.argv[2]

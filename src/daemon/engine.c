@@ -2200,7 +2200,7 @@ static void bypass_profiler(lucidd *d, const decide_result *profiled, int nprofi
  * value per week waited, W_age times.  With either on, the profiler's queue
  * follows the same order (profiler_order); with neither it keeps the
  * reference profiler's fewest-GPUs-first order. */
-#define FAIRSHARE_READ_S 30.0
+#define FAIRSHARE_READ_S 10.0
 
 static int by_share_key(const void *a, const void *b)
 {

@@ -139,7 +139,7 @@ int share_read_poll(share_read *r, double now, slurm_share **out, long *count, l
         if (now <= r->deadline)
             return 0;
         share_read_cancel(r);
-        return lucid_error_set(err, "sshare: no answer within its time (slurmdbd slow?); killed");
+        return lucid_error_set(err, "sshare: no answer within its time (slurmctld busy?); killed");
     }
     r->pid = 0;
     if (r->fd >= 0) { /* exited while something still holds its pipe open */
@@ -159,7 +159,7 @@ int share_read_poll(share_read *r, double now, slurm_share **out, long *count, l
         return -1;
     if (failed && n == 0) {
         free(*out);
-        *out = NULL; /* no accounting, or slurmdbd down: no fair share */
+        *out = NULL; /* no accounting, or slurmctld unreachable: no fair share */
     }
     *count = n;
     return 1;

@@ -1,10 +1,11 @@
 /* shares.h — Slurm's fair-share factors, read without stalling a tick.
  *
  * libslurm 22.05 has no public call for the association shares `sshare`
- * prints, so lucidd runs sshare.  sshare asks slurmdbd, which can take
- * seconds (or never answer); run inline it would stop every decision for
- * that long.  So the command runs as a child whose output lucidd collects a
- * little at each tick (non-blocking), killed if it outlasts its time. */
+ * prints, so lucidd runs sshare.  sshare asks slurmctld, which on a busy
+ * cluster can take seconds (or not answer while it restarts); run inline it
+ * would stop every decision for that long.  So the command runs as a child
+ * whose output lucidd collects a little at each tick (non-blocking), killed
+ * if it outlasts its time. */
 #ifndef LUCIDD_SHARES_H
 #define LUCIDD_SHARES_H
 

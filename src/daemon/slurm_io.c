@@ -855,7 +855,7 @@ uint32_t slurm_io_fairshare_weight(void)
 }
 
 /* libslurm 22.05 has no public call for the association shares that
- * `sshare` prints, so lucidd asks sshare itself (every 30 s, engine.c), in
+ * `sshare` prints, so lucidd asks sshare itself (every 10 s, engine.c), in
  * the background (shares.h). */
 #define SSHARE_TIMEOUT_S 20.0
 

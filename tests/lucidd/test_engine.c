@@ -1115,7 +1115,7 @@ static void without_fair_share_the_profiler_takes_fewest_gpus(void **state)
     assert_phase(2, LUCID_PHASE_PROFILE_QUEUE);
 }
 
-/* sshare has not answered (a slow slurmdbd): ticks go on, deciding by
+/* sshare has not answered (a busy slurmctld): ticks go on, deciding by
  * what was last read (here nothing yet: lucid's own order), and poll it;
  * no second sshare is started meanwhile; its answer is used once there. */
 static void a_slow_sshare_never_stalls_a_tick(void **state)
@@ -1186,7 +1186,7 @@ static void sshare_runs_in_the_background(void **state)
     assert_int_equal(r.running, 0);
     free(out);
 
-    char *fails[] = {"sh", "-c", "echo 'sshare: error: slurmdbd down' >&2; exit 1", NULL};
+    char *fails[] = {"sh", "-c", "echo 'sshare: error: no accounting' >&2; exit 1", NULL};
     assert_int_equal(share_read_start(&r, fails, clock_s(), 20, &err), 0);
     assert_int_equal(poll_until_done(&r, &out, &n, &err), 1);
     assert_int_equal(n, 0);
