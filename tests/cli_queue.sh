@@ -6,7 +6,10 @@
 set -u
 source "$2/tests/lib/checks.sh"
 me=$(id -un)
-python3 "$src/tests/fakes/fake_lucidd.py" "$tmp/sock" "$me" "$tmp/requests" &
+# The fake's jobs are timed from base; expected times below are printed from
+# it too (a slow run, e.g. under ASan, may cross a minute meanwhile).
+base=$(date +%s)
+python3 "$src/tests/fakes/fake_lucidd.py" "$tmp/sock" "$me" "$tmp/requests" "$base" &
 server=$!
 trap 'kill $server 2>/dev/null; rm -rf "$tmp"' EXIT
 for _ in $(seq 50); do [ -S "$tmp/sock" ] && break; sleep 0.1; done
@@ -27,7 +30,7 @@ check "priority higher-is-first (order of jobs 105, 102, 101, 103)" test "$(q --
 
 # START: the predicted start ~P50 (P10-P90), in local time to the minute
 # (the fake's job 103: now + 1 h, interval now + 30 min .. now + 2 h).
-hm() { date -d "@$(( $(date +%s) + $1 ))" +%H:%M; }
+hm() { date -d "@$((base + $1))" +%H:%M; }
 start=$(q --noheader -j 103 -o %S)
 check "START of a waiting job: $start" test "$start" = "~$(hm 3600) ($(hm 1800)-$(hm 7200))"
 check "START of a running job" test "$(q --noheader -j 101 -o %S)" = now

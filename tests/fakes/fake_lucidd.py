@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""fake_lucidd.py SOCKET ME LOG — answers lucidd's socket protocol
+"""fake_lucidd.py SOCKET ME LOG [NOW] — answers lucidd's socket protocol
 (docs/live.md "Socket protocol") with five fixed jobs, so `lucid queue` is
 tested without Slurm or a daemon (tests/cli_queue.sh).  Times are relative
-to the start; priorities 9, 99, 999 and 0 have round display values.
+to NOW (default: the start; the test passes its own, so that times it
+prints to the minute cannot straddle a minute a slow run crosses); priorities 9, 99, 999 and 0 have round display values.
 Every request is appended to LOG as one JSON line."""
 import json
 import socket
@@ -10,7 +11,7 @@ import sys
 import time
 
 path, me, log = sys.argv[1:4]
-now = int(time.time())
+now = int(sys.argv[4]) if len(sys.argv) > 4 else int(time.time())
 job = dict(user="", name="", partition="main", phase="", gpus=1, nodes=1, priority=0.0,
            estimate_s=0.0, sharing_score=-1, packed_with=0, node_list="", gpu_list="",
            reason="", submit_time=now - 7200, profile_start=0, main_start=0, end_time=0, runs=0,
