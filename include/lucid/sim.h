@@ -150,6 +150,9 @@ typedef struct lucid_gpu_use {
     double busy, capacity;
     int64_t first, last;
     int32_t gpus_first, gpus_last;
+    /* the VC's own GPUs (its nodes x GPUs per node, Lucid's profiler nodes
+     * included): the cluster finish-time fairness slices (bounds.h) */
+    int32_t gpus_base;
 } lucid_gpu_use;
 
 typedef struct lucid_sim_result {

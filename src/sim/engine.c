@@ -759,6 +759,7 @@ static int vc_run_begin(sim_context *ctx, policy_run *pr, int32_t vc, lucid_reco
         return -1;
     }
     v->borrow = (borrow_state){.base_nodes = nodes};
+    v->use.gpus_base = ctx->in->vcs->nodes[vc] * cfg->gpus_per_node;
     v->watched = -1;
     if (cfg->observe.after_step && cfg->observe.policy == pr->policy && cfg->observe.job >= 0 &&
         cfg->observe.job <= INT32_MAX) {
