@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/fairshare.sh [OUT] — the cost and the gain of fair share in the
+# bench/fairshare_sim.sh [OUT] — the cost and the gain of fair share in the
 # simulator (docs/fairshare.md): all six policies with
 # [simulate] fairshare_weight 0 (off) and 2, on Venus (examples/venus.ini as
 # it is, reference semantics, and with --compat fixed), on the ten ITP
@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-bench/out/fairshare}
 lucid=build/lucid
-[ -x "$lucid" ] || { echo "bench/fairshare.sh: build lucid first (build/lucid)" >&2; exit 1; }
+[ -x "$lucid" ] || { echo "bench/fairshare_sim.sh: build lucid first (build/lucid)" >&2; exit 1; }
 mkdir -p "$out"
 
 run() { # NAME EXPERIMENT [simulate options]
@@ -37,4 +37,4 @@ run itp "$out/itp-trace/experiment.ini"
     "$lucid" trace synth --out "$out/synth" --jobs 10000 --seed 1 >/dev/null
 run synth "$out/synth/experiment.ini" --compat fixed
 
-python3 bench/fairshare_table.py "$out"
+python3 bench/fairshare_sim_table.py "$out"

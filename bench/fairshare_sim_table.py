@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/fairshare_table.py OUT — docs/fairshare.md's table from bench/fairshare.sh's runs.
+"""bench/fairshare_sim_table.py OUT — docs/fairshare.md's table from bench/fairshare_sim.sh's runs.
 
 Reads OUT/results/<trace>-w{0,2}/summary.csv and prints one row per trace
 and policy: avg JCT, avg queue, Jain's index across users, the largest
