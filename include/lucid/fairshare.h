@@ -58,6 +58,14 @@ typedef struct lucid_fairshare {
     lucid_fairshare_user total; /* the sum over all users, kept the same way */
 } lucid_fairshare;
 
+/* The ledger slot of a trace's user id (a string id, -1 for none) in a
+ * ledger of `nusers` slots: id + 1, and 0 for jobs without a user (or an id
+ * past the ledger): those are one user of their own. */
+static inline int32_t lucid_fairshare_slot(int32_t user, int32_t nusers)
+{
+    return user >= 0 && user < nusers - 1 ? user + 1 : 0;
+}
+
 /* 0, or -1 with a message (out of memory, half_life not > 0, nusers < 0). */
 int lucid_fairshare_init(lucid_fairshare *f, int32_t nusers, int32_t shares, double half_life_s,
                          lucid_error *err);

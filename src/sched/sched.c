@@ -396,10 +396,9 @@ static int store_allocs(lucid_sched *s, int32_t job, const lucid_alloc *a, int n
     return 0;
 }
 
-/* The fair-share ledger's user of a job: its user id + 1, 0 for none. */
 static int32_t fair_user(const lucid_sched *s, int32_t job)
 {
-    return s->jobs[job].user >= 0 ? s->jobs[job].user + 1 : 0;
+    return lucid_fairshare_slot(s->jobs[job].user, s->fairshare->nusers);
 }
 
 /* A job starts (sign 1) or stops (-1) holding its GPUs: its user's usage

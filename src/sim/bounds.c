@@ -1,6 +1,7 @@
 /* bounds.c — floors on the average JCT of a trace and the metrics that
  * compare a schedule with them (bounds.h). */
 #include "lucid/bounds.h"
+#include "lucid/fairshare.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -268,10 +269,9 @@ int lucid_finish_time_fairness(const lucid_trace *trace, const lucid_sim_result 
         if (result->excluded[i] || job->vc < 0 || job->vc >= result->ngpu_use ||
             result->run[i].end_time < job->submit_time)
             continue;
-        int32_t user = job->user >= 0 && job->user + 1 < nusers ? job->user + 1 : 0;
         jobs[count[job->vc]++] = (ftf_job){.submit = job->submit_time,
                                           .end = result->run[i].end_time,
-                                          .user = user,
+                                          .user = lucid_fairshare_slot(job->user, nusers),
                                           .vc = job->vc,
                                           .index = i};
     }

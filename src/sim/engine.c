@@ -697,8 +697,7 @@ static int vc_run_fairshare(sim_context *ctx, vc_run *v, lucid_error *err)
         return lucid_error_set(err, "out of memory");
     int32_t shares = 0;
     for (size_t i = 0; i < v->njobs; i++) {
-        int32_t user = trace->jobs[v->global[i]].user;
-        int32_t k = user >= 0 && user + 1 < nusers ? user + 1 : 0;
+        int32_t k = lucid_fairshare_slot(trace->jobs[v->global[i]].user, nusers);
         shares += !seen[k];
         seen[k] = 1;
     }
