@@ -34,12 +34,17 @@ check "bounds: VC a relaxation 76.7" grep -Eq '^a +3 +8 +56\.7 +76\.7$' "$tmp/b.
 # 4000 and starts at 100; job 3 (at 10, behind 2) at 500 / 2000 / 8000 and
 # starts at 150.  Neither inside its interval; relative errors 900 / 100 = 9
 # and (1990 - 140) / 140 = 13.2143: median 11.1071.  VC b: no job waited.
+# Finish-time fairness (the last two columns; docs/fairshare.md): VC a has
+# 8 GPUs; at 0 only u1 has jobs in it (N = 1): job 1 100 / 100 = 1, job 2
+# 150 / 50 = 3; at 10 u1 and u2 (N = 2, slices of 4 GPUs, job 3's size):
+# job 3 160 / 20 = 8.  VC b: job 4 alone, 1.  Max 8; above 1: 2 of 4 jobs,
+# 2 of VC a's 3, none of VC b's.
 "$lucid" simulate --jobs "$t/trace.csv" --vcs "$t/vc_config.csv" --policies fifo --out "$tmp/s" >"$tmp/s.txt"
-check "summary.csv header" grep -q '^policy,vc,jobs,avg_jct,avg_queue,p999_queue,avg_delay,avg_profiler_s,profiler_gpu_s,floor,gap,bsld_mean,bsld_p99,jain_users,jain_vcs,gpu_util,eta_coverage,eta_median_rel_error,offered_load,inputs$' "$tmp/s/summary.csv"
-check "summary.csv FIFO all row" grep -q '^fifo,all,4,127\.500,60\.000,[0-9.]*,60\.000,0\.000,0,67\.500,0\.888889,3\.250000,7\.850000,0\.871134,0\.735294,0\.507353,0\.0000,11\.1071,8\.6250,$' "$tmp/s/summary.csv"
-check "summary.csv VC a row" grep -q '^fifo,a,3,136\.667,80\.000,[0-9.]*,80\.000,0\.000,0,56\.667,1\.411765,4\.000000,7\.900000,0\.735294,,0\.941176,0\.0000,11\.1071,16\.0000,$' "$tmp/s/summary.csv"
-check "summary.csv VC row: no Jain across VCs, no job waited" grep -q '^fifo,b,1,100\.000,0\.000,0\.000,0\.000,0\.000,0,100\.000,0\.000000,1\.000000,1\.000000,,,0\.125000,,,,$' "$tmp/s/summary.csv"
-check "Table 4: GPU utilisation 50.7%" grep -Eq '^fifo .* 50\.7%$' "$tmp/s.txt"
+check "summary.csv header" grep -q '^policy,vc,jobs,avg_jct,avg_queue,p999_queue,avg_delay,avg_profiler_s,profiler_gpu_s,floor,gap,bsld_mean,bsld_p99,jain_users,jain_vcs,gpu_util,eta_coverage,eta_median_rel_error,offered_load,inputs,ftf_max,ftf_over1$' "$tmp/s/summary.csv"
+check "summary.csv FIFO all row" grep -q '^fifo,all,4,127\.500,60\.000,[0-9.]*,60\.000,0\.000,0,67\.500,0\.888889,3\.250000,7\.850000,0\.871134,0\.735294,0\.507353,0\.0000,11\.1071,8\.6250,,8\.000000,0\.500000$' "$tmp/s/summary.csv"
+check "summary.csv VC a row" grep -q '^fifo,a,3,136\.667,80\.000,[0-9.]*,80\.000,0\.000,0,56\.667,1\.411765,4\.000000,7\.900000,0\.735294,,0\.941176,0\.0000,11\.1071,16\.0000,,8\.000000,0\.666667$' "$tmp/s/summary.csv"
+check "summary.csv VC row: no Jain across VCs, no job waited" grep -q '^fifo,b,1,100\.000,0\.000,0\.000,0\.000,0\.000,0,100\.000,0\.000000,1\.000000,1\.000000,,,0\.125000,,,,,1\.000000,0\.000000$' "$tmp/s/summary.csv"
+check "Table 4: GPU utilisation 50.7%, FTF max 8, 50% above 1" grep -Eq '^fifo .* 50\.7% +8\.0 +50\.0%$' "$tmp/s.txt"
 # Table 5: no job over 8 GPUs ("-"); the small class is all four jobs.
 check "Table 5: empty large class, small = all" grep -Eq '^fifo +- +- +- +- +128 +60 +88\.9% +3\.25$' "$tmp/s.txt"
 

@@ -144,8 +144,8 @@ check "import experiment: profiler nodes taken from the VCs ($taken)" [ "$taken"
 if "$lucid" simulate "$x" >"$tmp/itp3.txt" 2>&1; then
     s3=$tmp/itp3/results/summary.csv
     check "six policies simulated" [ "$(awk -F, '$2 == "all"' "$s3" | wc -l)" = 6 ]
-    check "summary.csv flags Lucid's prior" grep -q '^lucid,all,.*,online+venus_prior$' "$s3"
-    check "summary.csv flags QSSF's estimates" grep -q '^qssf,all,.*,lucid_online_estimates$' "$s3"
+    check "summary.csv flags Lucid's prior" grep -q '^lucid,all,.*,online+venus_prior,[0-9.]*,[0-9.]*$' "$s3"
+    check "summary.csv flags QSSF's estimates" grep -q '^qssf,all,.*,lucid_online_estimates,[0-9.]*,[0-9.]*$' "$s3"
     check "the terminal flags the prior" grep -q '^lucid: sharing scores and co-located speeds from the Venus prior' "$tmp/itp3.txt"
     check "MANIFEST flags the prior" grep -q 'prior=venus' "$tmp/itp3/results/MANIFEST"
     # lucid explain of QSSF re-runs Lucid for its estimates: the same start.

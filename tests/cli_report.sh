@@ -36,10 +36,10 @@ if "$lucid" report "$tmp/out" --model "$tmp/job.json" --model "$tmp/share.json" 
     check "inline SVGs ($(grep -c '<svg ' "$html") for $((5 + nterms)))" [ "$(grep -c '<svg ' "$html")" -eq $((5 + nterms)) ]
     check "nothing external" bash -c "! grep -Eq '(src|href)=' '$html'"
     # Table 4 repeats summary.csv's all-jobs rows (rounded to seconds).
-    while IFS=, read -r policy vc jobs jct queue p999 delay _prof_s prof_gpu floor gap bsld bsld99 jain_u jain_vc util _; do
+    while IFS=, read -r policy vc jobs jct queue p999 delay _prof_s prof_gpu floor gap bsld bsld99 jain_u jain_vc util _cov _err _load _inputs ftf_max ftf_over1; do
         [ "$vc" = all ] || continue
-        cells=$(awk -v g="$gap" -v b="$bsld" -v b99="$bsld99" -v ju="$jain_u" -v jv="$jain_vc" -v u="$util" \
-            'BEGIN { printf "<td>%.1f %%</td><td>%.2f</td><td>%.2f</td><td>%.3f</td><td>%.3f</td><td>%.1f %%</td>", 100 * g, b, b99, ju, jv, 100 * u }')
+        cells=$(awk -v g="$gap" -v b="$bsld" -v b99="$bsld99" -v ju="$jain_u" -v jv="$jain_vc" -v u="$util" -v fm="$ftf_max" -v fo="$ftf_over1" \
+            'BEGIN { printf "<td>%.1f %%</td><td>%.2f</td><td>%.2f</td><td>%.3f</td><td>%.3f</td><td>%.1f %%</td><td>%.1f</td><td>%.1f %%</td>", 100 * g, b, b99, ju, jv, 100 * u, fm, 100 * fo }')
         row=$(printf '<tr><td>%s</td><td>%s</td><td>%.0f</td><td>%.0f</td><td>%.0f</td><td>%.0f</td><td>%.0f</td>%s</tr>' "$policy" "$jobs" "$jct" "$delay" "$queue" "$p999" "$prof_gpu" "$cells")
         check "Table 4 row for $policy" grep -qF "$row" "$html"
     done <"$tmp/out/summary.csv"

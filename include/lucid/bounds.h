@@ -61,6 +61,15 @@ typedef struct lucid_metrics {
     double bsld_p99;
     double jain_users; /* Jain's index of the users' mean bounded slowdowns (NaN: < 1 user) */
     double jain_vcs;   /* same across VCs (NaN for a single VC) */
+    /* Finish-time fairness (Themis, NSDI'20): per job rho = JCT / JCT on a
+     * private 1/N slice of its VC, N the users with jobs in the VC (arrived,
+     * not ended) at its submission, its own user included; the private JCT
+     * is max(1 s, duration x max(1, gpus x N / VC GPUs)) (a job larger than
+     * its slice runs at the slice's share of its GPUs).  The largest rho,
+     * and the share of jobs with rho > 1 (NaN: no job, or the run did not
+     * record the VC's GPUs). */
+    double ftf_max;
+    double ftf_over1;
     double gpu_util;   /* busy / available GPU-seconds (lucid_gpu_use, sim.h) from the
                         * first submission to the last end: of the VC's GPUs, or for
                         * all VCs of the cluster's (each VC counted over the whole
@@ -126,9 +135,19 @@ int lucid_write_summary_rows_of(FILE *out, const lucid_vcs *vcs, const lucid_sim
 void lucid_offered_load(const lucid_trace *trace, const lucid_vcs *vcs, int32_t gpus_per_node,
                         double *out);
 
+/* Each trace job's finish-time fairness rho (lucid_metrics.ftf_max; NaN
+ * for an excluded job or without the VCs' GPUs) into rho[0..njobs-1].
+ * 0, or -1 (out of memory). */
+int lucid_finish_time_fairness(const lucid_trace *trace, const lucid_sim_result *result,
+                               double *rho);
+
 /* The summary.csv columns after p999_queue (header and one row's values,
- * each starting with a comma). */
+ * each starting with a comma): those of lucid_metrics before ftf_max. */
 void lucid_metrics_header(FILE *out);
 void lucid_metrics_write(FILE *out, const lucid_metrics *m);
+/* The finish-time fairness columns, ftf_max and ftf_over1, summary.csv's
+ * last two (after inputs: the columns before keep their places). */
+void lucid_metrics_ftf_header(FILE *out);
+void lucid_metrics_ftf_write(FILE *out, const lucid_metrics *m);
 
 #endif

@@ -77,6 +77,10 @@ typedef struct lucid_experiment {
     char *eta_hourly;      /* and re-predicted every whole hour while jobs wait: off (default) | on */
     char *stream;          /* policies one after another, each one's results written and
                             * freed before the next: auto (default) | on | off */
+    /* Fair share (docs/fairshare.md), as written (NULL: unset): the weight,
+     * a number in 0..10 (0, the default: off), and the usage's half-life in
+     * seconds (604800) */
+    char *fairshare_weight, *fairshare_half_life;
 } lucid_experiment;
 
 enum { LUCID_EXP_BF_FIFO, LUCID_EXP_BF_SJF, LUCID_EXP_BF_QSSF, LUCID_EXP_BF_LUCID };

@@ -165,6 +165,8 @@ typedef struct lucid_event {
 
 struct lucid_policy_ops;
 struct lucid_lucid_inputs;
+struct lucid_fairshare;
+typedef struct lucid_queued lucid_queued;
 /* Called once per job index by the functions that list the jobs a
  * structure holds (lucid_sched_held_jobs and the like). */
 typedef void (*lucid_job_visit)(void *ctx, int32_t job);
@@ -214,6 +216,14 @@ typedef struct lucid_sched {
      * table and keep the queue's total work from it. */
     void (*on_change)(void *ctx, const struct lucid_sched *s, int32_t job, int event);
     void *on_change_ctx;
+    /* Fair share (fairshare.h; NULL: off, the default): the users' decayed
+     * GPU-seconds, charged from here as jobs start and stop, and the weight
+     * lucid_sched_decide orders the queue with (policies with a
+     * fair_priority only). */
+    struct lucid_fairshare *fairshare;
+    double fairshare_weight;
+    lucid_queued *fair_order; /* lucid_sched_decide's scratch */
+    size_t fair_cap;
 } lucid_sched;
 
 int lucid_sched_init(lucid_sched *s, const lucid_job *jobs, lucid_jobrun *run, int32_t vc,
@@ -301,7 +311,22 @@ typedef struct lucid_policy_ops {
      * and may read again (optional: NULL for a policy that keeps no job
      * indices across steps).  See lucid_sched_held_jobs. */
     void (*held_jobs)(const lucid_sched *s, lucid_job_visit visit, void *ctx);
+    /* The priority a fair-share order scales (lucid_order_value; lower runs
+     * first), NULL for a policy that ignores fair share: FIFO 1 (fair share
+     * alone, then arrival order), SJF the duration, QSSF and Lucid
+     * estimate x GPUs.  SRTF and Tiresias have none (docs/fairshare.md). */
+    double (*fair_priority)(const lucid_sched *s, int32_t job);
 } lucid_policy_ops;
+
+/* One decision at s->now: with fair share on (s->fairshare and the
+ * policy's fair_priority), the queue is first stably re-sorted by
+ * lucid_order_value(fair_priority, weight, the user's factor now), ties in
+ * arrival order; then policy->decide.  Without, policy->decide alone. */
+void lucid_sched_decide(lucid_sched *s);
+/* policy->next_decision, and with fair share on, while jobs wait behind
+ * running ones, the next multiple of LUCID_FAIRSHARE_PERIOD: usage moves
+ * the order without an event. */
+int64_t lucid_sched_next_decision(const lucid_sched *s);
 
 const lucid_policy_ops *lucid_policy_find(const char *name);
 const lucid_policy_ops *const *lucid_policy_list(void); /* NULL-terminated */
@@ -367,12 +392,12 @@ typedef enum lucid_queue_order { LUCID_ORDER_PRIORITY, LUCID_ORDER_FEWEST_GPUS }
 
 /* A queued job as the orders see it: 16 bytes, so that sorting 10,000 of
  * them moves little (lucidd sorts its whole queue at each decision). */
-typedef struct lucid_queued {
+struct lucid_queued {
     double key;     /* the order's key (lucid_queued_make) */
     uint32_t seq;   /* arrival order (the simulator's arrival_seq; lucidd: the
                      * Slurm job id, which grows with submission) */
     uint32_t index; /* the caller's, carried along by lucid_queue_sort */
-} lucid_queued;
+};
 
 /* The entry of a job in `order`: its key is the priority, or the GPU count. */
 lucid_queued lucid_queued_make(lucid_queue_order order, double priority, int32_t gpus,

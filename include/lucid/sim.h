@@ -79,6 +79,13 @@ typedef struct lucid_sim_config {
     lucid_sim_backfill backfill[LUCID_SIM_MAX_BACKFILL];
     int nbackfill;
     int eta; /* predict every job's start at its submission (eta.h) */
+    /* Fair share (fairshare.h, docs/fairshare.md): > 0 orders the queues
+     * of FIFO, SJF, QSSF and Lucid by lucid_order_value with this weight,
+     * from each VC's ledger of its users' GPU-seconds decayed with
+     * fairshare_half_life (seconds).  0 (the default): off, every result
+     * as without it. */
+    double fairshare_weight;
+    double fairshare_half_life;
     int eta_hourly; /* with eta: and again at every whole hour while it waits */
     /* A VC whose working records (256 bytes a job) take at least this many
      * bytes hands the pages of ended jobs back as it runs (memory follows
@@ -143,6 +150,9 @@ typedef struct lucid_gpu_use {
     double busy, capacity;
     int64_t first, last;
     int32_t gpus_first, gpus_last;
+    /* the VC's own GPUs (its nodes x GPUs per node, Lucid's profiler nodes
+     * included): the cluster finish-time fairness slices (bounds.h) */
+    int32_t gpus_base;
 } lucid_gpu_use;
 
 typedef struct lucid_sim_result {

@@ -116,6 +116,7 @@ typedef struct policy_data {
     int have_series;
     double floor, gap;                     /* summary.csv "all" (NAN if absent) */
     double bsld_mean, bsld_p99, jain_users, jain_vcs, gpu_util; /* likewise */
+    double ftf_max, ftf_over1;             /* likewise (finish-time fairness) */
     /* eta-<policy>.csv: predicted (P50) and actual waits of jobs that waited
      * more than 60 s after their prediction, and how many started in [P10, P90] */
     double *eta_pred, *eta_wait;
@@ -233,9 +234,10 @@ static int read_summary(report *r, lucid_error *err)
     /* Optional too, each may be empty (NaN: e.g. Jain's index of one user). */
     static const char *const extra_names[] = {"bsld_mean",  "bsld_p99",      "jain_users",
                                               "jain_vcs",   "gpu_util",      "avg_delay",
-                                              "profiler_gpu_s"};
-    int c_extra[7];
-    for (int k = 0; k < 7; k++)
+                                              "profiler_gpu_s", "ftf_max",   "ftf_over1"};
+    enum { NEXTRA = sizeof extra_names / sizeof extra_names[0] };
+    int c_extra[NEXTRA];
+    for (int k = 0; k < NEXTRA; k++)
         c_extra[k] = lucid_csv_col(csv, extra_names[k]);
     while (rc == 0 && (more = lucid_csv_next(csv, err)) != 0) {
         int64_t jobs;
@@ -263,9 +265,10 @@ static int read_summary(report *r, lucid_error *err)
                 rc = -1;
                 break;
             }
-            double *extra[7] = {&pd->bsld_mean, &pd->bsld_p99, &pd->jain_users, &pd->jain_vcs,
-                                &pd->gpu_util, &pd->avg_delay, &pd->profiler_gpu_s};
-            for (int k = 0; k < 7 && rc == 0; k++) {
+            double *extra[NEXTRA] = {&pd->bsld_mean, &pd->bsld_p99,       &pd->jain_users,
+                                     &pd->jain_vcs,  &pd->gpu_util,       &pd->avg_delay,
+                                     &pd->profiler_gpu_s, &pd->ftf_max,   &pd->ftf_over1};
+            for (int k = 0; k < NEXTRA && rc == 0; k++) {
                 *extra[k] = NAN;
                 if (c_extra[k] >= 0 && lucid_csv_field(csv, c_extra[k])[0] != '\0' &&
                     read_nonneg(csv, c_extra[k], extra_names[k], extra[k], err) < 0)
@@ -862,7 +865,8 @@ static void table4(FILE *out, const report *r)
     fputs("<h2>Table 4: all jobs</h2>\n<table>\n<tr><th>policy</th><th>jobs</th>"
           "<th>avg JCT (s)</th><th>avg delay (s)</th><th>avg queue (s)</th>"
           "<th>p99.9 queue (s)</th><th>profiler GPU-s</th><th>gap to floor</th><th>bounded slowdown</th><th>p99 bounded slowdown</th>"
-          "<th>Jain (users)</th><th>Jain (VCs)</th><th>GPU utilisation</th></tr>\n",
+          "<th>Jain (users)</th><th>Jain (VCs)</th><th>GPU utilisation</th>"
+          "<th>max finish-time fairness</th><th>jobs with finish-time fairness &gt; 1</th></tr>\n",
           out);
     double floor_jct = NAN;
     for (int p = 0; p < r->npol; p++) {
@@ -880,11 +884,13 @@ static void table4(FILE *out, const report *r)
             optional_cell(out, pd->jain_users, "%.3f", 1);
             optional_cell(out, pd->jain_vcs, "%.3f", 1);
             optional_cell(out, pd->gpu_util, "%.1f %%", 100);
+            optional_cell(out, pd->ftf_max, "%.1f", 1);
+            optional_cell(out, pd->ftf_over1, "%.1f %%", 100);
             fputs("</tr>\n", out);
             if (pd->floor > 0)
                 floor_jct = pd->floor;
         } else {
-            fputs("</td><td colspan=\"12\">no \"all\" row in summary.csv</td></tr>\n", out);
+            fputs("</td><td colspan=\"14\">no \"all\" row in summary.csv</td></tr>\n", out);
         }
     }
     fputs("</table>\n", out);

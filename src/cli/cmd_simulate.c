@@ -381,7 +381,9 @@ static int outputs_open(run_outputs *o, const lucid_experiment *exp, const lucid
         fputs("policy,vc,jobs,avg_jct,avg_queue,p999_queue,avg_delay,avg_profiler_s,profiler_gpu_s",
               summary);
         lucid_metrics_header(summary);
-        fputs(",eta_coverage,eta_median_rel_error,offered_load,inputs\n", summary);
+        fputs(",eta_coverage,eta_median_rel_error,offered_load,inputs", summary);
+        lucid_metrics_ftf_header(summary);
+        fputc('\n', summary);
         if (o->eta)
             fputs("policy,vc,jobs_waited,eta_coverage,eta_median_rel_error\n",
                   o->files[o->k - 2].f);
@@ -422,9 +424,14 @@ static void table_rows(FILE *const *tab, policy_part *part, const lucid_sim_resu
         else
             fprintf(tab[0], " %7.3f", cells[k]);
     if (isnan(m.gpu_util))
-        fprintf(tab[0], " %8s\n", "-");
+        fprintf(tab[0], " %8s", "-");
     else
-        fprintf(tab[0], " %7.1f%%\n", 100 * m.gpu_util);
+        fprintf(tab[0], " %7.1f%%", 100 * m.gpu_util);
+    /* Finish-time fairness: the largest rho, the share of jobs above 1. */
+    if (isnan(m.ftf_max))
+        fprintf(tab[0], " %8s %7s\n", "-", "-");
+    else
+        fprintf(tab[0], " %8.1f %6.1f%%\n", m.ftf_max, 100 * m.ftf_over1);
     fprintf(tab[1], "%-10s", r->policy->name);
     size_class_cells(tab[1], ps, 0);
     size_class_cells(tab[1], ps, 1);
@@ -593,9 +600,9 @@ static void print_tables(run_outputs *o)
     for (int t = 0; t < 4; t++)
         o->tab[t] = NULL;
     printf("\nTable 4: all jobs (seconds)\n");
-    printf("%-10s %12s %12s %12s %14s %12s %8s %9s %9s %7s %7s %8s\n", "policy", "avg JCT",
-           "avg delay", "avg queue", "p99.9 queue", "prof GPU-s", "gap", "bsld", "p99 bsld",
-           "Jain/u", "Jain/vc", "GPU util");
+    printf("%-10s %12s %12s %12s %14s %12s %8s %9s %9s %7s %7s %8s %8s %7s\n", "policy",
+           "avg JCT", "avg delay", "avg queue", "p99.9 queue", "prof GPU-s", "gap", "bsld",
+           "p99 bsld", "Jain/u", "Jain/vc", "GPU util", "FTF max", "FTF>1");
     fputs(o->text[0] ? o->text[0] : "", stdout);
     /* Which definition the queue columns follow (docs/semantics.md). */
     if (o->queue_waits_only)
@@ -608,6 +615,9 @@ static void print_tables(run_outputs *o)
     printf("floor: mean job duration %.0f s, no schedule that keeps durations beats it "
            "(gap = avg JCT / floor - 1; `lucid bounds` has tighter floors)\n",
            o->floor);
+    printf("FTF: finish-time fairness, a job's JCT over its JCT on a private 1/N slice of its "
+           "VC, N = users with jobs in the VC at its submission (docs/fairshare.md): the "
+           "largest, and the share of jobs above 1\n");
     printf("\nTable 5: large (> 8 GPUs) and small jobs (seconds; gap to each class's mean "
            "duration, mean bounded slowdown)\n");
     printf("%-10s %12s %12s %8s %9s %12s %12s %8s %9s\n", "policy", "large JCT", "large queue",

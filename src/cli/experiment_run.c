@@ -76,6 +76,12 @@ int cli_run_config(const lucid_experiment *exp, lucid_sim_config *cfg)
     cfg->series = exp->series;
     cfg->skip_oversized = exp->skip_oversized;
     cli_run_lucid_knobs(exp, &cfg->lucid);
+    /* Checked in range when read (experiment.c). */
+    int64_t half_life;
+    if (exp->fairshare_weight)
+        lucid_parse_f64(exp->fairshare_weight, &cfg->fairshare_weight);
+    if (exp->fairshare_half_life && lucid_parse_i64(exp->fairshare_half_life, &half_life) == 0)
+        cfg->fairshare_half_life = (double)half_life;
     return cli_run_backfill(exp, cfg);
 }
 

@@ -31,6 +31,7 @@
 #include "daemon.h"
 #include "decide.h"
 #include "lucid/backfill.h"
+#include "lucid/fairshare.h"
 #include "lucid/util.h"
 #include "models.h"
 #include "slurm_io.h"
@@ -2263,7 +2264,6 @@ static void order_values(lucidd *d, time_t now)
         lucidd_job *job = &d->jobs[i];
         if (lucid_phase_is_final(job->rec.phase))
             continue;
-        double value = job->rec.priority;
         job->fairshare = -1;
         if (d->fairshare_weight > 0 && d->nshares > 0) {
             slurm_share key;
@@ -2271,16 +2271,15 @@ static void order_values(lucidd *d, time_t now)
             snprintf(key.user, sizeof key.user, "%s", job->rec.user);
             const slurm_share *hit = bsearch(&key, d->shares, (size_t)d->nshares, sizeof key,
                                              by_share_key);
-            if (hit) {
-                job->fairshare = hit->factor;
-                value *= pow(10.0, d->fairshare_weight * (0.5 - hit->factor));
-            }
+            if (hit)
+                job->fairshare = hit->factor; /* in [0, 1] (shares.c) */
         }
-        if (d->cfg.age_weight > 0 && job->rec.submit_time > 0 && now > job->rec.submit_time) {
-            double weeks = (double)(now - job->rec.submit_time) / (7.0 * 86400.0);
-            value *= pow(2.0, -d->cfg.age_weight * (weeks < 1 ? weeks : 1));
-        }
-        job->order_priority = value;
+        double wait = job->rec.submit_time > 0 && now > job->rec.submit_time
+                          ? (double)(now - job->rec.submit_time)
+                          : 0;
+        /* The core's formula (fairshare.h), the one the simulator orders by. */
+        job->order_priority = lucid_order_value(job->rec.priority, d->fairshare_weight,
+                                                job->fairshare, d->cfg.age_weight, wait);
     }
 }
 

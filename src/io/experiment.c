@@ -14,14 +14,18 @@
 
 #include "lucid/backfill.h"
 #include "lucid/csv.h"
+#include "lucid/fairshare.h"
 #include "lucid/manifest.h"
 #include "lucid/util.h"
 
 /* KEY_OPT_INT: an integer in min..max, checked where it is written (file,
  * line, key) but kept as text, so an unset key stays unset and is not
- * written back (the backfill keys: existing outputs keep their bytes). */
+ * written back (the backfill keys: existing outputs keep their bytes).
+ * KEY_OPT_NUMBER: the same for a decimal number in min..max (the fair-share
+ * weight). */
 enum key_kind {
-    KEY_PATH, KEY_STRING, KEY_INT, KEY_OPT_INT, KEY_BOOL, KEY_DOUBLE, KEY_POLICIES, KEY_COMPAT
+    KEY_PATH, KEY_STRING, KEY_INT, KEY_OPT_INT, KEY_OPT_NUMBER, KEY_BOOL, KEY_DOUBLE,
+    KEY_POLICIES, KEY_COMPAT
 };
 
 typedef struct key_spec {
@@ -50,6 +54,8 @@ static const key_spec keys[] = {
     {"simulate", "eta", KEY_STRING, FIELD(eta), 0, 0},
     {"simulate", "eta_hourly", KEY_STRING, FIELD(eta_hourly), 0, 0},
     {"simulate", "stream", KEY_STRING, FIELD(stream), 0, 0},
+    {"simulate", "fairshare_weight", KEY_OPT_NUMBER, FIELD(fairshare_weight), 0, LUCID_FAIRSHARE_WEIGHT_MAX},
+    {"simulate", "fairshare_half_life", KEY_OPT_INT, FIELD(fairshare_half_life), 1, LUCID_FAIRSHARE_HALF_LIFE_MAX},
     {"qssf", "estimates", KEY_PATH, FIELD(qssf_estimates), 0, 0},
     {"qssf", "backfill", KEY_STRING, FIELD(backfill[LUCID_EXP_BF_QSSF]), 0, 0},
     {"qssf", "backfill_estimate", KEY_STRING, FIELD(backfill_estimate[LUCID_EXP_BF_QSSF]), 0, 0},
@@ -133,7 +139,8 @@ void lucid_experiment_free(lucid_experiment *exp)
 {
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         char *base = (char *)exp + keys[i].offset;
-        if (keys[i].kind == KEY_PATH || keys[i].kind == KEY_STRING || keys[i].kind == KEY_OPT_INT) {
+        if (keys[i].kind == KEY_PATH || keys[i].kind == KEY_STRING || keys[i].kind == KEY_OPT_INT ||
+            keys[i].kind == KEY_OPT_NUMBER) {
             free(*(char **)(void *)base);
             *(char **)(void *)base = NULL;
         }
@@ -241,6 +248,23 @@ static int int_in_range(const key_spec *spec, const char *value, int64_t *v, con
     return 0;
 }
 
+/* An optional key's value (KEY_OPT_INT, KEY_OPT_NUMBER), checked against
+ * its range. */
+static int optional_in_range(const key_spec *spec, const char *value, const char *origin,
+                             long line, const char *field, lucid_error *err)
+{
+    int64_t v;
+    double d;
+    if (spec->kind == KEY_OPT_INT)
+        return int_in_range(spec, value, &v, origin, line, field, err);
+    if (!is_decimal(value, 1) || lucid_parse_f64(value, &d) < 0)
+        return lucid_error_at(err, origin, line, field, "'%s' is not a number", value);
+    if (!(d >= (double)spec->min && d <= (double)spec->max))
+        return lucid_error_at(err, origin, line, field, "%s out of range %lld..%lld", value,
+                              (long long)spec->min, (long long)spec->max);
+    return 0;
+}
+
 int lucid_experiment_set(lucid_experiment *exp, const char *section, const char *key,
                          const char *value, const char *dir, const char *origin, long line,
                          lucid_error *err)
@@ -266,7 +290,8 @@ int lucid_experiment_set(lucid_experiment *exp, const char *section, const char 
     int b;
     switch (spec->kind) {
     case KEY_OPT_INT:
-        if (int_in_range(spec, value, &v, origin, line, field, err) < 0)
+    case KEY_OPT_NUMBER:
+        if (optional_in_range(spec, value, origin, line, field, err) < 0)
             return -1;
         /* fall through - kept as written */
     case KEY_PATH:
@@ -437,7 +462,8 @@ static int format_value(const key_spec *k, const lucid_experiment *exp, char *bu
     switch (k->kind) {
     case KEY_PATH:
     case KEY_STRING:
-    case KEY_OPT_INT: {
+    case KEY_OPT_INT:
+    case KEY_OPT_NUMBER: {
         const char *v = *(char *const *)(const void *)base;
         char real[PATH_MAX];
         /* Paths become absolute so the written file works from anywhere. */

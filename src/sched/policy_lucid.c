@@ -168,6 +168,8 @@ int lucid_packing_switch_at(const lucid_lucid_inputs *in, int64_t t)
     return k == 0 ? in->switch_initial : in->switch_values[k - 1];
 }
 
+static double service_priority(const lucid_sched *s, int32_t job) { return s->priority[job]; }
+
 const lucid_policy_ops lucid_policy_lucid = {
     .name = "lucid",
     .summary = "Lucid: profiler, estimated-service order, indolent packing",
@@ -176,4 +178,5 @@ const lucid_policy_ops lucid_policy_lucid = {
     .arrive = lucid_arrive,
     .decide = lucid_decide,
     .next_decision = lucid_next_decision,
+    .fair_priority = service_priority,
 };

@@ -62,7 +62,9 @@ static void qssf_decide(lucid_sched *s)
     st->newcomers_only = 0;
     /* The reference: len(queue) > number of jobs that arrived this step. */
     int any_old = s->qlen > (s->arrivals_step == s->now ? s->arrivals_now : 0);
-    if (any_old || s->qlen == 0) {
+    /* Under fair share the queue is in its order already (lucid_sched_decide):
+     * no newcomer order. */
+    if (any_old || s->qlen == 0 || s->fairshare) {
         lucid_sched_place_in_order(s, 1);
         return;
     }
@@ -92,6 +94,8 @@ static int64_t qssf_next_decision(const lucid_sched *s)
     return st->newcomers_only ? s->now + 1 : LUCID_NEVER;
 }
 
+static double service_priority(const lucid_sched *s, int32_t job) { return s->priority[job]; }
+
 const lucid_policy_ops lucid_policy_qssf = {
     .name = "qssf",
     .summary = "quasi-shortest-service-first from duration estimates, non-preemptive",
@@ -101,4 +105,5 @@ const lucid_policy_ops lucid_policy_qssf = {
     .arrive = qssf_arrive,
     .decide = qssf_decide,
     .next_decision = qssf_next_decision,
+    .fair_priority = service_priority,
 };

@@ -13,6 +13,7 @@
 
 #include "lucid/sched.h"
 #include "lucid/backfill.h"
+#include "lucid/fairshare.h"
 #include "ordset.h"
 
 lucid_semantics lucid_semantics_reference(void)
@@ -100,6 +101,7 @@ void lucid_sched_free(lucid_sched *s)
     free(s->allocs);
     free(s->heap);
     free(s->scratch);
+    free(s->fair_order);
     memset(s, 0, sizeof *s);
 }
 
@@ -394,6 +396,21 @@ static int store_allocs(lucid_sched *s, int32_t job, const lucid_alloc *a, int n
     return 0;
 }
 
+static int32_t fair_user(const lucid_sched *s, int32_t job)
+{
+    return lucid_fairshare_slot(s->jobs[job].user, s->fairshare->nusers);
+}
+
+/* A job starts (sign 1) or stops (-1) holding its GPUs: its user's usage
+ * grows by them from now on, or no longer.  A packed job is charged its
+ * GPUs like its partner: both are allocated them. */
+static void fair_charge(lucid_sched *s, int32_t job, int sign)
+{
+    if (s->fairshare)
+        lucid_fairshare_run(s->fairshare, fair_user(s, job), sign * (int64_t)s->jobs[job].gpu_num,
+                            s->now);
+}
+
 static void begin_running(lucid_sched *s, int32_t job, double rate)
 {
     lucid_jobrun *r = &s->run[job];
@@ -404,6 +421,7 @@ static void begin_running(lucid_sched *s, int32_t job, double rate)
         r->start_time = s->now;
     r->queue += (double)(s->now - r->waiting_since);
     run_append(s, job);
+    fair_charge(s, job, 1);
     if (s->on_change)
         s->on_change(s->on_change_ctx, s, job, LUCID_SCHED_STARTED);
     if (r->exclusive)
@@ -488,6 +506,7 @@ void lucid_sched_preempt(lucid_sched *s, int32_t job)
     release_gpus(s, job);
     cand_remove(s, job);
     run_unlink(s, job);
+    fair_charge(s, job, -1);
     r->status = LUCID_PENDING;
     r->gen++;
     r->waiting_since = s->now;
@@ -552,6 +571,7 @@ int lucid_sched_finish_due(lucid_sched *s, int64_t now)
         release_gpus(s, job);
         cand_remove(s, job);
         run_unlink(s, job);
+        fair_charge(s, job, -1);
         if (s->on_change)
             s->on_change(s->on_change_ctx, s, job, LUCID_SCHED_ENDED);
     }
@@ -650,6 +670,50 @@ int64_t lucid_no_timed_decisions(const lucid_sched *s)
 {
     (void)s;
     return LUCID_NEVER;
+}
+
+/* Re-sorts the queue by the fair-share order value at s->now. */
+static void fair_sort(lucid_sched *s)
+{
+    if (s->qlen < 2 || LUCID_GROW(s->fair_order, s->fair_cap, s->qlen) < 0)
+        return;
+    for (size_t i = 0; i < s->qlen; i++) {
+        int32_t job = s->queue[i];
+        double factor = lucid_fairshare_factor(s->fairshare, fair_user(s, job), s->now);
+        double key = lucid_order_value(s->policy->fair_priority(s, job), s->fairshare_weight,
+                                       factor, 0, 0);
+        s->fair_order[i] = (lucid_queued){.key = key, .seq = s->run[job].arrival_seq,
+                                          .index = (uint32_t)job};
+    }
+    lucid_queue_sort(s->fair_order, s->qlen);
+    for (size_t i = 0; i < s->qlen; i++)
+        s->queue[i] = (int32_t)s->fair_order[i].index;
+}
+
+static int fair_order_on(const lucid_sched *s)
+{
+    return s->fairshare && s->policy->fair_priority;
+}
+
+void lucid_sched_decide(lucid_sched *s)
+{
+    if (fair_order_on(s))
+        fair_sort(s);
+    s->policy->decide(s);
+}
+
+int64_t lucid_sched_next_decision(const lucid_sched *s)
+{
+    int64_t next = s->policy->next_decision(s);
+    /* Nothing running: every usage only decays, all at one rate, and the
+     * order stays; one waiting job has no order to change. */
+    if (fair_order_on(s) && s->qlen > 1 && s->nrunning > 0) {
+        int64_t period = LUCID_FAIRSHARE_PERIOD;
+        int64_t at = s->now - ((s->now % period) + period) % period + period;
+        if (at < next)
+            next = at;
+    }
+    return next;
 }
 
 int64_t lucid_preempt_overhead(const lucid_job *job) { return job->gpu_num <= 8 ? 40 : 60; }

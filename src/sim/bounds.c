@@ -1,6 +1,7 @@
 /* bounds.c — floors on the average JCT of a trace and the metrics that
  * compare a schedule with them (bounds.h). */
 #include "lucid/bounds.h"
+#include "lucid/fairshare.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -163,6 +164,8 @@ typedef struct job_sums {
     int64_t n;
     double jct, queue, duration, bsld;
     double prof_s, prof_gpu_s; /* time and GPU-seconds running in Lucid's profiler */
+    int64_t ftf_n, ftf_over1;  /* jobs with a finish-time fairness, those above 1 */
+    double ftf_max;
 } job_sums;
 
 static void sums_add(job_sums *s, double jct, double queue, double duration, double bsld)
@@ -172,6 +175,119 @@ static void sums_add(job_sums *s, double jct, double queue, double duration, dou
     s->queue += queue;
     s->duration += duration;
     s->bsld += bsld;
+}
+
+/* A job's finish-time fairness into a group's sums (beside sums_add). */
+static void sums_add_ftf(job_sums *s, double rho)
+{
+    if (isnan(rho))
+        return;
+    if (s->ftf_n == 0 || rho > s->ftf_max)
+        s->ftf_max = rho;
+    s->ftf_n++;
+    s->ftf_over1 += rho > 1;
+}
+
+/* ---- finish-time fairness (Themis) ---- */
+
+typedef struct ftf_job {
+    int64_t submit, end;
+    int32_t user; /* 0: no user, else string id + 1 */
+    int32_t vc;
+    size_t index; /* trace index */
+} ftf_job;
+
+static int by_end(const void *pa, const void *pb)
+{
+    const ftf_job *a = *(const ftf_job *const *)pa, *b = *(const ftf_job *const *)pb;
+    if (a->end != b->end)
+        return a->end < b->end ? -1 : 1;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/* One VC's jobs (in submit order): N at each submission by a sweep over
+ * submissions and ends (a job is in the system on [submit, end)), then rho. */
+static void ftf_vc(const lucid_trace *trace, ftf_job *jobs, ftf_job **ends, size_t n,
+                   int64_t *per_user, double vc_gpus, double *rho)
+{
+    for (size_t i = 0; i < n; i++)
+        ends[i] = &jobs[i];
+    qsort(ends, n, sizeof *ends, by_end);
+    int64_t users = 0;
+    size_t next_end = 0;
+    for (size_t i = 0; i < n;) {
+        int64_t t = jobs[i].submit;
+        size_t group = i;
+        for (; group < n && jobs[group].submit == t; group++)
+            if (per_user[jobs[group].user]++ == 0)
+                users++;
+        /* every job ending by t arrived by then (end >= submit): out */
+        for (; next_end < n && ends[next_end]->end <= t; next_end++)
+            if (--per_user[ends[next_end]->user] == 0)
+                users--;
+        for (; i < group; i++) {
+            const lucid_job *job = &trace->jobs[jobs[i].index];
+            /* its own user counts though the job ended at once */
+            double slices = (double)users + (per_user[jobs[i].user] == 0 ? 1 : 0);
+            double stretch = (double)job->gpu_num * slices / vc_gpus;
+            double private_jct = (double)job->duration * (stretch > 1 ? stretch : 1);
+            if (private_jct < 1)
+                private_jct = 1;
+            rho[jobs[i].index] = (double)(jobs[i].end - jobs[i].submit) / private_jct;
+        }
+    }
+    /* per_user back to zeros for the next VC */
+    for (; next_end < n; next_end++)
+        per_user[ends[next_end]->user]--;
+}
+
+int lucid_finish_time_fairness(const lucid_trace *trace, const lucid_sim_result *result,
+                               double *rho)
+{
+    size_t n = trace->njobs;
+    for (size_t i = 0; i < n; i++)
+        rho[i] = NAN;
+    if (!result->gpu_use || n == 0)
+        return 0;
+    int32_t nusers = (trace->strings ? lucid_strtab_count(trace->strings) : 0) + 1;
+    ftf_job *jobs = malloc(n * sizeof *jobs);
+    ftf_job **ends = malloc(n * sizeof *ends);
+    int64_t *per_user = calloc((size_t)nusers, sizeof *per_user);
+    size_t *count = calloc((size_t)result->ngpu_use + 1, sizeof *count);
+    int rc = jobs && ends && per_user && count ? 0 : -1;
+    /* Jobs grouped by VC, each group in trace (submit) order. */
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        int32_t vc = trace->jobs[i].vc;
+        if (!result->excluded[i] && vc >= 0 && vc < result->ngpu_use &&
+            result->run[i].end_time >= trace->jobs[i].submit_time)
+            count[vc + 1]++;
+    }
+    for (int32_t v = 0; rc == 0 && v < result->ngpu_use; v++)
+        count[v + 1] += count[v];
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const lucid_job *job = &trace->jobs[i];
+        if (result->excluded[i] || job->vc < 0 || job->vc >= result->ngpu_use ||
+            result->run[i].end_time < job->submit_time)
+            continue;
+        jobs[count[job->vc]++] = (ftf_job){.submit = job->submit_time,
+                                          .end = result->run[i].end_time,
+                                          .user = lucid_fairshare_slot(job->user, nusers),
+                                          .vc = job->vc,
+                                          .index = i};
+    }
+    size_t first = 0;
+    for (int32_t v = 0; rc == 0 && v < result->ngpu_use; v++) {
+        size_t last = count[v]; /* filled up to the next VC's start */
+        int32_t gpus = result->gpu_use[v].gpus_base;
+        if (gpus > 0)
+            ftf_vc(trace, jobs + first, ends, last - first, per_user, (double)gpus, rho);
+        first = last;
+    }
+    free(jobs);
+    free(ends);
+    free(per_user);
+    free(count);
+    return rc;
 }
 
 /* Seconds job i ran in Lucid's profiler (0: not profiled, not Lucid). */
@@ -269,6 +385,7 @@ static void metrics_blank(lucid_metrics *out)
 {
     memset(out, 0, sizeof *out);
     out->jain_users = out->jain_vcs = out->gpu_util = NAN;
+    out->ftf_max = out->ftf_over1 = NAN;
 }
 
 /* The metrics of a group from its sums, its users' Jain index and its
@@ -283,6 +400,10 @@ static void metrics_of(const job_sums *s, double jain_users, double *bsld, lucid
     out->bsld_mean = s->bsld / (double)s->n;
     out->jain_users = jain_users;
     out->bsld_p99 = lucid_percentile(bsld, (size_t)s->n, 99);
+    if (s->ftf_n > 0) {
+        out->ftf_max = s->ftf_max;
+        out->ftf_over1 = (double)s->ftf_over1 / (double)s->ftf_n;
+    }
 }
 
 /* The summary of a group from its sums and its jobs' queue times
@@ -339,8 +460,9 @@ int lucid_metrics_compute_sized(const lucid_trace *trace, const lucid_sim_result
     size_t cap = trace->njobs + 1;
     double *bsld = malloc(cap * sizeof *bsld);
     int32_t *users = malloc(cap * sizeof *users), *vcs = malloc(cap * sizeof *vcs);
+    double *rho = malloc(cap * sizeof *rho);
     int rc = -1;
-    if (!bsld || !users || !vcs)
+    if (!bsld || !users || !vcs || !rho || lucid_finish_time_fairness(trace, result, rho) < 0)
         goto done;
     job_sums s = {0};
     int32_t max_vc = -1;
@@ -356,6 +478,7 @@ int lucid_metrics_compute_sized(const lucid_trace *trace, const lucid_sim_result
         vcs[s.n] = job->vc;
         max_vc = job->vc > max_vc ? job->vc : max_vc;
         sums_add(&s, jct, 0, d, b);
+        sums_add_ftf(&s, rho[i]);
     }
     rc = 0;
     size_t n = (size_t)s.n;
@@ -370,6 +493,7 @@ done:
     free(bsld);
     free(users);
     free(vcs);
+    free(rho);
     return rc;
 }
 
@@ -405,7 +529,10 @@ static int policy_figures(const lucid_trace *trace, const lucid_sim_result *resu
     job_sums *g = calloc(nv + 1 + NC + NC * nv, sizeof *g);
     job_sums *ug = calloc((1 + NC) * nu + 1, sizeof *ug);
     size_t *first = calloc(nv + 1 + NC + 1, sizeof *first);
-    int rc = g && ug && first ? 0 : -1;
+    double *rho = malloc((trace->njobs + 1) * sizeof *rho);
+    int rc = g && ug && first && rho ? 0 : -1;
+    if (rc == 0)
+        rc = lucid_finish_time_fairness(trace, result, rho);
     job_sums *all = g + nv, *cls = g + nv + 1, *cls_vc = g + nv + 1 + NC;
     for (size_t i = 0; rc == 0 && i < trace->njobs; i++) {
         const lucid_job *job = &trace->jobs[i];
@@ -419,9 +546,12 @@ static int policy_figures(const lucid_trace *trace, const lucid_sim_result *resu
         sums_add(all, jct, r->queue, d, b);
         sums_add_prof(&g[job->vc], ps, job->gpu_num);
         sums_add_prof(all, ps, job->gpu_num);
+        sums_add_ftf(&g[job->vc], rho[i]);
+        sums_add_ftf(all, rho[i]);
         int c = size_class(job->gpu_num);
         if (c >= 0) {
             sums_add(&cls[c], jct, r->queue, d, b);
+            sums_add_ftf(&cls[c], rho[i]);
             sums_add_prof(&cls[c], ps, job->gpu_num);
             sums_add(&cls_vc[(size_t)c * nv + (size_t)job->vc], jct, r->queue, d, b);
         }
@@ -496,6 +626,7 @@ static int policy_figures(const lucid_trace *trace, const lucid_sim_result *resu
     free(g);
     free(ug);
     free(first);
+    free(rho);
     free(queue);
     free(bsld);
     free(users);
@@ -629,4 +760,12 @@ void lucid_metrics_write(FILE *out, const lucid_metrics *m)
     put(out, m->jain_users, "%.6f");
     put(out, m->jain_vcs, "%.6f");
     put(out, m->gpu_util, "%.6f");
+}
+
+void lucid_metrics_ftf_header(FILE *out) { fputs(",ftf_max,ftf_over1", out); }
+
+void lucid_metrics_ftf_write(FILE *out, const lucid_metrics *m)
+{
+    put(out, m->ftf_max, "%.6f");
+    put(out, m->ftf_over1, "%.6f");
 }

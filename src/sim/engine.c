@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "lucid/eta.h"
+#include "lucid/fairshare.h"
 #include "lucid/online.h"
 #include "sim_internal.h"
 
@@ -61,6 +62,7 @@ void lucid_sim_config_defaults(lucid_sim_config *cfg)
     cfg->lucid.profiler_factor = 4;
     cfg->lucid.profiler_autoscale = 1;
     cfg->lucid.borrow_vc = -1;
+    cfg->fairshare_half_life = LUCID_FAIRSHARE_HALF_LIFE_DEFAULT;
     cfg->lucid.gmem_limit = 24576;
     cfg->lucid.priority_ratio = 2;
     cfg->lucid.score_sum = 2;
@@ -246,6 +248,7 @@ typedef struct vc_run {
     int track_eta;            /* cfg->eta: changes go to eta_track too */
     int64_t ended_since, look_every; /* ended jobs since the last look; when to look */
     lucid_lucid_inputs lucid; /* pr->lucid with the local sharing scores */
+    lucid_fairshare fairshare; /* the VC's users' usage (cfg->fairshare_weight > 0) */
     borrow_state borrow;
     int32_t watched;
     int lends;
@@ -683,6 +686,29 @@ static int vc_run_local_arrays(sim_context *ctx, policy_run *pr, vc_run *v)
     return 0;
 }
 
+/* The VC's fair-share ledger: a share for each user with jobs in the VC
+ * (jobs without a user are one user of their own), equal. */
+static int vc_run_fairshare(sim_context *ctx, vc_run *v, lucid_error *err)
+{
+    const lucid_trace *trace = ctx->in->trace;
+    int32_t nusers = (trace->strings ? lucid_strtab_count(trace->strings) : 0) + 1;
+    unsigned char *seen = calloc((size_t)nusers, 1);
+    if (!seen)
+        return lucid_error_set(err, "out of memory");
+    int32_t shares = 0;
+    for (size_t i = 0; i < v->njobs; i++) {
+        int32_t k = lucid_fairshare_slot(trace->jobs[v->global[i]].user, nusers);
+        shares += !seen[k];
+        seen[k] = 1;
+    }
+    free(seen);
+    if (lucid_fairshare_init(&v->fairshare, nusers, shares, ctx->cfg->fairshare_half_life, err) < 0)
+        return -1;
+    v->s.fairshare = &v->fairshare;
+    v->s.fairshare_weight = ctx->cfg->fairshare_weight;
+    return 0;
+}
+
 static int vc_run_begin(sim_context *ctx, policy_run *pr, int32_t vc, lucid_record_pages *spare,
                         vc_run *v, lucid_error *err)
 {
@@ -725,7 +751,14 @@ static int vc_run_begin(sim_context *ctx, policy_run *pr, int32_t vc, lucid_reco
         vc_run_free_arrays(v);
         return -1;
     }
+    if (cfg->fairshare_weight > 0 && pr->policy->fair_priority &&
+        vc_run_fairshare(ctx, v, err) < 0) {
+        lucid_sched_free(s);
+        vc_run_free_arrays(v);
+        return -1;
+    }
     v->borrow = (borrow_state){.base_nodes = nodes};
+    v->use.gpus_base = ctx->in->vcs->nodes[vc] * cfg->gpus_per_node;
     v->watched = -1;
     if (cfg->observe.after_step && cfg->observe.policy == pr->policy && cfg->observe.job >= 0 &&
         cfg->observe.job <= INT32_MAX) {
@@ -859,7 +892,7 @@ static int vc_run_steps(sim_context *ctx, vc_run *v, int64_t limit, lucid_error 
             LUCID_PREFETCH(r + sizeof *s->run - 1, 1);
         }
         s->changed = 0;
-        pr->policy->decide(s);
+        lucid_sched_decide(s);
         if (s->changed)
             lucid_eta_invalidate(&v->plan);
         if (cfg->eta && rc == 0 && v->next_arrival > first_arrival &&
@@ -884,7 +917,7 @@ static int vc_run_steps(sim_context *ctx, vc_run *v, int64_t limit, lucid_error 
             rc = lucid_error_set(err, "out of memory");
         if (rc < 0)
             return rc;
-        v->policy_next = pr->policy->next_decision(s);
+        v->policy_next = lucid_sched_next_decision(s);
         v->previous = t;
         if (v->ended_since >= v->look_every)
             vc_run_release(v);
@@ -921,6 +954,7 @@ static void vc_run_end(vc_run *v)
     }
     v->hourly = NULL;
     lucid_sched_free(&v->s);
+    lucid_fairshare_free(&v->fairshare);
     vc_run_free_arrays(v);
     v->pr->vc_samples[v->vc] = v->samples;
     v->pr->vc_nsamples[v->vc] = v->nsamples;

@@ -523,7 +523,9 @@ int lucid_write_summary_rows_of(FILE *out, const lucid_vcs *vcs, const lucid_sim
             fprintf(out, ",%.4f,", ps->offered_load[at]);
         else
             fputs(",,", out);
-        fprintf(out, "%s\n", ps->inputs ? ps->inputs : "");
+        fputs(ps->inputs ? ps->inputs : "", out);
+        lucid_metrics_ftf_write(out, &ps->metrics[at]);
+        fputc('\n', out);
     }
     free(order);
     return ferror(out) ? -1 : 0;
