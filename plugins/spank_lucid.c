@@ -21,6 +21,7 @@
  * a list are left alone: Slurm's own gres/gpu sets their devices.
  * LUCID_PACKED_GPUS holds the node's indices either way. */
 #include <dirent.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,8 +235,10 @@ static int gpu_files(const char *node, char paths[][256], int max)
 /* "c MAJOR:MINOR rwm" into DIR/devices.allow. */
 static int allow(const char *dir, unsigned major_no, unsigned minor_no)
 {
-    char path[700];
-    snprintf(path, sizeof path, "%s/devices.allow", dir);
+    char path[PATH_MAX];
+    int len = snprintf(path, sizeof path, "%s/devices.allow", dir);
+    if (len < 0 || (size_t)len >= sizeof path)
+        return -1; /* no such cgroup path can exist */
     FILE *f = fopen(path, "w");
     if (!f)
         return -1;
