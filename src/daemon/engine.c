@@ -1177,7 +1177,7 @@ static void take_back(lucidd *d, lucidd_job *job, const char *why, int limit, do
 static void note_releasing(lucidd *d, lucidd_job *job, const slurm_job *sj, double now_mono)
 {
     job->releasing = 1;
-    if (!job->released_at)
+    if (job->released_at <= 0)
         job->released_at = now_mono; /* first sight (after a restart of lucidd) */
     snprintf(job->slurm_reason, sizeof job->slurm_reason, "%s", sj->reason);
     char why[256];
