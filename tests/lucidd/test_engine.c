@@ -1036,14 +1036,19 @@ static void a_busy_profiler_sends_jobs_to_idle_main_gpus(void **state)
 /* The site's fair share in lucid's order: alice (account a) is far over her
  * share (F 0.1), bob (account b) used none of his (F 1.0); their jobs ask
  * the same GPUs, bob's estimate is 4x alice's, and one node is free. */
-static void two_teams(uint32_t slurm_weight)
+static void alice_and_bob_shares(uint32_t slurm_weight)
 {
-    d.cfg.gpu_limit = 0;
     d.cfg.fairshare_weight = -1; /* auto: on where Slurm weighs fair share */
     fake.fairshare_weight = slurm_weight;
     fake.nshares = 2;
     fake.shares[0] = (slurm_share){.account = "a", .user = "alice", .factor = 0.1};
     fake.shares[1] = (slurm_share){.account = "b", .user = "bob", .factor = 1.0};
+}
+
+static void two_teams(uint32_t slurm_weight)
+{
+    d.cfg.gpu_limit = 0;
+    alice_and_bob_shares(slurm_weight);
     node("n1")->gpus_used = 8;
     slurm_job *a = fake_submit(1, "alice", 8, 8, 1);
     snprintf(a->account, sizeof a->account, "a");
@@ -1083,12 +1088,8 @@ static void without_fair_share_lucid_order_stands(void **state)
  * 22,715 > bob 3600 x 8 x 10^-1 = 2,880) and takes the whole node. */
 static void profiled_in_the_site_order(uint32_t slurm_weight)
 {
-    d.cfg.fairshare_weight = -1;
     d.cfg.profiler_bypass = 0;
-    fake.fairshare_weight = slurm_weight;
-    fake.nshares = 2;
-    fake.shares[0] = (slurm_share){.account = "a", .user = "alice", .factor = 0.1};
-    fake.shares[1] = (slurm_share){.account = "b", .user = "bob", .factor = 1.0};
+    alice_and_bob_shares(slurm_weight);
     slurm_job *a = fake_submit(1, "alice", 1, 1, 1);
     snprintf(a->account, sizeof a->account, "a");
     a->time_limit_min = 60;
