@@ -1776,6 +1776,9 @@ static int gather_waiting(lucidd *d, lucid_phase phase, const partition_view *v,
     int count = 0;
     int64_t now = (int64_t)time(NULL);
     unsigned char *ever = nnodes > 0 ? malloc((size_t)nnodes) : NULL;
+    int unknown = 0; /* nodes slurmctld has not heard from since it started */
+    for (int k = 0; k < nnodes; k++)
+        unknown += !v->fits[k].usable && strncmp(v->fits[k].state, "UNKNOWN", 7) == 0;
     for (size_t i = 0; i < d->njobs; i++) {
         lucidd_job *job = &d->jobs[i];
         if (job->rec.phase != phase || job->waits_for[0])
@@ -1804,6 +1807,15 @@ static int gather_waiting(lucidd *d, lucid_phase phase, const partition_view *v,
                          job->fit.gpu_type[0] ? " of type " : "", job->fit.gpu_type);
                 set_phase(job, LUCID_PHASE_MAIN_QUEUE, why);
                 save(d, job);
+                continue;
+            }
+            if (nnodes > 0 && usable_now == 0 && unknown > 0) {
+                /* slurmctld has not heard from a profiling node since it
+                 * started (its state UNKNOWN until slurmd registers, at
+                 * most SlurmdTimeout): wait for it, not past the profiler. */
+                set_reason(d, job, "waiting for the profiler: Slurm does not know its node's state yet "
+                                   "(slurmctld just started)");
+                no_estimate(job, "the profiler's node is not yet known to Slurm");
                 continue;
             }
             if (nnodes > 0 && usable_now == 0) {

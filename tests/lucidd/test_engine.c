@@ -909,6 +909,25 @@ static void drained_profiler_and_reserved_nodes(void **state)
     assert_int_equal(rec(1)->profile_start, 0);
 }
 
+/* Right after slurmctld starts, a profiling node it has not heard from yet
+ * is UNKNOWN: its jobs wait for it (a drained one is passed by, above);
+ * once slurmd registers they are profiled. */
+static void an_unknown_profiler_is_waited_for(void **state)
+{
+    (void)state;
+    node("p1")->usable = 0;
+    snprintf(node("p1")->fit.state, sizeof node("p1")->fit.state, "UNKNOWN");
+    fake_submit(1, "a", 1, 1, 1);
+    engine_tick(&d);
+    assert_phase(1, LUCID_PHASE_PROFILE_QUEUE);
+    assert_non_null(strstr(rec(1)->reason, "does not know its node's state yet"));
+    assert_false(fake_called("start 1"));
+    node("p1")->usable = 1;
+    node("p1")->fit.state[0] = '\0';
+    engine_tick(&d);
+    assert_true(fake_called("start 1 profiling p1"));
+}
+
 /* Releases Slurm does not start: refused there (BadConstraints), not
  * started within --release-timeout, or refused for a limit. */
 static void releases_slurm_refuses_are_taken_back(void **state)
@@ -1237,6 +1256,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(cpus_add_up_within_one_decision, setup, teardown),
         cmocka_unit_test_setup_teardown(typed_gpus_and_the_profiler, setup, teardown),
         cmocka_unit_test_setup_teardown(drained_profiler_and_reserved_nodes, setup, teardown),
+        cmocka_unit_test_setup_teardown(an_unknown_profiler_is_waited_for, setup, teardown),
         cmocka_unit_test_setup_teardown(releases_slurm_refuses_are_taken_back, setup, teardown),
         cmocka_unit_test_setup_teardown(failed_nodes_and_requeues, setup, teardown),
         cmocka_unit_test_setup_teardown(requests_left_to_slurm, setup, teardown),

@@ -32,9 +32,9 @@ chmod 777 "$LAB/out" # user nobody submits from here
 # step that waits on Slurm can take longer than that on a loaded machine;
 # once the packed job of section 3 passed unheld that way).  `beat N` sets
 # the intake it reports.
-write_beat() {
-    echo "pid=$$ time=$(date +%s) intake=$(cat "$LAB/intake")" >"$LAB/heartbeat.tmp" &&
-        mv "$LAB/heartbeat.tmp" "$LAB/heartbeat"
+write_beat() { # a temporary file per writer: the stand-in and `beat` may write at once
+    echo "pid=$$ time=$(date +%s) intake=$(cat "$LAB/intake")" >"$LAB/heartbeat.tmp.$BASHPID" &&
+        mv "$LAB/heartbeat.tmp.$BASHPID" "$LAB/heartbeat"
 }
 beat() { echo "$1" >"$LAB/intake.tmp" && mv "$LAB/intake.tmp" "$LAB/intake" && write_beat; }
 beat 0
