@@ -5,7 +5,7 @@
 #                         [--prof-nodes P] [--gpu-types LIST|none] [--cpus C]
 #                         [--memory MB] [--port P] [--plugins PLUGIN_DIR]
 #                         [--lucid-partitions LIST] [--lucid-conf KEY=VAL]...
-#                         [--min-job-age SECONDS]
+#                         [--fail-open SECONDS|off] [--min-job-age SECONDS]
 #   lab-cluster.sh down DIR        stop every daemon this script started in DIR
 #   lab-cluster.sh status DIR      one line per recorded daemon, then sinfo
 #   lab-cluster.sh env DIR         prints `export SLURM_CONF=...` for eval
@@ -45,10 +45,14 @@
 # is MariaDB's, P+92 slurmdbd's).  PIDs are recorded in DIR/pids and daemons
 # are stopped by PID only; `down` also removes this lab's job cgroups.  With
 # --plugins, lucid's job_submit and SPANK plugins are loaded from PLUGIN_DIR (job_submit_lucid.so, spank_lucid.so), and each
-# --lucid-conf line is added to their lucid.conf.  Slurm records every job's
-# end in DIR/log/jobcomp.log (jobcomp/filetxt: one `JobId=... JobState=...
-# Partition=... StartTime=... EndTime=... NodeList=...` line per end, also
-# per requeue); --min-job-age sets how long ended jobs stay listed (600 s).
+# --lucid-conf line is added to their lucid.conf.  Fail-open is on as in
+# the package: lucid.conf names DIR/heartbeat with fail_open_after=180
+# (--fail-open sets the seconds; `off` leaves the heartbeat out), so start
+# lucidd with `--heartbeat DIR/heartbeat` or new jobs run under plain Slurm.
+# Slurm records every job's end in DIR/log/jobcomp.log (jobcomp/filetxt:
+# one `JobId=... JobState=... Partition=... StartTime=... EndTime=...
+# NodeList=...` line per end, also per requeue); --min-job-age sets how long
+# ended jobs stay listed (600 s).
 # Facts behind each setting: shared/spec/slurm-lab.md; docs/live.md, "Lab
 # cluster, tests and demo", says why each site setting is there.
 set -euo pipefail
@@ -60,7 +64,7 @@ LAB_ACCOUNTS="alpha beta"
 
 die() { echo "lab-cluster: $*" >&2; exit 1; }
 
-usage() { sed -n '2,53p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,57p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 
 # Process state letter, or empty when the PID no longer exists.
 proc_state() { awk '{print $3}' "/proc/$1/stat" 2>/dev/null || true; }
@@ -246,6 +250,8 @@ PlugStackConfig=$DIR/etc/plugstack.conf"
         # largest GPU request it accepts, from lucid.conf next to slurm.conf.
         printf 'partitions=%s\nmax_gpus=%d\nmax_gpus_per_node=%d\n' "$LUCID_PARTITIONS" \
             $((NODES * GPUS)) "$GPUS" >"$DIR/etc/lucid.conf"
+        [[ $FAIL_OPEN == off ]] ||
+            printf 'heartbeat=%s\nfail_open_after=%d\n' "$DIR/heartbeat" "$FAIL_OPEN" >>"$DIR/etc/lucid.conf"
         local line
         for line in ${LUCID_CONF[@]+"${LUCID_CONF[@]}"}; do echo "$line" >>"$DIR/etc/lucid.conf"; done
     fi
@@ -569,7 +575,7 @@ cmd_status() {
 [[ $# -ge 2 ]] || usage
 COMMAND=$1 DIR=$2
 shift 2
-NODES=4 GPUS=8 PROF_NODES=1 PLUGINS="" LUCID_PARTITIONS="main,profiling" MIN_JOB_AGE=600
+NODES=4 GPUS=8 PROF_NODES=1 PLUGINS="" LUCID_PARTITIONS="main,profiling" MIN_JOB_AGE=600 FAIL_OPEN=180
 PROFILE=${LUCID_LAB_PROFILE:-site} GPU_TYPES=default CPUS=32 MEMORY=64000
 LUCID_CONF=()
 PORT=""
@@ -594,6 +600,7 @@ while [[ $# -gt 0 ]]; do
         --lucid-conf) [[ $2 == *=* ]] || die "--lucid-conf wants KEY=VALUE, not '$2'"
             LUCID_CONF+=("$2"); shift 2 ;;
         --min-job-age) want_number "$1" "$2"; MIN_JOB_AGE=$2; shift 2 ;;
+        --fail-open) [[ $2 == off ]] || want_number "$1" "$2"; FAIL_OPEN=$2; shift 2 ;;
         *) die "unknown option $1" ;;
     esac
 done

@@ -24,9 +24,11 @@ bash "$SRC/scripts/lab-cluster.sh" up "$LAB" --plugins "$BUILD/plugins" | head -
 export SLURM_CONF=$LAB/etc/slurm.conf
 SOCK=$LAB/lucidd.sock
 "$BUILD/lucidd" --state "$LAB/lucid.db" --socket "$SOCK" --profile-limit 5 --packing on \
-    --tick-ms 250 --metrics-test-dir "$LAB/gpu" 2>"$LAB/lucidd.log" &
+    --tick-ms 250 --metrics-test-dir "$LAB/gpu" --heartbeat "$LAB/heartbeat" 2>"$LAB/lucidd.log" &
 LUCIDD_PID=$!
-sleep 0.5
+# Fail-open is on in the lab as in the package: jobs are held once lucidd's
+# heartbeat is there.
+for _ in $(seq 100); do [[ -s $LAB/heartbeat ]] && break; sleep 0.1; done
 
 # Each job writes its GPU sample for the test metrics backend (no real GPUs
 # here) and sleeps; what users see is plain sbatch.

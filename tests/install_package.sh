@@ -63,6 +63,14 @@ if [ $have_lucidd = 1 ]; then
     check "watchdog unit runs lucidd --hand-back-after on the heartbeat" \
         grep -qx 'ExecStart=/usr/sbin/lucidd --hand-back-after 300 --heartbeat /var/lib/lucid/heartbeat' \
         "$tmp/root/lib/systemd/system/lucid-handback.service"
+    # Fail-open on as shipped: enabling lucidd enables the watchdog, and
+    # both example configurations name the heartbeat the watchdog reads.
+    check "enabling lucidd enables the watchdog" grep -qx 'Also=lucid-handback.service' "$unit"
+    ex=$tmp/root/usr/share/doc/lucid-slurm/examples
+    check "lucid.conf fails open on the watchdog's heartbeat" \
+        grep -qx 'heartbeat=/var/lib/lucid/heartbeat' "$ex/lucid.conf"
+    check "lucid.conf fail_open_after=180" grep -qx 'fail_open_after=180' "$ex/lucid.conf"
+    check "lucidd.conf beats on that heartbeat" grep -qx 'heartbeat = /var/lib/lucid/heartbeat' "$ex/lucidd.conf"
     check "installed lucidd --version" test "$("$tmp/root/usr/sbin/lucidd" --version)" = "lucidd $version"
 fi
 

@@ -3,7 +3,9 @@
 # DESTDIR into a clean root (prefix /usr, the package's layout), then a lab
 # cluster whose slurmctld and slurmstepd load the installed plugins with the
 # installed example lucid.conf, and the installed lucidd started from the
-# installed example lucidd.conf (flags override its paths and limits).  A few
+# installed example lucidd.conf (flags override its paths and limits).
+# Fail-open as shipped: a job submitted before lucidd first starts (no
+# heartbeat yet) is not held and runs under plain Slurm, once.  Then a few
 # jobs are held at submission, scheduled, and complete; the installed
 # `lucid queue` and `lucid status` show them.
 #   bash install.sh SOURCE_DIR BUILD_DIR
@@ -33,11 +35,49 @@ LUCID=$R/bin/lucid LUCIDD=$R/sbin/lucidd EXAMPLES=$R/share/doc/lucid-slurm/examp
 
 # 2. The lab cluster with the installed plugins and the installed lucid.conf.
 bash "$SRC/scripts/lab-cluster.sh" up "$W/lab" --plugins "$(dirname "$plugin")" >/dev/null
-cp "$EXAMPLES/lucid.conf" "$W/lab/etc/lucid.conf"
+# The shipped file as it is but for the heartbeat's folder (the package's
+# /var/lib/lucid is the unit's StateDirectory, not this test's).
+grep -qx 'heartbeat=/var/lib/lucid/heartbeat' "$EXAMPLES/lucid.conf" || fail "installed lucid.conf does not fail open"
+sed "s|^heartbeat=/var/lib/lucid/heartbeat$|heartbeat=$W/heartbeat|" "$EXAMPLES/lucid.conf" >"$W/lab/etc/lucid.conf"
 export SLURM_CONF=$W/lab/etc/slurm.conf
 grep -q "PluginDir=.*$(dirname "$plugin")" "$SLURM_CONF" || fail "slurm.conf does not load $(dirname "$plugin")"
 
-# 3. Jobs: GPUs, nodes, seconds, expected final phase (profiling limit 3 s,
+# 2b. lucidd not started yet: a new job runs under plain Slurm (fail-open
+#     with the shipped fail_open_after=180), held by nobody.
+open_id=$(sbatch --parsable --gres=gpu:1 --time=5 -o "$W/out/%j.out" --wrap "sleep 1") || fail "sbatch failed"
+deadline=$((SECONDS + 60))
+until grep -q "^JobId=$open_id .*JobState=COMPLETED" "$W/lab/log/jobcomp.log" 2>/dev/null; do
+    ((SECONDS < deadline)) ||
+        fail "job $open_id, submitted while lucidd was down, did not run under Slurm: $(squeue -h -j "$open_id" -o '%T %r %Q')"
+    sleep 0.5
+done
+
+# 3. The installed lucidd, configured by the installed example, started
+#    until its first heartbeat and stopped: the heartbeat stays fresh for
+#    fail_open_after, so the jobs below are held (and stay held for the
+#    check) until lucidd starts again on the same state.
+SOCK=$W/lucidd.sock
+start_lucidd() {
+    setsid "$LUCIDD" --config "$EXAMPLES/lucidd.conf" --state "$W/state.db" --socket "$SOCK" \
+        --heartbeat "$W/heartbeat" --profile-limit 3 --tick-ms 250 --metrics-test-dir "$W/gpu" \
+        --profiler-bypass off </dev/null >>"$W/lucidd.log" 2>&1 &
+    LUCIDD_PID=$!
+    local deadline=$((SECONDS + 10))
+    until "$LUCID" status --socket "$SOCK" >/dev/null 2>&1 && [[ -s $W/heartbeat ]]; do
+        ((SECONDS < deadline)) || fail "installed lucidd did not answer and beat"
+        sleep 0.1
+    done
+}
+stop_lucidd() {
+    kill -TERM "$LUCIDD_PID"
+    wait "$LUCIDD_PID" || fail "installed lucidd did not stop cleanly on SIGTERM"
+    LUCIDD_PID=""
+    [[ ! -e $SOCK ]] || fail "socket left behind"
+}
+start_lucidd
+stop_lucidd
+
+# 4. Jobs: GPUs, nodes, seconds, expected final phase (profiling limit 3 s,
 #    GPU limit 8: a short job ends in the profiler, a long one moves to
 #    main, a 16-GPU job is never profiled).
 declare -A want
@@ -56,17 +96,7 @@ for id in "${!want[@]}"; do
     [[ $(squeue -h -j "$id" -o '%T %Q') == "PENDING 0" ]] ||
         fail "job $id not held by the installed job_submit plugin: $(squeue -h -j "$id" -o '%T %Q')"
 done
-
-# 4. The installed lucidd, configured by the installed example.
-SOCK=$W/lucidd.sock
-setsid "$LUCIDD" --config "$EXAMPLES/lucidd.conf" --state "$W/state.db" --socket "$SOCK" \
-    --profile-limit 3 --tick-ms 250 --metrics-test-dir "$W/gpu" --profiler-bypass off </dev/null >"$W/lucidd.log" 2>&1 &
-LUCIDD_PID=$!
-deadline=$((SECONDS + 10))
-until "$LUCID" status --socket "$SOCK" >/dev/null 2>&1; do
-    ((SECONDS < deadline)) || fail "installed lucidd did not answer"
-    sleep 0.1
-done
+start_lucidd
 
 deadline=$((SECONDS + 90))
 while [[ -n "$(squeue -h -o %i)" ]]; do
@@ -83,8 +113,8 @@ for id in "${!want[@]}"; do
 done
 "$LUCID" status --socket "$SOCK" | grep -q '^profiler: *partition profiling, limit 3 s' ||
     fail "lucid status: $("$LUCID" status --socket "$SOCK")"
-kill -TERM "$LUCIDD_PID"
-wait "$LUCIDD_PID" || fail "installed lucidd did not stop cleanly on SIGTERM"
-LUCIDD_PID=""
-[[ ! -e $SOCK ]] || fail "socket left behind"
-echo "install: ${#want[@]} jobs held by the installed plugins, scheduled by the installed lucidd, completed"
+stop_lucidd
+# The fail-open job ran once, under Slurm alone (jobcomp: one end).
+runs=$(grep -c "^JobId=$open_id " "$W/lab/log/jobcomp.log" || true)
+[[ $runs == 1 ]] || fail "job $open_id (fail-open) ended $runs times in jobcomp.log"
+echo "install: job $open_id ran unheld before lucidd started; ${#want[@]} jobs held by the installed plugins, scheduled by the installed lucidd, completed"

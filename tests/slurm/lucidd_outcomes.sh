@@ -37,7 +37,7 @@ grep -q '^AccountingStorageType=accounting_storage/slurmdbd' "$SLURM_CONF" ||
 SOCK=$LAB/lucidd.sock
 
 start_lucidd() {
-    setsid "$BUILD/lucidd" --state "$LAB/lucid.db" --socket "$SOCK" --tick-ms 250 \
+    setsid "$BUILD/lucidd" --state "$LAB/lucid.db" --socket "$SOCK" --tick-ms 250 --heartbeat "$LAB/heartbeat" \
         --profile-limit 120 --metrics-test-dir "$LAB" </dev/null >>"$LAB/lucidd.log" 2>&1 &
     LUCIDD_PID=$!
 }
@@ -62,6 +62,7 @@ purged() { ! squeue -h -t all -j "$1,$2" 2>/dev/null | grep -q .; }
 
 start_lucidd
 wait_until 30 "lucidd to answer" "$BUILD/lucid" status --socket "$SOCK"
+wait_until 10 "lucidd's heartbeat (the lab fails open without it)" test -s "$LAB/heartbeat"
 OK=$(sbatch --parsable --gres=gpu:1 -t 5 -o /dev/null --wrap 'sleep 20')
 BAD=$(sbatch --parsable --gres=gpu:1 -t 5 -o /dev/null --wrap 'sleep 20; exit 3')
 wait_until 60 "both jobs profiling" in_phase "$OK" profiling "$BAD"

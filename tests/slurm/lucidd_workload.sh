@@ -46,20 +46,21 @@ fail() { echo "lucidd_workload: $*" >&2; tail -n 30 "$LAB/lucidd.log" >&2 || tru
 
 start_lucidd() {
     setsid "$BUILD/lucidd" --state "$LAB/lucid.db" --socket "$SOCK" --metrics-port $((PORT + 90)) \
-        --profile-limit $LIMIT --tick-ms 250 --packing "$PACKING" --metrics-test-dir "$LAB/gpu" --profiler-bypass off \
+        --heartbeat "$LAB/heartbeat" --profile-limit $LIMIT --tick-ms 250 --packing "$PACKING" --metrics-test-dir "$LAB/gpu" --profiler-bypass off \
         ${MODEL_ARGS[@]+"${MODEL_ARGS[@]}"} ${EXTRA_ARGS[@]+"${EXTRA_ARGS[@]}"} \
         </dev/null >>"$LAB/lucidd.log" 2>&1 &
     LUCIDD_PID=$!
     local deadline=$((SECONDS + 10))
-    until "$BUILD/lucid" status --socket "$SOCK" >/dev/null 2>&1; do
-        ((SECONDS < deadline)) || fail "lucidd did not answer"
+    # Its heartbeat too: the lab fails open without it (new jobs unheld).
+    until "$BUILD/lucid" status --socket "$SOCK" >/dev/null 2>&1 && [[ -s $LAB/heartbeat ]]; do
+        ((SECONDS < deadline)) || fail "lucidd did not answer and beat"
         sleep 0.1
     done
 }
 
 start_lucidd_crashing() {
     setsid "$BUILD/lucidd" --state "$LAB/lucid.db" --socket "$SOCK" --profile-limit $LIMIT --profiler-bypass off \
-        --tick-ms 250 --packing "$PACKING" --metrics-test-dir "$LAB/gpu" \
+        --heartbeat "$LAB/heartbeat" --tick-ms 250 --packing "$PACKING" --metrics-test-dir "$LAB/gpu" \
         ${EXTRA_ARGS[@]+"${EXTRA_ARGS[@]}"} </dev/null >>"$LAB/lucidd.log" 2>&1 &
     local pid=$! deadline=$((SECONDS + 20))
     while kill -0 "$pid" 2>/dev/null && [[ $(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) != Z ]]; do
