@@ -61,6 +61,11 @@ check "%r: the same" test "$(q --noheader -j 103 -o '%r')" = "waits for 16 GPUs:
 check "%r: no reservation, none said" test "$(q --noheader -j 105 -o '%r')" = "waits for 2 GPUs: 0 free"
 check "%r of a running job: its reason" test "$(q --noheader -j 101 -o '%r')" = "placed on n1"
 check "--json: reserved_since" grep -q '"reserved_since": [1-9]' <(q --json)
+check "%F %Y: fair share and order like sprio" test "$(q --noheader -j 103,105 -o '%i %F %Y' | paste -sd,)" = "103 0.250 600000000,105 1.000 1000000000"
+check "%F unknown: -, %Y without factors = %Q" test "$(q --noheader -j 101 -o '%F %Y %Q')" = "- 800000000 800000000"
+check "--factors header" test "$(q --factors -j 101 | head -1 | tr -s ' ')" = " JOBID USER PHASE GPUS EST_S PRIORITY FAIRSHARE ORDER"
+check "--factors row" test "$(q --factors --noheader -j 103 | tr -s ' ')" = " 103 alice main-queue 16 0 700000000 0.250 600000000"
+check "-o overrides --factors" test "$(q --factors --noheader -j 103 -o '%i')" = 103
 check "-o justification" test "$(q --noheader -j 101 -o '[%.5i][%5i][%.2j]')" = "[  101][101  ][tr]"
 check "-o header" test "$(q -j 101 -o '%i %Q' | head -1)" = "JOBID PRIORITY"
 check "%%" test "$(q --noheader -j 101 -o '%i%%')" = "101%"

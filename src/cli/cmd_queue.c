@@ -239,7 +239,7 @@ static void start_sentence(json_t *job, long long now, char *out, size_t size)
 }
 
 /* The format letters (squeue's where it has one) and their columns. */
-enum field_kind { TEXT, INTEGER, ESTIMATE, ELAPSED, PRIORITY, WHERE_OR_WHY, START };
+enum field_kind { TEXT, INTEGER, ESTIMATE, ELAPSED, PRIORITY, FACTOR, WHERE_OR_WHY, START };
 static const struct {
     char letter;
     const char *title, *key;
@@ -255,6 +255,11 @@ static const struct {
     {'R', "NODELIST(REASON)", NULL, WHERE_OR_WHY},
     /* squeue --start's START_TIME: lucid's estimate with its interval */
     {'S', "START", NULL, START},
+    /* sprio's factors: Slurm's fair-share factor of the job's association,
+     * and the value the queue is ordered by (its priority with the site's
+     * factors; what Slurm is given on release), shown as %Q shows one */
+    {'F', "FAIRSHARE", "fairshare", FACTOR},
+    {'Y', "ORDER", "order_priority", PRIORITY},
 };
 
 /* One field of a job into out (job NULL: nothing); its header into title.
@@ -286,6 +291,12 @@ static int queue_field(json_t *job, char letter, long long now, char *out, size_
         break;
     case PRIORITY:
         snprintf(out, size, "%lld", cli_queue_display_priority(real(job, key)));
+        break;
+    case FACTOR: /* 0..1; "-" when unknown (no fair share in Slurm, or not read yet) */
+        if (json_is_number(json_object_get(job, key)) && real(job, key) >= 0)
+            snprintf(out, size, "%.3f", real(job, key));
+        else
+            snprintf(out, size, "-");
         break;
     case WHERE_OR_WHY: /* %R: where it runs, else why it waits; %r: why */
         if (letter == 'R' && (strcmp(phase, "running") == 0 || strcmp(phase, "profiling") == 0) &&
@@ -362,7 +373,7 @@ static int queue_line(FILE *out, const char *format, json_t *job, long long now)
         const char *title = "";
         if (!*p || queue_field(job, *p, now, value, sizeof value, &title) < 0) {
             cli_usage_error("queue: format '%s': unknown field '%%%.1s' (known: %%i %%P %%j %%u "
-                            "%%T %%b %%M %%D %%N %%Q %%e %%r %%R %%S)", format, p);
+                            "%%T %%b %%M %%D %%N %%Q %%e %%r %%R %%S %%F %%Y)", format, p);
             return -1;
         }
         const char *text = job ? value : title;
@@ -464,7 +475,11 @@ static const char usage_text[] =
     "                       reservation it holds: since when, from when, where), %R node\n"
     "                       list if running else reason, %S start (\"now\" when running, else the\n"
     "                       predicted start ~P50 (P10-P90), or - and why there is none);\n"
-    "                       %.8i right-justifies in 8 columns\n"
+    "                       %F fair-share factor (Slurm's, 0..1), %Y order (the priority\n"
+    "                       with the site's factors, as Slurm is given it); %.8i\n"
+    "                       right-justifies in 8 columns\n"
+    "      --factors        the order and its factors, like sprio: job, user, phase, GPUs,\n"
+    "                       estimate, priority, fair share, order (-o overrides)\n"
     "      --noheader       no header line\n"
     "  -a, --all            also finished jobs\n"
     "      --json           lucidd's answer as JSON (lucid's own priority: lower runs first)\n"
@@ -497,10 +512,10 @@ static int check_phases(const char *list, int *all)
 
 int cmd_queue(int argc, char **argv)
 {
-    const char *socket_path = NULL, *job = NULL, *format = "%.8i %10P %12j %8u %16T %.4b %.10M "
-                                                          "%.5D %.10Q %22S %r";
+    static const char default_format[] = "%.8i %10P %12j %8u %16T %.4b %.10M %.5D %.10Q %22S %r";
+    const char *socket_path = NULL, *job = NULL, *format = default_format;
     cli_queue_filter filter = {0};
-    int as_json = 0, all = 0, header = 1;
+    int as_json = 0, all = 0, header = 1, factors = 0;
     static const struct {
         const char *short_name, *long_name;
     } listed[] = {{"-u", "--user"}, {"-j", "--jobs"}, {"-t", "--states"}, {"-o", "--format"}};
@@ -515,6 +530,9 @@ int cmd_queue(int argc, char **argv)
             continue;
         } else if (strcmp(argv[i], "--all") == 0 || strcmp(argv[i], "-a") == 0) {
             all = 1;
+            continue;
+        } else if (strcmp(argv[i], "--factors") == 0) {
+            factors = 1;
             continue;
         } else if (strcmp(argv[i], "--noheader") == 0) {
             header = 0;
@@ -537,6 +555,8 @@ int cmd_queue(int argc, char **argv)
             return cli_usage_error("queue: unknown argument '%s' (see lucid queue --help)",
                                    argv[i]);
     }
+    if (factors && format == default_format)
+        format = "%.8i %8u %16T %.4b %.10e %.10Q %.9F %.10Y";
     if (filter.phases && check_phases(filter.phases, &all) != 0)
         return 2;
     char request[128];
