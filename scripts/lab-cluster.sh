@@ -250,6 +250,8 @@ PlugStackConfig=$DIR/etc/plugstack.conf"
         # largest GPU request it accepts, from lucid.conf next to slurm.conf.
         printf 'partitions=%s\nmax_gpus=%d\nmax_gpus_per_node=%d\n' "$LUCID_PARTITIONS" \
             $((NODES * GPUS)) "$GPUS" >"$DIR/etc/lucid.conf"
+        # A heartbeat left by an earlier lab in DIR is not this lab's lucidd.
+        rm -f "$DIR/heartbeat" "$DIR/heartbeat.tmp"
         [[ $FAIL_OPEN == off ]] ||
             printf 'heartbeat=%s\nfail_open_after=%d\n' "$DIR/heartbeat" "$FAIL_OPEN" >>"$DIR/etc/lucid.conf"
         local line

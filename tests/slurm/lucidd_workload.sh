@@ -27,7 +27,10 @@ trap cleanup EXIT
 # slurmctld restart amid lucid's packed jobs (GresUsed=gpu:a100:6 with no job
 # there; "gres_select_filter_select_and_set ... job_spec lacks GRES counter"
 # for each packed job), so 4- and 8-GPU jobs waited for the profiler forever.
-bash "$SRC/scripts/lab-cluster.sh" up "$LAB" --plugins "$BUILD/plugins" ${FAULTS:+--gpu-types none} >/dev/null
+# Fail-open off: the jobs are submitted before lucidd first starts and must
+# wait for it (the lab's default would run them under plain Slurm).
+bash "$SRC/scripts/lab-cluster.sh" up "$LAB" --plugins "$BUILD/plugins" --fail-open off \
+    ${FAULTS:+--gpu-types none} >/dev/null
 read -r _ _ _ PORT <"$LAB/etc/shape"
 export SLURM_CONF=$LAB/etc/slurm.conf
 SOCK=$LAB/lucidd.sock
@@ -46,21 +49,20 @@ fail() { echo "lucidd_workload: $*" >&2; tail -n 30 "$LAB/lucidd.log" >&2 || tru
 
 start_lucidd() {
     setsid "$BUILD/lucidd" --state "$LAB/lucid.db" --socket "$SOCK" --metrics-port $((PORT + 90)) \
-        --heartbeat "$LAB/heartbeat" --profile-limit $LIMIT --tick-ms 250 --packing "$PACKING" --metrics-test-dir "$LAB/gpu" --profiler-bypass off \
+        --profile-limit $LIMIT --tick-ms 250 --packing "$PACKING" --metrics-test-dir "$LAB/gpu" --profiler-bypass off \
         ${MODEL_ARGS[@]+"${MODEL_ARGS[@]}"} ${EXTRA_ARGS[@]+"${EXTRA_ARGS[@]}"} \
         </dev/null >>"$LAB/lucidd.log" 2>&1 &
     LUCIDD_PID=$!
     local deadline=$((SECONDS + 10))
-    # Its heartbeat too: the lab fails open without it (new jobs unheld).
-    until "$BUILD/lucid" status --socket "$SOCK" >/dev/null 2>&1 && [[ -s $LAB/heartbeat ]]; do
-        ((SECONDS < deadline)) || fail "lucidd did not answer and beat"
+    until "$BUILD/lucid" status --socket "$SOCK" >/dev/null 2>&1; do
+        ((SECONDS < deadline)) || fail "lucidd did not answer"
         sleep 0.1
     done
 }
 
 start_lucidd_crashing() {
     setsid "$BUILD/lucidd" --state "$LAB/lucid.db" --socket "$SOCK" --profile-limit $LIMIT --profiler-bypass off \
-        --heartbeat "$LAB/heartbeat" --tick-ms 250 --packing "$PACKING" --metrics-test-dir "$LAB/gpu" \
+        --tick-ms 250 --packing "$PACKING" --metrics-test-dir "$LAB/gpu" \
         ${EXTRA_ARGS[@]+"${EXTRA_ARGS[@]}"} </dev/null >>"$LAB/lucidd.log" 2>&1 &
     local pid=$! deadline=$((SECONDS + 20))
     while kill -0 "$pid" 2>/dev/null && [[ $(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) != Z ]]; do
