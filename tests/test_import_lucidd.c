@@ -61,15 +61,24 @@ static int64_t removed(const lucid_import *imp, const char *name)
     return -1;
 }
 
-static void history_to_trace(void **state)
+/* A new state database in a test folder of its own; its path in db. */
+static lucid_state *new_db(const char *name, char *db, size_t size)
 {
-    (void)state;
-    char dir[512], db[640];
-    test_tmpdir(dir, sizeof dir, "import_lucidd");
-    snprintf(db, sizeof db, "%s/state.db", dir);
+    char dir[512];
+    test_tmpdir(dir, sizeof dir, name);
+    snprintf(db, size, "%s/state.db", dir);
     lucid_error err;
     lucid_state *st = lucid_state_open(db, &err);
     assert_non_null(st);
+    return st;
+}
+
+static void history_to_trace(void **state)
+{
+    (void)state;
+    char db[640];
+    lucid_error err;
+    lucid_state *st = new_db("import_lucidd", db, sizeof db);
     const int64_t t = 1700000000; /* job N submitted at t + 10 N */
     /* profiled t+20 to its move at t+80 (60 s), then 3600 s on main */
     put_at(st, 1, t + 10, LUCID_PHASE_DONE, 4, t + 20, t + 80, 58.0, t + 230, t + 3830);
@@ -132,12 +141,9 @@ static void history_to_trace(void **state)
 static void lucidd_and_sacct_agree(void **state)
 {
     (void)state;
-    char dir[512], db[640];
-    test_tmpdir(dir, sizeof dir, "import_agree");
-    snprintf(db, sizeof db, "%s/state.db", dir);
+    char db[640];
     lucid_error err;
-    lucid_state *st = lucid_state_open(db, &err);
-    assert_non_null(st);
+    lucid_state *st = new_db("import_agree", db, sizeof db);
     const int64_t s = 1704067200; /* 2024-01-01 00:00:00 UTC */
     put_at(st, 42, s, LUCID_PHASE_DONE, 4, s + 30, s + 330, 299.0, s + 420, s + 4020);
     put_at(st, 43, s + 50, LUCID_PHASE_DONE, 2, 0, 0, 0.0, s + 100, s + 700);
