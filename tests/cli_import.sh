@@ -75,7 +75,7 @@ check "sacct lab: never started 2, running 1, CPU 1" [ "$(removed "$m" never_sta
 check "sacct lab: GPUs and times are what the lab ran" python3 "$sa/check_lab.py" "$sa/lab" "$tmp/lab/trace.csv"
 check "sacct lab: partitions as VCs, sized from scontrol" [ "$(tail -n +2 "$tmp/lab/vc_config.csv" | paste -sd' ')" = "main,2 profiling,1" ]
 check "sacct lab: 4 GPUs per node" [ "$(field "$m" gpus_per_node)" = 4 ]
-check "sacct lab: trace.csv checksum" [ "$(body_sha "$tmp/lab/trace.csv")" = "1ebe074112570775e1dc9284f3882224b687c47e8625523b911175cf74d899ee" ]
+check "sacct lab: trace.csv checksum" [ "$(body_sha "$tmp/lab/trace.csv")" = "d9112672de6c026def8c7d6a458b1bea00560664f6b8f13cefd6f07a34f193ef" ]
 check "sacct lab: simulates" "$lucid" simulate "$tmp/lab/experiment.ini" --quiet
 "$lucid" trace import --format sacct "$sa/lab.sacct" --running --vc-by account --out "$tmp/lab2" >/dev/null
 check "sacct --running keeps job 13 for its Elapsed (3 s)" grep -q '^13,root,teama,2,1,RUNNING,15,3,' "$tmp/lab2/trace.csv"
@@ -95,7 +95,34 @@ check "sacct schema: 2 nodes x 8 GPUs per partition" [ "$(tail -n +2 "$tmp/schem
 check "jobs-fifo.csv carries user, state, time_limit, gpu_type" grep -q '^1002,v100,16,600,90184,600,90784,0,90184,0,,,,,bob,TIMEOUT,90000,v100$' "$tmp/schema/results/jobs-fifo.csv"
 printf 'job_id,vc,gpu_num,submit_time,duration,time_limit\n1,a100,1,0,5,soon\n' >"$tmp/tl.csv"
 expect_error "a bad time_limit is named" "tl.csv:2: time_limit: 'soon' is not an integer" "$lucid" simulate --quiet --jobs "$tmp/tl.csv" --vcs "$tmp/schema/vc_config.csv" --out "$tmp/tlout"
+# ---- sacct --duplicates: a requeued job's records joined into one job ----
+# duplicates.sacct (hand-made, as `sacct --duplicates` prints a lucid site):
+# 2001 profiled (09:00:30-09:05:30, 300 s) then main (09:07-10:07, 3600 s);
+# 2002 profiled (300 s), main run lost to a node failure (09:20-09:50,
+# 1800 s), main again (10:05-11:05, 3600 s); 2003 never profiled; 2004
+# cancelled while pending; 2005 profiled (120 s) then cancelled while
+# pending on main; 2006 profiled, requeued and still pending.  Origin
+# 09:00:00 (2001's own submission).  Columns after state: submit_time,
+# duration (all runs), time_limit, first_start, earlier_runs.
+"$lucid" trace import --format sacct "$sa/duplicates.sacct" --out "$tmp/dup" >/dev/null
+m=$tmp/dup/MANIFEST
+check "sacct duplicates: 12 rows, 4 jobs: 1 step, 5 joined, 1 never started, 1 waiting again" \
+    [ "$(field "$m" records_read)/$(field "$m" jobs_written):$(removed "$m" step)$(removed "$m" requeue_record)$(removed "$m" never_started)$(removed "$m" waiting_again)" = 12/4:1511 ]
+# 2001: submit 09:00:00 (not the requeue's 09:05:30), first start +30 s,
+# 300 + 3600 = 3900 s run (4 x 3900 = 15,600 GPU-s), 300 s before its last run.
+check "sacct duplicates: profiled job joined" grep -qx '2001,alice,main,4,8,COMPLETED,0,3900,7200,30,300,2024-03-01 09:00:00' "$tmp/dup/trace.csv"
+# 2002: submit 09:10:00 = 600, first start 09:12:00 = 720, 300 + 1800 + 3600
+# = 5700 s (2 x 5700 = 11,400 GPU-s), 300 + 1800 = 2100 s before its last run.
+check "sacct duplicates: job requeued twice" grep -qx '2002,bob,main,2,4,COMPLETED,600,5700,14400,720,2100,2024-03-01 09:10:00' "$tmp/dup/trace.csv"
+# 2003: one record, 09:20:00 = 1200, start 09:25:00 = 1500, 1200 s.
+check "sacct duplicates: job never profiled" grep -qx '2003,carol,main,16,32,COMPLETED,1200,1200,3600,1500,0,2024-03-01 09:20:00' "$tmp/dup/trace.csv"
+# 2005: only its profiling run ran (120 s): the main record adds nothing;
+# state and partition are the last record's.
+check "sacct duplicates: profiled, then cancelled while pending" grep -qx '2005,erin,main,1,2,CANCELLED,1800,120,1800,1810,120,2024-03-01 09:30:00' "$tmp/dup/trace.csv"
+check "sacct duplicates: the cancelled and the waiting job are not written" [ "$(grep -c '^200[46],' "$tmp/dup/trace.csv")" = 0 ]
+check "sacct duplicates: VCs are the last records' partitions" [ "$(tail -n +2 "$tmp/dup/vc_config.csv" | cut -d, -f1 | paste -sd' ')" = main ]
 b=$sa/bad
+expect_error "sacct conflicting duplicate" "conflict_gpus.sacct:3: AllocTRES: 8 GPUs, but job 3001 ran with 4 at line 2 (a requeued job keeps its GPUs)" "$lucid" trace import --format sacct "$b/conflict_gpus.sacct" --out "$tmp/bad"
 expect_error "sacct unknown state" "unknown_state.sacct:3: State: unknown state 'SPECIAL_EXIT_X'" "$lucid" trace import --format sacct "$b/unknown_state.sacct" --out "$tmp/bad"
 expect_error "sacct missing field" "missing_field.sacct:3: expected 13 fields as in the header, found 11" "$lucid" trace import --format sacct "$b/missing_field.sacct" --out "$tmp/bad"
 expect_error "sacct non-UTF-8" "non_utf8.sacct:3: User: byte 0xfc is not UTF-8" "$lucid" trace import --format sacct "$b/non_utf8.sacct" --out "$tmp/bad"

@@ -1,6 +1,7 @@
 /* test_import.c — the trace importers' shared pieces against known answers:
  * SHA-256 (FIPS 180-4 test vectors), UTC offsets, CSV field quoting read
- * back by lucid_csv, and the window / VC-size / duplicate-id rules. */
+ * back by lucid_csv, the window / VC-size / duplicate-id rules, and the
+ * join of a requeued job's sacct records (sacct --duplicates). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,6 +129,92 @@ static void shared_rules(void **state)
     lucid_import_free(&imp);
 }
 
+/* sacct text through the stream reader: 0 or -1 with err; imp initialised. */
+static int read_sacct_text(lucid_import *imp, const char *text, lucid_error *err)
+{
+    lucid_import_init(imp, lucid_import_find("sacct"));
+    FILE *f = fmemopen((void *)text, strlen(text), "r");
+    assert_non_null(f);
+    lucid_import_options opt = {.since = INT64_MIN, .until = INT64_MAX};
+    int rc = lucid_import_sacct_stream(imp, f, "dup.sacct", &opt, err);
+    fclose(f);
+    return rc;
+}
+
+#define SACCT_HEAD "JobID|User|Account|Partition|AllocTRES|Submit|Start|End|State\n"
+
+/* A profiled job as the library hands it on: calendar times, the run time
+ * of both runs and the part before the last; the records come in any order. */
+static void sacct_requeue_joined(void **state)
+{
+    (void)state;
+    lucid_import imp;
+    lucid_error err;
+    /* Main run first in the file: the join orders by Submit. */
+    const char *text = SACCT_HEAD
+        "7|ann|a|main|cpu=4,gres/gpu=2|2024-01-01T00:10:00|2024-01-01T00:12:00|"
+        "2024-01-01T01:12:00|COMPLETED\n"
+        "7|ann|a|prof|cpu=4,gres/gpu=2|2024-01-01T00:00:00|2024-01-01T00:01:40|"
+        "2024-01-01T00:10:00|REQUEUED\n";
+    assert_int_equal(read_sacct_text(&imp, text, &err), 0);
+    assert_int_equal(imp.njobs, 1);
+    const lucid_import_job *job = &imp.jobs[0];
+    const int64_t midnight = 1704067200; /* 2024-01-01 00:00:00 UTC */
+    assert_int_equal(job->submit, midnight);             /* the profiling record's Submit */
+    assert_int_equal(job->first_start, midnight + 100);  /* waited 100 s */
+    assert_int_equal(job->duration, 500 + 3600);         /* 00:01:40-00:10:00 + 00:12-01:12 */
+    assert_int_equal(job->earlier_runs, 500);
+    assert_int_equal(job->gpu_num, 2);                   /* 2 x 4100 = 8200 GPU-s */
+    assert_int_equal(job->record, 3);                    /* the first record's line */
+    assert_string_equal(lucid_strtab_get(imp.vc_names, job->vc), "main");
+    assert_string_equal(lucid_strtab_get(imp.strings, job->state), "COMPLETED");
+    assert_int_equal(removed(&imp, "requeue_record"), 1);
+    lucid_import_free(&imp);
+}
+
+/* Records of one id that cannot be one job requeued: one line naming the
+ * later record's file, line and field. */
+static void sacct_requeue_conflicts(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *rows, *msg;
+    } cases[] = {
+        {"8|ann|a|prof|gres/gpu=1|2024-01-01T00:00:00|2024-01-01T00:00:10|2024-01-01T00:01:00|REQUEUED\n"
+         "8|bob|a|main|gres/gpu=1|2024-01-01T00:01:00|2024-01-01T00:02:00|2024-01-01T00:03:00|COMPLETED\n",
+         "dup.sacct:3: User: 'bob', but the record of job 8 at line 2 has 'ann' (a requeued job "
+         "keeps it)"},
+        {"8|ann|a|prof|gres/gpu=1|2024-01-01T00:00:00|2024-01-01T00:00:10|2024-01-01T00:01:00|REQUEUED\n"
+         "8|ann|b|main|gres/gpu=1|2024-01-01T00:01:00|2024-01-01T00:02:00|2024-01-01T00:03:00|COMPLETED\n",
+         "dup.sacct:3: Account: 'b', but the record of job 8 at line 2 has 'a' (a requeued job "
+         "keeps it)"},
+        /* the second run starts 00:00:50, while the first (to 00:01:00) runs */
+        {"8|ann|a|prof|gres/gpu=1|2024-01-01T00:00:00|2024-01-01T00:00:10|2024-01-01T00:01:00|REQUEUED\n"
+         "8|ann|a|main|gres/gpu=1|2024-01-01T00:00:40|2024-01-01T00:00:50|2024-01-01T00:03:00|COMPLETED\n",
+         "dup.sacct:3: Start: 2024-01-01 00:00:50, before job 8's run at line 2 ended (one job "
+         "cannot run twice at once)"},
+        /* a run still going (no End) has a later record */
+        {"8|ann|a|prof|gres/gpu=1|2024-01-01T00:00:00|2024-01-01T00:00:10|Unknown|RUNNING\n"
+         "8|ann|a|main||2024-01-01T00:01:00|None|2024-01-01T00:03:00|CANCELLED\n",
+         "dup.sacct:2: End: none, but job 8 has a later record at line 3 (a run that was "
+         "requeued has ended)"},
+        /* array task 8_1 and plain job 8000001 share a number, not a job */
+        {"8_1|ann|a|main|gres/gpu=1|2024-01-01T00:00:00|2024-01-01T00:00:10|2024-01-01T00:01:00|COMPLETED\n"
+         "8000001|ann|a|main|gres/gpu=1|2024-01-01T00:01:00|2024-01-01T00:02:00|2024-01-01T00:03:00|COMPLETED\n",
+         "dup.sacct:3: JobID: '8000001', but the record of job 8000001 at line 2 has '8_1' (a "
+         "requeued job keeps it)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[1024];
+        snprintf(text, sizeof text, "%s%s", SACCT_HEAD, cases[i].rows);
+        lucid_import imp;
+        lucid_error err;
+        assert_int_equal(read_sacct_text(&imp, text, &err), -1);
+        assert_string_equal(err.msg, cases[i].msg);
+        lucid_import_free(&imp);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -135,6 +222,8 @@ int main(void)
         cmocka_unit_test(utc_offsets),
         cmocka_unit_test(quoted_fields_read_back),
         cmocka_unit_test(shared_rules),
+        cmocka_unit_test(sacct_requeue_joined),
+        cmocka_unit_test(sacct_requeue_conflicts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 /* test_import_lucidd.c — `lucid trace import --format lucidd`: a state
  * database written by lucidd's own store (state.c) becomes a trace of what
- * ran, with the rules counted; the database is not modified. */
+ * ran, with the rules counted; the database is not modified; and the same
+ * run read from Slurm's accounting (sacct --duplicates) gives the same jobs. */
 #include "testutil.h"
 
 #include <stdio.h>
@@ -14,8 +15,11 @@
 #include "lucid/import.h"
 #include "lucid/state.h"
 
-static void put(lucid_state *st, uint32_t id, lucid_phase phase, int gpus, int64_t prof,
-                int64_t main_start, int64_t end)
+/* A job as lucidd stores it; `moved` > 0 writes the `moving` phase (the
+ * profiling run's end) before the final one, as lucidd's own store does. */
+static void put_at(lucid_state *st, uint32_t id, int64_t submit, lucid_phase phase, int gpus,
+                   int64_t prof, int64_t moved, double profiled_s, int64_t main_start,
+                   int64_t end)
 {
     lucid_job_record job;
     memset(&job, 0, sizeof job);
@@ -26,32 +30,68 @@ static void put(lucid_state *st, uint32_t id, lucid_phase phase, int gpus, int64
     job.gpus = gpus;
     job.nodes = 1;
     job.cpus = 4;
-    job.submit_time = 1700000000 + id * 10;
-    job.phase = phase;
+    job.submit_time = submit;
     job.profile_start = prof;
-    job.main_start = main_start;
-    job.end_time = end;
+    job.profiled_s = profiled_s;
     job.sharing_score = -1;
     lucid_error err;
+    if (moved > 0) {
+        job.phase = LUCID_PHASE_MOVING;
+        job.phase_since = moved;
+        assert_int_equal(lucid_state_put_job(st, &job, &err), 0);
+    }
+    job.phase = phase;
+    job.phase_since = end;
+    job.main_start = main_start;
+    job.end_time = end;
     assert_int_equal(lucid_state_put_job(st, &job, &err), 0);
+}
+
+static void put(lucid_state *st, uint32_t id, lucid_phase phase, int gpus, int64_t prof,
+                int64_t main_start, int64_t end)
+{
+    put_at(st, id, 1700000000 + id * 10, phase, gpus, prof, 0, 0.0, main_start, end);
+}
+
+static int64_t removed(const lucid_import *imp, const char *name)
+{
+    for (int r = 0; r < imp->nrules; r++)
+        if (strcmp(imp->rules[r].name, name) == 0)
+            return imp->rules[r].removed;
+    return -1;
+}
+
+/* A new state database in a test folder of its own; its path in db. */
+static lucid_state *new_db(const char *name, char *db, size_t size)
+{
+    char dir[512];
+    test_tmpdir(dir, sizeof dir, name);
+    snprintf(db, size, "%s/state.db", dir);
+    lucid_error err;
+    lucid_state *st = lucid_state_open(db, &err);
+    assert_non_null(st);
+    return st;
 }
 
 static void history_to_trace(void **state)
 {
     (void)state;
-    char dir[512], db[640];
-    test_tmpdir(dir, sizeof dir, "import_lucidd");
-    snprintf(db, sizeof db, "%s/state.db", dir);
+    char db[640];
     lucid_error err;
-    lucid_state *st = lucid_state_open(db, &err);
-    assert_non_null(st);
-    const int64_t t = 1700000000;
-    put(st, 1, LUCID_PHASE_DONE, 4, t + 20, t + 230, t + 3830);          /* 3600 s on main */
+    lucid_state *st = new_db("import_lucidd", db, sizeof db);
+    const int64_t t = 1700000000; /* job N submitted at t + 10 N */
+    /* profiled t+20 to its move at t+80 (60 s), then 3600 s on main */
+    put_at(st, 1, t + 10, LUCID_PHASE_DONE, 4, t + 20, t + 80, 58.0, t + 230, t + 3830);
     put(st, 2, LUCID_PHASE_DONE_IN_PROFILER, 1, t + 30, 0, t + 150);     /* 120 s in profiler */
     put(st, 3, LUCID_PHASE_RUNNING, 2, t + 40, t + 300, 0);              /* not finished */
     put(st, 4, LUCID_PHASE_FAILED, 8, 0, 0, t + 60);                     /* never started */
-    put(st, 5, LUCID_PHASE_FAILED, 2, t + 60, t + 400, t + 900);         /* failed on main: 500 s */
+    /* no `moving` phase recorded: the profiling run is lucidd's measured
+     * 45.4 s, rounded to 45; then 500 s on main */
+    put_at(st, 5, t + 50, LUCID_PHASE_FAILED, 2, t + 60, 0, 45.4, t + 400, t + 900);
     put(st, 6, LUCID_PHASE_MAIN_QUEUE, 1, t + 70, 0, 0);                 /* not finished */
+    /* profiled t+100 to t+160, cancelled at t+500 while waiting on main:
+     * 60 s of runs (it was 400, end - profiler start, when waiting counted) */
+    put_at(st, 7, t + 70, LUCID_PHASE_FAILED, 1, t + 100, t + 160, 60.0, 0, t + 500);
     lucid_gpu_sample mean = {55.5, 12000.0, 30.25};
     assert_int_equal(lucid_state_put_profile(st, 1, &mean, 20, 190.0, &err), 0);
     lucid_state_close(st);
@@ -65,27 +105,24 @@ static void history_to_trace(void **state)
     const char *paths[] = {db};
     assert_int_equal(lucid_import_lucidd(&imp, paths, 1, &opt, &err), 0);
     assert_int_equal(lucid_import_finish(&imp, &win, &err), 0);
-    assert_int_equal(imp.records, 6);
-    assert_int_equal(imp.njobs, 3);
-    int64_t not_finished = -1, never = -1;
-    for (int r = 0; r < imp.nrules; r++) {
-        if (strcmp(imp.rules[r].name, "not_finished") == 0)
-            not_finished = imp.rules[r].removed;
-        if (strcmp(imp.rules[r].name, "never_started") == 0)
-            never = imp.rules[r].removed;
-    }
-    assert_int_equal(not_finished, 2);
-    assert_int_equal(never, 1);
+    assert_int_equal(imp.records, 7);
+    assert_int_equal(imp.njobs, 4);
+    assert_int_equal(removed(&imp, "not_finished"), 2);
+    assert_int_equal(removed(&imp, "never_started"), 1);
     char *text = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);
     assert_non_null(out);
     assert_int_equal(lucid_import_write_trace(&imp, &win, out), 0);
     fclose(out);
-    /* Origin = job 1's submit; the profile of job 1 in the metric columns. */
-    assert_non_null(strstr(text, "\n1,u1,lucidd,4,4,done,0,3600,,,,,,55.500,30.250,12000.000,"));
-    assert_non_null(strstr(text, "\n2,u0,lucidd,1,4,done-in-profiler,10,120,,,,,,,,,"));
-    assert_non_null(strstr(text, "\n5,u1,lucidd,2,4,failed,40,500,"));
+    /* Origin = job 1's submit (t+10); after duration: first_start,
+     * earlier_runs; the profile of job 1 in the metric columns.  Job 1:
+     * 60 + 3600 s, first start t+20; job 2: 120 s, its one run; job 5: 45 +
+     * 500 s from t+60; job 7: 60 s from t+100, all before its end. */
+    assert_non_null(strstr(text, "\n1,u1,lucidd,4,4,done,0,3660,10,60,,,,,,55.500,30.250,12000.000,"));
+    assert_non_null(strstr(text, "\n2,u0,lucidd,1,4,done-in-profiler,10,120,20,0,,,,,,,,,"));
+    assert_non_null(strstr(text, "\n5,u1,lucidd,2,4,failed,40,545,50,45,"));
+    assert_non_null(strstr(text, "\n7,u1,lucidd,1,4,failed,60,60,90,60,"));
     free(text);
     lucid_import_free(&imp);
     /* Read-only: the daemon's database is untouched. */
@@ -94,9 +131,83 @@ static void history_to_trace(void **state)
     assert_true(before.st_mtime == after.st_mtime);
 }
 
+/* The same three jobs as lucidd records them and as Slurm's accounting
+ * does (sacct --duplicates: a profiled job has a profiling record, Submit
+ * the user's, and a main record, Submit the requeue).  From midnight
+ * 2024-01-01: job 42 submitted 00:00:00, profiled 00:00:30-00:05:30, main
+ * 00:07:00-01:07:00; job 43 submitted 00:00:50, never profiled, runs
+ * 00:01:40-00:11:40; job 44 submitted 00:02:30, profiled 00:03:20-00:04:20,
+ * cancelled at 00:15:00 waiting on main. */
+static void lucidd_and_sacct_agree(void **state)
+{
+    (void)state;
+    char db[640];
+    lucid_error err;
+    lucid_state *st = new_db("import_agree", db, sizeof db);
+    const int64_t s = 1704067200; /* 2024-01-01 00:00:00 UTC */
+    put_at(st, 42, s, LUCID_PHASE_DONE, 4, s + 30, s + 330, 299.0, s + 420, s + 4020);
+    put_at(st, 43, s + 50, LUCID_PHASE_DONE, 2, 0, 0, 0.0, s + 100, s + 700);
+    put_at(st, 44, s + 150, LUCID_PHASE_FAILED, 1, s + 200, s + 260, 59.0, 0, s + 900);
+    lucid_state_close(st);
+    const char *sacct =
+        "JobID|User|Account|Partition|AllocTRES|Submit|Start|End|State\n"
+        "42|u0|a|profiling|cpu=4,gres/gpu=4|2024-01-01T00:00:00|2024-01-01T00:00:30|"
+        "2024-01-01T00:05:30|REQUEUED\n"
+        "42|u0|a|main|cpu=4,gres/gpu=4|2024-01-01T00:05:30|2024-01-01T00:07:00|"
+        "2024-01-01T01:07:00|COMPLETED\n"
+        "43|u1|a|main|cpu=4,gres/gpu=2|2024-01-01T00:00:50|2024-01-01T00:01:40|"
+        "2024-01-01T00:11:40|COMPLETED\n"
+        "44|u0|a|profiling|cpu=4,gres/gpu=1|2024-01-01T00:02:30|2024-01-01T00:03:20|"
+        "2024-01-01T00:04:20|REQUEUED\n"
+        "44|u0|a|main||2024-01-01T00:04:20|None|2024-01-01T00:15:00|CANCELLED by 0\n";
+
+    lucid_import from_db, from_sacct;
+    lucid_import_options opt = {.since = INT64_MIN, .until = INT64_MAX};
+    lucid_import_init(&from_db, lucid_import_find("lucidd"));
+    const char *paths[] = {db};
+    assert_int_equal(lucid_import_lucidd(&from_db, paths, 1, &opt, &err), 0);
+    lucid_import_init(&from_sacct, lucid_import_find("sacct"));
+    FILE *f = fmemopen((void *)sacct, strlen(sacct), "r");
+    assert_non_null(f);
+    assert_int_equal(lucid_import_sacct_stream(&from_sacct, f, "run.sacct", &opt, &err), 0);
+    fclose(f);
+    /* By hand: submit, first start, run time (GPU-seconds = GPUs x it),
+     * run time before the last run. */
+    static const struct {
+        int64_t id, submit, first_start, duration, earlier;
+        int32_t gpus;
+    } want[] = {
+        {42, 0, 30, 300 + 3600, 300, 4}, /* 15,600 GPU-s */
+        {43, 50, 100, 600, 0, 2},        /* 1,200 GPU-s */
+        {44, 150, 200, 60, 60, 1},       /* 60 GPU-s: the wait on main is not run time */
+    };
+    assert_int_equal(from_db.njobs, 3);
+    assert_int_equal(from_sacct.njobs, 3);
+    for (size_t i = 0; i < 3; i++) {
+        const lucid_import_job *a = NULL, *b = NULL;
+        for (size_t k = 0; k < 3; k++) {
+            a = from_db.jobs[k].job_id == want[i].id ? &from_db.jobs[k] : a;
+            b = from_sacct.jobs[k].job_id == want[i].id ? &from_sacct.jobs[k] : b;
+        }
+        assert_non_null(a);
+        assert_non_null(b);
+        const lucid_import_job *both[] = {a, b};
+        for (int k = 0; k < 2; k++) {
+            assert_int_equal(both[k]->submit, s + want[i].submit);
+            assert_int_equal(both[k]->first_start, s + want[i].first_start);
+            assert_int_equal(both[k]->duration, want[i].duration);
+            assert_int_equal(both[k]->earlier_runs, want[i].earlier);
+            assert_int_equal(both[k]->gpu_num, want[i].gpus);
+        }
+    }
+    lucid_import_free(&from_db);
+    lucid_import_free(&from_sacct);
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(history_to_trace)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(history_to_trace),
+                                       cmocka_unit_test(lucidd_and_sacct_agree)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
 #else

@@ -20,10 +20,17 @@
 #define LUCID_IMPORT_MAX_RULES 32
 #define LUCID_IMPORT_WORKLOAD_COLS 8 /* model..gmem, as in Lucid's trace */
 
+#define LUCID_IMPORT_NO_TIME INT64_MIN /* a calendar time the source does not give */
+
 typedef struct lucid_import_job {
     int64_t job_id;
-    int64_t submit;     /* calendar seconds since 1970 (UTC) */
-    int64_t duration;   /* seconds, >= 1 */
+    int64_t submit;     /* calendar seconds since 1970 (UTC): the user's own submission */
+    int64_t first_start; /* calendar seconds its first run started, LUCID_IMPORT_NO_TIME =
+                          * not given (then no first_start/earlier_runs columns) */
+    int64_t duration;   /* seconds, >= 1: the run time of all its runs (sacct's records of a
+                         * requeued job, lucidd's profiling run and main run) */
+    int64_t earlier_runs; /* seconds of `duration` in runs before its last one (the
+                           * profiling run of a job moved to main, runs lost to requeues) */
     int64_t time_limit; /* seconds the user asked for, -1 = unknown */
     int32_t gpu_num, cpu_num;
     int32_t vc;         /* index into lucid_import.vc_names */

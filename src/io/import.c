@@ -56,7 +56,9 @@ static const char lucidd_licence[] =
 const lucid_import_format lucid_import_formats[] = {
     {"helios", "HeliosData cluster_log.csv + cluster_gpu_number.csv (Venus, Earth, ...)",
      lucid_import_helios, helios_licence},
-    {"sacct", "sacct --parsable2 --allocations output [+ scontrol show node -o] (docs/traces.md)",
+    {"sacct",
+     "sacct --parsable2 --allocations --duplicates output [+ scontrol show node -o] "
+     "(docs/traces.md)",
      lucid_import_sacct, sacct_licence},
     {"itp", "microsoft/elasticflow-traces raw CSVs (one file per cluster)", lucid_import_itp,
      itp_licence},
@@ -126,6 +128,7 @@ lucid_import_job *lucid_import_push(lucid_import *imp)
     memset(job, 0, sizeof *job);
     job->user = job->state = job->gpu_type = job->source_id = -1;
     job->time_limit = -1;
+    job->first_start = LUCID_IMPORT_NO_TIME;
     for (int k = 0; k < LUCID_IMPORT_WORKLOAD_COLS; k++)
         job->workload[k] = -1;
     return job;
@@ -655,9 +658,10 @@ static const char *str_or_empty(const lucid_import *imp, int32_t id)
 
 int lucid_import_write_trace(const lucid_import *imp, const lucid_import_window *win, FILE *out)
 {
-    int has_limit = 0, has_type = 0, has_workload = 0, has_source = 0;
+    int has_limit = 0, has_type = 0, has_workload = 0, has_source = 0, has_runs = 0;
     for (size_t i = 0; i < imp->njobs; i++) {
         has_source |= imp->jobs[i].source_id >= 0;
+        has_runs |= imp->jobs[i].first_start != LUCID_IMPORT_NO_TIME;
         has_limit |= imp->jobs[i].time_limit >= 0;
         has_type |= imp->jobs[i].gpu_type >= 0;
         for (int k = 0; k < LUCID_IMPORT_WORKLOAD_COLS; k++)
@@ -668,6 +672,8 @@ int lucid_import_write_trace(const lucid_import *imp, const lucid_import_window 
         fputs(",time_limit", out);
     if (has_type)
         fputs(",gpu_type", out);
+    if (has_runs)
+        fputs(",first_start,earlier_runs", out);
     if (has_workload)
         for (int k = 0; k < LUCID_IMPORT_WORKLOAD_COLS; k++)
             fprintf(out, ",%s", workload_names[k]);
@@ -693,6 +699,11 @@ int lucid_import_write_trace(const lucid_import *imp, const lucid_import_window 
             fputc(',', out);
             lucid_csv_write_field(out, str_or_empty(imp, job->gpu_type));
         }
+        if (has_runs && job->first_start != LUCID_IMPORT_NO_TIME)
+            fprintf(out, ",%lld,%lld", (long long)(job->first_start - win->origin),
+                    (long long)job->earlier_runs);
+        else if (has_runs)
+            fputs(",,", out);
         if (has_workload)
             for (int k = 0; k < LUCID_IMPORT_WORKLOAD_COLS; k++) {
                 fputc(',', out);

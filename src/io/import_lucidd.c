@@ -3,14 +3,18 @@
  *
  * Rules (docs/traces.md): jobs not in a final phase (queued, profiling,
  * moving, running) are removed (not_finished); a failed job that never
- * started (rejected, cancelled while held) is removed (never_started); the
- * duration is what the job last ran: end - main start for jobs that ended on
- * the main partition (a job moved out of the profiler restarts from the
- * beginning there), end - profiler start for jobs that finished in the
- * profiler; jobs without GPUs or an end time are removed.  The profile
- * lucidd measured (GPU utilisation, memory) becomes the trace's gpu_util,
- * gmem_util and gmem columns.  The daemon's cluster is one VC, "lucidd",
- * whose size is derived unless --vc-size lucidd=GPUS. */
+ * started (rejected, cancelled while held) is removed (never_started); jobs
+ * without GPUs or an end time are removed.  The history is the one Slurm's
+ * accounting keeps (sacct --duplicates, joined the same way by
+ * import_sacct.c): the submit time is the user's own, first_start the
+ * first run's start (the profiling run's, if any), and the duration the
+ * run time of the profiling run plus the main run, with the profiling run
+ * also in earlier_runs when the job left the profiler.  The profiling run
+ * ends where lucidd moved the job (its first `moving` phase), else after
+ * the profiling time lucidd measured.  The profile lucidd measured (GPU
+ * utilisation, memory) becomes the trace's gpu_util, gmem_util and gmem
+ * columns.  The daemon's cluster is one VC, "lucidd", whose size is
+ * derived unless --vc-size lucidd=GPUS. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +29,32 @@ static const char *text_or_empty(sqlite3_stmt *stmt, int col)
 {
     const unsigned char *s = sqlite3_column_text(stmt, col);
     return s ? (const char *)s : "";
+}
+
+/* A job's runs from its record: the profiling run (profile_start to its
+ * move, or to the end for a job that ended in the profiler) and the main
+ * run (main_start to the end). */
+typedef struct lucidd_runs {
+    int64_t first_start, duration, earlier; /* first_start 0: it never ran */
+} lucidd_runs;
+
+static lucidd_runs runs_of(int64_t prof, int64_t moved, double profiled_s, int64_t main_start,
+                           int64_t end)
+{
+    lucidd_runs r = {prof > 0 ? prof : main_start, 0, 0};
+    if (prof > 0) {
+        int left = moved > 0 || main_start > 0; /* the job left the profiler */
+        int64_t until = moved > 0 ? moved : main_start > 0 ? prof + (int64_t)(profiled_s + 0.5)
+                                                           : end;
+        if (end > 0 && until > end)
+            until = end;
+        int64_t profile_run = until > prof ? until - prof : 0;
+        r.duration += profile_run;
+        r.earlier = left ? profile_run : 0;
+    }
+    if (main_start > 0 && end > main_start)
+        r.duration += end - main_start;
+    return r;
 }
 
 int lucid_import_lucidd(lucid_import *imp, const char *const *paths, int npaths,
@@ -50,7 +80,9 @@ int lucid_import_lucidd(lucid_import *imp, const char *const *paths, int npaths,
             sqlite3_prepare_v2(db,
                                "SELECT j.job_id, j.user, j.gpus, j.cpus, j.submit_time, j.phase,"
                                " j.profile_start, j.main_start, j.end_time,"
-                               " p.gpu_util, p.gmem_mib, p.gmem_util"
+                               " p.gpu_util, p.gmem_mib, p.gmem_util, j.profiled_s,"
+                               " (SELECT MIN(ph.at) FROM phases ph WHERE ph.job_id = j.job_id"
+                               "  AND ph.phase = 'moving' AND ph.at >= j.profile_start)"
                                " FROM jobs j LEFT JOIN profiles p ON p.job_id = j.job_id"
                                " ORDER BY j.job_id",
                                -1, &stmt, NULL) != SQLITE_OK)
@@ -61,7 +93,7 @@ int lucid_import_lucidd(lucid_import *imp, const char *const *paths, int npaths,
             int64_t id = sqlite3_column_int64(stmt, 0), gpus = sqlite3_column_int64(stmt, 2);
             int64_t cpus = sqlite3_column_int64(stmt, 3), submit = sqlite3_column_int64(stmt, 4);
             int64_t prof = sqlite3_column_int64(stmt, 6), main_start = sqlite3_column_int64(stmt, 7);
-            int64_t end = sqlite3_column_int64(stmt, 8);
+            int64_t end = sqlite3_column_int64(stmt, 8), moved = sqlite3_column_int64(stmt, 13);
             const char *user = text_or_empty(stmt, 1), *phase = text_or_empty(stmt, 5);
             imp->records++;
             lucid_phase ph;
@@ -74,14 +106,15 @@ int lucid_import_lucidd(lucid_import *imp, const char *const *paths, int npaths,
                                      (long long)id, phase);
                 break;
             }
-            int64_t start = ph == LUCID_PHASE_DONE_IN_PROFILER ? prof
-                            : main_start > 0                  ? main_start
-                                                               : prof;
+            if (ph == LUCID_PHASE_DONE_IN_PROFILER)
+                main_start = moved = 0; /* its one run was the profiler's (a move too late) */
+            lucidd_runs runs = runs_of(prof, moved, sqlite3_column_double(stmt, 12), main_start,
+                                       end);
             int rule = !lucid_phase_is_final(ph)                ? not_finished
-                       : start <= 0                              ? never
+                       : runs.first_start <= 0                   ? never
                        : gpus <= 0                               ? no_gpus
                        : end <= 0                                ? no_end
-                       : end - start < 1                         ? zero
+                       : runs.duration < 1                       ? zero
                                                                  : -1;
             if (rule >= 0) {
                 lucid_import_count(imp, rule);
@@ -99,7 +132,9 @@ int lucid_import_lucidd(lucid_import *imp, const char *const *paths, int npaths,
             }
             job->job_id = id;
             job->submit = submit;
-            job->duration = end - start;
+            job->first_start = runs.first_start;
+            job->duration = runs.duration;
+            job->earlier_runs = runs.earlier;
             job->gpu_num = (int32_t)gpus;
             job->cpu_num = cpus > 0 && cpus < (1 << 24) ? (int32_t)cpus : 0;
             job->vc = vc;
@@ -123,9 +158,9 @@ int lucid_import_lucidd(lucid_import *imp, const char *const *paths, int npaths,
         if (rc < 0)
             return -1;
     }
-    return lucid_import_note(imp, "lucidd: one VC \"lucidd\"; duration = end - main start (or "
-                                  "profiler start for jobs done in the profiler); the measured "
-                                  "profile in gpu_util, gmem_util, gmem") < 0
+    return lucid_import_note(imp, "lucidd: one VC \"lucidd\"; duration = profiling run + main run "
+                                  "(earlier_runs: the profiling run of a job moved to main); the "
+                                  "measured profile in gpu_util, gmem_util, gmem") < 0
                ? lucid_error_set(err, "out of memory")
                : 0;
 }
