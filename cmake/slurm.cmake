@@ -193,3 +193,15 @@ if(LUCID_HAVE_LAB AND LUCID_HAVE_SLURM AND LUCID_HAVE_STATE AND LUCID_PYTHON3)
                    ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
   set_tests_properties(slurm_lucidd_outcomes PROPERTIES TIMEOUT 300 LABELS slurm)
 endif()
+
+# Issue 23's round trip: lucidd runs three jobs (one profiled and moved to
+# main, one ended in the profiler, one that waits behind another), and
+# `lucid trace import` of lucidd's state database and of `sacct
+# --duplicates` must agree with each other and with Slurm's raw records
+# (tests/slurm/lucidd_roundtrip.sh, judged by check_roundtrip.py).  About 55 s.
+if(LUCID_HAVE_LAB AND LUCID_HAVE_SLURM AND LUCID_HAVE_STATE AND LUCID_PYTHON3)
+  add_test(NAME slurm_lucidd_roundtrip
+           COMMAND bash ${CMAKE_SOURCE_DIR}/tests/slurm/lucidd_roundtrip.sh
+                   ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
+  set_tests_properties(slurm_lucidd_roundtrip PROPERTIES TIMEOUT 300 LABELS slurm)
+endif()
