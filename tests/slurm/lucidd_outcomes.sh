@@ -41,14 +41,7 @@ start_lucidd() {
         --profile-limit 120 --metrics-test-dir "$LAB" </dev/null >>"$LAB/lucidd.log" 2>&1 &
     LUCIDD_PID=$!
 }
-wait_until() { # seconds, what, command...
-    local limit=$1 what=$2; shift 2
-    local deadline=$((SECONDS + limit))
-    until "$@" >/dev/null 2>&1; do
-        ((SECONDS < deadline)) || fail "timed out after ${limit}s waiting for $what"
-        sleep 0.2
-    done
-}
+source "$SRC/tests/lib/wait.sh"
 # PHASE of job ID in lucid's listing ("" when absent).
 phase() {
     "$BUILD/lucid" queue --all --json --socket "$SOCK" 2>/dev/null | python3 -c '

@@ -41,14 +41,7 @@ fail() {
     tail -n 20 "$LAB/lucidd.log" >&2 || true
     exit 1
 }
-wait_until() { # seconds, what, command...
-    local limit=$1 what=$2; shift 2
-    local deadline=$((SECONDS + limit))
-    until "$@" >/dev/null 2>&1; do
-        ((SECONDS < deadline)) || fail "timed out after ${limit}s waiting for $what"
-        sleep 0.2
-    done
-}
+source "$SRC/tests/lib/wait.sh"
 
 bash "$SRC/scripts/lab-cluster.sh" up "$LAB" --profile site --nodes 1 --prof-nodes 1 \
     --plugins "$BUILD/plugins" >/dev/null
