@@ -16,7 +16,8 @@ typedef struct field {
 } field;
 
 /* Splits `len` bytes at '|' into at most `max` fields; returns how many
- * (a trailing '|', as `sacctmgr -p` writes, adds none). */
+ * (`sacctmgr -P` writes no '|' after the last field, so "a||" is three
+ * fields, the last two empty). */
 static int split(const char *line, size_t len, field *out, int max)
 {
     int n = 0;
@@ -25,7 +26,7 @@ static int split(const char *line, size_t len, field *out, int max)
         const char *bar = memchr(p, '|', (size_t)(end - p));
         const char *stop = bar ? bar : end;
         out[n++] = (field){p, (size_t)(stop - p)};
-        if (!bar || bar + 1 == end)
+        if (!bar)
             break;
         p = bar + 1;
     }

@@ -54,8 +54,8 @@ typedef struct slurm_limits {
     long nassoc;
 } slurm_limits;
 
-/* Parse sacctmgr's parsable output (fields split by '|', one record a
- * line; a trailing '|' is allowed).  A line with too few fields, or a
+/* Parse sacctmgr's parsable output (`-P`: fields split by '|', one record
+ * a line; extra fields after the expected ones are ignored).  A line with too few fields, or a
  * gres/gpu value that is not a whole number, is skipped or read as no
  * limit, and the first such problem is written to `bad` (one line naming
  * the record and the field; "" when none).  Records that set no GPU limit
