@@ -85,62 +85,64 @@ static int gpus_of(field f, const char *record, const char *what, long line, cha
     return gpus;
 }
 
-static void note_short(char *bad, size_t size, long line, int fields, int want)
-{
-    if (bad && size && !bad[0])
-        snprintf(bad, size, "sacctmgr line %ld: %d fields, expected %d; skipped", line, fields,
-                 want);
-}
+/* What a line of one sacctmgr command becomes: `fields` fields at least,
+ * filled into a record of `size` bytes, kept sorted by `order`. */
+typedef struct record_kind {
+    int fields;
+    size_t size;
+    void (*fill)(void *record, const field *f, long line, char *bad, size_t bad_size);
+    int (*order)(const void *a, const void *b);
+} record_kind;
 
-/* Calls `take` for each non-empty line with its fields; 0, or -1 when
- * `take` ran out of memory. */
-typedef int (*take_line)(void *ctx, const field *f, int nfields, long line);
-
-static int each_line(const char *text, int max, take_line take, void *ctx)
+/* The records of every line with enough fields (and a first one); the
+ * first problem in `bad`.  Count, or -1 out of memory. */
+static long parse_records(const record_kind *kind, const char *text, void **out, char *bad,
+                          size_t bad_size, lucid_error *err)
 {
+    char *records = NULL;
+    size_t n = 0, cap = 0;
     long number = 0;
-    for (const char *line = text; line && *line;) {
+    if (bad && bad_size)
+        bad[0] = '\0';
+    *out = NULL;
+    for (const char *line = text ? text : ""; line && *line;) {
         const char *end = strchr(line, '\n');
         size_t len = end ? (size_t)(end - line) : strlen(line);
         number++;
         if (len > 0 && line[len - 1] == '\r')
             len--;
-        if (len > 0) {
-            field f[8];
-            int n = split(line, len, f, max < 8 ? max : 8);
-            if (take(ctx, f, n, number) < 0)
-                return -1;
+        field f[8];
+        int nfields = len > 0 ? split(line, len, f, kind->fields) : 0;
+        if (len > 0 && (nfields < kind->fields || f[0].len == 0)) {
+            if (bad && bad_size && !bad[0])
+                snprintf(bad, bad_size, "sacctmgr line %ld: %d fields, expected %d; skipped",
+                         number, nfields, kind->fields);
+        } else if (len > 0) {
+            if (lucid_grow((void **)&records, &cap, n + 1, kind->size) < 0) {
+                free(records);
+                return lucid_error_set(err, "out of memory");
+            }
+            kind->fill(records + n * kind->size, f, number, bad, bad_size);
+            n++;
         }
         line = end ? end + 1 : NULL;
     }
-    return 0;
+    if (n > 1)
+        qsort(records, n, kind->size, kind->order);
+    *out = records;
+    return (long)n;
 }
 
-typedef struct qos_reader {
-    limit_qos *qos;
-    size_t n, cap;
-    char *bad;
-    size_t size;
-} qos_reader;
-
-static int take_qos(void *ctx, const field *f, int nfields, long line)
+static void fill_qos(void *record, const field *f, long line, char *bad, size_t size)
 {
-    qos_reader *r = ctx;
-    if (nfields < 5 || f[0].len == 0) {
-        note_short(r->bad, r->size, line, nfields, 5);
-        return 0;
-    }
-    if (LUCID_GROW(r->qos, r->cap, r->n + 1) < 0)
-        return -1;
-    limit_qos *q = &r->qos[r->n++];
+    limit_qos *q = record;
     copy_field(q->name, sizeof q->name, f[0]);
-    char record[80];
-    snprintf(record, sizeof record, "QOS %s", q->name);
-    q->per_job = gpus_of(f[1], record, "MaxTRESPerJob", line, r->bad, r->size);
-    q->per_user = gpus_of(f[2], record, "MaxTRESPerUser", line, r->bad, r->size);
-    q->per_account = gpus_of(f[3], record, "MaxTRESPerAccount", line, r->bad, r->size);
-    q->group = gpus_of(f[4], record, "GrpTRES", line, r->bad, r->size);
-    return 0;
+    char name[80];
+    snprintf(name, sizeof name, "QOS %s", q->name);
+    q->per_job = gpus_of(f[1], name, "MaxTRESPerJob", line, bad, size);
+    q->per_user = gpus_of(f[2], name, "MaxTRESPerUser", line, bad, size);
+    q->per_account = gpus_of(f[3], name, "MaxTRESPerAccount", line, bad, size);
+    q->group = gpus_of(f[4], name, "GrpTRES", line, bad, size);
 }
 
 static int by_qos_name(const void *a, const void *b)
@@ -150,47 +152,25 @@ static int by_qos_name(const void *a, const void *b)
 
 long limits_parse_qos(const char *text, limit_qos **out, char *bad, size_t size, lucid_error *err)
 {
-    qos_reader r = {.bad = bad, .size = size};
-    if (bad && size)
-        bad[0] = '\0';
-    *out = NULL;
-    if (each_line(text ? text : "", 5, take_qos, &r) < 0) {
-        free(r.qos);
-        return lucid_error_set(err, "out of memory");
-    }
-    if (r.n > 1)
-        qsort(r.qos, r.n, sizeof *r.qos, by_qos_name);
-    *out = r.qos;
-    return (long)r.n;
+    static const record_kind qos = {5, sizeof(limit_qos), fill_qos, by_qos_name};
+    void *records = NULL;
+    long n = parse_records(&qos, text, &records, bad, size, err);
+    *out = records;
+    return n;
 }
 
-typedef struct assoc_reader {
-    limit_assoc *assoc;
-    size_t n, cap;
-    char *bad;
-    size_t size;
-} assoc_reader;
-
-static int take_assoc(void *ctx, const field *f, int nfields, long line)
+static void fill_assoc(void *record, const field *f, long line, char *bad, size_t size)
 {
-    assoc_reader *r = ctx;
-    if (nfields < 6 || f[0].len == 0) {
-        note_short(r->bad, r->size, line, nfields, 6);
-        return 0;
-    }
-    if (LUCID_GROW(r->assoc, r->cap, r->n + 1) < 0)
-        return -1;
-    limit_assoc *a = &r->assoc[r->n++];
+    limit_assoc *a = record;
     copy_field(a->account, sizeof a->account, f[0]);
     copy_field(a->user, sizeof a->user, f[1]);
     copy_field(a->partition, sizeof a->partition, f[2]);
     copy_field(a->parent, sizeof a->parent, f[3]);
-    char record[160];
-    snprintf(record, sizeof record, "association %s%s%s", a->account, a->user[0] ? "/" : "",
+    char name[160];
+    snprintf(name, sizeof name, "association %s%s%s", a->account, a->user[0] ? "/" : "",
              a->user);
-    a->per_job = gpus_of(f[4], record, "MaxTRES", line, r->bad, r->size);
-    a->group = gpus_of(f[5], record, "GrpTRES", line, r->bad, r->size);
-    return 0;
+    a->per_job = gpus_of(f[4], name, "MaxTRES", line, bad, size);
+    a->group = gpus_of(f[5], name, "GrpTRES", line, bad, size);
 }
 
 static int by_assoc_key(const void *a, const void *b)
@@ -205,18 +185,11 @@ static int by_assoc_key(const void *a, const void *b)
 long limits_parse_assoc(const char *text, limit_assoc **out, char *bad, size_t size,
                         lucid_error *err)
 {
-    assoc_reader r = {.bad = bad, .size = size};
-    if (bad && size)
-        bad[0] = '\0';
-    *out = NULL;
-    if (each_line(text ? text : "", 6, take_assoc, &r) < 0) {
-        free(r.assoc);
-        return lucid_error_set(err, "out of memory");
-    }
-    if (r.n > 1)
-        qsort(r.assoc, r.n, sizeof *r.assoc, by_assoc_key);
-    *out = r.assoc;
-    return (long)r.n;
+    static const record_kind assoc = {6, sizeof(limit_assoc), fill_assoc, by_assoc_key};
+    void *records = NULL;
+    long n = parse_records(&assoc, text, &records, bad, size, err);
+    *out = records;
+    return n;
 }
 
 int limits_any(const slurm_limits *site)
@@ -256,12 +229,16 @@ static void add_limit(fit_limit *out, int *n, int gpus, int per_job, const char 
 {
     if (*n >= FIT_LIMITS)
         return;
-    fit_limit *l = &out[(*n)++];
+    fit_limit *l = &out[*n];
     *l = (fit_limit){.gpus = gpus, .per_job = per_job};
     char name[96];
     snprintf(name, sizeof name, fmt, a, b, c);
     snprintf(l->name, sizeof l->name, "%s gres/gpu=%d", name, gpus);
     snprintf(l->whose, sizeof l->whose, "%s", whose);
+    for (int k = 0; k < *n; k++) /* once (a cycle in the account tree) */
+        if (strcmp(out[k].name, l->name) == 0 && strcmp(out[k].whose, l->whose) == 0)
+            return;
+    (*n)++;
 }
 
 int limits_of_job(const slurm_limits *site, const limits_job *job, fit_limit *out)
