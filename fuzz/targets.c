@@ -57,13 +57,22 @@ int lucid_fuzz_trace(const uint8_t *data, size_t size)
     return 0;
 }
 
-int lucid_fuzz_experiment(const uint8_t *data, size_t size)
+/* The input as a C string (malloc'ed), or NULL out of memory. */
+static char *nul_terminated(const uint8_t *data, size_t size)
 {
     char *text = malloc(size + 1);
+    if (text) {
+        memcpy(text, data, size);
+        text[size] = '\0';
+    }
+    return text;
+}
+
+int lucid_fuzz_experiment(const uint8_t *data, size_t size)
+{
+    char *text = nul_terminated(data, size);
     if (!text)
         return 0;
-    memcpy(text, data, size);
-    text[size] = '\0';
     lucid_experiment exp;
     lucid_experiment_defaults(&exp);
     lucid_error err;
@@ -121,11 +130,9 @@ int lucid_fuzz_sacct(const uint8_t *data, size_t size)
 
 int lucid_fuzz_limits(const uint8_t *data, size_t size)
 {
-    char *text = malloc(size + 1);
+    char *text = nul_terminated(data, size);
     if (!text)
         return 0;
-    memcpy(text, data, size);
-    text[size] = '\0';
     lucid_error err = {{0}};
     char bad[256];
     slurm_limits site = {0};
