@@ -36,9 +36,12 @@ endif()
 # Slurm's rules as hooks) has no Slurm in it: it joins liblucid so that
 # tests/test_decide.c can hold it against the simulator, and for the
 # benchmark below.  So does its reader of Slurm's fair shares (shares.c:
-# sshare as a child, read without blocking), which spawns but links no Slurm.
+# sshare as a child, read without blocking), which spawns but links no Slurm,
+# and the site's GPU limits (limits.c: sacctmgr's output and which limits
+# apply to a job, tested by tests/test_limits.c).
 target_sources(lucid PRIVATE ${CMAKE_SOURCE_DIR}/src/daemon/decide.c ${CMAKE_SOURCE_DIR}/src/daemon/fit.c
-                             ${CMAKE_SOURCE_DIR}/src/daemon/shares.c)
+                             ${CMAKE_SOURCE_DIR}/src/daemon/shares.c
+                             ${CMAKE_SOURCE_DIR}/src/daemon/limits.c)
 
 # Decision latency of that step on a simulated 1,000-node cluster with 10,000
 # pending jobs (bench/decide_latency.c; results in docs/live.md).

@@ -165,6 +165,18 @@ if(LUCID_HAVE_LAB AND LUCID_HAVE_SLURM AND LUCID_HAVE_STATE AND LUCID_PYTHON3)
   set_tests_properties(slurm_lucidd_site PROPERTIES TIMEOUT 600 LABELS slurm)
 endif()
 
+# Issue 23, point 1: the site's GPU limits kept (QOS normal MaxTRESPerUser=
+# gres/gpu=4 on the site profile): a job over it by its own count is handed
+# back with the limit named, a user at the limit waits without holding GPUs
+# or blocking another user's job or the profiler (tests/slurm/
+# lucidd_limits.sh, judged from squeue, scontrol and sacct).  About 1 minute.
+if(LUCID_HAVE_LAB AND LUCID_HAVE_SLURM AND LUCID_HAVE_STATE AND LUCID_PYTHON3)
+  add_test(NAME slurm_lucidd_limits
+           COMMAND bash ${CMAKE_SOURCE_DIR}/tests/slurm/lucidd_limits.sh
+                   ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
+  set_tests_properties(slurm_lucidd_limits PROPERTIES TIMEOUT 300 LABELS slurm)
+endif()
+
 # Issue 28: a burst of 150 jobs under lucidd on the site profile: nothing lost
 # or run twice (sacct --duplicates), no main node idle while a job that fits
 # waits, the tick rate held (tests/slurm/lucidd_burst.sh).  About 2 minutes.

@@ -1,7 +1,7 @@
 /* targets.c — what the fuzzers exercise: the trace reader (and through it
  * the CSV reader and number/date parsing) followed by a simulation of what
- * it accepted, the experiment-file parser, and the trace importers' JSON
- * (Philly) and sacct readers. */
+ * it accepted, the experiment-file parser, the trace importers' JSON
+ * (Philly) and sacct readers, and lucidd's reader of sacctmgr's limits. */
 #include "targets.h"
 
 #include <stdint.h>
@@ -13,6 +13,7 @@
 #include "lucid/import.h"
 #include "lucid/sim.h"
 #include "lucid/trace.h"
+#include "../src/daemon/limits.h"
 
 int lucid_fuzz_trace(const uint8_t *data, size_t size)
 {
@@ -56,13 +57,22 @@ int lucid_fuzz_trace(const uint8_t *data, size_t size)
     return 0;
 }
 
-int lucid_fuzz_experiment(const uint8_t *data, size_t size)
+/* The input as a C string (malloc'ed), or NULL out of memory. */
+static char *nul_terminated(const uint8_t *data, size_t size)
 {
     char *text = malloc(size + 1);
+    if (text) {
+        memcpy(text, data, size);
+        text[size] = '\0';
+    }
+    return text;
+}
+
+int lucid_fuzz_experiment(const uint8_t *data, size_t size)
+{
+    char *text = nul_terminated(data, size);
     if (!text)
         return 0;
-    memcpy(text, data, size);
-    text[size] = '\0';
     lucid_experiment exp;
     lucid_experiment_defaults(&exp);
     lucid_error err;
@@ -116,4 +126,44 @@ int lucid_fuzz_sacct(const uint8_t *data, size_t size)
     opt.include_running = size > 0 && (data[size - 1] & 1);
     opt.vc_by = size > 0 && (data[size - 1] & 2) ? "account" : "partition";
     return fuzz_import(data, size, "sacct", lucid_import_sacct_stream, &opt);
+}
+
+int lucid_fuzz_limits(const uint8_t *data, size_t size)
+{
+    char *text = nul_terminated(data, size);
+    if (!text)
+        return 0;
+    lucid_error err = {{0}};
+    char bad[256];
+    slurm_limits site = {0};
+    /* The same bytes as QOS lines and as association lines. */
+    site.nqos = limits_parse_qos(text, &site.qos, bad, sizeof bad, &err);
+    site.nassoc = limits_parse_assoc(text, &site.assoc, bad, sizeof bad, &err);
+    free(text);
+    if (site.nqos < 0 || site.nassoc < 0) {
+        limits_free(&site);
+        return 0;
+    }
+    /* Jobs named after the records read, so the look-ups find them. */
+    limits_job jobs[4];
+    int njobs = 0;
+    for (long k = 0; k < site.nassoc && njobs < 4; k++, njobs++) {
+        const limit_assoc *a = &site.assoc[k];
+        jobs[njobs] = (limits_job){a->user, a->account,
+                                   site.nqos > 0 ? site.qos[k % site.nqos].name : "",
+                                   a->partition, (int)(k % 9)};
+    }
+    fit_limits per_job[4];
+    limits_book book;
+    if (limits_book_build(&book, &site, jobs, (size_t)njobs, per_job, jobs, (size_t)njobs, &err) == 0) {
+        for (int k = 0; k < njobs; k++) {
+            char why[200];
+            if (fit_limits_ever(&per_job[k], jobs[k].gpus, why, sizeof why) &&
+                fit_limits_now(&per_job[k], jobs[k].gpus, why, sizeof why))
+                fit_limits_take(&per_job[k], jobs[k].gpus);
+        }
+        limits_book_free(&book);
+    }
+    limits_free(&site);
+    return 0;
 }

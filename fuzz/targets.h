@@ -13,5 +13,8 @@ int lucid_fuzz_experiment(const uint8_t *data, size_t size);
  * '|'-separated rows (then the shared rules and writers). */
 int lucid_fuzz_philly(const uint8_t *data, size_t size);
 int lucid_fuzz_sacct(const uint8_t *data, size_t size);
+/* lucidd's reader of the site's GPU limits (sacctmgr's QOS and association
+ * lines, src/daemon/limits.c), then a decision's book and its checks. */
+int lucid_fuzz_limits(const uint8_t *data, size_t size);
 
 #endif

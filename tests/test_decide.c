@@ -918,6 +918,66 @@ static void site_rooms_add_up_within_a_decision(void **state)
     assert_int_equal(nodes[1].room.cpus_free, 20);
 }
 
+/* The site's GPU limits (fit.h): a job whose user is at a limit, counting
+ * the jobs placed before it in the same decision, is passed over and
+ * blocks nobody, also with packing off; each start counts against it.
+ * lucidlab1 runs 2 GPUs under a per-user limit of 4. */
+static void a_job_at_its_limit_is_passed_over(void **state)
+{
+    (void)state;
+    decide_node nodes[2];
+    make_nodes(nodes, 2, (const int[]){8, 8});
+    fit_limit user = {.name = "QOS normal MaxTRESPerUser gres/gpu=4", .whose = "user lucidlab1",
+                      .gpus = 4, .used = 2};
+    fit_limits mine = {.limit = {&user}, .count = 1};
+    decide_job jobs[] = {
+        {.id = 1, .gpus = 2, .nodes = 1, .priority = 100, .sharing_score = -1, .limits = &mine},
+        {.id = 2, .gpus = 2, .nodes = 1, .priority = 200, .sharing_score = -1, .limits = &mine},
+        {.id = 3, .gpus = 4, .nodes = 1, .priority = 300, .sharing_score = -1},
+        {.id = 4, .gpus = 16, .nodes = 2, .priority = 400, .sharing_score = -1},
+        {.id = 5, .gpus = 1, .nodes = 1, .priority = 500, .sharing_score = -1},
+    };
+    decide_result results[5];
+    decide_params params = {.packing = 0, .gpu_memory_mib = 24576, .score_sum = 2, .priority_ratio = 2};
+    /* 1 starts (2 + 2 = 4), 2 would make 6: passed over; 3 starts on n1's
+     * (best fit: n1, 6 free); 4 (16) does not fit and
+     * blocks 5 (head of line, packing off). */
+    assert_int_equal(decide_main(jobs, 5, NULL, 0, nodes, 2, &params, results), 2);
+    assert_true(results[0].start);
+    assert_string_equal(results[0].nodes, "n1");
+    assert_false(results[1].start);
+    assert_string_equal(results[1].reason, "QOS normal MaxTRESPerUser gres/gpu=4: user lucidlab1 "
+                                           "runs 4; it needs 2 more");
+    assert_true(results[2].start);
+    assert_string_equal(results[2].nodes, "n1");
+    assert_false(results[3].start);
+    assert_false(results[4].start);
+    assert_string_equal(results[4].reason, "waiting behind job 4 (higher priority, does not fit yet)");
+    assert_int_equal(user.used, 4);
+    assert_int_equal(nodes[0].free_gpus, 2);
+
+    /* The profiler passes it over too and profiles the next job. */
+    decide_node prof[1];
+    make_nodes(prof, 1, (const int[]){4});
+    user.used = 3;
+    decide_job queue[] = {
+        {.id = 10, .gpus = 1, .nodes = 1, .limits = &mine}, /* 3 + 1 = 4: profiled */
+        {.id = 11, .gpus = 1, .nodes = 1, .limits = &mine}, /* 4 + 1: passed over */
+        {.id = 12, .gpus = 2, .nodes = 1},                  /* another user's: profiled */
+        {.id = 13, .gpus = 2, .nodes = 1},                  /* 1 GPU left: waits */
+    };
+    decide_result profiled[4];
+    assert_int_equal(decide_profiling(queue, 4, LUCID_ORDER_FEWEST_GPUS, prof, 1, profiled), 2);
+    assert_true(profiled[0].start);
+    assert_false(profiled[1].start);
+    assert_string_equal(profiled[1].reason, "QOS normal MaxTRESPerUser gres/gpu=4: user lucidlab1 "
+                                            "runs 4; it needs 1 more");
+    assert_true(profiled[2].start);
+    assert_false(profiled[3].start);
+    assert_string_equal(profiled[3].reason, "waiting for 2 free GPUs on the profiling partition");
+    assert_int_equal(user.used, 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -927,6 +987,7 @@ int main(void)
         cmocka_unit_test(packing_follows_lucid_rules),
         cmocka_unit_test(packed_nodes_stay_apart_from_new_placements),
         cmocka_unit_test(site_rooms_add_up_within_a_decision),
+        cmocka_unit_test(a_job_at_its_limit_is_passed_over),
         cmocka_unit_test(daemon_and_simulator_start_the_same_jobs),
         cmocka_unit_test(daemon_and_simulator_profile_the_same_jobs),
         cmocka_unit_test(jobs_without_node_count_are_consolidated),

@@ -1,5 +1,6 @@
 /* test_fuzz_corpus.c — replays every saved fuzz input (tests/fuzz/trace,
- * tests/fuzz/experiment, tests/fuzz/philly, tests/fuzz/sacct: seeds and any
+ * tests/fuzz/experiment, tests/fuzz/philly, tests/fuzz/sacct, tests/fuzz/limits:
+ * seeds and any
  * input that once crashed) through the parsers; under the sanitizer build
  * this is the regression suite. */
 #include <dirent.h>
@@ -58,6 +59,12 @@ static void sacct_corpus(void **state)
     assert_true(replay("tests/fuzz/sacct", lucid_fuzz_sacct) >= 5);
 }
 
+static void limits_corpus(void **state)
+{
+    (void)state;
+    assert_true(replay("tests/fuzz/limits", lucid_fuzz_limits) >= 5);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -65,6 +72,7 @@ int main(void)
         cmocka_unit_test(experiment_corpus),
         cmocka_unit_test(philly_corpus),
         cmocka_unit_test(sacct_corpus),
+        cmocka_unit_test(limits_corpus),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -415,14 +415,20 @@ typedef struct lucid_start_hooks {
     int (*pack)(void *ctx, size_t position);
     /* On free GPUs (the caller's placer): 1 if started, 0 if it does not fit. */
     int (*place)(void *ctx, size_t position);
+    /* 1: the job may not start now for a reason of its own, not of the
+     * cluster (lucidd: its user is at a limit of the site); it is passed
+     * over and blocks nobody, also with packing off.  NULL: none is (the
+     * simulator). */
+    int (*skip)(void *ctx, size_t position);
 } lucid_start_hooks;
 
 /* The decision pass over n jobs in queue order (spec §4.5).  Packing on:
  * every job is tried, on a partner's GPUs first, then on free ones.
  * Packing off: jobs start in order until the first that does not fit, which
  * blocks the rest (head of line: Lucid without packing, its profiler, FIFO,
- * SJF, QSSF).  Returns how many started; *stopped_at is the position of the
- * blocking job, or n. */
+ * SJF, QSSF).  A job the skip hook passes over neither starts nor blocks.
+ * Returns how many started; *stopped_at is the position of the blocking
+ * job, or n. */
 size_t lucid_start_in_order(size_t n, int packing, const lucid_start_hooks *hooks,
                             size_t *stopped_at);
 

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "fit.h"
+#include "limits.h"
 #include "lucid/eta.h"
 #include "lucid/gpumetrics.h"
 #include "lucid/state.h"
@@ -97,7 +98,8 @@ typedef struct lucidd_job {
     char avoid_nodes[256];     /* nodes Slurm would not start it on after a release ("*": any) */
     double avoid_until;        /* ... kept out of its placements until this monotonic time */
     char took_back[160];       /* why it was last taken back (shown with its reason meanwhile) */
-    char account[64];          /* Slurm's account of the job (fair share) */
+    char account[64];          /* Slurm's account of the job (fair share, limits) */
+    char qos[64];              /* its QOS (limits) */
     double fairshare;          /* Slurm's fair-share factor of its association, -1 unknown */
     double order_priority;     /* lucid's priority x the site's factors: the queue's order */
     double observed_at;        /* monotonic time it was last seen running in the profiler */
@@ -151,6 +153,13 @@ typedef struct lucidd {
     long nshares;
     share_read share_read;      /* the sshare run in flight, if any (shares.h) */
     uint64_t fairshare_reads;   /* sshare answers taken in */
+    slurm_limits limits;        /* the site's GPU limits, last complete read (limits.h) */
+    slurm_limits limits_next;   /* ... the read in progress (QOS read, associations not yet) */
+    share_read limits_read;     /* the sacctmgr run in flight, if any */
+    int limits_stage;           /* 1 reading the QOS, 2 the associations, 0 idle */
+    double limits_read_at;      /* monotonic time the last read began (0 never) */
+    uint64_t limits_reads;      /* complete reads taken in */
+    char limits_bad[2][256];    /* the last unreadable limit logged, per command */
     int reconciled;          /* unacknowledged decisions settled since start */
     char last_error[LUCID_ERROR_MAX];
     time_t started;

@@ -994,6 +994,7 @@ static int pack_job(void *ctx, size_t position)
         return 0;
     if (job->fit)
         fit_room_take(job->fit, job->gpus, &host->room);
+    fit_limits_take(job->limits, job->gpus);
     m->taken[partner] = 1;
     result->start = 1;
     result->partner = other->job.id;
@@ -1056,6 +1057,36 @@ static int place_job(void *ctx, size_t position)
     m->most_free = max_free(m->nodes, m->nnodes);
     m->whole_nodes = nodes_with(m->nodes, m->nnodes, 8);
     return 1;
+}
+
+/* The job's user (account, QOS) is at a limit of the site, counting the
+ * jobs placed before it in this decision: it waits, saying which. */
+static int over_limit(const decide_job *job, decide_result *result)
+{
+    if (!job->limits || fit_limits_now(job->limits, job->gpus, result->reason, sizeof result->reason))
+        return 0;
+    return 1;
+}
+
+static int skip_main(void *ctx, size_t position)
+{
+    main_pass *m = ctx;
+    if (m->params->backfill && m->jobs[position].holds && !m->keeping)
+        return 0; /* decided before the pass (decide_main) */
+    return over_limit(&m->jobs[position], &m->results[position]);
+}
+
+/* place_job, and a start counted against the job's limits (not one
+ * decided before the pass: keep_reservations counted it). */
+static int place_counted(void *ctx, size_t position)
+{
+    main_pass *m = ctx;
+    const decide_job *job = &m->jobs[position];
+    int decided = m->params->backfill && job->holds && !m->keeping;
+    int started = place_job(ctx, position);
+    if (started && !decided)
+        fit_limits_take(job->limits, job->gpus);
+    return started;
 }
 
 static void clear_results(decide_result *results, const decide_job *jobs, int njobs)
@@ -1300,7 +1331,7 @@ static void keep_reservations(main_pass *m)
         if (!m->jobs[i].holds)
             continue;
         decide_result *result = &m->results[i];
-        if (!place_job(m, i)) {
+        if (over_limit(&m->jobs[i], result) || !place_counted(m, i)) {
             result->holds = 1; /* kept, also when it fits nowhere now */
             continue;
         }
@@ -1339,7 +1370,8 @@ int decide_main(decide_job *jobs, int njobs, const decide_running *running, int 
                                                    ? (int32_t)own.backfill_min_gpus : 0};
     if (own.backfill)
         keep_reservations(&m);
-    lucid_start_hooks hooks = {.ctx = &m, .pack = pack_job, .place = place_job};
+    lucid_start_hooks hooks = {.ctx = &m, .pack = pack_job, .place = place_counted,
+                               .skip = skip_main};
     size_t stopped_at;
     /* With backfill every job is tried (the hooks decide who may pass). */
     size_t started = lucid_start_in_order((size_t)njobs, own.packing || own.backfill, &hooks,
@@ -1381,7 +1413,16 @@ static int profile_job(void *ctx, size_t position)
     result->start = 1;
     write_nodes(result, p->nodes, chosen, count);
     snprintf(result->reason, sizeof result->reason, "profiling on %.120s", result->nodes);
+    fit_limits_take(job->limits, job->gpus); /* a profiling run counts against them too */
     return 1;
+}
+
+/* A job whose user is at a limit is passed over: the profiler takes the
+ * next one (Slurm would refuse the run anyway). */
+static int skip_profiling(void *ctx, size_t position)
+{
+    profile_pass *p = ctx;
+    return over_limit(&p->jobs[position], &p->results[position]);
 }
 
 int decide_profiling(decide_job *jobs, int njobs, lucid_queue_order order, decide_node *nodes,
@@ -1391,7 +1432,7 @@ int decide_profiling(decide_job *jobs, int njobs, lucid_queue_order order, decid
     clear_results(results, jobs, njobs);
     profile_pass p = {.jobs = jobs, .results = results, .nodes = nodes, .nnodes = nnodes};
     placement_init(&p.place, nodes, nnodes);
-    lucid_start_hooks hooks = {.ctx = &p, .place = profile_job};
+    lucid_start_hooks hooks = {.ctx = &p, .place = profile_job, .skip = skip_profiling};
     size_t stopped_at;
     size_t started = lucid_start_in_order((size_t)njobs, 0, &hooks, &stopped_at);
     for (size_t j = stopped_at + 1; j < (size_t)njobs; j++)

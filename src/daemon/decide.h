@@ -39,6 +39,9 @@ typedef struct decide_job {
     const fit_request *fit; /* the site's rules beyond GPUs (fit.h): CPUs, memory and
                              * --exclusive checked against each node's `room` as it is
                              * placed; NULL: GPUs only (the node rooms are not read) */
+    const fit_limits *limits; /* the site's GPU limits it is under (fit.h), NULL none: a job
+                               * they do not let start now is passed over without blocking
+                               * the queue, and each start counts against them */
 } decide_job;
 
 typedef struct decide_running {

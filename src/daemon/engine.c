@@ -122,6 +122,10 @@ static lucidd_job *add_job(lucidd *d, uint32_t job_id)
 void engine_free(lucidd *d)
 {
     slurm_io_fairshare_cancel(&d->share_read);
+    slurm_io_limits_cancel(&d->limits_read);
+    limits_free(&d->limits);
+    limits_free(&d->limits_next);
+    d->limits_stage = 0;
     free(d->shares);
     d->shares = NULL;
     d->nshares = 0;
@@ -811,6 +815,7 @@ static void copy_request(lucidd_job *job, const slurm_job *sj)
     job->nodes_fixed = sj->nodes_fixed;
     job->fit = sj->fit;
     snprintf(job->account, sizeof job->account, "%s", sj->account);
+    snprintf(job->qos, sizeof job->qos, "%s", sj->qos);
     snprintf(job->rec.gpu_request, sizeof job->rec.gpu_request, "%s", sj->gpu_request);
     snprintf(job->user_nodes, sizeof job->user_nodes, "%s", sj->req_nodes);
     snprintf(job->user_exclude, sizeof job->user_exclude, "%s", sj->exc_nodes);
@@ -1224,6 +1229,7 @@ static void track(lucidd *d, lucidd_job *job, const slurm_job *sj, const slurm_j
     job->time_limit_min = sj->time_limit_min;
     job->uid = sj->uid;
     job->fit = sj->fit;
+    memcpy(job->qos, sj->qos, sizeof job->qos); /* an operator may change it while it waits */
     if (sj->state == SJ_COMPLETED || sj->state == SJ_FAILED) {
         /* A requeue passes through an ended state while it completes; a
          * cancelled job is never requeued, and under task/cgroup its
@@ -1768,7 +1774,8 @@ static lucid_queue_order profiler_order(const lucidd *d)
 }
 
 static int gather_waiting(lucidd *d, lucid_phase phase, const partition_view *v,
-                          decide_job *waiting, unsigned char *masks, double now_mono)
+                          const fit_limits *limits, decide_job *waiting, unsigned char *masks,
+                          double now_mono)
 {
     int nnodes = v->nnodes;
     size_t nmasks = 0;
@@ -1791,8 +1798,22 @@ static int gather_waiting(lucidd *d, lucid_phase phase, const partition_view *v,
             no_estimate(job, why);
             continue;
         }
+        /* The site's GPU limits (fit.h): over one by its own count, it can
+         * never start: Slurm's to keep; its user at one now, it waits and
+         * holds nothing (the profiler takes the next job). */
+        const fit_limits *lim = limits && limits[i].count ? &limits[i] : NULL;
+        if (!fit_limits_ever(lim, job->rec.gpus, why, sizeof why)) {
+            hand_back(d, job, why);
+            continue;
+        }
+        if (!fit_limits_now(lim, job->rec.gpus, why, sizeof why)) {
+            set_reason(d, job, why);
+            no_estimate(job, "its user is at a limit of the site");
+            continue;
+        }
         decide_job view = decide_view(job);
         view.fit = &job->fit;
+        view.limits = lim;
         unsigned char *mask = NULL;
         node_sizes ever_sizes = all;
         int usable_now = nnodes;
@@ -2162,7 +2183,8 @@ done:
  * a profiling run on a main node would be a requeue later, so the job
  * runs there for good.  Off with --profiler-bypass off. */
 static void bypass_profiler(lucidd *d, const decide_result *profiled, int nprofiled,
-                            const partition_view *main, double now_mono)
+                            const partition_view *main, const fit_limits *limits,
+                            double now_mono)
 {
     if (!d->cfg.profiler_bypass || main->nnodes <= 0)
         return;
@@ -2176,8 +2198,9 @@ static void bypass_profiler(lucidd *d, const decide_result *profiled, int nprofi
     for (int i = 0; i < nprofiled && total > 0; i++) {
         lucidd_job *job = engine_find(d, profiled[i].id);
         if (!job || profiled[i].start || job->rec.phase != LUCID_PHASE_PROFILE_QUEUE ||
-            avoiding(job, now_mono))
-            continue;
+            avoiding(job, now_mono) ||
+            (limits && !fit_limits_now(&limits[job - d->jobs], job->rec.gpus, NULL, 0)))
+            continue; /* at a limit: it could start nowhere */
         for (int k = 0; k < main->nnodes; k++) {
             if (free_gpus[k] < job->rec.gpus ||
                 !fit_node_now(&job->fit, job->rec.gpus, &main->fits[k], now, NULL, 0) ||
@@ -2263,6 +2286,142 @@ static void read_fairshare(lucidd *d, double now_mono)
         take_shares(d, now_mono); /* an answer already there is used now */
 }
 
+/* ---- the site's GPU limits (limits.h) ----
+ * Read like the shares: sacctmgr as a child, the QOS records and then the
+ * cluster's associations, every LIMITS_READ_S; a tick never waits for it,
+ * and the last complete read stays in use until the next one is in (a
+ * failed or silent run, slurmdbd down, changes nothing).  A site that does
+ * not enforce limits (no slurmdbd, or AccountingStorageEnforce without
+ * "limits") is not asked, and lucid applies none. */
+#define LIMITS_READ_S 15.0
+
+/* An unreadable limit is logged once (one line naming it), then ignored. */
+static void note_bad_limit(lucidd *d, int which, const char *bad)
+{
+    if (!bad[0] || strcmp(bad, d->limits_bad[which]) == 0)
+        return;
+    snprintf(d->limits_bad[which], sizeof d->limits_bad[which], "%s", bad);
+    lucidd_log("limits: %s", bad);
+}
+
+static void limits_read_ends(lucidd *d)
+{
+    limits_free(&d->limits_next);
+    d->limits_stage = 0;
+}
+
+/* Takes a finished sacctmgr's answer: 1 when the next stage was started
+ * (poll again), else 0. */
+static int take_limits(lucidd *d, double now_mono)
+{
+    lucid_error err = {{0}};
+    char *text = NULL, bad[256] = "";
+    int rc = slurm_io_limits_poll(&d->limits_read, now_mono, &text, &err);
+    if (rc == 0)
+        return 0;
+    if (rc < 0 || !text) {
+        if (rc < 0)
+            note_error(d, &err);
+        limits_read_ends(d);
+        return 0;
+    }
+    slurm_limits *next = &d->limits_next;
+    long n = d->limits_stage == 1 ? limits_parse_qos(text, &next->qos, bad, sizeof bad, &err)
+                                  : limits_parse_assoc(text, &next->assoc, bad, sizeof bad, &err);
+    free(text);
+    if (n < 0) {
+        note_error(d, &err);
+        limits_read_ends(d);
+        return 0;
+    }
+    note_bad_limit(d, d->limits_stage - 1, bad);
+    if (d->limits_stage == 1) {
+        next->nqos = n;
+        d->limits_stage = 2;
+        if (slurm_io_limits_start(&d->limits_read, 1, now_mono, &err) == 0)
+            return 1;
+        note_error(d, &err);
+        limits_read_ends(d);
+        return 0;
+    }
+    next->nassoc = n;
+    int had = limits_any(&d->limits), has = limits_any(next);
+    limits_free(&d->limits);
+    d->limits = *next;
+    *next = (slurm_limits){0};
+    d->limits_stage = 0;
+    d->limits_reads++;
+    if (has != had)
+        lucidd_log("limits: %s (%ld QOS, %ld associations read)",
+                   has ? "the site's GPU limits apply" : "the site sets no GPU limits",
+                   d->limits.nqos, d->limits.nassoc);
+    return 0;
+}
+
+static void read_limits(lucidd *d, double now_mono)
+{
+    if (!d->limits_read.running) {
+        if (d->limits_read_at > 0 && now_mono - d->limits_read_at < LIMITS_READ_S)
+            return;
+        d->limits_read_at = now_mono;
+        if (!slurm_io_limits_enforced()) {
+            limits_free(&d->limits);
+            return;
+        }
+        lucid_error err = {{0}};
+        if (slurm_io_limits_start(&d->limits_read, 0, now_mono, &err) < 0) {
+            note_error(d, &err);
+            return;
+        }
+        d->limits_stage = 1;
+    }
+    while (take_limits(d, now_mono)) /* an answer already there is used now */
+        ;
+}
+
+/* Each job's limits for this decision (indexed as d->jobs), booked with
+ * what Slurm runs now and what lucid released that Slurm has not started:
+ * NULL when the site sets no GPU limit (or out of memory: none applied,
+ * Slurm's own refusal is the fallback). */
+static fit_limits *book_limits(lucidd *d, const slurm_job *sjobs, long nsjobs, limits_book *book)
+{
+    *book = (limits_book){0};
+    if (!limits_any(&d->limits))
+        return NULL;
+    fit_limits *per_job = calloc(d->njobs + 1, sizeof *per_job);
+    limits_job *waiting = calloc(d->njobs + 1, sizeof *waiting);
+    limits_job *running = calloc((size_t)nsjobs + 1, sizeof *running);
+    size_t nrunning = 0;
+    if (!per_job || !waiting || !running)
+        goto fail;
+    for (size_t i = 0; i < d->njobs; i++) {
+        const lucidd_job *job = &d->jobs[i];
+        int waits = queued(job->rec.phase);
+        waiting[i] = (limits_job){job->rec.user, waits ? job->account : "",
+                                  waits ? job->qos : "", job->rec.partition, job->rec.gpus};
+    }
+    for (long k = 0; k < nsjobs; k++) {
+        const slurm_job *sj = &sjobs[k];
+        const lucidd_job *mine = sj->state == SJ_PENDING ? engine_find(d, sj->id) : NULL;
+        if (sj->gpus > 0 && (sj->state == SJ_RUNNING || (mine && mine->releasing)))
+            running[nrunning++] = (limits_job){sj->user, sj->account, sj->qos, sj->partition,
+                                               sj->gpus};
+    }
+    lucid_error err = {{0}};
+    if (limits_book_build(book, &d->limits, waiting, d->njobs, per_job, running, nrunning, &err) < 0) {
+        note_error(d, &err);
+        goto fail;
+    }
+    free(waiting);
+    free(running);
+    return per_job;
+fail:
+    free(per_job);
+    free(waiting);
+    free(running);
+    return NULL;
+}
+
 static void order_values(lucidd *d, time_t now)
 {
     /* Neither factor on (the default): the queue's order is lucid's own
@@ -2331,15 +2490,21 @@ static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs, dou
     decide_running *running = calloc(d->njobs + 1, sizeof *running);
     decide_result *results = calloc(d->njobs + 1, sizeof *results);
     unsigned char *masks = NULL;
+    limits_book book = {0};
+    fit_limits *limits = NULL;
     if (!nodes || !fits || !waiting || !running || !results)
         goto done;
+    /* One book for both passes: a profiling run counts against the user's
+     * limits as a main run does. */
+    limits = book_limits(d, sjobs, nsjobs, &book);
 
     int nnodes = collect_nodes(d, d->cfg.profiling_partition, snodes, nsnodes, sjobs, nsjobs, nodes, fits);
     partition_view view = view_of(nodes, fits, nnodes);
     take_back_from_unusable(d, LUCID_PHASE_PROFILING, &view, now_mono);
     if (!(masks = node_masks(d, LUCID_PHASE_PROFILE_QUEUE, &view, now_mono)))
         goto done;
-    int nwaiting = gather_waiting(d, LUCID_PHASE_PROFILE_QUEUE, &view, waiting, masks, now_mono);
+    int nwaiting = gather_waiting(d, LUCID_PHASE_PROFILE_QUEUE, &view, limits, waiting, masks,
+                                  now_mono);
     double t0 = monotonic_s();
     decide_profiling(waiting, nwaiting, profiler_order(d), nodes, nnodes, results);
     double profiling_s = monotonic_s() - t0;
@@ -2355,11 +2520,11 @@ static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs, dou
         d->main_gpus += nodes[k].total_gpus;
     view = view_of(nodes, fits, nnodes);
     take_back_from_unusable(d, LUCID_PHASE_RUNNING, &view, now_mono);
-    bypass_profiler(d, results, nwaiting, &view, now_mono);
+    bypass_profiler(d, results, nwaiting, &view, limits, now_mono);
     free(masks);
     if (!(masks = node_masks(d, LUCID_PHASE_MAIN_QUEUE, &view, now_mono)))
         goto done;
-    nwaiting = gather_waiting(d, LUCID_PHASE_MAIN_QUEUE, &view, waiting, masks, now_mono);
+    nwaiting = gather_waiting(d, LUCID_PHASE_MAIN_QUEUE, &view, limits, waiting, masks, now_mono);
     int nrunning = 0;
     node_name *names = sorted_node_names(nodes, nnodes);
     for (size_t i = 0; i < d->njobs; i++) {
@@ -2409,6 +2574,8 @@ static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs, dou
     d->latency_count++;
     d->latency_sum_s += latency;
 done:
+    free(limits);
+    limits_book_free(&book);
     free(nodes);
     free(fits);
     free(waiting);
@@ -2648,6 +2815,7 @@ void engine_tick(lucidd *d)
     sample_profiles(d, sjobs, n);
     update_models(d, now);
     read_fairshare(d, now_mono);
+    read_limits(d, now_mono);
     order_values(d, now);
     stamp[2] = monotonic_s();
     decide_and_apply(d, sjobs, n, now_mono);

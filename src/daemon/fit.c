@@ -1,6 +1,6 @@
 /* fit.c — the site's rules for "could Slurm start this job there now?"
  * (fit.h): GPU type, features, CPUs, memory, --exclusive, node state and
- * reservations, on plain structs. */
+ * reservations, the site's GPU limits, on plain structs. */
 #include "fit.h"
 
 #include <stdio.h>
@@ -186,4 +186,38 @@ void fit_room_take(const fit_request *r, int gpus_here, fit_room *room)
         if (room->mem_free_mib < 0)
             room->mem_free_mib = 0;
     }
+}
+
+int fit_limits_ever(const fit_limits *limits, int gpus, char *why, size_t size)
+{
+    for (int k = 0; limits && k < limits->count; k++) {
+        const fit_limit *l = limits->limit[k];
+        if (gpus > l->gpus) {
+            if (why && size)
+                snprintf(why, size, "needs %d GPUs; %s: can never start", gpus, l->name);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int fit_limits_now(const fit_limits *limits, int gpus, char *why, size_t size)
+{
+    for (int k = 0; limits && k < limits->count; k++) {
+        const fit_limit *l = limits->limit[k];
+        if (!l->per_job && (long long)l->used + gpus > l->gpus) {
+            if (why && size)
+                snprintf(why, size, "%s: %s runs %d; it needs %d more", l->name, l->whose, l->used,
+                         gpus);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+void fit_limits_take(const fit_limits *limits, int gpus)
+{
+    for (int k = 0; limits && k < limits->count; k++)
+        if (!limits->limit[k]->per_job)
+            limits->limit[k]->used += gpus;
 }

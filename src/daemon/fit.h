@@ -11,10 +11,14 @@
  * fit_node_ever, and decide.c's placement asks fit_room before it takes a
  * node, so the CPUs and memory of jobs placed in one decision add up.  The
  * shared scheduling core (include/lucid/sched.h) never sees any of it.
- * What no rule here can foresee (QOS and association limits, partition
- * limits, a select plugin's finer choices) is caught after the release:
- * a job Slurm does not start within --release-timeout is taken back with
- * Slurm's reason (engine.c). */
+ * The site's GPU limits (QOS and association MaxTRES / GrpTRES on
+ * gres/gpu, read by limits.c) are the job's, not a node's: fit_limits_ever
+ * and fit_limits_now say whether they let it start at all, or now, given
+ * what its user, account or QOS runs.  What no rule here can foresee
+ * (other limits, partition limits, a select plugin's finer choices) is
+ * caught after the release: a job Slurm does not start within
+ * --release-timeout, or refuses with a reason that names a limit, is taken
+ * back with Slurm's reason (engine.c). */
 #ifndef LUCIDD_FIT_H
 #define LUCIDD_FIT_H
 
@@ -87,6 +91,36 @@ int fit_room_ok(const fit_request *r, int gpus_here, int gpus_free, int gpus_tot
                 const fit_room *room);
 /* Takes what the job uses from the room (placed in this decision). */
 void fit_room_take(const fit_request *r, int gpus_here, fit_room *room);
+
+/* One GPU limit of the site's accounting as it applies to some jobs, and
+ * the GPUs that count against it now (Slurm's running jobs, lucid's
+ * releases Slurm has not started, jobs placed in this decision). */
+typedef struct fit_limit {
+    char name[112];  /* "QOS normal MaxTRESPerUser gres/gpu=4" */
+    char whose[112]; /* what it counts: "user lucidlab1", "account alpha"; "" per job */
+    int gpus;        /* the limit */
+    int per_job;     /* 1: a cap on each job (nothing counts against it) */
+    int used;        /* GPUs counted against it now */
+} fit_limit;
+
+/* The limits that apply to one job (pointers into a table its caller
+ * owns for one decision; several jobs share an entry). */
+#define FIT_LIMITS 12
+typedef struct fit_limits {
+    fit_limit *limit[FIT_LIMITS];
+    int count;
+} fit_limits;
+
+/* 1 if a job of `gpus` GPUs could ever start under the limits (NULL: no
+ * limits); 0: its own count is over one of them, `why` says which ("needs
+ * 8 GPUs; QOS normal MaxTRESPerUser gres/gpu=4: can never start"). */
+int fit_limits_ever(const fit_limits *limits, int gpus, char *why, size_t size);
+/* 1 if it could start now: what runs against each limit plus `gpus` stays
+ * within it; 0: `why` names the limit and its use ("QOS normal
+ * MaxTRESPerUser gres/gpu=4: user lucidlab1 runs 4; it needs 2 more"). */
+int fit_limits_now(const fit_limits *limits, int gpus, char *why, size_t size);
+/* Counts a job placed in this decision against its limits. */
+void fit_limits_take(const fit_limits *limits, int gpus);
 
 /* Whether the comma list `have` satisfies the feature expression `want`
  * ("" always): names joined by '&' or ',' must all be present, by '|' any

@@ -38,6 +38,7 @@ int share_read_start(share_read *r, char *const argv[], double now, double timeo
     if (r->running)
         share_read_cancel(r);
     reset(r);
+    snprintf(r->what, sizeof r->what, "%s", argv[0]);
     int fds[2];
     if (pipe(fds) < 0)
         return lucid_error_set(err, "%s: cannot make a pipe: %s", argv[0], strerror(errno));
@@ -95,7 +96,7 @@ static int drain(share_read *r, lucid_error *err)
     for (;;) {
         if (r->cap - r->len < 4096) {
             if (r->cap >= SHARE_TEXT_MAX)
-                return lucid_error_set(err, "sshare: over %zu bytes of output", SHARE_TEXT_MAX);
+                return lucid_error_set(err, "%s: over %zu bytes of output", r->what, SHARE_TEXT_MAX);
             size_t cap = r->cap ? r->cap * 2 : 8192;
             char *text = realloc(r->text, cap);
             if (!text)
@@ -114,16 +115,15 @@ static int drain(share_read *r, lucid_error *err)
             continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK)
             return 0;
-        return lucid_error_set(err, "sshare: cannot read its output: %s", strerror(errno));
+        return lucid_error_set(err, "%s: cannot read its output: %s", r->what, strerror(errno));
     }
 }
 
-int share_read_poll(share_read *r, double now, slurm_share **out, long *count, lucid_error *err)
+int share_read_poll_text(share_read *r, double now, char **text, lucid_error *err)
 {
-    *out = NULL;
-    *count = 0;
+    *text = NULL;
     if (!r->running)
-        return lucid_error_set(err, "sshare: not running");
+        return lucid_error_set(err, "%s: not running", r->what[0] ? r->what : "command");
     if (r->fd >= 0) {
         int d = drain(r, err);
         if (d < 0) {
@@ -138,8 +138,10 @@ int share_read_poll(share_read *r, double now, slurm_share **out, long *count, l
     if (w == 0 || (w < 0 && errno == EINTR)) {
         if (now <= r->deadline)
             return 0;
+        char what[sizeof r->what];
+        snprintf(what, sizeof what, "%s", r->what);
         share_read_cancel(r);
-        return lucid_error_set(err, "sshare: no answer within its time (slurmctld busy?); killed");
+        return lucid_error_set(err, "%s: no answer within its time (slurmctld busy?); killed", what);
     }
     r->pid = 0;
     if (r->fd >= 0) { /* exited while something still holds its pipe open */
@@ -150,16 +152,36 @@ int share_read_poll(share_read *r, double now, slurm_share **out, long *count, l
             return -1;
         }
     }
+    int failed = w < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0;
     if (r->text)
         r->text[r->len] = '\0';
-    long n = share_parse(r->text ? r->text : "", out, err);
-    int failed = w < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+    if (!(failed && r->len == 0)) { /* failed silently: no accounting, or Slurm unreachable */
+        *text = r->text ? r->text : calloc(1, 1);
+        r->text = NULL;
+        if (!*text) {
+            reset(r);
+            return lucid_error_set(err, "out of memory");
+        }
+    }
     reset(r);
+    return 1;
+}
+
+int share_read_poll(share_read *r, double now, slurm_share **out, long *count, lucid_error *err)
+{
+    *out = NULL;
+    *count = 0;
+    char *text = NULL;
+    int rc = share_read_poll_text(r, now, &text, err);
+    if (rc <= 0)
+        return rc;
+    long n = share_parse(text ? text : "", out, err);
+    free(text);
     if (n < 0)
         return -1;
-    if (failed && n == 0) {
+    if (n == 0) {
         free(*out);
-        *out = NULL; /* no accounting, or slurmctld unreachable: no fair share */
+        *out = NULL;
     }
     *count = n;
     return 1;

@@ -5,7 +5,8 @@
  * cluster can take seconds (or not answer while it restarts); run inline it
  * would stop every decision for that long.  So the command runs as a child
  * whose output lucidd collects a little at each tick (non-blocking), killed
- * if it outlasts its time. */
+ * if it outlasts its time.  The same reader runs sacctmgr for the site's
+ * GPU limits (limits.h): share_read_poll_text hands back the text. */
 #ifndef LUCIDD_SHARES_H
 #define LUCIDD_SHARES_H
 
@@ -24,6 +25,7 @@ typedef struct slurm_share {
 
 /* A command in flight; zero-initialized means none. */
 typedef struct share_read {
+    char what[32];   /* the command's name, for messages */
     int running;     /* 1 from start until poll or cancel ends it */
     pid_t pid;       /* the child (0 once reaped) */
     int fd;          /* its standard output, non-blocking (-1 at end of file) */
@@ -42,6 +44,11 @@ int share_read_start(share_read *r, char *const argv[], double now, double timeo
  * failed without printing any: Slurm keeps no accounting); -1: it failed
  * or outlasted its time (then killed), err says which. */
 int share_read_poll(share_read *r, double now, slurm_share **out, long *count, lucid_error *err);
+
+/* The same, for any command: 1 it ended, *text (malloc'ed, NUL-terminated)
+ * holds what it wrote, NULL when it failed without writing anything; 0
+ * still running; -1 failed or outlasted its time (err says which). */
+int share_read_poll_text(share_read *r, double now, char **text, lucid_error *err);
 
 /* Kills and reaps a running child and frees what it wrote. */
 void share_read_cancel(share_read *r);

@@ -114,6 +114,7 @@ static void read_fit(const slurm_job_info_t *info, slurm_job *job)
     }
     f->whole = info->shared == JOB_SHARED_NONE;
     copy(job->account, sizeof job->account, info->account);
+    copy(job->qos, sizeof job->qos, info->qos);
     copy(f->features, sizeof f->features, info->features);
     f->time_limit_s = (info->time_limit == INFINITE || info->time_limit == NO_VAL)
                           ? 0 : (int64_t)info->time_limit * 60;
@@ -872,6 +873,44 @@ int slurm_io_fairshare_poll(share_read *r, double now, slurm_share **out, long *
 }
 
 void slurm_io_fairshare_cancel(share_read *r)
+{
+    share_read_cancel(r);
+}
+
+/* AccountingStorageEnforce's "limits" bit (src/common/read_config.h,
+ * ACCOUNTING_ENFORCE_LIMITS; not in the public headers). */
+#define ENFORCE_LIMITS 0x0002
+
+int slurm_io_limits_enforced(void)
+{
+    return slurm_conf.accounting_storage_type &&
+           strcmp(slurm_conf.accounting_storage_type, "accounting_storage/slurmdbd") == 0 &&
+           (slurm_conf.accounting_storage_enforce & ENFORCE_LIMITS) != 0;
+}
+
+/* sacctmgr rather than libslurm's slurmdb_qos_get / slurmdb_associations_get:
+ * those wait on slurmdbd inside the call (no timeout of lucid's), so they
+ * would need a thread of their own, and their records carry TRES as ids;
+ * sacctmgr's parsable output names them (gres/gpu=4) and runs as a child
+ * lucid can kill, the way sshare does. */
+int slurm_io_limits_start(share_read *r, int assoc, double now, lucid_error *err)
+{
+    char cluster[160];
+    snprintf(cluster, sizeof cluster, "cluster=%s",
+             slurm_conf.cluster_name ? slurm_conf.cluster_name : "");
+    char *qos[] = {"sacctmgr", "-n", "-P", "show", "qos",
+                   "format=Name,MaxTRES,MaxTRESPerUser,MaxTRESPerAccount,GrpTRES", NULL};
+    char *assocs[] = {"sacctmgr", "-n", "-P", "show", "assoc", "where", cluster,
+                      "format=Account,User,Partition,ParentName,MaxTRES,GrpTRES", NULL};
+    return share_read_start(r, assoc ? assocs : qos, now, SSHARE_TIMEOUT_S, err);
+}
+
+int slurm_io_limits_poll(share_read *r, double now, char **text, lucid_error *err)
+{
+    return share_read_poll_text(r, now, text, err);
+}
+
+void slurm_io_limits_cancel(share_read *r)
 {
     share_read_cancel(r);
 }

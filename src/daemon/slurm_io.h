@@ -60,7 +60,8 @@ typedef struct slurm_job {
      * features, time limit, as Slurm holds them. */
     fit_request fit;
     int asks_gpus;         /* some GPU request (a count of 0 included: --gres=gpu:0) */
-    char account[64];      /* its association's account (fair share) */
+    char account[64];      /* its association's account (fair share, limits) */
+    char qos[64];          /* its QOS (limits) */
     char pass_why[128];    /* a request lucid leaves to Slurm as it is, and why
                             * (heterogeneous job, --gpus-per-socket, --reservation,
                             * a feature expression lucid does not read); "" none */
@@ -162,6 +163,17 @@ int slurm_io_fairshare_poll(share_read *r, double now, slurm_share **out, long *
 void slurm_io_fairshare_cancel(share_read *r);
 /* Slurm's PriorityWeightFairshare (0: fair share plays no part in its order). */
 uint32_t slurm_io_fairshare_weight(void);
+/* Whether Slurm enforces QOS and association limits: slurmdbd accounting
+ * with AccountingStorageEnforce=limits (0: a site without them; lucid
+ * reads none). */
+int slurm_io_limits_enforced(void);
+/* The site's GPU limits as sacctmgr prints them (limits.h), read in the
+ * background like the shares: `assoc` 0 the QOS records, 1 this cluster's
+ * associations; poll until 1 (*text malloc'ed; NULL when sacctmgr failed
+ * without a word: slurmdbd down); a read that outlasts 20 s is killed. */
+int slurm_io_limits_start(share_read *r, int assoc, double now, lucid_error *err);
+int slurm_io_limits_poll(share_read *r, double now, char **text, lucid_error *err);
+void slurm_io_limits_cancel(share_read *r);
 
 /* Is `node` in Slurm's host list expression `list` ("n[1-3],p1")? */
 int slurm_io_in_hostlist(const char *list, const char *node);

@@ -37,6 +37,8 @@ size_t lucid_start_in_order(size_t n, int packing, const lucid_start_hooks *hook
 {
     size_t started = 0;
     for (size_t i = 0; i < n; i++) {
+        if (hooks->skip && hooks->skip(hooks->ctx, i))
+            continue;
         if ((packing && hooks->pack && hooks->pack(hooks->ctx, i)) ||
             hooks->place(hooks->ctx, i)) {
             started++;

@@ -396,3 +396,33 @@ uint32_t slurm_io_fairshare_weight(void)
 {
     return fake.fairshare_weight;
 }
+
+int slurm_io_limits_enforced(void)
+{
+    return fake.limits_enforced;
+}
+
+/* The fake's sacctmgr answers at the first poll; `pid` says which. */
+int slurm_io_limits_start(share_read *r, int assoc, double now, lucid_error *err)
+{
+    (void)err;
+    *r = (share_read){.running = 1, .fd = -1, .pid = assoc ? 2 : 1, .deadline = now + 20};
+    fake.limits_starts++;
+    return 0;
+}
+
+int slurm_io_limits_poll(share_read *r, double now, char **text, lucid_error *err)
+{
+    (void)now;
+    const char *says = r->pid == 2 ? fake.assoc_text : fake.qos_text;
+    *r = (share_read){.fd = -1};
+    *text = NULL;
+    if (says && !(*text = strdup(says)))
+        return lucid_error_set(err, "out of memory");
+    return 1;
+}
+
+void slurm_io_limits_cancel(share_read *r)
+{
+    *r = (share_read){.fd = -1};
+}

@@ -39,6 +39,10 @@ typedef struct fake_slurm {
     int share_slow;         /* sshare has not answered yet: poll says "still running" */
     int share_starts, share_polls; /* sshare runs started, polls of a running one */
     uint32_t fairshare_weight; /* Slurm's PriorityWeightFairshare */
+    int limits_enforced;    /* AccountingStorageEnforce=limits */
+    const char *qos_text;   /* what `sacctmgr show qos` prints (NULL: it fails) */
+    const char *assoc_text; /* ... `show assoc` */
+    int limits_starts;      /* sacctmgr runs started */
 } fake_slurm;
 
 extern fake_slurm fake;

@@ -1230,10 +1230,72 @@ static void sshare_runs_in_the_background(void **state)
     share_read_cancel(&r); /* harmless when none runs */
 }
 
+/* The site's GPU limits (QOS normal MaxTRESPerUser=gres/gpu=4, read from
+ * the fake's sacctmgr): alice's 8-GPU job is handed back at once with the
+ * limit named; her 2-GPU job starts, her 4-GPU job then waits (2 + 4 > 4;
+ * job 2 is only released, but it counts) and holds nothing, so bob's
+ * 6-GPU job (QOS long, no limit) behind it in lucid's order (6 x 3600 against 4 x 3600)
+ * starts; when job 2 ends, job 3 starts. */
+static void site_limits_are_kept(void **state)
+{
+    (void)state;
+    fake.limits_enforced = 1;
+    fake.qos_text = "normal||gres/gpu=4||\nlong||||\n";
+    fake.assoc_text = "";
+    d.cfg.gpu_limit = 0; /* every job to the main queue */
+    const uint32_t ids[] = {1, 2, 3, 4};
+    const char *users[] = {"alice", "alice", "alice", "bob"};
+    const int gpus[] = {8, 2, 4, 6};
+    for (int k = 0; k < 4; k++)
+        snprintf(fake_submit(ids[k], users[k], gpus[k], gpus[k], 1)->qos, 64, "%s",
+                 k < 3 ? "normal" : "long"); /* bob's QOS sets no limit */
+    engine_tick(&d);
+    assert_int_equal(fake.limits_starts, 2); /* the QOS, then the associations */
+    assert_int_equal(d.limits_reads, 1);
+    assert_phase(1, LUCID_PHASE_HANDED_BACK);
+    assert_true(fake_called("handback 1"));
+    assert_string_equal(rec(1)->reason, "handed back to Slurm's scheduler: needs 8 GPUs; QOS normal "
+                                        "MaxTRESPerUser gres/gpu=4: can never start");
+    assert_string_equal(fake_job(1)->admin_comment,
+                        "lucid: handed back to Slurm's scheduler: needs 8 GPUs; QOS normal "
+                        "MaxTRESPerUser gres/gpu=4: can never start");
+    assert_phase(2, LUCID_PHASE_RUNNING);
+    assert_phase(3, LUCID_PHASE_MAIN_QUEUE);
+    assert_string_equal(rec(3)->reason,
+                        "QOS normal MaxTRESPerUser gres/gpu=4: user alice runs 2; it needs 4 more");
+    assert_null(strstr(fake.log, "start 3 "));
+    assert_phase(4, LUCID_PHASE_RUNNING); /* behind job 3 in the order; not blocked */
+    fake_run(2, 1100);
+    fake_run(4, 1100);
+    engine_tick(&d);
+    assert_phase(3, LUCID_PHASE_MAIN_QUEUE);
+    assert_null(strstr(fake.log, "start 3 "));
+    fake_end(2, SJ_COMPLETED, "COMPLETED", 1200);
+    engine_tick(&d);
+    assert_phase(3, LUCID_PHASE_RUNNING);
+    assert_true(fake_called("start 3 main n2"));
+    assert_phase(3, LUCID_PHASE_RUNNING);
+}
+
+/* A site that does not enforce limits (the simple lab profile: no
+ * slurmdbd) is never asked, and nothing changes: the 8-GPU job starts. */
+static void no_limits_without_enforcement(void **state)
+{
+    (void)state;
+    fake.qos_text = "normal||gres/gpu=4||\n";
+    snprintf(fake_submit(1, "alice", 8, 8, 1)->qos, 64, "normal");
+    d.cfg.gpu_limit = 0;
+    engine_tick(&d);
+    assert_int_equal(fake.limits_starts, 0);
+    assert_phase(1, LUCID_PHASE_RUNNING);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(intake_holds_as_operator_and_places, setup, teardown),
+        cmocka_unit_test_setup_teardown(site_limits_are_kept, setup, teardown),
+        cmocka_unit_test_setup_teardown(no_limits_without_enforcement, setup, teardown),
         cmocka_unit_test_setup_teardown(profiling_limit_counts_observed_time, setup, teardown),
         cmocka_unit_test_setup_teardown(no_requeue_of_recovered_jobs_right_after_slurmctld_starts, setup,
                                         teardown),
