@@ -75,15 +75,7 @@ sub() { # USER ROLE sbatch-options...: records "id role user"
     echo "${id%%;*} $role $user" >>"$LAB/jobs.txt"
 }
 id_of() { awk -v r="$1" '$2 == r {print $1}' "$LAB/jobs.txt"; }
-wait_until() { # seconds what command...
-    local limit=$1 what=$2
-    shift 2
-    local deadline=$((SECONDS + limit))
-    until "$@" >/dev/null 2>&1; do
-        ((SECONDS < deadline)) || fail "timed out after ${limit}s waiting for $what"
-        sleep 0.25
-    done
-}
+source "$SRC/tests/lib/wait.sh"
 on() { [[ $(squeue -h -j "$1" -o '%T %P' 2>/dev/null) == "RUNNING $2" ]]; }
 gone() { [[ -z $(squeue -h -j "$1" -o %T 2>/dev/null) ]]; }
 # lucid's view of a job: "phase<TAB>reason", from queue --json.
