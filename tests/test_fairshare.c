@@ -37,6 +37,12 @@ static void order_value_by_hand(void **state)
     assert_near(lucid_order_value(100, 0, 0.5, 2, week / 2), 50, 1e-12);
     /* Both: 100 x 10^-1 x 2^-1 */
     assert_near(lucid_order_value(100, 2, 1, 1, week), 5, 1e-12);
+    /* The QOS term: x 10^(-W_qos x Q), Q clamped to 1, off at 0. */
+    assert_near(lucid_order_qos(100, 2, 1), 1, 1e-12);
+    assert_near(lucid_order_qos(100, 2, 0.5), 10, 1e-12);
+    assert_near(lucid_order_qos(100, 1, 3), 10, 1e-12);
+    assert_true(lucid_order_qos(100, 0, 1) == 100);
+    assert_true(lucid_order_qos(100, 2, 0) == 100);
 }
 
 static void ledger_decays_by_half_lives(void **state)

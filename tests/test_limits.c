@@ -127,6 +127,35 @@ static void bad_values_are_named_and_ignored(void **state)
     assert_null(assoc);
 }
 
+/* The QOS priorities (sacctmgr's sixth field) and the QOS factor, Slurm's
+ * normalisation: priority over the largest (high 100 -> 1, mid 25 -> 0.25,
+ * normal 0 -> 0, an unknown QOS 0); a five-field line (an older reader)
+ * has priority 0; an unreadable one is 0 and named once. */
+static void qos_priorities_give_the_qos_factor(void **state)
+{
+    (void)state;
+    lucid_error err = {{0}};
+    char bad[256];
+    slurm_limits site = {0};
+    site.nqos = limits_parse_qos("normal|||||0\nhigh||gres/gpu=4|||100\nmid|||||25\nold||||\n",
+                                 &site.qos, bad, sizeof bad, &err);
+    assert_int_equal(site.nqos, 4);
+    assert_string_equal(bad, "");
+    assert_true(limits_qos_factor(&site, "high") == 1.0);
+    assert_true(limits_qos_factor(&site, "mid") == 0.25);
+    assert_true(limits_qos_factor(&site, "normal") == 0.0);
+    assert_true(limits_qos_factor(&site, "old") == 0.0);
+    assert_true(limits_qos_factor(&site, "nosuch") == 0.0);
+    assert_true(limits_qos_factor(&site, NULL) == 0.0);
+    limits_free(&site);
+
+    site.nqos = limits_parse_qos("normal|||||0\nodd|||||ten\n", &site.qos, bad, sizeof bad, &err);
+    assert_int_equal(site.nqos, 2);
+    assert_string_equal(bad, "sacctmgr line 2: QOS odd Priority: cannot read 'ten'; ignored");
+    assert_true(limits_qos_factor(&site, "odd") == 0.0); /* no QOS has a priority: all 0 */
+    limits_free(&site);
+}
+
 static void load_site(slurm_limits *site, const char *qos, const char *assoc)
 {
     lucid_error err = {{0}};
@@ -272,6 +301,7 @@ int main(void)
         cmocka_unit_test(tres_lists_give_their_gpus),
         cmocka_unit_test(qos_and_associations_are_read),
         cmocka_unit_test(bad_values_are_named_and_ignored),
+        cmocka_unit_test(qos_priorities_give_the_qos_factor),
         cmocka_unit_test(the_first_place_that_sets_a_limit_wins),
         cmocka_unit_test(accounts_above_count_their_subtree),
         cmocka_unit_test(a_user_at_the_limit_waits_and_over_it_never_starts),

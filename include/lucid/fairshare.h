@@ -30,6 +30,14 @@
  * A factor is left out when its weight is not > 0, the fair-share factor
  * also when it is unknown (fs_factor < 0), the age factor when wait_s <= 0.
  * With both weights 0 the value is `priority` itself, bit for bit. */
+/* The QOS term, applied to an order value by lucidd (the simulator has no
+ * QOS): value x 10^(-qos_weight x qos_factor), where qos_factor is the
+ * job's QOS priority over the largest QOS priority of the site (0..1,
+ * Slurm's normalised QOS factor), so a job of the top QOS has its value
+ * divided by 10^qos_weight.  Left out (value returned) when either is not
+ * > 0. */
+double lucid_order_qos(double value, double qos_weight, double qos_factor);
+
 double lucid_order_value(double priority, double fs_weight, double fs_factor, double age_weight,
                          double wait_s);
 

@@ -49,6 +49,8 @@ typedef struct lucidd_config {
                                    * "The site's priority"); 0 off; < 0 (the default): 2
                                    * where Slurm weighs fair share, else 0 */
     double age_weight;            /* waiting a week halves a job's order value this many times */
+    double qos_weight;            /* a top-QOS job's order value is divided by 10^this; < 0
+                                   * (the default): 2 where Slurm weighs QOS, else 0 */
     double default_estimate_s;    /* duration estimate without a time limit or model */
     double retrain_period_s;      /* update engine: seconds between trainings */
     int min_history;              /* finished jobs before the first duration model */
@@ -99,8 +101,9 @@ typedef struct lucidd_job {
     double avoid_until;        /* ... kept out of its placements until this monotonic time */
     char took_back[160];       /* why it was last taken back (shown with its reason meanwhile) */
     char account[64];          /* Slurm's account of the job (fair share, limits) */
-    char qos[64];              /* its QOS (limits) */
+    char qos[64];              /* its QOS (limits, the QOS factor) */
     double fairshare;          /* Slurm's fair-share factor of its association, -1 unknown */
+    double qos_factor;         /* its QOS's priority over the site's largest (0..1) */
     double order_priority;     /* lucid's priority x the site's factors: the queue's order */
     double observed_at;        /* monotonic time it was last seen running in the profiler */
     char comment_sent[256];    /* AdminComment last written to Slurm */
@@ -149,6 +152,8 @@ typedef struct lucidd {
     uint64_t profiler_bypassed; /* jobs sent past a busy profiler to idle main GPUs */
     double fairshare_read_at;   /* monotonic time of the last sshare read (0 never) */
     double fairshare_weight;    /* the weight in use (cfg's, or 2 / 0 from Slurm's) */
+    double qos_weight;          /* the same for the QOS factor */
+    int limits_enforced;        /* Slurm enforces the limits read (else they order only) */
     struct slurm_share *shares; /* the last read, sorted by account then user */
     long nshares;
     share_read share_read;      /* the sshare run in flight, if any (shares.h) */

@@ -1765,12 +1765,20 @@ static void no_estimate(lucidd_job *job, const char *why)
     snprintf(job->eta_none, sizeof job->eta_none, "%.*s", (int)sizeof job->eta_none - 1, why);
 }
 
-/* The profiler's queue order: the site's priority (fair share, age) where
- * lucidd weighs it, else the reference profiler's fewest GPUs first. */
+/* The QOS weight in the order: only where some QOS has a priority (a site
+ * whose QOS all have priority 0 keeps lucid's order, as Slurm's QOS factor
+ * is then 0 for every job). */
+static double qos_weight_in_order(const lucidd *d)
+{
+    return d->qos_weight > 0 && limits_qos_top(&d->limits) > 0 ? d->qos_weight : 0;
+}
+
+/* The profiler's queue order: the site's priority (fair share, age, QOS)
+ * where lucidd weighs it, else the reference profiler's fewest GPUs first. */
 static lucid_queue_order profiler_order(const lucidd *d)
 {
-    return d->fairshare_weight > 0 || d->cfg.age_weight > 0 ? LUCID_ORDER_PRIORITY
-                                                            : LUCID_ORDER_FEWEST_GPUS;
+    int site = d->fairshare_weight > 0 || d->cfg.age_weight > 0 || qos_weight_in_order(d) > 0;
+    return site ? LUCID_ORDER_PRIORITY : LUCID_ORDER_FEWEST_GPUS;
 }
 
 static int gather_waiting(lucidd *d, lucid_phase phase, const partition_view *v,
@@ -2227,13 +2235,18 @@ static void bypass_profiler(lucidd *d, const decide_result *profiled, int nprofi
  * a site's Slurm orders by multifactor priority, fair share first.  The
  * queue's order value combines both:
  *     order = priority x 10^(W_fs x (1/2 - F)) x 2^(-W_age x wait / 7 days)
+ *                      x 10^(-W_qos x Q)
  * F is Slurm's fair-share factor of the job's association (sshare's
  * FairShare: 1 for an account that used nothing of its share, 0 for one
  * far over it), read every FAIRSHARE_READ_S; W_fs is --fairshare-weight
  * (default 2 where Slurm weighs fair share, PriorityWeightFairshare > 0,
  * else 0): a user at F = 1 has their jobs' values divided by 10, one at
  * F = 0 multiplied by 10.  W_age (--age-weight, default 0) halves a job's
- * value per week waited, W_age times.  With either on, the profiler's queue
+ * value per week waited, W_age times.  Q is the job's QOS priority over the
+ * largest QOS priority of the site (Slurm's QOS factor, from sacctmgr with
+ * the limits, every LIMITS_READ_S); W_qos is --qos-weight (default 2 where
+ * Slurm weighs QOS, PriorityWeightQOS > 0, else 0): a job of the top QOS has
+ * its value divided by 100.  With any on, the profiler's queue
  * follows the same order (profiler_order); with neither it keeps the
  * reference profiler's fewest-GPUs-first order. */
 #define FAIRSHARE_READ_S 10.0
@@ -2364,7 +2377,12 @@ static void read_limits(lucidd *d, double now_mono)
         if (d->limits_read_at > 0 && now_mono - d->limits_read_at < LIMITS_READ_S)
             return;
         d->limits_read_at = now_mono;
-        if (!slurm_io_limits_enforced()) {
+        /* Read for the limits where Slurm enforces them, and for the QOS
+         * priorities where lucid's order weighs them. */
+        d->limits_enforced = slurm_io_limits_enforced();
+        d->qos_weight = d->cfg.qos_weight >= 0 ? d->cfg.qos_weight
+                        : slurm_io_qos_weight() > 0 ? 2.0 : 0.0;
+        if (!d->limits_enforced && !(d->qos_weight > 0)) {
             limits_free(&d->limits);
             return;
         }
@@ -2386,7 +2404,7 @@ static void read_limits(lucidd *d, double now_mono)
 static fit_limits *book_limits(lucidd *d, const slurm_job *sjobs, long nsjobs, limits_book *book)
 {
     *book = (limits_book){0};
-    if (!limits_any(&d->limits))
+    if (!d->limits_enforced || !limits_any(&d->limits))
         return NULL;
     fit_limits *per_job = calloc(d->njobs + 1, sizeof *per_job);
     limits_job *waiting = calloc(d->njobs + 1, sizeof *waiting);
@@ -2424,11 +2442,12 @@ fail:
 
 static void order_values(lucidd *d, time_t now)
 {
-    /* Neither factor on (the default): the queue's order is lucid's own
+    /* No factor on (the default): the queue's order is lucid's own
      * priority, read straight from each record (no copy to go stale). */
-    if (!(d->fairshare_weight > 0) && !(d->cfg.age_weight > 0)) {
+    double qos_weight = qos_weight_in_order(d);
+    if (!(d->fairshare_weight > 0) && !(d->cfg.age_weight > 0) && !(qos_weight > 0)) {
         for (size_t i = 0; i < d->njobs; i++)
-            d->jobs[i].order_priority = 0;
+            d->jobs[i].order_priority = d->jobs[i].qos_factor = 0;
         return;
     }
     for (size_t i = 0; i < d->njobs; i++) {
@@ -2451,6 +2470,8 @@ static void order_values(lucidd *d, time_t now)
         /* The core's formula (fairshare.h), the one the simulator orders by. */
         job->order_priority = lucid_order_value(job->rec.priority, d->fairshare_weight,
                                                 job->fairshare, d->cfg.age_weight, wait);
+        job->qos_factor = qos_weight > 0 ? limits_qos_factor(&d->limits, job->qos) : 0;
+        job->order_priority = lucid_order_qos(job->order_priority, qos_weight, job->qos_factor);
     }
 }
 

@@ -88,7 +88,8 @@ static int gpus_of(field f, const char *record, const char *what, long line, cha
 /* What a line of one sacctmgr command becomes: `fields` fields at least,
  * filled into a record of `size` bytes, kept sorted by `order`. */
 typedef struct record_kind {
-    int fields;
+    int fields; /* at least these; `extra` more are read when present (else empty) */
+    int extra;
     size_t size;
     void (*fill)(void *record, const field *f, long line, char *bad, size_t bad_size);
     int (*order)(const void *a, const void *b);
@@ -111,8 +112,8 @@ static long parse_records(const record_kind *kind, const char *text, void **out,
         number++;
         if (len > 0 && line[len - 1] == '\r')
             len--;
-        field f[8];
-        int nfields = len > 0 ? split(line, len, f, kind->fields) : 0;
+        field f[8] = {{0}};
+        int nfields = len > 0 ? split(line, len, f, kind->fields + kind->extra) : 0;
         if (len > 0 && (nfields < kind->fields || f[0].len == 0)) {
             if (bad && bad_size && !bad[0])
                 snprintf(bad, bad_size, "sacctmgr line %ld: %d fields, expected %d; skipped",
@@ -143,6 +144,18 @@ static void fill_qos(void *record, const field *f, long line, char *bad, size_t 
     q->per_user = gpus_of(f[2], name, "MaxTRESPerUser", line, bad, size);
     q->per_account = gpus_of(f[3], name, "MaxTRESPerAccount", line, bad, size);
     q->group = gpus_of(f[4], name, "GrpTRES", line, bad, size);
+    /* Priority (the QOS factor's numerator): a whole number, 0 when empty
+     * or absent (an older reader's five fields); unreadable: 0, said once. */
+    q->priority = 0;
+    long prio = 0;
+    size_t k = 0;
+    for (; k < f[5].len && f[5].at[k] >= '0' && f[5].at[k] <= '9' && prio < 100000000; k++)
+        prio = prio * 10 + (f[5].at[k] - '0');
+    if (k == f[5].len)
+        q->priority = (int)prio;
+    else if (bad && size && !bad[0])
+        snprintf(bad, size, "sacctmgr line %ld: %s Priority: cannot read '%.*s'; ignored", line,
+                 name, (int)(f[5].len < 80 ? f[5].len : 80), f[5].at);
 }
 
 static int by_qos_name(const void *a, const void *b)
@@ -152,7 +165,7 @@ static int by_qos_name(const void *a, const void *b)
 
 long limits_parse_qos(const char *text, limit_qos **out, char *bad, size_t size, lucid_error *err)
 {
-    static const record_kind qos = {5, sizeof(limit_qos), fill_qos, by_qos_name};
+    static const record_kind qos = {5, 1, sizeof(limit_qos), fill_qos, by_qos_name};
     void *records = NULL;
     long n = parse_records(&qos, text, &records, bad, size, err);
     *out = records;
@@ -185,11 +198,29 @@ static int by_assoc_key(const void *a, const void *b)
 long limits_parse_assoc(const char *text, limit_assoc **out, char *bad, size_t size,
                         lucid_error *err)
 {
-    static const record_kind assoc = {6, sizeof(limit_assoc), fill_assoc, by_assoc_key};
+    static const record_kind assoc = {6, 0, sizeof(limit_assoc), fill_assoc, by_assoc_key};
     void *records = NULL;
     long n = parse_records(&assoc, text, &records, bad, size, err);
     *out = records;
     return n;
+}
+
+int limits_qos_top(const slurm_limits *site)
+{
+    int top = 0;
+    for (long k = 0; k < site->nqos; k++)
+        if (site->qos[k].priority > top)
+            top = site->qos[k].priority;
+    return top;
+}
+
+double limits_qos_factor(const slurm_limits *site, const char *qos)
+{
+    int top = limits_qos_top(site);
+    for (long k = 0; k < site->nqos && qos && top > 0; k++)
+        if (strcmp(site->qos[k].name, qos) == 0)
+            return (double)site->qos[k].priority / top;
+    return 0.0;
 }
 
 int limits_any(const slurm_limits *site)

@@ -32,12 +32,14 @@
 
 #define LIMIT_NONE (-1)
 
-/* `sacctmgr -n -P show qos format=Name,MaxTRES,MaxTRESPU,MaxTRESPA,GrpTRES`:
- * GPUs, or LIMIT_NONE. */
+/* `sacctmgr -n -P show qos format=Name,MaxTRES,MaxTRESPU,MaxTRESPA,GrpTRES,
+ * Priority`: GPUs, or LIMIT_NONE; the QOS's priority (0 when not given). */
 typedef struct limit_qos {
     char name[64];
     int per_job, per_user, per_account, group;
+    int priority;
 } limit_qos;
+
 
 /* `sacctmgr -n -P show assoc format=Account,User,Partition,ParentName,
  * MaxTRES,GrpTRES`: an account's own line has no user (its parent is then
@@ -53,6 +55,12 @@ typedef struct slurm_limits {
     limit_assoc *assoc;
     long nassoc;
 } slurm_limits;
+
+/* A QOS's priority factor as Slurm normalises it: its priority over the
+ * largest of the site's (0..1; 0 for an unknown QOS or when none has one). */
+double limits_qos_factor(const slurm_limits *site, const char *qos);
+/* The largest QOS priority of the site (0: none has one). */
+int limits_qos_top(const slurm_limits *site);
 
 /* Parse sacctmgr's parsable output (`-P`: fields split by '|', one record
  * a line; extra fields after the expected ones are ignored).  A line with too few fields, or a

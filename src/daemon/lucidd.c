@@ -142,6 +142,9 @@ static const char usage_text[] =
     "  --fairshare-weight W    the site's fair share in lucid's order: priority x\n"
     "                          10^(W x (1/2 - F)), F = sshare's FairShare (default -1:\n"
     "                          2 where Slurm's PriorityWeightFairshare > 0, else 0; 0: off)\n"
+    "  --qos-weight W          the job's QOS priority in lucid's order: x 10^(-W x Q), Q =\n"
+    "                          QOS priority / the site's largest (default -1: 2 where\n"
+    "                          Slurm's PriorityWeightQOS > 0, else 0; 0: off)\n"
     "  --age-weight A          a week's wait halves a job's order value A times (default 0)\n"
     "  --release-timeout S     a job lucid released that Slurm has not started within S\n"
     "                          seconds is taken back and placed elsewhere (default 60)\n"
@@ -308,6 +311,16 @@ static int set_option(lucidd_config *cfg, const char *where, const char *opt, co
             return -1;
         }
         cfg->fairshare_weight = v;
+    } else if (strcmp(opt, "--qos-weight") == 0) {
+        char *end;
+        errno = 0;
+        double v = strtod(value, &end);
+        if (end == value || *end || errno || !((v >= 0 && v <= 10) || v == -1)) {
+            fprintf(stderr, "lucidd: %s%s: '%s' is not -1 (Slurm's weight says) or a number 0..10\n",
+                    where, opt, value);
+            return -1;
+        }
+        cfg->qos_weight = v;
     } else if (strcmp(opt, "--age-weight") == 0) {
         if (parse_number(where, opt, value, 0, &cfg->age_weight) < 0)
             return -1;
@@ -465,6 +478,7 @@ static int parse_args(int argc, char **argv, lucidd_config *cfg)
                            .release_timeout_s = 60,
                            .profiler_bypass = 1,
                            .fairshare_weight = -1, /* auto: Slurm's own weight says */
+                           .qos_weight = -1,       /* the same */
                            .gpu_limit = 8,
                            .gpu_memory_mib = 24576,
                            .score_sum = 2,

@@ -290,6 +290,8 @@ static void job_extra(json_t *obj, const lucidd_job *job)
      * fair-share factor of its association (-1 unknown) and the value the
      * queue is ordered by (lucid's priority x the factors, lower first). */
     json_object_set_new(obj, "fairshare", json_real(job->fairshare));
+    json_object_set_new(obj, "qos", json_string(ascii_copy(job->qos, safe, sizeof safe)));
+    json_object_set_new(obj, "qos_factor", json_real(job->qos_factor));
     json_object_set_new(obj, "order_priority",
                         json_real(job->order_priority > 0 ? job->order_priority : r->priority));
     /* The start-time estimate while it waits (UTC s, 0 = none; start_none

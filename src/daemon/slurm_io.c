@@ -855,6 +855,11 @@ uint32_t slurm_io_fairshare_weight(void)
     return slurm_conf.priority_weight_fs;
 }
 
+uint32_t slurm_io_qos_weight(void)
+{
+    return slurm_conf.priority_weight_qos;
+}
+
 /* libslurm 22.05 has no public call for the association shares that
  * `sshare` prints, so lucidd asks sshare itself (every 10 s, engine.c), in
  * the background (shares.h). */
@@ -899,7 +904,7 @@ int slurm_io_limits_start(share_read *r, int assoc, double now, lucid_error *err
     snprintf(cluster, sizeof cluster, "cluster=%s",
              slurm_conf.cluster_name ? slurm_conf.cluster_name : "");
     char *qos[] = {"sacctmgr", "-n", "-P", "show", "qos",
-                   "format=Name,MaxTRES,MaxTRESPerUser,MaxTRESPerAccount,GrpTRES", NULL};
+                   "format=Name,MaxTRES,MaxTRESPerUser,MaxTRESPerAccount,GrpTRES,Priority", NULL};
     char *assocs[] = {"sacctmgr", "-n", "-P", "show", "assoc", "where", cluster,
                       "format=Account,User,Partition,ParentName,MaxTRES,GrpTRES", NULL};
     return share_read_start(r, assoc ? assocs : qos, now, SSHARE_TIMEOUT_S, err);

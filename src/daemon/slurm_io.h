@@ -163,6 +163,8 @@ int slurm_io_fairshare_poll(share_read *r, double now, slurm_share **out, long *
 void slurm_io_fairshare_cancel(share_read *r);
 /* Slurm's PriorityWeightFairshare (0: fair share plays no part in its order). */
 uint32_t slurm_io_fairshare_weight(void);
+/* Slurm's PriorityWeightQOS (0: QOS priority plays no part in its order). */
+uint32_t slurm_io_qos_weight(void);
 /* Whether Slurm enforces QOS and association limits: slurmdbd accounting
  * with AccountingStorageEnforce=limits (0: a site without them; lucid
  * reads none). */

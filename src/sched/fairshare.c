@@ -29,6 +29,13 @@ double lucid_order_value(double priority, double fs_weight, double fs_factor, do
     return value;
 }
 
+double lucid_order_qos(double value, double qos_weight, double qos_factor)
+{
+    if (qos_weight > 0 && qos_factor > 0)
+        value *= pow(10.0, -qos_weight * (qos_factor < 1 ? qos_factor : 1));
+    return value;
+}
+
 int lucid_fairshare_init(lucid_fairshare *f, int32_t nusers, int32_t shares, double half_life_s,
                          lucid_error *err)
 {

@@ -397,6 +397,11 @@ uint32_t slurm_io_fairshare_weight(void)
     return fake.fairshare_weight;
 }
 
+uint32_t slurm_io_qos_weight(void)
+{
+    return fake.qos_weight;
+}
+
 int slurm_io_limits_enforced(void)
 {
     return fake.limits_enforced;

@@ -40,6 +40,7 @@ typedef struct fake_slurm {
     int share_starts, share_polls; /* sshare runs started, polls of a running one */
     uint32_t fairshare_weight; /* Slurm's PriorityWeightFairshare */
     int limits_enforced;    /* AccountingStorageEnforce=limits */
+    uint32_t qos_weight;    /* Slurm's PriorityWeightQOS */
     const char *qos_text;   /* what `sacctmgr show qos` prints (NULL: it fails) */
     const char *assoc_text; /* ... `show assoc` */
     int limits_starts;      /* sacctmgr runs started */

@@ -1091,6 +1091,62 @@ static void fair_share_orders_the_queue(void **state)
     assert_true(fabs(engine_find(&d, 1)->order_priority - 3600.0 * 8 * pow(10, 0.8)) < 1);
 }
 
+/* The QOS factor (fair share off): alice's 1-hour job in QOS normal
+ * (priority 0), bob's 4-hour job in QOS high (priority 100, the site's
+ * largest: Q = 1), one node free.  With Slurm weighing QOS (auto weight 2:
+ * x 10^-2) bob's comes first: alice 3600 x 8 = 28,800 > bob 14400 x 8 /
+ * 100 = 1,152; without, lucid's order stands (alice's).  No limits are
+ * enforced, so the QOS records order only. */
+static void two_qos(uint32_t slurm_weight)
+{
+    d.cfg.gpu_limit = 0;
+    d.cfg.fairshare_weight = 0;
+    d.cfg.qos_weight = -1; /* auto */
+    fake.qos_weight = slurm_weight;
+    if (!fake.qos_text) /* a limit, not enforced */
+        fake.qos_text = "normal|||||0\nhigh||gres/gpu=1|||100\n";
+    fake.assoc_text = "";
+    node("n1")->gpus_used = 8;
+    slurm_job *a = fake_submit(1, "alice", 8, 8, 1);
+    snprintf(a->qos, sizeof a->qos, "normal");
+    a->time_limit_min = 60;
+    slurm_job *b = fake_submit(2, "bob", 8, 8, 1);
+    snprintf(b->qos, sizeof b->qos, "high");
+    b->time_limit_min = 240;
+    engine_tick(&d);
+}
+
+static void the_qos_priority_orders_the_queue(void **state)
+{
+    (void)state;
+    two_qos(1000);
+    assert_true(fake_called("start 2 main n2"));
+    assert_phase(1, LUCID_PHASE_MAIN_QUEUE);
+    assert_true(fabs(engine_find(&d, 2)->qos_factor - 1.0) < 1e-12);
+    assert_true(fabs(engine_find(&d, 1)->qos_factor) < 1e-12);
+    assert_true(fabs(engine_find(&d, 2)->order_priority - 14400.0 * 8 / 100) < 1e-6);
+}
+
+/* Slurm weighs QOS but no QOS has a priority: every factor is 0 and lucid's
+ * order (and the profiler's fewest GPUs first) stands. */
+static void qos_without_priorities_changes_nothing(void **state)
+{
+    (void)state;
+    fake.qos_text = "normal|||||0\nhigh|||||0\n";
+    two_qos(1000);
+    assert_true(fake_called("start 1 main n2"));
+    assert_true(engine_find(&d, 1)->order_priority == 0); /* lucid's own priority decides */
+}
+
+static void without_qos_weight_lucid_order_stands(void **state)
+{
+    (void)state;
+    two_qos(0);
+    assert_true(fake_called("start 1 main n2"));
+    assert_phase(2, LUCID_PHASE_MAIN_QUEUE);
+    assert_int_equal(fake.limits_starts, 0); /* nothing to read: no limits, no QOS weight */
+}
+
 /* Without fair share in Slurm's priority (weight 0) lucid's order stands. */
 static void without_fair_share_lucid_order_stands(void **state)
 {
@@ -1325,6 +1381,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_busy_profiler_sends_jobs_to_idle_main_gpus, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(fair_share_orders_the_queue, setup, teardown),
+        cmocka_unit_test_setup_teardown(the_qos_priority_orders_the_queue, setup, teardown),
+        cmocka_unit_test_setup_teardown(without_qos_weight_lucid_order_stands, setup, teardown),
+        cmocka_unit_test_setup_teardown(qos_without_priorities_changes_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(without_fair_share_lucid_order_stands, setup, teardown),
         cmocka_unit_test_setup_teardown(a_slow_sshare_never_stalls_a_tick, setup, teardown),
         cmocka_unit_test_setup_teardown(the_profiler_follows_the_site_order, setup, teardown),
