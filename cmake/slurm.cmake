@@ -138,6 +138,17 @@ if(LUCID_HAVE_LAB AND LUCID_HAVE_SLURM AND LUCID_HAVE_STATE AND LUCID_PYTHON3)
   endforeach()
 endif()
 
+# A lab test: `bash tests/slurm/SCRIPT SOURCE_DIR BUILD_DIR`, label slurm,
+# registered where the lab, Slurm, the state store and python3 are there.
+function(lucid_lab_test name script timeout)
+  if(LUCID_HAVE_LAB AND LUCID_HAVE_SLURM AND LUCID_HAVE_STATE AND LUCID_PYTHON3)
+    add_test(NAME ${name}
+             COMMAND bash ${CMAKE_SOURCE_DIR}/tests/slurm/${script}
+                     ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
+    set_tests_properties(${name} PROPERTIES TIMEOUT ${timeout} LABELS slurm)
+  endif()
+endfunction()
+
 # Issue 13's live goal: lucidd --backfill easy on a 2-node lab cluster; a
 # 16-GPU job's reservation is honoured (started within 15 s of its blockers'
 # end, before its reserved time and P90), jobs that fit the gap are
@@ -145,12 +156,7 @@ endif()
 # and restarted with a window and size minimum that would refuse it now; an
 # 8-GPU job under --backfill-min-gpus 9 holds none (tests/slurm/
 # lucidd_backfill.sh, judged by check_backfill.py).  About 70 s.
-if(LUCID_HAVE_LAB AND LUCID_HAVE_SLURM AND LUCID_HAVE_STATE AND LUCID_PYTHON3)
-  add_test(NAME slurm_lucidd_backfill
-           COMMAND bash ${CMAKE_SOURCE_DIR}/tests/slurm/lucidd_backfill.sh
-                   ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
-  set_tests_properties(slurm_lucidd_backfill PROPERTIES TIMEOUT 420 LABELS slurm)
-endif()
+lucid_lab_test(slurm_lucidd_backfill lucidd_backfill.sh 420)
 
 # Issue 22: placement Slurm agrees with, on the site profile of the lab
 # (resources, --exclusive, typed GPUs and every request form, a maintenance
@@ -158,62 +164,32 @@ endif()
 # job), judged from sacct and the payloads' own start lines by
 # check_site.py.  About 4 minutes (Slurm notices the dead node after
 # SlurmdTimeout, 60 s).
-if(LUCID_HAVE_LAB AND LUCID_HAVE_SLURM AND LUCID_HAVE_STATE AND LUCID_PYTHON3)
-  add_test(NAME slurm_lucidd_site
-           COMMAND bash ${CMAKE_SOURCE_DIR}/tests/slurm/lucidd_site.sh
-                   ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
-  set_tests_properties(slurm_lucidd_site PROPERTIES TIMEOUT 600 LABELS slurm)
-endif()
+lucid_lab_test(slurm_lucidd_site lucidd_site.sh 600)
 
 # Issue 23, point 1: the site's GPU limits kept (QOS normal MaxTRESPerUser=
 # gres/gpu=4 on the site profile): a job over it by its own count is handed
 # back with the limit named, a user at the limit waits without holding GPUs
 # or blocking another user's job or the profiler (tests/slurm/
 # lucidd_limits.sh, judged from squeue, scontrol and sacct).  About 1 minute.
-if(LUCID_HAVE_LAB AND LUCID_HAVE_SLURM AND LUCID_HAVE_STATE AND LUCID_PYTHON3)
-  add_test(NAME slurm_lucidd_limits
-           COMMAND bash ${CMAKE_SOURCE_DIR}/tests/slurm/lucidd_limits.sh
-                   ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
-  set_tests_properties(slurm_lucidd_limits PROPERTIES TIMEOUT 300 LABELS slurm)
-endif()
+lucid_lab_test(slurm_lucidd_limits lucidd_limits.sh 300)
 
 # Issue 28: a burst of 150 jobs under lucidd on the site profile: nothing lost
 # or run twice (sacct --duplicates), no main node idle while a job that fits
 # waits, the tick rate held (tests/slurm/lucidd_burst.sh).  About 2 minutes.
-if(LUCID_HAVE_LAB AND LUCID_HAVE_SLURM AND LUCID_HAVE_STATE AND LUCID_PYTHON3)
-  add_test(NAME slurm_lucidd_burst
-           COMMAND bash ${CMAKE_SOURCE_DIR}/tests/slurm/lucidd_burst.sh
-                   ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
-  set_tests_properties(slurm_lucidd_burst PROPERTIES TIMEOUT 900 LABELS slurm)
-endif()
+lucid_lab_test(slurm_lucidd_burst lucidd_burst.sh 900)
 
 # lucidd's memory over many ticks with 2,000 jobs listed by Slurm (issue 28;
 # tests/slurm/lucidd_soak.sh): RSS growth at most 5 MB over 600 ticks that
 # read the whole listing.  About 2.5 min.
-if(LUCID_HAVE_LAB AND LUCID_HAVE_SLURM AND LUCID_HAVE_STATE AND LUCID_PYTHON3)
-  add_test(NAME slurm_lucidd_soak
-           COMMAND bash ${CMAKE_SOURCE_DIR}/tests/slurm/lucidd_soak.sh
-                   ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
-  set_tests_properties(slurm_lucidd_soak PROPERTIES TIMEOUT 600 LABELS slurm)
-endif()
+lucid_lab_test(slurm_lucidd_soak lucidd_soak.sh 600)
 
 # Outcomes of jobs that ended while lucidd was away, from slurmdbd on the
 # site-profile lab (issue 28; tests/slurm/lucidd_outcomes.sh).  About 1 min.
-if(LUCID_HAVE_LAB AND LUCID_HAVE_SLURM AND LUCID_HAVE_STATE AND LUCID_PYTHON3)
-  add_test(NAME slurm_lucidd_outcomes
-           COMMAND bash ${CMAKE_SOURCE_DIR}/tests/slurm/lucidd_outcomes.sh
-                   ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
-  set_tests_properties(slurm_lucidd_outcomes PROPERTIES TIMEOUT 300 LABELS slurm)
-endif()
+lucid_lab_test(slurm_lucidd_outcomes lucidd_outcomes.sh 300)
 
 # Issue 23's round trip: lucidd runs three jobs (one profiled and moved to
 # main, one ended in the profiler, one that waits behind another), and
 # `lucid trace import` of lucidd's state database and of `sacct
 # --duplicates` must agree with each other and with Slurm's raw records
 # (tests/slurm/lucidd_roundtrip.sh, judged by check_roundtrip.py).  About 55 s.
-if(LUCID_HAVE_LAB AND LUCID_HAVE_SLURM AND LUCID_HAVE_STATE AND LUCID_PYTHON3)
-  add_test(NAME slurm_lucidd_roundtrip
-           COMMAND bash ${CMAKE_SOURCE_DIR}/tests/slurm/lucidd_roundtrip.sh
-                   ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
-  set_tests_properties(slurm_lucidd_roundtrip PROPERTIES TIMEOUT 300 LABELS slurm)
-endif()
+lucid_lab_test(slurm_lucidd_roundtrip lucidd_roundtrip.sh 300)
