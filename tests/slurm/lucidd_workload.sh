@@ -53,7 +53,10 @@ start_lucidd() {
         ${MODEL_ARGS[@]+"${MODEL_ARGS[@]}"} ${EXTRA_ARGS[@]+"${EXTRA_ARGS[@]}"} \
         </dev/null >>"$LAB/lucidd.log" 2>&1 &
     LUCIDD_PID=$!
-    local deadline=$((SECONDS + 10))
+    # 30 s: a restarted lucidd re-applies its unacknowledged decisions before
+    # it serves its socket, and under ASan on a loaded machine slurmctld
+    # answered each with a 5-s retry ("the DB index is being set").
+    local deadline=$((SECONDS + 30))
     until "$BUILD/lucid" status --socket "$SOCK" >/dev/null 2>&1; do
         ((SECONDS < deadline)) || fail "lucidd did not answer"
         sleep 0.1
