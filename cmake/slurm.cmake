@@ -76,7 +76,12 @@ endif()
 if(LUCID_HAVE_LAB AND LUCID_HAVE_SLURM)
   add_test(NAME slurm_plugins
            COMMAND bash ${CMAKE_SOURCE_DIR}/tests/slurm/plugins.sh ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
-  set_tests_properties(slurm_plugins PROPERTIES TIMEOUT 120 LABELS slurm)
+  # The same without device confinement (the simple profile): a user's
+  # --lucid-gpus, comment or environment still names no GPU (issue 24).
+  add_test(NAME slurm_plugins_simple
+           COMMAND ${CMAKE_COMMAND} -E env LUCID_LAB_PROFILE=simple
+                   bash ${CMAKE_SOURCE_DIR}/tests/slurm/plugins.sh ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
+  set_tests_properties(slurm_plugins slurm_plugins_simple PROPERTIES TIMEOUT 120 LABELS slurm)
 endif()
 
 # lucidd: needs libslurm and the state store (SQLite).

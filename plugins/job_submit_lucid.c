@@ -74,6 +74,7 @@ typedef struct lucid_conf {
     long max_gpus_per_node;  /* 0 = unchecked */
     char heartbeat[1024];    /* lucidd's heartbeat file; empty = no fail-open */
     long fail_open_after;    /* seconds */
+    char share_gres[32];     /* the count-only GRES lucidd gives packed jobs; "" none */
 } lucid_conf;
 
 static void read_conf(lucid_conf *conf);
@@ -117,6 +118,7 @@ static void read_conf(lucid_conf *conf)
     char line[1200];
     memset(conf, 0, sizeof *conf);
     conf->fail_open_after = 180;
+    snprintf(conf->share_gres, sizeof conf->share_gres, "lucidshare");
     conf_path(conf->path, sizeof conf->path);
     FILE *file = fopen(conf->path, "r");
     if (!file)
@@ -134,6 +136,9 @@ static void read_conf(lucid_conf *conf)
             set_field(conf->heartbeat, sizeof conf->heartbeat, "heartbeat", line + 10);
         else if (strncmp(line, "fail_open_after=", 16) == 0)
             conf->fail_open_after = strtol(line + 16, NULL, 10);
+        else if (strncmp(line, "share_gres=", 11) == 0)
+            set_field(conf->share_gres, sizeof conf->share_gres, "share_gres",
+                      strcmp(line + 11, "none") == 0 ? "" : line + 11);
     }
     fclose(file);
 }
@@ -276,11 +281,51 @@ static int check_gpus(const lucid_conf *conf, const job_desc_msg_t *job_desc, ch
     return SLURM_SUCCESS;
 }
 
+/* Whether a TRES list names the share GRES ("gres:lucidshare:2",
+ * "gres/lucidshare=2", "lucidshare"). */
+static int names_gres(const char *tres, const char *name)
+{
+    size_t len = strlen(name);
+    if (!tres || !len)
+        return 0;
+    char copy[1024];
+    snprintf(copy, sizeof copy, "%s", tres);
+    char *save = NULL;
+    for (char *item = strtok_r(copy, ",;", &save); item; item = strtok_r(NULL, ",;", &save)) {
+        if (strncmp(item, "gres:", 5) == 0 || strncmp(item, "gres/", 5) == 0)
+            item += 5;
+        if (strncmp(item, name, len) == 0 &&
+            (item[len] == '\0' || item[len] == ':' || item[len] == '='))
+            return 1;
+    }
+    return 0;
+}
+
+/* Only lucidd asks the share GRES (for a packed job, as SlurmUser): from a
+ * user it would take a packed job's accounting slot and give no GPU. */
+static int asks_share(const lucid_conf *conf, const job_desc_msg_t *job_desc)
+{
+    return names_gres(job_desc->tres_per_job, conf->share_gres) ||
+           names_gres(job_desc->tres_per_node, conf->share_gres) ||
+           names_gres(job_desc->tres_per_socket, conf->share_gres) ||
+           names_gres(job_desc->tres_per_task, conf->share_gres);
+}
+
+static int is_operator(uint32_t uid) { return uid == 0 || uid == (uint32_t)getuid(); }
+
 int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid, char **err_msg)
 {
-    (void)submit_uid;
     lucid_conf conf;
     read_conf(&conf);
+    if (!is_operator(submit_uid) && asks_share(&conf, job_desc)) {
+        char msg[200];
+        snprintf(msg, sizeof msg,
+                 "lucid: gres/%s is lucid's own (it accounts packed jobs and gives no GPU): "
+                 "ask for GPUs, e.g. --gres=gpu:1",
+                 conf.share_gres);
+        *err_msg = slurm_xstrdup(msg);
+        return ESLURM_INVALID_GRES;
+    }
     if (!managed(&conf, job_desc->partition))
         return SLURM_SUCCESS;
     int rc = check_gpus(&conf, job_desc, err_msg);
@@ -332,6 +377,12 @@ int job_modify(job_desc_msg_t *job_desc, void *job_ptr, uint32_t submit_uid)
     (void)job_ptr; /* slurmctld's internal record: not readable from public headers */
     lucid_conf conf;
     read_conf(&conf);
+    int operator = is_operator(submit_uid);
+    if (!operator && asks_share(&conf, job_desc)) {
+        slurm_info("lucid: gres/%s is lucid's own (update of job %lu by uid %u refused)",
+                   conf.share_gres, update_job_id(job_desc), submit_uid);
+        return ESLURM_INVALID_GRES;
+    }
     if (job_desc->tres_per_node || job_desc->tres_per_job) {
         char *why = NULL;
         int rc = check_gpus(&conf, job_desc, &why);
@@ -342,7 +393,6 @@ int job_modify(job_desc_msg_t *job_desc, void *job_ptr, uint32_t submit_uid)
             return rc;
         }
     }
-    int operator = submit_uid == 0 || submit_uid == (uint32_t)getuid();
     if (job_desc->priority != INFINITE || operator || !conf.heartbeat[0])
         return SLURM_SUCCESS;
     unsigned long intake;

@@ -31,7 +31,9 @@
 # (users root, lucidlab1) and `beta` (nobody, lucidlab2) — the two lucidlabN
 # system users are created when missing and left in place; GPUs typed by
 # --gpu-types (default a100,v100: main nodes in halves, the first half and
-# the profiling nodes a100; `none` for untyped); a first job id of its own
+# the profiling nodes a100; `none` for untyped); a count-only GRES
+# `lucidshare` (one unit per GPU, accounted and billed like a GPU) that
+# lucidd asks for a packed job; a first job id of its own
 # (FirstJobId, from the port block), because slurmd's cgroup hierarchy is
 # named after the node (slurm_n1/uid_0/job_ID) and shared by every lab on
 # this host.  `simple` is the configuration of the first lab tests:
@@ -174,13 +176,15 @@ AccountingStoragePort=$((PORT + 92))
 # slurmctld's connection to slurmdbd ignores AuthInfo's socket: named here.
 AccountingStoragePass=$DIR/munge/munge.socket
 AccountingStorageEnforce=associations,limits,qos
-AccountingStorageTRES=gres/gpu
+# gres/lucidshare: the count-only GRES lucidd gives a packed job, so its
+# GPUs are accounted to it (docs/deploy.md, "Packing at a site").
+AccountingStorageTRES=gres/gpu,gres/lucidshare
 JobCompType=jobcomp/filetxt
 JobCompLoc=$DIR/log/jobcomp.log
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
 DefMemPerCPU=$((MEMORY / CPUS))
-GresTypes=gpu
+GresTypes=gpu,lucidshare
 MailProg=/bin/true
 MpiDefault=none
 SchedulerType=sched/backfill
@@ -304,13 +308,17 @@ EOF
             [[ -e "$DIR/dev/$node/nvidia$k" ]] || mknod -m 0666 "$DIR/dev/$node/nvidia$k" c 195 "$k"
         done
         type=$(node_gpu_type "$node")
-        echo "NodeName=$node NodeHostname=$host NodeAddr=127.0.0.1 Port=$((port + i)) $node_shape Gres=gpu:${type:+$type:}$GPUS State=UNKNOWN" \
+        local share=""
+        [[ $PROFILE == site ]] && share=",lucidshare:$GPUS"
+        echo "NodeName=$node NodeHostname=$host NodeAddr=127.0.0.1 Port=$((port + i)) $node_shape Gres=gpu:${type:+$type:}$GPUS$share State=UNKNOWN" \
             >>"$DIR/etc/slurm.conf"
         echo "NodeName=$node Name=gpu ${type:+Type=$type }File=$DIR/dev/$node/nvidia[0-$gpu_last]" >>"$DIR/etc/gres.conf"
+        [[ -z $share ]] || echo "NodeName=$node Name=lucidshare Count=$GPUS Flags=CountOnly" >>"$DIR/etc/gres.conf"
     done
     local main_nodes prof_nodes billing=""
-    # A GPU site charges fair-share usage by the GPU, not by the CPU.
-    [[ $PROFILE == site ]] && billing=" TRESBillingWeights=CPU=1.0,GRES/gpu=8.0"
+    # A GPU site charges fair-share usage by the GPU, not by the CPU; a packed
+    # job's shared GPUs as much as its partner's (each job of a pair its GPUs).
+    [[ $PROFILE == site ]] && billing=" TRESBillingWeights=CPU=1.0,GRES/gpu=8.0,GRES/lucidshare=8.0"
     main_nodes=$(node_list n "$NODES" | sed 's/ $//; s/ /,/g')
     echo "PartitionName=main Nodes=$main_nodes Default=YES MaxTime=INFINITE State=UP$billing" >>"$DIR/etc/slurm.conf"
     if ((PROF_NODES > 0)); then

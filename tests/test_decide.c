@@ -186,6 +186,69 @@ static void packing_follows_lucid_rules(void **state)
     assert_false(results[1].start);
 }
 
+/* Slurm's side of a pair (params.slurm_packing, fit_pack_ok): Slurm 22.05
+ * starts a packed job only beside one free GPU of the node (its cleared GPU
+ * request stays an entry of count 0), and where the node has the share GRES
+ * the packed job asks as many units as its GPUs.  Two 4-GPU partners, one
+ * per node: node 1 full, node 2 with 1 GPU free and 4 share units. */
+static void a_pair_forms_only_where_slurm_starts_the_packed_job(void **state)
+{
+    (void)state;
+    decide_node nodes[2];
+    make_nodes(nodes, 2, (const int[]){0, 1});
+    nodes[0].slurm_free = 0, nodes[0].share_free = 4;
+    nodes[1].slurm_free = 1, nodes[1].share_free = 4;
+    decide_running partners[2] = {host(5, 4, 0, 1000, 1000), host(6, 4, 0, 1000, 1000)};
+    partners[1].node = 1;
+    decide_job job = {.id = 9, .gpus = 4, .nodes = 1, .priority = 1000, .sharing_score = 0,
+                      .gmem_mib = 1000};
+    decide_params params = {.packing = 1, .gpu_memory_mib = 24576, .score_sum = 2,
+                            .priority_ratio = 2, .slurm_packing = 1};
+    decide_result result;
+    /* The first partner in running order is on the full node: the next one. */
+    assert_int_equal(decide_main(&job, 1, partners, 2, nodes, 2, &params, &result), 1);
+    assert_int_equal(result.partner, 6);
+    assert_string_equal(result.nodes, "n2");
+    assert_int_equal(result.share_gpus, 4);
+    /* Without the rule (the simulator's pair) the first partner would do. */
+    params.slurm_packing = 0;
+    make_nodes(nodes, 2, (const int[]){0, 1});
+    assert_int_equal(decide_main(&job, 1, partners, 2, nodes, 2, &params, &result), 1);
+    assert_int_equal(result.partner, 5);
+    assert_int_equal(result.share_gpus, 0);
+    /* Share units short (3 of 4): no pair; none on the node (-1): a pair
+     * that asks nothing of it. */
+    params.slurm_packing = 1;
+    make_nodes(nodes, 2, (const int[]){0, 1});
+    nodes[0].slurm_free = 0, nodes[0].share_free = 4;
+    nodes[1].slurm_free = 1, nodes[1].share_free = 3;
+    assert_int_equal(decide_main(&job, 1, partners, 2, nodes, 2, &params, &result), 0);
+    assert_false(result.start);
+    nodes[1].share_free = -1;
+    assert_int_equal(decide_main(&job, 1, partners, 2, nodes, 2, &params, &result), 1);
+    assert_int_equal(result.partner, 6);
+    assert_int_equal(result.share_gpus, 0);
+    /* Two newcomers, one free GPU and 8 share units on node 2 (two
+     * partners there): both pack (a packed job takes no GPU of Slurm's),
+     * each asking 4 units; with 6 units only the first. */
+    decide_running two[2] = {host(5, 4, 0, 1000, 1000), host(6, 4, 0, 1000, 1000)};
+    two[0].node = two[1].node = 1;
+    decide_job jobs[2] = {job, job};
+    jobs[1].id = 10;
+    decide_result results[2];
+    make_nodes(nodes, 2, (const int[]){0, 1});
+    nodes[0].slurm_free = 0, nodes[0].share_free = -1;
+    nodes[1].slurm_free = 1, nodes[1].share_free = 8;
+    assert_int_equal(decide_main(jobs, 2, two, 2, nodes, 2, &params, results), 2);
+    assert_int_equal(results[0].share_gpus + results[1].share_gpus, 8);
+    make_nodes(nodes, 2, (const int[]){0, 1});
+    nodes[0].slurm_free = 0, nodes[0].share_free = -1;
+    nodes[1].slurm_free = 1, nodes[1].share_free = 6;
+    assert_int_equal(decide_main(jobs, 2, two, 2, nodes, 2, &params, results), 1);
+    assert_true(results[0].start);
+    assert_false(results[1].start);
+}
+
 /* Within one decision: a node that just received a packed job takes no
  * unpacked job (Slurm would see the partner's GPUs free once it ends), and
  * no job is packed onto a node where a job was just placed (Slurm could
@@ -988,6 +1051,7 @@ int main(void)
         cmocka_unit_test(packed_nodes_stay_apart_from_new_placements),
         cmocka_unit_test(site_rooms_add_up_within_a_decision),
         cmocka_unit_test(a_job_at_its_limit_is_passed_over),
+        cmocka_unit_test(a_pair_forms_only_where_slurm_starts_the_packed_job),
         cmocka_unit_test(daemon_and_simulator_start_the_same_jobs),
         cmocka_unit_test(daemon_and_simulator_profile_the_same_jobs),
         cmocka_unit_test(jobs_without_node_count_are_consolidated),

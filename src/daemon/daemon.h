@@ -30,6 +30,8 @@ typedef struct lucidd_config {
     const char *socket_path;
     const char *main_partition;
     const char *profiling_partition;
+    const char *share_gres; /* count-only GRES a packed job asks so Slurm accounts its
+                             * GPUs, on nodes that have it ("lucidshare"; "" none) */
     const char *metrics_test_dir; /* test-file GPU metrics backend, or NULL for NVML */
     int metrics_port;             /* /metrics on 127.0.0.1, 0 = off */
     double profile_limit_s;       /* profiling time limit (enforced by lucidd) */

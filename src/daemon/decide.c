@@ -412,6 +412,7 @@ static int placement_place(placement *p, const decide_job *job, decide_node *nod
             }
         }
         node->free_gpus -= allocs[k].gpus;
+        node->slurm_free -= allocs[k].gpus;
         node->settling++; /* released, not started yet */
     }
     hide_shown(p);
@@ -893,6 +894,9 @@ static int first_in_bucket(const decide_job *job, partner_bucket *b, const decid
         }
         if (job->node_ok && !job->node_ok[other->node])
             continue; /* a node the newcomer may not use (-w, --exclude) */
+        if (params->slurm_packing && !fit_pack_ok(job->gpus, nodes[other->node].slurm_free,
+                                                  nodes[other->node].share_free, NULL, 0))
+            continue; /* Slurm would not start the packed job there now */
         /* The pair rule itself is the core's (the simulator's Lucid uses it too). */
         lucid_pair_side partner = {other->job.gpus, other->job.gmem_mib,
                                    other->job.sharing_score, other->job.priority};
@@ -994,6 +998,10 @@ static int pack_job(void *ctx, size_t position)
         return 0;
     if (job->fit)
         fit_room_take(job->fit, job->gpus, &host->room);
+    if (m->params->slurm_packing && host->share_free >= 0) {
+        host->share_free = host->share_free > job->gpus ? host->share_free - job->gpus : 0;
+        result->share_gpus = job->gpus;
+    }
     fit_limits_take(job->limits, job->gpus);
     m->taken[partner] = 1;
     result->start = 1;
@@ -1095,6 +1103,7 @@ static void clear_results(decide_result *results, const decide_job *jobs, int nj
         results[j].id = jobs[j].id;
         results[j].start = 0;
         results[j].partner = 0;
+        results[j].share_gpus = 0;
         results[j].nodes[0] = results[j].gpu_list[0] = results[j].reason[0] = '\0';
         results[j].reserved_at = -1;
         results[j].reserved_nodes[0] = '\0';

@@ -58,6 +58,12 @@ typedef struct decide_node {
     int settling; /* jobs released there that Slurm has not started yet (no
                    * packing onto that node meanwhile); placements add to it */
     fit_room room; /* CPUs and memory free, for jobs with `fit` (placements take from it) */
+    /* Slurm's side of packing, read only with decide_params.slurm_packing
+     * (fit_pack_ok): GPUs Slurm has not allocated nor lucid promised (a
+     * packed job's node keeps them; placements take from it), and units of
+     * the share GRES free (-1: the node has none; packs take from it). */
+    int slurm_free;
+    int share_free;
 } decide_node;
 
 /* A job holding GPUs of this call's nodes, as the start-time estimates and
@@ -104,6 +110,8 @@ typedef struct decide_params {
     double gpu_memory_mib; /* one GPU's memory (24576 in the reference) */
     int score_sum;         /* the pair rule's limits (the paper's: 2 and 2; */
     double priority_ratio; /* `lucid tune` searches both) */
+    int slurm_packing;     /* 1: a pair forms only where Slurm would start the packed
+                            * job (fit_pack_ok on the node's slurm_free / share_free) */
     /* Backfill with reservations (backfill.h's LUCID_BACKFILL_*; 0 none, the
      * default: the pass above unchanged).  Needs `horizon`.  EASY: the first
      * job that does not fit holds a reservation on the availability profile
@@ -133,6 +141,8 @@ typedef struct decide_result {
     char nodes[256];      /* comma list when start */
     uint32_t partner;     /* packed with, or 0 */
     char gpu_list[64];    /* partner's GPUs when packed */
+    int share_gpus;       /* packed onto a node with the share GRES: units to ask (its
+                           * GPUs), so Slurm accounts them; 0 none */
     char reason[200];     /* why it starts here / why it waits */
     int64_t reserved_at;  /* backfill: the start reserved for it (horizon clock), or -1 */
     char reserved_nodes[64]; /* ... on these nodes ("n3,n4") */

@@ -1368,9 +1368,15 @@ static void apply_start(lucidd *d, lucidd_job *job, const decide_result *result,
     }
     /* The packing switch at decision time is kept with it: when it is off
      * the order is strict (no job passes a waiting higher-priority one). */
-    char target[sizeof result->nodes + sizeof result->gpu_list + 32];
-    snprintf(target, sizeof target, "%s%s%s%s", result->nodes, result->partner ? " gpus=" : "",
-             result->gpu_list,
+    /* A packed job on a node with the share GRES asks it, so Slurm
+     * accounts its GPUs; kept in the decision for a re-apply. */
+    char share_tres[64] = "";
+    if (result->partner && result->share_gpus > 0 && d->cfg.share_gres[0])
+        snprintf(share_tres, sizeof share_tres, "gres:%.30s:%d", d->cfg.share_gres,
+                 result->share_gpus);
+    char target[sizeof result->nodes + sizeof result->gpu_list + sizeof share_tres + 48];
+    snprintf(target, sizeof target, "%s%s%s%s%s%s", result->nodes, result->partner ? " gpus=" : "",
+             result->gpu_list, share_tres[0] ? " share=" : "", share_tres,
              profiling ? "" : d->packing_on ? " packing=on" : " packing=off");
     int64_t id = record_decision(d, job, profiling ? "profile" : result->partner ? "pack" : "start",
                                  target, result->reason);
@@ -1378,7 +1384,7 @@ static void apply_start(lucidd *d, lucidd_job *job, const decide_result *result,
     comment_text(job, comment, sizeof comment);
     lucid_error err = {{0}};
     if (slurm_io_start(job->rec.job_id, partition, result->nodes,
-                       result->partner ? result->gpu_list : NULL, comment,
+                       result->partner ? result->gpu_list : NULL, share_tres, comment,
                        slurm_priority(job->order_priority > 0 ? job->order_priority
                                                               : job->rec.priority),
                        &err) < 0) {
@@ -1464,15 +1470,26 @@ static int collect_nodes(lucidd *d, const char *partition, const slurm_node *sno
         snprintf(node->name, sizeof node->name, "%s", snodes[i].name);
         node->total_gpus = snodes[i].gpus;
         node->free_gpus = snodes[i].usable ? snodes[i].gpus - snodes[i].gpus_used : 0;
+        node->slurm_free = node->free_gpus;
+        node->share_free = f->share > 0 ? f->share - f->share_used : -1;
         node->settling = 0;
         node->room = fit_room_of(f);
     }
     node_name *names = sorted_node_names(out, count);
     for (long i = 0; i < nsjobs; i++) {
         lucidd_job *job = engine_find(d, sjobs[i].id);
-        if (!job || sjobs[i].state != SJ_PENDING || sjobs[i].held || job->rec.packed_with ||
+        if (!job || sjobs[i].state != SJ_PENDING || sjobs[i].held ||
             (job->rec.phase != LUCID_PHASE_RUNNING && job->rec.phase != LUCID_PHASE_PROFILING))
             continue;
+        if (job->rec.packed_with) {
+            /* A released packed job asks the share GRES of its node, if any. */
+            int k = find_node(names, out, count, job->rec.node_list);
+            if (k >= 0 && out[k].share_free > 0)
+                out[k].share_free = out[k].share_free > job->rec.gpus
+                                        ? out[k].share_free - job->rec.gpus
+                                        : 0;
+            continue;
+        }
         /* Released, not yet running: its GPUs are promised. */
         char nodes[256];
         snprintf(nodes, sizeof nodes, "%s", job->rec.node_list);
@@ -1486,6 +1503,7 @@ static int collect_nodes(lucidd *d, const char *partition, const slurm_node *sno
             int k = find_node(names, out, count, name);
             if (k >= 0) {
                 out[k].free_gpus -= share;
+                out[k].slurm_free -= share;
                 out[k].settling++;
                 fit_room_take(&job->fit, share, &out[k].room); /* its CPUs and memory too */
             }
@@ -1504,9 +1522,12 @@ static int collect_nodes(lucidd *d, const char *partition, const slurm_node *sno
             out[k].free_gpus = 0;
     }
     free(names);
-    for (int k = 0; k < count; k++)
+    for (int k = 0; k < count; k++) {
         if (out[k].free_gpus < 0)
             out[k].free_gpus = 0;
+        if (out[k].slurm_free < 0)
+            out[k].slurm_free = 0;
+    }
     return count;
 }
 
@@ -2420,10 +2441,17 @@ static fit_limits *book_limits(lucidd *d, const slurm_job *sjobs, long nsjobs, l
     }
     for (long k = 0; k < nsjobs; k++) {
         const slurm_job *sj = &sjobs[k];
-        const lucidd_job *mine = sj->state == SJ_PENDING ? engine_find(d, sj->id) : NULL;
-        if (sj->gpus > 0 && (sj->state == SJ_RUNNING || (mine && mine->releasing)))
+        const lucidd_job *mine = engine_find(d, sj->id);
+        /* A packed job asks Slurm for no GPU (or the share GRES): its
+         * GPUs are lucid's record, and count against its user's limits
+         * like any others (packing is no way around them). */
+        int gpus = sj->gpus;
+        if (gpus == 0 && mine && mine->rec.packed_with && mine->rec.gpu_list[0])
+            gpus = mine->rec.gpus;
+        if (gpus > 0 && (sj->state == SJ_RUNNING ||
+                         (sj->state == SJ_PENDING && mine && mine->releasing)))
             running[nrunning++] = (limits_job){sj->user, sj->account, sj->qos, sj->partition,
-                                               sj->gpus};
+                                               gpus};
     }
     lucid_error err = {{0}};
     if (limits_book_build(book, &d->limits, waiting, d->njobs, per_job, running, nrunning, &err) < 0) {
@@ -2492,7 +2520,7 @@ static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs, dou
     char partitions[256];
     snprintf(partitions, sizeof partitions, "%s,%s", d->cfg.main_partition,
              d->cfg.profiling_partition);
-    long nsnodes = slurm_io_nodes(partitions, &snodes, &err);
+    long nsnodes = slurm_io_nodes(partitions, d->cfg.share_gres, &snodes, &err);
     if (nsnodes < 0) {
         note_error(d, &err);
         d->slurm_errors++;
@@ -2570,6 +2598,7 @@ static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs, dou
                             .gpu_memory_mib = d->cfg.gpu_memory_mib,
                             .score_sum = d->cfg.score_sum,
                             .priority_ratio = d->cfg.priority_ratio,
+                            .slurm_packing = 1,
                             .backfill = d->cfg.backfill,
                             .backfill_margin = d->cfg.backfill_margin,
                             .backfill_window = d->cfg.backfill_window,
@@ -2941,10 +2970,15 @@ int engine_reconcile(lucidd *d, lucid_error *err)
             (job->rec.phase == LUCID_PHASE_RUNNING || job->rec.phase == LUCID_PHASE_PROFILING)) {
             lucidd_log("job %u: re-applying unacknowledged %s on %s", dec->job_id, dec->action,
                        job->rec.node_list);
-            char comment[256];
+            char comment[256], share_tres[64] = "";
             comment_text(job, comment, sizeof comment);
+            const char *share = strstr(dec->target, " share=");
+            if (share && job->rec.packed_with)
+                snprintf(share_tres, sizeof share_tres, "%.*s", (int)strcspn(share + 7, " "),
+                         share + 7);
             if (slurm_io_start(dec->job_id, job->rec.partition, job->rec.node_list,
-                               job->rec.packed_with ? job->rec.gpu_list : NULL, comment,
+                               job->rec.packed_with ? job->rec.gpu_list : NULL, share_tres,
+                               comment,
                                slurm_priority(job->rec.priority), &apply_err) < 0) {
                 note_error(d, &apply_err);
                 continue;

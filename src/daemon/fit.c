@@ -158,6 +158,23 @@ fit_room fit_room_of(const fit_node *n)
     return room;
 }
 
+int fit_pack_ok(int gpus_here, int slurm_free_gpus, int share_free, char *why, size_t size)
+{
+    if (slurm_free_gpus < 1) {
+        if (why && size)
+            snprintf(why, size, "no GPU of the node free (Slurm starts a packed job only "
+                                "beside one)");
+        return 0;
+    }
+    if (share_free >= 0 && share_free < gpus_here) {
+        if (why && size)
+            snprintf(why, size, "%d of the node's share GRES free, %d needed", share_free,
+                     gpus_here);
+        return 0;
+    }
+    return 1;
+}
+
 int fit_room_ok(const fit_request *r, int gpus_here, int gpus_free, int gpus_total,
                 const fit_room *room)
 {

@@ -47,6 +47,8 @@ typedef struct fit_node {
     char state[32];        /* Slurm's word for why not ("DOWN", "DRAIN"...) when !usable */
     int nwindows;
     fit_window windows[FIT_WINDOWS]; /* reservations, active or to come, soonest first */
+    int share;      /* the share GRES that accounts packed jobs: configured count (0 none) */
+    int share_used; /* allocated now */
 } fit_node;
 
 /* What a job asks of each node it runs on, beyond its GPU count. */
@@ -61,6 +63,16 @@ typedef struct fit_request {
     char features[128];      /* -C: names joined by '&' or ',' (all) or '|' (any) */
     int64_t time_limit_s;    /* its time limit (0: none, unlimited) */
 } fit_request;
+
+/* Whether Slurm would start a job packed onto its partner's GPUs on that
+ * node (it asks no GPU of Slurm, or the share GRES instead):
+ * `slurm_free_gpus` GPUs of the node Slurm has not allocated nor lucid
+ * promised, `share_free` units of the node's share GRES not allocated nor
+ * promised (-1: the node has none, the packed job asks nothing).  Slurm
+ * 22.05 keeps a cleared GPU request as an entry of count 0, which still
+ * needs one free GPU on the node (measured; docs/live.md), and a share
+ * GRES request needs `gpus_here` free units.  1 yes; 0 no, `why` says. */
+int fit_pack_ok(int gpus_here, int slurm_free_gpus, int share_free, char *why, size_t size);
 
 /* CPUs / memory the job needs on a node where it gets `gpus_here` GPUs. */
 int fit_cpus_needed(const fit_request *r, int gpus_here);

@@ -130,6 +130,8 @@ static const char usage_text[] =
     "  --priority-ratio X      ... and the newcomer's priority is <= X times the partner's\n"
     "                          (default 2; `lucid tune` writes tuned values of both)\n"
     "  --packing auto|on|off   packing switch (default auto)\n"
+    "  --share-gres NAME|none  count-only GRES a packed job asks on nodes that have it, so\n"
+    "                          Slurm accounts its GPUs (default lucidshare; docs/deploy.md)\n"
     "  --backfill none|easy|conservative  reservations for jobs that do not fit (default\n"
     "                          none: strict priority order); see docs/live.md\n"
     "  --backfill-margin X     a job's estimate is stretched by X when it is planned (default 1.2)\n"
@@ -253,6 +255,18 @@ static int set_option(lucidd_config *cfg, const char *where, const char *opt, co
         cfg->main_partition = value;
     else if (strcmp(opt, "--profiling-partition") == 0)
         cfg->profiling_partition = value;
+    else if (strcmp(opt, "--share-gres") == 0) {
+        if (strcmp(value, "none") != 0 && (!value[0] || strlen(value) > 30 ||
+                                            strspn(value, "abcdefghijklmnopqrstuvwxyz"
+                                                          "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") !=
+                                                strlen(value))) {
+            fprintf(stderr, "lucidd: %s--share-gres: '%s' is not a GRES name (letters, digits, _) "
+                            "or none\n",
+                    where, value);
+            return -1;
+        }
+        cfg->share_gres = strcmp(value, "none") == 0 ? "" : value;
+    }
     else if (strcmp(opt, "--metrics-test-dir") == 0)
         cfg->metrics_test_dir = value;
     else if (strcmp(opt, "--sharing-model") == 0)
@@ -473,6 +487,7 @@ static int read_config(const char *path, lucidd_config *cfg)
 static int parse_args(int argc, char **argv, lucidd_config *cfg)
 {
     *cfg = (lucidd_config){.main_partition = "main",
+                           .share_gres = "lucidshare",
                            .profiling_partition = "profiling",
                            .profile_limit_s = 200,
                            .release_timeout_s = 60,

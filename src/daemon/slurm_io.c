@@ -317,14 +317,16 @@ void slurm_io_job_list_free(slurm_job_list *list)
 }
 
 /* "gpu:8", "gpu:a100:8", "gpu:4(IDX:0-3)", "gpu:(null):0(IDX:N/A)",
- * "gpu:a100:2(S:0),gpu:v100:2(S:1)": the GPUs of every item (each count is
- * the number after the last ':' before '(' or the item's end); the type
- * into `type` ("" untyped, "*" several) when it is not NULL. */
-static int gres_gpu_count(const char *gres, char *type, size_t size)
+ * "gpu:a100:2(S:0),gpu:v100:2(S:1),lucidshare:4": the count of every item
+ * of GRES `name` (each count is the number after the last ':' before '('
+ * or the item's end); its type into `type` ("" untyped, "*" several) when
+ * it is not NULL.  -1 when no item names it. */
+static int gres_named_count(const char *gres, const char *name, char *type, size_t size)
 {
     if (type && size)
         type[0] = '\0';
-    int total = 0;
+    size_t name_len = strlen(name);
+    int total = -1;
     for (const char *p = gres; p && *p;) {
         size_t len = strcspn(p, ",");
         /* A comma inside "(IDX:0,2)" does not end the item. */
@@ -334,7 +336,10 @@ static int gres_gpu_count(const char *gres, char *type, size_t size)
             if (close)
                 len = (size_t)(close - p) + strcspn(close, ",");
         }
-        if (strncmp(p, "gpu", 3) == 0 && (len == 3 || p[3] == ':')) {
+        if (name_len > 0 && strncmp(p, name, name_len) == 0 &&
+            (len == name_len || p[name_len] == ':')) {
+            if (total < 0)
+                total = 0;
             size_t body = paren && (size_t)(paren - p) < len ? (size_t)(paren - p) : len;
             const char *first = NULL, *last = NULL;
             for (const char *c = p; c < p + body; c++)
@@ -477,7 +482,8 @@ static void node_reservations(slurm_node *nodes, long count)
     slurm_free_reservation_info_msg(msg);
 }
 
-long slurm_io_nodes(const char *partitions, slurm_node **out, lucid_error *err)
+long slurm_io_nodes(const char *partitions, const char *share_gres, slurm_node **out,
+                    lucid_error *err)
 {
     node_info_msg_t *msg = NULL;
     /* SHOW_DETAIL: without it gres_used is NULL and every GPU looks free. */
@@ -495,9 +501,22 @@ long slurm_io_nodes(const char *partitions, slurm_node **out, lucid_error *err)
             continue;
         slurm_node *node = &nodes[count++];
         copy(node->name, sizeof node->name, info->name);
-        node->gpus = gres_gpu_count(info->gres, node->fit.gpu_type, sizeof node->fit.gpu_type);
-        node->gpus_used = gres_gpu_count(info->gres_used, NULL, 0);
+        node->gpus = gres_named_count(info->gres, "gpu", node->fit.gpu_type,
+                                      sizeof node->fit.gpu_type);
+        node->gpus_used = gres_named_count(info->gres_used, "gpu", NULL, 0);
+        if (node->gpus < 0)
+            node->gpus = 0;
+        if (node->gpus_used < 0)
+            node->gpus_used = 0;
         node->usable = read_node_fit(info, &node->fit);
+        if (share_gres && share_gres[0]) {
+            node->fit.share = gres_named_count(info->gres, share_gres, NULL, 0);
+            node->fit.share_used = gres_named_count(info->gres_used, share_gres, NULL, 0);
+        }
+        if (node->fit.share < 0)
+            node->fit.share = 0;
+        if (node->fit.share_used < 0)
+            node->fit.share_used = 0;
     }
     free_node_msg(msg);
     node_reservations(nodes, count);
@@ -542,8 +561,8 @@ static int release(uint32_t job_id, lucid_error *err)
 }
 
 int slurm_io_start(uint32_t job_id, const char *partition, const char *nodes,
-                   const char *packed_gpus, const char *comment, uint32_t priority,
-                   lucid_error *err)
+                   const char *packed_gpus, const char *share_tres, const char *comment,
+                   uint32_t priority, lucid_error *err)
 {
     job_desc_msg_t desc;
     update_init(&desc, job_id);
@@ -563,11 +582,26 @@ int slurm_io_start(uint32_t job_id, const char *partition, const char *nodes,
          * without GPU gres and the SPANK plugin exposes the shared ones
          * (AdminComment "lucid-gpus=LIST", part of `comment`).  An empty
          * TRES list, not "gres:gpu:0": a zero count took every GPU of the
-         * node in Slurm 22.05. */
+         * node in Slurm 22.05.  22.05 keeps the job's GPU entry, its counts
+         * cleared, so the packed job still needs one free GPU on the node
+         * (fit_pack_ok) and is allocated none. */
         desc.tres_per_node = no_gres;
         desc.tres_per_job = no_gres;
     }
-    if (update(&desc, "pinning", err) < 0 || release(job_id, err) < 0)
+    if (update(&desc, "pinning", err) < 0)
+        return -1;
+    if (packed_gpus && share_tres && share_tres[0]) {
+        /* Then the share GRES, in a second update: one naming it at once
+         * would keep the GPU counts (22.05 only changes the entries an
+         * update names), so the job would ask its GPUs again. */
+        char tres[64];
+        copy(tres, sizeof tres, share_tres);
+        update_init(&desc, job_id);
+        desc.tres_per_node = tres;
+        if (update(&desc, "asking the share GRES for", err) < 0)
+            return -1;
+    }
+    if (release(job_id, err) < 0)
         return -1;
     if (priority == 0)
         return 0;
@@ -630,8 +664,17 @@ int slurm_io_take_back(uint32_t job_id, const char *gpu_request, const char *nod
     if (slurm_io_admin_hold(job_id, err) < 0)
         return -1;
     job_desc_msg_t desc;
+    char nodes_buf[256] = "", tres[64] = "", comment_buf[256], no_gres[] = "";
+    if (gpu_request && strlen(gpu_request) > 4) {
+        /* A packed job may ask the share GRES: every count cleared first,
+         * as an update changes only the entries it names (Slurm 22.05). */
+        update_init(&desc, job_id);
+        desc.tres_per_node = no_gres;
+        desc.tres_per_job = no_gres;
+        if (update(&desc, "clearing the GPU request of", err) < 0)
+            return -1;
+    }
     update_init(&desc, job_id);
-    char nodes_buf[256] = "", tres[64] = "", comment_buf[256];
     if (gpu_request && strlen(gpu_request) > 4) {
         copy(tres, sizeof tres, gpu_request + 4);
         if (strncmp(gpu_request, "tpj=", 4) == 0)

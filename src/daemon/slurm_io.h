@@ -104,17 +104,22 @@ typedef struct slurm_job_list {
 int slurm_io_jobs_refresh(slurm_job_list *list, lucid_error *err);
 void slurm_io_job_list_free(slurm_job_list *list);
 /* Nodes of the given partitions (comma list), in Slurm's node order;
- * *out malloc'ed.  Count or -1. */
-long slurm_io_nodes(const char *partitions, slurm_node **out, lucid_error *err);
+ * *out malloc'ed.  `share_gres` names the count-only GRES that accounts
+ * packed jobs (docs/live.md, "Packing under device confinement"; NULL or
+ * "" none): each node's fit.share / fit.share_used.  Count or -1. */
+long slurm_io_nodes(const char *partitions, const char *share_gres, slurm_node **out,
+                    lucid_error *err);
 
 /* Puts a held job on `partition` pinned to `nodes` (comma list; NULL keeps
  * the job's own -w); with `packed_gpus`, drops its GPU gres and tells the
- * SPANK plugin which GPUs of the partner to use; sets its AdminComment to
+ * SPANK plugin which GPUs of the partner to use, and with `share_tres`
+ * ("gres:lucidshare:2") asks that instead, so Slurm accounts the shared
+ * GPUs to the packed job; sets its AdminComment to
  * `comment` (NULL: unchanged); releases it; then gives it Slurm priority
  * `priority` (0: Slurm's own), so squeue orders released jobs as lucid does. */
 int slurm_io_start(uint32_t job_id, const char *partition, const char *nodes,
-                   const char *packed_gpus, const char *comment, uint32_t priority,
-                   lucid_error *err);
+                   const char *packed_gpus, const char *share_tres, const char *comment,
+                   uint32_t priority, lucid_error *err);
 /* Releases a held job as it is (no pin, no partition change): Slurm's own
  * scheduler takes it from here. */
 int slurm_io_hand_back(uint32_t job_id, const char *comment, lucid_error *err);

@@ -172,9 +172,11 @@ void slurm_io_job_list_free(slurm_job_list *list)
     memset(list, 0, sizeof *list);
 }
 
-long slurm_io_nodes(const char *partitions, slurm_node **out, lucid_error *err)
+long slurm_io_nodes(const char *partitions, const char *share_gres, slurm_node **out,
+                    lucid_error *err)
 {
     (void)partitions;
+    (void)share_gres; /* the fake's nodes carry fit.share as the test set it */
     if (!fake.up)
         return down(err);
     *out = malloc(sizeof(slurm_node) * (size_t)(fake.nnodes + 1));
@@ -191,8 +193,8 @@ static slurm_job *must(uint32_t id, lucid_error *err)
 }
 
 int slurm_io_start(uint32_t job_id, const char *partition, const char *nodes,
-                   const char *packed_gpus, const char *comment, uint32_t priority,
-                   lucid_error *err)
+                   const char *packed_gpus, const char *share_tres, const char *comment,
+                   uint32_t priority, lucid_error *err)
 {
     slurm_job *j = must(job_id, err);
     if (!j)
@@ -203,11 +205,13 @@ int slurm_io_start(uint32_t job_id, const char *partition, const char *nodes,
     if (comment)
         snprintf(j->admin_comment, sizeof j->admin_comment, "%s", comment);
     if (packed_gpus)
-        j->gpu_request[0] = '\0';
+        snprintf(j->gpu_request, sizeof j->gpu_request, "%s%s",
+                 share_tres && share_tres[0] ? "tpn=" : "", share_tres ? share_tres : "");
     j->held = j->admin_held = 0;
     snprintf(j->reason, sizeof j->reason, "Resources");
-    logf_call("start %u %s %s%s%s", job_id, partition, nodes ? nodes : "-",
-              packed_gpus ? " gpus=" : "", packed_gpus ? packed_gpus : "");
+    logf_call("start %u %s %s%s%s%s%s", job_id, partition, nodes ? nodes : "-",
+              packed_gpus ? " gpus=" : "", packed_gpus ? packed_gpus : "",
+              share_tres && share_tres[0] ? " share=" : "", share_tres ? share_tres : "");
     (void)priority;
     return 0;
 }

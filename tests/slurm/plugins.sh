@@ -10,11 +10,13 @@
 #   spank_lucid turns lucidd's AdminComment into access to the partner's GPU
 #   devices under ConstrainDevices and CUDA_VISIBLE_DEVICES in the job's own
 #   numbering, so a packed job opens exactly its partner's GPUs, and refuses
-#   a user's --lucid-gpus at sbatch (issue 24).
+#   a user's --lucid-gpus at sbatch; job_submit/lucid refuses a user's
+#   request of the share GRES (issue 24).  LUCID_LAB_PROFILE=simple runs it
+#   without device confinement (slurm_plugins_simple).
 #   bash plugins.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 SRC=$1 BUILD=$2
-LAB=$BUILD/lab-plugins
+LAB=$BUILD/lab-plugins${LUCID_LAB_PROFILE:+-$LUCID_LAB_PROFILE}
 rm -rf "$LAB"
 mkdir -p "$LAB/out"
 BEATER=""
@@ -169,7 +171,7 @@ wait_state "$packed" COMPLETED 20
 [[ $(field "$held" JobState) == RUNNING ]] || fail "partner $held stopped early"
 expanded=$(tr ',' '\n' <<<"$gpus" | while IFS=- read -r a b; do seq "$a" "${b:-$a}"; done | paste -sd,)
 [[ $expanded == 2,3,4,5 ]] || fail "partner holds GPUs $expanded, want 2-5 (the filler has 0-1)"
-if [[ -d /sys/fs/cgroup/devices/slurm_n3 ]]; then # ConstrainDevices (the site profile)
+if [[ $(cat "$LAB/etc/profile") == site ]]; then # ConstrainDevices
     want="n3 CVD=0,1,2,3 PACKED=$expanded OPEN=$expanded"
 else
     want="n3 CVD=$expanded PACKED=$expanded OPEN=0,1,2,3,4,5,6,7"
@@ -184,12 +186,28 @@ grep -q "lucid: --lucid-gpus is not for users" <<<"$err" || fail "--lucid-gpus r
 sneak=$(sbatch --parsable -p profiling --comment lucid-gpus=0-7 --export=ALL,LUCID_PACKED_GPUS=0-7 \
     -o %j.out --wrap "$report")
 wait_state "$sneak" COMPLETED 20
-if [[ -d /sys/fs/cgroup/devices/slurm_p1 ]]; then
+if [[ $(cat "$LAB/etc/profile") == site ]]; then
     want="p1 CVD= PACKED=0-7 OPEN="
 else
     want="p1 CVD= PACKED=0-7 OPEN=0,1,2,3,4,5,6,7"
 fi
 grep -qx "$want" "$sneak.out" || fail "a user's comment/env: '$(cat "$sneak.out")', want '$want'"
+# The share GRES is lucidd's alone (it accounts a packed job's GPUs and opens
+# none): a user asking it at sbatch, or in an update of their own job, is
+# refused with lucid's line; no job of theirs ever holds it.  (Where the
+# site has no such GRES, the simple profile, Slurm refuses it itself.)
+site=$([[ $(cat "$LAB/etc/profile") == site ]] && echo 1 || true)
+err=$(runuser -u nobody -- sbatch -p profiling --gres=lucidshare:1 -o /dev/null --wrap true 2>&1) &&
+    fail "a user's --gres=lucidshare accepted"
+[[ -z $site ]] || grep -q "lucid: gres/lucidshare is lucid's own (it accounts packed jobs and gives no GPU)" <<<"$err" ||
+    fail "--gres=lucidshare refused without lucid's line: $err"
+mine=$(runuser -u nobody -- sbatch --parsable -H -p profiling --gres=gpu:1 -o /dev/null --wrap true)
+runuser -u nobody -- scontrol update jobid="$mine" tresPerNode=gres:lucidshare:1 2>/dev/null &&
+    fail "a user's update of job $mine to the share GRES accepted"
+[[ $(field "$mine" TresPerNode) == gres:gpu:1 ]] || fail "job $mine asks $(field "$mine" TresPerNode)"
+[[ -z $site ]] || grep -q "lucid: gres/lucidshare is lucid's own (update of job $mine by uid $(id -u nobody) refused)" \
+    "$LAB/log/slurmctld.log" || fail "the refused update is not in slurmctld's log"
+scancel "$mine"
 
 scancel "$held"
 
