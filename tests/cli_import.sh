@@ -101,13 +101,15 @@ expect_error "a bad time_limit is named" "tl.csv:2: time_limit: 'soon' is not an
 # 2002 profiled (300 s), main run lost to a node failure (09:20-09:50,
 # 1800 s), main again (10:05-11:05, 3600 s); 2003 never profiled; 2004
 # cancelled while pending; 2005 profiled (120 s) then cancelled while
-# pending on main; 2006 profiled, requeued and still pending.  Origin
+# pending on main; 2006 profiled, requeued and still pending; 2007 profiled
+# (120 s) then packed by lucid: its main run holds gres/lucidshare=2 (the
+# share GRES, its 2 shared GPUs) instead of gres/gpu.  Origin
 # 09:00:00 (2001's own submission).  Columns after state: submit_time,
 # duration (all runs), time_limit, first_start, earlier_runs.
 "$lucid" trace import --format sacct "$sa/duplicates.sacct" --out "$tmp/dup" >/dev/null
 m=$tmp/dup/MANIFEST
-check "sacct duplicates: 12 rows, 4 jobs: 1 step, 5 joined, 1 never started, 1 waiting again" \
-    [ "$(field "$m" records_read)/$(field "$m" jobs_written):$(removed "$m" step)$(removed "$m" requeue_record)$(removed "$m" never_started)$(removed "$m" waiting_again)" = 12/4:1511 ]
+check "sacct duplicates: 14 rows, 5 jobs: 1 step, 6 joined, 1 never started, 1 waiting again" \
+    [ "$(field "$m" records_read)/$(field "$m" jobs_written):$(removed "$m" step)$(removed "$m" requeue_record)$(removed "$m" never_started)$(removed "$m" waiting_again)" = 14/5:1611 ]
 # 2001: submit 09:00:00 (not the requeue's 09:05:30), first start +30 s,
 # 300 + 3600 = 3900 s run (4 x 3900 = 15,600 GPU-s), 300 s before its last run.
 check "sacct duplicates: profiled job joined" grep -qx '2001,alice,main,4,8,COMPLETED,0,3900,7200,30,300,2024-03-01 09:00:00' "$tmp/dup/trace.csv"
@@ -119,6 +121,9 @@ check "sacct duplicates: job never profiled" grep -qx '2003,carol,main,16,32,COM
 # 2005: only its profiling run ran (120 s): the main record adds nothing;
 # state and partition are the last record's.
 check "sacct duplicates: profiled, then cancelled while pending" grep -qx '2005,erin,main,1,2,CANCELLED,1800,120,1800,1810,120,2024-03-01 09:30:00' "$tmp/dup/trace.csv"
+# 2007: submit 10:10:00 = 4200, first start +5 s, 120 + 1800 s, with its 2
+# GPUs on both runs (the packed run's from gres/lucidshare).
+check "sacct duplicates: packed main run joined" grep -qx '2007,gina,main,2,2,COMPLETED,4200,1920,1800,4205,120,2024-03-01 10:10:00' "$tmp/dup/trace.csv"
 check "sacct duplicates: the cancelled and the waiting job are not written" [ "$(grep -c '^200[46],' "$tmp/dup/trace.csv")" = 0 ]
 check "sacct duplicates: VCs are the last records' partitions" [ "$(tail -n +2 "$tmp/dup/vc_config.csv" | cut -d, -f1 | paste -sd' ')" = main ]
 b=$sa/bad

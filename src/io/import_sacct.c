@@ -12,7 +12,8 @@
  * None/Unknown) and CPU-only jobs are removed; still-running jobs are removed
  * unless --running, which ends them after their Elapsed (or at --now).  GPUs
  * are AllocTRES's gres/gpu, or the sum of its typed gres/gpu:TYPE entries when
- * the untyped total is absent; the types go to gpu_type.  Array task A_T gets
+ * the untyped total is absent, or gres/lucidshare for a job lucid packed
+ * (docs/live.md); the types go to gpu_type.  Array task A_T gets
  * job id A * 1000000 + T (heterogeneous component A+C likewise).
  *
  * A requeued job has one record per run (`--duplicates` shows them all; at a
@@ -93,10 +94,13 @@ static int parse_duration(const char *s, int64_t *out)
     return 0;
 }
 
-/* GPUs in a TRES string; types joined by '+' into `types` (may stay ""). */
+/* GPUs in a TRES string; types joined by '+' into `types` (may stay "").
+ * A job lucid packed onto another's GPUs holds gres/lucidshare (lucidd's
+ * share GRES, one unit per shared GPU) instead of gres/gpu: those are its
+ * GPUs. */
 static int parse_tres(const char *tres, int64_t *gpus, int64_t *cpus, char *types, size_t tsize)
 {
-    int64_t untyped = -1, typed = 0;
+    int64_t untyped = -1, typed = 0, shared = 0;
     *cpus = 0;
     types[0] = '\0';
     const char *p = tres;
@@ -125,6 +129,10 @@ static int parse_tres(const char *tres, int64_t *gpus, int64_t *cpus, char *type
             typed += v;
             size_t used = strlen(types);
             snprintf(types + used, tsize - used, "%s%s", used ? "+" : "", item + 9);
+        } else if (strcmp(item, "gres/lucidshare") == 0) {
+            if (!numeric)
+                return -1;
+            shared = v;
         } else if (strcmp(item, "cpu") == 0) {
             if (!numeric)
                 return -1;
@@ -132,7 +140,7 @@ static int parse_tres(const char *tres, int64_t *gpus, int64_t *cpus, char *type
         }
         p += len + (comma ? 1 : 0);
     }
-    *gpus = untyped >= 0 ? untyped : typed;
+    *gpus = untyped > 0 ? untyped : typed > 0 ? typed : shared > 0 ? shared : untyped >= 0 ? untyped : 0;
     return 0;
 }
 
