@@ -198,3 +198,12 @@ lucid_lab_test(slurm_lucidd_outcomes lucidd_outcomes.sh 300)
 # --duplicates` must agree with each other and with Slurm's raw records
 # (tests/slurm/lucidd_roundtrip.sh, judged by check_roundtrip.py).  About 55 s.
 lucid_lab_test(slurm_lucidd_roundtrip lucidd_roundtrip.sh 300)
+
+# Issue 24: packing on a device-confined site.  lucidd --packing on, pairs
+# of 4, 2 and 1 GPUs and a job refused packing: every run's payload opens
+# every GPU device file of its node; each opens exactly its GPUs (a packed
+# run its partner's), numbered as CUDA sees them inside the job; sacct
+# counts a packed run's GPUs as gres/lucidshare, billed as GPUs; both trace
+# imports agree (tests/slurm/lucidd_packing.sh, judged by check_packing.py).
+# About 45 s.
+lucid_lab_test(slurm_lucidd_packing lucidd_packing.sh 300)
