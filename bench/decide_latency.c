@@ -5,7 +5,9 @@
  * under lucidd's default pair rule (score sum 2, priority ratio 2), and the
  * worst cases for packing, where no running job may take a partner: a pair
  * rule nobody satisfies (score sum 0, priority ratio 0), and every node
- * holding a release Slurm has not started (all candidates ineligible).
+ * holding a release Slurm has not started (all candidates ineligible);
+ * then with the site's rules, and with lucidd's Slurm pair rule as well
+ * (a pair only where Slurm would start the packed job: fit_pack_ok).
  *   decide_latency [nodes] [pending] [steps] [seed]
  * Results and the command that made them: docs/live.md. */
 #include <stdint.h>
@@ -23,6 +25,8 @@ typedef struct bench_case {
     int settling; /* every node has a release Slurm has not started: no pair may form */
     int site;     /* every job asks CPUs and memory (fit.h), every node's room is checked,
                    * and one node in seven with free GPUs has too few CPUs for any job */
+    int slurm;    /* lucidd's Slurm pair rule too (fit_pack_ok): a node's free GPUs as
+                   * Slurm's, 8 share units on two nodes in three, none on the third */
 } bench_case;
 
 static void run(int nnodes, int npending, int steps, uint64_t seed, const bench_case *bc)
@@ -70,6 +74,8 @@ static void run(int nnodes, int npending, int steps, uint64_t seed, const bench_
         static const fit_request site_request = {.cpus_node = 4, .mem_node_mib = 16000};
         for (int n = 0; n < nnodes; n++) {
             nodes[n].settling = bc->settling;
+            nodes[n].slurm_free = nodes[n].free_gpus;
+            nodes[n].share_free = n % 3 == 0 ? -1 : 8;
             nodes[n].room = (fit_room){.cpus_free = n % 7 == 0 ? 2 : 4 * nodes[n].free_gpus + 4,
                                        .cpus_total = 64,
                                        .mem_free_mib = 16000 * (int64_t)(nodes[n].free_gpus + 1)};
@@ -79,7 +85,8 @@ static void run(int nnodes, int npending, int steps, uint64_t seed, const bench_
                 work[j].fit = &site_request;
         decide_params params = {.packing = bc->packing, .gpu_memory_mib = 24576,
                                 .score_sum = bc->score_sum,
-                                .priority_ratio = bc->priority_ratio};
+                                .priority_ratio = bc->priority_ratio,
+                                .slurm_packing = bc->slurm};
         double t0 = now_s();
         decide_main(work, npending, running, nrunning, nodes, nnodes, &params, results);
         latency[s] = now_s() - t0;
@@ -112,12 +119,13 @@ int main(int argc, char **argv)
         return 2;
     /* lucidd's defaults (lucidd.c): score sum 2, priority ratio 2. */
     static const bench_case cases[] = {
-        {"packing=off:", 0, 2, 2, 0, 0},
-        {"packing=on  (defaults 2/2):", 1, 2, 2, 0, 0},
-        {"packing=on  (no partner: rule 0/0):", 1, 0, 0, 0, 0},
-        {"packing=on  (no partner: all settling):", 1, 2, 2, 1, 0},
-        {"packing=off, site rules (CPUs, memory):", 0, 2, 2, 0, 1},
-        {"packing=on, site rules (CPUs, memory):", 1, 2, 2, 0, 1},
+        {"packing=off:", 0, 2, 2, 0, 0, 0},
+        {"packing=on  (defaults 2/2):", 1, 2, 2, 0, 0, 0},
+        {"packing=on  (no partner: rule 0/0):", 1, 0, 0, 0, 0, 0},
+        {"packing=on  (no partner: all settling):", 1, 2, 2, 1, 0, 0},
+        {"packing=off, site rules (CPUs, memory):", 0, 2, 2, 0, 1, 0},
+        {"packing=on, site rules (CPUs, memory):", 1, 2, 2, 0, 1, 0},
+        {"packing=on, site + Slurm's pair rule:", 1, 2, 2, 0, 1, 1},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
         run(nnodes, npending, steps, seed, &cases[c]);

@@ -6,6 +6,8 @@
 source "$(dirname "$0")/lib/checks.sh" "$1" "$2"
 lucidd=$lucid
 base=(--state "$tmp/state.db" --socket "$tmp/sock")
+expect_error "share GRES not a name" "--share-gres: 'gpu:2' is not a GRES name (letters, digits, _) or none" \
+    "$lucidd" "${base[@]}" --share-gres gpu:2
 expect_error "score sum not whole" "--score-sum: '2.5' is not a whole number from 0 to 4" \
     "$lucidd" "${base[@]}" --score-sum 2.5
 expect_error "score sum above 4" "--score-sum: '5' is not a whole number from 0 to 4" \

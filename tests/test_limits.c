@@ -295,6 +295,45 @@ static void a_user_at_the_limit_waits_and_over_it_never_starts(void **state)
     limits_free(&site);
 }
 
+/* Packing's two site rules (fit.h): whether Slurm's configuration lets a
+ * packed job reach its partner's GPUs at all, and whether Slurm would start
+ * one on a given node now.  The cgroup.conf text is as scontrol show config
+ * prints it. */
+static void packing_is_refused_only_under_cgroup_v2_confinement(void **state)
+{
+    (void)state;
+    char why[256];
+    const char *v1 = "Cgroup Support Configuration:\nCgroupPlugin            = cgroup/v1\n"
+                     "ConstrainDevices        = yes\nConstrainCores          = no\n";
+    const char *v2 = "CgroupPlugin = cgroup/v2\nConstrainDevices = yes\n";
+    const char *autodetect = "CgroupPlugin = autodetect\nConstrainDevices = yes\n";
+    const char *unconfined = "CgroupPlugin = cgroup/v2\nConstrainDevices = no\n";
+    assert_int_equal(fit_packing_safe("task/affinity,task/cgroup", v1, 1, why, sizeof why), 1);
+    assert_non_null(strstr(why, "cgroup v1 device confinement"));
+    assert_int_equal(fit_packing_safe("task/cgroup", v2, 0, why, sizeof why), 0);
+    assert_string_equal(why, "cgroup v2 device confinement (ConstrainDevices=yes, "
+                             "CgroupPlugin=cgroup/v2): a packed job cannot be given its "
+                             "partner's GPUs");
+    /* autodetect: what this host runs (the nodes are assumed to boot alike). */
+    assert_int_equal(fit_packing_safe("task/cgroup", autodetect, 0, why, sizeof why), 1);
+    assert_int_equal(fit_packing_safe("task/cgroup", autodetect, 1, why, sizeof why), 0);
+    assert_non_null(strstr(why, "autodetect on a cgroup v2 host"));
+    /* No confinement (ConstrainDevices is no unless cgroup.conf says yes):
+     * every job sees its node's GPUs anyway. */
+    assert_int_equal(fit_packing_safe("task/cgroup", NULL, 1, why, sizeof why), 1);
+    assert_int_equal(fit_packing_safe("task/cgroup", unconfined, 1, why, sizeof why), 1);
+    assert_string_equal(why, "no device confinement (ConstrainDevices=no)");
+    assert_int_equal(fit_packing_safe("task/none", v2, 1, why, sizeof why), 1);
+    assert_int_equal(fit_packing_safe(NULL, v2, 1, NULL, 0), 1);
+    /* fit_pack_ok: one free GPU on the node (Slurm 22.05), share units. */
+    assert_int_equal(fit_pack_ok(4, 1, 4, why, sizeof why), 1);
+    assert_int_equal(fit_pack_ok(4, 1, -1, why, sizeof why), 1);
+    assert_int_equal(fit_pack_ok(4, 0, 8, why, sizeof why), 0);
+    assert_non_null(strstr(why, "no GPU of the node free"));
+    assert_int_equal(fit_pack_ok(4, 2, 3, why, sizeof why), 0);
+    assert_string_equal(why, "3 of the node's share GRES free, 4 needed");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -305,6 +344,7 @@ int main(void)
         cmocka_unit_test(the_first_place_that_sets_a_limit_wins),
         cmocka_unit_test(accounts_above_count_their_subtree),
         cmocka_unit_test(a_user_at_the_limit_waits_and_over_it_never_starts),
+        cmocka_unit_test(packing_is_refused_only_under_cgroup_v2_confinement),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

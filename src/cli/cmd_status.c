@@ -26,9 +26,16 @@ static void print_status(json_t *s)
     printf("profiler:    partition %s, limit %.0f s, up to %lld GPUs; %lld queued, %lld running\n",
            text(prof, "partition"), json_number_value(json_object_get(prof, "time_limit_s")),
            integer(prof, "gpu_limit"), integer(prof, "queued"), integer(prof, "running"));
-    printf("packing:     %s (mode %s); %lld packed pairs\n",
+    printf("packing:     %s (mode %s); %lld packed pairs",
            json_is_true(json_object_get(pack, "on")) ? "on" : "off", text(pack, "mode"),
            integer(s, "packed_pairs"));
+    if (text(pack, "refused")[0])
+        printf("; refused on this site: %s", text(pack, "refused"));
+    else if (json_object_get(pack, "main_nodes"))
+        printf("; accounted by Slurm on %lld of %lld main nodes (gres/%s)",
+               integer(pack, "accounted_nodes"), integer(pack, "main_nodes"),
+               text(pack, "share_gres")[0] ? text(pack, "share_gres") : "none");
+    putchar('\n');
     printf("main:        partition %s\n", text(s, "main_partition"));
     printf("gpu metrics: %s — %s\n", text(metrics, "backend"), text(metrics, "detail"));
     size_t i;

@@ -145,6 +145,10 @@ typedef struct lucidd {
     slurm_job_list listing;  /* Slurm's jobs, sorted by id; read again only when changed */
     size_t nslots;           /* a power of two, at least twice njobs */
     int packing_on;
+    char pack_refused[256];  /* why this site's Slurm makes packing unsafe ("" safe) */
+    time_t pack_checked_at;  /* when that was last read (every 10 minutes) */
+    int share_nodes;         /* main nodes with the share GRES (packed jobs accounted) */
+    int main_nodes;          /* nodes of the main partition */
     int main_gpus;           /* GPUs of the main partition (bad-input check) */
     int slurm_up;            /* the latest Slurm call worked */
     time_t slurm_down_since; /* when Slurm stopped answering (0 while it answers) */
@@ -238,6 +242,8 @@ typedef struct lucidd_snapshot {
     uint64_t ticks, slow_ticks, decisions_applied, slurm_errors, sample_errors, latency_count;
     double latency_sum_s, latency_p50_s, latency_p99_s;
     int packing_on, slurm_up;
+    char pack_refused[256];
+    int share_nodes, main_nodes;
     int64_t slurm_down_since; /* start of the first failed tick; 0 while reachable */
     int64_t started, published_at;
     char last_error[LUCID_ERROR_MAX];

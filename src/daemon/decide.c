@@ -892,11 +892,16 @@ static int first_in_bucket(const decide_job *job, partner_bucket *b, const decid
             b->next[k] = k + 1;
             continue;
         }
+        /* Slurm would not start the packed job there (fit_pack_ok): dead for
+         * good too, as every newcomer of this bucket asks the same GPUs and
+         * a node's free GPUs and share units only shrink within a decision. */
+        if (params->slurm_packing && !fit_pack_ok(job->gpus, nodes[other->node].slurm_free,
+                                                  nodes[other->node].share_free, NULL, 0)) {
+            b->next[k] = k + 1;
+            continue;
+        }
         if (job->node_ok && !job->node_ok[other->node])
             continue; /* a node the newcomer may not use (-w, --exclude) */
-        if (params->slurm_packing && !fit_pack_ok(job->gpus, nodes[other->node].slurm_free,
-                                                  nodes[other->node].share_free, NULL, 0))
-            continue; /* Slurm would not start the packed job there now */
         /* The pair rule itself is the core's (the simulator's Lucid uses it too). */
         lucid_pair_side partner = {other->job.gpus, other->job.gmem_mib,
                                    other->job.sharing_score, other->job.priority};

@@ -1371,7 +1371,7 @@ static void apply_start(lucidd *d, lucidd_job *job, const decide_result *result,
     /* A packed job on a node with the share GRES asks it, so Slurm
      * accounts its GPUs; kept in the decision for a re-apply. */
     char share_tres[64] = "";
-    if (result->partner && result->share_gpus > 0 && d->cfg.share_gres[0])
+    if (result->partner && result->share_gpus > 0 && d->cfg.share_gres && d->cfg.share_gres[0])
         snprintf(share_tres, sizeof share_tres, "gres:%.30s:%d", d->cfg.share_gres,
                  result->share_gpus);
     char target[sizeof result->nodes + sizeof result->gpu_list + sizeof share_tres + 48];
@@ -1661,9 +1661,37 @@ static void apply_results(lucidd *d, const decide_result *results, int n, int pr
     }
 }
 
+/* Whether this site's Slurm lets a packed job reach its partner's GPUs
+ * (fit_packing_safe), read at the first tick and every 10 minutes; a change
+ * is logged once. */
+static void check_packing_safety(lucidd *d)
+{
+    time_t now = time(NULL);
+    if (d->pack_checked_at && now - d->pack_checked_at < 600)
+        return;
+    char why[256];
+    lucid_error err = {{0}};
+    int safe = slurm_io_packing_safety(why, sizeof why, &err);
+    if (safe < 0) {
+        note_error(d, &err);
+        return;
+    }
+    if (!safe && strcmp(why, d->pack_refused) != 0)
+        lucidd_log("packing refused on this site: %s; lucid does not pack (docs/live.md)", why);
+    else if (safe && (d->pack_refused[0] || !d->pack_checked_at))
+        lucidd_log("packing possible: %s", why);
+    snprintf(d->pack_refused, sizeof d->pack_refused, "%s", safe ? "" : why);
+    d->pack_checked_at = now;
+}
+
 static void update_packing(lucidd *d, const decide_job *waiting, int nwaiting,
                            const decide_node *nodes, int nnodes)
 {
+    check_packing_safety(d);
+    if (d->pack_refused[0]) { /* never a packed job without its GPUs */
+        d->packing_on = 0;
+        return;
+    }
     if (d->cfg.packing_mode >= 0) {
         d->packing_on = d->cfg.packing_mode;
         return;
@@ -2564,9 +2592,12 @@ static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs, dou
     double eta_s = thread_cpu_s() - eta0;
 
     nnodes = collect_nodes(d, d->cfg.main_partition, snodes, nsnodes, sjobs, nsjobs, nodes, fits);
-    d->main_gpus = 0;
-    for (int k = 0; k < nnodes; k++)
+    d->main_gpus = d->share_nodes = 0;
+    d->main_nodes = nnodes;
+    for (int k = 0; k < nnodes; k++) {
         d->main_gpus += nodes[k].total_gpus;
+        d->share_nodes += nodes[k].share_free >= 0;
+    }
     view = view_of(nodes, fits, nnodes);
     take_back_from_unusable(d, LUCID_PHASE_RUNNING, &view, now_mono);
     bypass_profiler(d, results, nwaiting, &view, limits, now_mono);

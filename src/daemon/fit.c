@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 static void say(char *why, size_t size, const char *fmt, const char *a, long long b, long long c)
 {
@@ -156,6 +157,73 @@ fit_room fit_room_of(const fit_node *n)
     if (room.mem_free_mib < 0 && n->mem_mib > 0)
         room.mem_free_mib = 0;
     return room;
+}
+
+/* The value of `key` in "Key = Value" lines (case-insensitive key), copied
+ * into `out`; "" when absent. */
+static void conf_value(const char *text, const char *key, char *out, size_t size)
+{
+    out[0] = '\0';
+    size_t len = strlen(key);
+    for (const char *line = text; line && *line;) {
+        const char *end = strchr(line, '\n');
+        size_t n = end ? (size_t)(end - line) : strlen(line);
+        const char *p = line;
+        while (p < line + n && (*p == ' ' || *p == '\t'))
+            p++;
+        if ((size_t)(line + n - p) > len && strncasecmp(p, key, len) == 0) {
+            const char *q = p + len;
+            while (q < line + n && (*q == ' ' || *q == '\t'))
+                q++;
+            if (q < line + n && *q == '=') {
+                q++;
+                while (q < line + n && (*q == ' ' || *q == '\t'))
+                    q++;
+                const char *stop = line + n;
+                while (stop > q && (stop[-1] == ' ' || stop[-1] == '\t' || stop[-1] == '\r'))
+                    stop--;
+                snprintf(out, size, "%.*s", (int)(stop - q), q);
+                return;
+            }
+        }
+        line = end ? end + 1 : NULL;
+    }
+}
+
+int fit_packing_safe(const char *task_plugin, const char *cgroup_conf, int host_cgroup_v2,
+                     char *why, size_t size)
+{
+    char devices[16], plugin[64];
+    if (!task_plugin || !strstr(task_plugin, "task/cgroup")) {
+        if (why && size)
+            snprintf(why, size, "no device confinement (TaskPlugin %s): every job sees its "
+                                "node's GPUs",
+                     task_plugin && task_plugin[0] ? task_plugin : "none");
+        return 1;
+    }
+    conf_value(cgroup_conf, "ConstrainDevices", devices, sizeof devices);
+    if (strcasecmp(devices, "yes") != 0) {
+        if (why && size)
+            snprintf(why, size, "no device confinement (ConstrainDevices=%s)",
+                     devices[0] ? devices : "no");
+        return 1;
+    }
+    conf_value(cgroup_conf, "CgroupPlugin", plugin, sizeof plugin);
+    int v2 = strcmp(plugin, "cgroup/v2") == 0 ||
+             ((!plugin[0] || strcmp(plugin, "autodetect") == 0) && host_cgroup_v2);
+    if (v2) {
+        if (why && size)
+            snprintf(why, size,
+                     "cgroup v2 device confinement (ConstrainDevices=yes, CgroupPlugin=%s%s): a "
+                     "packed job cannot be given its partner's GPUs",
+                     plugin[0] ? plugin : "autodetect",
+                     strcmp(plugin, "cgroup/v2") == 0 ? "" : " on a cgroup v2 host");
+        return 0;
+    }
+    if (why && size)
+        snprintf(why, size, "cgroup v1 device confinement: the SPANK plugin grants a packed job "
+                            "its partner's GPUs");
+    return 1;
 }
 
 int fit_pack_ok(int gpus_here, int slurm_free_gpus, int share_free, char *why, size_t size)

@@ -74,6 +74,18 @@ typedef struct fit_request {
  * GRES request needs `gpus_here` free units.  1 yes; 0 no, `why` says. */
 int fit_pack_ok(int gpus_here, int slurm_free_gpus, int share_free, char *why, size_t size);
 
+/* Whether lucid may pack on this site at all, from Slurm's configuration:
+ * `task_plugin` (TaskPlugin), `cgroup_conf` (cgroup.conf as the "Key =
+ * Value" lines scontrol show config prints; NULL none) and `host_cgroup_v2`
+ * (this host runs the unified cgroup v2 hierarchy: what CgroupPlugin=
+ * autodetect finds where the nodes boot like it).  Without device
+ * confinement a packed job reaches its partner's GPUs; under it on cgroup
+ * v1 the SPANK plugin grants them; under it on cgroup v2 nothing can (Slurm
+ * 22.05's eBPF device program), and the packed job's step would fail.  1
+ * yes (`why` says how, may be NULL); 0 no, `why` says why. */
+int fit_packing_safe(const char *task_plugin, const char *cgroup_conf, int host_cgroup_v2,
+                     char *why, size_t size);
+
 /* CPUs / memory the job needs on a node where it gets `gpus_here` GPUs. */
 int fit_cpus_needed(const fit_request *r, int gpus_here);
 int64_t fit_mem_needed(const fit_request *r, int gpus_here);

@@ -161,6 +161,9 @@ static lucidd_snapshot *snapshot_make(const lucidd *d, lucidd_snapshot *spare)
     snap->latency_p50_s = engine_latency_quantile(d, 0.5);
     snap->latency_p99_s = engine_latency_quantile(d, 0.99);
     snap->packing_on = d->packing_on;
+    snprintf(snap->pack_refused, sizeof snap->pack_refused, "%s", d->pack_refused);
+    snap->share_nodes = d->share_nodes;
+    snap->main_nodes = d->main_nodes;
     snap->slurm_up = d->slurm_up;
     snap->started = (int64_t)d->started;
     snap->published_at = (int64_t)time(NULL);

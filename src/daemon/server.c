@@ -403,6 +403,14 @@ static json_t *status_json(const lucidd_snapshot *s, const lucidd_config *cfg,
         (json_int_t)(time(NULL) - s->started), "ticks", (json_int_t)s->ticks, "tick_running_s",
         tick_running_s);
     json_object_set_new(reply, "slow_ticks", json_integer((json_int_t)s->slow_ticks));
+    /* Why packing is refused on this site ("" where it is not), and on how
+     * many main nodes Slurm accounts packed jobs (the share GRES). */
+    json_t *packing = json_object_get(reply, "packing");
+    json_object_set_new(packing, "refused", json_string(s->pack_refused));
+    json_object_set_new(packing, "share_gres",
+                        json_string(cfg->share_gres ? cfg->share_gres : ""));
+    json_object_set_new(packing, "accounted_nodes", json_integer(s->share_nodes));
+    json_object_set_new(packing, "main_nodes", json_integer(s->main_nodes));
     json_object_set_new(reply, "slurm_unreachable_since",
                         s->slurm_down_since ? json_integer(s->slurm_down_since) : json_null());
     /* {"profiler/completed": 12, "queue/cancelled": 3, ...} */

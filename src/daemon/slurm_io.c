@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <pwd.h>
 #include <sys/socket.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -526,6 +527,29 @@ long slurm_io_nodes(const char *partitions, const char *share_gres, slurm_node *
     }
     *out = nodes;
     return count;
+}
+
+int slurm_io_packing_safety(char *why, size_t size, lucid_error *err)
+{
+    slurm_conf_t *conf = NULL;
+    if (slurm_load_ctl_conf((time_t)0, &conf) != SLURM_SUCCESS)
+        return slurm_fail(err, "loading Slurm's configuration", 0);
+    /* cgroup.conf comes as an opaque key-pair list: printed as scontrol
+     * prints it ("Key = Value" lines) and read back. */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (mem) {
+        if (conf->cgroup_conf)
+            slurm_print_key_pairs(mem, conf->cgroup_conf, "cgroup.conf");
+        fclose(mem);
+    }
+    struct statfs fs;
+    int host_v2 = statfs("/sys/fs/cgroup", &fs) == 0 && fs.f_type == 0x63677270; /* CGROUP2 */
+    int safe = fit_packing_safe(conf->task_plugin, text, host_v2, why, size);
+    free(text);
+    slurm_free_ctl_conf(conf);
+    return safe;
 }
 
 static int update(job_desc_msg_t *desc, const char *what, lucid_error *err)

@@ -110,6 +110,11 @@ void slurm_io_job_list_free(slurm_job_list *list);
 long slurm_io_nodes(const char *partitions, const char *share_gres, slurm_node **out,
                     lucid_error *err);
 
+/* Whether packing is safe on this site (fit_packing_safe on Slurm's
+ * TaskPlugin and cgroup.conf, and this host's cgroup hierarchy for
+ * CgroupPlugin=autodetect): 1 yes, 0 no (`why` says), -1 Slurm unreachable. */
+int slurm_io_packing_safety(char *why, size_t size, lucid_error *err);
+
 /* Puts a held job on `partition` pinned to `nodes` (comma list; NULL keeps
  * the job's own -w); with `packed_gpus`, drops its GPU gres and tells the
  * SPANK plugin which GPUs of the partner to use, and with `share_tres`

@@ -184,6 +184,14 @@ long slurm_io_nodes(const char *partitions, const char *share_gres, slurm_node *
     return fake.nnodes;
 }
 
+int slurm_io_packing_safety(char *why, size_t size, lucid_error *err)
+{
+    if (!fake.up)
+        return down(err);
+    snprintf(why, size, "%s", fake.pack_unsafe[0] ? fake.pack_unsafe : "fake: no confinement");
+    return fake.pack_unsafe[0] ? 0 : 1;
+}
+
 static slurm_job *must(uint32_t id, lucid_error *err)
 {
     slurm_job *j = fake.up ? fake_job(id) : NULL;

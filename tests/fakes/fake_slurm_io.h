@@ -26,6 +26,7 @@ typedef struct fake_slurm {
     int njobs;
     slurm_node nodes[FAKE_MAX_NODES];
     int nnodes;
+    char pack_unsafe[128];  /* what slurm_io_packing_safety says is unsafe ("" safe) */
     fake_accounting accounting[8];
     int quiet;              /* no call log (the benchmark's thousands of calls) */
     int unchanged;          /* slurm_io_jobs_refresh answers "no change" (as slurmctld

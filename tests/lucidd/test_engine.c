@@ -1346,6 +1346,31 @@ static void no_limits_without_enforcement(void **state)
     assert_phase(1, LUCID_PHASE_RUNNING);
 }
 
+/* Where Slurm's configuration makes packing unsafe (device confinement on
+ * cgroup v2: no packed job could reach its partner's GPUs), lucid does not
+ * pack, whatever --packing says, and says why; it reads that again every
+ * 10 minutes. */
+static void packing_is_off_where_the_site_makes_it_unsafe(void **state)
+{
+    (void)state;
+    d.cfg.packing_mode = 1;
+    snprintf(fake.pack_unsafe, sizeof fake.pack_unsafe, "cgroup v2 device confinement (test)");
+    fake_submit(1, "alice", 1, 1, 1);
+    engine_tick(&d);
+    assert_false(d.packing_on);
+    assert_string_equal(d.pack_refused, "cgroup v2 device confinement (test)");
+    /* The next read (10 minutes on) finds it safe: packing as configured. */
+    fake.pack_unsafe[0] = '\0';
+    engine_tick(&d);
+    assert_false(d.packing_on); /* not read again yet */
+    d.pack_checked_at -= 600;
+    engine_tick(&d);
+    assert_true(d.packing_on);
+    assert_string_equal(d.pack_refused, "");
+    assert_int_equal(d.main_nodes, 2);
+    assert_int_equal(d.share_nodes, 0); /* the fake's nodes have no share GRES */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1391,6 +1416,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test(sshare_runs_in_the_background),
         cmocka_unit_test_setup_teardown(ended_jobs_leave_memory, setup, teardown),
+        cmocka_unit_test_setup_teardown(packing_is_off_where_the_site_makes_it_unsafe, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
