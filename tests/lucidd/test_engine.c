@@ -1333,6 +1333,40 @@ static void site_limits_are_kept(void **state)
     assert_phase(3, LUCID_PHASE_RUNNING);
 }
 
+/* A packed job asks Slurm for no GPU (its listing shows 0), yet its GPUs
+ * are its user's: they count against the user's GPU limits in lucid, so
+ * packing is no way past them.  Alice (QOS normal, 4 GPUs per user) runs
+ * job 2 (2 GPUs) and job 5, packed onto job 2's GPUs (2): her job 3 (2
+ * GPUs) waits with her use named as 4. */
+static void packed_jobs_count_against_their_users_limits(void **state)
+{
+    (void)state;
+    fake.limits_enforced = 1;
+    fake.qos_text = "normal||gres/gpu=4||\n";
+    fake.assoc_text = "";
+    d.cfg.gpu_limit = 0; /* every job to the main queue */
+    snprintf(fake_submit(2, "alice", 2, 2, 1)->qos, 64, "normal");
+    snprintf(fake_submit(5, "alice", 2, 2, 1)->qos, 64, "normal");
+    engine_tick(&d);
+    assert_phase(2, LUCID_PHASE_RUNNING);
+    assert_phase(5, LUCID_PHASE_RUNNING);
+    fake_run(2, 1100);
+    fake_run(5, 1100);
+    /* Job 5 as a packed job looks to Slurm and to lucid. */
+    fake_job(5)->gpus = 0;
+    lucidd_job *packed = engine_find(&d, 5);
+    packed->rec.packed_with = 2;
+    snprintf(packed->rec.gpu_list, sizeof packed->rec.gpu_list, "0-1");
+    engine_find(&d, 2)->rec.packed_with = 5;
+    snprintf(fake_submit(3, "alice", 2, 2, 1)->qos, 64, "normal");
+    engine_tick(&d);
+    engine_tick(&d);
+    assert_phase(3, LUCID_PHASE_MAIN_QUEUE);
+    assert_string_equal(rec(3)->reason,
+                        "QOS normal MaxTRESPerUser gres/gpu=4: user alice runs 4; it needs 2 more");
+    assert_null(strstr(fake.log, "start 3 "));
+}
+
 /* A site that does not enforce limits (the simple lab profile: no
  * slurmdbd) is never asked, and nothing changes: the 8-GPU job starts. */
 static void no_limits_without_enforcement(void **state)
@@ -1417,6 +1451,8 @@ int main(void)
         cmocka_unit_test(sshare_runs_in_the_background),
         cmocka_unit_test_setup_teardown(ended_jobs_leave_memory, setup, teardown),
         cmocka_unit_test_setup_teardown(packing_is_off_where_the_site_makes_it_unsafe, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(packed_jobs_count_against_their_users_limits, setup,
                                         teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
