@@ -281,34 +281,14 @@ static int check_gpus(const lucid_conf *conf, const job_desc_msg_t *job_desc, ch
     return SLURM_SUCCESS;
 }
 
-/* Whether a TRES list names the share GRES ("gres:lucidshare:2",
- * "gres/lucidshare=2", "lucidshare"). */
-static int names_gres(const char *tres, const char *name)
-{
-    size_t len = strlen(name);
-    if (!tres || !len)
-        return 0;
-    char copy[1024];
-    snprintf(copy, sizeof copy, "%s", tres);
-    char *save = NULL;
-    for (char *item = strtok_r(copy, ",;", &save); item; item = strtok_r(NULL, ",;", &save)) {
-        if (strncmp(item, "gres:", 5) == 0 || strncmp(item, "gres/", 5) == 0)
-            item += 5;
-        if (strncmp(item, name, len) == 0 &&
-            (item[len] == '\0' || item[len] == ':' || item[len] == '='))
-            return 1;
-    }
-    return 0;
-}
-
 /* Only lucidd asks the share GRES (for a packed job, as SlurmUser): from a
  * user it would take a packed job's accounting slot and give no GPU. */
 static int asks_share(const lucid_conf *conf, const job_desc_msg_t *job_desc)
 {
-    return names_gres(job_desc->tres_per_job, conf->share_gres) ||
-           names_gres(job_desc->tres_per_node, conf->share_gres) ||
-           names_gres(job_desc->tres_per_socket, conf->share_gres) ||
-           names_gres(job_desc->tres_per_task, conf->share_gres);
+    return lucid_tres_names(job_desc->tres_per_job, conf->share_gres) ||
+           lucid_tres_names(job_desc->tres_per_node, conf->share_gres) ||
+           lucid_tres_names(job_desc->tres_per_socket, conf->share_gres) ||
+           lucid_tres_names(job_desc->tres_per_task, conf->share_gres);
 }
 
 static int is_operator(uint32_t uid) { return uid == 0 || uid == (uint32_t)getuid(); }

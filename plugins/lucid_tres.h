@@ -43,6 +43,26 @@ static inline long lucid_tres_gpus(const char *tres)
     return total;
 }
 
+/* Whether a TRES list names GRES `name` ("gres:lucidshare:2",
+ * "gres/lucidshare=2", "lucidshare"). */
+static inline int lucid_tres_names(const char *tres, const char *name)
+{
+    size_t len = strlen(name);
+    if (!tres || !len)
+        return 0;
+    char copy[1024];
+    snprintf(copy, sizeof copy, "%s", tres);
+    char *save = NULL;
+    for (char *item = strtok_r(copy, ",;", &save); item; item = strtok_r(NULL, ",;", &save)) {
+        if (strncmp(item, "gres:", 5) == 0 || strncmp(item, "gres/", 5) == 0)
+            item += 5;
+        if (strncmp(item, name, len) == 0 &&
+            (item[len] == '\0' || item[len] == ':' || item[len] == '='))
+            return 1;
+    }
+    return 0;
+}
+
 /* The GPU type a TRES list names ("gres:gpu:a100:2" -> "a100"), copied into
  * `out`; "" when untyped or no GPU item.  Returns 1 typed, 0 untyped. */
 static inline int lucid_tres_gpu_type(const char *tres, char *out, size_t size)

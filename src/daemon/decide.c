@@ -1004,7 +1004,7 @@ static int pack_job(void *ctx, size_t position)
     if (job->fit)
         fit_room_take(job->fit, job->gpus, &host->room);
     if (m->params->slurm_packing && host->share_free >= 0) {
-        host->share_free = host->share_free > job->gpus ? host->share_free - job->gpus : 0;
+        fit_share_take(&host->share_free, job->gpus);
         result->share_gpus = job->gpus;
     }
     fit_limits_take(job->limits, job->gpus);

@@ -1484,10 +1484,8 @@ static int collect_nodes(lucidd *d, const char *partition, const slurm_node *sno
         if (job->rec.packed_with) {
             /* A released packed job asks the share GRES of its node, if any. */
             int k = find_node(names, out, count, job->rec.node_list);
-            if (k >= 0 && out[k].share_free > 0)
-                out[k].share_free = out[k].share_free > job->rec.gpus
-                                        ? out[k].share_free - job->rec.gpus
-                                        : 0;
+            if (k >= 0)
+                fit_share_take(&out[k].share_free, job->rec.gpus);
             continue;
         }
         /* Released, not yet running: its GPUs are promised. */

@@ -226,6 +226,12 @@ int fit_packing_safe(const char *task_plugin, const char *cgroup_conf, int host_
     return 1;
 }
 
+void fit_share_take(int *share_free, int gpus)
+{
+    if (*share_free >= 0)
+        *share_free = *share_free > gpus ? *share_free - gpus : 0;
+}
+
 int fit_pack_ok(int gpus_here, int slurm_free_gpus, int share_free, char *why, size_t size)
 {
     if (slurm_free_gpus < 1) {

@@ -74,6 +74,10 @@ typedef struct fit_request {
  * GRES request needs `gpus_here` free units.  1 yes; 0 no, `why` says. */
 int fit_pack_ok(int gpus_here, int slurm_free_gpus, int share_free, char *why, size_t size);
 
+/* `gpus` units of a node's share GRES taken by a packed job (never below 0;
+ * -1, the node has none, stays). */
+void fit_share_take(int *share_free, int gpus);
+
 /* Whether lucid may pack on this site at all, from Slurm's configuration:
  * `task_plugin` (TaskPlugin), `cgroup_conf` (cgroup.conf as the "Key =
  * Value" lines scontrol show config prints; NULL none) and `host_cgroup_v2`
