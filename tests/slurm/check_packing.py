@@ -126,6 +126,11 @@ with open(lab + "/sacct.txt") as f:
         if int(tres.get("billing", -1)) != int(tres.get("cpu", 0)) + 8 * gpus:
             err("sacct %s %s record: billing %s for %s CPUs and %d GPUs" %
                 (role, part, tres.get("billing"), tres.get("cpu"), gpus))
+        if role == "N1" and part == "main" and not state.startswith("CANCELLED"):
+            err("sacct N1 main record (job %s): %s, want CANCELLED (its owner's scancel)" %
+                (jid, state))
+        if role != "N1" and part == "main" and state != "COMPLETED":
+            err("sacct %s main record (job %s): %s, want COMPLETED" % (role, jid, state))
         seen.add((jid, part))
 for jid, (role, _) in jobs.items():
     for part in ("profiling", "main"):

@@ -7,6 +7,9 @@
 #             in main: profiled, then packed onto them, one pair per size;
 #   refused   R (2 GPUs; 23,000 MiB of GPU memory: with any partner more
 #             than one GPU's 24,576 MiB): profiled, then run on GPUs of its own.
+# Partners are root's; newcomers and R belong to lucidlab1 (an ordinary
+# user), submitted while lucidd is down (SIGKILLed after the partners
+# start, then restarted); lucidlab1 cancels N1 while it runs packed.
 # Every run's payload opens every GPU device file of its node and reports
 # which it could open (an allowed fake device answers ENXIO, a denied one
 # EPERM), CUDA_VISIBLE_DEVICES, SLURM_JOB_GPUS and LUCID_PACKED_GPUS.
@@ -68,36 +71,53 @@ chmod 755 "$LAB/payload.sh"
 export LUCID_LAB_DEV=$LAB/dev
 : >"$LAB/jobs.txt" >"$LAB/report.txt"
 
-sub() { # ROLE GPUS SECONDS GMEM_MIB TIME_LIMIT_MIN: records "id role gpus"
+chmod 777 "$LAB" "$LAB/out" "$LAB/gpu"
+chmod 666 "$LAB/report.txt"
+sub() { # USER ROLE GPUS SECONDS GMEM_MIB TIME_LIMIT_MIN: records "id role gpus"
     local id
-    id=$(cd "$LAB/out" && sbatch --parsable -o /dev/null --open-mode=append -p main -J "$1" \
-        --gres="gpu:$2" -t "$5" "$LAB/payload.sh" "$3" 20 "$4" "$LAB/report.txt" "$LAB/gpu" \
-        "$LAB/stop") || fail "sbatch $1 refused"
-    echo "${id%%;*} $1 $2" >>"$LAB/jobs.txt"
+    id=$(cd "$LAB/out" && runuser -u "$1" -- env SLURM_CONF="$SLURM_CONF" LUCID_LAB_DEV="$LUCID_LAB_DEV" \
+        sbatch --parsable -o /dev/null --open-mode=append -p main -J "$2" --gres="gpu:$3" -t "$6" \
+        "$LAB/payload.sh" "$4" 20 "$5" "$LAB/report.txt" "$LAB/gpu" "$LAB/stop") ||
+        fail "sbatch $2 refused"
+    echo "${id%%;*} $2 $3" >>"$LAB/jobs.txt"
 }
 id_of() { awk -v r="$1" '$2 == r {print $1}' "$LAB/jobs.txt"; }
 on_main() { [[ $(squeue -h -j "$1" -o '%T %P' 2>/dev/null) == "RUNNING main" ]]; }
 ended() { [[ -z $(squeue -h -j "$1" -o %T 2>/dev/null) ]]; }
 
-setsid "$BUILD/lucidd" --state "$LAB/lucid.db" --socket "$SOCK" --heartbeat "$LAB/heartbeat" \
-    --tick-ms 250 --profile-limit 3 --gpu-limit 8 --profiler-bypass off --packing on \
-    --metrics-test-dir "$LAB/gpu" --fairshare-weight 0 --release-timeout 20 \
-    </dev/null >>"$LAB/lucidd.log" 2>&1 &
-LUCIDD_PID=$!
-wait_until 20 "lucidd to answer" lucid status
+start_lucidd() {
+    setsid "$BUILD/lucidd" --state "$LAB/lucid.db" --socket "$SOCK" --heartbeat "$LAB/heartbeat" \
+        --tick-ms 250 --profile-limit 3 --gpu-limit 8 --profiler-bypass off --packing on \
+        --metrics-test-dir "$LAB/gpu" --fairshare-weight 0 --release-timeout 20 \
+        </dev/null >>"$LAB/lucidd.log" 2>&1 &
+    LUCIDD_PID=$!
+    wait_until 30 "lucidd to answer" lucid status
+}
+start_lucidd
 
 # Partners first (time limit 30 min: lucid's estimate, so the newcomers'
 # priorities, 5 min, are within 2x of theirs).
-for size in 4 2 1; do sub "P$size" "$size" 240 2000 30; done
+# Partners as root, newcomers as an ordinary user (lucidlab1).
+for size in 4 2 1; do sub root "P$size" "$size" 240 2000 30; done
 for size in 4 2 1; do wait_until 60 "P$size to run on main" on_main "$(id_of "P$size")"; done
-for size in 4 2 1; do sub "N$size" "$size" 15 2000 5; done
-sub R 2 15 23000 5
+# lucidd killed (SIGKILL) and restarted while the partners run: the pairs
+# form after the restart, from its state and Slurm's.
+{ kill -KILL "$LUCIDD_PID" && wait "$LUCIDD_PID"; } 2>/dev/null || true
+for size in 4 2 1; do sub lucidlab1 "N$size" "$size" 15 2000 5; done
+sub lucidlab1 R 2 15 23000 5
+start_lucidd
+# N1 is cancelled by its owner once it runs packed: its partner runs on.
+wait_until 60 "N1 to run packed on main" on_main "$(id_of N1)"
+runuser -u lucidlab1 -- env SLURM_CONF="$SLURM_CONF" scancel "$(id_of N1)" || fail "scancel N1"
 for role in N4 N2 N1 R; do wait_until 120 "$role to end" ended "$(id_of "$role")"; done
+on_main "$(id_of P1)" || fail "P1 stopped with its packed partner's cancel"
 lucid queue --all --json >"$LAB/queue.json"
 touch "$LAB/stop"
 for size in 4 2 1; do wait_until 30 "P$size to end" ended "$(id_of "P$size")"; done
 
-# Slurm's accounting of every run (slurmdbd may lag the end by a moment).
+# Slurm's accounting of every run (slurmdbd may lag the end by a moment);
+# check_packing.py reads N1's main record CANCELLED and P1's still running
+# at the cancel (it ends at the stop file).
 ids=$(awk '{print $1}' "$LAB/jobs.txt" | paste -sd,)
 sacct_all() {
     sacct -D -X -n -P -j "$ids" -o JobID,Partition,State,AllocTRES >"$LAB/sacct.txt" &&
