@@ -107,7 +107,11 @@ for size in 4 2 1; do sub lucidlab1 "N$size" "$size" 15 2000 5; done
 sub lucidlab1 R 2 15 23000 5
 start_lucidd
 # N1 is cancelled by its owner once it runs packed: its partner runs on.
+# Its payload's own start line is awaited too: a cancel before the payload
+# has run leaves no main run to check.
+ran_main() { grep -q "^run $1 main " "$LAB/report.txt"; }
 wait_until 60 "N1 to run packed on main" on_main "$(id_of N1)"
+wait_until 60 "N1's payload to start on main" ran_main "$(id_of N1)"
 runuser -u lucidlab1 -- env SLURM_CONF="$SLURM_CONF" scancel "$(id_of N1)" || fail "scancel N1"
 for role in N4 N2 N1 R; do wait_until 120 "$role to end" ended "$(id_of "$role")"; done
 on_main "$(id_of P1)" || fail "P1 stopped with its packed partner's cancel"
