@@ -102,7 +102,11 @@ int main(int argc, char **argv)
                             .gpu_limit = 0, .gpu_memory_mib = 24576, .score_sum = 2,
                             .priority_ratio = 2, .packing_mode = -1, .tick_ms = 500,
                             .default_estimate_s = 3600, .retrain_period_s = 604800,
-                            .min_history = 1000000000, .forget_ended_s = 3600};
+                            .min_history = 1000000000,
+                            /* a soak: a job leaves the table at the pass after
+                             * Slurm forgets it (the default hour would outlast
+                             * the run) */
+                            .forget_ended_s = age > 0 ? 0 : 3600};
     lucid_error err = {{0}};
     d.state = lucid_state_open(db, &err);
     d.metrics = lucid_gpumetrics_open_auto(dir);
@@ -113,7 +117,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "tick_latency: %s\n", err.msg);
         return 1;
     }
-    /* Every node busy with two 4-GPU jobs (adopted at the first tick). */
+    /* Times are the real clock's, as lucidd's own: submitted within the
+     * last two hours, the running jobs started within the last half hour
+     * (time limits of 1-600 min: some are past their estimates, most are
+     * not), ends and starts at the tick's time.  Every node busy with two
+     * 4-GPU jobs (adopted at the first tick). */
+    const time_t base = time(NULL);
     uint32_t id = 1;
     srand(42);
     for (int k = 1; k <= nodes; k++)
@@ -121,18 +130,27 @@ int main(int argc, char **argv)
             slurm_job *j = fake_submit(id, "u", 4, 4, 1);
             snprintf(j->req_nodes, sizeof j->req_nodes, "n%d", k);
             j->time_limit_min = (uint32_t)(1 + rand() % 600);
-            fake_run(id++, 1000);
+            j->submit_time = base - 7200;
+            fake_run(id++, base - 60 - rand() % 1800);
         }
     for (int i = 0; i < pending; i++) {
         static const int sizes[] = {1, 1, 1, 2, 2, 4, 4, 8, 8, 16, 32};
         int g = sizes[rand() % 11];
         slurm_job *j = fake_submit(id++, "u", g, g > 8 ? 8 : g, g > 8 ? g / 8 : 1);
         j->time_limit_min = (uint32_t)(1 + rand() % 600);
+        j->submit_time = base - rand() % 7200;
     }
+    /* The tick each job ended at (Slurm forgets it AGE ticks later). */
+    size_t max_id = 2 * (size_t)nodes + (size_t)pending + (size_t)ended + 4 * (size_t)ticks + 8;
+    int *ended_tick = malloc(max_id * sizeof *ended_tick);
+    if (!ended_tick)
+        return 1;
     for (int i = 0; i < ended; i++) { /* ran and ended before lucidd looked */
         slurm_job *j = fake_submit(id, "u", 1, 1, 1);
         j->held = 0;
-        fake_end(id++, SJ_COMPLETED, "COMPLETED", 900);
+        j->submit_time = base - 3600;
+        ended_tick[id] = -age - 1;
+        fake_end(id++, SJ_COMPLETED, "COMPLETED", base - 600);
     }
     engine_tick(&d); /* intake of everything: not timed */
     double *cpu = calloc((size_t)ticks, sizeof *cpu), *wall = calloc((size_t)ticks, sizeof *wall);
@@ -141,6 +159,7 @@ int main(int argc, char **argv)
     int neta = 0;
     long rss100 = -1;
     for (int t = 0; t < ticks; t++) {
+        const time_t now = time(NULL);
         /* The four running jobs that started first end (by start time,
          * then id). */
         for (int e = 0; e < 4; e++) {
@@ -154,19 +173,33 @@ int main(int argc, char **argv)
             }
             if (!first)
                 break;
-            fake_end(first->id, SJ_COMPLETED, "COMPLETED", 2000 + t);
+            ended_tick[first->id] = t;
+            fake_end(first->id, SJ_COMPLETED, "COMPLETED", now);
         }
         if (age > 0)
             for (int i = fake.njobs - 1; i >= 0; i--)
                 if ((fake.jobs[i].state == SJ_COMPLETED || fake.jobs[i].state == SJ_FAILED) &&
-                    fake.jobs[i].end_time <= 2000 + t - age)
+                    ended_tick[fake.jobs[i].id] <= t - age)
                     fake_purge(fake.jobs[i].id);
-        for (int i = 0; i < 4; i++)
-            fake_submit(id++, "u", 1 + rand() % 4, 1 + rand() % 4, 1)->time_limit_min = 60;
+        for (int i = 0; i < 4; i++) {
+            slurm_job *j = fake_submit(id++, "u", 1 + rand() % 4, 1 + rand() % 4, 1);
+            j->time_limit_min = 60;
+            j->submit_time = now;
+        }
         /* Jobs lucid released start at once, as Slurm would. */
         for (int i = 0; i < fake.njobs; i++)
             if (fake.jobs[i].state == SJ_PENDING && !fake.jobs[i].held && fake.jobs[i].req_nodes[0])
-                fake_run(fake.jobs[i].id, 2000 + t);
+                fake_run(fake.jobs[i].id, now);
+        /* The table's pass over ended jobs runs once a minute of the
+         * daemon's clock: every 120 ticks at the nominal 500 ms, however
+         * fast the ticks run here. */
+        if (t > 0 && t % 120 == 0)
+            d.forgot_at = 0;
+        /* The table's pass over ended jobs runs once a minute of the
+         * daemon's clock: every 120 ticks at the nominal 500 ms, however
+         * fast the ticks run here. */
+        if (t > 0 && t % 120 == 0)
+            d.forgot_at = 0;
         double c0 = clock_s(CLOCK_THREAD_CPUTIME_ID), w0 = clock_s(CLOCK_MONOTONIC);
         uint64_t runs = d.eta_runs;
         engine_tick(&d);
@@ -197,6 +230,7 @@ int main(int argc, char **argv)
            "RSS after 100 ticks %ld kB, at the end %ld kB (growth %ld kB)\n",
            listed, d.njobs, (unsigned long long)d.forgotten_jobs, rss100, rss_end,
            rss_end - rss100);
+    free(ended_tick);
     free(eta);
     free(eta_all);
     free(cpu);

@@ -290,19 +290,12 @@ int slurm_io_jobs_refresh(slurm_job_list *list, lucid_error *err)
         }
         return slurm_fail(err, "loading jobs", 0);
     }
-    /* The same array when the count is the same: no fresh pages per tick. */
-    slurm_job *jobs = list->jobs;
-    if (!jobs || (long)msg->record_count != list->count)
-        jobs = calloc(msg->record_count ? msg->record_count : 1, sizeof *jobs);
-    if (!jobs) {
+    if (slurm_job_list_reserve(list, (long)msg->record_count) < 0) {
         free_job_msg(msg);
         return lucid_error_set(err, "out of memory");
     }
-    if (jobs != list->jobs)
-        free(list->jobs);
     for (uint32_t i = 0; i < msg->record_count; i++)
-        read_job(&msg->job_array[i], &jobs[i]);
-    list->jobs = jobs;
+        read_job(&msg->job_array[i], &list->jobs[i]);
     list->count = (long)msg->record_count;
     list->last_update = msg->last_update;
     list->read_at = now;

@@ -8,6 +8,7 @@
 #define LUCIDD_SLURM_IO_H
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "fit.h"
@@ -94,6 +95,7 @@ long slurm_io_jobs(slurm_job **out, lucid_error *err);
 typedef struct slurm_job_list {
     slurm_job *jobs;    /* malloc'ed; in Slurm's order until the caller sorts them */
     long count;
+    long capacity;      /* entries allocated: kept between reads (see below) */
     time_t last_update; /* slurmctld's time of this listing; 0: never read */
     time_t read_at;     /* when it was read (local clock) */
     uint64_t reads;     /* listings read */
@@ -102,6 +104,27 @@ typedef struct slurm_job_list {
 
 /* 1 read anew (list replaced), 0 unchanged (list kept), -1 error (list kept). */
 int slurm_io_jobs_refresh(slurm_job_list *list, lucid_error *err);
+
+/* Room for n jobs in list->jobs, its entries undefined.  The array is kept
+ * between reads and grows with headroom: a listing of 12,000 jobs is 24 MB,
+ * and a fresh array for every read (its size changing by the jobs that
+ * arrived and left) was mapped and faulted in afresh each tick, more than
+ * half of a tick's CPU at that size (bench/tick_latency).  0, or -1 out of
+ * memory (the list as it was). */
+static inline int slurm_job_list_reserve(slurm_job_list *list, long n)
+{
+    if (n <= list->capacity && list->jobs)
+        return 0;
+    long cap = n + n / 4 + 16;
+    slurm_job *jobs = (slurm_job *)malloc((size_t)cap * sizeof *jobs);
+    if (!jobs)
+        return -1;
+    free(list->jobs);
+    list->jobs = jobs;
+    list->capacity = cap;
+    list->count = 0;
+    return 0;
+}
 void slurm_io_job_list_free(slurm_job_list *list);
 /* Nodes of the given partitions (comma list), in Slurm's node order;
  * *out malloc'ed.  `share_gres` names the count-only GRES that accounts
