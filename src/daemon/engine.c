@@ -141,10 +141,35 @@ void engine_free(lucidd *d)
     d->njobs = d->cap = d->nslots = 0;
 }
 
+/* Slurm taken as down: the API says so and the next ticks probe it. */
+static void slurm_down(lucidd *d)
+{
+    if (!d->slurm_down_since)
+        d->slurm_down_since = time(NULL);
+    d->slurm_up = 0;
+    d->slurm_errors++;
+}
+
+/* A call to slurmctld failed in the middle of a tick.  If slurmctld stopped
+ * answering, the tick makes no more calls (each would wait libslurm's
+ * connect retries, MessageTimeout - 1 s) and the next ticks probe it.
+ * 1 when Slurm is taken as down. */
+static int slurm_lost(lucidd *d)
+{
+    if (!d->slurm_up)
+        return 1;
+    if (slurm_io_reachable(REACH_TIMEOUT_MS))
+        return 0;
+    slurm_down(d);
+    return 1;
+}
+
 static void note_error(lucidd *d, const lucid_error *err)
 {
     snprintf(d->last_error, sizeof d->last_error, "%s", err->msg);
     lucidd_log_level(LOG_ERR, "%s", err->msg);
+    if (strncmp(err->msg, "slurm: ", 7) == 0)
+        slurm_lost(d);
 }
 
 /* Persists the job; a store failure is logged, the daemon keeps serving. */
@@ -429,6 +454,8 @@ static void push_comments(lucidd *d, double now_mono)
             snprintf(job->comment_sent, sizeof job->comment_sent, "%s", text);
             job->comment_at = now_mono;
             job->comment_phase = (int)job->rec.phase + 1;
+        } else if (slurm_lost(d)) {
+            break; /* slurmctld stopped answering: the rest at a later tick */
         }
         budget--;
     }
@@ -825,6 +852,8 @@ static void copy_request(lucidd_job *job, const slurm_job *sj)
 static void hold(lucidd *d, lucidd_job *job, const slurm_job *sj)
 {
     lucid_error err = {{0}};
+    if (!(sj->held && sj->admin_held) && !d->slurm_up)
+        return; /* slurmctld stopped answering in this tick: held at a later one */
     if ((sj->held && sj->admin_held) || slurm_io_admin_hold(sj->id, &err) == 0) {
         if (sj->id > d->intake_max)
             d->intake_max = sj->id;
@@ -954,7 +983,7 @@ static void intake_ended(lucidd *d, const slurm_job *sj)
 static void split_arrays(lucidd *d, const slurm_job *sjobs, long n)
 {
     int budget = SPLITS_PER_TICK;
-    for (long i = 0; i < n && budget > 0; i++) {
+    for (long i = 0; i < n && budget > 0 && d->slurm_up; i++) {
         const slurm_job *sj = &sjobs[i];
         if (!sj->array_tasks[0] || sj->state != SJ_PENDING || !managed(d, sj->partition))
             continue;
@@ -999,6 +1028,8 @@ static void split_arrays(lucidd *d, const slurm_job *sjobs, long n)
 static int maybe_stale(lucidd *d, const lucidd_job *job, double now_mono)
 {
     time_t now = time(NULL), started = 0;
+    if (!d->slurm_up)
+        return 1; /* slurmctld stopped answering in this tick: cannot tell */
     if (d->slurm_back_at > 0 && now_mono - d->slurm_back_at < GRACE_AFTER_OUTAGE_S &&
         job->slurm_start < d->outage_began)
         return 1;
@@ -1035,6 +1066,8 @@ static void profile_limit(lucidd *d, lucidd_job *job, double now_mono)
 
 static void finish_move(lucidd *d, lucidd_job *job, const slurm_job *sj)
 {
+    if (!d->slurm_up)
+        return; /* slurmctld stopped answering in this tick: moved at a later one */
     if (sj->state == SJ_RUNNING && strcmp(sj->partition, d->cfg.profiling_partition) == 0) {
         /* The requeue did not take (or its acknowledgement was lost before it was sent). */
         lucid_error err = {{0}};
@@ -1146,6 +1179,8 @@ static double release_timeout(const lucidd *d)
  * REASON, `lucid explain` and the AdminComment say. */
 static void take_back(lucidd *d, lucidd_job *job, const char *why, int limit, double now_mono)
 {
+    if (!d->slurm_up)
+        return; /* slurmctld stopped answering in this tick: tried again at a later one */
     int packed = job->rec.packed_with != 0;
     lucid_phase queue = job->rec.phase == LUCID_PHASE_PROFILING ? LUCID_PHASE_PROFILE_QUEUE
                                                                 : LUCID_PHASE_MAIN_QUEUE;
@@ -1637,7 +1672,7 @@ static void drop_unusable_reservations(lucidd *d)
 
 static void apply_results(lucidd *d, const decide_result *results, int n, int profiling)
 {
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n && d->slurm_up; i++) {
         lucidd_job *job = engine_find(d, results[i].id);
         if (!job)
             continue;
@@ -2584,6 +2619,8 @@ static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs, dou
     decide_profiling(waiting, nwaiting, profiler_order(d), nodes, nnodes, results);
     double profiling_s = monotonic_s() - t0;
     apply_results(d, results, nwaiting, 1);
+    if (!d->slurm_up)
+        goto done; /* slurmctld stopped answering: decided again next tick */
     double eta0 = thread_cpu_s();
     eta_clear_unpredictable(d);
     predict_queue(d, waiting, results, nwaiting, nodes, nnodes, 1, now_mono);
@@ -2793,12 +2830,10 @@ static int adopt_stored(lucidd *d, const slurm_job *sj)
 
 static void slurm_unreachable(lucidd *d, const lucid_error *err)
 {
-    if (d->slurm_up || d->ticks == 0)
-        note_error(d, err);
-    if (!d->slurm_down_since)
-        d->slurm_down_since = time(NULL);
-    d->slurm_up = 0;
-    d->slurm_errors++;
+    int was_up = d->slurm_up;
+    slurm_down(d);
+    if (was_up || d->ticks == 0)
+        note_error(d, err); /* logged once an outage, not once a tick */
 }
 
 /* A tick longer than this is logged with where its time went. */
@@ -2807,7 +2842,11 @@ static void slurm_unreachable(lucidd *d, const lucid_error *err)
 void engine_tick(lucidd *d)
 {
     lucid_error err = {{0}};
-    if (!slurm_io_reachable(REACH_TIMEOUT_MS)) {
+    /* Probed only while Slurm is not known to answer (the first tick, an
+     * outage): a probe is a connection that sends nothing, which slurmctld
+     * logs as an error ("Zero Bytes were transmitted"), and while it answers
+     * the tick's own calls tell (slurm_lost). */
+    if (!d->slurm_up && !slurm_io_reachable(REACH_TIMEOUT_MS)) {
         lucid_error_set(&err, "slurm: slurmctld does not accept connections");
         slurm_unreachable(d, &err);
         d->ticks++;
@@ -2883,7 +2922,7 @@ void engine_tick(lucidd *d)
             }
         }
     }
-    for (size_t i = 0; i < d->njobs; i++) {
+    for (size_t i = 0; i < d->njobs && d->slurm_up; i++) {
         lucidd_job *job = &d->jobs[i];
         /* An accounting that does not answer is asked once a tick, not once
          * a job: each try may wait for a connection timeout. */
@@ -2897,9 +2936,11 @@ void engine_tick(lucidd *d)
     read_limits(d, now_mono);
     order_values(d, now);
     stamp[2] = monotonic_s();
-    decide_and_apply(d, sjobs, n, now_mono);
+    if (d->slurm_up) /* not if slurmctld stopped answering earlier in this tick */
+        decide_and_apply(d, sjobs, n, now_mono);
     stamp[3] = monotonic_s();
-    push_comments(d, now_mono);
+    if (d->slurm_up)
+        push_comments(d, now_mono);
     stamp[4] = monotonic_s();
     flush(d);
     stamp[5] = monotonic_s();

@@ -197,6 +197,8 @@ int slurm_io_packing_safety(char *why, size_t size, lucid_error *err)
 
 static slurm_job *must(uint32_t id, lucid_error *err)
 {
+    if (++fake.job_calls == fake.down_at_call)
+        fake.up = 0; /* slurmctld stopped as this call was made */
     slurm_job *j = fake.up ? fake_job(id) : NULL;
     if (!j)
         lucid_error_set(err, "slurm: job %u: Invalid job id specified (fake)", id);
@@ -371,6 +373,7 @@ int slurm_io_in_hostlist(const char *list, const char *node)
 int slurm_io_reachable(int timeout_ms)
 {
     (void)timeout_ms;
+    fake.probes++;
     return fake.up;
 }
 

@@ -45,6 +45,9 @@ typedef struct fake_slurm {
     const char *qos_text;   /* what `sacctmgr show qos` prints (NULL: it fails) */
     const char *assoc_text; /* ... `show assoc` */
     int limits_starts;      /* sacctmgr runs started */
+    int probes;             /* slurm_io_reachable calls */
+    int job_calls;          /* calls on one job (hold, start, comment, ...), failed ones too */
+    int down_at_call;       /* > 0: slurmctld stops at this job call (it and all after fail) */
 } fake_slurm;
 
 extern fake_slurm fake;

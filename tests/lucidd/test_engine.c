@@ -462,6 +462,43 @@ static void ticks_go_on_while_slurmctld_is_down(void **state)
     assert_true(d.slurm_down_since > 0);
 }
 
+/* slurmctld stops in the middle of a tick (between the listing and the
+ * holds): the call that failed is the tick's last call to Slurm (each
+ * further one would wait libslurm's connect retries, MessageTimeout - 1 s),
+ * and the next ticks probe until it answers.  While Slurm answers there is
+ * no probe: slurmctld logs each one as an error. */
+static void slurmctld_lost_in_a_tick_ends_its_calls(void **state)
+{
+    (void)state;
+    engine_tick(&d); /* the first tick probes: Slurm is not known up yet */
+    engine_tick(&d);
+    engine_tick(&d);
+    assert_int_equal(fake.probes, 1);
+    assert_true(d.slurm_up);
+    for (uint32_t id = 1; id <= 3; id++)
+        fake_submit(id, "alice", 8, 8, 1);
+    fake.down_at_call = fake.job_calls + 2; /* hold 1 works, hold 2 meets a stopped slurmctld */
+    engine_tick(&d);
+    assert_true(fake_called("hold 1"));
+    assert_int_equal(fake.job_calls, fake.down_at_call); /* no hold 3, no start, no comment */
+    assert_false(d.slurm_up);
+    assert_true(d.slurm_down_since > 0);
+    assert_int_equal(fake.probes, 2); /* one, after the failed call */
+    int calls = fake.job_calls;
+    engine_tick(&d); /* down: a probe and nothing else */
+    assert_int_equal(fake.probes, 3);
+    assert_int_equal(fake.job_calls, calls);
+    fake.up = 1;
+    fake.down_at_call = 0;
+    engine_tick(&d); /* back: one probe, then the tick's work */
+    assert_int_equal(fake.probes, 4);
+    assert_true(d.slurm_up);
+    assert_true(fake_called("hold 2") && fake_called("hold 3"));
+    assert_true(fake_called("start 1 profiling p1"));
+    engine_tick(&d);
+    assert_int_equal(fake.probes, 4);
+}
+
 /* Start-time estimates, worked out by hand: n1 runs job 1 (8 GPUs,
  * estimate 3600 s, the default) since T, n2 job 9 (8 GPUs, 10,000 min: it
  * ends long after); job 2 (8 GPUs) waits.  With no ended job yet the ratio table answers its prior (0.25,
@@ -1429,6 +1466,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(arrays_split_and_resizes_reexamined, setup, teardown),
         cmocka_unit_test_setup_teardown(what_a_returning_lucidd_finds, setup, teardown),
         cmocka_unit_test_setup_teardown(ticks_go_on_while_slurmctld_is_down, setup, teardown),
+        cmocka_unit_test_setup_teardown(slurmctld_lost_in_a_tick_ends_its_calls, setup, teardown),
         cmocka_unit_test_setup_teardown(cpus_and_exclusive_decide_the_node, setup, teardown),
         cmocka_unit_test_setup_teardown(cpus_add_up_within_one_decision, setup, teardown),
         cmocka_unit_test_setup_teardown(typed_gpus_and_the_profiler, setup, teardown),

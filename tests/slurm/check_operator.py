@@ -842,8 +842,19 @@ class Check:
             return
         worst = None
         # A window in which lucidd was stopped on purpose (or restarted, which
-        # starts its counter again) says nothing about its tick rate.
+        # starts its counter again) says nothing about its tick rate; nor does
+        # the tick in flight when slurmctld stops: its failed call waits
+        # libslurm's connect retries or reply timeout, up to MessageTimeout
+        # (the ticks after it probe and keep their pace, which is checked).
         downs = self.lucid_down()
+        timeout = 10  # Slurm's default MessageTimeout
+        try:
+            for line in open(f"{self.lab}/etc/slurm.conf"):
+                if line.strip().lower().startswith("messagetimeout="):
+                    timeout = int(line.split("=", 1)[1])
+        except (OSError, ValueError):
+            pass
+        downs += [(t - 1, t + timeout + 2) for t, what, _ in self.events if what == "ctld-down"]
         for i, (t0, k0) in enumerate(pts):
             for t1, k1 in pts[i + 1:]:
                 if t1 - t0 < 4:
