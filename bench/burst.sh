@@ -22,11 +22,18 @@
 #   idle       main-GPU utilisation samples under 90 % while jobs waited
 #   ticks      lucidd's ticks per second during the run (lucid status)
 # Results go to OUT (default /tmp/lucid-burst): one folder per run.
+# HORIZON=S (environment) ends each run S seconds after the first
+# submission: whatever has not ended is cancelled there (a full run of the
+# default burst is about an hour per mode on 64 GPUs); then `started`, the
+# samples and the tick rate cover the horizon, `first` is the median over
+# every job with the unstarted ones counted as later than any start (printed
+# only when more than half started), and `lost` leaves out the cancelled.
 set -euo pipefail
 BUILD=$(cd "$1" && pwd)
 JOBS=${2:-2000} MIN_S=${3:-5} MAX_S=${4:-60}
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-/tmp/lucid-burst}
+HORIZON=${HORIZON:-0}
 mkdir -p "$OUT"
 
 source "$SRC/bench/lab_run.sh"
@@ -68,6 +75,10 @@ EOF
         used=$(sinfo -h -p main -N -O 'GresUsed:40' 2>/dev/null | grep -o 'gpu:[0-9]*' | cut -d: -f2 | awk '{s += $1} END {print s + 0}')
         echo "$(date +%s.%N) ${used:-0} $pending" >>"$lab/samples.txt"
         [[ -z $(squeue -h -r -o %A 2>/dev/null | head -1) ]] && break
+        if ((HORIZON > 0)) && python3 -c "import sys, time; sys.exit(time.time() - $t0 < $HORIZON)"; then
+            squeue -h -o %A | xargs -r scancel 2>/dev/null || true
+            break
+        fi
         sleep 5
     done
     local tend
@@ -86,9 +97,9 @@ EOF
         sleep 1
     done
     lab_run_down "$lab"
-    python3 - "$lab" "$mode" <<'EOF'
+    python3 - "$lab" "$mode" "$HORIZON" <<'EOF'
 import statistics, sys
-lab, mode = sys.argv[1], sys.argv[2]
+lab, mode, horizon = sys.argv[1], sys.argv[2], int(sys.argv[3])
 t0, t1 = map(float, open(f"{lab}/submit-window").read().split())
 first = {}
 for line in open(f"{lab}/payload.log"):
@@ -101,7 +112,9 @@ for line in open(f"{lab}/sacct.txt"):
         continue
     runs.setdefault(p[0], []).append((p[1].split()[0], p[2]))
 jobs = len(runs)
-lost = sum(1 for r in runs.values() if r[-1][0] != "COMPLETED")
+ended_ok = ("COMPLETED", "CANCELLED") if horizon else ("COMPLETED",)
+lost = sum(1 for r in runs.values() if r[-1][0] not in ended_ok)
+cancelled = sum(1 for r in runs.values() if r[-1][0] == "CANCELLED")
 twice = sum(1 for r in runs.values() if sum(1 for s, part in r if part == "main" and s != "REQUEUED") > 1)
 started = [t - t0 for t in first.values()]
 within = [sum(1 for s in started if s <= w) for w in (60, 120, 240)]
@@ -115,6 +128,9 @@ for line in open(f"{lab}/sacct.txt"):
         ts = datetime.strptime(p[3], "%Y-%m-%dT%H:%M:%S").timestamp()
         subs[p[0]] = min(subs.get(p[0], ts), ts)
 waits = [first[j] - subs[j] for j in first if j in subs]
+if horizon:  # the unstarted count as later than any start
+    waits += [float("inf")] * sum(1 for j in subs if j not in first)
+median = statistics.median_low(sorted(waits)) if waits else float("nan")
 idle = 0
 samples = 0
 for line in open(f"{lab}/samples.txt"):
@@ -125,8 +141,9 @@ for line in open(f"{lab}/samples.txt"):
 ticks0, ticks1, ts1, tend = map(float, open(f"{lab}/ticks").read().split())
 rate = (ticks1 - ticks0) / (tend - ts1) if mode == "lucid" and tend > ts1 else 0
 print(f"{mode:6s} jobs={jobs} submit={t1 - t0:.0f}s started<=60/120/240s={within[0]}/{within[1]}/{within[2]} "
-      f"first_start_median={statistics.median(waits) if waits else float('nan'):.1f}s lost={lost} twice={twice} "
-      f"util<90%_while_waiting={idle}/{samples} ticks/s={rate:.2f}")
+      f"first_start_median={median:.1f}s lost={lost} twice={twice} "
+      f"util<90%_while_waiting={idle}/{samples} ticks/s={rate:.2f}"
+      + (f" horizon={horizon}s started={len(first)} cancelled={cancelled}" if horizon else ""))
 EOF
 }
 
