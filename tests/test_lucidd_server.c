@@ -344,6 +344,29 @@ static void assert_exposition_valid(const char *reply)
     assert_true(nseen > 20);
 }
 
+/* --tick-ms is the decision period: a tick starts every 100 ms from the
+ * last one's start, whatever the tick's own time (60 ms here), so 2 s hold
+ * about 20 ticks; waiting 100 ms after each tick's end would give 12.5. */
+static void set_period_100ms(fixture *f)
+{
+    f->d.cfg.tick_ms = 100;
+}
+
+static void ticks_keep_their_period(void **unused)
+{
+    (void)unused;
+    fixture *f = start_with("lucidd_server_period", 1, 60, set_period_100ms);
+    char status[8192];
+    request(f, "{\"cmd\":\"status\"}\n", status, sizeof status);
+    double t0 = now_s(), k0 = (double)json_number(status, "ticks");
+    sleep_ms(2000);
+    request(f, "{\"cmd\":\"status\"}\n", status, sizeof status);
+    double rate = ((double)json_number(status, "ticks") - k0) / (now_s() - t0);
+    stop(f);
+    assert_true(rate > 8.0);  /* 10 a second; 7.1 with the wait after each tick */
+    assert_true(rate < 11.0); /* and no catching up */
+}
+
 static void clients_see_only_published_snapshots(void **unused)
 {
     (void)unused;
@@ -804,6 +827,7 @@ int main(void)
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(clients_see_only_published_snapshots),
+        cmocka_unit_test(ticks_keep_their_period),
         cmocka_unit_test(slow_clients_are_cut_off_others_answered),
         cmocka_unit_test(client_that_never_reads_is_dropped),
         cmocka_unit_test(connection_cap_holds),
