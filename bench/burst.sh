@@ -28,6 +28,7 @@
 # samples and the tick rate cover the horizon, `first` is the median over
 # every job with the unstarted ones counted as later than any start (printed
 # only when more than half started), and `lost` leaves out the cancelled.
+# MODES="lucid" (or "slurm") runs one mode only.
 set -euo pipefail
 BUILD=$(cd "$1" && pwd)
 JOBS=${2:-2000} MIN_S=${3:-5} MAX_S=${4:-60}
@@ -76,7 +77,14 @@ EOF
         echo "$(date +%s.%N) ${used:-0} $pending" >>"$lab/samples.txt"
         [[ -z $(squeue -h -r -o %A 2>/dev/null | head -1) ]] && break
         if ((HORIZON > 0)) && python3 -c "import sys, time; sys.exit(time.time() - $t0 < $HORIZON)"; then
-            squeue -h -o %A | xargs -r scancel 2>/dev/null || true
+            # Every job and array task by its own id, until none is left
+            # (lucidd splits arrays and requeues as it goes).
+            local try
+            for try in $(seq 30); do
+                [[ -z $(squeue -h -r -o %i 2>/dev/null | head -1) ]] && break
+                squeue -h -r -o %i | xargs -r scancel 2>/dev/null || true
+                sleep 1
+            done
             break
         fi
         sleep 5
@@ -97,9 +105,9 @@ EOF
         sleep 1
     done
     lab_run_down "$lab"
-    python3 - "$lab" "$mode" "$HORIZON" <<'EOF'
+    python3 - "$lab" "$mode" "$HORIZON" "$JOBS" <<'EOF'
 import statistics, sys
-lab, mode, horizon = sys.argv[1], sys.argv[2], int(sys.argv[3])
+lab, mode, horizon, njobs = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 t0, t1 = map(float, open(f"{lab}/submit-window").read().split())
 first = {}
 for line in open(f"{lab}/payload.log"):
@@ -128,8 +136,8 @@ for line in open(f"{lab}/sacct.txt"):
         ts = datetime.strptime(p[3], "%Y-%m-%dT%H:%M:%S").timestamp()
         subs[p[0]] = min(subs.get(p[0], ts), ts)
 waits = [first[j] - subs[j] for j in first if j in subs]
-if horizon:  # the unstarted count as later than any start
-    waits += [float("inf")] * sum(1 for j in subs if j not in first)
+if horizon:  # the unstarted (not all in sacct: a job cancelled held never was eligible) last
+    waits += [float("inf")] * max(0, njobs - len(waits))
 median = statistics.median_low(sorted(waits)) if waits else float("nan")
 idle = 0
 samples = 0
@@ -143,9 +151,10 @@ rate = (ticks1 - ticks0) / (tend - ts1) if mode == "lucid" and tend > ts1 else 0
 print(f"{mode:6s} jobs={jobs} submit={t1 - t0:.0f}s started<=60/120/240s={within[0]}/{within[1]}/{within[2]} "
       f"first_start_median={median:.1f}s lost={lost} twice={twice} "
       f"util<90%_while_waiting={idle}/{samples} ticks/s={rate:.2f}"
-      + (f" horizon={horizon}s started={len(first)} cancelled={cancelled}" if horizon else ""))
+      + (f" horizon={horizon}s started={sum(1 for s in started if s <= horizon)} cancelled={cancelled}" if horizon else ""))
 EOF
 }
 
-run lucid lucid | tee "$OUT/result-lucid.txt"
-run slurm slurm | tee "$OUT/result-slurm.txt"
+for mode in ${MODES:-lucid slurm}; do
+    run "$mode" "$mode" | tee "$OUT/result-$mode.txt"
+done

@@ -20,9 +20,17 @@
 #   4. The profiler: A's PA (1 GPU) is passed over, B's PB (1 GPU, after PA
 #      in the profiler's order) is profiled at once.
 #   5. A1 and A2 end: A3 and PA start.
-# Then from sacct: A never ran more than 4 GPUs at once, A3 started only
-# after A1 or A2 ended, B1 and PB within 10 s of their submission; lucid
-# took nothing back (no release Slurm refused).
+#   6. The site's QOS priority in lucid's order (the lab weighs QOS,
+#      PriorityWeightQOS=2000; lucidd's --qos-weight then defaults to 2):
+#      the limit lifted, a QOS `high` (Priority=100) for A; with both main
+#      nodes full, B's LOW (8 GPUs, 5 min: 2,400 in lucid's order) waits
+#      ahead of A's HIGH (8 GPUs, 10 min, --qos=high: 4,800 x 10^-2 = 48).
+#      When one node frees, HIGH starts and LOW waits (without the QOS
+#      factor LOW would go first).
+# Then from sacct: A never ran more than 4 GPUs at once under QOS normal,
+# A3 started only after A1 or A2 ended, B1 and PB within 10 s of their
+# submission, HIGH before LOW; lucid took nothing back (no release Slurm
+# refused).
 set -euo pipefail
 SRC=$1 BUILD=$2
 LAB=$BUILD/lab-limits
@@ -139,11 +147,40 @@ touch "$LAB/stop-A3" "$LAB/stop-B1" "$LAB/stop-PA" "$LAB/stop-PB"
 for r in A1 A2 A3 B1 PA PB; do wait_until 60 "$r to end" gone "$(id_of $r)"; done
 echo "lucidd_limits: jobs done $((SECONDS - T0)) s after A1's submission"
 
+# 6. QOS priority.
+sacctmgr -i modify qos normal set MaxTRESPerUser=gres/gpu=-1 >/dev/null || fail "sacctmgr lift the limit"
+sacctmgr -i add qos high Priority=100 >/dev/null || fail "sacctmgr add qos high"
+sacctmgr -i modify user where name=lucidlab1 set qos+=high >/dev/null || fail "sacctmgr give lucidlab1 qos high"
+# Not before lucidd reads it: an 8-GPU job over the old limit is handed back for good.
+wait_until 40 "lucidd to read the lifted limit" grep -q "the site sets no GPU limits" "$LAB/lucidd.log"
+sub lucidlab2 F1 --gres=gpu:8 -t 10
+sub lucidlab2 F2 --gres=gpu:8 -t 10
+wait_until 30 "F1 to run" on "$(id_of F1)" main
+wait_until 30 "F2 to run" on "$(id_of F2)" main
+sub lucidlab2 LOW --gres=gpu:8 -t 5
+sub lucidlab1 HIGH --gres=gpu:8 -t 10 --qos=high
+# lucid's factor for a job's QOS: its priority over the site's largest (1 for high).
+qos_factor() {
+    lucid queue --all --json 2>/dev/null | python3 -c '
+import json, sys
+for j in json.load(sys.stdin).get("jobs", []):
+    if str(j.get("job")) == sys.argv[1]:
+        sys.exit(0 if j.get("qos") == "high" and j.get("qos_factor") == 1 else 1)
+sys.exit(1)' "$1"
+}
+wait_until 40 "lucid to read HIGH's QOS priority" qos_factor "$(id_of HIGH)"
+touch "$LAB/stop-F1"
+wait_until 30 "HIGH to start on the freed node" on "$(id_of HIGH)" main
+[[ $(squeue -h -j "$(id_of LOW)" -o %T) == PENDING ]] ||
+    fail "LOW left the queue with HIGH: $(squeue -h -j "$(id_of LOW)" -o '%T %r')"
+touch "$LAB/stop-F2" "$LAB/stop-HIGH" "$LAB/stop-LOW"
+for r in F1 F2 HIGH LOW; do wait_until 60 "$r to end" gone "$(id_of $r)"; done
+
 # slurmdbd takes in the jobs' records asynchronously (a job it has not
 # heard the start of yet is named "allocation"): wait for all of them.
 read_sacct() {
     sacct -X --duplicates -n -P -j "$(awk '{print $1}' "$LAB/jobs.txt" | paste -sd,)" \
-        -o JobID,JobName,User,State,Partition,AllocTRES,Submit,Start,End >"$LAB/sacct.txt" &&
+        -o JobID,JobName,User,State,Partition,AllocTRES,Submit,Start,End,QOS >"$LAB/sacct.txt" &&
         awk -F'|' 'NR == FNR {role[$1] = $2; next}
                    $2 == role[$1] && $5 != "" && $4 !~ /^(PENDING|RUNNING|REQUEUED)/ {ok[$1] = 1}
                    END {for (id in role) if (!(id in ok)) exit 1}' \
@@ -163,16 +200,16 @@ def gpus(tres):
     return 0
 runs = []
 for line in open(sys.argv[1]):
-    jid, name, user, state, part, tres, sub, start, end = line.rstrip("\n").split("|")
+    jid, name, user, state, part, tres, sub, start, end, qos = line.rstrip("\n").split("|")
     if tres and t(start) is not None:  # a cancelled pending job has a start, no TRES
         runs.append(dict(name=name, user=user, part=part, gpus=gpus(tres), sub=t(sub),
-                         start=t(start), end=t(end) or 1e18))
+                         start=t(start), end=t(end) or 1e18, qos=qos))
 bad = []
 first = lambda n: min((r for r in runs if r["name"] == n), key=lambda r: r["start"], default=None)
 for n in ("BIG",):
     if first(n):
         bad.append(f"{n} ran")
-a = [r for r in runs if r["user"] == "lucidlab1"]
+a = [r for r in runs if r["user"] == "lucidlab1" and r["qos"] == "normal"]
 for r in a:  # A's GPUs at each start of one of A's runs
     at = sum(o["gpus"] for o in a if o["start"] <= r["start"] < o["end"])
     if at > 4:
@@ -184,6 +221,9 @@ for n in ("B1", "PB"):
     r = first(n)
     if not r or r["start"] - r["sub"] > 10:
         bad.append(f"{n} did not start within 10 s of its submission")
+high, low = first("HIGH"), first("LOW")
+if not (high and low) or high["start"] >= low["start"]:
+    bad.append("HIGH (QOS high) did not start before LOW")
 pb = first("PB")
 if pb and pb["part"] != "profiling":
     bad.append("PB's first run was not in the profiler")
