@@ -489,13 +489,31 @@ class Check:
                     continue
                 j = lucid.get(jid)
                 if j is None:
+                    # Missing from lucid's list in three snapshots in a row
+                    # (1.5 s) with four lucid ticks published since the first
+                    # of them: the same rule as a lasting disagreement below.
+                    # A tick slowed by a loaded machine (a fresh lucidd's
+                    # first ticks on a machine running other labs) delays the
+                    # listing without losing the job.  A lucidd restarted in
+                    # between counts its ticks from its own start.
                     if s["state"] not in SLURM_FINAL:
-                        missing[jid] = missing.get(jid, 0) + 1
-                        if missing[jid] == 3:
+                        k = snap.get("ticks")
+                        if jid not in missing:
+                            missing[jid] = [0, k]
+                        missing[jid][0] += 1
+                        k0 = missing[jid][1]
+                        if isinstance(k0, int) and isinstance(k, int):
+                            seen_ticks = k - k0 if k >= k0 else k
+                        else:
+                            seen_ticks = 99
+                        if missing[jid][0] >= 3 and seen_ticks >= 4 and len(missing[jid]) == 2:
+                            missing[jid].append(True)  # reported once per streak
                             self.err("phases", f"job {jid} ({self.role(jid)}): Slurm lists it {s['state']} "
-                                     f"but lucid does not list it (3 snapshots, t={snap['t0']:.1f})")
+                                     f"but lucid does not list it ({missing[jid][0]} snapshots, "
+                                     f"{'?' if seen_ticks == 99 else seen_ticks} lucid ticks since the first, "
+                                     f"t={snap['t0']:.1f})")
                     continue
-                missing[jid] = 0
+                missing.pop(jid, None)
                 ok = self.ALLOWED.get(j["phase"], lambda s: False)(s)
                 if ok:
                     streak[jid] = 0
