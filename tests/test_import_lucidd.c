@@ -12,6 +12,8 @@
 #ifdef LUCID_HAVE_STATE
 #include <limits.h>
 
+#include <sqlite3.h>
+
 #include "lucid/import.h"
 #include "lucid/state.h"
 
@@ -204,10 +206,77 @@ static void lucidd_and_sacct_agree(void **state)
     lucid_import_free(&from_sacct);
 }
 
+/* Jobs Slurm requeued from main (a node failure under --requeue): the
+ * runs it cut short are in the history.  Job 1, unprofiled, first ran
+ * t+100 to t+300 (cut, 200 s) and again t+400 to t+1000: 800 s of runs
+ * from t+100, 200 s earlier.  Job 2, profiled t+100 to its move at t+160,
+ * ran on main t+200 to t+250 (cut, 50 s), then cancelled at t+500 while
+ * waiting again (main_start 0): 60 + 50 s from t+100, all earlier.  A
+ * database from before schema 5 (no such columns) reads as no cut run. */
+static void requeued_main_runs(void **state)
+{
+    (void)state;
+    char db[640];
+    lucid_error err;
+    lucid_state *st = new_db("import_lucidd_requeue", db, sizeof db);
+    const int64_t t = 1700000000;
+    put_at(st, 1, t + 10, LUCID_PHASE_DONE, 2, 0, 0, 0.0, t + 400, t + 1000);
+    put_at(st, 2, t + 20, LUCID_PHASE_FAILED, 1, t + 100, t + 160, 60.0, 0, t + 500);
+    lucid_job_record job;
+    assert_int_equal(lucid_state_get_job(st, 1, &job, &err), 1);
+    job.main_first_start = t + 100;
+    job.main_earlier_s = 200;
+    assert_int_equal(lucid_state_put_job(st, &job, &err), 0);
+    assert_int_equal(lucid_state_get_job(st, 2, &job, &err), 1);
+    job.main_first_start = t + 200;
+    job.main_earlier_s = 50;
+    assert_int_equal(lucid_state_put_job(st, &job, &err), 0);
+    lucid_state_close(st);
+
+    for (int old_schema = 0; old_schema < 2; old_schema++) {
+        if (old_schema) {
+            sqlite3 *raw = NULL;
+            assert_int_equal(sqlite3_open(db, &raw), SQLITE_OK);
+            assert_int_equal(sqlite3_exec(raw,
+                                          "ALTER TABLE jobs DROP COLUMN main_first_start;"
+                                          "ALTER TABLE jobs DROP COLUMN main_earlier_s;",
+                                          NULL, NULL, NULL),
+                             SQLITE_OK);
+            sqlite3_close(raw);
+        }
+        lucid_import imp;
+        lucid_import_init(&imp, lucid_import_find("lucidd"));
+        lucid_import_options opt = {.since = INT64_MIN, .until = INT64_MAX};
+        lucid_import_window win = {INT64_MIN, INT64_MAX, INT64_MIN};
+        const char *paths[] = {db};
+        assert_int_equal(lucid_import_lucidd(&imp, paths, 1, &opt, &err), 0);
+        assert_int_equal(lucid_import_finish(&imp, &win, &err), 0);
+        char *text = NULL;
+        size_t len = 0;
+        FILE *out = open_memstream(&text, &len);
+        assert_non_null(out);
+        assert_int_equal(lucid_import_write_trace(&imp, &win, out), 0);
+        fclose(out);
+        /* Origin = job 1's submit (t+10). */
+        if (!old_schema) {
+            assert_non_null(strstr(text, "\n1,u1,lucidd,2,4,done,0,800,90,200,"));
+            assert_non_null(strstr(text, "\n2,u0,lucidd,1,4,failed,10,110,90,110,"));
+        } else {
+            /* Only the last main run: job 1 600 s from t+400; job 2 its
+             * profiling run (earlier: it left the profiler). */
+            assert_non_null(strstr(text, "\n1,u1,lucidd,2,4,done,0,600,390,0,"));
+            assert_non_null(strstr(text, "\n2,u0,lucidd,1,4,failed,10,60,90,60,"));
+        }
+        free(text);
+        lucid_import_free(&imp);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(history_to_trace),
-                                       cmocka_unit_test(lucidd_and_sacct_agree)};
+                                       cmocka_unit_test(lucidd_and_sacct_agree),
+                                       cmocka_unit_test(requeued_main_runs)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
 #else

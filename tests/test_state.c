@@ -278,8 +278,9 @@ static void corrupted_database_is_a_clear_error(void **state)
 
 /* A model's version, training rows and file text survive a reopen; a
  * schema-1 database (no job CPUs, no model rows or files) is upgraded in
- * place, through 2 and 3 to 4 (a backfill reservation's start), with its
- * jobs kept. */
+ * place, through 2 and 3 to 4 (a backfill reservation's start) and 5 (a
+ * requeued job's first main start and earlier main runs), with its jobs
+ * kept. */
 static void model_files_and_schema_upgrade(void **state)
 {
     (void)state;
@@ -320,8 +321,13 @@ static void model_files_and_schema_upgrade(void **state)
     assert_string_equal(job.outcome, "");
     assert_true(job.profiled_s == 0);
     assert_int_equal(job.reserved_since, 0); /* schema 4's */
+    /* Schema 5's: the first main start is the one main start schema 4 kept. */
+    assert_int_equal(job.main_first_start, 110);
+    assert_int_equal(job.main_earlier_s, 0);
     job.cpus = 12;
     job.reserved_since = 1700000123;
+    job.main_first_start = 90;
+    job.main_earlier_s = 15;
     snprintf(job.outcome, sizeof job.outcome, "completed");
     snprintf(job.ended_in, sizeof job.ended_in, "main");
     snprintf(job.gpu_request, sizeof job.gpu_request, "tpn=gres:gpu:2");
@@ -344,6 +350,8 @@ static void model_files_and_schema_upgrade(void **state)
     assert_true(job.profiled_s == 2.75);
     assert_int_equal(job.user_hold, 1);
     assert_int_equal(job.reserved_since, 1700000123);
+    assert_int_equal(job.main_first_start, 90);
+    assert_int_equal(job.main_earlier_s, 15);
     lucid_model_version back;
     char *body = NULL;
     assert_int_equal(lucid_state_load_model(db, "duration", &back, &body, &err), 1);

@@ -74,6 +74,12 @@ typedef struct lucid_job_record {
     int64_t reserved_since; /* backfill: when it was first given the reservation it holds
                              * (UTC s; 0 none).  Kept until it starts, across restarts:
                              * a reservation once given is kept (docs/live.md) */
+    /* Main runs Slurm cut short (a node failure under --requeue, an
+     * operator's requeue): main_start is the last run's start, these keep
+     * the history the accounting needs.  main_first_start: the first start
+     * on main (0 = never); main_earlier_s: seconds of the main runs before
+     * the last one. */
+    int64_t main_first_start, main_earlier_s;
 } lucid_job_record;
 
 typedef struct lucid_decision_record {

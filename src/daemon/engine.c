@@ -552,6 +552,8 @@ static void finish(lucidd *d, lucidd_job *job, const char *outcome, time_t start
         job->rec.main_start = start; /* released outside lucid and done within a tick */
         snprintf(where, sizeof where, "main");
     }
+    if (!job->rec.main_first_start && job->rec.main_start)
+        job->rec.main_first_start = job->rec.main_start;
     lucid_phase phase = !completed     ? LUCID_PHASE_FAILED
                         : in_profiler ? LUCID_PHASE_DONE_IN_PROFILER
                                       : LUCID_PHASE_DONE;
@@ -1114,6 +1116,8 @@ static void note_start(lucidd *d, lucidd_job *job, const slurm_job *sj)
     job->slurm_start = sj->start_time;
     if (job->rec.phase == LUCID_PHASE_RUNNING || job->rec.phase == LUCID_PHASE_HANDED_BACK) {
         job->rec.main_start = sj->start_time;
+        if (!job->rec.main_first_start)
+            job->rec.main_first_start = sj->start_time;
         job->rec.runs++;
         if (job->rec.packed_with && partner_gone(d, job)) {
             /* Too late to hold it again: it runs alone on GPUs Slurm counts
@@ -1256,6 +1260,25 @@ static void resized(lucidd *d, lucidd_job *job, const slurm_job *sj)
     save(d, job);
 }
 
+/* Slurm requeued a job that ran on main (a node failure under --requeue, an
+ * operator's requeue): the run it cut short stays in the job's history
+ * (main_first_start, main_earlier_s: what sacct --duplicates keeps as an
+ * earlier record), and main_start waits for the next start.  The run ended
+ * when Slurm says, or now if Slurm gives no end within the run. */
+static void main_run_cut(lucidd_job *job, const slurm_job *sj, time_t now)
+{
+    int64_t start = job->rec.main_start;
+    if (start <= 0)
+        return;
+    int64_t end = sj->end_time > start && sj->end_time <= now ? (int64_t)sj->end_time : (int64_t)now;
+    if (end > start)
+        job->rec.main_earlier_s += end - start;
+    if (!job->rec.main_first_start)
+        job->rec.main_first_start = start;
+    job->rec.main_start = 0;
+    job->dirty = 1;
+}
+
 static void track(lucidd *d, lucidd_job *job, const slurm_job *sj, const slurm_job *sjobs, long n,
                   time_t now, double now_mono, int continuous)
 {
@@ -1327,6 +1350,8 @@ static void track(lucidd *d, lucidd_job *job, const slurm_job *sj, const slurm_j
         break;
     case LUCID_PHASE_RUNNING:
     case LUCID_PHASE_HANDED_BACK:
+        if (sj->state != SJ_RUNNING && sj->restarts > job->restarts_seen)
+            main_run_cut(job, sj, now);
         if (sj->state == SJ_RUNNING)
             note_start(d, job, sj);
         else if (sj->restarts > job->restarts_seen && job->rec.phase == LUCID_PHASE_RUNNING &&

@@ -286,6 +286,10 @@ static void job_extra(json_t *obj, const lucidd_job *job)
                         reason ? reason : json_string(ascii_copy(job->slurm_reason, safe, sizeof safe)));
     json_object_set_new(obj, "user_hold", json_boolean(r->user_hold));
     json_object_set_new(obj, "profiled_s", json_real(r->profiled_s));
+    /* A job Slurm requeued from main: its first start there (UTC s, 0 =
+     * never) and the seconds of the runs cut short (main_start is the last). */
+    json_object_set_new(obj, "main_first_start", json_integer((json_int_t)r->main_first_start));
+    json_object_set_new(obj, "main_earlier_s", json_integer((json_int_t)r->main_earlier_s));
     /* The site's factors in the queue's order (like sprio): Slurm's
      * fair-share factor of its association (-1 unknown) and the value the
      * queue is ordered by (lucid's priority x the factors, lower first). */

@@ -11,7 +11,7 @@
 
 #include "lucid/util.h"
 
-#define STATE_SCHEMA_VERSION 4
+#define STATE_SCHEMA_VERSION 5
 
 struct lucid_state {
     sqlite3 *db;
@@ -64,7 +64,8 @@ static const char schema[] =
     " reason TEXT NOT NULL, runs INTEGER NOT NULL, cpus INTEGER NOT NULL DEFAULT 0,"
     " outcome TEXT NOT NULL DEFAULT '', ended_in TEXT NOT NULL DEFAULT '',"
     " profiled_s REAL NOT NULL DEFAULT 0, user_hold INTEGER NOT NULL DEFAULT 0,"
-    " gpu_request TEXT NOT NULL DEFAULT '', reserved_since INTEGER NOT NULL DEFAULT 0);"
+    " gpu_request TEXT NOT NULL DEFAULT '', reserved_since INTEGER NOT NULL DEFAULT 0,"
+    " main_first_start INTEGER NOT NULL DEFAULT 0, main_earlier_s INTEGER NOT NULL DEFAULT 0);"
     "CREATE TABLE IF NOT EXISTS phases(job_id INTEGER NOT NULL, phase TEXT NOT NULL,"
     " at INTEGER NOT NULL);"
     "CREATE INDEX IF NOT EXISTS phases_job ON phases(job_id);"
@@ -213,6 +214,16 @@ static int check_schema_version(lucid_state *state, lucid_error *err)
                  "UPDATE meta SET value = '4' WHERE key = 'schema';",
                  "upgrading the schema from version 3", err) < 0)
             return -1;
+        version = 4;
+    }
+    if (version == 4) { /* version 4 kept only the last main run of a job Slurm requeued */
+        if (exec(state,
+                 "ALTER TABLE jobs ADD COLUMN main_first_start INTEGER NOT NULL DEFAULT 0;"
+                 "ALTER TABLE jobs ADD COLUMN main_earlier_s INTEGER NOT NULL DEFAULT 0;"
+                 "UPDATE jobs SET main_first_start = main_start;"
+                 "UPDATE meta SET value = '5' WHERE key = 'schema';",
+                 "upgrading the schema from version 4", err) < 0)
+            return -1;
         return 0;
     }
     if (version != STATE_SCHEMA_VERSION)
@@ -338,8 +349,9 @@ static int write_job(lucid_state *state, const lucid_job_record *job, lucid_erro
         "INSERT OR REPLACE INTO jobs(job_id, user, name, partition, gpus, nodes, submit_time,"
         " phase, phase_since, profile_start, main_start, end_time, estimate_s, priority,"
         " sharing_score, packed_with, node_list, gpu_list, reason, runs, cpus, outcome,"
-        " ended_in, profiled_s, user_hold, gpu_request, reserved_since)"
-        " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        " ended_in, profiled_s, user_hold, gpu_request, reserved_since, main_first_start,"
+        " main_earlier_s)"
+        " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         err);
     if (!stmt)
         return -1;
@@ -371,6 +383,8 @@ static int write_job(lucid_state *state, const lucid_job_record *job, lucid_erro
     sqlite3_bind_int(stmt, k++, job->user_hold);
     sqlite3_bind_text(stmt, k++, job->gpu_request, -1, SQLITE_STATIC);
     sqlite3_bind_int64(stmt, k++, job->reserved_since);
+    sqlite3_bind_int64(stmt, k++, job->main_first_start);
+    sqlite3_bind_int64(stmt, k++, job->main_earlier_s);
     if (run_done(state, stmt, "writing a job", err) < 0)
         return -1;
     if (!found || old.phase != job->phase)
@@ -392,7 +406,7 @@ static const char job_columns[] =
     "SELECT job_id, user, name, partition, gpus, nodes, submit_time, phase, phase_since,"
     " profile_start, main_start, end_time, estimate_s, priority, sharing_score, packed_with,"
     " node_list, gpu_list, reason, runs, cpus, outcome, ended_in, profiled_s, user_hold,"
-    " gpu_request, reserved_since FROM jobs";
+    " gpu_request, reserved_since, main_first_start, main_earlier_s FROM jobs";
 
 static int read_job(lucid_state *state, sqlite3_stmt *stmt, lucid_job_record *job,
                     lucid_error *err)
@@ -429,6 +443,8 @@ static int read_job(lucid_state *state, sqlite3_stmt *stmt, lucid_job_record *jo
     job->user_hold = sqlite3_column_int(stmt, k++);
     copy_text(job->gpu_request, sizeof job->gpu_request, sqlite3_column_text(stmt, k++));
     job->reserved_since = sqlite3_column_int64(stmt, k++);
+    job->main_first_start = sqlite3_column_int64(stmt, k++);
+    job->main_earlier_s = sqlite3_column_int64(stmt, k++);
     return 0;
 }
 

@@ -8,8 +8,10 @@
  * accounting keeps (sacct --duplicates, joined the same way by
  * import_sacct.c): the submit time is the user's own, first_start the
  * first run's start (the profiling run's, if any), and the duration the
- * run time of the profiling run plus the main run, with the profiling run
- * also in earlier_runs when the job left the profiler.  The profiling run
+ * run time of the profiling run plus the main runs, with the profiling run
+ * and any main run Slurm cut short by a requeue (a node failure under
+ * --requeue: lucidd's main_first_start and main_earlier_s, schema 5) also
+ * in earlier_runs when the job left the profiler.  The profiling run
  * ends where lucidd moved the job (its first `moving` phase), else after
  * the profiling time lucidd measured.  The profile lucidd measured (GPU
  * utilisation, memory) becomes the trace's gpu_util, gmem_util and gmem
@@ -32,25 +34,34 @@ static const char *text_or_empty(sqlite3_stmt *stmt, int col)
 }
 
 /* A job's runs from its record: the profiling run (profile_start to its
- * move, or to the end for a job that ended in the profiler) and the main
- * run (main_start to the end). */
+ * move, or to the end for a job that ended in the profiler), the main runs
+ * Slurm cut short by a requeue (main_first_start, main_earlier_s seconds)
+ * and the last main run (main_start to the end). */
 typedef struct lucidd_runs {
     int64_t first_start, duration, earlier; /* first_start 0: it never ran */
 } lucidd_runs;
 
 static lucidd_runs runs_of(int64_t prof, int64_t moved, double profiled_s, int64_t main_start,
-                           int64_t end)
+                           int64_t main_first, int64_t main_earlier, int64_t end)
 {
-    lucidd_runs r = {prof > 0 ? prof : main_start, 0, 0};
+    if (main_first <= 0 || (main_start > 0 && main_first > main_start))
+        main_first = main_start;
+    if (main_earlier < 0)
+        main_earlier = 0;
+    lucidd_runs r = {prof > 0 ? prof : main_first, 0, 0};
     if (prof > 0) {
-        int left = moved > 0 || main_start > 0; /* the job left the profiler */
-        int64_t until = moved > 0 ? moved : main_start > 0 ? prof + (int64_t)(profiled_s + 0.5)
+        int left = moved > 0 || main_first > 0; /* the job left the profiler */
+        int64_t until = moved > 0 ? moved : main_first > 0 ? prof + (int64_t)(profiled_s + 0.5)
                                                            : end;
         if (end > 0 && until > end)
             until = end;
         int64_t profile_run = until > prof ? until - prof : 0;
         r.duration += profile_run;
         r.earlier = left ? profile_run : 0;
+    }
+    if (main_first > 0 && main_earlier > 0) {
+        r.duration += main_earlier;
+        r.earlier += main_earlier;
     }
     if (main_start > 0 && end > main_start)
         r.duration += end - main_start;
@@ -75,17 +86,28 @@ int lucid_import_lucidd(lucid_import *imp, const char *const *paths, int npaths,
         sqlite3 *db = NULL;
         sqlite3_stmt *stmt = NULL;
         int rc = 0;
-        /* Read-only: a trace import never writes the daemon's database. */
-        if (sqlite3_open_v2(paths[i], &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
-            sqlite3_prepare_v2(db,
-                               "SELECT j.job_id, j.user, j.gpus, j.cpus, j.submit_time, j.phase,"
-                               " j.profile_start, j.main_start, j.end_time,"
-                               " p.gpu_util, p.gmem_mib, p.gmem_util, j.profiled_s,"
-                               " (SELECT MIN(ph.at) FROM phases ph WHERE ph.job_id = j.job_id"
-                               "  AND ph.phase = 'moving' AND ph.at >= j.profile_start)"
-                               " FROM jobs j LEFT JOIN profiles p ON p.job_id = j.job_id"
-                               " ORDER BY j.job_id",
-                               -1, &stmt, NULL) != SQLITE_OK)
+        /* Read-only: a trace import never writes the daemon's database.  A
+         * database older than schema 5 has no history of main runs Slurm
+         * requeued: read as none. */
+        int opened = sqlite3_open_v2(paths[i], &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK;
+        int requeues = 0;
+        if (opened) {
+            sqlite3_stmt *probe = NULL;
+            requeues = sqlite3_prepare_v2(db, "SELECT main_first_start, main_earlier_s FROM jobs",
+                                          -1, &probe, NULL) == SQLITE_OK;
+            sqlite3_finalize(probe);
+        }
+        char sql[640];
+        snprintf(sql, sizeof sql,
+                 "SELECT j.job_id, j.user, j.gpus, j.cpus, j.submit_time, j.phase,"
+                 " j.profile_start, j.main_start, j.end_time,"
+                 " p.gpu_util, p.gmem_mib, p.gmem_util, j.profiled_s,"
+                 " (SELECT MIN(ph.at) FROM phases ph WHERE ph.job_id = j.job_id"
+                 "  AND ph.phase = 'moving' AND ph.at >= j.profile_start), %s"
+                 " FROM jobs j LEFT JOIN profiles p ON p.job_id = j.job_id"
+                 " ORDER BY j.job_id",
+                 requeues ? "j.main_first_start, j.main_earlier_s" : "0, 0");
+        if (!opened || sqlite3_prepare_v2(db, sql, -1, &stmt, NULL) != SQLITE_OK)
             rc = lucid_error_set(err, "%s: not a lucidd state database (%s)", paths[i],
                                  db ? sqlite3_errmsg(db) : "cannot open");
         int step = SQLITE_DONE; /* read only after a step (gcc -Os cannot tell) */
@@ -106,10 +128,13 @@ int lucid_import_lucidd(lucid_import *imp, const char *const *paths, int npaths,
                                      (long long)id, phase);
                 break;
             }
+            int64_t main_first = sqlite3_column_int64(stmt, 14);
+            int64_t main_earlier = sqlite3_column_int64(stmt, 15);
             if (ph == LUCID_PHASE_DONE_IN_PROFILER)
-                main_start = moved = 0; /* its one run was the profiler's (a move too late) */
+                main_start = moved = main_first = main_earlier = 0; /* its one run was the
+                                                                      * profiler's (a move too late) */
             lucidd_runs runs = runs_of(prof, moved, sqlite3_column_double(stmt, 12), main_start,
-                                       end);
+                                       main_first, main_earlier, end);
             int rule = !lucid_phase_is_final(ph)                ? not_finished
                        : runs.first_start <= 0                   ? never
                        : gpus <= 0                               ? no_gpus
@@ -158,8 +183,9 @@ int lucid_import_lucidd(lucid_import *imp, const char *const *paths, int npaths,
         if (rc < 0)
             return -1;
     }
-    return lucid_import_note(imp, "lucidd: one VC \"lucidd\"; duration = profiling run + main run "
-                                  "(earlier_runs: the profiling run of a job moved to main); the "
+    return lucid_import_note(imp, "lucidd: one VC \"lucidd\"; duration = profiling run + main runs "
+                                  "(earlier_runs: the profiling run of a job moved to main and the "
+                                  "main runs Slurm requeued); the "
                                   "measured profile in gpu_util, gmem_util, gmem") < 0
                ? lucid_error_set(err, "out of memory")
                : 0;

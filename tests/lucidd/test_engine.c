@@ -1027,14 +1027,31 @@ static void failed_nodes_and_requeues(void **state)
     assert_non_null(strstr(rec(1)->reason, "n1 is DOWN"));
     /* n2 is busy with job 2: job 1 waits; then n2 fails under job 2. */
     slurm_job *j2 = fake_job(2);
+    assert_int_equal(rec(2)->main_start, 1100);
     j2->state = SJ_PENDING;
     j2->restarts = 1;
+    j2->end_time = 1350; /* the run Slurm cut short: 250 s */
     node("n2")->gpus_used = 0;
     node("n1")->usable = 1;
     fake.log[0] = '\0';
     engine_tick(&d);
     assert_true(fake_called("take-back 2"));
     assert_true(started_on_main(1) && started_on_main(2));
+    /* Its history keeps the cut run (sacct --duplicates keeps its record):
+     * first main start 1100, 250 s before the next run; main_start is the
+     * last run's. */
+    assert_int_equal(rec(2)->main_first_start, 1100);
+    assert_int_equal(rec(2)->main_earlier_s, 250);
+    assert_int_equal(rec(2)->main_start, 0);
+    fake_run(2, 1600);
+    engine_tick(&d);
+    fake_end(2, SJ_COMPLETED, "COMPLETED", 1700);
+    engine_tick(&d);
+    assert_phase(2, LUCID_PHASE_DONE);
+    assert_int_equal(rec(2)->main_start, 1600);
+    assert_int_equal(rec(2)->main_first_start, 1100);
+    assert_int_equal(rec(2)->main_earlier_s, 250);
+    assert_int_equal(rec(2)->runs, 2);
 }
 
 /* Requests lucid leaves to Slurm as they are, and a job that never
