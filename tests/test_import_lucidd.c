@@ -75,6 +75,26 @@ static lucid_state *new_db(const char *name, char *db, size_t size)
     return st;
 }
 
+/* Imports the database at db into imp (initialised here) and returns the
+ * trace text it writes (the caller frees it and imp). */
+static char *import_text(const char *db, lucid_import *imp)
+{
+    lucid_error err;
+    lucid_import_init(imp, lucid_import_find("lucidd"));
+    lucid_import_options opt = {.since = INT64_MIN, .until = INT64_MAX};
+    lucid_import_window win = {INT64_MIN, INT64_MAX, INT64_MIN};
+    const char *paths[] = {db};
+    assert_int_equal(lucid_import_lucidd(imp, paths, 1, &opt, &err), 0);
+    assert_int_equal(lucid_import_finish(imp, &win, &err), 0);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    assert_non_null(out);
+    assert_int_equal(lucid_import_write_trace(imp, &win, out), 0);
+    fclose(out);
+    return text;
+}
+
 static void history_to_trace(void **state)
 {
     (void)state;
@@ -101,22 +121,11 @@ static void history_to_trace(void **state)
     assert_int_equal(stat(db, &before), 0);
 
     lucid_import imp;
-    lucid_import_init(&imp, lucid_import_find("lucidd"));
-    lucid_import_options opt = {.since = INT64_MIN, .until = INT64_MAX};
-    lucid_import_window win = {INT64_MIN, INT64_MAX, INT64_MIN};
-    const char *paths[] = {db};
-    assert_int_equal(lucid_import_lucidd(&imp, paths, 1, &opt, &err), 0);
-    assert_int_equal(lucid_import_finish(&imp, &win, &err), 0);
+    char *text = import_text(db, &imp);
     assert_int_equal(imp.records, 7);
     assert_int_equal(imp.njobs, 4);
     assert_int_equal(removed(&imp, "not_finished"), 2);
     assert_int_equal(removed(&imp, "never_started"), 1);
-    char *text = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&text, &len);
-    assert_non_null(out);
-    assert_int_equal(lucid_import_write_trace(&imp, &win, out), 0);
-    fclose(out);
     /* Origin = job 1's submit (t+10); after duration: first_start,
      * earlier_runs; the profile of job 1 in the metric columns.  Job 1:
      * 60 + 3600 s, first start t+20; job 2: 120 s, its one run; job 5: 45 +
@@ -245,18 +254,7 @@ static void requeued_main_runs(void **state)
             sqlite3_close(raw);
         }
         lucid_import imp;
-        lucid_import_init(&imp, lucid_import_find("lucidd"));
-        lucid_import_options opt = {.since = INT64_MIN, .until = INT64_MAX};
-        lucid_import_window win = {INT64_MIN, INT64_MAX, INT64_MIN};
-        const char *paths[] = {db};
-        assert_int_equal(lucid_import_lucidd(&imp, paths, 1, &opt, &err), 0);
-        assert_int_equal(lucid_import_finish(&imp, &win, &err), 0);
-        char *text = NULL;
-        size_t len = 0;
-        FILE *out = open_memstream(&text, &len);
-        assert_non_null(out);
-        assert_int_equal(lucid_import_write_trace(&imp, &win, out), 0);
-        fclose(out);
+        char *text = import_text(db, &imp);
         /* Origin = job 1's submit (t+10). */
         if (!old_schema) {
             assert_non_null(strstr(text, "\n1,u1,lucidd,2,4,done,0,800,90,200,"));
