@@ -220,8 +220,9 @@ static void lucidd_and_sacct_agree(void **state)
  * t+100 to t+300 (cut, 200 s) and again t+400 to t+1000: 800 s of runs
  * from t+100, 200 s earlier.  Job 2, profiled t+100 to its move at t+160,
  * ran on main t+200 to t+250 (cut, 50 s), then cancelled at t+500 while
- * waiting again (main_start 0): 60 + 50 s from t+100, all earlier.  A
- * database from before schema 5 (no such columns) reads as no cut run. */
+ * waiting again (main_start 0): 60 + 50 s from t+100, all earlier.  Job
+ * 1's time limit is in the trace.  A database from before schema 5 (no
+ * such columns) reads as no cut run and no limit. */
 static void requeued_main_runs(void **state)
 {
     (void)state;
@@ -235,6 +236,7 @@ static void requeued_main_runs(void **state)
     assert_int_equal(lucid_state_get_job(st, 1, &job, &err), 1);
     job.main_first_start = t + 100;
     job.main_earlier_s = 200;
+    job.time_limit_s = 3600; /* Slurm's 60 minutes */
     assert_int_equal(lucid_state_put_job(st, &job, &err), 0);
     assert_int_equal(lucid_state_get_job(st, 2, &job, &err), 1);
     job.main_first_start = t + 200;
@@ -248,7 +250,8 @@ static void requeued_main_runs(void **state)
             assert_int_equal(sqlite3_open(db, &raw), SQLITE_OK);
             assert_int_equal(sqlite3_exec(raw,
                                           "ALTER TABLE jobs DROP COLUMN main_first_start;"
-                                          "ALTER TABLE jobs DROP COLUMN main_earlier_s;",
+                                          "ALTER TABLE jobs DROP COLUMN main_earlier_s;"
+                                          "ALTER TABLE jobs DROP COLUMN time_limit_s;",
                                           NULL, NULL, NULL),
                              SQLITE_OK);
             sqlite3_close(raw);
@@ -257,11 +260,14 @@ static void requeued_main_runs(void **state)
         char *text = import_text(db, &imp);
         /* Origin = job 1's submit (t+10). */
         if (!old_schema) {
-            assert_non_null(strstr(text, "\n1,u1,lucidd,2,4,done,0,800,90,200,"));
-            assert_non_null(strstr(text, "\n2,u0,lucidd,1,4,failed,10,110,90,110,"));
+            /* After duration: time_limit (job 1's 3600 s; job 2 none). */
+            assert_non_null(strstr(text, ",duration,time_limit,first_start,earlier_runs"));
+            assert_non_null(strstr(text, "\n1,u1,lucidd,2,4,done,0,800,3600,90,200,"));
+            assert_non_null(strstr(text, "\n2,u0,lucidd,1,4,failed,10,110,,90,110,"));
         } else {
             /* Only the last main run: job 1 600 s from t+400; job 2 its
              * profiling run (earlier: it left the profiler). */
+            assert_null(strstr(text, "time_limit"));
             assert_non_null(strstr(text, "\n1,u1,lucidd,2,4,done,0,600,390,0,"));
             assert_non_null(strstr(text, "\n2,u0,lucidd,1,4,failed,10,60,90,60,"));
         }

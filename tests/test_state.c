@@ -324,10 +324,12 @@ static void model_files_and_schema_upgrade(void **state)
     /* Schema 5's: the first main start is the one main start schema 4 kept. */
     assert_int_equal(job.main_first_start, 110);
     assert_int_equal(job.main_earlier_s, 0);
+    assert_int_equal(job.time_limit_s, 0);
     job.cpus = 12;
     job.reserved_since = 1700000123;
     job.main_first_start = 90;
     job.main_earlier_s = 15;
+    job.time_limit_s = 7200;
     snprintf(job.outcome, sizeof job.outcome, "completed");
     snprintf(job.ended_in, sizeof job.ended_in, "main");
     snprintf(job.gpu_request, sizeof job.gpu_request, "tpn=gres:gpu:2");
@@ -352,6 +354,7 @@ static void model_files_and_schema_upgrade(void **state)
     assert_int_equal(job.reserved_since, 1700000123);
     assert_int_equal(job.main_first_start, 90);
     assert_int_equal(job.main_earlier_s, 15);
+    assert_int_equal(job.time_limit_s, 7200);
     lucid_model_version back;
     char *body = NULL;
     assert_int_equal(lucid_state_load_model(db, "duration", &back, &body, &err), 1);

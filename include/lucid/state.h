@@ -80,6 +80,9 @@ typedef struct lucid_job_record {
      * on main (0 = never); main_earlier_s: seconds of the main runs before
      * the last one. */
     int64_t main_first_start, main_earlier_s;
+    /* The job's time limit as Slurm last showed it, seconds (0 = none or
+     * not read): what a replay of the site's history kills a job at. */
+    int64_t time_limit_s;
 } lucid_job_record;
 
 typedef struct lucid_decision_record {

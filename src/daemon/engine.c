@@ -880,6 +880,7 @@ static lucidd_job *new_job(lucidd *d, const slurm_job *sj)
     rec->submit_time = sj->submit_time;
     rec->sharing_score = -1;
     rec->cpus = sj->cpus;
+    rec->time_limit_s = 60 * (int64_t)sj->time_limit_min;
     job->estimated_with = -1;
     return job;
 }
@@ -1285,6 +1286,9 @@ static void track(lucidd *d, lucidd_job *job, const slurm_job *sj, const slurm_j
     if (job->restarts_seen < 0)
         job->restarts_seen = sj->restarts; /* first sight after a restart of lucidd */
     job->time_limit_min = sj->time_limit_min;
+    /* Kept with the record from its next save (an update while it waits
+     * changes what Slurm kills it at). */
+    job->rec.time_limit_s = 60 * (int64_t)sj->time_limit_min;
     job->uid = sj->uid;
     job->fit = sj->fit;
     memcpy(job->qos, sj->qos, sizeof job->qos); /* an operator may change it while it waits */

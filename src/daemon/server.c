@@ -290,6 +290,7 @@ static void job_extra(json_t *obj, const lucidd_job *job)
      * never) and the seconds of the runs cut short (main_start is the last). */
     json_object_set_new(obj, "main_first_start", json_integer((json_int_t)r->main_first_start));
     json_object_set_new(obj, "main_earlier_s", json_integer((json_int_t)r->main_earlier_s));
+    json_object_set_new(obj, "time_limit_s", json_integer((json_int_t)r->time_limit_s));
     /* The site's factors in the queue's order (like sprio): Slurm's
      * fair-share factor of its association (-1 unknown) and the value the
      * queue is ordered by (lucid's priority x the factors, lower first). */

@@ -65,7 +65,8 @@ static const char schema[] =
     " outcome TEXT NOT NULL DEFAULT '', ended_in TEXT NOT NULL DEFAULT '',"
     " profiled_s REAL NOT NULL DEFAULT 0, user_hold INTEGER NOT NULL DEFAULT 0,"
     " gpu_request TEXT NOT NULL DEFAULT '', reserved_since INTEGER NOT NULL DEFAULT 0,"
-    " main_first_start INTEGER NOT NULL DEFAULT 0, main_earlier_s INTEGER NOT NULL DEFAULT 0);"
+    " main_first_start INTEGER NOT NULL DEFAULT 0, main_earlier_s INTEGER NOT NULL DEFAULT 0,"
+    " time_limit_s INTEGER NOT NULL DEFAULT 0);"
     "CREATE TABLE IF NOT EXISTS phases(job_id INTEGER NOT NULL, phase TEXT NOT NULL,"
     " at INTEGER NOT NULL);"
     "CREATE INDEX IF NOT EXISTS phases_job ON phases(job_id);"
@@ -216,10 +217,12 @@ static int check_schema_version(lucid_state *state, lucid_error *err)
             return -1;
         version = 4;
     }
-    if (version == 4) { /* version 4 kept only the last main run of a job Slurm requeued */
+    if (version == 4) { /* version 4 kept only the last main run of a job Slurm requeued,
+                         * and no time limits */
         if (exec(state,
                  "ALTER TABLE jobs ADD COLUMN main_first_start INTEGER NOT NULL DEFAULT 0;"
                  "ALTER TABLE jobs ADD COLUMN main_earlier_s INTEGER NOT NULL DEFAULT 0;"
+                 "ALTER TABLE jobs ADD COLUMN time_limit_s INTEGER NOT NULL DEFAULT 0;"
                  "UPDATE jobs SET main_first_start = main_start;"
                  "UPDATE meta SET value = '5' WHERE key = 'schema';",
                  "upgrading the schema from version 4", err) < 0)
@@ -350,8 +353,8 @@ static int write_job(lucid_state *state, const lucid_job_record *job, lucid_erro
         " phase, phase_since, profile_start, main_start, end_time, estimate_s, priority,"
         " sharing_score, packed_with, node_list, gpu_list, reason, runs, cpus, outcome,"
         " ended_in, profiled_s, user_hold, gpu_request, reserved_since, main_first_start,"
-        " main_earlier_s)"
-        " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        " main_earlier_s, time_limit_s)"
+        " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         err);
     if (!stmt)
         return -1;
@@ -385,6 +388,7 @@ static int write_job(lucid_state *state, const lucid_job_record *job, lucid_erro
     sqlite3_bind_int64(stmt, k++, job->reserved_since);
     sqlite3_bind_int64(stmt, k++, job->main_first_start);
     sqlite3_bind_int64(stmt, k++, job->main_earlier_s);
+    sqlite3_bind_int64(stmt, k++, job->time_limit_s);
     if (run_done(state, stmt, "writing a job", err) < 0)
         return -1;
     if (!found || old.phase != job->phase)
@@ -406,7 +410,7 @@ static const char job_columns[] =
     "SELECT job_id, user, name, partition, gpus, nodes, submit_time, phase, phase_since,"
     " profile_start, main_start, end_time, estimate_s, priority, sharing_score, packed_with,"
     " node_list, gpu_list, reason, runs, cpus, outcome, ended_in, profiled_s, user_hold,"
-    " gpu_request, reserved_since, main_first_start, main_earlier_s FROM jobs";
+    " gpu_request, reserved_since, main_first_start, main_earlier_s, time_limit_s FROM jobs";
 
 static int read_job(lucid_state *state, sqlite3_stmt *stmt, lucid_job_record *job,
                     lucid_error *err)
@@ -445,6 +449,7 @@ static int read_job(lucid_state *state, sqlite3_stmt *stmt, lucid_job_record *jo
     job->reserved_since = sqlite3_column_int64(stmt, k++);
     job->main_first_start = sqlite3_column_int64(stmt, k++);
     job->main_earlier_s = sqlite3_column_int64(stmt, k++);
+    job->time_limit_s = sqlite3_column_int64(stmt, k++);
     return 0;
 }
 

@@ -11,7 +11,8 @@
  * run time of the profiling run plus the main runs, with the profiling run
  * and any main run Slurm cut short by a requeue (a node failure under
  * --requeue: lucidd's main_first_start and main_earlier_s, schema 5) also
- * in earlier_runs when the job left the profiler.  The profiling run
+ * in earlier_runs when the job left the profiler.  The time limit is the
+ * one Slurm last showed lucidd (schema 5; none when 0).  The profiling run
  * ends where lucidd moved the job (its first `moving` phase), else after
  * the profiling time lucidd measured.  The profile lucidd measured (GPU
  * utilisation, memory) becomes the trace's gpu_util, gmem_util and gmem
@@ -88,12 +89,14 @@ int lucid_import_lucidd(lucid_import *imp, const char *const *paths, int npaths,
         int rc = 0;
         /* Read-only: a trace import never writes the daemon's database.  A
          * database older than schema 5 has no history of main runs Slurm
-         * requeued: read as none. */
+         * requeued and no time limits: read as none. */
         int opened = sqlite3_open_v2(paths[i], &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK;
-        int requeues = 0;
+        int schema5 = 0;
         if (opened) {
             sqlite3_stmt *probe = NULL;
-            requeues = sqlite3_prepare_v2(db, "SELECT main_first_start, main_earlier_s FROM jobs",
+            schema5 = sqlite3_prepare_v2(db,
+                                          "SELECT main_first_start, main_earlier_s, time_limit_s"
+                                          " FROM jobs",
                                           -1, &probe, NULL) == SQLITE_OK;
             sqlite3_finalize(probe);
         }
@@ -106,7 +109,7 @@ int lucid_import_lucidd(lucid_import *imp, const char *const *paths, int npaths,
                  "  AND ph.phase = 'moving' AND ph.at >= j.profile_start), %s"
                  " FROM jobs j LEFT JOIN profiles p ON p.job_id = j.job_id"
                  " ORDER BY j.job_id",
-                 requeues ? "j.main_first_start, j.main_earlier_s" : "0, 0");
+                 schema5 ? "j.main_first_start, j.main_earlier_s, j.time_limit_s" : "0, 0, 0");
         if (!opened || sqlite3_prepare_v2(db, sql, -1, &stmt, NULL) != SQLITE_OK)
             rc = lucid_error_set(err, "%s: not a lucidd state database (%s)", paths[i],
                                  db ? sqlite3_errmsg(db) : "cannot open");
@@ -160,6 +163,8 @@ int lucid_import_lucidd(lucid_import *imp, const char *const *paths, int npaths,
             job->first_start = runs.first_start;
             job->duration = runs.duration;
             job->earlier_runs = runs.earlier;
+            int64_t limit = sqlite3_column_int64(stmt, 16);
+            job->time_limit = limit > 0 ? limit : -1;
             job->gpu_num = (int32_t)gpus;
             job->cpu_num = cpus > 0 && cpus < (1 << 24) ? (int32_t)cpus : 0;
             job->vc = vc;
@@ -185,7 +190,7 @@ int lucid_import_lucidd(lucid_import *imp, const char *const *paths, int npaths,
     }
     return lucid_import_note(imp, "lucidd: one VC \"lucidd\"; duration = profiling run + main runs "
                                   "(earlier_runs: the profiling run of a job moved to main and the "
-                                  "main runs Slurm requeued); the "
+                                  "main runs Slurm requeued); time_limit as Slurm last showed it; the "
                                   "measured profile in gpu_util, gmem_util, gmem") < 0
                ? lucid_error_set(err, "out of memory")
                : 0;

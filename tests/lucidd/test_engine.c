@@ -615,6 +615,10 @@ static void backfill_honours_the_reservation(void **state)
     assert_phase(4, LUCID_PHASE_RUNNING);
     assert_true(fake_called("start 4 main n2"));
     assert_phase(3, LUCID_PHASE_MAIN_QUEUE);
+    /* The records keep the time limits Slurm shows (for a replay). */
+    assert_int_equal(rec(3)->time_limit_s, 121 * 60);
+    assert_int_equal(rec(4)->time_limit_s, 10 * 60);
+    assert_int_equal(rec(1)->time_limit_s, 0);
     /* Job 4 took n2's GPUs: job 3 waits for GPUs, behind job 2. */
     assert_string_equal(rec(3)->reason,
                         "waiting for 8 free GPUs on 1 node (priority 58080), behind the "

@@ -19,9 +19,12 @@ nodes and AllocTRES), and lucid's queue snapshots.  Roles: lucidd_site.sh.
   passed     G0, CPU and HET never held by lucid (phase handed-back);
   maint      A4's main run not on n1 (reserved before its 10-minute limit ends);
   drained    D1 was not profiled (it ran once, on main);
-  failure    R ran twice, the second time not on the killed node;
+  failure    R ran twice, the second time not on the killed node; lucid's
+             record keeps the cut run as sacct --duplicates does (its first
+             main start, its seconds within 3 s, the last run's start);
   releasing  no job showed `releasing` in lucid's queue for more than LAG s.
 """
+import datetime
 import json
 import os
 import re
@@ -69,7 +72,8 @@ class Check:
                 g = re.search(r"gres/gpu=(\d+)", p[4])
                 self.runs.setdefault(jid, []).append(
                     {"state": p[2].split()[0], "nodes": expand_nodes(p[3]),
-                     "gpus": int(g.group(1)) if g else 0, "start": p[5], "part": p[7]})
+                     "gpus": int(g.group(1)) if g else 0, "start": p[5], "end": p[6],
+                     "part": p[7]})
         self.snaps = []
         path = os.path.join(lab, "snapshots.jsonl")
         if os.path.exists(path):
@@ -175,6 +179,35 @@ class Check:
             self.err("failure", f"R ran {len(runs)} time(s); want a second run after its node failed")
         elif runs[-1][1] == self.killed:
             self.err("failure", f"R ran again on {self.killed}, whose slurmd was killed")
+        # lucid's history of R agrees with Slurm's accounting: its first
+        # main start is the cut run's Start, and the seconds of that run are
+        # its End - Start (lucid ends it at Slurm's end time when Slurm gives
+        # one, else at the tick that saw the requeue: within 3 s).
+        path = os.path.join(self.lab, "R.json")
+        main = [r for r in self.runs.get(self.id_of["R"], []) if r["part"] == "main"]
+        if not os.path.exists(path) or len(main) < 2:
+            self.err("failure", f"R: {len(main)} main record(s) in sacct, lucid's record "
+                     f"{'present' if os.path.exists(path) else 'missing'}; want 2 and present")
+            return
+        with open(path) as f:
+            jobs = json.load(f).get("jobs", [])
+        rec = next((j for j in jobs if j.get("job") == self.id_of["R"]), None)
+        if rec is None:
+            self.err("failure", "lucid queue --all --json -j R does not list R")
+            return
+
+        def stamp(text):
+            return datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S").timestamp()
+        first, cut = main[0], stamp(main[0]["end"]) - stamp(main[0]["start"])
+        if rec.get("main_first_start") != int(stamp(first["start"])):
+            self.err("failure", f"R: lucid's main_first_start {rec.get('main_first_start')}, "
+                     f"sacct's first main Start {first['start']} ({int(stamp(first['start']))})")
+        if abs((rec.get("main_earlier_s") or 0) - cut) > 3:
+            self.err("failure", f"R: lucid's main_earlier_s {rec.get('main_earlier_s')}, "
+                     f"sacct's cut run {cut:.0f} s ({first['start']} to {first['end']})")
+        if rec.get("main_start") != int(stamp(main[-1]["start"])):
+            self.err("failure", f"R: lucid's main_start {rec.get('main_start')}, sacct's last "
+                     f"main Start {main[-1]['start']}")
 
     def check_releasing(self):
         since = {}

@@ -190,6 +190,9 @@ running_elsewhere() { # job node: running on main, not on node
 wait_until 240 "R to run again after $R_NODE failed" running_elsewhere "$(id_of R)" "$R_NODE" || exit 1
 touch "$LAB/stop-R"
 wait_until 60 "R to end" gone "$(id_of R)" || exit 1
+# lucid's record of R: the run the failure cut short stays in its history.
+"$BUILD/lucid" queue --socket "$SOCK" --all --json -j "$(id_of R)" >"$LAB/R.json" ||
+    die "lucid queue --json -j R failed"
 fi
 
 touch "$LAB/stop-sampler"
