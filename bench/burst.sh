@@ -20,7 +20,9 @@
 #   first      median submit-to-first-start (s)
 #   lost/twice jobs that never completed / ran more than once on main
 #   idle       main-GPU utilisation samples under 90 % while jobs waited
-#   ticks      lucidd's ticks per second during the run (lucid status)
+#   ticks      lucidd's ticks per second during the run (lucid status), the
+#              lowest rate between two samples (~5 s) and the ticks that
+#              ran over a second (lucid status's slow_ticks)
 # Results go to OUT (default /tmp/lucid-burst): one folder per run.
 # HORIZON=S (environment) ends each run S seconds after the first
 # submission: whatever has not ended is cancelled there (a full run of the
@@ -74,7 +76,10 @@ EOF
         local pending used
         pending=$(squeue -h -t PD -r -o %A 2>/dev/null | wc -l)
         used=$(sinfo -h -p main -N -O 'GresUsed:40' 2>/dev/null | grep -o 'gpu:[0-9]*' | cut -d: -f2 | awk '{s += $1} END {print s + 0}')
-        echo "$(date +%s.%N) ${used:-0} $pending" >>"$lab/samples.txt"
+        local tk="-1 -1"
+        [[ $mode == lucid ]] && tk=$("$BUILD/lucid" status --socket "$sock" --json 2>/dev/null |
+            python3 -c 'import json, sys; d = json.load(sys.stdin); print(d.get("ticks", -1), d.get("slow_ticks", -1))' 2>/dev/null || echo "-1 -1")
+        echo "$(date +%s.%N) ${used:-0} $pending $tk" >>"$lab/samples.txt"
         [[ -z $(squeue -h -r -o %A 2>/dev/null | head -1) ]] && break
         if ((HORIZON > 0)) && python3 -c "import sys, time; sys.exit(time.time() - $t0 < $HORIZON)"; then
             # Every job and array task by its own id, until none is left
@@ -141,16 +146,25 @@ if horizon:  # the unstarted (not all in sacct: a job cancelled held never was e
 median = statistics.median_low(sorted(waits)) if waits else float("nan")
 idle = 0
 samples = 0
+tick_marks = []  # (t, ticks, slow ticks) where lucid status answered
 for line in open(f"{lab}/samples.txt"):
-    t, used, pending = line.split()
+    t, used, pending, *tk = line.split()
     if int(pending) > 0:
         samples += 1
         idle += int(used) < 0.9 * 64
+    if len(tk) == 2 and int(tk[0]) >= 0:
+        tick_marks.append((float(t), int(tk[0]), int(tk[1])))
+# The tick rate in each window between two samples (~5 s): its lowest, and
+# the ticks over a second (lucidd counts and logs each).
+rates = [(b[1] - a[1]) / (b[0] - a[0]) for a, b in zip(tick_marks, tick_marks[1:]) if b[0] > a[0]]
+low_rate = min(rates) if rates else 0
+slow = tick_marks[-1][2] if tick_marks else 0
 ticks0, ticks1, ts1, tend = map(float, open(f"{lab}/ticks").read().split())
 rate = (ticks1 - ticks0) / (tend - ts1) if mode == "lucid" and tend > ts1 else 0
 print(f"{mode:6s} jobs={jobs} submit={t1 - t0:.0f}s started<=60/120/240s={within[0]}/{within[1]}/{within[2]} "
       f"first_start_median={median:.1f}s lost={lost} twice={twice} "
       f"util<90%_while_waiting={idle}/{samples} ticks/s={rate:.2f}"
+      + (f" lowest_5s_ticks/s={low_rate:.2f} slow_ticks={slow}" if mode == "lucid" else "")
       + (f" horizon={horizon}s started={sum(1 for s in started if s <= horizon)} cancelled={cancelled}" if horizon else ""))
 EOF
 }
