@@ -87,7 +87,11 @@ SOCK=$SOCK_DIR/lucidd.sock
 : >"$LAB/jobs.txt"
 : >"$LAB/events.txt"
 
-err() { echo "$*" | tr '\n' ' ' >>"$LAB/errors.txt"; echo >>"$LAB/errors.txt"; echo "lucidd_backfill: FAIL: $*" >&2; }
+err() { # one write per line (see lucidd_operator.sh's event)
+    local line="$*"
+    printf '%s\n' "${line//$'\n'/ }" >>"$LAB/errors.txt"
+    echo "lucidd_backfill: FAIL: $*" >&2
+}
 event() { echo "$(date +%s.%N) $*" >>"$LAB/events.txt"; }
 die() { err "$*"; exit 1; }
 lucid() { "$BUILD/lucid" "$@" --socket "$SOCK"; }

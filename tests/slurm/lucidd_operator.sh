@@ -64,7 +64,14 @@ chmod 666 "$LAB/payload.log" "$LAB/errors.txt" "$LAB/events.txt"
 
 # One line each: a multi-line command output is folded.
 err() { echo "$*" | tr '\n' ' ' | sed 's/ *$//' >>"$LAB/errors.txt"; echo >>"$LAB/errors.txt"; echo "lucidd_operator: FAIL: $*" >&2; }
-event() { echo "$(date +%s.%N) $*" | tr '\n' ' ' >>"$LAB/events.txt"; echo >>"$LAB/events.txt"; }
+# One write per event: background helpers (cancel_when, ...) log events at
+# the same time as the main script, and two writes per line could interleave
+# (CI once read "resized ... cancel ..." as one line and missed the cancel).
+event() {
+    local line
+    line="$(date +%s.%N) $*"
+    printf '%s\n' "${line//$'\n'/ }" >>"$LAB/events.txt"
+}
 die() { err "$*"; exit 1; } # used only where nothing after could be checked
 lucid() { "$BUILD/lucid" "$@" --socket "$SOCK"; }
 # lucid's phase (and waits_for) of one job, from the socket; empty when unknown.
