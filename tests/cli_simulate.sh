@@ -127,4 +127,24 @@ check "stream on and off write the same results" [ "$same_stream" = 1 ]
 expect_error "stream: bad value" "[simulate] stream = maybe: expected auto, on or off" \
     "$lucid" simulate "$src/examples/venus.ini" --set simulate.stream=maybe --out "$tmp/st-bad"
 
+# The slurm policy from the command line (issue 26): [slurm] keys reach it.
+# One node of 8 GPUs; job 1 holds it until 1000; job 2 (1 GPU, t = 10)
+# and job 3 (8 GPUs, t = 20).  PriorityWeightJobSize 1000: job 3 (P 1000)
+# runs first, 1000..1100, job 2 (P 125) after it; favor_small = yes turns
+# the factor around (job 2 first).
+printf 'job_id,vc,gpu_num,submit_time,duration\n1,a,8,0,1000\n2,a,1,10,100\n3,a,8,20,100\n' >"$tmp/slurm.csv"
+printf 'vc,nodes\na,1\n' >"$tmp/slurm-vcs.csv"
+slurm_start() { # RESULTS JOB: its start_time
+    awk -F, -v j="$2" 'NR > 1 && $1 == j {print $6}' "$1/jobs-slurm.csv"
+}
+"$lucid" simulate --quiet --jobs "$tmp/slurm.csv" --vcs "$tmp/slurm-vcs.csv" --policies slurm \
+    --set slurm.weight_jobsize=1000 --out "$tmp/sl1" &&
+    "$lucid" simulate --quiet --jobs "$tmp/slurm.csv" --vcs "$tmp/slurm-vcs.csv" --policies slurm \
+        --set slurm.weight_jobsize=1000 --set slurm.favor_small=yes --out "$tmp/sl2"
+check "slurm: job size first" [ "$(slurm_start "$tmp/sl1" 3) $(slurm_start "$tmp/sl1" 2)" = "1000 1100" ]
+check "slurm: favor_small" [ "$(slurm_start "$tmp/sl2" 2) $(slurm_start "$tmp/sl2" 3)" = "1000 1100" ]
+expect_error "slurm: bad favor_small" "[slurm] favor_small: 'sometimes' is not yes or no" \
+    "$lucid" simulate --quiet --jobs "$tmp/slurm.csv" --vcs "$tmp/slurm-vcs.csv" --policies slurm \
+    --set slurm.favor_small=sometimes --out "$tmp/sl4"
+
 finish cli_simulate

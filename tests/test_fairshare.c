@@ -9,6 +9,7 @@
 #include "lucid/bounds.h"
 #include "lucid/experiment.h"
 #include "lucid/fairshare.h"
+#include "exptest.h"
 #include "simtest.h"
 
 static void assert_near(double got, double want, double tolerance)
@@ -185,6 +186,26 @@ static void order_moves_with_usage_between_events(void **state)
             EXPECT_JOB(&t, 4, 6000, 6010, 4800);
         simtest_free(&t);
     }
+    /* The slurm policy (PriorityWeightFairshare 1000 x F, the same ledger)
+     * moves at Slurm's recalculations: every 300 s as above (1800), every
+     * 700 s the first after the crossing is 2100 (1400 comes before it);
+     * weight 0 is FIFO's 6000. */
+    static const struct {
+        double weight;
+        int64_t period, start4;
+    } slurm[] = {{1000, 300, 1800}, {1000, 700, 2100}, {0, 300, 6000}};
+    for (size_t c = 0; c < sizeof slurm / sizeof slurm[0]; c++) {
+        simtest t;
+        simtest_load(&t, 1, trace);
+        t.cfg.slurm.weight_fairshare = slurm[c].weight;
+        t.cfg.slurm.calc_period = slurm[c].period;
+        t.cfg.fairshare_half_life = 1000;
+        simtest_run_ok(&t, "slurm");
+        EXPECT_JOB(&t, 3, 6000, 6010, 4900);
+        int64_t s4 = slurm[c].start4;
+        EXPECT_JOB(&t, 4, s4, s4 + 10, (double)(s4 - 1200));
+        simtest_free(&t);
+    }
 }
 
 /* Finish-time fairness by hand, one node of 8 GPUs, FIFO:
@@ -234,44 +255,27 @@ static void finish_time_fairness_by_hand(void **state)
     simtest_free(&t);
 }
 
-static int load(lucid_experiment *exp, const char *text, lucid_error *err)
-{
-    lucid_experiment_defaults(exp);
-    return lucid_experiment_load_mem(exp, "fs.ini", "/d", text, err);
-}
-
-static void expect_refused(const char *text, const char *message)
-{
-    lucid_experiment exp;
-    lucid_error err = {{0}};
-    if (load(&exp, text, &err) == 0)
-        fail_msg("accepted: %s", text);
-    if (!strstr(err.msg, message))
-        fail_msg("'%s' does not say '%s'", err.msg, message);
-    lucid_experiment_free(&exp);
-}
-
 static void config_keys_checked(void **state)
 {
     (void)state;
-    expect_refused("[simulate]\nfairshare_weight = -1\n",
-                   "fs.ini:2: [simulate] fairshare_weight: -1 out of range 0..10");
-    expect_refused("[simulate]\n\nfairshare_weight = 10.5\n", "fs.ini:3: [simulate] fairshare_weight");
-    expect_refused("[simulate]\nfairshare_weight = lots\n", "'lots' is not a number");
-    expect_refused("[simulate]\nfairshare_weight = nan\n", "'nan' is not a number");
-    expect_refused("[simulate]\nfairshare_half_life = 0\n",
-                   "fs.ini:2: [simulate] fairshare_half_life: 0 out of range 1..");
-    expect_refused("[simulate]\nfairshare_half_life = 1.5\n", "'1.5' is not an integer");
+    exptest_refused("[simulate]\nfairshare_weight = -1\n",
+                   "exp.ini:2: [simulate] fairshare_weight: -1 out of range 0..10");
+    exptest_refused("[simulate]\n\nfairshare_weight = 10.5\n", "exp.ini:3: [simulate] fairshare_weight");
+    exptest_refused("[simulate]\nfairshare_weight = lots\n", "'lots' is not a number");
+    exptest_refused("[simulate]\nfairshare_weight = nan\n", "'nan' is not a number");
+    exptest_refused("[simulate]\nfairshare_half_life = 0\n",
+                   "exp.ini:2: [simulate] fairshare_half_life: 0 out of range 1..");
+    exptest_refused("[simulate]\nfairshare_half_life = 1.5\n", "'1.5' is not an integer");
     lucid_experiment exp;
     lucid_error err = {{0}};
-    assert_int_equal(load(&exp, "[simulate]\nfairshare_weight = 2.5\nfairshare_half_life = 3600\n",
+    assert_int_equal(exptest_load(&exp, "[simulate]\nfairshare_weight = 2.5\nfairshare_half_life = 3600\n",
                           &err),
                      0);
     assert_string_equal(exp.fairshare_weight, "2.5");
     assert_string_equal(exp.fairshare_half_life, "3600");
     lucid_experiment_free(&exp);
     /* Unset keys are not written back (outputs keep their bytes). */
-    assert_int_equal(load(&exp, "[simulate]\nseed = 3\n", &err), 0);
+    assert_int_equal(exptest_load(&exp, "[simulate]\nseed = 3\n", &err), 0);
     char *text = NULL;
     size_t size = 0;
     FILE *out = open_memstream(&text, &size);

@@ -69,10 +69,10 @@ typedef struct lucid_experiment {
     int warm_start;        /* online duration retraining from the previous model (yes) */
     /* Backfill per head-of-line policy (backfill.h), as written (NULL: unset,
      * none / model / 1.2): index LUCID_EXP_BF_FIFO.. */
-    char *backfill[4], *backfill_estimate[4], *backfill_margin[4];
+    char *backfill[5], *backfill_estimate[5], *backfill_margin[5];
     /* ... backfill_window (s) and backfill_min_gpus, integers checked when
      * read (NULL: unset, 0 = no limit / every job) */
-    char *backfill_window[4], *backfill_min_gpus[4];
+    char *backfill_window[5], *backfill_min_gpus[5];
     char *eta;             /* start-time estimates: on (default) | off */
     char *eta_hourly;      /* and re-predicted every whole hour while jobs wait: off (default) | on */
     char *stream;          /* policies one after another, each one's results written and
@@ -81,10 +81,19 @@ typedef struct lucid_experiment {
      * a number in 0..10 (0, the default: off), and the usage's half-life in
      * seconds (604800) */
     char *fairshare_weight, *fairshare_half_life;
+    /* The slurm policy's priority/multifactor ([slurm], docs/slurm-policy.md),
+     * as written (NULL: slurm.conf's default): PriorityWeightAge,
+     * PriorityWeightFairshare, PriorityWeightJobSize (numbers 0..4294967295),
+     * PriorityMaxAge and PriorityCalcPeriod (seconds), PriorityFavorSmall
+     * (yes / no) */
+    char *slurm_weight_age, *slurm_weight_fairshare, *slurm_weight_jobsize;
+    char *slurm_max_age, *slurm_calc_period, *slurm_favor_small;
 } lucid_experiment;
 
-enum { LUCID_EXP_BF_FIFO, LUCID_EXP_BF_SJF, LUCID_EXP_BF_QSSF, LUCID_EXP_BF_LUCID };
-extern const char *const lucid_exp_backfill_policies[4]; /* "fifo", "sjf", "qssf", "lucid" */
+enum { LUCID_EXP_BF_FIFO, LUCID_EXP_BF_SJF, LUCID_EXP_BF_QSSF, LUCID_EXP_BF_LUCID,
+       LUCID_EXP_BF_SLURM };
+/* "fifo", "sjf", "qssf", "lucid", "slurm" */
+extern const char *const lucid_exp_backfill_policies[5];
 
 void lucid_experiment_defaults(lucid_experiment *exp);
 /* Reads an experiment file on top of the current values. */

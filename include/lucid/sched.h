@@ -222,8 +222,10 @@ typedef struct lucid_sched {
      * fair_priority only). */
     struct lucid_fairshare *fairshare;
     double fairshare_weight;
-    lucid_queued *fair_order; /* lucid_sched_decide's scratch */
+    lucid_queued *fair_order; /* lucid_sched_decide's scratch (and the slurm policy's) */
     size_t fair_cap;
+    /* The slurm policy's priority weights (NULL: slurm.conf's defaults). */
+    const struct lucid_slurm_priority *slurm_priority;
 } lucid_sched;
 
 int lucid_sched_init(lucid_sched *s, const lucid_job *jobs, lucid_jobrun *run, int32_t vc,
@@ -328,11 +330,29 @@ void lucid_sched_decide(lucid_sched *s);
  * the order without an event. */
 int64_t lucid_sched_next_decision(const lucid_sched *s);
 
+/* By name: the six of lucid_policy_list and the baselines run only when
+ * named ("slurm"). */
 const lucid_policy_ops *lucid_policy_find(const char *name);
-const lucid_policy_ops *const *lucid_policy_list(void); /* NULL-terminated */
+/* The six policies of the paper's tables, the set `policies = all` runs
+ * (NULL-terminated). */
+const lucid_policy_ops *const *lucid_policy_list(void);
 
 extern const lucid_policy_ops lucid_policy_fifo, lucid_policy_sjf, lucid_policy_qssf,
-    lucid_policy_srtf, lucid_policy_tiresias, lucid_policy_lucid;
+    lucid_policy_srtf, lucid_policy_tiresias, lucid_policy_lucid, lucid_policy_slurm;
+
+/* Slurm's priority/multifactor as the policy "slurm" computes it
+ * (policy_slurm.c, docs/slurm-policy.md): slurm.conf's PriorityWeightAge,
+ * PriorityWeightFairshare and PriorityWeightJobSize, PriorityMaxAge and
+ * PriorityCalcPeriod (seconds) and PriorityFavorSmall. */
+typedef struct lucid_slurm_priority {
+    double weight_age, weight_fairshare, weight_jobsize;
+    int64_t max_age, calc_period;
+    int favor_small;
+} lucid_slurm_priority;
+/* slurm.conf's defaults: weights 0, 7 days, 300 s, no. */
+lucid_slurm_priority lucid_slurm_priority_default(void);
+/* The priority Slurm gives queued `job` at s->now (higher runs first). */
+double lucid_slurm_priority_of(const lucid_sched *s, int32_t job);
 
 /* Lucid's inputs (from the side files or the online models). */
 typedef struct lucid_lucid_inputs {

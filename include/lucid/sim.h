@@ -86,6 +86,10 @@ typedef struct lucid_sim_config {
      * as without it. */
     double fairshare_weight;
     double fairshare_half_life;
+    /* The slurm policy's priority/multifactor weights (sched.h; [slurm]
+     * keys, docs/slurm-policy.md); its fair-share factor comes from the
+     * same ledger, kept when weight_fairshare > 0. */
+    lucid_slurm_priority slurm;
     int eta_hourly; /* with eta: and again at every whole hour while it waits */
     /* A VC whose working records (256 bytes a job) take at least this many
      * bytes hands the pages of ended jobs back as it runs (memory follows

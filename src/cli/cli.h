@@ -137,6 +137,8 @@ int cli_run_policies(const lucid_experiment *exp, const lucid_policy_ops **polic
 int cli_run_config(const lucid_experiment *exp, lucid_sim_config *cfg);
 /* The [fifo]/[sjf]/[qssf]/[lucid] backfill keys into cfg; 1 after printing. */
 int cli_run_backfill(const lucid_experiment *exp, lucid_sim_config *cfg);
+/* The [slurm] priority keys into the slurm policy's weights (defaults where unset). */
+void cli_run_slurm_priority(const lucid_experiment *exp, lucid_slurm_priority *p);
 /* [simulate] eta: *on = 0 for off, else 1 (unset: 1; simulate turns it off
  * for traces of more than 50,000 jobs); 1 after printing. */
 int cli_run_eta(const lucid_experiment *exp, int *on);

@@ -34,7 +34,7 @@ int cli_run_policies(const lucid_experiment *exp, const lucid_policy_ops **polic
     for (int i = 0; i < exp->npolicies; i++) {
         policies[*n] = lucid_policy_find(exp->policies[i]);
         if (!policies[*n])
-            return cli_fail("unknown policy '%s' (fifo, sjf, srtf, qssf, tiresias, lucid)",
+            return cli_fail("unknown policy '%s' (fifo, sjf, srtf, qssf, tiresias, lucid, slurm)",
                             exp->policies[i]);
         (*n)++;
     }
@@ -82,17 +82,43 @@ int cli_run_config(const lucid_experiment *exp, lucid_sim_config *cfg)
         lucid_parse_f64(exp->fairshare_weight, &cfg->fairshare_weight);
     if (exp->fairshare_half_life && lucid_parse_i64(exp->fairshare_half_life, &half_life) == 0)
         cfg->fairshare_half_life = (double)half_life;
+    cli_run_slurm_priority(exp, &cfg->slurm);
     return cli_run_backfill(exp, cfg);
+}
+
+void cli_run_slurm_priority(const lucid_experiment *exp, lucid_slurm_priority *p)
+{
+    /* Checked when read (experiment.c): numbers in range, yes / no. */
+    *p = lucid_slurm_priority_default();
+    int64_t v;
+    if (exp->slurm_weight_age)
+        lucid_parse_f64(exp->slurm_weight_age, &p->weight_age);
+    if (exp->slurm_weight_fairshare)
+        lucid_parse_f64(exp->slurm_weight_fairshare, &p->weight_fairshare);
+    if (exp->slurm_weight_jobsize)
+        lucid_parse_f64(exp->slurm_weight_jobsize, &p->weight_jobsize);
+    if (exp->slurm_max_age && lucid_parse_i64(exp->slurm_max_age, &v) == 0)
+        p->max_age = v;
+    if (exp->slurm_calc_period && lucid_parse_i64(exp->slurm_calc_period, &v) == 0)
+        p->calc_period = v;
+    if (exp->slurm_favor_small)
+        p->favor_small = strcmp(exp->slurm_favor_small, "yes") == 0 ||
+                         strcmp(exp->slurm_favor_small, "true") == 0 ||
+                         strcmp(exp->slurm_favor_small, "on") == 0 ||
+                         strcmp(exp->slurm_favor_small, "1") == 0;
 }
 
 int cli_run_backfill(const lucid_experiment *exp, lucid_sim_config *cfg)
 {
     cfg->nbackfill = 0;
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 5; i++) {
         const char *name = lucid_exp_backfill_policies[i];
+        /* Slurm's backfill plans with the users' time limits. */
         lucid_backfill_config bf = {.mode = LUCID_BACKFILL_NONE,
-                                    .estimate = LUCID_BACKFILL_EST_MODEL,
-                                    .margin = 1.2};
+                                    .estimate = i == LUCID_EXP_BF_SLURM
+                                                    ? LUCID_BACKFILL_EST_TIME_LIMIT
+                                                    : LUCID_BACKFILL_EST_MODEL,
+                                    .margin = i == LUCID_EXP_BF_SLURM ? 1.0 : 1.2};
         if (exp->backfill[i] && (bf.mode = lucid_backfill_mode_parse(exp->backfill[i])) < 0)
             return cli_fail("[%s] backfill = %s: expected none, easy or conservative", name,
                             exp->backfill[i]);
@@ -312,8 +338,9 @@ static int load_estimates(const lucid_experiment *exp, const lucid_policy_ops *c
      * experiment's estimates ([qssf], else [lucid]) when it gives any. */
     const char *plan_path = exp->qssf_estimates ? exp->qssf_estimates : exp->lucid_estimates;
     int plan = 0;
-    for (int i = 0; i < 2; i++)
-        plan |= exp->backfill[i] && strcmp(exp->backfill[i], "none") != 0;
+    for (int i = 0; i < 5; i++)
+        if (i == LUCID_EXP_BF_FIFO || i == LUCID_EXP_BF_SJF || i == LUCID_EXP_BF_SLURM)
+            plan |= exp->backfill[i] && strcmp(exp->backfill[i], "none") != 0;
     if (!exp->eta || strcmp(exp->eta, "off") != 0)
         plan = 1; /* (unset: on for small traces; loading is cheap either way) */
     if (plan && plan_path && !has_policy(policies, npolicies, "qssf") &&

@@ -36,6 +36,15 @@ typedef struct key_spec {
 } key_spec;
 
 #define FIELD(f) offsetof(lucid_experiment, f)
+/* A head-of-line policy's backfill keys (docs/backfill.md), five rows. */
+#define BACKFILL_KEYS(section, i)                                                        \
+    {section, "backfill", KEY_STRING, FIELD(backfill[i]), 0, 0},                         \
+    {section, "backfill_estimate", KEY_STRING, FIELD(backfill_estimate[i]), 0, 0},       \
+    {section, "backfill_margin", KEY_STRING, FIELD(backfill_margin[i]), 0, 0},           \
+    {section, "backfill_window", KEY_OPT_INT, FIELD(backfill_window[i]), 0,              \
+     LUCID_BACKFILL_WINDOW_MAX},                                                         \
+    {section, "backfill_min_gpus", KEY_OPT_INT, FIELD(backfill_min_gpus[i]), 0,          \
+     LUCID_BACKFILL_MIN_GPUS_MAX}
 
 static const key_spec keys[] = {
     {"trace", "jobs", KEY_PATH, FIELD(jobs), 0, 0},
@@ -57,11 +66,7 @@ static const key_spec keys[] = {
     {"simulate", "fairshare_weight", KEY_OPT_NUMBER, FIELD(fairshare_weight), 0, LUCID_FAIRSHARE_WEIGHT_MAX},
     {"simulate", "fairshare_half_life", KEY_OPT_INT, FIELD(fairshare_half_life), 1, LUCID_FAIRSHARE_HALF_LIFE_MAX},
     {"qssf", "estimates", KEY_PATH, FIELD(qssf_estimates), 0, 0},
-    {"qssf", "backfill", KEY_STRING, FIELD(backfill[LUCID_EXP_BF_QSSF]), 0, 0},
-    {"qssf", "backfill_estimate", KEY_STRING, FIELD(backfill_estimate[LUCID_EXP_BF_QSSF]), 0, 0},
-    {"qssf", "backfill_margin", KEY_STRING, FIELD(backfill_margin[LUCID_EXP_BF_QSSF]), 0, 0},
-    {"qssf", "backfill_window", KEY_OPT_INT, FIELD(backfill_window[LUCID_EXP_BF_QSSF]), 0, LUCID_BACKFILL_WINDOW_MAX},
-    {"qssf", "backfill_min_gpus", KEY_OPT_INT, FIELD(backfill_min_gpus[LUCID_EXP_BF_QSSF]), 0, LUCID_BACKFILL_MIN_GPUS_MAX},
+    BACKFILL_KEYS("qssf", LUCID_EXP_BF_QSSF),
     {"lucid", "estimates", KEY_PATH, FIELD(lucid_estimates), 0, 0},
     {"lucid", "forecast", KEY_PATH, FIELD(forecast), 0, 0},
     {"lucid", "sharing_labels", KEY_PATH, FIELD(sharing_labels), 0, 0},
@@ -87,29 +92,25 @@ static const key_spec keys[] = {
     {"lucid", "estimate_period", KEY_INT, FIELD(estimate_period), 60, INT64_MAX / 4},
     {"lucid", "model_bags", KEY_INT, FIELD(model_bags), 1, 64},
     {"lucid", "warm_start", KEY_BOOL, FIELD(warm_start), 0, 0},
-    {"lucid", "backfill", KEY_STRING, FIELD(backfill[LUCID_EXP_BF_LUCID]), 0, 0},
-    {"lucid", "backfill_estimate", KEY_STRING, FIELD(backfill_estimate[LUCID_EXP_BF_LUCID]), 0, 0},
-    {"lucid", "backfill_margin", KEY_STRING, FIELD(backfill_margin[LUCID_EXP_BF_LUCID]), 0, 0},
-    {"lucid", "backfill_window", KEY_OPT_INT, FIELD(backfill_window[LUCID_EXP_BF_LUCID]), 0, LUCID_BACKFILL_WINDOW_MAX},
-    {"lucid", "backfill_min_gpus", KEY_OPT_INT, FIELD(backfill_min_gpus[LUCID_EXP_BF_LUCID]), 0, LUCID_BACKFILL_MIN_GPUS_MAX},
+    BACKFILL_KEYS("lucid", LUCID_EXP_BF_LUCID),
     /* Sections with only optional keys: written only when one is set. */
-    {"fifo", "backfill", KEY_STRING, FIELD(backfill[LUCID_EXP_BF_FIFO]), 0, 0},
-    {"fifo", "backfill_estimate", KEY_STRING, FIELD(backfill_estimate[LUCID_EXP_BF_FIFO]), 0, 0},
-    {"fifo", "backfill_margin", KEY_STRING, FIELD(backfill_margin[LUCID_EXP_BF_FIFO]), 0, 0},
-    {"fifo", "backfill_window", KEY_OPT_INT, FIELD(backfill_window[LUCID_EXP_BF_FIFO]), 0, LUCID_BACKFILL_WINDOW_MAX},
-    {"fifo", "backfill_min_gpus", KEY_OPT_INT, FIELD(backfill_min_gpus[LUCID_EXP_BF_FIFO]), 0, LUCID_BACKFILL_MIN_GPUS_MAX},
-    {"sjf", "backfill", KEY_STRING, FIELD(backfill[LUCID_EXP_BF_SJF]), 0, 0},
-    {"sjf", "backfill_estimate", KEY_STRING, FIELD(backfill_estimate[LUCID_EXP_BF_SJF]), 0, 0},
-    {"sjf", "backfill_margin", KEY_STRING, FIELD(backfill_margin[LUCID_EXP_BF_SJF]), 0, 0},
-    {"sjf", "backfill_window", KEY_OPT_INT, FIELD(backfill_window[LUCID_EXP_BF_SJF]), 0, LUCID_BACKFILL_WINDOW_MAX},
-    {"sjf", "backfill_min_gpus", KEY_OPT_INT, FIELD(backfill_min_gpus[LUCID_EXP_BF_SJF]), 0, LUCID_BACKFILL_MIN_GPUS_MAX},
+    BACKFILL_KEYS("fifo", LUCID_EXP_BF_FIFO),
+    BACKFILL_KEYS("sjf", LUCID_EXP_BF_SJF),
+    {"slurm", "weight_age", KEY_OPT_NUMBER, FIELD(slurm_weight_age), 0, UINT32_MAX},
+    {"slurm", "weight_fairshare", KEY_OPT_NUMBER, FIELD(slurm_weight_fairshare), 0, UINT32_MAX},
+    {"slurm", "weight_jobsize", KEY_OPT_NUMBER, FIELD(slurm_weight_jobsize), 0, UINT32_MAX},
+    {"slurm", "max_age", KEY_OPT_INT, FIELD(slurm_max_age), 1, (int64_t)3650 * 86400},
+    {"slurm", "calc_period", KEY_OPT_INT, FIELD(slurm_calc_period), 1, 86400},
+    {"slurm", "favor_small", KEY_STRING, FIELD(slurm_favor_small), 0, 0},
+    BACKFILL_KEYS("slurm", LUCID_EXP_BF_SLURM),
 };
 
-const char *const lucid_exp_backfill_policies[4] = {"fifo", "sjf", "qssf", "lucid"};
+const char *const lucid_exp_backfill_policies[5] = {"fifo", "sjf", "qssf", "lucid", "slurm"};
 
 static int optional_section(const char *section)
 {
-    return strcmp(section, "fifo") == 0 || strcmp(section, "sjf") == 0;
+    return strcmp(section, "fifo") == 0 || strcmp(section, "sjf") == 0 ||
+           strcmp(section, "slurm") == 0;
 }
 
 void lucid_experiment_defaults(lucid_experiment *exp)
@@ -298,6 +299,8 @@ int lucid_experiment_set(lucid_experiment *exp, const char *section, const char 
     case KEY_STRING: {
         if (!*value)
             return lucid_error_at(err, origin, line, field, "empty value");
+        if (spec->offset == FIELD(slurm_favor_small) && parse_bool(value, &b) < 0)
+            return lucid_error_at(err, origin, line, field, "'%s' is not yes or no", value);
         char *copy = spec->kind == KEY_PATH ? resolve(dir, value) : lucid_strdup(value);
         if (!copy)
             return lucid_error_set(err, "out of memory");

@@ -63,6 +63,7 @@ void lucid_sim_config_defaults(lucid_sim_config *cfg)
     cfg->lucid.profiler_autoscale = 1;
     cfg->lucid.borrow_vc = -1;
     cfg->fairshare_half_life = LUCID_FAIRSHARE_HALF_LIFE_DEFAULT;
+    cfg->slurm = lucid_slurm_priority_default();
     cfg->lucid.gmem_limit = 24576;
     cfg->lucid.priority_ratio = 2;
     cfg->lucid.score_sum = 2;
@@ -751,8 +752,11 @@ static int vc_run_begin(sim_context *ctx, policy_run *pr, int32_t vc, lucid_reco
         vc_run_free_arrays(v);
         return -1;
     }
-    if (cfg->fairshare_weight > 0 && pr->policy->fair_priority &&
-        vc_run_fairshare(ctx, v, err) < 0) {
+    if (pr->policy == &lucid_policy_slurm)
+        s->slurm_priority = &cfg->slurm;
+    int ledger = (cfg->fairshare_weight > 0 && pr->policy->fair_priority) ||
+                 (pr->policy == &lucid_policy_slurm && cfg->slurm.weight_fairshare > 0);
+    if (ledger && vc_run_fairshare(ctx, v, err) < 0) {
         lucid_sched_free(s);
         vc_run_free_arrays(v);
         return -1;

@@ -1,0 +1,225 @@
+/* test_slurm_policy.c — the simulator's "slurm" policy (issue 26): Slurm's
+ * priority/multifactor order started by sched/builtin's head-of-line rule,
+ * on schedules worked out by hand.  Its fair share moving the order at
+ * recalculations is tested with the other policies' in test_fairshare.c. */
+#include "simtest.h"
+
+#include <stdio.h>
+
+#include "exptest.h"
+
+/* With slurm.conf's default weights (all 0) every job has priority 0:
+ * submission order, head of line — FIFO, job for job. */
+static void default_weights_are_fifo(void **state)
+{
+    (void)state;
+    static const char *trace = "job_id,user,vc,gpu_num,submit_time,duration\n"
+                               "1,alice,a,6,0,1000\n"
+                               "2,bob,a,4,10,100\n"
+                               "3,alice,a,1,20,50\n"
+                               "4,carol,a,8,30,10\n"
+                               "5,bob,a,2,40,500\n";
+    simtest a, b;
+    simtest_load(&a, 1, trace);
+    simtest_load(&b, 1, trace);
+    simtest_run_ok(&a, "fifo");
+    simtest_run_ok(&b, "slurm");
+    for (int64_t id = 1; id <= 5; id++) {
+        const lucid_jobresult *x = simtest_job(&a, id), *y = simtest_job(&b, id);
+        assert_int_equal(x->start_time, y->start_time);
+        assert_int_equal(x->end_time, y->end_time);
+    }
+    /* And the hand-worked answer: 2 waits for 4 GPUs until 1000, blocking
+     * 3 behind it (head of line); 4 needs the whole node after 2. */
+    EXPECT_JOB(&b, 1, 0, 1000, 0);
+    EXPECT_JOB(&b, 2, 1000, 1100, 990);
+    EXPECT_JOB(&b, 3, 1000, 1050, 980);
+    EXPECT_JOB(&b, 4, 1100, 1110, 1070);
+    EXPECT_JOB(&b, 5, 1110, 1610, 1070);
+    simtest_free(&a);
+    simtest_free(&b);
+}
+
+/* PriorityWeightJobSize 1000 on one node of 8 GPUs: job 1 holds the node
+ * until 1000; job 2 (1 GPU, t = 10) has size 1/8, P = trunc(125); job 3 (8
+ * GPUs, t = 20) size 1, P = 1000: job 3 runs first, 1000..1100, and job 2
+ * after it.  With PriorityFavorSmall the factor is 1 - size: job 2 P = 875,
+ * job 3 P = 0, submission order again (job 2 at 1000, job 3 when it ends
+ * at 1100). */
+static void job_size_orders_the_queue(void **state)
+{
+    (void)state;
+    static const char *trace = "job_id,user,vc,gpu_num,submit_time,duration\n"
+                               "1,alice,a,8,0,1000\n"
+                               "2,alice,a,1,10,100\n"
+                               "3,alice,a,8,20,100\n";
+    for (int small = 0; small <= 1; small++) {
+        simtest t;
+        simtest_load(&t, 1, trace);
+        t.cfg.slurm.weight_jobsize = 1000;
+        t.cfg.slurm.favor_small = small;
+        simtest_run_ok(&t, "slurm");
+        EXPECT_JOB(&t, 1, 0, 1000, 0);
+        if (!small) {
+            EXPECT_JOB(&t, 3, 1000, 1100, 980);
+            EXPECT_JOB(&t, 2, 1100, 1200, 1090);
+        } else {
+            EXPECT_JOB(&t, 2, 1000, 1100, 990);
+            EXPECT_JOB(&t, 3, 1100, 1200, 1080);
+        }
+        simtest_free(&t);
+    }
+}
+
+/* Age: PriorityWeightAge 1000, PriorityMaxAge 1000 s, and job size 600.
+ * Job 1 holds the node until 3000.  Job 2 (1 GPU, t = 0) and job 3 (8
+ * GPUs, t = 1500) wait.  At 3000 (a recalculation): job 2's age saturates
+ * (1000) plus size 600/8 = 75: P = 1075; job 3's age 1500 -> 1000, plus
+ * 600: 1600.  Job 3 first (3000..3100), job 2 after it.  With
+ * PriorityMaxAge 10000 s: job 2 has 300 + 75 = 375, job 3 150 + 600 =
+ * 750: job 3 first as well; with job size 200: job 2 300 + 25 = 325, job
+ * 3 150 + 200 = 350, still job 3; with job size 100: 312 against 250:
+ * job 2 first. */
+static void age_saturates_at_max_age(void **state)
+{
+    (void)state;
+    static const char *trace = "job_id,user,vc,gpu_num,submit_time,duration\n"
+                               "1,alice,a,8,0,3000\n"
+                               "2,alice,a,1,0,100\n"
+                               "3,alice,a,8,1500,100\n";
+    static const struct {
+        int64_t max_age;
+        double size;
+        int job3_first;
+    } cases[] = {{1000, 600, 1}, {10000, 600, 1}, {10000, 200, 1}, {10000, 100, 0}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        simtest t;
+        simtest_load(&t, 1, trace);
+        t.cfg.slurm.weight_age = 1000;
+        t.cfg.slurm.max_age = cases[c].max_age;
+        t.cfg.slurm.weight_jobsize = cases[c].size;
+        simtest_run_ok(&t, "slurm");
+        if (cases[c].job3_first) {
+            EXPECT_JOB(&t, 3, 3000, 3100, 1500);
+            EXPECT_JOB(&t, 2, 3100, 3200, 3100);
+        } else {
+            EXPECT_JOB(&t, 2, 3000, 3100, 3000);
+            EXPECT_JOB(&t, 3, 3100, 3200, 1600);
+        }
+        simtest_free(&t);
+    }
+}
+
+/* sched/backfill on the users' time limits (EASY, margin 1), one node of
+ * 8 GPUs, every weight 0 (submission order):
+ *   job 1  6 GPUs t=0   d=1000 limit 1000: runs 0..1000, 2 GPUs free
+ *   job 2  4 GPUs t=10  d=100  limit 100:  waits; reserved 4 GPUs at 1000
+ *   job 3  2 GPUs t=20  d=500  limit 500:  ends by 520 < 1000: backfilled,
+ *                                          20..520
+ *   job 4  2 GPUs t=600 d=100  limit 2000: runs past 1000, but at 1000 the
+ *                                          node has 8 - 2 >= 4 for job 2:
+ *                                          backfilled, 600..700
+ *   job 5  6 GPUs t=700 d=100  limit 100:  behind job 2; at 1000 4 GPUs are
+ *                                          left: 1100..1200
+ * and job 2 keeps its reservation, 1000..1100.  Without backfill (the
+ * builtin rule) job 2 blocks the node's 2 free GPUs until 1000: job 3
+ * 1000..1500, job 4 1000..1100, job 5 at 1100 when 6 are free. */
+static void backfill_on_time_limits(void **state)
+{
+    (void)state;
+    static const char *trace = "job_id,user,vc,gpu_num,submit_time,duration,time_limit\n"
+                               "1,alice,a,6,0,1000,1000\n"
+                               "2,bob,a,4,10,100,100\n"
+                               "3,carol,a,2,20,500,500\n"
+                               "4,carol,a,2,600,100,2000\n"
+                               "5,bob,a,6,700,100,100\n";
+    for (int bf = 0; bf <= 1; bf++) {
+        simtest t;
+        simtest_load(&t, 1, trace);
+        if (bf) {
+            t.cfg.backfill[0] = (lucid_sim_backfill){
+                .policy = &lucid_policy_slurm,
+                .cfg = {.mode = LUCID_BACKFILL_EASY, .estimate = LUCID_BACKFILL_EST_TIME_LIMIT,
+                        .margin = 1.0}};
+            t.cfg.nbackfill = 1;
+        }
+        simtest_run_ok(&t, "slurm");
+        EXPECT_JOB(&t, 1, 0, 1000, 0);
+        EXPECT_JOB(&t, 2, 1000, 1100, 990);
+        EXPECT_JOB(&t, 5, 1100, 1200, 400);
+        if (bf) {
+            EXPECT_JOB(&t, 3, 20, 520, 0);
+            EXPECT_JOB(&t, 4, 600, 700, 0);
+        } else {
+            EXPECT_JOB(&t, 3, 1000, 1500, 980);
+            EXPECT_JOB(&t, 4, 1000, 1100, 400);
+        }
+        simtest_free(&t);
+    }
+}
+
+/* [slurm]'s keys: refused out of range with the file, line and key;
+ * accepted ones kept as written and written back; unset ones not. */
+static void config_keys_checked(void **state)
+{
+    (void)state;
+    exptest_refused("[slurm]\nweight_age = -1\n",
+                   "exp.ini:2: [slurm] weight_age: -1 out of range 0..4294967295");
+    exptest_refused("[slurm]\n\nweight_fairshare = 4294967296\n", "exp.ini:3: [slurm] weight_fairshare");
+    exptest_refused("[slurm]\nweight_jobsize = big\n", "'big' is not a number");
+    exptest_refused("[slurm]\nmax_age = 0\n", "exp.ini:2: [slurm] max_age: 0 out of range 1..");
+    exptest_refused("[slurm]\ncalc_period = 86401\n",
+                   "[slurm] calc_period: 86401 out of range 1..86400");
+    exptest_refused("[slurm]\nfavor_small = maybe\n",
+                   "exp.ini:2: [slurm] favor_small: 'maybe' is not yes or no");
+    exptest_refused("[slurm]\nweight_qos = 1\n", "exp.ini:2: [slurm] weight_qos: unknown key");
+    lucid_experiment exp;
+    lucid_error err = {{0}};
+    assert_int_equal(exptest_load(&exp,
+                          "[slurm]\nweight_age = 1000\nweight_fairshare = 10000\nmax_age = 86400\n"
+                          "favor_small = yes\nbackfill = easy\n",
+                          &err),
+                     0);
+    assert_string_equal(exp.slurm_weight_fairshare, "10000");
+    assert_string_equal(exp.slurm_favor_small, "yes");
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&text, &size);
+    assert_non_null(out);
+    assert_int_equal(lucid_experiment_write(out, &exp), 0);
+    fclose(out);
+    assert_non_null(strstr(text, "[slurm]\nweight_age = 1000\nweight_fairshare = 10000\n"));
+    assert_non_null(strstr(text, "favor_small = yes\nbackfill = easy\n"));
+    free(text);
+    lucid_experiment_free(&exp);
+    assert_int_equal(exptest_load(&exp, "[simulate]\nseed = 3\n", &err), 0);
+    out = open_memstream(&text, &size);
+    assert_non_null(out);
+    assert_int_equal(lucid_experiment_write(out, &exp), 0);
+    fclose(out);
+    assert_null(strstr(text, "[slurm]"));
+    free(text);
+    lucid_experiment_free(&exp);
+}
+
+/* The policy is found by name but is not one of the paper's six. */
+static void named_only(void **state)
+{
+    (void)state;
+    assert_non_null(lucid_policy_find("slurm"));
+    for (const lucid_policy_ops *const *p = lucid_policy_list(); *p; p++)
+        assert_string_not_equal((*p)->name, "slurm");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(default_weights_are_fifo),
+        cmocka_unit_test(job_size_orders_the_queue),
+        cmocka_unit_test(age_saturates_at_max_age),
+        cmocka_unit_test(backfill_on_time_limits),
+        cmocka_unit_test(config_keys_checked),
+        cmocka_unit_test(named_only),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
