@@ -111,7 +111,8 @@ static void age_saturates_at_max_age(void **state)
 }
 
 /* sched/backfill on the users' time limits (EASY, margin 1), one node of
- * 8 GPUs, every weight 0 (submission order):
+ * 8 GPUs, every weight 0 (submission order), a backfill pass at every
+ * decision (bf_interval 1):
  *   job 1  6 GPUs t=0   d=1000 limit 1000: runs 0..1000, 2 GPUs free
  *   job 2  4 GPUs t=10  d=100  limit 100:  waits; reserved 4 GPUs at 1000
  *   job 3  2 GPUs t=20  d=500  limit 500:  ends by 520 < 1000: backfilled,
@@ -121,9 +122,12 @@ static void age_saturates_at_max_age(void **state)
  *                                          backfilled, 600..700
  *   job 5  6 GPUs t=700 d=100  limit 100:  behind job 2; at 1000 4 GPUs are
  *                                          left: 1100..1200
- * and job 2 keeps its reservation, 1000..1100.  Without backfill (the
- * builtin rule) job 2 blocks the node's 2 free GPUs until 1000: job 3
- * 1000..1500, job 4 1000..1100, job 5 at 1100 when 6 are free. */
+ * and job 2 keeps its reservation, 1000..1100.  With Slurm's default
+ * bf_interval of 30 s the main scheduler alone meets job 3 at 20 (job 2
+ * blocks it); the backfill pass at 30 starts it, 30..530; job 4 arrives at
+ * 600, a pass: 600..700.  Without backfill (the builtin rule) job 2 blocks
+ * the node's 2 free GPUs until 1000: job 3 1000..1500, job 4 1000..1100,
+ * job 5 at 1100 when 6 are free. */
 static void backfill_on_time_limits(void **state)
 {
     (void)state;
@@ -133,27 +137,28 @@ static void backfill_on_time_limits(void **state)
                                "3,carol,a,2,20,500,500\n"
                                "4,carol,a,2,600,100,2000\n"
                                "5,bob,a,6,700,100,100\n";
-    for (int bf = 0; bf <= 1; bf++) {
+    static const struct {
+        int backfill;
+        int64_t interval, start3, start4;
+    } cases[] = {{0, 30, 1000, 1000}, {1, 1, 20, 600}, {1, 30, 30, 600}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         simtest t;
         simtest_load(&t, 1, trace);
-        if (bf) {
+        if (cases[c].backfill) {
             t.cfg.backfill[0] = (lucid_sim_backfill){
                 .policy = &lucid_policy_slurm,
                 .cfg = {.mode = LUCID_BACKFILL_EASY, .estimate = LUCID_BACKFILL_EST_TIME_LIMIT,
                         .margin = 1.0}};
             t.cfg.nbackfill = 1;
         }
+        t.cfg.slurm.bf_interval = cases[c].interval;
         simtest_run_ok(&t, "slurm");
         EXPECT_JOB(&t, 1, 0, 1000, 0);
         EXPECT_JOB(&t, 2, 1000, 1100, 990);
         EXPECT_JOB(&t, 5, 1100, 1200, 400);
-        if (bf) {
-            EXPECT_JOB(&t, 3, 20, 520, 0);
-            EXPECT_JOB(&t, 4, 600, 700, 0);
-        } else {
-            EXPECT_JOB(&t, 3, 1000, 1500, 980);
-            EXPECT_JOB(&t, 4, 1000, 1100, 400);
-        }
+        int64_t s3 = cases[c].start3, s4 = cases[c].start4;
+        EXPECT_JOB(&t, 3, s3, s3 + 500, (double)(s3 - 20));
+        EXPECT_JOB(&t, 4, s4, s4 + 100, (double)(s4 - 600));
         simtest_free(&t);
     }
 }
@@ -172,6 +177,8 @@ static void config_keys_checked(void **state)
                    "[slurm] calc_period: 86401 out of range 1..86400");
     exptest_refused("[slurm]\nfavor_small = maybe\n",
                    "exp.ini:2: [slurm] favor_small: 'maybe' is not yes or no");
+    exptest_refused("[slurm]\nbackfill_interval = 0\n",
+                    "exp.ini:2: [slurm] backfill_interval: 0 out of range 1..10800");
     exptest_refused("[slurm]\nweight_qos = 1\n", "exp.ini:2: [slurm] weight_qos: unknown key");
     lucid_experiment exp;
     lucid_error err = {{0}};

@@ -88,6 +88,7 @@ typedef struct lucid_experiment {
      * (yes / no) */
     char *slurm_weight_age, *slurm_weight_fairshare, *slurm_weight_jobsize;
     char *slurm_max_age, *slurm_calc_period, *slurm_favor_small;
+    char *slurm_backfill_interval; /* bf_interval, seconds (30) */
 } lucid_experiment;
 
 enum { LUCID_EXP_BF_FIFO, LUCID_EXP_BF_SJF, LUCID_EXP_BF_QSSF, LUCID_EXP_BF_LUCID,

@@ -343,13 +343,16 @@ extern const lucid_policy_ops lucid_policy_fifo, lucid_policy_sjf, lucid_policy_
 /* Slurm's priority/multifactor as the policy "slurm" computes it
  * (policy_slurm.c, docs/slurm-policy.md): slurm.conf's PriorityWeightAge,
  * PriorityWeightFairshare and PriorityWeightJobSize, PriorityMaxAge and
- * PriorityCalcPeriod (seconds) and PriorityFavorSmall. */
+ * PriorityCalcPeriod (seconds) and PriorityFavorSmall; and how often
+ * sched/backfill runs (SchedulerParameters bf_interval, seconds; with
+ * backfill on, the decisions in between are the main scheduler's). */
 typedef struct lucid_slurm_priority {
     double weight_age, weight_fairshare, weight_jobsize;
     int64_t max_age, calc_period;
     int favor_small;
+    int64_t bf_interval;
 } lucid_slurm_priority;
-/* slurm.conf's defaults: weights 0, 7 days, 300 s, no. */
+/* slurm.conf's defaults: weights 0, 7 days, 300 s, no; bf_interval 30 s. */
 lucid_slurm_priority lucid_slurm_priority_default(void);
 /* The priority Slurm gives queued `job` at s->now (higher runs first). */
 double lucid_slurm_priority_of(const lucid_sched *s, int32_t job);

@@ -101,6 +101,8 @@ void cli_run_slurm_priority(const lucid_experiment *exp, lucid_slurm_priority *p
         p->max_age = v;
     if (exp->slurm_calc_period && lucid_parse_i64(exp->slurm_calc_period, &v) == 0)
         p->calc_period = v;
+    if (exp->slurm_backfill_interval && lucid_parse_i64(exp->slurm_backfill_interval, &v) == 0)
+        p->bf_interval = v;
     if (exp->slurm_favor_small)
         p->favor_small = strcmp(exp->slurm_favor_small, "yes") == 0 ||
                          strcmp(exp->slurm_favor_small, "true") == 0 ||

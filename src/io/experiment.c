@@ -102,6 +102,7 @@ static const key_spec keys[] = {
     {"slurm", "max_age", KEY_OPT_INT, FIELD(slurm_max_age), 1, (int64_t)3650 * 86400},
     {"slurm", "calc_period", KEY_OPT_INT, FIELD(slurm_calc_period), 1, 86400},
     {"slurm", "favor_small", KEY_STRING, FIELD(slurm_favor_small), 0, 0},
+    {"slurm", "backfill_interval", KEY_OPT_INT, FIELD(slurm_backfill_interval), 1, 10800},
     BACKFILL_KEYS("slurm", LUCID_EXP_BF_SLURM),
 };
 

@@ -1,7 +1,8 @@
 /* policy_slurm.c — Slurm's own scheduling as a baseline (issue 26): the
  * queue in priority/multifactor order, started by sched/builtin's rule
  * (in priority order; the first job that does not fit blocks the rest) or,
- * with [slurm] backfill, by sched/backfill's reservations (backfill.c).
+ * with [slurm] backfill, by sched/backfill's reservations (backfill.c),
+ * every bf_interval seconds as Slurm runs it.
  *
  * The priority of a pending job, as slurm.conf's weights make it
  * (docs/slurm-policy.md):
@@ -28,20 +29,27 @@ lucid_slurm_priority lucid_slurm_priority_default(void)
 {
     /* slurm.conf's defaults: every weight 0 (all jobs equal: submission
      * order), PriorityMaxAge 7-0, PriorityCalcPeriod 5, FavorSmall no. */
-    return (lucid_slurm_priority){.max_age = 7 * 86400, .calc_period = 300};
+    return (lucid_slurm_priority){.max_age = 7 * 86400, .calc_period = 300, .bf_interval = 30};
 }
 
 static const lucid_slurm_priority *weights(const lucid_sched *s)
 {
-    static const lucid_slurm_priority none = {.max_age = 7 * 86400, .calc_period = 300};
+    static const lucid_slurm_priority none = {
+        .max_age = 7 * 86400, .calc_period = 300, .bf_interval = 30};
     return s->slurm_priority ? s->slurm_priority : &none;
+}
+
+/* The last multiple of `period` at or before now. */
+static int64_t last_multiple(int64_t period, int64_t now)
+{
+    int64_t p = period > 0 ? period : 1;
+    return now - (((now % p) + p) % p);
 }
 
 /* The last priority recalculation at or before now. */
 static int64_t last_calc(const lucid_slurm_priority *w, int64_t now)
 {
-    int64_t p = w->calc_period > 0 ? w->calc_period : 1;
-    return now - (((now % p) + p) % p);
+    return last_multiple(w->calc_period, now);
 }
 
 double lucid_slurm_priority_of(const lucid_sched *s, int32_t job)
@@ -96,7 +104,15 @@ static void decide(lucid_sched *s)
         for (size_t i = 0; i < s->qlen; i++)
             s->queue[i] = (int32_t)s->fair_order[i].index;
     }
+    /* sched/backfill runs every bf_interval; at the decisions in between
+     * only the main scheduler does (priority order, the first job that
+     * does not fit stops it). */
+    const lucid_slurm_priority *w = weights(s);
+    struct lucid_backfill *bf = s->backfill;
+    if (bf && last_multiple(w->bf_interval, s->now) != s->now)
+        s->backfill = NULL;
     lucid_decide_head_of_line(s);
+    s->backfill = bf;
 }
 
 /* Priorities move at each recalculation while jobs wait behind running
@@ -104,10 +120,16 @@ static void decide(lucid_sched *s)
 static int64_t next_decision(const lucid_sched *s)
 {
     const lucid_slurm_priority *w = weights(s);
-    if (s->qlen < 2 || s->nrunning == 0 || !(w->weight_age > 0 || w->weight_fairshare > 0))
-        return LUCID_NEVER;
-    int64_t p = w->calc_period > 0 ? w->calc_period : 1;
-    return last_calc(w, s->now) + p;
+    int64_t next = LUCID_NEVER;
+    if (s->qlen >= 2 && s->nrunning > 0 && (w->weight_age > 0 || w->weight_fairshare > 0))
+        next = last_calc(w, s->now) + (w->calc_period > 0 ? w->calc_period : 1);
+    /* The next backfill pass, while jobs wait behind running ones. */
+    if (s->backfill && s->qlen > 0 && s->nrunning > 0 && w->bf_interval > 1) {
+        int64_t at = last_multiple(w->bf_interval, s->now) + w->bf_interval;
+        if (at < next)
+            next = at;
+    }
+    return next;
 }
 
 const lucid_policy_ops lucid_policy_slurm = {
