@@ -77,6 +77,16 @@ check "sacct lab: partitions as VCs, sized from scontrol" [ "$(tail -n +2 "$tmp/
 check "sacct lab: 4 GPUs per node" [ "$(field "$m" gpus_per_node)" = 4 ]
 check "sacct lab: trace.csv checksum" [ "$(body_sha "$tmp/lab/trace.csv")" = "d9112672de6c026def8c7d6a458b1bea00560664f6b8f13cefd6f07a34f193ef" ]
 check "sacct lab: simulates" "$lucid" simulate "$tmp/lab/experiment.ini" --quiet
+# --slurm-conf: the site's priority and scheduler become the slurm policy,
+# run beside the six (docs/slurm-policy.md).
+printf 'SchedulerType=sched/backfill\nSchedulerParameters=bf_interval=10\nPriorityWeightFairshare=10000\nPriorityWeightAge=1000\nPriorityCalcPeriod=1\n' >"$tmp/slurm.conf"
+"$lucid" trace import --format sacct "$sa/lab.sacct" "$sa/lab/nodes.txt" --slurm-conf "$tmp/slurm.conf" --out "$tmp/lab-sc" >/dev/null
+check "sacct --slurm-conf: the policies and the site's keys" grep -q "^policies = fifo,sjf,srtf,qssf,tiresias,lucid,slurm$" "$tmp/lab-sc/experiment.ini"
+check "sacct --slurm-conf: [slurm] keys" [ "$(sed -n '/^\[slurm\]/,/^$/p' "$tmp/lab-sc/experiment.ini" | grep -c -e '^weight_fairshare = 10000$' -e '^weight_age = 1000$' -e '^calc_period = 60$' -e '^backfill = conservative$' -e '^backfill_interval = 10$')" = 5 ]
+check "sacct --slurm-conf: simulates" "$lucid" simulate "$tmp/lab-sc/experiment.ini" --quiet --out "$tmp/lab-sc/results"
+check "sacct --slurm-conf: the slurm policy ran" [ -s "$tmp/lab-sc/results/jobs-slurm.csv" ]
+printf 'PriorityMaxAge=7days\n' >"$tmp/bad-slurm.conf"
+expect_error "sacct --slurm-conf: a bad value" "bad-slurm.conf:1: PriorityMaxAge: '7days' is not a Slurm time" "$lucid" trace import --format sacct "$sa/lab.sacct" --slurm-conf "$tmp/bad-slurm.conf" --out "$tmp/lab-bad"
 "$lucid" trace import --format sacct "$sa/lab.sacct" --running --vc-by account --out "$tmp/lab2" >/dev/null
 check "sacct --running keeps job 13 for its Elapsed (3 s)" grep -q '^13,root,teama,2,1,RUNNING,15,3,' "$tmp/lab2/trace.csv"
 check "sacct --vc-by account" [ "$(tail -n +2 "$tmp/lab2/vc_config.csv" | cut -d, -f1 | sort | paste -sd' ')" = "teama teamb teamc" ]

@@ -209,6 +209,96 @@ static void config_keys_checked(void **state)
     lucid_experiment_free(&exp);
 }
 
+/* Slurm's time strings, by slurm.conf(5)'s forms. */
+static void slurm_times(void **state)
+{
+    (void)state;
+    assert_int_equal(lucid_slurm_time_parse("5", 0), 300);          /* minutes */
+    assert_int_equal(lucid_slurm_time_parse("5:30", 0), 330);       /* M:S */
+    assert_int_equal(lucid_slurm_time_parse("1:02:03", 0), 3723);   /* H:M:S */
+    assert_int_equal(lucid_slurm_time_parse("7-0", 0), 604800);     /* D-H */
+    assert_int_equal(lucid_slurm_time_parse("1-2:3", 0), 93780);    /* D-H:M */
+    assert_int_equal(lucid_slurm_time_parse("1-2:3:4", 0), 93784);  /* D-H:M:S */
+    assert_int_equal(lucid_slurm_time_parse("INFINITE", 42), 42);
+    assert_int_equal(lucid_slurm_time_parse("unlimited", 42), 42);
+    static const char *const bad[] = {"", "x", "7-", "-7", "1:2:3:4", "1-2-3", "5m", "1:", "1-2:3:4:5"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (lucid_slurm_time_parse(bad[i], 0) != -1)
+            fail_msg("'%s' parsed", bad[i]);
+}
+
+static void write_conf(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* A site's slurm.conf (the lab's site profile's priority lines, with other
+ * keys around them) sets the slurm policy's keys; priority/basic zeroes
+ * the weights; a bad value is refused with slurm.conf's file and line. */
+static void slurm_conf_read(void **state)
+{
+    (void)state;
+    char dir[512], path[600];
+    test_tmpdir(dir, sizeof dir, "slurm_conf");
+    snprintf(path, sizeof path, "%s/slurm.conf", dir);
+    write_conf(path, "# a site\nClusterName=lab\nSchedulerType=sched/backfill\n"
+                     "SchedulerParameters=sched_interval=1,bf_interval=10,bf_continue,bf_window=60\n"
+                     "PriorityType=priority/multifactor\npriorityDecayHalfLife=7-0  # weekly\n"
+                     "PriorityCalcPeriod=1\nPriorityMaxAge=2-0\nPriorityWeightFairshare=10000\n"
+                     "PriorityWeightAge=1000\nPriorityWeightJobSize=1000\nPriorityWeightQOS=2000\n"
+                     "PriorityFavorSmall=YES\n"
+                     "NodeName=n1 Gres=gpu:8 CPUs=16 State=UNKNOWN\n");
+    lucid_experiment exp;
+    lucid_error err = {{0}};
+    lucid_experiment_defaults(&exp);
+    if (lucid_slurm_conf_apply(&exp, path, &err) < 0)
+        fail_msg("%s", err.msg);
+    assert_string_equal(exp.slurm_weight_fairshare, "10000");
+    assert_string_equal(exp.slurm_weight_age, "1000");
+    assert_string_equal(exp.slurm_weight_jobsize, "1000");
+    assert_string_equal(exp.slurm_calc_period, "60");
+    assert_string_equal(exp.slurm_max_age, "172800");
+    assert_string_equal(exp.slurm_favor_small, "yes");
+    assert_string_equal(exp.fairshare_half_life, "604800");
+    assert_string_equal(exp.backfill[LUCID_EXP_BF_SLURM], "conservative");
+    assert_string_equal(exp.slurm_backfill_interval, "10");
+    assert_string_equal(exp.backfill_window[LUCID_EXP_BF_SLURM], "3600");
+    lucid_experiment_free(&exp);
+
+    write_conf(path, "PriorityWeightAge=1000\nPriorityType=priority/basic\nSchedulerType=sched/builtin\n");
+    lucid_experiment_defaults(&exp);
+    assert_int_equal(lucid_slurm_conf_apply(&exp, path, &err), 0);
+    assert_string_equal(exp.slurm_weight_age, "0");
+    assert_string_equal(exp.backfill[LUCID_EXP_BF_SLURM], "none");
+    lucid_experiment_free(&exp);
+
+    static const struct {
+        const char *text, *want;
+    } bad[] = {
+        {"ClusterName=x\nPriorityMaxAge=7days\n", "slurm.conf:2: PriorityMaxAge: '7days' is not a Slurm time"},
+        {"PriorityWeightAge=-5\n", "slurm.conf:1: [slurm] weight_age: -5 out of range"},
+        {"SchedulerType=sched/gang\n", "slurm.conf:1: SchedulerType: 'sched/gang'"},
+        {"\nSchedulerParameters=bf_interval=often\n", "slurm.conf:2: SchedulerParameters: bf_interval: 'often'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        write_conf(path, bad[i].text);
+        lucid_experiment_defaults(&exp);
+        lucid_error_clear(&err);
+        assert_int_equal(lucid_slurm_conf_apply(&exp, path, &err), -1);
+        if (!strstr(err.msg, bad[i].want))
+            fail_msg("'%s' does not say '%s'", err.msg, bad[i].want);
+        lucid_experiment_free(&exp);
+    }
+    lucid_experiment_defaults(&exp);
+    snprintf(path, sizeof path, "%s/none.conf", dir);
+    assert_int_equal(lucid_slurm_conf_apply(&exp, path, &err), -1);
+    assert_non_null(strstr(err.msg, "none.conf: cannot open"));
+    lucid_experiment_free(&exp);
+}
+
 /* The policy is found by name but is not one of the paper's six. */
 static void named_only(void **state)
 {
@@ -226,6 +316,8 @@ int main(void)
         cmocka_unit_test(age_saturates_at_max_age),
         cmocka_unit_test(backfill_on_time_limits),
         cmocka_unit_test(config_keys_checked),
+        cmocka_unit_test(slurm_times),
+        cmocka_unit_test(slurm_conf_read),
         cmocka_unit_test(named_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -108,6 +108,16 @@ int lucid_experiment_set(lucid_experiment *exp, const char *section, const char 
                          const char *value, const char *dir, const char *origin, long line,
                          lucid_error *err);
 void lucid_experiment_free(lucid_experiment *exp);
+/* A site's slurm.conf into the slurm policy's keys (src/io/slurm_conf.c,
+ * docs/slurm-policy.md): PriorityType, PriorityWeightAge / Fairshare /
+ * JobSize, PriorityMaxAge, PriorityCalcPeriod, PriorityFavorSmall,
+ * PriorityDecayHalfLife ([simulate] fairshare_half_life), SchedulerType
+ * and SchedulerParameters' bf_interval and bf_window; other keys passed
+ * over.  -1 with "FILE:LINE: KEY: reason" on a value it cannot take. */
+int lucid_slurm_conf_apply(lucid_experiment *exp, const char *path, lucid_error *err);
+/* A Slurm time string ("M", "M:S", "H:M:S", "D-H", "D-H:M", "D-H:M:S") in
+ * seconds; `infinite` for INFINITE / UNLIMITED; -1 if it is not one. */
+int64_t lucid_slurm_time_parse(const char *text, int64_t infinite);
 /* Writes every key with its current value (paths as stored: absolute when
  * the experiment was loaded with absolute paths); reading the result back
  * gives the same experiment. */

@@ -279,6 +279,8 @@ static void import_usage(FILE *out)
           "  --start T|SECONDS       simulation start written to experiment.ini\n"
           "  --like EXP.ini          copy an experiment's policies, side files and knobs\n"
           "  --workload-from TRACE   Lucid's workload columns by job id from TRACE\n"
+          "  --slurm-conf FILE       the site's slurm.conf: the slurm policy (Slurm's own\n"
+          "                          priority weights and scheduler) joins the policies\n"
           "  --sample-workload       ... and for other jobs, a seeded draw among the 32\n"
           "                          TRACE jobs nearest in duration (the Lucid authors' way)\n"
           "  --seed N                seed for --sample-workload (1)\n"
@@ -352,8 +354,31 @@ static void profiler_share(const lucid_import *imp, int32_t *nodes, int32_t *fac
 /* The experiment next to the trace: the template's (or default) keys with
  * the folder's own files; paths inside DIR are written relative to it so the
  * folder can move. */
+/* The slurm policy configured from the site's slurm.conf, and added to the
+ * policies run ("all" named out, since all is the paper's six). */
+static int add_slurm_policy(lucid_experiment *exp, const char *slurm_conf)
+{
+    lucid_error err = {{0}};
+    if (lucid_slurm_conf_apply(exp, slurm_conf, &err) < 0)
+        return cli_fail("%s", err.msg);
+    char list[512] = "";
+    size_t used = 0;
+    int all = exp->npolicies == 0 || (exp->npolicies == 1 && strcmp(exp->policies[0], "all") == 0);
+    for (const lucid_policy_ops *const *p = lucid_policy_list(); all && *p; p++)
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s,", (*p)->name);
+    for (int i = 0; !all && i < exp->npolicies && used < sizeof list; i++)
+        if (strcmp(exp->policies[i], "slurm") != 0)
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s,", exp->policies[i]);
+    if (used < sizeof list)
+        snprintf(list + used, sizeof list - used, "slurm");
+    if (lucid_experiment_set(exp, "simulate", "policies", list, NULL, "import", 0, &err) < 0)
+        return cli_fail("%s", err.msg);
+    return 0;
+}
+
 static int write_experiment(FILE *f, const char *template_path, const char *dir_abs,
-                            const lucid_import *imp, int64_t start, int have_start)
+                            const lucid_import *imp, int64_t start, int have_start,
+                            const char *slurm_conf)
 {
     lucid_experiment exp;
     lucid_experiment_defaults(&exp);
@@ -393,6 +418,10 @@ static int write_experiment(FILE *f, const char *template_path, const char *dir_
             lucid_experiment_free(&exp);
             return cli_fail("%s", err.msg);
         }
+    if (slurm_conf && add_slurm_policy(&exp, slurm_conf) != 0) {
+        lucid_experiment_free(&exp);
+        return 1;
+    }
     char path[PATH_MAX + 32];
     free(exp.jobs);
     free(exp.vcs);
@@ -440,7 +469,7 @@ static int write_experiment(FILE *f, const char *template_path, const char *dir_
 
 /* What `trace import` was asked to do. */
 typedef struct import_args {
-    const char *format, *out, *like, *workload, *vc_sizes;
+    const char *format, *out, *like, *workload, *vc_sizes, *slurm_conf;
     const char **sources;
     int nsources, sample;
     int have_start; /* 0 none, 1 trace seconds, 2 a calendar time (made relative later) */
@@ -475,6 +504,8 @@ static int parse_import_args(int argc, char **argv, import_args *a)
             a->workload = v;
         } else if ((got = cli_option(argc, argv, &i, "--vc-size", &v)) != 0) {
             a->vc_sizes = v;
+        } else if ((got = cli_option(argc, argv, &i, "--slurm-conf", &v)) != 0) {
+            a->slurm_conf = v;
         } else if ((got = cli_option(argc, argv, &i, "--since", &v)) > 0) {
             rc = parse_when("--since", v, &a->win.since);
         } else if ((got = cli_option(argc, argv, &i, "--until", &v)) > 0) {
@@ -573,7 +604,8 @@ static int write_folder(const lucid_import *imp, const import_args *a, const cha
                     lucid_import_write_vcs(imp, f[1]) < 0))
         rc = cli_fail("%s: write error", dir_abs);
     if (rc == 0)
-        rc = write_experiment(f[2], a->like, dir_abs, imp, a->start, a->have_start);
+        rc = write_experiment(f[2], a->like, dir_abs, imp, a->start, a->have_start,
+                              a->slurm_conf);
     if (rc == 0 && (lucid_source_hashes_wait(hashes, &err) < 0 ||
                     lucid_import_write_manifest(imp, &a->win, command, a->sources, a->nsources,
                                                 hashes->hex ? hashes : NULL, f[3], &err) < 0))

@@ -1,0 +1,226 @@
+/* slurm_conf.c — a site's slurm.conf into the simulator's slurm policy
+ * (experiment.h, lucid_slurm_conf_apply; docs/slurm-policy.md).
+ *
+ * slurm.conf is "Key=Value" lines, keys case-insensitive, '#' starting a
+ * comment.  Read: PriorityType, PriorityWeightAge / Fairshare / JobSize,
+ * PriorityMaxAge, PriorityCalcPeriod, PriorityFavorSmall,
+ * PriorityDecayHalfLife, SchedulerType and SchedulerParameters' bf_interval
+ * and bf_window; every other key is a site's business and is passed over.
+ * Each value goes through lucid_experiment_set, so a value out of the
+ * simulator's range is refused with slurm.conf's file and line. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "lucid/csv.h"
+#include "lucid/experiment.h"
+#include "lucid/fairshare.h"
+#include "lucid/util.h"
+
+/* Slurm's time strings (slurm.conf(5)): "M", "M:S", "H:M:S", "D-H",
+ * "D-H:M", "D-H:M:S"; "INFINITE" / "UNLIMITED".  Seconds, or -1. */
+int64_t lucid_slurm_time_parse(const char *text, int64_t infinite)
+{
+    if (strcasecmp(text, "INFINITE") == 0 || strcasecmp(text, "UNLIMITED") == 0)
+        return infinite;
+    int64_t v[4];
+    int n = 0, days = 0;
+    const char *p = text;
+    while (*p) {
+        if (!isdigit((unsigned char)*p) || n == 4)
+            return -1;
+        int64_t x = 0;
+        while (isdigit((unsigned char)*p)) {
+            if (x > 100000000)
+                return -1;
+            x = x * 10 + (*p++ - '0');
+        }
+        v[n++] = x;
+        if (*p == '-') {
+            if (days || n != 1)
+                return -1;
+            days = 1;
+            p++;
+            if (!*p)
+                return -1;
+        } else if (*p == ':') {
+            p++;
+            if (!*p)
+                return -1;
+        } else if (*p) {
+            return -1;
+        }
+    }
+    if (n == 0)
+        return -1;
+    if (days) { /* D-H, D-H:M, D-H:M:S */
+        int64_t s = v[0] * 86400 + v[1] * 3600;
+        if (n >= 3)
+            s += v[2] * 60;
+        if (n == 4)
+            s += v[3];
+        return n >= 2 ? s : -1;
+    }
+    switch (n) {
+    case 1: return v[0] * 60;                       /* M */
+    case 2: return v[0] * 60 + v[1];                /* M:S */
+    case 3: return v[0] * 3600 + v[1] * 60 + v[2];  /* H:M:S */
+    default: return -1;
+    }
+}
+
+typedef struct conf_ctx {
+    lucid_experiment *exp;
+    const char *path;
+    long line;
+    lucid_error *err;
+    int basic; /* PriorityType=priority/basic: no weights */
+    char weights[3][32];
+    long weight_line[3];
+} conf_ctx;
+
+static int set(conf_ctx *c, const char *section, const char *key, const char *value)
+{
+    return lucid_experiment_set(c->exp, section, key, value, NULL, c->path, c->line, c->err);
+}
+
+static int set_seconds(conf_ctx *c, const char *field, const char *section, const char *key,
+                       const char *value, int64_t infinite)
+{
+    int64_t s = lucid_slurm_time_parse(value, infinite);
+    if (s < 0)
+        return lucid_error_at(c->err, c->path, c->line, field, "'%s' is not a Slurm time", value);
+    char text[32];
+    snprintf(text, sizeof text, "%lld", (long long)s);
+    return set(c, section, key, text);
+}
+
+/* SchedulerParameters: comma-separated, bf_interval=SECONDS and
+ * bf_window=MINUTES read. */
+static int scheduler_parameters(conf_ctx *c, const char *value)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", value);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        if (!eq)
+            continue;
+        *eq++ = '\0';
+        int64_t n;
+        if (strcmp(tok, "bf_interval") == 0 || strcmp(tok, "bf_window") == 0) {
+            if (lucid_parse_i64(eq, &n) < 0 || n < 0)
+                return lucid_error_at(c->err, c->path, c->line, "SchedulerParameters",
+                                      "%s: '%s' is not a whole number", tok, eq);
+            char text[32];
+            if (strcmp(tok, "bf_interval") == 0) {
+                if (n == 0) /* Slurm: a pass only when jobs end; nearest here: a day */
+                    n = 86400;
+                snprintf(text, sizeof text, "%lld", (long long)(n > 10800 ? 10800 : n));
+                if (set(c, "slurm", "backfill_interval", text) < 0)
+                    return -1;
+            } else {
+                snprintf(text, sizeof text, "%lld", (long long)(n * 60));
+                if (set(c, "slurm", "backfill_window", text) < 0)
+                    return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+static int one_key(conf_ctx *c, const char *key, const char *value)
+{
+    static const char *const weight_keys[3] = {"PriorityWeightAge", "PriorityWeightFairshare",
+                                               "PriorityWeightJobSize"};
+    for (int k = 0; k < 3; k++)
+        if (strcasecmp(key, weight_keys[k]) == 0) {
+            snprintf(c->weights[k], sizeof c->weights[k], "%s", value);
+            c->weight_line[k] = c->line;
+            return 0; /* applied at the end: PriorityType may come later */
+        }
+    if (strcasecmp(key, "PriorityType") == 0) {
+        c->basic = strcasecmp(value, "priority/basic") == 0;
+        return 0;
+    }
+    if (strcasecmp(key, "PriorityMaxAge") == 0)
+        return set_seconds(c, key, "slurm", "max_age", value, (int64_t)3650 * 86400);
+    if (strcasecmp(key, "PriorityCalcPeriod") == 0) {
+        /* A time string whose bare number is minutes, like the others. */
+        return set_seconds(c, key, "slurm", "calc_period", value, 86400);
+    }
+    if (strcasecmp(key, "PriorityDecayHalfLife") == 0) {
+        /* 0: no decay (usage kept until a reset): the longest half-life. */
+        int64_t s = lucid_slurm_time_parse(value, 0);
+        if (s < 0)
+            return lucid_error_at(c->err, c->path, c->line, key, "'%s' is not a Slurm time",
+                                  value);
+        if (s == 0)
+            s = LUCID_FAIRSHARE_HALF_LIFE_MAX;
+        char text[32];
+        snprintf(text, sizeof text, "%lld", (long long)s);
+        return set(c, "simulate", "fairshare_half_life", text);
+    }
+    if (strcasecmp(key, "PriorityFavorSmall") == 0)
+        return set(c, "slurm", "favor_small", strcasecmp(value, "YES") == 0 ? "yes" : "no");
+    if (strcasecmp(key, "SchedulerType") == 0) {
+        /* sched/backfill plans a start for every job it tests and no
+         * backfilled job may delay one: conservative backfill. */
+        if (strcasecmp(value, "sched/backfill") == 0)
+            return set(c, "slurm", "backfill", "conservative");
+        if (strcasecmp(value, "sched/builtin") == 0)
+            return set(c, "slurm", "backfill", "none");
+        return lucid_error_at(c->err, c->path, c->line, key,
+                              "'%s': the slurm policy models sched/backfill and sched/builtin",
+                              value);
+    }
+    if (strcasecmp(key, "SchedulerParameters") == 0)
+        return scheduler_parameters(c, value);
+    return 0;
+}
+
+int lucid_slurm_conf_apply(lucid_experiment *exp, const char *path, lucid_error *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return lucid_error_set(err, "%s: cannot open", path);
+    conf_ctx c = {.exp = exp, .path = path, .err = err};
+    char line[4096];
+    int rc = 0;
+    while (rc == 0 && fgets(line, sizeof line, f)) {
+        c.line++;
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = '\0';
+        char *s = line;
+        while (isspace((unsigned char)*s))
+            s++;
+        size_t n = strlen(s);
+        while (n > 0 && isspace((unsigned char)s[n - 1]))
+            s[--n] = '\0';
+        if (!*s)
+            continue;
+        char *eq = strchr(s, '=');
+        if (!eq)
+            continue; /* e.g. a bare word; not ours */
+        *eq = '\0';
+        char *key = s, *value = eq + 1;
+        n = strlen(key);
+        while (n > 0 && isspace((unsigned char)key[n - 1]))
+            key[--n] = '\0';
+        while (isspace((unsigned char)*value))
+            value++;
+        /* NodeName=... lines carry several pairs; their first key is not ours. */
+        rc = one_key(&c, key, value);
+    }
+    if (rc == 0 && ferror(f))
+        rc = lucid_error_set(err, "%s: read error", path);
+    fclose(f);
+    static const char *const keys[3] = {"weight_age", "weight_fairshare", "weight_jobsize"};
+    for (int k = 0; rc == 0 && k < 3; k++)
+        if (c.weights[k][0])
+            rc = lucid_experiment_set(exp, "slurm", keys[k], c.basic ? "0" : c.weights[k], NULL,
+                                      path, c.weight_line[k], err);
+    return rc;
+}
