@@ -47,7 +47,7 @@ status 2 "lucid without a command" "$lucid"
 usage_error "unknown command" "unknown command 'frob'" "$lucid" frob
 usage_error "help for an unknown command" "help: unknown command 'frob'" "$lucid" help frob
 
-verbs="simulate trace model queue status report explain tune"
+verbs="simulate trace model queue status report explain tune whatif"
 for verb in $verbs; do
     asks_help "lucid $verb --help" "$lucid" "$verb" --help
     asks_help "lucid $verb -h" "$lucid" "$verb" -h

@@ -87,6 +87,25 @@ check "sacct --slurm-conf: simulates" "$lucid" simulate "$tmp/lab-sc/experiment.
 check "sacct --slurm-conf: the slurm policy ran" [ -s "$tmp/lab-sc/results/jobs-slurm.csv" ]
 printf 'PriorityMaxAge=7days\n' >"$tmp/bad-slurm.conf"
 expect_error "sacct --slurm-conf: a bad value" "bad-slurm.conf:1: PriorityMaxAge: '7days' is not a Slurm time" "$lucid" trace import --format sacct "$sa/lab.sacct" --slurm-conf "$tmp/bad-slurm.conf" --out "$tmp/lab-bad"
+# lucid whatif: the same import, the seven policies, and the twin's error
+# against the history — the numbers an independent reading of the two CSVs
+# (bench/replay_error.py) gives.
+"$lucid" whatif --format sacct "$sa/lab.sacct" "$sa/lab/nodes.txt" --slurm-conf "$tmp/slurm.conf" \
+    --out "$tmp/wi" >"$tmp/wi.txt"
+check "whatif: writes what it prints (after the import's line)" cmp -s <(tail -n +2 "$tmp/wi.txt") "$tmp/wi/whatif.txt"
+want=$(python3 "$src/bench/replay_error.py" "$tmp/wi/trace/trace.csv" "$tmp/wi/results/jobs-slurm.csv" |
+    sed -E 's/.*2 \/ 10 \/ 60 s: ([0-9]+) \/ ([0-9]+) \/ ([0-9]+) %; error median ([0-9]+) s, p90 ([0-9]+) s, max ([0-9]+) s.*/\1 \2 \3 \4 \5 \6/')
+got=$(awk '/within 2 \/ 10 \/ 60 s/ {gsub("%", ""); printf "%.0f %.0f %.0f ", $(NF-4), $(NF-2), $NF}
+    /start error median/ {printf "%s %s %s", $4, $7, $10}' "$tmp/wi/whatif.txt")
+check "whatif: the replay's error is the history's ($got / $want)" test "$got" = "$want"
+check "whatif: each policy beside the replay" [ "$(grep -cE '^(fifo|sjf|srtf|qssf|tiresias|lucid|slurm) ' "$tmp/wi/whatif.txt")" = 7 ]
+check "whatif: the replay is 0 against itself" grep -q '^slurm .* +0.0%  (the replay)$' "$tmp/wi/whatif.txt"
+expect_error "whatif: slurm.conf required" "--slurm-conf FILE are required" \
+    "$lucid" whatif --format sacct "$sa/lab.sacct" --out "$tmp/wi2"
+out=$("$lucid" whatif --format helios "$data/helios/cluster_log.csv" --slurm-conf "$tmp/slurm.conf" --out "$tmp/wi3" 2>&1 >/dev/null)
+rc=$?
+check "whatif: a history without starts: exit 1, the reason last ($out)" \
+    test "$rc" = 1 -a "$(tail -1 <<<"$out" | grep -c 'no first_start column: whatif needs a history with real starts')" = 1
 "$lucid" trace import --format sacct "$sa/lab.sacct" --running --vc-by account --out "$tmp/lab2" >/dev/null
 check "sacct --running keeps job 13 for its Elapsed (3 s)" grep -q '^13,root,teama,2,1,RUNNING,15,3,' "$tmp/lab2/trace.csv"
 check "sacct --vc-by account" [ "$(tail -n +2 "$tmp/lab2/vc_config.csv" | cut -d, -f1 | sort | paste -sd' ')" = "teama teamb teamc" ]

@@ -35,6 +35,7 @@ int cmd_release(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
+int cmd_whatif(int argc, char **argv); /* `lucid whatif` */
 int cmd_bounds(int argc, char **argv);
 
 /* Prints "lucid: <message>" to stderr and returns 1 (for `return cli_fail(...)`). */

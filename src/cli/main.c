@@ -23,6 +23,7 @@ static const cli_command commands[] = {
     {"report", cmd_report, "the paper's tables and figures from simulate's outputs, as HTML + SVG"},
     {"explain", cmd_explain_job, "why a job of a simulation waited, started, was packed"},
     {"tune", cmd_tune, "search Lucid's knobs by simulation; write the tuned experiment"},
+    {"whatif", cmd_whatif, "a site's history replayed (Slurm's twin), then under Lucid and the others"},
 };
 
 static void usage(FILE *out)
