@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""bench/fairshare_sim_table.py OUT — docs/fairshare.md's table from bench/fairshare_sim.sh's runs.
+"""bench/fairshare_sim_table.py OUT [NAME=LABEL ...] — docs/fairshare.md's table from bench/fairshare_sim.sh's runs.
 
-Reads OUT/results/<trace>-w{0,2}/summary.csv and prints one row per trace
+Reads OUT/results/<trace>-w{0,2}/summary.csv (the traces named NAME=LABEL,
+else fairshare_sim.sh's four) and prints one row per trace
 and policy: avg JCT, avg queue, Jain's index across users, the largest
 finish-time fairness and the share of jobs above 1, with fairshare_weight
 0 and 2 side by side."""
@@ -12,6 +13,8 @@ out = sys.argv[1]
 POLICIES = ["fifo", "sjf", "srtf", "qssf", "tiresias", "lucid"]
 TRACES = [("venus", "Venus (reference semantics)"), ("venus-fixed", "Venus (fixed semantics)"),
           ("itp", "ITP, 10 clusters (no users)"), ("synth", "trace synth 10k (Venus users)")]
+if len(sys.argv) > 2:
+    TRACES = [tuple(a.split("=", 1)) for a in sys.argv[2:]]
 
 
 def all_rows(name):

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# lab_history.sh — a multi-user history made on the site lab under plain
+# Slurm, read back from Slurm's accounting with `lucid trace import --format
+# sacct --slurm-conf` by `lucid whatif`: (issue 26) the simulator's slurm
+# policy replaying it, job by job against what Slurm did, and each policy
+# beside that replay; then (issue 23) fair share's cost
+# and gain on an imported trace with users: all six policies with
+# [simulate] fairshare_weight 0 and 2 (docs/fairshare.md).
+#
+#   bench/lab_history.sh BUILD_DIR   (as root; about 12 minutes)
+#
+# The lab: scripts/lab-cluster.sh's site profile (sched/backfill with
+# bf_interval 10, priority/multifactor with fair share, age and job size,
+# slurmdbd), 4 main nodes x 8 GPUs, untyped GPUs, the plugins not loaded
+# (plain Slurm).  The workload, from a fixed seed (awk's srand(7)), four
+# users of the lab's two accounts:
+#   root       100 jobs at once at t = 0 (a backlog)
+#   lucidlab1   50 jobs, one every 5 s from t = 0
+#   lucidlab2   50 jobs, one every 5 s from t = 60
+#   nobody      40 jobs at once at t = 150
+# each of 1, 2 or 4 GPUs and a 5..40 s payload, --time=5.  When every job
+# has ended, `sacct --duplicates` (the command of docs/traces.md),
+# `scontrol show node -o` and the lab's slurm.conf are imported; the
+# simulator runs the trace's own experiment.ini (one VC per partition, sized
+# from the nodes; the six policies and slurm).  Printed: whatif's report
+# (the replay's error: starts within 2 / 10 / 60 s of Slurm's, the error's
+# median, p90 and max, average JCT simulated against Slurm's; each policy
+# against the replay), then the table of docs/fairshare.md for this trace.
+# Results go to OUT (default /tmp/lucid-lab-history).
+set -euo pipefail
+BUILD=$(cd "$1" && pwd)
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${OUT:-/tmp/lucid-lab-history}
+mkdir -p "$OUT"
+
+source "$SRC/bench/lab_run.sh"
+
+lab=$OUT/lab
+lab_run_up "$lab" slurm 4 8
+chmod 777 "$lab/out"
+cat >"$lab/payload.sh" <<'EOF'
+#!/bin/bash
+sleep "$1"
+EOF
+chmod 755 "$lab/payload.sh"
+# The plan: "at user gpus seconds", in submission order.
+awk 'BEGIN { srand(7); g[0] = 1; g[1] = 2; g[2] = 4
+    for (i = 0; i < 100; i++) print 0, "root", g[int(rand() * 3)], 5 + int(rand() * 36)
+    for (i = 0; i < 50; i++) print 5 * i, "lucidlab1", g[int(rand() * 3)], 5 + int(rand() * 36)
+    for (i = 0; i < 50; i++) print 60 + 5 * i, "lucidlab2", g[int(rand() * 3)], 5 + int(rand() * 36)
+    for (i = 0; i < 40; i++) print 150, "nobody", g[int(rand() * 3)], 5 + int(rand() * 36) }' |
+    sort -s -n -k1,1 >"$lab/plan.txt"
+t0=$(date +%s.%N)
+while read -r at user gpus secs; do
+    python3 -c "import time, sys; d = $t0 + $at - time.time(); time.sleep(d if d > 0 else 0)"
+    (cd "$lab/out" && runuser -u "$user" -- env SLURM_CONF="$SLURM_CONF" \
+        sbatch --parsable -o /dev/null -p main --gres=gpu:"$gpus" --time=5 "$lab/payload.sh" "$secs") \
+        >>"$lab/ids.txt"
+done <"$lab/plan.txt"
+deadline=$((SECONDS + 1500))
+until [[ -z $(squeue -h -r -o %A 2>/dev/null | head -1) ]]; do
+    ((SECONDS < deadline)) || { echo "lab_history: jobs left after 25 minutes" >&2; break; }
+    sleep 5
+done
+# slurmdbd records an end a moment after slurmctld: read until every job has one.
+jobs=$(wc -l <"$lab/ids.txt")
+deadline=$((SECONDS + 120))
+while :; do
+    TZ=UTC sacct -a --parsable2 --allocations --duplicates -S now-1days \
+        -o JobID,User,Account,Partition,AllocTRES,ReqTRES,Submit,Start,End,Elapsed,State,NNodes,Timelimit \
+        >"$OUT/jobs.sacct" 2>"$OUT/sacct.err" || true
+    ended=$(awk -F'|' 'NR > 1 && $9 != "Unknown" && $9 != "" {print $1}' "$OUT/jobs.sacct" | sort -u | wc -l)
+    ((ended >= jobs || SECONDS > deadline)) && break
+    sleep 2
+done
+scontrol show node -o >"$OUT/nodes.txt"
+cp "$lab/etc/slurm.conf" "$OUT/slurm.conf"
+lab_run_down "$lab"
+rm -rf "$OUT/whatif"
+# The twin's error and each policy beside it (issue 26).
+"$BUILD/lucid" whatif --format sacct "$OUT/jobs.sacct" "$OUT/nodes.txt" \
+    --slurm-conf "$OUT/slurm.conf" --out "$OUT/whatif"
+# Fair share's cost and gain on this imported trace (issue 23).
+for w in 0 2; do
+    "$BUILD/lucid" simulate "$OUT/whatif/trace/experiment.ini" --quiet --out "$OUT/results/lab-w$w" \
+        --set simulate.fairshare_weight=$w
+done
+python3 "$SRC/bench/fairshare_sim_table.py" "$OUT" "lab=lab history, 4 users (sacct import)"
