@@ -184,11 +184,11 @@ static void config_keys_checked(void **state)
     lucid_error err = {{0}};
     assert_int_equal(exptest_load(&exp,
                           "[slurm]\nweight_age = 1000\nweight_fairshare = 10000\nmax_age = 86400\n"
-                          "favor_small = yes\nbackfill = easy\n",
+                          "favor_small = on\nbackfill = easy\n",
                           &err),
                      0);
     assert_string_equal(exp.slurm_weight_fairshare, "10000");
-    assert_string_equal(exp.slurm_favor_small, "yes");
+    assert_string_equal(exp.slurm_favor_small, "yes"); /* "on" kept as yes */
     char *text = NULL;
     size_t size = 0;
     FILE *out = open_memstream(&text, &size);

@@ -353,6 +353,7 @@ typedef struct lucid_slurm_priority {
     int64_t bf_interval;
 } lucid_slurm_priority;
 /* slurm.conf's defaults: weights 0, 7 days, 300 s, no; bf_interval 30 s. */
+#define LUCID_SLURM_PRIORITY_DEFAULT {.max_age = 7 * 86400, .calc_period = 300, .bf_interval = 30}
 lucid_slurm_priority lucid_slurm_priority_default(void);
 /* The priority Slurm gives queued `job` at s->now (higher runs first). */
 double lucid_slurm_priority_of(const lucid_sched *s, int32_t job);

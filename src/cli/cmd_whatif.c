@@ -219,12 +219,24 @@ int cmd_whatif(int argc, char **argv)
     free(imp);
     if (rc != 0)
         return rc;
+    /* Only a history with real starts can be replayed: said before any
+     * simulation runs. */
+    lucid_error err = {{0}};
+    snprintf(path, sizeof path, "%s/trace.csv", trace_dir);
+    lucid_csv *head = lucid_csv_open(path, &err);
+    if (!head)
+        return cli_fail("%s", err.msg);
+    int has_starts = lucid_csv_col(head, "first_start") >= 0;
+    lucid_csv_close(head);
+    if (!has_starts)
+        return cli_fail("%s: no first_start column: whatif needs a history with real starts "
+                        "(--format sacct or lucidd)",
+                        path);
     snprintf(ini, sizeof ini, "%s/experiment.ini", trace_dir);
     char *sim[] = {simulate_word, ini, quiet_word, out_word, results};
     if ((rc = cmd_simulate(5, sim)) != 0)
         return rc;
 
-    lucid_error err = {{0}};
     replay_job *v = NULL;
     size_t count = 0;
     snprintf(path, sizeof path, "%s/trace.csv", trace_dir);

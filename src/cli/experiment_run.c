@@ -103,11 +103,8 @@ void cli_run_slurm_priority(const lucid_experiment *exp, lucid_slurm_priority *p
         p->calc_period = v;
     if (exp->slurm_backfill_interval && lucid_parse_i64(exp->slurm_backfill_interval, &v) == 0)
         p->bf_interval = v;
-    if (exp->slurm_favor_small)
-        p->favor_small = strcmp(exp->slurm_favor_small, "yes") == 0 ||
-                         strcmp(exp->slurm_favor_small, "true") == 0 ||
-                         strcmp(exp->slurm_favor_small, "on") == 0 ||
-                         strcmp(exp->slurm_favor_small, "1") == 0;
+    if (exp->slurm_favor_small) /* stored as yes / no when read */
+        p->favor_small = strcmp(exp->slurm_favor_small, "yes") == 0;
 }
 
 int cli_run_backfill(const lucid_experiment *exp, lucid_sim_config *cfg)

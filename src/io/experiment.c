@@ -300,8 +300,11 @@ int lucid_experiment_set(lucid_experiment *exp, const char *section, const char 
     case KEY_STRING: {
         if (!*value)
             return lucid_error_at(err, origin, line, field, "empty value");
-        if (spec->offset == FIELD(slurm_favor_small) && parse_bool(value, &b) < 0)
-            return lucid_error_at(err, origin, line, field, "'%s' is not yes or no", value);
+        if (spec->offset == FIELD(slurm_favor_small)) {
+            if (parse_bool(value, &b) < 0)
+                return lucid_error_at(err, origin, line, field, "'%s' is not yes or no", value);
+            value = b ? "yes" : "no"; /* kept as yes / no: one spelling to read */
+        }
         char *copy = spec->kind == KEY_PATH ? resolve(dir, value) : lucid_strdup(value);
         if (!copy)
             return lucid_error_set(err, "out of memory");

@@ -29,13 +29,12 @@ lucid_slurm_priority lucid_slurm_priority_default(void)
 {
     /* slurm.conf's defaults: every weight 0 (all jobs equal: submission
      * order), PriorityMaxAge 7-0, PriorityCalcPeriod 5, FavorSmall no. */
-    return (lucid_slurm_priority){.max_age = 7 * 86400, .calc_period = 300, .bf_interval = 30};
+    return (lucid_slurm_priority)LUCID_SLURM_PRIORITY_DEFAULT;
 }
 
 static const lucid_slurm_priority *weights(const lucid_sched *s)
 {
-    static const lucid_slurm_priority none = {
-        .max_age = 7 * 86400, .calc_period = 300, .bf_interval = 30};
+    static const lucid_slurm_priority none = LUCID_SLURM_PRIORITY_DEFAULT;
     return s->slurm_priority ? s->slurm_priority : &none;
 }
 
