@@ -3,7 +3,7 @@
  * large cluster, with Slurm replaced by the in-memory fake the engine tests
  * use (tests/fakes/fake_slurm_io.c), so what is timed is lucid's own work:
  *
- *   tick_latency NODES PENDING TICKS [ENDED [AGE]]
+ *   tick_latency NODES PENDING TICKS [ENDED [AGE [HISTORY]]]
  *
  * NODES main nodes of 8 GPUs, all busy with 4-GPU jobs; PENDING held jobs of
  * 1-32 GPUs in the main queue; ENDED (0) jobs that ended before the first
@@ -13,7 +13,11 @@
  * ticks run: a soak.  Prints p50 / p99 / max of the tick's thread CPU time
  * and wall time (the state store is a real SQLite file: its fsyncs are in
  * the wall time), and the process's RSS after the first 100 ticks and at
- * the end.  Results: docs/live.md, "Decision latency" and "Memory". */
+ * the end.  With HISTORY > 0 the duration model is trained (one bag, on
+ * the worker thread, before the timed ticks) on HISTORY finished jobs of
+ * 50 users, and the first timed tick installs it: every held job is
+ * estimated again with it; that tick is printed on its own.  Results:
+ * docs/live.md, "Decision latency", "Memory" and "A new model". */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,12 +79,14 @@ int main(int argc, char **argv)
     int ticks = argc > 3 ? atoi(argv[3]) : 100;
     int ended = argc > 4 ? atoi(argv[4]) : 0;
     int age = argc > 5 ? atoi(argv[5]) : 0;
+    int history = argc > 6 ? atoi(argv[6]) : 0;
     /* Listed at most: the first jobs, 8 arrivals a tick (4 new, 4 at the
      * start) and, with AGE, only the last AGE ticks' ends. */
     long most = 2L * nodes + pending + ended + 8L * (age > 0 && age < ticks ? age + 2 : ticks);
     if (nodes < 1 || nodes + 1 > FAKE_MAX_NODES || pending < 0 || ended < 0 || age < 0 ||
-        most > FAKE_MAX_JOBS || ticks < 1) {
-        fprintf(stderr, "usage: tick_latency NODES(<%d) PENDING TICKS [ENDED [AGE]] (jobs < %d)\n",
+        most > FAKE_MAX_JOBS || ticks < 1 || history < 0) {
+        fprintf(stderr,
+                "usage: tick_latency NODES(<%d) PENDING TICKS [ENDED [AGE [HISTORY]]] (jobs < %d)\n",
                 FAKE_MAX_NODES, FAKE_MAX_JOBS);
         return 2;
     }
@@ -110,12 +116,26 @@ int main(int argc, char **argv)
     lucid_error err = {{0}};
     d.state = lucid_state_open(db, &err);
     d.metrics = lucid_gpumetrics_open_auto(dir);
-    lucidd_models_config mc = {.retrain_period_s = 604800, .min_history = 1000000000,
+    lucidd_models_config mc = {.retrain_period_s = 604800,
+                               .min_history = history > 0 ? (size_t)history : 1000000000,
                                .bags = 1, .seed = 42, .vc = "main"};
     d.models = d.state ? lucidd_models_open(&mc, d.state, 0, &err) : NULL;
     if (!d.state || !d.models) {
         fprintf(stderr, "tick_latency: %s\n", err.msg);
         return 1;
+    }
+    srand(7);
+    for (int i = 0; i < history; i++) { /* finished over the last 30 days */
+        static lucidd_job done;
+        done.rec = (lucid_job_record){.job_id = (uint32_t)(1000000 + i),
+                                      .phase = LUCID_PHASE_DONE,
+                                      .gpus = 1 << (rand() % 4)};
+        snprintf(done.rec.user, sizeof done.rec.user, "user%d", rand() % 50);
+        done.rec.submit_time = time(NULL) - 30 * 86400 + (int64_t)i * (30 * 86400 / history);
+        done.rec.main_start = done.rec.submit_time + rand() % 600;
+        done.rec.end_time = done.rec.main_start + 60 + rand() % 20000;
+        if (lucidd_models_add_finished(d.models, &done) < 0)
+            return 1;
     }
     /* Times are the real clock's, as lucidd's own: submitted within the
      * last two hours, the running jobs started within the last half hour
@@ -152,12 +172,14 @@ int main(int argc, char **argv)
         ended_tick[id] = -age - 1;
         fake_end(id++, SJ_COMPLETED, "COMPLETED", base - 600);
     }
-    engine_tick(&d); /* intake of everything: not timed */
+    engine_tick(&d); /* intake of everything (and the training's start): not timed */
+    lucidd_models_wait(d.models); /* the first timed tick installs the model */
     double *cpu = calloc((size_t)ticks, sizeof *cpu), *wall = calloc((size_t)ticks, sizeof *wall);
     double *eta = calloc((size_t)ticks, sizeof *eta); /* the start-time estimates' share */
     double *eta_all = calloc((size_t)ticks, sizeof *eta_all); /* with gathering, hashing */
     int neta = 0;
     long rss100 = -1;
+    double install_cpu = 0, install_wall = 0;
     for (int t = 0; t < ticks; t++) {
         const time_t now = time(NULL);
         /* The four running jobs that started first end (by start time,
@@ -195,16 +217,15 @@ int main(int argc, char **argv)
          * fast the ticks run here. */
         if (t > 0 && t % 120 == 0)
             d.forgot_at = 0;
-        /* The table's pass over ended jobs runs once a minute of the
-         * daemon's clock: every 120 ticks at the nominal 500 ms, however
-         * fast the ticks run here. */
-        if (t > 0 && t % 120 == 0)
-            d.forgot_at = 0;
         double c0 = clock_s(CLOCK_THREAD_CPUTIME_ID), w0 = clock_s(CLOCK_MONOTONIC);
         uint64_t runs = d.eta_runs;
         engine_tick(&d);
         cpu[t] = clock_s(CLOCK_THREAD_CPUTIME_ID) - c0;
         wall[t] = clock_s(CLOCK_MONOTONIC) - w0;
+        if (t == 0) { /* quantile() below sorts the arrays */
+            install_cpu = cpu[0];
+            install_wall = wall[0];
+        }
         if (d.eta_runs != runs)
             eta[neta++] = d.eta_cpu_s;
         eta_all[t] = d.eta_tick_cpu_s;
@@ -214,6 +235,9 @@ int main(int argc, char **argv)
             fprintf(stderr, "  tick %d: RSS %ld kB, listed %d, in lucidd's table %zu\n", t + 1,
                     rss_kb(), fake.njobs, d.njobs);
     }
+    if (history > 0)
+        printf("  the tick that installed the model (HISTORY %d): cpu %.2f ms, wall %.2f ms\n",
+               history, 1e3 * install_cpu, 1e3 * install_wall);
     long rss_end = rss_kb();
     long listed = fake.njobs;
     printf("nodes %d pending %d ticks %d: cpu p50 %.2f ms p99 %.2f ms max %.2f ms; "

@@ -243,6 +243,64 @@ static int score(const lucidd_models *m, double gpu_util, double gmem_util, doub
     return lucidd_models_sharing(m, &s);
 }
 
+/* Estimates of many held jobs at once equal the one-at-a-time ones, and
+ * the finished jobs' index, kept up to date as jobs finish (not rebuilt),
+ * gives what a fresh one over the same jobs gives: a second lucidd_models
+ * on the same store (the same stored model), told of the same jobs only
+ * afterwards, estimates every held job the same. */
+static void batch_estimates_and_the_kept_index_match_fresh_ones(void **state)
+{
+    (void)state;
+    char dir[512], path[600];
+    lucid_state *db = fresh_state("lucidd_models_batch", dir, sizeof dir, path, sizeof path);
+    lucid_error err = {{0}};
+    lucidd_models_config cfg = config();
+    lucidd_models *m = lucidd_models_open(&cfg, db, 1000, &err);
+    assert_non_null(m);
+    fixture *f = calloc(1, sizeof *f);
+    add_finished(f, 40, 1.0);
+    train_now(m, f, 1500);
+    enum { HELD = 12 };
+    const lucidd_job *held[HELD];
+    for (int k = 0; k < HELD; k++) {
+        lucidd_job *job = add(f, LUCID_PHASE_MAIN_QUEUE, 1 << (k % 4), 0);
+        job->rec.submit_time = 1700000000; /* after every finished job's end */
+        held[k] = job;
+    }
+    f->told = f->njobs; /* held jobs are not finished: nothing to tell */
+    int64_t version = 0;
+    lucidd_models_estimate(m, held[0], 3600, &version); /* builds the index */
+    assert_int_equal(version, 1);
+    /* More jobs finish (ending just before the held jobs' submission, with
+     * ties in end time): the index takes them one by one. */
+    for (int k = 0; k < 30; k++) {
+        lucidd_job *job = add(f, LUCID_PHASE_DONE, 1, 0);
+        job->rec.main_start = 1700000000 - 5000 + 100 * (k / 3);
+        job->rec.end_time = job->rec.main_start + 50 + 1000 * (k % 3);
+    }
+    assert_int_equal(update(m, f, 1500, &err), 0);
+    double many[HELD];
+    int64_t versions[HELD];
+    for (int k = 0; k < HELD; k++)
+        many[k] = 3600;
+    lucidd_models_estimate_many(m, held, HELD, many, versions);
+    lucidd_models *fresh = lucidd_models_open(&cfg, db, 1600, &err);
+    assert_non_null(fresh);
+    for (size_t i = 0; i < f->njobs; i++)
+        assert_true(lucidd_models_add_finished(fresh, &f->jobs[i]) >= 0);
+    for (int k = 0; k < HELD; k++) {
+        int64_t v1 = 0, v2 = 0;
+        double one = lucidd_models_estimate(m, held[k], 3600, &v1);
+        double again = lucidd_models_estimate(fresh, held[k], 3600, &v2);
+        assert_true(versions[k] == 1 && v1 == 1 && v2 == 1);
+        assert_true(many[k] == one && one == again);
+    }
+    lucidd_models_close(fresh);
+    lucidd_models_close(m);
+    lucid_state_close(db);
+    free(f);
+}
+
 static void sharing_tree_from_a_file(void **state)
 {
     (void)state;
@@ -332,6 +390,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(update_engine_trains_on_finished_jobs_at_its_times),
         cmocka_unit_test(history_keeps_the_newest_finished_jobs),
+        cmocka_unit_test(batch_estimates_and_the_kept_index_match_fresh_ones),
         cmocka_unit_test(sharing_tree_from_a_file),
         cmocka_unit_test(bad_sharing_files_are_refused_with_one_line),
     };

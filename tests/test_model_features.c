@@ -296,6 +296,55 @@ static void duration_history_features_by_hand(void **state)
     lucid_dataset_free(ds);
 }
 
+/* An index kept up to date row by row (lucid_duration_history_add) gives
+ * the same table as one built over the whole history at once: equal ends
+ * (the history's order breaks ties), rows without a user or a duration
+ * (left out), and queries between the ends. */
+static void duration_history_index_kept_row_by_row(void **state)
+{
+    (void)state;
+    enum { NH = 60, NQ = 20 };
+    static const char *const users[] = {"a", "b", "c", ""};
+    char keys[NH + NQ][8];
+    lucid_duration_job hist[NH], query[NQ];
+    for (int i = 0; i < NH; i++) {
+        snprintf(keys[i], sizeof keys[i], "%d", i);
+        /* Submits 100 s apart, durations 50..450 s: many equal ends. */
+        hist[i] = hjob(keys[i], users[i % 4], 1000 + 100 * (i / 2), 50.0 + 100 * (i % 5));
+        if (i % 11 == 7)
+            hist[i].duration = NAN; /* never ended with a measured run */
+    }
+    /* 45 ends with 41 (user b, 3,150 s); being later in the history it is
+     * b's last job for query 13 (submitted at 3,210 s): 140 s, not 150. */
+    hist[45] = hjob(keys[45], "b", hist[41].submit_time + 10, hist[41].duration - 10);
+    for (int q = 0; q < NQ; q++) {
+        snprintf(keys[NH + q], sizeof keys[NH + q], "q%d", q);
+        query[q] = hjob(keys[NH + q], users[q % 3], 1000 + 170 * q, 0);
+    }
+    lucid_error err = {{0}};
+    lucid_duration_history *kept = lucid_duration_history_new(hist, NH / 3, &err);
+    assert_non_null(kept);
+    for (size_t i = NH / 3; i < NH; i++)
+        assert_int_equal(lucid_duration_history_add(kept, &hist[i], i, &err), 0);
+    lucid_dataset *a = lucid_features_duration_indexed(query, NQ, kept, 0, &err);
+    lucid_dataset *b = lucid_features_duration_history(query, NQ, hist, NH, 0, &err);
+    assert_non_null(a);
+    assert_non_null(b);
+    int some = 0;
+    static const char *const cols[] = {"user_log_last", "user_log_median", "user_ended_24h"};
+    for (int c = 0; c < 3; c++)
+        for (size_t q = 0; q < NQ; q++) {
+            double x = col(a, cols[c], q), y = col(b, cols[c], q);
+            assert_true((isnan(x) && isnan(y)) || x == y);
+            some += c == 1 && !isnan(x);
+        }
+    assert_true(some > 5); /* most queries have a history */
+    assert_true(col(a, "user_log_last", 13) == log1p(140));
+    lucid_dataset_free(a);
+    lucid_dataset_free(b);
+    lucid_duration_history_free(kept);
+}
+
 static void sharing_features_average_both_sides(void **state)
 {
     (void)state;
@@ -380,6 +429,7 @@ int main(void)
         cmocka_unit_test(throughput_input_errors_are_located),
         cmocka_unit_test(duration_features_from_a_small_trace),
         cmocka_unit_test(duration_history_features_by_hand),
+        cmocka_unit_test(duration_history_index_kept_row_by_row),
         cmocka_unit_test(sharing_features_average_both_sides),
         cmocka_unit_test(mutated_inputs_never_crash),
     };

@@ -69,6 +69,29 @@ lucid_dataset *lucid_features_duration_history(const lucid_duration_job *jobs, s
                                                size_t nhistory, int with_target,
                                                lucid_error *err);
 
+/* The users' histories indexed once (sorted by user, then end), for many
+ * calls of _indexed: _history builds this index at every call, O(H log H)
+ * for H history rows, which a daemon estimating jobs one at a time against
+ * tens of thousands of finished jobs cannot pay per job.  The index points
+ * at the history's `user` strings: they must stay put and unchanged while
+ * it is used (build a new one when the history changes).  NULL: out of
+ * memory (err set). */
+typedef struct lucid_duration_history lucid_duration_history;
+lucid_duration_history *lucid_duration_history_new(const lucid_duration_job *history,
+                                                   size_t nhistory, lucid_error *err);
+/* One more history row, `position` its index in the history (a later row
+ * than any indexed: equal ends keep the history's order): the index is then
+ * the one lucid_duration_history_new would build, at O(H) (a move) instead
+ * of O(H log H).  A row without user, end or duration is left out, as there.
+ * -1: out of memory (err set; the index is unchanged). */
+int lucid_duration_history_add(lucid_duration_history *h, const lucid_duration_job *job,
+                               size_t position, lucid_error *err);
+void lucid_duration_history_free(lucid_duration_history *h);
+/* As _history, the histories from `h`: the same rows, column for column. */
+lucid_dataset *lucid_features_duration_indexed(const lucid_duration_job *jobs, size_t n,
+                                               const lucid_duration_history *h, int with_target,
+                                               lucid_error *err);
+
 /* The Workload Estimate GA2M's training settings, shared by `lucid model
  * train --kind duration`, the simulator's update engine and lucidd: the
  * library defaults with Lucid's learning rate 0.01, 20 pairs and uniform

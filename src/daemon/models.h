@@ -70,12 +70,19 @@ int lucidd_models_training(const lucidd_models *m);
 
 /* The job's duration estimate: the duration model's prediction (at least
  * 1 s) when there is a model, else `heuristic_s`.  *version: the model
- * version behind it (0: the heuristic). */
-double lucidd_models_estimate(const lucidd_models *m, const lucidd_job *job, double heuristic_s,
+ * version behind it (0: the heuristic).  Not const: the first estimate
+ * after a job finished indexes the finished jobs again. */
+double lucidd_models_estimate(lucidd_models *m, const lucidd_job *job, double heuristic_s,
                               int64_t *version);
+/* The same for n jobs at once, one table and one prediction (a new model
+ * re-estimates every held job): estimate_s[i] holds job i's heuristic on
+ * entry and its estimate on return, exactly as lucidd_models_estimate
+ * gives it; version[i] as *version there. */
+void lucidd_models_estimate_many(lucidd_models *m, const lucidd_job *const *jobs, size_t n,
+                                 double *estimate_s, int64_t *version);
 /* Why the job's estimate (made by `version`) is what it is: the model's
  * intercept and largest additive terms, or the heuristic's rule. */
-void lucidd_models_explain(const lucidd_models *m, const lucidd_job *job, int64_t version,
+void lucidd_models_explain(lucidd_models *m, const lucidd_job *job, int64_t version,
                            char *buf, size_t size);
 /* Sharing score 0/1/2 from a profile: the tree's prediction, or the
  * utilisation heuristic without a tree. */

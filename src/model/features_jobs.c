@@ -49,10 +49,11 @@ typedef struct ended_job {
     size_t index; /* in the history: a total order for equal ends */
 } ended_job;
 
-typedef struct history_index {
+struct lucid_duration_history {
     ended_job *jobs;
-    size_t n;
-} history_index;
+    size_t n, cap;
+};
+typedef struct lucid_duration_history history_index;
 
 static int has_user(const char *user) { return user && user[0]; }
 
@@ -67,15 +68,21 @@ static int cmp_user_end(const void *a, const void *b)
     return (x->index > y->index) - (x->index < y->index);
 }
 
+static int usable(const lucid_duration_job *j)
+{
+    return has_user(j->user) && j->end_time > 0 && isfinite(j->duration) && j->duration >= 0;
+}
+
 static int index_build(history_index *ix, const lucid_duration_job *jobs, size_t n)
 {
     ix->n = 0;
-    ix->jobs = malloc((n ? n : 1) * sizeof *ix->jobs);
+    ix->cap = n ? n : 1;
+    ix->jobs = malloc(ix->cap * sizeof *ix->jobs);
     if (!ix->jobs)
         return -1;
     for (size_t i = 0; i < n; i++) {
         const lucid_duration_job *j = &jobs[i];
-        if (has_user(j->user) && j->end_time > 0 && isfinite(j->duration) && j->duration >= 0)
+        if (usable(j))
             ix->jobs[ix->n++] = (ended_job){j->user, j->end_time, j->duration, i};
     }
     qsort(ix->jobs, ix->n, sizeof *ix->jobs, cmp_user_end);
@@ -143,17 +150,64 @@ static void fill_row(const lucid_duration_job *job, const history_index *ix, siz
     target[r] = job->duration;
 }
 
-lucid_dataset *lucid_features_duration_history(const lucid_duration_job *jobs, size_t n,
-                                               const lucid_duration_job *history,
-                                               size_t nhistory, int with_target, lucid_error *err)
+lucid_duration_history *lucid_duration_history_new(const lucid_duration_job *history,
+                                                   size_t nhistory, lucid_error *err)
+{
+    history_index *ix = calloc(1, sizeof *ix);
+    if (!ix || index_build(ix, history, nhistory) < 0) {
+        free(ix);
+        lucid_error_set(err, "out of memory");
+        return NULL;
+    }
+    return ix;
+}
+
+int lucid_duration_history_add(lucid_duration_history *h, const lucid_duration_job *job,
+                               size_t position, lucid_error *err)
+{
+    if (!usable(job))
+        return 0;
+    if (h->n == h->cap) {
+        size_t cap = h->cap * 2;
+        ended_job *grown = realloc(h->jobs, cap * sizeof *grown);
+        if (!grown)
+            return lucid_error_set(err, "out of memory");
+        h->jobs = grown;
+        h->cap = cap;
+    }
+    ended_job add = {job->user, job->end_time, job->duration, position};
+    /* After every entry that sorts before it (the order of index_build). */
+    size_t lo = 0, hi = h->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cmp_user_end(&h->jobs[mid], &add) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    memmove(h->jobs + lo + 1, h->jobs + lo, (h->n - lo) * sizeof *h->jobs);
+    h->jobs[lo] = add;
+    h->n++;
+    return 0;
+}
+
+void lucid_duration_history_free(lucid_duration_history *h)
+{
+    if (h)
+        free(h->jobs);
+    free(h);
+}
+
+lucid_dataset *lucid_features_duration_indexed(const lucid_duration_job *jobs, size_t n,
+                                               const lucid_duration_history *ix, int with_target,
+                                               lucid_error *err)
 {
     size_t rows = n ? n : 1;
     const char **str[J_NSTR] = {0};
     double *num[J_NNUM] = {0};
     const char **keys = malloc(rows * sizeof *keys);
     double *target = malloc(rows * sizeof *target);
-    history_index ix = {0};
-    int ok = keys && target && index_build(&ix, history, nhistory) == 0;
+    int ok = keys && target;
     for (int c = 0; c < J_NSTR; c++)
         ok &= (str[c] = malloc(rows * sizeof **str)) != NULL;
     for (int c = 0; c < J_NNUM; c++)
@@ -162,7 +216,7 @@ lucid_dataset *lucid_features_duration_history(const lucid_duration_job *jobs, s
     if (!ok)
         lucid_error_set(err, "out of memory");
     for (size_t r = 0; ds && r < n; r++)
-        fill_row(&jobs[r], &ix, r, str, num, keys, target);
+        fill_row(&jobs[r], ix, r, str, num, keys, target);
     /* Column order: user, vc, then the numbers. */
     for (int c = 0; ds && c < J_NSTR; c++)
         if (lucid_dataset_add_strings(ds, string_names[c], str[c], err) < 0) {
@@ -183,9 +237,20 @@ lucid_dataset *lucid_features_duration_history(const lucid_duration_job *jobs, s
         free(str[c]);
     for (int c = 0; c < J_NNUM; c++)
         free(num[c]);
-    free(ix.jobs);
     free(keys);
     free(target);
+    return ds;
+}
+
+lucid_dataset *lucid_features_duration_history(const lucid_duration_job *jobs, size_t n,
+                                               const lucid_duration_job *history,
+                                               size_t nhistory, int with_target, lucid_error *err)
+{
+    lucid_duration_history *ix = lucid_duration_history_new(history, nhistory, err);
+    if (!ix)
+        return NULL;
+    lucid_dataset *ds = lucid_features_duration_indexed(jobs, n, ix, with_target, err);
+    lucid_duration_history_free(ix);
     return ds;
 }
 
