@@ -178,6 +178,13 @@ lucid_lab_test(slurm_lucidd_site lucidd_site.sh 600)
 # lucidd_limits.sh, judged from squeue, scontrol and sacct).  About 1 minute.
 lucid_lab_test(slurm_lucidd_limits lucidd_limits.sh 300)
 
+# Issue 23, the site's priority kept: a light user behind a heavy user's
+# backlog, lucidd's lab and a plain-Slurm lab (same fair-share
+# configuration) side by side; the light user's first start no later than
+# plain Slurm's plus two ticks, the average JCT no worse (within 2 %), every
+# job run once (tests/slurm/lucidd_fairshare.sh).  About 2.5 minutes.
+lucid_lab_test(slurm_lucidd_fairshare lucidd_fairshare.sh 600)
+
 # Issue 28: a burst of 150 jobs under lucidd on the site profile: nothing lost
 # or run twice (sacct --duplicates), no main node idle while a job that fits
 # waits, the tick rate held (tests/slurm/lucidd_burst.sh).  About 2 minutes.

@@ -345,7 +345,11 @@ start_ctld() {
 MARIADB_OPTIONS=() # set by mariadb_options
 mariadb_options() {
     # Small and without fsync: a test database, thrown away with DIR.
-    MARIADB_OPTIONS=(--no-defaults --datadir="$DIR/db" --user=root
+    # Its own temporary files too: two labs bootstrapping at once in the
+    # shared /tmp were seen to lose one's temporary table ("Could not
+    # remove temporary table", bootstrap aborted).
+    mkdir -p "$DIR/dbtmp"
+    MARIADB_OPTIONS=(--no-defaults --datadir="$DIR/db" --tmpdir="$DIR/dbtmp" --user=root
         --innodb-buffer-pool-size=32M --innodb-log-file-size=8M
         --innodb-flush-log-at-trx-commit=0 --innodb-flush-method=nosync --innodb-doublewrite=0 --skip-log-bin)
 }
