@@ -367,6 +367,54 @@ static void ticks_keep_their_period(void **unused)
     assert_true(rate < 11.0); /* and no catching up */
 }
 
+/* A cheap tick is followed sooner: the period is 20 x the tick's wall
+ * time, at least --tick-min-ms, at most --tick-ms. */
+static void tick_period_follows_the_tick_cost(void **unused)
+{
+    (void)unused;
+    lucidd_config cfg = {.tick_ms = 500, .tick_min_ms = 100};
+    assert_int_equal(lucidd_tick_period_ms(&cfg, 0), 100);
+    assert_int_equal(lucidd_tick_period_ms(&cfg, 0.004), 100);
+    assert_int_equal(lucidd_tick_period_ms(&cfg, 0.010), 200);
+    assert_int_equal(lucidd_tick_period_ms(&cfg, 0.030), 500);
+    assert_int_equal(lucidd_tick_period_ms(&cfg, 3.0), 500);
+    cfg.tick_min_ms = 800; /* a floor above the period: the period */
+    assert_int_equal(lucidd_tick_period_ms(&cfg, 0), 500);
+    cfg.tick_min_ms = 0; /* fixed */
+    assert_int_equal(lucidd_tick_period_ms(&cfg, 0), 500);
+}
+
+static void set_adaptive_period(fixture *f)
+{
+    f->d.cfg.tick_ms = 500;
+    f->d.cfg.tick_min_ms = 100;
+}
+
+static double tick_rate(fixture *f, int ms)
+{
+    char status[8192];
+    request(f, "{\"cmd\":\"status\"}\n", status, sizeof status);
+    double t0 = now_s(), k0 = (double)json_number(status, "ticks");
+    sleep_ms(ms);
+    request(f, "{\"cmd\":\"status\"}\n", status, sizeof status);
+    return ((double)json_number(status, "ticks") - k0) / (now_s() - t0);
+}
+
+/* Live: ticks of 2 ms run 10 a second (the 100 ms floor), ticks of 40 ms
+ * (a slower Slurm) 2 a second (--tick-ms 500). */
+static void cheap_ticks_come_sooner(void **unused)
+{
+    (void)unused;
+    fixture *f = start_with("lucidd_server_adaptive", 1, 2, set_adaptive_period);
+    double fast = tick_rate(f, 2000);
+    fake_set(&fake_tick_ms, 40);
+    sleep_ms(600); /* the tick under way and the next period */
+    double slow = tick_rate(f, 2000);
+    stop(f);
+    assert_true(fast > 7.0 && fast < 11.0);
+    assert_true(slow > 1.5 && slow < 2.5);
+}
+
 static void clients_see_only_published_snapshots(void **unused)
 {
     (void)unused;
@@ -828,6 +876,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(clients_see_only_published_snapshots),
         cmocka_unit_test(ticks_keep_their_period),
+        cmocka_unit_test(tick_period_follows_the_tick_cost),
+        cmocka_unit_test(cheap_ticks_come_sooner),
         cmocka_unit_test(slow_clients_are_cut_off_others_answered),
         cmocka_unit_test(client_that_never_reads_is_dropped),
         cmocka_unit_test(connection_cap_holds),

@@ -44,7 +44,10 @@ typedef struct lucidd_config {
     double backfill_margin;       /* estimates x this when planned (1.2) */
     int64_t backfill_window;      /* new reservations only within this many s (0: no limit) */
     int backfill_min_gpus;        /* ... and only for jobs of at least this many GPUs (0: all) */
-    int tick_ms;
+    int tick_ms;                  /* the decision period, at most (500) */
+    int tick_min_ms;              /* ... and at least: a cheap tick is followed after 20 x its
+                                   * own wall time, not before this (100; >= tick_ms or 0:
+                                   * a fixed period) */
     double release_timeout_s;     /* a release Slurm has not started after this is taken back */
     int profiler_bypass;          /* a job the profiler cannot start goes to idle main GPUs */
     double fairshare_weight;      /* the site's fair share in lucid's order (docs/live.md,
@@ -290,6 +293,11 @@ void lucidd_hub_forget(lucidd_hub *hub, uint64_t id);
 int lucidd_hub_wake_fd(const lucidd_hub *hub);
 /* Engine thread: answer every queued command (engine_command), oldest first. */
 void lucidd_hub_drain(lucidd_hub *hub, lucidd *d);
+/* The period after a tick that took tick_wall_s (wall): 20 x that, at least
+ * cfg->tick_min_ms, at most cfg->tick_ms (docs/live.md, "Threads and
+ * clients"); tick_min_ms 0: always tick_ms. */
+long lucidd_tick_period_ms(const lucidd_config *cfg, double tick_wall_s);
+
 /* The decision thread: drain, engine_tick, publish, every --tick-ms, until
  * lucidd_hub_stop (which returns at once; the loop ends after its tick). */
 void lucidd_engine_loop(lucidd *d, lucidd_hub *hub);

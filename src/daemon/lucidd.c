@@ -138,7 +138,9 @@ static const char usage_text[] =
     "  --backfill-window S     a job gets a reservation only if its earliest start is at most\n"
     "                          S seconds away; once given it is kept (default 0: no limit)\n"
     "  --backfill-min-gpus N   only jobs of at least N GPUs get reservations (default 0: all)\n"
-    "  --tick-ms N             decision period (default 500)\n"
+    "  --tick-ms N             decision period, at most (default 500)\n"
+    "  --tick-min-ms N         a cheap tick is followed after 20 x its own time, but not\n"
+    "                          sooner than N ms (default 100; N >= --tick-ms: a fixed period)\n"
     "  --profiler-bypass on|off  a job the busy profiler cannot start goes unprofiled to\n"
     "                          idle main GPUs (default on)\n"
     "  --fairshare-weight W    the site's fair share in lucid's order: priority x\n"
@@ -363,10 +365,15 @@ static int set_option(lucidd_config *cfg, const char *where, const char *opt, co
     } else if (strcmp(opt, "--priority-ratio") == 0) {
         if (parse_number(where, opt, value, 1, &cfg->priority_ratio) < 0)
             return -1;
-    } else if (strcmp(opt, "--tick-ms") == 0) {
+    } else if (strcmp(opt, "--tick-ms") == 0 || strcmp(opt, "--tick-min-ms") == 0) {
         if (parse_number(where, opt, value, 10, &number) < 0)
             return -1;
-        cfg->tick_ms = (int)number;
+        if (number > 3600000) {
+            fprintf(stderr, "lucidd: %s%s: '%s' is more than an hour (3600000 ms)\n", where, opt,
+                    value);
+            return -1;
+        }
+        *(strcmp(opt, "--tick-ms") == 0 ? &cfg->tick_ms : &cfg->tick_min_ms) = (int)number;
     } else if (strcmp(opt, "--default-estimate") == 0) {
         if (parse_number(where, opt, value, 1, &cfg->default_estimate_s) < 0)
             return -1;
@@ -501,6 +508,7 @@ static int parse_args(int argc, char **argv, lucidd_config *cfg)
                            .packing_mode = -1,
                            .backfill_margin = 1.2,
                            .tick_ms = 500,
+                           .tick_min_ms = 100,
                            .default_estimate_s = 3600,
                            .retrain_period_s = 604800,
                            .min_history = 100,
