@@ -36,31 +36,12 @@ run() { # NAME lucid|slurm
     local name=$1 mode=$2 lab=$OUT/$1
     lab_run_up "$lab" "$mode" 2 4 --tick-ms 500 --profile-limit 10
     local sock=$LAB_RUN_SOCK
-    chmod 777 "$lab/out"
-    cat >"$lab/payload.sh" <<'EOF'
-#!/bin/bash
-echo "start $SLURM_JOB_ID $(date +%s.%N) $SLURM_JOB_PARTITION" >>"$FS_LOG"
-sleep "$1"
-echo "end $SLURM_JOB_ID $(date +%s.%N) $SLURM_JOB_PARTITION" >>"$FS_LOG"
-EOF
-    chmod 755 "$lab/payload.sh"
-    export FS_LOG=$lab/payload.log
-    : >"$FS_LOG"
-    chmod 666 "$FS_LOG"
-    submit() { # user count
-        local i id
-        for ((i = 0; i < $2; i++)); do
-            id=$(cd "$lab/out" && runuser -u "$1" -- env SLURM_CONF="$SLURM_CONF" FS_LOG="$FS_LOG" \
-                sbatch --parsable -o /dev/null -p main --gres=gpu:1 --time=5 --export=ALL \
-                "$lab/payload.sh" "$SECS")
-            echo "$id $1 $(date +%s.%N)" >>"$lab/jobs.txt"
-        done
-    }
+    lab_run_payload "$lab"
     local t0
     t0=$(date +%s)
-    submit lucidlab1 "$HEAVY"
+    lab_run_submit "$lab" lucidlab1 "$HEAVY" "$SECS"
     sleep $((t0 + DELAY - $(date +%s)))
-    submit lucidlab2 3
+    lab_run_submit "$lab" lucidlab2 3 "$SECS"
     [[ $mode == lucid ]] && "$BUILD/lucid" queue --socket "$sock" --json >"$lab/queue-at-light.json" 2>/dev/null || true
     sshare -a -P -o Account,User,RawUsage,FairShare >"$lab/sshare-at-light.txt" 2>&1 || true
     local deadline=$((SECONDS + 900))

@@ -58,27 +58,8 @@ up() { # lucid|slurm
 run() { # lucid|slurm
     local mode=$1 lab=$OUT/$1
     export SLURM_CONF=$lab/etc/slurm.conf
-    chmod 777 "$lab/out"
-    cat >"$lab/payload.sh" <<'EOF'
-#!/bin/bash
-echo "start $SLURM_JOB_ID $(date +%s.%N) $SLURM_JOB_PARTITION" >>"$FS_LOG"
-sleep "$1"
-echo "end $SLURM_JOB_ID $(date +%s.%N) $SLURM_JOB_PARTITION" >>"$FS_LOG"
-EOF
-    chmod 755 "$lab/payload.sh"
-    export FS_LOG=$lab/payload.log
-    : >"$FS_LOG"
-    chmod 666 "$FS_LOG"
-    submit() { # user count
-        local i id
-        for ((i = 0; i < $2; i++)); do
-            id=$(cd "$lab/out" && runuser -u "$1" -- env SLURM_CONF="$SLURM_CONF" FS_LOG="$FS_LOG" \
-                sbatch --parsable -o /dev/null -p main --gres=gpu:1 --time=5 --export=ALL \
-                "$lab/payload.sh" "$SECS")
-            echo "$id $1 $(date +%s.%N)" >>"$lab/jobs.txt"
-        done
-    }
-    submit lucidlab1 "$HEAVY"
+    lab_run_payload "$lab"
+    lab_run_submit "$lab" lucidlab1 "$HEAVY" "$SECS"
     # Slurm's fair-share factors take the heavy user's usage at its next
     # PriorityCalcPeriod (a minute): wait for sshare to say so.
     local deadline=$((SECONDS + 180)) fs
@@ -112,7 +93,7 @@ PY
         sleep 0.2
     done
     sshare -a -n -P -o Account,User,RawUsage,FairShare >"$lab/sshare-at-light.txt" 2>&1
-    submit lucidlab2 "$LIGHT"
+    lab_run_submit "$lab" lucidlab2 "$LIGHT" "$SECS"
     deadline=$((SECONDS + 400))
     until [[ -z $(squeue -h -r -o %A 2>/dev/null | head -1) ]]; do
         ((SECONDS < deadline)) || { echo "$mode: jobs left after 400 s" >&2; squeue -r >&2; exit 1; }
