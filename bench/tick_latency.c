@@ -16,7 +16,11 @@
  * the end.  With HISTORY > 0 the duration model is trained (one bag, on
  * the worker thread, before the timed ticks) on HISTORY finished jobs of
  * 50 users, and the first timed tick installs it: every held job is
- * estimated again with it; that tick is printed on its own.  Results:
+ * estimated again with it; that tick is printed on its own.  With
+ * PROFILER=1 in the environment the profiler is on (8 GPUs, node p1): the
+ * pending jobs wait for it, and with --profiler-yield (YIELD=1, the
+ * default; YIELD=0 off) every one of them takes part in main's decision as
+ * a stand-in at every tick, the costliest case of that rule.  Results:
  * docs/live.md, "Decision latency", "Memory" and "A new model". */
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,9 +107,12 @@ int main(int argc, char **argv)
     if (!mkdtemp(dir))
         return 1;
     snprintf(db, sizeof db, "%s/state.db", dir);
+    const char *prof_env = getenv("PROFILER"), *yield_env = getenv("YIELD");
+    int profiler = prof_env && atoi(prof_env) > 0;
+    int yield = !yield_env || atoi(yield_env) > 0;
     d.cfg = (lucidd_config){.state_path = db, .main_partition = "main",
                             .profiling_partition = "profiling", .profile_limit_s = 200,
-                            .gpu_limit = 0, .gpu_memory_mib = 24576, .score_sum = 2,
+                            .gpu_limit = profiler ? 8 : 0, .profiler_yield = yield, .gpu_memory_mib = 24576, .score_sum = 2,
                             .priority_ratio = 2, .packing_mode = -1, .tick_ms = 500,
                             .default_estimate_s = 3600, .retrain_period_s = 604800,
                             .min_history = 1000000000,
@@ -250,6 +257,17 @@ int main(int argc, char **argv)
                1e3 * quantile(eta, neta, 0.5), 1e3 * quantile(eta, neta, 1.0));
     printf("  all of the estimates' work per tick: cpu p50 %.2f ms max %.2f ms\n",
            1e3 * quantile(eta_all, ticks, 0.5), 1e3 * quantile(eta_all, ticks, 1.0));
+    if (profiler) {
+        long waiting = 0, main_queue = 0;
+        for (size_t i = 0; i < d.njobs; i++) {
+            waiting += d.jobs[i].rec.phase == LUCID_PHASE_PROFILE_QUEUE;
+            main_queue += d.jobs[i].rec.phase == LUCID_PHASE_MAIN_QUEUE;
+        }
+        printf("  profiler on (yield %s): at the end %ld waiting for it, %ld in main's queue; "
+               "sent to main unprofiled %llu, profiling runs cut %llu\n",
+               yield ? "on" : "off", waiting, main_queue,
+               (unsigned long long)d.profiler_bypassed, (unsigned long long)d.profiler_yielded);
+    }
     printf("  listed by Slurm at the end %ld, in lucidd's table %zu (forgotten %llu); "
            "RSS after 100 ticks %ld kB, at the end %ld kB (growth %ld kB)\n",
            listed, d.njobs, (unsigned long long)d.forgotten_jobs, rss100, rss_end,

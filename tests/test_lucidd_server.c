@@ -70,6 +70,8 @@ void engine_tick(lucidd *d)
         snprintf(d->jobs[0].rec.name, sizeof d->jobs[0].rec.name, "half-done");
     sleep_ms(fake_get(&fake_tick_ms));
     d->ticks++;
+    d->profiler_bypassed = 2 * d->ticks; /* recognisable: counted from the hub's copy */
+    d->profiler_yielded = 3 * d->ticks;
     d->slurm_up = fake_get(&fake_slurm_up);
     if (d->njobs > 0)
         snprintf(d->jobs[0].rec.name, sizeof d->jobs[0].rec.name, "tick-%llu",
@@ -434,6 +436,9 @@ static void clients_see_only_published_snapshots(void **unused)
         assert_non_null(strstr(queue, "\"name\":\"caf?\"")); /* shown, not hidden */
         request(f, "{\"cmd\":\"status\"}\n", status, sizeof status);
         assert_true(json_number(status, "ticks") >= tick);
+        assert_non_null(strstr(status, "\"bypassed\":"));
+        assert_true(json_number(status, "bypassed") == 2 * json_number(status, "ticks"));
+        assert_true(json_number(status, "yielded") == 3 * json_number(status, "ticks"));
         assert_non_null(strstr(status, "\"decision_latency_p50_s\":0.0005"));
         assert_non_null(strstr(status, "\"slurm_unreachable_since\":null"));
         sleep_ms(50);
@@ -452,6 +457,16 @@ static void clients_see_only_published_snapshots(void **unused)
     http_get(f, metrics, sizeof metrics);
     assert_non_null(strstr(metrics, "HTTP/1.0 200 OK"));
     assert_non_null(strstr(metrics, "lucid_ticks_total "));
+    const char *ticks_line = strstr(metrics, "\nlucid_ticks_total ");
+    const char *bypassed = strstr(metrics, "\nlucid_profiler_bypassed_total ");
+    const char *yielded = strstr(metrics, "\nlucid_profiler_yielded_total ");
+    assert_non_null(ticks_line);
+    assert_non_null(bypassed);
+    assert_non_null(yielded);
+    long long nticks = atoll(ticks_line + strlen("\nlucid_ticks_total "));
+    assert_true(nticks > 0);
+    assert_int_equal(atoll(bypassed + strlen("\nlucid_profiler_bypassed_total ")), 2 * nticks);
+    assert_int_equal(atoll(yielded + strlen("\nlucid_profiler_yielded_total ")), 3 * nticks);
     assert_non_null(strstr(metrics, "lucid_decision_latency_seconds{quantile=\"0.99\"} 0.000990000"));
     assert_non_null(strstr(metrics, "lucid_jobs{phase=\"done\"} 2"));
     assert_exposition_valid(metrics);

@@ -57,7 +57,9 @@ static void print_status(json_t *s)
     json_t *count;
     json_object_foreach(json_object_get(s, "phases"), key, count)
         printf(" %s=%lld", key, (long long)json_integer_value(count));
-    printf("\nprofiled:    %lld jobs\n", integer(s, "profiled"));
+    printf("\nprofiled:    %lld jobs; %lld sent to main unprofiled, %lld profiling runs cut for "
+           "main\n",
+           integer(s, "profiled"), integer(prof, "bypassed"), integer(prof, "yielded"));
     printf("decisions:   p50 %.3f ms, p99 %.3f ms\n",
            1e3 * json_number_value(json_object_get(s, "decision_latency_p50_s")),
            1e3 * json_number_value(json_object_get(s, "decision_latency_p99_s")));

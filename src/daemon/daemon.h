@@ -50,6 +50,8 @@ typedef struct lucidd_config {
                                    * a fixed period) */
     double release_timeout_s;     /* a release Slurm has not started after this is taken back */
     int profiler_bypass;          /* a job the profiler cannot start goes to idle main GPUs */
+    int profiler_yield;           /* a job being profiled (or moving to main) takes part in
+                                   * main's decision: placed there, its profiling ends now */
     double fairshare_weight;      /* the site's fair share in lucid's order (docs/live.md,
                                    * "The site's priority"); 0 off; < 0 (the default): 2
                                    * where Slurm weighs fair share, else 0 */
@@ -159,6 +161,7 @@ typedef struct lucidd {
     time_t outage_began;     /* when that outage began (jobs started before it may be stale) */
     uint32_t intake_max;     /* highest job id taken in (and put on an operator's hold) */
     uint64_t profiler_bypassed; /* jobs sent past a busy profiler to idle main GPUs */
+    uint64_t profiler_yielded;  /* profiling runs ended early: main had GPUs for the job */
     double fairshare_read_at;   /* monotonic time of the last sshare read (0 never) */
     double fairshare_weight;    /* the weight in use (cfg's, or 2 / 0 from Slurm's) */
     double qos_weight;          /* the same for the QOS factor */
@@ -243,6 +246,7 @@ typedef struct lucidd_snapshot {
     long forgotten_profiled;
     uint64_t slurm_reads, slurm_unchanged; /* job listings read / answered "no change" */
     uint64_t ticks, slow_ticks, decisions_applied, slurm_errors, sample_errors, latency_count;
+    uint64_t profiler_bypassed, profiler_yielded;
     double latency_sum_s, latency_p50_s, latency_p99_s;
     int packing_on, slurm_up;
     char pack_refused[256];

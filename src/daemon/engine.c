@@ -1093,13 +1093,10 @@ static int maybe_stale(lucidd *d, const lucidd_job *job, double now_mono)
     return job->slurm_start < started && difftime(now, started) < GRACE_AFTER_OUTAGE_S;
 }
 
-static void profile_limit(lucidd *d, lucidd_job *job, double now_mono)
+/* The profiling run ends: its profile is kept, the job requeued (held) to
+ * be moved to main. */
+static void end_profiling(lucidd *d, lucidd_job *job, const char *reason)
 {
-    if (job->rec.profiled_s < d->cfg.profile_limit_s || maybe_stale(d, job, now_mono))
-        return;
-    char reason[256];
-    snprintf(reason, sizeof reason, "profiled for %.0f s (limit %.0f s); moving to %s",
-             job->rec.profiled_s, d->cfg.profile_limit_s, d->cfg.main_partition);
     keep_profile(d, job, job->rec.profiled_s);
     set_phase(job, LUCID_PHASE_MOVING, reason);
     int64_t id = record_decision(d, job, "requeue", d->cfg.main_partition, reason);
@@ -1113,6 +1110,32 @@ static void profile_limit(lucidd *d, lucidd_job *job, double now_mono)
         lucidd_log("job %u: not requeued: Slurm says it no longer runs (it ended in the profiler)",
                    job->rec.job_id);
     ack(d, id);
+}
+
+static void profile_limit(lucidd *d, lucidd_job *job, double now_mono)
+{
+    if (job->rec.profiled_s < d->cfg.profile_limit_s || maybe_stale(d, job, now_mono))
+        return;
+    char reason[256];
+    snprintf(reason, sizeof reason, "profiled for %.0f s (limit %.0f s); moving to %s",
+             job->rec.profiled_s, d->cfg.profile_limit_s, d->cfg.main_partition);
+    end_profiling(d, job, reason);
+}
+
+/* Main's decision placed a job being profiled (--profiler-yield): main has
+ * GPUs for it now, before any job it outranks, so its profiling ends here
+ * rather than at the limit (profiling is for while a job would wait). */
+static void yield_profiler(lucidd *d, lucidd_job *job, const decide_result *placed,
+                           double now_mono)
+{
+    if (job->rec.phase != LUCID_PHASE_PROFILING || maybe_stale(d, job, now_mono))
+        return;
+    char reason[256];
+    snprintf(reason, sizeof reason,
+             "profiled for %.0f s (limit %.0f s): %.60s has GPUs for it now; moving to %s",
+             job->rec.profiled_s, d->cfg.profile_limit_s, placed->nodes, d->cfg.main_partition);
+    end_profiling(d, job, reason);
+    d->profiler_yielded++;
 }
 
 static void finish_move(lucidd *d, lucidd_job *job, const slurm_job *sj)
@@ -1747,12 +1770,28 @@ static void drop_unusable_reservations(lucidd *d)
     }
 }
 
+static int is_standin(const lucidd_job *job);
+
 static void apply_results(lucidd *d, const decide_result *results, int n, int profiling)
 {
     for (int i = 0; i < n && d->slurm_up; i++) {
         lucidd_job *job = engine_find(d, results[i].id);
         if (!job)
             continue;
+        if (!profiling && job->rec.phase == LUCID_PHASE_PROFILE_QUEUE && results[i].start) {
+            /* --profiler-yield: main starts it before the profiler would. */
+            char why[256];
+            snprintf(why, sizeof why,
+                     "not profiled: main has GPUs for it now, before any job it outranks");
+            set_phase(job, LUCID_PHASE_MAIN_QUEUE, why);
+            d->profiler_bypassed++;
+        } else if (!profiling && is_standin(job)) {
+            /* --profiler-yield's stand-ins: placed, a profiling run ends
+             * now; a moving job keeps its place until it arrives. */
+            if (results[i].start)
+                yield_profiler(d, job, &results[i], monotonic_s());
+            continue;
+        }
         job->reserved_at = results[i].reserved_at >= 0 ? results[i].reserved_at : 0;
         snprintf(job->reserved_nodes, sizeof job->reserved_nodes, "%s",
                  results[i].reserved_at >= 0 ? results[i].reserved_nodes : "");
@@ -2038,6 +2077,68 @@ static int gather_waiting(lucidd *d, lucid_phase phase, const partition_view *v,
         waiting[count++] = view;
     }
     free(ever);
+    return count;
+}
+
+/* ---- profiling never delays a main start (--profiler-yield) ----
+ * Profiling is for while a job would wait anyway.  A job waiting for the
+ * profiler (one it did not take this tick), one the profiler is running,
+ * and one it requeued that lucid is moving to main take part in main's
+ * decision as stand-ins at their own priority.  Only where main's GPUs are
+ * contended (a job of the main queue is left waiting) does a stand-in act:
+ * otherwise nobody takes those GPUs meanwhile.  Placed there, the waiting
+ * job starts on main unprofiled (apply_results), the profiling run ends now
+ * (yield_profiler) instead of at the limit, and the moving job keeps the
+ * GPUs it was placed on for the tick or two of its move, so no job it
+ * outranks takes them meanwhile.  Without this a light user's job profiled
+ * behind a heavy user's backlog came out of the profiler a second after the
+ * turnover it outranked every heavy job for, and waited a whole round of the
+ * backlog for the next one (the fair-share lab, docs/live.md).  A stand-in
+ * asks GPUs only (the jobs that need node masks profile as before) and never
+ * packs; a running or moving one is not counted against its user's limits
+ * (its profiling run already is, and the move swaps those GPUs for main's).
+ * A stand-in that is not placed must not hold the queue: main's decision is
+ * made again without those (decide_and_apply). */
+#define STANDIN_MOVING_S 60 /* a move that takes longer holds nothing */
+
+static int is_standin(const lucidd_job *job)
+{
+    return job->rec.phase == LUCID_PHASE_PROFILE_QUEUE ||
+           job->rec.phase == LUCID_PHASE_PROFILING || job->rec.phase == LUCID_PHASE_MOVING;
+}
+
+static int gather_standins(lucidd *d, const partition_view *v, const slurm_job *sjobs,
+                           long nsjobs, const fit_limits *limits, decide_job *waiting, int count,
+                           double now_mono)
+{
+    if (!d->cfg.profiler_yield || v->nnodes <= 0)
+        return count;
+    int64_t now = (int64_t)time(NULL);
+    for (size_t i = 0; i < d->njobs; i++) {
+        lucidd_job *job = &d->jobs[i];
+        if (!is_standin(job) || job->waits_for[0] || needs_mask(job, v, now_mono))
+            continue;
+        const fit_limits *lim = NULL;
+        if (job->rec.phase == LUCID_PHASE_PROFILE_QUEUE) {
+            /* Waiting for the profiler (it did not take it this tick). */
+            lim = limits && limits[i].count ? &limits[i] : NULL;
+            if (avoiding(job, now_mono) || !fit_limits_now(lim, job->rec.gpus, NULL, 0))
+                continue;
+        } else if (job->rec.phase == LUCID_PHASE_MOVING) {
+            if (now - job->rec.phase_since > STANDIN_MOVING_S)
+                continue;
+        } else {
+            const slurm_job *sj = find_slurm(sjobs, nsjobs, job->rec.job_id);
+            if (job->releasing || !sj || sj->state != SJ_RUNNING)
+                continue; /* not running yet: nothing to end */
+        }
+        decide_job view = decide_view(job);
+        view.fit = &job->fit;
+        view.limits = lim;
+        view.sharing_score = -1;
+        view.holds = 0;
+        waiting[count++] = view;
+    }
     return count;
 }
 
@@ -2755,7 +2856,40 @@ static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs, dou
         params.horizon = busy ? &horizon : NULL;
     }
     t0 = monotonic_s();
+    int nqueued = nwaiting;
+    nwaiting = gather_standins(d, &view, sjobs, nsjobs, limits, waiting, nwaiting, now_mono);
+    decide_node *before = NULL; /* decide_main takes the GPUs it places from `nodes` */
+    if (nwaiting > nqueued && (before = malloc((size_t)nn * sizeof *before)) != NULL)
+        memcpy(before, nodes, (size_t)nnodes * sizeof *before);
+    else
+        nwaiting = nqueued; /* none, or no memory for a second pass: none this tick */
     decide_main(waiting, nwaiting, running, nrunning, nodes, nnodes, &params, results);
+    if (before) {
+        /* The stand-ins main did not place leave; the rest is decided again
+         * without them, so that none holds the queue or a reservation. */
+        int keep = 0, dropped = 0, contended = 0;
+        for (int i = 0; i < nwaiting; i++) {
+            const lucidd_job *job = engine_find(d, waiting[i].id);
+            contended |= job && !is_standin(job) && !results[i].start;
+        }
+        /* With no job of the main queue left waiting, main's GPUs are
+         * nobody's to take: a profiling run goes on to its limit (a short
+         * job ends there) and the profiler's queue stays the profiler's
+         * (--profiler-bypass is for idle main GPUs). */
+        for (int i = 0; i < nwaiting; i++) {
+            const lucidd_job *job = engine_find(d, waiting[i].id);
+            int unplaced = job && is_standin(job) && (!results[i].start || !contended);
+            dropped += unplaced;
+            if (!unplaced)
+                waiting[keep++] = waiting[i];
+        }
+        nwaiting = keep;
+        if (dropped) {
+            memcpy(nodes, before, (size_t)nnodes * sizeof *nodes);
+            decide_main(waiting, nwaiting, running, nrunning, nodes, nnodes, &params, results);
+        }
+        free(before);
+    }
     double latency = profiling_s + monotonic_s() - t0;
     free(busy);
     apply_results(d, results, nwaiting, 0);

@@ -155,6 +155,8 @@ static lucidd_snapshot *snapshot_make(const lucidd *d, lucidd_snapshot *spare)
     snap->decisions_applied = d->decisions_applied;
     snap->slurm_errors = d->slurm_errors;
     snap->slow_ticks = d->slow_ticks;
+    snap->profiler_bypassed = d->profiler_bypassed;
+    snap->profiler_yielded = d->profiler_yielded;
     snap->sample_errors = d->sample_errors;
     snap->latency_count = d->latency_count;
     snap->latency_sum_s = d->latency_sum_s;

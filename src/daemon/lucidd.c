@@ -143,6 +143,9 @@ static const char usage_text[] =
     "                          sooner than N ms (default 100; N >= --tick-ms: a fixed period)\n"
     "  --profiler-bypass on|off  a job the busy profiler cannot start goes unprofiled to\n"
     "                          idle main GPUs (default on)\n"
+    "  --profiler-yield on|off  profiling never delays a main start: a job waiting for or\n"
+    "                          in the profiler goes to main once main has GPUs for it\n"
+    "                          before any job it outranks (default on)\n"
     "  --fairshare-weight W    the site's fair share in lucid's order: priority x\n"
     "                          10^(W x (1/2 - F)), F = sshare's FairShare (default -1:\n"
     "                          2 where Slurm's PriorityWeightFairshare > 0, else 0; 0: off)\n"
@@ -317,6 +320,12 @@ static int set_option(lucidd_config *cfg, const char *where, const char *opt, co
             return -1;
         }
         cfg->profiler_bypass = strcmp(value, "on") == 0;
+    } else if (strcmp(opt, "--profiler-yield") == 0) {
+        if (strcmp(value, "on") != 0 && strcmp(value, "off") != 0) {
+            fprintf(stderr, "lucidd: %s--profiler-yield: '%s' is not on or off\n", where, value);
+            return -1;
+        }
+        cfg->profiler_yield = strcmp(value, "on") == 0;
     } else if (strcmp(opt, "--fairshare-weight") == 0) {
         char *end;
         errno = 0;
@@ -499,6 +508,7 @@ static int parse_args(int argc, char **argv, lucidd_config *cfg)
                            .profile_limit_s = 200,
                            .release_timeout_s = 60,
                            .profiler_bypass = 1,
+                           .profiler_yield = 1,
                            .fairshare_weight = -1, /* auto: Slurm's own weight says */
                            .qos_weight = -1,       /* the same */
                            .gpu_limit = 8,

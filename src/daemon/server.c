@@ -408,6 +408,11 @@ static json_t *status_json(const lucidd_snapshot *s, const lucidd_config *cfg,
         (json_int_t)(time(NULL) - s->started), "ticks", (json_int_t)s->ticks, "tick_running_s",
         tick_running_s);
     json_object_set_new(reply, "slow_ticks", json_integer((json_int_t)s->slow_ticks));
+    json_t *profiler = json_object_get(reply, "profiler");
+    if (profiler) {
+        json_object_set_new(profiler, "bypassed", json_integer((json_int_t)s->profiler_bypassed));
+        json_object_set_new(profiler, "yielded", json_integer((json_int_t)s->profiler_yielded));
+    }
     /* Why packing is refused on this site ("" where it is not), and on how
      * many main nodes Slurm accounts packed jobs (the share GRES). */
     json_t *packing = json_object_get(reply, "packing");
@@ -671,6 +676,15 @@ static char *metrics_text(const lucidd_snapshot *s, size_t *len)
            "lucid_slurm_job_reads_total{result=\"read\"} %llu\n"
            "lucid_slurm_job_reads_total{result=\"unchanged\"} %llu\n",
            (unsigned long long)s->slurm_reads, (unsigned long long)s->slurm_unchanged);
+    metric(&buf, len, &cap,
+           "# HELP lucid_profiler_bypassed_total Jobs sent to main unprofiled: the profiler busy "
+           "with main GPUs idle (--profiler-bypass), or main had GPUs for them before any job "
+           "they outrank (--profiler-yield).\n"
+           "# TYPE lucid_profiler_bypassed_total counter\nlucid_profiler_bypassed_total %llu\n"
+           "# HELP lucid_profiler_yielded_total Profiling runs ended before their limit because "
+           "main had GPUs for the job (--profiler-yield).\n"
+           "# TYPE lucid_profiler_yielded_total counter\nlucid_profiler_yielded_total %llu\n",
+           (unsigned long long)s->profiler_bypassed, (unsigned long long)s->profiler_yielded);
     metrics_start_estimates(&buf, len, &cap, s);
     lucidd_ended ended[LUCIDD_ENDED_MAX];
     memcpy(ended, s->forgotten, sizeof ended);

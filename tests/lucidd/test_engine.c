@@ -1110,6 +1110,126 @@ static void a_busy_profiler_sends_jobs_to_idle_main_gpus(void **state)
     assert_int_equal(d.profiler_bypassed, 2);
 }
 
+/* Profiling never delays a main start (--profiler-yield).  Main full; job
+ * 1 (1 GPU, a one-minute limit: the best priority) is being profiled, job 2
+ * (2 GPUs, unprofiled) waits on main.  When two GPUs of n1 come free, job 1
+ * is placed there: its profiling ends at once (requeue), and while its move
+ * lasts (Slurm still completing its profiling run) it keeps that place, so
+ * job 2, which it outranks, does not start in the GPUs; then job 1 starts
+ * on n1.  A stand-in that does not fit holds nothing: job 3 (4 GPUs, being
+ * profiled, best priority) does not keep job 4 from the GPUs left.  Off,
+ * job 1 profiles to its limit and job 2 takes the GPUs. */
+static void profiling_yields_to_a_main_start(int yield)
+{
+    d.cfg.profiler_yield = yield;
+    d.cfg.profile_limit_s = 600;
+    d.cfg.gpu_limit = 4; /* more than 4 GPUs or one node: straight to main */
+    node("n1")->gpus_used = 8;
+    node("n2")->gpus_used = 8;
+    fake_submit(1, "a", 1, 1, 1)->time_limit_min = 1;
+    fake_submit(2, "b", 2, 1, 2); /* two nodes: not profiled */
+    engine_tick(&d);
+    assert_true(fake_called("start 1 profiling p1"));
+    assert_phase(2, LUCID_PHASE_MAIN_QUEUE);
+    fake_run(1, time(NULL));
+    engine_tick(&d);
+    assert_phase(1, LUCID_PHASE_PROFILING); /* main is full: it profiles */
+    node("n1")->gpus_used = 7;
+    node("n2")->gpus_used = 7;
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    if (!yield) {
+        assert_phase(1, LUCID_PHASE_PROFILING);
+        assert_false(fake_called("requeue 1"));
+        assert_true(fake_called("start 2 main n1,n2"));
+        return;
+    }
+    assert_true(fake_called("requeue 1"));
+    assert_phase(1, LUCID_PHASE_MOVING);
+    assert_non_null(strstr(rec(1)->reason, "has GPUs for it now"));
+    assert_false(fake_called("start 2 main n1,n2"));
+    assert_int_equal(d.profiler_yielded, 1);
+    fake_job(1)->completing = 1; /* the move waits for Slurm */
+    engine_tick(&d);
+    assert_phase(1, LUCID_PHASE_MOVING);
+    assert_false(fake_called("start 2 main n1,n2")); /* job 1 keeps its place */
+    fake_job(1)->completing = 0;
+    engine_tick(&d);
+    assert_true(fake_called("move 1 main"));
+    assert_true(started_on_main(1));
+    assert_false(fake_called("start 2 main n1,n2"));
+    /* A stand-in that does not fit holds nothing. */
+    fake_run(1, time(NULL));
+    fake_submit(3, "c", 4, 4, 1)->time_limit_min = 1;
+    engine_tick(&d);
+    assert_true(fake_called("start 3 profiling p1"));
+    fake_run(3, time(NULL));
+    fake_submit(4, "d", 1, 1, 1)->time_limit_min = 10; /* job 3 outranks it */
+    node("p1")->gpus_used = 8; /* the profiler is full: job 4 goes to main's GPU */
+    d.cfg.profiler_bypass = 1;
+    engine_tick(&d);
+    assert_phase(3, LUCID_PHASE_PROFILING);
+    assert_true(started_on_main(4));
+}
+
+/* A job waiting for a full profiler that main could start now, before any
+ * job it outranks, starts there unprofiled (--profiler-yield); without it,
+ * and with the bypass off, it waits for the profiler. */
+static void waiting_for_the_profiler_yields_too(void **state)
+{
+    (void)state;
+    d.cfg.gpu_limit = 4;
+    node("p1")->gpus_used = 8;
+    node("n1")->gpus_used = 8;
+    node("n2")->gpus_used = 7;
+    fake_submit(1, "a", 1, 1, 1)->time_limit_min = 1;
+    fake_submit(2, "b", 5, 5, 1)->time_limit_min = 60; /* main queue; it fits nowhere now */
+    engine_tick(&d);
+    assert_phase(1, LUCID_PHASE_PROFILE_QUEUE);
+    assert_phase(2, LUCID_PHASE_MAIN_QUEUE);
+    d.cfg.profiler_yield = 1;
+    engine_tick(&d);
+    assert_true(fake_called("start 1 main n2"));
+    assert_phase(1, LUCID_PHASE_RUNNING);
+    assert_int_equal(rec(1)->profile_start, 0);
+    assert_phase(2, LUCID_PHASE_MAIN_QUEUE);
+}
+
+/* Uncontended main GPUs (no job of the main queue waits) are nobody's to
+ * take: a profiling run goes on to its limit (a short job ends in the
+ * profiler) and a job waiting for the profiler is the bypass's, not the
+ * stand-ins', with --profiler-bypass off it waits. */
+static void no_yield_without_contention(void **state)
+{
+    (void)state;
+    d.cfg.profiler_yield = 1;
+    d.cfg.profile_limit_s = 600;
+    node("p1")->gpus_used = 7;
+    fake_submit(1, "a", 1, 1, 1)->time_limit_min = 1;
+    fake_submit(2, "a", 1, 1, 1)->time_limit_min = 1; /* the profiler is full for it */
+    engine_tick(&d);
+    assert_true(fake_called("start 1 profiling p1"));
+    fake_run(1, time(NULL));
+    engine_tick(&d);
+    engine_tick(&d);
+    assert_phase(1, LUCID_PHASE_PROFILING);
+    assert_false(fake_called("requeue 1"));
+    assert_phase(2, LUCID_PHASE_PROFILE_QUEUE);
+    assert_int_equal(d.profiler_yielded, 0);
+}
+
+static void profiling_yields_on(void **state)
+{
+    (void)state;
+    profiling_yields_to_a_main_start(1);
+}
+
+static void profiling_yields_off(void **state)
+{
+    (void)state;
+    profiling_yields_to_a_main_start(0);
+}
+
 /* The site's fair share in lucid's order: alice (account a) is far over her
  * share (F 0.1), bob (account b) used none of his (F 1.0); their jobs ask
  * the same GPUs, bob's estimate is 4x alice's, and one node is free. */
@@ -1496,6 +1616,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(releases_slurm_refuses_are_taken_back, setup, teardown),
         cmocka_unit_test_setup_teardown(failed_nodes_and_requeues, setup, teardown),
         cmocka_unit_test_setup_teardown(requests_left_to_slurm, setup, teardown),
+        cmocka_unit_test_setup_teardown(profiling_yields_on, setup, teardown),
+        cmocka_unit_test_setup_teardown(profiling_yields_off, setup, teardown),
+        cmocka_unit_test_setup_teardown(waiting_for_the_profiler_yields_too, setup, teardown),
+        cmocka_unit_test_setup_teardown(no_yield_without_contention, setup, teardown),
         cmocka_unit_test_setup_teardown(a_busy_profiler_sends_jobs_to_idle_main_gpus, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(fair_share_orders_the_queue, setup, teardown),

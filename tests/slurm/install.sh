@@ -60,7 +60,7 @@ SOCK=$W/lucidd.sock
 start_lucidd() {
     setsid "$LUCIDD" --config "$EXAMPLES/lucidd.conf" --state "$W/state.db" --socket "$SOCK" \
         --heartbeat "$W/heartbeat" --profile-limit 3 --tick-ms 250 --metrics-test-dir "$W/gpu" \
-        --profiler-bypass off </dev/null >>"$W/lucidd.log" 2>&1 &
+        --profiler-bypass off --profiler-yield off </dev/null >>"$W/lucidd.log" 2>&1 &
     LUCIDD_PID=$!
     local deadline=$((SECONDS + 10))
     until "$LUCID" status --socket "$SOCK" >/dev/null 2>&1 && [[ -s $W/heartbeat ]]; do

@@ -98,7 +98,7 @@ beat $$
 read -r -a EXTRA_ARGS <<<"${LUCIDD_EXTRA_ARGS:-}"
 start_lucidd() { # extra lucidd arguments...
     setsid "$BUILD/lucidd" --state "$LAB/lucid.db" --socket "$SOCK" --metrics-port "$METRICS" \
-        --profile-limit $LIMIT --tick-ms $TICK_MS --metrics-test-dir "$LAB/gpu" --profiler-bypass off \
+        --profile-limit $LIMIT --tick-ms $TICK_MS --metrics-test-dir "$LAB/gpu" --profiler-bypass off --profiler-yield off \
         ${HEARTBEAT_ARGS[@]+"${HEARTBEAT_ARGS[@]}"} ${EXTRA_ARGS[@]+"${EXTRA_ARGS[@]}"} "$@" \
         </dev/null >>"$LAB/lucidd.log" 2>&1 &
     LUCIDD_PID=$!

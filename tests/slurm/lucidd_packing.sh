@@ -87,7 +87,7 @@ ended() { [[ -z $(squeue -h -j "$1" -o %T 2>/dev/null) ]]; }
 
 start_lucidd() {
     setsid "$BUILD/lucidd" --state "$LAB/lucid.db" --socket "$SOCK" --heartbeat "$LAB/heartbeat" \
-        --tick-ms 250 --profile-limit 3 --gpu-limit 8 --profiler-bypass off --packing on \
+        --tick-ms 250 --profile-limit 3 --gpu-limit 8 --profiler-bypass off --profiler-yield off --packing on \
         --metrics-test-dir "$LAB/gpu" --fairshare-weight 0 --release-timeout 20 \
         </dev/null >>"$LAB/lucidd.log" 2>&1 &
     LUCIDD_PID=$!

@@ -49,7 +49,7 @@ export SLURM_CONF=$LAB/etc/slurm.conf
 grep -q '^AccountingStorageType=accounting_storage/slurmdbd' "$SLURM_CONF" ||
     fail "the site profile has no slurmdbd (sacct --duplicates needs it)"
 setsid "$BUILD/lucidd" --state "$LAB/lucid.db" --socket "$SOCK" --tick-ms 250 \
-    --heartbeat "$LAB/heartbeat" --profile-limit 5 --packing off --profiler-bypass off \
+    --heartbeat "$LAB/heartbeat" --profile-limit 5 --packing off --profiler-bypass off --profiler-yield off \
     --metrics-test-dir "$LAB/gpu" </dev/null >>"$LAB/lucidd.log" 2>&1 &
 LUCIDD_PID=$!
 wait_until 30 "lucidd to answer" "$BUILD/lucid" status --socket "$SOCK"

@@ -49,7 +49,7 @@ fail() { echo "lucidd_workload: $*" >&2; tail -n 30 "$LAB/lucidd.log" >&2 || tru
 
 start_lucidd() {
     setsid "$BUILD/lucidd" --state "$LAB/lucid.db" --socket "$SOCK" --metrics-port $((PORT + 90)) \
-        --profile-limit $LIMIT --tick-ms 250 --packing "$PACKING" --metrics-test-dir "$LAB/gpu" --profiler-bypass off \
+        --profile-limit $LIMIT --tick-ms 250 --packing "$PACKING" --metrics-test-dir "$LAB/gpu" --profiler-bypass off --profiler-yield off \
         ${MODEL_ARGS[@]+"${MODEL_ARGS[@]}"} ${EXTRA_ARGS[@]+"${EXTRA_ARGS[@]}"} \
         </dev/null >>"$LAB/lucidd.log" 2>&1 &
     LUCIDD_PID=$!
@@ -64,7 +64,7 @@ start_lucidd() {
 }
 
 start_lucidd_crashing() {
-    setsid "$BUILD/lucidd" --state "$LAB/lucid.db" --socket "$SOCK" --profile-limit $LIMIT --profiler-bypass off \
+    setsid "$BUILD/lucidd" --state "$LAB/lucid.db" --socket "$SOCK" --profile-limit $LIMIT --profiler-bypass off --profiler-yield off \
         --tick-ms 250 --packing "$PACKING" --metrics-test-dir "$LAB/gpu" \
         ${EXTRA_ARGS[@]+"${EXTRA_ARGS[@]}"} </dev/null >>"$LAB/lucidd.log" 2>&1 &
     local pid=$! deadline=$((SECONDS + 20))
