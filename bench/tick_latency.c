@@ -78,6 +78,7 @@ static double quantile(double *v, int n, double q)
 
 int main(int argc, char **argv)
 {
+    engine_tune_malloc(); /* as lucidd does */
     int nodes = argc > 1 ? atoi(argv[1]) : 1000;
     int pending = argc > 2 ? atoi(argv[2]) : 10000;
     int ticks = argc > 3 ? atoi(argv[3]) : 100;

@@ -219,6 +219,15 @@ int engine_load(lucidd *d, lucid_error *err);
 int engine_reconcile(lucidd *d, lucid_error *err); /* run by the first ticks after a start */
 void engine_tick(lucidd *d);
 lucidd_job *engine_find(lucidd *d, uint32_t job_id);
+/* The allocator's settings for ticks, once, before the first (lucidd's
+ * main; bench/tick_latency too).  A tick's work arrays (a decide_result
+ * alone is 620 bytes a job: 7.7 MB at 12,400 listed jobs) are allocated
+ * and freed every tick; glibc handed such blocks back to the kernel at
+ * each free (mmap, or the heap's top trimmed) and every page faulted in
+ * again the next tick: 3,000 page faults a tick, half the tick's CPU at
+ * 12,400 listed jobs (docs/live.md, "One whole tick").  Blocks up to
+ * 32 MB now come from the heap, and up to 64 MB of free heap is kept. */
+void engine_tune_malloc(void);
 /* Frees what the engine allocated (the job table and its index). */
 void engine_free(lucidd *d);
 /* Percentile (0..1) of the recorded decision latencies, seconds. */

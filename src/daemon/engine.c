@@ -20,6 +20,9 @@
  *
  * Estimates and sharing scores come from models.c (docs/live.md). */
 #include <math.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,6 +120,14 @@ static lucidd_job *add_job(lucidd *d, uint32_t job_id)
     job->fairshare = -1;
     index_insert(d, d->njobs - 1);
     return job;
+}
+
+void engine_tune_malloc(void)
+{
+#ifdef __GLIBC__
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+#endif
 }
 
 void engine_free(lucidd *d)

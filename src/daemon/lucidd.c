@@ -671,6 +671,7 @@ int main(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     d.started = time(NULL);
+    engine_tune_malloc();
     int lock_fd = lock_state(d.cfg.state_path);
     if (lock_fd < 0)
         return 1;
