@@ -2096,8 +2096,10 @@ static int gather_waiting(lucidd *d, lucid_phase phase, const partition_view *v,
  * profiler (one it did not take this tick), one the profiler is running,
  * and one it requeued that lucid is moving to main take part in main's
  * decision as stand-ins at their own priority.  Only where main's GPUs are
- * contended (a job of the main queue is left waiting) does a stand-in act:
- * otherwise nobody takes those GPUs meanwhile.  Placed there, the waiting
+ * contended (a job of the main queue is left waiting) does a stand-in act
+ * (otherwise nobody takes those GPUs meanwhile), and only one whose
+ * priority is better than every such job's (not by the ids' tie-break: a
+ * round trip among equals idles GPUs for nothing).  Placed there, the waiting
  * job starts on main unprofiled (apply_results), the profiling run ends now
  * (yield_profiler) instead of at the limit, and the moving job keeps the
  * GPUs it was placed on for the tick or two of its move, so no job it
@@ -2879,17 +2881,27 @@ static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs, dou
         /* The stand-ins main did not place leave; the rest is decided again
          * without them, so that none holds the queue or a reservation. */
         int keep = 0, dropped = 0, contended = 0;
+        double best_left = 0; /* the best priority of the main queue's jobs left waiting */
         for (int i = 0; i < nwaiting; i++) {
             const lucidd_job *job = engine_find(d, waiting[i].id);
-            contended |= job && !is_standin(job) && !results[i].start;
+            if (job && !is_standin(job) && !results[i].start &&
+                (!contended || waiting[i].priority < best_left)) {
+                best_left = waiting[i].priority;
+                contended = 1;
+            }
         }
         /* With no job of the main queue left waiting, main's GPUs are
          * nobody's to take: a profiling run goes on to its limit (a short
          * job ends there) and the profiler's queue stays the profiler's
-         * (--profiler-bypass is for idle main GPUs). */
+         * (--profiler-bypass is for idle main GPUs).  A stand-in acts only
+         * where it outranks every job it leaves waiting by the order
+         * itself, not by the tie-break of ids: among equals (one user's
+         * backlog of alike jobs) a cut profiling run or a move's held GPUs
+         * idle main for the round trip and gain nothing. */
         for (int i = 0; i < nwaiting; i++) {
             const lucidd_job *job = engine_find(d, waiting[i].id);
-            int unplaced = job && is_standin(job) && (!results[i].start || !contended);
+            int unplaced = job && is_standin(job) &&
+                           (!results[i].start || !contended || !(waiting[i].priority < best_left));
             dropped += unplaced;
             if (!unplaced)
                 waiting[keep++] = waiting[i];

@@ -1218,6 +1218,61 @@ static void no_yield_without_contention(void **state)
     assert_int_equal(d.profiler_yielded, 0);
 }
 
+/* A stand-in that outranks the jobs it would leave waiting only by the
+ * ids' tie-break does not act: X (profiling, 2 GPUs on one node) and Y
+ * (main queue, one GPU on each of two nodes) have the same priority, 10 min
+ * x 2 GPUs; main has 2 GPUs on n1 and 1 on n2, room for one of them.  By
+ * the ids X would go first, but cutting its profiling run would idle n1 for
+ * the round trip to start a job no better than Y: Y starts, X profiles on.
+ * With Y's estimate doubled X outranks it by the order and is moved. */
+static void no_yield_for_a_tie(void **state)
+{
+    (void)state;
+    d.cfg.profiler_yield = 1;
+    d.cfg.profile_limit_s = 600;
+    d.cfg.gpu_limit = 4;
+    node("n1")->gpus_used = 8;
+    node("n2")->gpus_used = 8;
+    fake_submit(1, "a", 2, 2, 1)->time_limit_min = 10;
+    fake_submit(2, "b", 2, 1, 2)->time_limit_min = 10; /* two nodes: not profiled */
+    engine_tick(&d);
+    assert_true(fake_called("start 1 profiling p1"));
+    assert_phase(2, LUCID_PHASE_MAIN_QUEUE);
+    fake_run(1, time(NULL));
+    engine_tick(&d);
+    node("n1")->gpus_used = 6;
+    node("n2")->gpus_used = 7;
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    assert_true(fake_called("start 2 main n1,n2"));
+    assert_false(fake_called("requeue 1"));
+    assert_phase(1, LUCID_PHASE_PROFILING);
+    assert_int_equal(d.profiler_yielded, 0);
+}
+
+static void yield_for_a_better_priority(void **state)
+{
+    (void)state;
+    d.cfg.profiler_yield = 1;
+    d.cfg.profile_limit_s = 600;
+    d.cfg.gpu_limit = 4;
+    node("n1")->gpus_used = 8;
+    node("n2")->gpus_used = 8;
+    fake_submit(1, "a", 2, 2, 1)->time_limit_min = 10;
+    fake_submit(2, "b", 2, 1, 2)->time_limit_min = 20; /* X first by the order */
+    engine_tick(&d);
+    fake_run(1, time(NULL));
+    engine_tick(&d);
+    node("n1")->gpus_used = 6;
+    node("n2")->gpus_used = 7;
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    assert_true(fake_called("requeue 1"));
+    assert_phase(1, LUCID_PHASE_MOVING);
+    assert_false(fake_called("start 2 main n1,n2"));
+    assert_int_equal(d.profiler_yielded, 1);
+}
+
 static void profiling_yields_on(void **state)
 {
     (void)state;
@@ -1620,6 +1675,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(profiling_yields_off, setup, teardown),
         cmocka_unit_test_setup_teardown(waiting_for_the_profiler_yields_too, setup, teardown),
         cmocka_unit_test_setup_teardown(no_yield_without_contention, setup, teardown),
+        cmocka_unit_test_setup_teardown(no_yield_for_a_tie, setup, teardown),
+        cmocka_unit_test_setup_teardown(yield_for_a_better_priority, setup, teardown),
         cmocka_unit_test_setup_teardown(a_busy_profiler_sends_jobs_to_idle_main_gpus, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(fair_share_orders_the_queue, setup, teardown),
