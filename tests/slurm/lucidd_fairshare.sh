@@ -25,10 +25,14 @@
 # above alpha.  Across the labs (issue 23's "Done when"): the light user's
 # first start (submission to its first payload start, the profiler's run
 # counts) under lucidd is no later than under plain Slurm plus two ticks
-# (1 s); the average JCT of all 43 jobs under lucidd is no worse than plain
-# Slurm's plus the two labs' timing noise (2 %: ten runs from -2.2 to
-# +1.9 %, the spread mostly when each lab's first wave of the 40 starts,
-# which shifts every later wave; docs/live.md).  About 2.5 minutes.
+# (1 s); the light user's average JCT is no more than plain Slurm's plus a
+# quarter of a round (5 s: a profiled job that missed the turnover it
+# outranked everyone for waited a whole round, +12 s, before
+# --profiler-yield); the average JCT of all 43 jobs under lucidd is no
+# worse than plain Slurm's plus the two labs' timing noise (3 %: ten runs
+# from -2.2 to +2.2 %, mostly when plain Slurm's first wave of the 40
+# starts, 1.8 or 3.0 s, and lucid's turnovers 0.2-0.3 s slower than plain
+# Slurm's; docs/live.md).  About 2.5 minutes.
 set -euo pipefail
 SRC=$(cd "$1" && pwd)
 BUILD=$(cd "$2" && pwd)
@@ -188,18 +192,21 @@ for mode in ("lucid", "slurm"):
     jct = statistics.mean(ends[j][0] - jobs[j][1] for j in jobs)
     light_jct = statistics.mean(ends[j][0] - jobs[j][1] for j in light)
     fs = open(f"{lab}/fairshare.txt").read().split()
-    res[mode] = (light_first, jct)
+    res[mode] = (light_first, jct, light_jct)
     print(f"{mode:5s}: light user's first start {light_first:5.1f} s, its avg JCT "
           f"{light_jct:5.1f} s; avg JCT {jct:6.1f} s (sshare FairShare before its "
           f"submission: lucidlab1 {fs[0]}, lucidlab2 {fs[1]})")
 if not bad:
-    (lf, lj), (sf, sj) = res["lucid"], res["slurm"]
+    (lf, lj, ll), (sf, sj, sl) = res["lucid"], res["slurm"]
     if lf > sf + 1.0:
         bad.append(f"the light user's first start under lucidd, {lf:.1f} s, is later than plain "
                    f"Slurm's {sf:.1f} s plus two ticks")
-    if lj > sj * 1.02:
+    if ll > sl + 5.0:
+        bad.append(f"the light user's avg JCT under lucidd, {ll:.1f} s, is over plain Slurm's "
+                   f"{sl:.1f} s plus a quarter of a 20-s round")
+    if lj > sj * 1.03:
         bad.append(f"avg JCT under lucidd, {lj:.1f} s, is worse than plain Slurm's {sj:.1f} s "
-                   f"(+{100 * (lj / sj - 1):.1f} %, more than 2 %)")
+                   f"(+{100 * (lj / sj - 1):.1f} %, more than 3 %)")
 for b in bad:
     print("FAIL:", b)
 sys.exit(1 if bad else 0)
