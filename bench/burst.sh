@@ -30,7 +30,8 @@
 # samples and the tick rate cover the horizon, `first` is the median over
 # every job with the unstarted ones counted as later than any start (printed
 # only when more than half started), and `lost` leaves out the cancelled.
-# MODES="lucid" (or "slurm") runs one mode only.
+# MODES="lucid" (or "slurm") runs one mode only.  LUCIDD_ARGS="..." adds
+# lucidd options after the ones above (e.g. "--backfill easy").
 set -euo pipefail
 BUILD=$(cd "$1" && pwd)
 JOBS=${2:-2000} MIN_S=${3:-5} MAX_S=${4:-60}
@@ -43,7 +44,8 @@ source "$SRC/bench/lab_run.sh"
 
 run() { # NAME lucid|slurm
     local name=$1 mode=$2 lab=$OUT/$1
-    lab_run_up "$lab" "$mode" 8 8 --tick-ms 500 --profile-limit 10 --packing off
+    # shellcheck disable=SC2086 # LUCIDD_ARGS: more lucidd options, word-split
+    lab_run_up "$lab" "$mode" 8 8 --tick-ms 500 --profile-limit 10 --packing off ${LUCIDD_ARGS:-}
     local sock=$LAB_RUN_SOCK
     cat >"$lab/payload.sh" <<'EOF'
 #!/bin/bash
