@@ -1791,10 +1791,8 @@ static void apply_results(lucidd *d, const decide_result *results, int n, int pr
             continue;
         if (!profiling && job->rec.phase == LUCID_PHASE_PROFILE_QUEUE && results[i].start) {
             /* --profiler-yield: main starts it before the profiler would. */
-            char why[256];
-            snprintf(why, sizeof why,
-                     "not profiled: main has GPUs for it now, before any job it outranks");
-            set_phase(job, LUCID_PHASE_MAIN_QUEUE, why);
+            set_phase(job, LUCID_PHASE_MAIN_QUEUE,
+                      "not profiled: main has GPUs for it now, before any job it outranks");
             d->profiler_bypassed++;
         } else if (!profiling && is_standin(job)) {
             /* --profiler-yield's stand-ins: placed, a profiling run ends
@@ -2872,19 +2870,25 @@ static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs, dou
     int nqueued = nwaiting;
     nwaiting = gather_standins(d, &view, sjobs, nsjobs, limits, waiting, nwaiting, now_mono);
     decide_node *before = NULL; /* decide_main takes the GPUs it places from `nodes` */
-    if (nwaiting > nqueued && (before = malloc((size_t)nn * sizeof *before)) != NULL)
+    unsigned char *standin = NULL; /* which of `waiting` are stand-ins, after its sort */
+    if (nwaiting > nqueued && (before = malloc((size_t)nn * sizeof *before)) != NULL &&
+        (standin = malloc((size_t)nwaiting)) != NULL) {
         memcpy(before, nodes, (size_t)nnodes * sizeof *before);
-    else
-        nwaiting = nqueued; /* none, or no memory for a second pass: none this tick */
+    } else {
+        free(before); /* none, or no memory for a second pass: none this tick */
+        before = NULL;
+        nwaiting = nqueued;
+    }
     decide_main(waiting, nwaiting, running, nrunning, nodes, nnodes, &params, results);
     if (before) {
         /* The stand-ins main did not place leave; the rest is decided again
          * without them, so that none holds the queue or a reservation. */
         int keep = 0, dropped = 0, contended = 0;
         double best_left = 0; /* the best priority of the main queue's jobs left waiting */
-        for (int i = 0; i < nwaiting; i++) {
+        for (int i = 0; i < nwaiting; i++) { /* looked up once: decide_main sorted them */
             const lucidd_job *job = engine_find(d, waiting[i].id);
-            if (job && !is_standin(job) && !results[i].start &&
+            standin[i] = job && is_standin(job);
+            if (!standin[i] && !results[i].start &&
                 (!contended || waiting[i].priority < best_left)) {
                 best_left = waiting[i].priority;
                 contended = 1;
@@ -2899,9 +2903,8 @@ static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs, dou
          * backlog of alike jobs) a cut profiling run or a move's held GPUs
          * idle main for the round trip and gain nothing. */
         for (int i = 0; i < nwaiting; i++) {
-            const lucidd_job *job = engine_find(d, waiting[i].id);
-            int unplaced = job && is_standin(job) &&
-                           (!results[i].start || !contended || !(waiting[i].priority < best_left));
+            int unplaced = standin[i] && (!results[i].start || !contended ||
+                                          !(waiting[i].priority < best_left));
             dropped += unplaced;
             if (!unplaced)
                 waiting[keep++] = waiting[i];
@@ -2911,6 +2914,7 @@ static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs, dou
             memcpy(nodes, before, (size_t)nnodes * sizeof *nodes);
             decide_main(waiting, nwaiting, running, nrunning, nodes, nnodes, &params, results);
         }
+        free(standin);
         free(before);
     }
     double latency = profiling_s + monotonic_s() - t0;

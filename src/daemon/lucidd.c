@@ -314,18 +314,13 @@ static int set_option(lucidd_config *cfg, const char *where, const char *opt, co
         if (parse_number(where, opt, value, 0, &number) < 0 || number > 65535)
             return -1;
         cfg->metrics_port = (int)number;
-    } else if (strcmp(opt, "--profiler-bypass") == 0) {
+    } else if (strcmp(opt, "--profiler-bypass") == 0 || strcmp(opt, "--profiler-yield") == 0) {
         if (strcmp(value, "on") != 0 && strcmp(value, "off") != 0) {
-            fprintf(stderr, "lucidd: %s--profiler-bypass: '%s' is not on or off\n", where, value);
+            fprintf(stderr, "lucidd: %s%s: '%s' is not on or off\n", where, opt, value);
             return -1;
         }
-        cfg->profiler_bypass = strcmp(value, "on") == 0;
-    } else if (strcmp(opt, "--profiler-yield") == 0) {
-        if (strcmp(value, "on") != 0 && strcmp(value, "off") != 0) {
-            fprintf(stderr, "lucidd: %s--profiler-yield: '%s' is not on or off\n", where, value);
-            return -1;
-        }
-        cfg->profiler_yield = strcmp(value, "on") == 0;
+        *(strcmp(opt, "--profiler-bypass") == 0 ? &cfg->profiler_bypass : &cfg->profiler_yield) =
+            strcmp(value, "on") == 0;
     } else if (strcmp(opt, "--fairshare-weight") == 0) {
         char *end;
         errno = 0;

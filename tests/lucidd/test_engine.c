@@ -1225,16 +1225,15 @@ static void no_yield_without_contention(void **state)
  * the ids X would go first, but cutting its profiling run would idle n1 for
  * the round trip to start a job no better than Y: Y starts, X profiles on.
  * With Y's estimate doubled X outranks it by the order and is moved. */
-static void no_yield_for_a_tie(void **state)
+static void x_profiling_y_waiting(uint32_t y_limit_min)
 {
-    (void)state;
     d.cfg.profiler_yield = 1;
     d.cfg.profile_limit_s = 600;
     d.cfg.gpu_limit = 4;
     node("n1")->gpus_used = 8;
     node("n2")->gpus_used = 8;
     fake_submit(1, "a", 2, 2, 1)->time_limit_min = 10;
-    fake_submit(2, "b", 2, 1, 2)->time_limit_min = 10; /* two nodes: not profiled */
+    fake_submit(2, "b", 2, 1, 2)->time_limit_min = y_limit_min; /* two nodes: not profiled */
     engine_tick(&d);
     assert_true(fake_called("start 1 profiling p1"));
     assert_phase(2, LUCID_PHASE_MAIN_QUEUE);
@@ -1244,6 +1243,12 @@ static void no_yield_for_a_tie(void **state)
     node("n2")->gpus_used = 7;
     fake.log[0] = '\0';
     engine_tick(&d);
+}
+
+static void no_yield_for_a_tie(void **state)
+{
+    (void)state;
+    x_profiling_y_waiting(10);
     assert_true(fake_called("start 2 main n1,n2"));
     assert_false(fake_called("requeue 1"));
     assert_phase(1, LUCID_PHASE_PROFILING);
@@ -1253,20 +1258,7 @@ static void no_yield_for_a_tie(void **state)
 static void yield_for_a_better_priority(void **state)
 {
     (void)state;
-    d.cfg.profiler_yield = 1;
-    d.cfg.profile_limit_s = 600;
-    d.cfg.gpu_limit = 4;
-    node("n1")->gpus_used = 8;
-    node("n2")->gpus_used = 8;
-    fake_submit(1, "a", 2, 2, 1)->time_limit_min = 10;
-    fake_submit(2, "b", 2, 1, 2)->time_limit_min = 20; /* X first by the order */
-    engine_tick(&d);
-    fake_run(1, time(NULL));
-    engine_tick(&d);
-    node("n1")->gpus_used = 6;
-    node("n2")->gpus_used = 7;
-    fake.log[0] = '\0';
-    engine_tick(&d);
+    x_profiling_y_waiting(20); /* X first by the order */
     assert_true(fake_called("requeue 1"));
     assert_phase(1, LUCID_PHASE_MOVING);
     assert_false(fake_called("start 2 main n1,n2"));
