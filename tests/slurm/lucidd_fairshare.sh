@@ -94,7 +94,7 @@ run() { # lucid|slurm
     # until sacct shows no job still pending or running.
     deadline=$((SECONDS + 60))
     while :; do
-        sacct -n -P -X -a -o JobID,State >"$lab/sacct.txt"
+        sacct -n -P -X -a -o JobID,State -S now-1days >"$lab/sacct.txt" # not just since midnight
         grep -qE '\|(PENDING|RUNNING|REQUEUED|COMPLETING)' "$lab/sacct.txt" || break
         ((SECONDS < deadline)) || { echo "$mode: sacct still shows jobs not ended after 60 s" >&2; break; }
         sleep 1
