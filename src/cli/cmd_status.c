@@ -60,6 +60,13 @@ static void print_status(json_t *s)
     printf("\nprofiled:    %lld jobs; %lld sent to main unprofiled, %lld profiling runs cut for "
            "main\n",
            integer(s, "profiled"), integer(prof, "bypassed"), integer(prof, "yielded"));
+    json_t *ahead = json_object_get(s, "release_ahead");
+    if (json_is_object(ahead))
+        printf("ahead:       %lld jobs released before their GPUs freed, %lld started by Slurm "
+               "so (%s)\n",
+               integer(ahead, "released"), integer(ahead, "started"),
+               json_is_true(json_object_get(ahead, "enabled")) ? "--release-ahead on"
+                                                                : "--release-ahead off");
     printf("decisions:   p50 %.3f ms, p99 %.3f ms\n",
            1e3 * json_number_value(json_object_get(s, "decision_latency_p50_s")),
            1e3 * json_number_value(json_object_get(s, "decision_latency_p99_s")));

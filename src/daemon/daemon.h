@@ -52,6 +52,8 @@ typedef struct lucidd_config {
     int profiler_bypass;          /* a job the profiler cannot start goes to idle main GPUs */
     int profiler_yield;           /* a job being profiled (or moving to main) takes part in
                                    * main's decision: placed there, its profiling ends now */
+    int release_ahead;            /* the head of main's queue is released before GPUs free,
+                                   * unpinned: Slurm starts it the moment they do */
     double fairshare_weight;      /* the site's fair share in lucid's order (docs/live.md,
                                    * "The site's priority"); 0 off; < 0 (the default): 2
                                    * where Slurm weighs fair share, else 0 */
@@ -106,6 +108,12 @@ typedef struct lucidd_job {
     double released_at;        /* monotonic time lucid released it (0: not releasing) */
     char avoid_nodes[256];     /* nodes Slurm would not start it on after a release ("*": any) */
     double avoid_until;        /* ... kept out of its placements until this monotonic time */
+    int ahead;                 /* released ahead (--release-ahead): pending in Slurm,
+                                * unpinned, while it waits in main's queue */
+    int ahead_wanted;          /* ... chosen for it by this tick's decision */
+    char ahead_exclude[256];   /* the nodes its release ahead excludes ("" none) */
+    int was_released;          /* released since it last waited held: Slurm's StartTime may
+                                * be its backfill plan, not a --begin */
     char took_back[160];       /* why it was last taken back (shown with its reason meanwhile) */
     char account[64];          /* Slurm's account of the job (fair share, limits) */
     char qos[64];              /* its QOS (limits, the QOS factor) */
@@ -162,6 +170,8 @@ typedef struct lucidd {
     uint32_t intake_max;     /* highest job id taken in (and put on an operator's hold) */
     uint64_t profiler_bypassed; /* jobs sent past a busy profiler to idle main GPUs */
     uint64_t profiler_yielded;  /* profiling runs ended early: main had GPUs for the job */
+    uint64_t released_ahead;    /* releases ahead of GPUs (--release-ahead) */
+    uint64_t started_ahead;     /* ... that Slurm started before lucid held them again */
     double fairshare_read_at;   /* monotonic time of the last sshare read (0 never) */
     double fairshare_weight;    /* the weight in use (cfg's, or 2 / 0 from Slurm's) */
     double qos_weight;          /* the same for the QOS factor */
@@ -255,7 +265,7 @@ typedef struct lucidd_snapshot {
     long forgotten_profiled;
     uint64_t slurm_reads, slurm_unchanged; /* job listings read / answered "no change" */
     uint64_t ticks, slow_ticks, decisions_applied, slurm_errors, sample_errors, latency_count;
-    uint64_t profiler_bypassed, profiler_yielded;
+    uint64_t profiler_bypassed, profiler_yielded, released_ahead, started_ahead;
     double latency_sum_s, latency_p50_s, latency_p99_s;
     int packing_on, slurm_up;
     char pack_refused[256];

@@ -218,6 +218,10 @@ static void flush(lucidd *d)
 
 static void set_phase(lucidd_job *job, lucid_phase phase, const char *reason)
 {
+    if (phase != LUCID_PHASE_MAIN_QUEUE)
+        job->ahead = 0; /* released ahead only while it waits there */
+    if (phase == LUCID_PHASE_RUNNING || phase == LUCID_PHASE_PROFILING)
+        job->was_released = 0;
     if (job->rec.phase != phase) {
         lucidd_log("job %u: %s -> %s (%s)", job->rec.job_id, lucid_phase_name(job->rec.phase),
                    lucid_phase_name(phase), reason);
@@ -452,6 +456,8 @@ static void start_text(const lucidd_job *job, char *out, size_t size)
     }
 }
 
+#define AHEAD_TAG " lucid-ahead"
+
 static void comment_text(const lucidd_job *job, char *out, size_t size)
 {
     char tag[96];
@@ -460,6 +466,9 @@ static void comment_text(const lucidd_job *job, char *out, size_t size)
      * lucidd that lost its state (or the hand-back watchdog) still sees it. */
     if (job->rec.user_hold)
         snprintf(tag + strlen(tag), sizeof tag - strlen(tag), " lucid-user-hold");
+    /* ... and a release ahead: a lucidd that restarts knows it from a stray release. */
+    if (job->ahead)
+        snprintf(tag + strlen(tag), sizeof tag - strlen(tag), "%s", AHEAD_TAG);
     const lucid_job_record *r = &job->rec;
     if (r->phase == LUCID_PHASE_RUNNING && r->packed_with)
         snprintf(out, size, "lucid: running packed with job %u on %.40s GPUs %.20s lucid-gpus=%.20s%s",
@@ -842,6 +851,9 @@ static void eligibility(lucidd *d, lucidd_job *job, const slurm_job *sj, const s
 {
     char why[256] = "";
     job->waits_for[0] = '\0';
+    /* Slurm waits for its begin time: from now on its StartTime is one. */
+    if (strcmp(sj->reason, "BeginTime") == 0)
+        job->was_released = 0;
     if (job->rec.user_hold) {
         snprintf(job->waits_for, sizeof job->waits_for, "user-hold");
         snprintf(why, sizeof why,
@@ -853,7 +865,10 @@ static void eligibility(lucidd *d, lucidd_job *job, const slurm_job *sj, const s
             snprintf(job->waits_for, sizeof job->waits_for, "dependency");
             snprintf(why, sizeof why, "%s%s", dep_why,
                      dep == DEP_NEVER ? "; it will not run (Slurm: DependencyNeverSatisfied)" : "");
-        } else if (sj->start_time > now) {
+        } else if (sj->start_time > now && !job->was_released) {
+            /* Held, Slurm's StartTime is the job's --begin; released (ahead,
+             * or taken back after), it may be Slurm's plan for it, and only
+             * Slurm's reason tells a begin time. */
             char at[32];
             lucid_time_format((int64_t)sj->start_time, at, sizeof at);
             snprintf(job->waits_for, sizeof job->waits_for, "begin");
@@ -1296,6 +1311,7 @@ static void take_back(lucidd *d, lucidd_job *job, const char *why, int limit, do
     job->rec.node_list[0] = job->rec.gpu_list[0] = '\0';
     job->releasing = 0;
     job->released_at = 0;
+    job->was_released = 1;
     set_phase(job, queue, why);
     save(d, job);
 }
@@ -1328,12 +1344,84 @@ static void note_releasing(lucidd *d, lucidd_job *job, const slurm_job *sj, doub
     }
 }
 
+/* ---- releases ahead of the GPUs (--release-ahead) ----
+ * Slurm runs its scheduler the moment a job's epilog completes, but a
+ * release reaches it only at its next periodic pass (the background loop,
+ * about once a second): released after the end, lucid's next job started
+ * 0.59 s after the last one (median, slurmctld's log), plain Slurm's 0.29 s.
+ * So the jobs at the head of main's queue that no GPUs are free for are
+ * released ahead: unpinned, at Slurm priorities below every pinned release
+ * and in lucid's order, so Slurm starts them on the first GPUs to free, as
+ * it starts its own queue.  Only jobs that leave the node choice to lucid
+ * (no -w, no --exclude, no node avoided after a refused release) and fit
+ * one node, taken in lucid's order up to the first that is not one (no job
+ * passes it), as many GPUs as main has in all; the nodes where lucid knows of GPU use
+ * Slurm does not see (packed jobs) are excluded.  A job that leaves the head
+ * is held again. */
+
+/* Held again: no longer at the head, or refused by Slurm (`why`: then kept
+ * from placements for a while, as a refused pinned release is). */
+static void hold_back(lucidd *d, lucidd_job *job, const char *why, double now_mono)
+{
+    if (!d->slurm_up)
+        return;
+    lucid_error err = {{0}};
+    if (slurm_io_admin_hold(job->rec.job_id, &err) < 0) {
+        note_error(d, &err);
+        return;
+    }
+    if (job->ahead_exclude[0] && slurm_io_exclude(job->rec.job_id, job->user_exclude, &err) < 0)
+        note_error(d, &err); /* kept: tried again when it is released */
+    else
+        job->ahead_exclude[0] = '\0';
+    job->ahead = 0;
+    if (why) {
+        lucidd_log("job %u: released ahead, held again: %s", job->rec.job_id, why);
+        snprintf(job->took_back, sizeof job->took_back, "%s", why);
+        snprintf(job->avoid_nodes, sizeof job->avoid_nodes, "*");
+        job->avoid_until = now_mono + AVOID_LIMIT_S;
+        set_reason(d, job, why);
+    }
+}
+
+/* Slurm started a job released ahead: it runs where Slurm put it. */
+static void started_ahead(lucidd *d, lucidd_job *job, const slurm_job *sj)
+{
+    job->ahead_exclude[0] = '\0';
+    snprintf(job->rec.partition, sizeof job->rec.partition, "%s", d->cfg.main_partition);
+    snprintf(job->rec.node_list, sizeof job->rec.node_list, "%s", sj->node_list);
+    job->rec.gpu_list[0] = '\0';
+    job->rec.packed_with = 0;
+    job->rec.reserved_since = 0;
+    job->observed_at = 0;
+    job->eta_p10 = job->eta_p50 = job->eta_p90 = 0;
+    job->eta_none[0] = '\0';
+    char reason[200];
+    snprintf(reason, sizeof reason,
+             "started by Slurm on %.100s the moment its GPUs freed (released ahead at the head "
+             "of the main queue)", sj->node_list);
+    set_phase(job, LUCID_PHASE_RUNNING, reason);
+    char target[300];
+    snprintf(target, sizeof target, "%s ahead", sj->node_list);
+    ack(d, record_decision(d, job, "start", target, reason));
+    note_start(d, job, sj);
+    d->started_ahead++;
+    char comment[256];
+    comment_text(job, comment, sizeof comment);
+    lucid_error err = {{0}};
+    if (slurm_io_comment(job->rec.job_id, comment, &err) == 0)
+        snprintf(job->comment_sent, sizeof job->comment_sent, "%s", comment);
+}
+
 /* A held job's request changed (scontrol update after intake): examined again. */
 static void resized(lucidd *d, lucidd_job *job, const slurm_job *sj)
 {
+    /* Released ahead, it excludes what lucid set (its own is none). */
+    const char *exclude = job->ahead || job->ahead_exclude[0] ? job->ahead_exclude
+                                                              : job->user_exclude;
     if (sj->gpus == job->rec.gpus && sj->nodes == job->rec.nodes &&
         strcmp(sj->gpu_request, job->rec.gpu_request) == 0 && sj->nodes_fixed == job->nodes_fixed &&
-        strcmp(sj->req_nodes, job->user_nodes) == 0 && strcmp(sj->exc_nodes, job->user_exclude) == 0)
+        strcmp(sj->req_nodes, job->user_nodes) == 0 && strcmp(sj->exc_nodes, exclude) == 0)
         return;
     lucidd_log("job %u: request changed after intake (%d GPUs on %d nodes -> %d on %d); examined again",
                job->rec.job_id, job->rec.gpus, job->rec.nodes, sj->gpus, sj->nodes);
@@ -1386,6 +1474,32 @@ static void track(lucidd *d, lucidd_job *job, const slurm_job *sj, const slurm_j
     switch (job->rec.phase) {
     case LUCID_PHASE_PROFILE_QUEUE:
     case LUCID_PHASE_MAIN_QUEUE:
+        if (job->rec.phase == LUCID_PHASE_MAIN_QUEUE && !sj->held && !job->ahead &&
+            strstr(sj->admin_comment, AHEAD_TAG + 1)) {
+            /* Released ahead by a lucidd before this one (a restart). */
+            job->ahead = 1;
+            snprintf(job->ahead_exclude, sizeof job->ahead_exclude, "%s", sj->exc_nodes);
+        }
+        if (job->ahead && sj->state == SJ_RUNNING) {
+            started_ahead(d, job, sj);
+            break;
+        }
+        if (job->ahead && sj->held)
+            job->ahead = 0; /* held by its owner or an operator: as any held job */
+        if (job->ahead) {
+            /* Checked against the exclusion lucid set, before any hold_back
+             * gives the job its own back (this listing still has lucid's). */
+            resized(d, job, sj);
+            eligibility(d, job, sj, sjobs, n, now);
+            if (job->ahead && slurm_refuses(sj->reason)) {
+                char why[200];
+                snprintf(why, sizeof why, "Slurm would not start it (Slurm: %.60s)%s", sj->reason,
+                         slurm_limit(sj->reason) ? "; a limit of the site: tried again in 30 s"
+                                                 : "");
+                hold_back(d, job, why, now_mono);
+            }
+            break;
+        }
         if (sj->state == SJ_RUNNING) {
             int profiling = strcmp(sj->partition, d->cfg.profiling_partition) == 0;
             set_phase(job, profiling ? LUCID_PHASE_PROFILING : LUCID_PHASE_RUNNING,
@@ -1529,6 +1643,15 @@ static void apply_start(lucidd *d, lucidd_job *job, const decide_result *result,
     char comment[256];
     comment_text(job, comment, sizeof comment);
     lucid_error err = {{0}};
+    if (job->ahead_exclude[0]) {
+        /* Released ahead (set_phase cleared it): its own exclusion back
+         * (failing, it is tried again while the job waits). */
+        if (slurm_io_exclude(job->rec.job_id, job->user_exclude, &err) == 0)
+            job->ahead_exclude[0] = '\0';
+        else
+            note_error(d, &err);
+        err = (lucid_error){{0}};
+    }
     if (slurm_io_start(job->rec.job_id, partition, result->nodes,
                        result->partner ? result->gpu_list : NULL, share_tres, comment,
                        slurm_priority(job->order_priority > 0 ? job->order_priority
@@ -2763,6 +2886,148 @@ static unsigned char *node_masks(const lucidd *d, lucid_phase phase, const parti
     return calloc(count * (size_t)(v->nnodes > 0 ? v->nnodes : 1), 1);
 }
 
+/* A job lucid may release ahead (see hold_back above): Slurm's choice of
+ * node is lucid's, it has no pin, exclusion or avoided node, and it fits
+ * one node of `largest` GPUs. */
+static int may_go_ahead(const lucidd_job *job, int largest, double now_mono)
+{
+    return job->rec.phase == LUCID_PHASE_MAIN_QUEUE && !job->waits_for[0] &&
+           !job->rec.user_hold && !job->user_nodes[0] && !job->user_exclude[0] &&
+           !avoiding(job, now_mono) && job->rec.gpus >= 1 && job->rec.gpus <= largest &&
+           (job->rec.nodes <= 1 || !job->nodes_fixed);
+}
+
+/* CPUs and memory (MiB) a job asks on its node. */
+static void per_node_room(const lucidd_job *job, int64_t *cpus, int64_t *mem)
+{
+    const fit_request *f = &job->fit;
+    int64_t c = f->cpus_node > 1 ? f->cpus_node : 1;
+    if ((int64_t)f->cpus_per_gpu * job->rec.gpus > c)
+        c = (int64_t)f->cpus_per_gpu * job->rec.gpus;
+    int64_t m = f->mem_node_mib;
+    if (f->mem_per_cpu_mib * c > m)
+        m = f->mem_per_cpu_mib * c;
+    if (f->mem_per_gpu_mib * job->rec.gpus > m)
+        m = f->mem_per_gpu_mib * job->rec.gpus;
+    *cpus = c;
+    *mem = m;
+}
+
+/* Wherever `later` fits, `earlier` fits too: as many GPUs of the same type
+ * or fewer, CPUs and memory no more, the same features, --exclusive only if
+ * `later` is too.  With lucid's order strict (no backfill), a job goes
+ * ahead behind another only then: Slurm's own backfill could otherwise
+ * start it while the one before it waits. */
+static int no_easier(const lucidd_job *later, const lucidd_job *earlier)
+{
+    int64_t lc, lm, ec, em;
+    per_node_room(later, &lc, &lm);
+    per_node_room(earlier, &ec, &em);
+    return later->rec.gpus >= earlier->rec.gpus && lc >= ec && lm >= em &&
+           strcmp(later->fit.gpu_type, earlier->fit.gpu_type) == 0 &&
+           strcmp(later->fit.features, earlier->fit.features) == 0 &&
+           later->fit.whole >= earlier->fit.whole;
+}
+
+/* After main's decision (`waiting` in its order, `results` beside them):
+ * the jobs to release ahead, released; those released before that are no
+ * longer among them, held again. */
+static void release_ahead(lucidd *d, const decide_job *waiting, const decide_result *results,
+                          int nwaiting, const decide_node *nodes, int nnodes,
+                          double standin_best, double now_mono)
+{
+    int largest = 0, total = 0;
+    for (int k = 0; k < nnodes; k++) {
+        total += nodes[k].total_gpus;
+        if (nodes[k].total_gpus > largest)
+            largest = nodes[k].total_gpus;
+    }
+    /* As many GPUs as main has (a wave of ends may free them all at once);
+     * a job already ahead stays so within twice that, so that small moves
+     * of the order do not hold and release it again tick after tick. */
+    int budget = d->cfg.release_ahead && d->slurm_up ? total : 0, used = 0;
+    /* A backfill reservation is lucid's promise Slurm does not know: a job
+     * released ahead would take the first GPUs to free, reserved or not. */
+    for (int i = 0; i < nwaiting && budget > 0; i++)
+        if (results[i].holds && !results[i].start)
+            budget = 0;
+    const lucidd_job *before = NULL;
+    for (int i = 0; i < nwaiting && used < 2 * budget; i++) {
+        if (results[i].start)
+            continue;
+        if (standin_best < waiting[i].priority)
+            break; /* a job being profiled (or moving, or waiting for the profiler)
+                    * outranks it: main gives it the next GPUs and keeps them through
+                    * its move (--profiler-yield), which Slurm must not take first */
+        lucidd_job *job = engine_find(d, waiting[i].id);
+        if (!job || !may_go_ahead(job, largest, now_mono) ||
+            used + job->rec.gpus > (job->ahead ? 2 : 1) * budget ||
+            (before && !d->cfg.backfill && !no_easier(job, before)))
+            break; /* in order: none passes a job that cannot go ahead */
+        job->ahead_wanted = 1;
+        used += job->rec.gpus;
+        before = job;
+    }
+    /* Packed jobs' nodes: Slurm counts their shared GPUs free. */
+    char exclude[256] = "";
+    size_t len = 0;
+    for (size_t i = 0; i < d->njobs; i++) {
+        const lucid_job_record *r = &d->jobs[i].rec;
+        if (r->phase != LUCID_PHASE_RUNNING || !r->gpu_list[0] || !r->node_list[0] ||
+            slurm_io_in_hostlist(exclude, r->node_list))
+            continue;
+        int wrote = snprintf(exclude + len, sizeof exclude - len, "%s%s", len ? "," : "",
+                             r->node_list);
+        if (wrote < 0 || (size_t)wrote >= sizeof exclude - len) {
+            exclude[len] = '\0';
+            budget = 0; /* too many to name: none released ahead this tick */
+            for (size_t k = 0; k < d->njobs; k++)
+                d->jobs[k].ahead_wanted = 0;
+            break;
+        }
+        len += (size_t)wrote;
+    }
+    for (size_t i = 0; i < d->njobs && d->slurm_up; i++) {
+        lucidd_job *job = &d->jobs[i];
+        int wanted = job->ahead_wanted;
+        job->ahead_wanted = 0;
+        if (job->rec.phase != LUCID_PHASE_MAIN_QUEUE)
+            continue;
+        lucid_error err = {{0}};
+        if (!job->ahead && job->ahead_exclude[0]) {
+            /* Held again, but its own exclusion not yet given back. */
+            if (slurm_io_exclude(job->rec.job_id, job->user_exclude, &err) < 0)
+                note_error(d, &err);
+            else
+                job->ahead_exclude[0] = '\0';
+        }
+        if (job->ahead && !wanted) {
+            hold_back(d, job, NULL, now_mono);
+        } else if (job->ahead && strcmp(job->ahead_exclude, exclude) != 0) {
+            if (slurm_io_exclude(job->rec.job_id, exclude, &err) < 0)
+                note_error(d, &err);
+            else
+                snprintf(job->ahead_exclude, sizeof job->ahead_exclude, "%s", exclude);
+        } else if (wanted && !job->ahead) {
+            job->ahead = 1; /* the comment says so */
+            char comment[256];
+            comment_text(job, comment, sizeof comment);
+            uint32_t priority = slurm_priority(job->order_priority > 0 ? job->order_priority
+                                                                       : job->rec.priority) / 100;
+            if (slurm_io_release_ahead(job->rec.job_id, d->cfg.main_partition, exclude, comment,
+                                       priority, &err) < 0) {
+                job->ahead = 0; /* a release that half took is held again by track */
+                note_error(d, &err);
+                continue;
+            }
+            snprintf(job->comment_sent, sizeof job->comment_sent, "%s", comment);
+            snprintf(job->ahead_exclude, sizeof job->ahead_exclude, "%s", exclude);
+            job->was_released = 1;
+            d->released_ahead++;
+        }
+    }
+}
+
 static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs, double now_mono)
 {
     lucid_error err = {{0}};
@@ -2870,6 +3135,7 @@ static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs, dou
     int nqueued = nwaiting;
     nwaiting = gather_standins(d, &view, sjobs, nsjobs, limits, waiting, nwaiting, now_mono);
     decide_node *before = NULL; /* decide_main takes the GPUs it places from `nodes` */
+    double standin_best = INFINITY; /* the best priority among the stand-ins */
     unsigned char *standin = NULL; /* which of `waiting` are stand-ins, after its sort */
     if (nwaiting > nqueued && (before = malloc((size_t)nn * sizeof *before)) != NULL &&
         (standin = malloc((size_t)nwaiting)) != NULL) {
@@ -2888,6 +3154,8 @@ static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs, dou
         for (int i = 0; i < nwaiting; i++) { /* looked up once: decide_main sorted them */
             const lucidd_job *job = engine_find(d, waiting[i].id);
             standin[i] = job && is_standin(job);
+            if (standin[i] && waiting[i].priority < standin_best)
+                standin_best = waiting[i].priority;
             if (!standin[i] && !results[i].start &&
                 (!contended || waiting[i].priority < best_left)) {
                 best_left = waiting[i].priority;
@@ -2921,6 +3189,7 @@ static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs, dou
     free(busy);
     apply_results(d, results, nwaiting, 0);
     drop_unusable_reservations(d);
+    release_ahead(d, waiting, results, nwaiting, nodes, nnodes, standin_best, now_mono);
     eta0 = thread_cpu_s();
     predict_queue(d, waiting, results, nwaiting, nodes, nnodes, 0, now_mono);
     d->eta_tick_cpu_s = eta_s + thread_cpu_s() - eta0;

@@ -157,6 +157,8 @@ static lucidd_snapshot *snapshot_make(const lucidd *d, lucidd_snapshot *spare)
     snap->slow_ticks = d->slow_ticks;
     snap->profiler_bypassed = d->profiler_bypassed;
     snap->profiler_yielded = d->profiler_yielded;
+    snap->released_ahead = d->released_ahead;
+    snap->started_ahead = d->started_ahead;
     snap->sample_errors = d->sample_errors;
     snap->latency_count = d->latency_count;
     snap->latency_sum_s = d->latency_sum_s;

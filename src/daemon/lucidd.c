@@ -146,6 +146,8 @@ static const char usage_text[] =
     "  --profiler-yield on|off  profiling never delays a main start: a job waiting for or\n"
     "                          in the profiler goes to main once main has GPUs for it\n"
     "                          before any job it outranks (default on)\n"
+    "  --release-ahead on|off  the head of main's queue is released, unpinned, before GPUs\n"
+    "                          free, so Slurm starts it the moment they do (default on)\n"
     "  --fairshare-weight W    the site's fair share in lucid's order: priority x\n"
     "                          10^(W x (1/2 - F)), F = sshare's FairShare (default -1:\n"
     "                          2 where Slurm's PriorityWeightFairshare > 0, else 0; 0: off)\n"
@@ -314,13 +316,15 @@ static int set_option(lucidd_config *cfg, const char *where, const char *opt, co
         if (parse_number(where, opt, value, 0, &number) < 0 || number > 65535)
             return -1;
         cfg->metrics_port = (int)number;
-    } else if (strcmp(opt, "--profiler-bypass") == 0 || strcmp(opt, "--profiler-yield") == 0) {
+    } else if (strcmp(opt, "--profiler-bypass") == 0 || strcmp(opt, "--profiler-yield") == 0 ||
+               strcmp(opt, "--release-ahead") == 0) {
         if (strcmp(value, "on") != 0 && strcmp(value, "off") != 0) {
             fprintf(stderr, "lucidd: %s%s: '%s' is not on or off\n", where, opt, value);
             return -1;
         }
-        *(strcmp(opt, "--profiler-bypass") == 0 ? &cfg->profiler_bypass : &cfg->profiler_yield) =
-            strcmp(value, "on") == 0;
+        *(strcmp(opt, "--profiler-bypass") == 0  ? &cfg->profiler_bypass
+          : strcmp(opt, "--profiler-yield") == 0 ? &cfg->profiler_yield
+                                                 : &cfg->release_ahead) = strcmp(value, "on") == 0;
     } else if (strcmp(opt, "--fairshare-weight") == 0) {
         char *end;
         errno = 0;
@@ -504,6 +508,7 @@ static int parse_args(int argc, char **argv, lucidd_config *cfg)
                            .release_timeout_s = 60,
                            .profiler_bypass = 1,
                            .profiler_yield = 1,
+                           .release_ahead = 1,
                            .fairshare_weight = -1, /* auto: Slurm's own weight says */
                            .qos_weight = -1,       /* the same */
                            .gpu_limit = 8,

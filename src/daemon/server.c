@@ -413,6 +413,10 @@ static json_t *status_json(const lucidd_snapshot *s, const lucidd_config *cfg,
         json_object_set_new(profiler, "bypassed", json_integer((json_int_t)s->profiler_bypassed));
         json_object_set_new(profiler, "yielded", json_integer((json_int_t)s->profiler_yielded));
     }
+    json_object_set_new(reply, "release_ahead",
+                        json_pack("{s:b, s:I, s:I}", "enabled", cfg->release_ahead, "released",
+                                  (json_int_t)s->released_ahead, "started",
+                                  (json_int_t)s->started_ahead));
     /* Why packing is refused on this site ("" where it is not), and on how
      * many main nodes Slurm accounts packed jobs (the share GRES). */
     json_t *packing = json_object_get(reply, "packing");
@@ -685,6 +689,14 @@ static char *metrics_text(const lucidd_snapshot *s, size_t *len)
            "main had GPUs for the job (--profiler-yield).\n"
            "# TYPE lucid_profiler_yielded_total counter\nlucid_profiler_yielded_total %llu\n",
            (unsigned long long)s->profiler_bypassed, (unsigned long long)s->profiler_yielded);
+    metric(&buf, len, &cap,
+           "# HELP lucid_released_ahead_total Jobs at the head of the main queue released to "
+           "Slurm before GPUs freed for them (--release-ahead).\n"
+           "# TYPE lucid_released_ahead_total counter\nlucid_released_ahead_total %llu\n"
+           "# HELP lucid_started_ahead_total Jobs released ahead that Slurm started the moment "
+           "GPUs freed.\n"
+           "# TYPE lucid_started_ahead_total counter\nlucid_started_ahead_total %llu\n",
+           (unsigned long long)s->released_ahead, (unsigned long long)s->started_ahead);
     metrics_start_estimates(&buf, len, &cap, s);
     lucidd_ended ended[LUCIDD_ENDED_MAX];
     memcpy(ended, s->forgotten, sizeof ended);

@@ -631,6 +631,41 @@ int slurm_io_start(uint32_t job_id, const char *partition, const char *nodes,
     return 0;
 }
 
+int slurm_io_release_ahead(uint32_t job_id, const char *partition, const char *exclude,
+                           const char *comment, uint32_t priority, lucid_error *err)
+{
+    job_desc_msg_t desc;
+    update_init(&desc, job_id);
+    char partition_buf[64], exclude_buf[256], no_nodes[] = "", comment_buf[256];
+    copy(partition_buf, sizeof partition_buf, partition);
+    copy(exclude_buf, sizeof exclude_buf, exclude ? exclude : "");
+    copy(comment_buf, sizeof comment_buf, comment ? comment : "");
+    desc.partition = partition_buf;
+    desc.req_nodes = no_nodes;
+    desc.exc_nodes = exclude_buf;
+    desc.admin_comment = comment_buf;
+    if (update(&desc, "preparing the release ahead of", err) < 0)
+        return -1;
+    if (release(job_id, err) < 0)
+        return -1;
+    update_init(&desc, job_id);
+    desc.priority = priority > 0 ? priority : 1;
+    /* With Slurm's own priority it would go before the pinned releases,
+     * and, not starting, stop Slurm's pass over the partition before them:
+     * a failure is the caller's to undo (lucid holds the job again). */
+    return update(&desc, "setting the priority of", err);
+}
+
+int slurm_io_exclude(uint32_t job_id, const char *exclude, lucid_error *err)
+{
+    job_desc_msg_t desc;
+    update_init(&desc, job_id);
+    char buf[256];
+    copy(buf, sizeof buf, exclude ? exclude : "");
+    desc.exc_nodes = buf;
+    return update(&desc, "setting the excluded nodes of", err);
+}
+
 int slurm_io_hand_back(uint32_t job_id, const char *comment, lucid_error *err)
 {
     if (comment && slurm_io_comment(job_id, comment, err) < 0)

@@ -148,6 +148,18 @@ int slurm_io_packing_safety(char *why, size_t size, lucid_error *err);
 int slurm_io_start(uint32_t job_id, const char *partition, const char *nodes,
                    const char *packed_gpus, const char *share_tres, const char *comment,
                    uint32_t priority, lucid_error *err);
+/* Releases a held job ahead of its GPUs (lucidd --release-ahead): on
+ * `partition` with no required nodes (only for a job that chose none),
+ * excluding `exclude` (nodes whose GPUs lucid knows are used where Slurm
+ * does not see it; "" none), AdminComment `comment`; released; then Slurm
+ * priority `priority`, below every pinned release.  Slurm starts it itself
+ * the moment GPUs free on a node it may use: a job's end (its epilog's
+ * completion) runs Slurm's scheduler at once, where a release reaches it
+ * only at its next periodic pass. */
+int slurm_io_release_ahead(uint32_t job_id, const char *partition, const char *exclude,
+                           const char *comment, uint32_t priority, lucid_error *err);
+/* Sets the nodes a pending job excludes ("" none). */
+int slurm_io_exclude(uint32_t job_id, const char *exclude, lucid_error *err);
 /* Releases a held job as it is (no pin, no partition change): Slurm's own
  * scheduler takes it from here. */
 int slurm_io_hand_back(uint32_t job_id, const char *comment, lucid_error *err);

@@ -229,6 +229,34 @@ int slurm_io_start(uint32_t job_id, const char *partition, const char *nodes,
     return 0;
 }
 
+int slurm_io_release_ahead(uint32_t job_id, const char *partition, const char *exclude,
+                           const char *comment, uint32_t priority, lucid_error *err)
+{
+    slurm_job *j = must(job_id, err);
+    if (!j)
+        return -1;
+    snprintf(j->partition, sizeof j->partition, "%s", partition);
+    j->req_nodes[0] = '\0';
+    snprintf(j->exc_nodes, sizeof j->exc_nodes, "%s", exclude ? exclude : "");
+    if (comment)
+        snprintf(j->admin_comment, sizeof j->admin_comment, "%s", comment);
+    j->held = j->admin_held = 0;
+    snprintf(j->reason, sizeof j->reason, "Priority");
+    logf_call("ahead %u %s excl=%s", job_id, partition, exclude ? exclude : "");
+    (void)priority;
+    return 0;
+}
+
+int slurm_io_exclude(uint32_t job_id, const char *exclude, lucid_error *err)
+{
+    slurm_job *j = must(job_id, err);
+    if (!j)
+        return -1;
+    snprintf(j->exc_nodes, sizeof j->exc_nodes, "%s", exclude ? exclude : "");
+    logf_call("exclude %u %s", job_id, exclude ? exclude : "");
+    return 0;
+}
+
 int slurm_io_hand_back(uint32_t job_id, const char *comment, lucid_error *err)
 {
     slurm_job *j = must(job_id, err);

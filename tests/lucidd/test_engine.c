@@ -1004,7 +1004,8 @@ static void releases_slurm_refuses_are_taken_back(void **state)
     fake.log[0] = '\0';
     engine_tick(&d);
     assert_true(fake_called("take-back 2"));
-    assert_non_null(strstr(rec(2)->reason, "QOSMaxGRESPerUser"));
+    if (!strstr(rec(2)->reason, "QOSMaxGRESPerUser"))
+        fail_msg("reason: %s / took_back %s", rec(2)->reason, engine_find(&d, 2)->took_back);
     assert_non_null(strstr(fake_job(2)->admin_comment, "QOSMaxGRESPerUser"));
     fake.log[0] = '\0';
     engine_tick(&d);
@@ -1630,6 +1631,177 @@ static void packing_is_off_where_the_site_makes_it_unsafe(void **state)
     assert_int_equal(d.share_nodes, 0); /* the fake's nodes have no share GRES */
 }
 
+/* --release-ahead.  Main (16 GPUs) is full.  In lucid's order (strict: no
+ * backfill) A (1 GPU, 10 min), B (2 GPUs, 10 min), C (8 GPUs, 10 min), D (1
+ * GPU, 100 min): A, B and C go ahead (unpinned, below pinned releases), 11
+ * GPUs of main's 16; D does not, as Slurm's backfill could start it (where
+ * one GPU frees) while C waits.  Slurm starts A on n1: it runs there,
+ * started ahead.  E (8 GPUs, 1 min) then outranks B and C; B would fit
+ * where E does not, so B is held again, and C, behind it, too. */
+static void the_head_of_main_goes_ahead(void **state)
+{
+    (void)state;
+    d.cfg.release_ahead = 1;
+    d.cfg.gpu_limit = 0; /* straight to main */
+    node("n1")->gpus_used = 8;
+    node("n2")->gpus_used = 8;
+    fake_submit(1, "a", 1, 1, 1)->time_limit_min = 10;
+    fake_submit(2, "b", 2, 2, 1)->time_limit_min = 10;
+    fake_submit(3, "c", 8, 8, 1)->time_limit_min = 10;
+    fake_submit(4, "d", 1, 1, 1)->time_limit_min = 100;
+    engine_tick(&d);
+    assert_true(fake_called("ahead 1 main excl="));
+    assert_true(fake_called("ahead 2 main excl="));
+    assert_true(fake_called("ahead 3 main excl="));
+    assert_false(fake_called("ahead 4 main excl="));
+    assert_false(fake_job(1)->held);
+    assert_true(fake_job(4)->held);
+    assert_non_null(strstr(fake_job(1)->admin_comment, "lucid-ahead"));
+    assert_phase(1, LUCID_PHASE_MAIN_QUEUE);
+    assert_int_equal(d.released_ahead, 3);
+    /* Slurm's backfill plans a start for B: a StartTime ahead, no --begin. */
+    fake_job(2)->start_time = time(NULL) + 600;
+    fake.log[0] = '\0';
+    engine_tick(&d); /* nothing changed: nothing done again */
+    assert_false(fake_called("ahead 1 main excl=") || fake_called("hold 1") ||
+                 fake_called("hold 2"));
+    assert_null(strstr(rec(2)->reason, "--begin"));
+    /* Slurm starts A on n1 as its GPU frees. */
+    snprintf(fake_job(1)->req_nodes, sizeof fake_job(1)->req_nodes, "n1");
+    fake_run(1, time(NULL));
+    engine_tick(&d);
+    assert_phase(1, LUCID_PHASE_RUNNING);
+    assert_string_equal(rec(1)->node_list, "n1");
+    assert_true(rec(1)->main_start > 0);
+    assert_int_equal(d.started_ahead, 1);
+    fake_submit(5, "e", 8, 8, 1)->time_limit_min = 1;
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    assert_true(fake_called("ahead 5 main excl="));
+    assert_true(fake_called("hold 2") && fake_called("hold 3"));
+    assert_true(fake_job(2)->held && fake_job(3)->held);
+    assert_false(engine_find(&d, 2)->ahead);
+    assert_int_equal(d.released_ahead, 4);
+}
+
+/* A job released ahead that Slurm refuses for a limit is held again and
+ * kept from placements for a while; a packed job's node is excluded (Slurm
+ * counts the GPUs it shares free); a job lucid places itself gets its own
+ * exclusion back with its pin; off, the jobs ahead are held again. */
+static void released_ahead_refused_excluded_and_off(void **state)
+{
+    (void)state;
+    d.cfg.release_ahead = 1;
+    d.cfg.gpu_limit = 0;
+    node("n1")->gpus_used = 8;
+    node("n2")->gpus_used = 8;
+    node("n2")->gpus_used = 7;
+    fake_submit(9, "z", 1, 1, 1)->time_limit_min = 1;
+    engine_tick(&d);
+    assert_true(fake_called("start 9 main n2"));
+    fake_run(9, time(NULL));
+    fake_submit(1, "a", 1, 1, 1)->time_limit_min = 10;
+    fake_submit(2, "b", 1, 1, 1)->time_limit_min = 20;
+    fake_submit(3, "c", 1, 1, 1)->time_limit_min = 30;
+    engine_tick(&d);
+    assert_true(fake_called("ahead 1 main excl="));
+    assert_true(fake_called("ahead 3 main excl="));
+    /* Job 9 shares its GPU with a packed job (as lucid would have placed it). */
+    snprintf(engine_find(&d, 9)->rec.gpu_list, sizeof engine_find(&d, 9)->rec.gpu_list, "0");
+    snprintf(engine_find(&d, 9)->rec.node_list, sizeof engine_find(&d, 9)->rec.node_list, "n2");
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    assert_true(fake_called("exclude 1 n2") && fake_called("exclude 2 n2"));
+    assert_string_equal(fake_job(1)->exc_nodes, "n2");
+    assert_phase(1, LUCID_PHASE_MAIN_QUEUE); /* its exclusion is lucid's: no resize */
+    /* Slurm refuses job 2 for a limit. */
+    snprintf(fake_job(2)->reason, sizeof fake_job(2)->reason, "QOSMaxGRESPerUser");
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    assert_true(fake_called("hold 2") && fake_called("exclude 2 "));
+    assert_true(fake_job(2)->held);
+    assert_string_equal(fake_job(2)->exc_nodes, "");
+    if (!strstr(rec(2)->reason, "QOSMaxGRESPerUser"))
+        fail_msg("reason: %s / took_back %s", rec(2)->reason, engine_find(&d, 2)->took_back);
+    assert_false(fake_called("ahead 2 main")); /* kept out for a while */
+    /* A GPU of n1 frees: lucid places job 1 itself, its exclusion dropped first. */
+    node("n1")->gpus_used = 7;
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    assert_true(fake_called("exclude 1 ;start 1 main n1"));
+    assert_phase(1, LUCID_PHASE_RUNNING);
+    assert_int_equal(d.started_ahead, 0);
+    /* Off: the job still ahead is held again. */
+    d.cfg.release_ahead = 0;
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    assert_true(fake_called("hold 3"));
+    assert_true(fake_job(3)->held);
+}
+
+/* A job being profiled takes the next main GPUs before every job it
+ * outranks (--profiler-yield), and keeps them through its move, but only
+ * in lucid's decision: Slurm would start a job released ahead there the
+ * moment they free.  So no job it outranks is released ahead while it is
+ * profiled or moving; once it is placed, they are again. */
+static void a_yielding_job_keeps_its_gpus_from_jobs_ahead(void **state)
+{
+    (void)state;
+    d.cfg.release_ahead = 1;
+    d.cfg.profiler_yield = 1;
+    d.cfg.profile_limit_s = 600;
+    d.cfg.gpu_limit = 4;
+    node("n1")->gpus_used = 8;
+    node("n2")->gpus_used = 8;
+    fake_submit(1, "a", 1, 1, 1)->time_limit_min = 1;
+    fake_submit(2, "b", 8, 8, 1)->time_limit_min = 60; /* 8 GPUs: straight to main */
+    engine_tick(&d);
+    assert_true(fake_called("start 1 profiling p1"));
+    assert_true(fake_called("ahead 2 main excl=")); /* job 1 is not running yet */
+    fake_run(1, time(NULL));
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    assert_true(fake_called("hold 2")); /* job 1, profiled, outranks it */
+    assert_true(fake_job(2)->held);
+    node("n1")->gpus_used = 7; /* main has a GPU for job 1: it yields */
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    assert_true(fake_called("requeue 1"));
+    assert_phase(1, LUCID_PHASE_MOVING);
+    assert_false(fake_called("ahead 2 main excl="));
+    fake_job(1)->completing = 1; /* the move waits for Slurm */
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    assert_false(fake_called("ahead 2 main excl="));
+    fake_job(1)->completing = 0;
+    engine_tick(&d);
+    assert_true(started_on_main(1));
+    assert_true(fake_called("ahead 2 main excl="));
+}
+
+/* A backfill reservation is lucid's promise, which Slurm does not know:
+ * while job 2 holds one (backfill_behind_job1; job 4 backfilled on n2, so
+ * nothing fits now), no job goes ahead, not even job 5 (2 GPUs, 1 min),
+ * which lucid's order puts first; Slurm would start it on the first GPUs
+ * to free, reserved or not. */
+static void no_job_goes_ahead_of_a_reservation(void **state)
+{
+    (void)state;
+    d.cfg.release_ahead = 1;
+    backfill_behind_job1(1.2, 0);
+    fake_submit(4, "dave", 8, 8, 1)->time_limit_min = 10;
+    engine_tick(&d);
+    assert_true(fake_called("start 4 main n2")); /* backfilled: nothing fits now */
+    fake_run(4, time(NULL));
+    engine_tick(&d);
+    assert_true(rec(2)->reserved_since > 0);
+    fake_submit(5, "erin", 2, 2, 1)->time_limit_min = 1; /* 2 GPUs: not profiled */
+    engine_tick(&d);
+    assert_phase(5, LUCID_PHASE_MAIN_QUEUE);
+    assert_false(fake_called("ahead 5 main excl="));
+    assert_int_equal(d.released_ahead, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1669,6 +1841,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(no_yield_without_contention, setup, teardown),
         cmocka_unit_test_setup_teardown(no_yield_for_a_tie, setup, teardown),
         cmocka_unit_test_setup_teardown(yield_for_a_better_priority, setup, teardown),
+        cmocka_unit_test_setup_teardown(the_head_of_main_goes_ahead, setup, teardown),
+        cmocka_unit_test_setup_teardown(released_ahead_refused_excluded_and_off, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_yielding_job_keeps_its_gpus_from_jobs_ahead, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(no_job_goes_ahead_of_a_reservation, setup, teardown),
         cmocka_unit_test_setup_teardown(a_busy_profiler_sends_jobs_to_idle_main_gpus, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(fair_share_orders_the_queue, setup, teardown),

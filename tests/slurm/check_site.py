@@ -113,6 +113,10 @@ class Check:
         x = self.starts.get(self.id_of["X"], [])
         if x:
             t, node, cuda, _ = x[-1]
+            # X's run: to its payload's end line (a job may start there the
+            # moment X ends), else its first 5.5 s.
+            x_ends = self.ends.get(self.id_of["X"], [])
+            x_end = x_ends[len(x) - 1] if len(x_ends) >= len(x) else t + 5.5
             if len(cuda.split(",")) != 4:
                 self.err("resources", f"X (--exclusive) saw CUDA_VISIBLE_DEVICES={cuda!r}, want 4 GPUs")
             for jid, starts in self.starts.items():
@@ -121,7 +125,7 @@ class Check:
                 for i, (t0, n0, _, _) in enumerate(starts):
                     ends = self.ends.get(jid, [])
                     t1 = ends[i] if i < len(ends) else float("inf")
-                    if n0 == node and t0 < t + 5.5 and t1 > t:
+                    if n0 == node and t0 < x_end and t1 > t:
                         self.err("resources", f"job {jid} ran on {node} with X (--exclusive)")
         m1 = self.starts.get(self.id_of["M1"], [])
         m2 = self.starts.get(self.id_of["M2"], [])
