@@ -103,7 +103,7 @@ EOF
     # slurmdbd records an end a moment after slurmctld: read until all ended.
     local deadline=$((SECONDS + 120)) open
     while :; do
-        sacct -a -X --duplicates -n -P -o JobIDRaw,State,Partition,Submit,Start,End -S now-1days \
+        TZ=UTC sacct -a -X --duplicates -n -P -o JobIDRaw,State,Partition,Submit,Start,End -S now-1days \
             >"$lab/sacct.txt" 2>>"$lab/sacct.err" || true
         open=$(awk -F'|' '{last[$1] = $2} END {for (j in last) if (last[j] !~ /^(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY)/) n++; print n + 0}' "$lab/sacct.txt")
         # Every job listed (an empty answer is slurmdbd still busy), none open.
@@ -113,7 +113,7 @@ EOF
     done
     lab_run_down "$lab"
     python3 - "$lab" "$mode" "$HORIZON" "$JOBS" <<'EOF'
-import statistics, sys
+import calendar, statistics, sys, time
 lab, mode, horizon, njobs = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 t0, t1 = map(float, open(f"{lab}/submit-window").read().split())
 first = {}
@@ -125,12 +125,26 @@ for line in open(f"{lab}/sacct.txt"):
     p = line.strip().split("|")
     if len(p) < 6:
         continue
-    runs.setdefault(p[0], []).append((p[1].split()[0], p[2]))
+    runs.setdefault(p[0], []).append((p[1].split()[0], p[2], p[5]))
 jobs = len(runs)
 ended_ok = ("COMPLETED", "CANCELLED") if horizon else ("COMPLETED",)
-lost = sum(1 for r in runs.values() if r[-1][0] not in ended_ok)
+
+
+def cut_at_horizon(r):
+    """Requeued (a profiling run's end) within 2 s of the horizon's cancel:
+    cancelled held, before Slurm wrote the next record."""
+    if not horizon or r[-1][0] != "REQUEUED":
+        return False
+    try:
+        end = calendar.timegm(time.strptime(r[-1][2], "%Y-%m-%dT%H:%M:%S"))
+    except ValueError:
+        return False
+    return end >= t0 + horizon - 2
+
+
+lost = sum(1 for r in runs.values() if r[-1][0] not in ended_ok and not cut_at_horizon(r))
 cancelled = sum(1 for r in runs.values() if r[-1][0] == "CANCELLED")
-twice = sum(1 for r in runs.values() if sum(1 for s, part in r if part == "main" and s != "REQUEUED") > 1)
+twice = sum(1 for r in runs.values() if sum(1 for s, part, _ in r if part == "main" and s != "REQUEUED") > 1)
 started = [t - t0 for t in first.values()]
 within = [sum(1 for s in started if s <= w) for w in (60, 120, 240)]
 # Submit-to-first-start needs each task's submit time: sacct Submit is the

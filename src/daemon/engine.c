@@ -1213,6 +1213,9 @@ static void note_start(lucidd *d, lucidd_job *job, const slurm_job *sj)
         return;
     job->slurm_start = sj->start_time;
     if (job->rec.phase == LUCID_PHASE_RUNNING || job->rec.phase == LUCID_PHASE_HANDED_BACK) {
+        /* Slurm's choice where lucid left it one (a job released ahead). */
+        if (!job->rec.gpu_list[0] && sj->node_list[0])
+            snprintf(job->rec.node_list, sizeof job->rec.node_list, "%s", sj->node_list);
         job->rec.main_start = sj->start_time;
         if (!job->rec.main_first_start)
             job->rec.main_first_start = sj->start_time;
@@ -1602,6 +1605,7 @@ static void sample_profiles(lucidd *d, const slurm_job *sjobs, long count)
 
 static void apply_start(lucidd *d, lucidd_job *job, const decide_result *result, int profiling)
 {
+    int was_ahead = job->ahead && !profiling && !result->partner;
     const char *partition = profiling ? d->cfg.profiling_partition : d->cfg.main_partition;
     snprintf(job->rec.partition, sizeof job->rec.partition, "%s", partition);
     snprintf(job->rec.node_list, sizeof job->rec.node_list, "%s", result->nodes);
@@ -1643,6 +1647,22 @@ static void apply_start(lucidd *d, lucidd_job *job, const decide_result *result,
     char comment[256];
     comment_text(job, comment, sizeof comment);
     lucid_error err = {{0}};
+    if (was_ahead) {
+        /* Released ahead, it may be starting this very moment: a pin sent
+         * to a running job resizes it (sacct records the run twice), so
+         * it is left unpinned (Slurm starts it where it fits, lucid reads
+         * where) and only given a pinned release's priority. */
+        if (slurm_io_promote(job->rec.job_id, comment,
+                             slurm_priority(job->order_priority > 0 ? job->order_priority
+                                                                    : job->rec.priority),
+                             &err) < 0) {
+            note_error(d, &err);
+            return;
+        }
+        snprintf(job->comment_sent, sizeof job->comment_sent, "%s", comment);
+        ack(d, id);
+        return;
+    }
     if (job->ahead_exclude[0]) {
         /* Released ahead (set_phase cleared it): its own exclusion back
          * (failing, it is tried again while the job waits). */
@@ -2152,6 +2172,9 @@ static int gather_waiting(lucidd *d, lucid_phase phase, const partition_view *v,
         decide_job view = decide_view(job);
         view.fit = &job->fit;
         view.limits = lim;
+        if (job->ahead)
+            view.sharing_score = -1; /* released ahead: Slurm may start it any moment, so
+                                      * its request is not changed (packing clears it) */
         unsigned char *mask = NULL;
         node_sizes ever_sizes = all;
         int usable_now = nnodes;

@@ -656,6 +656,17 @@ int slurm_io_release_ahead(uint32_t job_id, const char *partition, const char *e
     return update(&desc, "setting the priority of", err);
 }
 
+int slurm_io_promote(uint32_t job_id, const char *comment, uint32_t priority, lucid_error *err)
+{
+    job_desc_msg_t desc;
+    update_init(&desc, job_id);
+    char buf[256];
+    copy(buf, sizeof buf, comment ? comment : "");
+    desc.admin_comment = buf;
+    desc.priority = priority > 0 ? priority : 1;
+    return update(&desc, "raising the priority of", err);
+}
+
 int slurm_io_exclude(uint32_t job_id, const char *exclude, lucid_error *err)
 {
     job_desc_msg_t desc;

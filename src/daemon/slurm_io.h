@@ -158,6 +158,10 @@ int slurm_io_start(uint32_t job_id, const char *partition, const char *nodes,
  * only at its next periodic pass. */
 int slurm_io_release_ahead(uint32_t job_id, const char *partition, const char *exclude,
                            const char *comment, uint32_t priority, lucid_error *err);
+/* A job released ahead that lucid now starts: its AdminComment and a
+ * pinned release's Slurm `priority`, in one update that is harmless if
+ * Slurm has just started it (no pin, no request changed). */
+int slurm_io_promote(uint32_t job_id, const char *comment, uint32_t priority, lucid_error *err);
 /* Sets the nodes a pending job excludes ("" none). */
 int slurm_io_exclude(uint32_t job_id, const char *exclude, lucid_error *err);
 /* Releases a held job as it is (no pin, no partition change): Slurm's own

@@ -247,6 +247,18 @@ int slurm_io_release_ahead(uint32_t job_id, const char *partition, const char *e
     return 0;
 }
 
+int slurm_io_promote(uint32_t job_id, const char *comment, uint32_t priority, lucid_error *err)
+{
+    slurm_job *j = must(job_id, err);
+    if (!j)
+        return -1;
+    if (comment)
+        snprintf(j->admin_comment, sizeof j->admin_comment, "%s", comment);
+    logf_call("promote %u", job_id);
+    (void)priority;
+    return 0;
+}
+
 int slurm_io_exclude(uint32_t job_id, const char *exclude, lucid_error *err)
 {
     slurm_job *j = must(job_id, err);
