@@ -456,7 +456,8 @@ static void start_text(const lucidd_job *job, char *out, size_t size)
     }
 }
 
-#define AHEAD_TAG " lucid-ahead"
+#define AHEAD_MARK "lucid-ahead"
+#define AHEAD_TAG " " AHEAD_MARK
 
 static void comment_text(const lucidd_job *job, char *out, size_t size)
 {
@@ -1380,7 +1381,7 @@ static void hold_back(lucidd *d, lucidd_job *job, const char *why, double now_mo
     job->ahead = 0;
     if (why) {
         lucidd_log("job %u: released ahead, held again: %s", job->rec.job_id, why);
-        snprintf(job->took_back, sizeof job->took_back, "%s", why);
+        snprintf(job->took_back, sizeof job->took_back, "%.150s", why);
         snprintf(job->avoid_nodes, sizeof job->avoid_nodes, "*");
         job->avoid_until = now_mono + AVOID_LIMIT_S;
         set_reason(d, job, why);
@@ -1478,7 +1479,7 @@ static void track(lucidd *d, lucidd_job *job, const slurm_job *sj, const slurm_j
     case LUCID_PHASE_PROFILE_QUEUE:
     case LUCID_PHASE_MAIN_QUEUE:
         if (job->rec.phase == LUCID_PHASE_MAIN_QUEUE && !sj->held && !job->ahead &&
-            strstr(sj->admin_comment, AHEAD_TAG + 1)) {
+            strstr(sj->admin_comment, AHEAD_MARK)) {
             /* Released ahead by a lucidd before this one (a restart). */
             job->ahead = 1;
             snprintf(job->ahead_exclude, sizeof job->ahead_exclude, "%s", sj->exc_nodes);
