@@ -72,6 +72,8 @@ void engine_tick(lucidd *d)
     d->ticks++;
     d->profiler_bypassed = 2 * d->ticks; /* recognisable: counted from the hub's copy */
     d->profiler_yielded = 3 * d->ticks;
+    d->released_ahead = 5 * d->ticks;
+    d->started_ahead = 4 * d->ticks;
     d->slurm_up = fake_get(&fake_slurm_up);
     if (d->njobs > 0)
         snprintf(d->jobs[0].rec.name, sizeof d->jobs[0].rec.name, "tick-%llu",
@@ -460,6 +462,10 @@ static void clients_see_only_published_snapshots(void **unused)
     const char *ticks_line = strstr(metrics, "\nlucid_ticks_total ");
     const char *bypassed = strstr(metrics, "\nlucid_profiler_bypassed_total ");
     const char *yielded = strstr(metrics, "\nlucid_profiler_yielded_total ");
+    const char *released = strstr(metrics, "\nlucid_released_ahead_total ");
+    const char *started = strstr(metrics, "\nlucid_started_ahead_total ");
+    assert_non_null(released);
+    assert_non_null(started);
     assert_non_null(ticks_line);
     assert_non_null(bypassed);
     assert_non_null(yielded);
@@ -467,6 +473,8 @@ static void clients_see_only_published_snapshots(void **unused)
     assert_true(nticks > 0);
     assert_int_equal(atoll(bypassed + strlen("\nlucid_profiler_bypassed_total ")), 2 * nticks);
     assert_int_equal(atoll(yielded + strlen("\nlucid_profiler_yielded_total ")), 3 * nticks);
+    assert_int_equal(atoll(released + strlen("\nlucid_released_ahead_total ")), 5 * nticks);
+    assert_int_equal(atoll(started + strlen("\nlucid_started_ahead_total ")), 4 * nticks);
     assert_non_null(strstr(metrics, "lucid_decision_latency_seconds{quantile=\"0.99\"} 0.000990000"));
     assert_non_null(strstr(metrics, "lucid_jobs{phase=\"done\"} 2"));
     assert_exposition_valid(metrics);
