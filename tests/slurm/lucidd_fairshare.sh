@@ -29,11 +29,11 @@
 # quarter of a round (5 s: a profiled job that missed the turnover it
 # outranked everyone for waited a whole round, +12 s, before
 # --profiler-yield); the average JCT of all 43 jobs under lucidd is no
-# worse than plain Slurm's, within 1 % for the two labs' timing noise
-# (eight runs with --release-ahead, one under ASan and two beside other
-# lab tests: -0.3 to -2.4 %; before it, with lucid's turnovers 0.3 s
-# slower, -2.2 to +2.2 %, which took a 3 % allowance; docs/live.md).
-# About 2.5 minutes.
+# worse than plain Slurm's, within 2 % for the two labs' timing noise
+# (nine runs with --release-ahead, one under ASan and three beside other
+# lab tests: -2.4 to +0.5 %, median -1.6 %; before it, with lucid's
+# turnovers 0.3 s slower, -2.2 to +2.2 %, which took a 3 % allowance;
+# docs/live.md).  About 2.5 minutes.
 set -euo pipefail
 SRC=$(cd "$1" && pwd)
 BUILD=$(cd "$2" && pwd)
@@ -205,9 +205,9 @@ if not bad:
     if ll > sl + 5.0:
         bad.append(f"the light user's avg JCT under lucidd, {ll:.1f} s, is over plain Slurm's "
                    f"{sl:.1f} s plus a quarter of a 20-s round")
-    if lj > sj * 1.01:
+    if lj > sj * 1.02:
         bad.append(f"avg JCT under lucidd, {lj:.1f} s, is worse than plain Slurm's {sj:.1f} s "
-                   f"(+{100 * (lj / sj - 1):.1f} %, more than the 1 % of timing noise)")
+                   f"(+{100 * (lj / sj - 1):.1f} %, more than the 2 % of timing noise)")
 for b in bad:
     print("FAIL:", b)
 sys.exit(1 if bad else 0)
