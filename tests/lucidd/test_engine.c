@@ -1631,6 +1631,16 @@ static void packing_is_off_where_the_site_makes_it_unsafe(void **state)
     assert_int_equal(d.share_nodes, 0); /* the fake's nodes have no share GRES */
 }
 
+/* The release-ahead tests' start: --release-ahead on, no profiling, n1's
+ * GPUs all busy and `n2_used` of n2's. */
+static void release_ahead_on(int n2_used)
+{
+    d.cfg.release_ahead = 1;
+    d.cfg.gpu_limit = 0; /* straight to main */
+    node("n1")->gpus_used = 8;
+    node("n2")->gpus_used = n2_used;
+}
+
 /* --release-ahead.  Main (16 GPUs) is full.  In lucid's order (strict: no
  * backfill) A (1 GPU, 10 min), B (2 GPUs, 10 min), C (8 GPUs, 10 min), D (1
  * GPU, 100 min): A, B and C go ahead (unpinned, below pinned releases), 11
@@ -1641,10 +1651,7 @@ static void packing_is_off_where_the_site_makes_it_unsafe(void **state)
 static void the_head_of_main_goes_ahead(void **state)
 {
     (void)state;
-    d.cfg.release_ahead = 1;
-    d.cfg.gpu_limit = 0; /* straight to main */
-    node("n1")->gpus_used = 8;
-    node("n2")->gpus_used = 8;
+    release_ahead_on(8);
     fake_submit(1, "a", 1, 1, 1)->time_limit_min = 10;
     fake_submit(2, "b", 2, 2, 1)->time_limit_min = 10;
     fake_submit(3, "c", 8, 8, 1)->time_limit_min = 10;
@@ -1692,11 +1699,7 @@ static void the_head_of_main_goes_ahead(void **state)
 static void released_ahead_refused_excluded_and_off(void **state)
 {
     (void)state;
-    d.cfg.release_ahead = 1;
-    d.cfg.gpu_limit = 0;
-    node("n1")->gpus_used = 8;
-    node("n2")->gpus_used = 8;
-    node("n2")->gpus_used = 7;
+    release_ahead_on(7);
     fake_submit(9, "z", 1, 1, 1)->time_limit_min = 1;
     engine_tick(&d);
     assert_true(fake_called("start 9 main n2"));
