@@ -20,7 +20,8 @@
  * PROFILER=1 in the environment the profiler is on (8 GPUs, node p1): the
  * pending jobs wait for it, and with --profiler-yield (YIELD=1, the
  * default; YIELD=0 off) every one of them takes part in main's decision as
- * a stand-in at every tick, the costliest case of that rule.  Results:
+ * a stand-in at every tick, the costliest case of that rule.  AHEAD=0
+ * turns --release-ahead off (on by default, as in lucidd).  Results:
  * docs/live.md, "Decision latency", "Memory" and "A new model". */
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,11 +110,14 @@ int main(int argc, char **argv)
         return 1;
     snprintf(db, sizeof db, "%s/state.db", dir);
     const char *prof_env = getenv("PROFILER"), *yield_env = getenv("YIELD");
+    const char *ahead_env = getenv("AHEAD");
+    int ahead = !ahead_env || atoi(ahead_env) > 0;
     int profiler = prof_env && atoi(prof_env) > 0;
     int yield = !yield_env || atoi(yield_env) > 0;
     d.cfg = (lucidd_config){.state_path = db, .main_partition = "main",
                             .profiling_partition = "profiling", .profile_limit_s = 200,
-                            .gpu_limit = profiler ? 8 : 0, .profiler_yield = yield, .gpu_memory_mib = 24576, .score_sum = 2,
+                            .gpu_limit = profiler ? 8 : 0, .profiler_yield = yield,
+                            .release_ahead = ahead, .gpu_memory_mib = 24576, .score_sum = 2,
                             .priority_ratio = 2, .packing_mode = -1, .tick_ms = 500,
                             .default_estimate_s = 3600, .retrain_period_s = 604800,
                             .min_history = 1000000000,
@@ -269,6 +273,8 @@ int main(int argc, char **argv)
                yield ? "on" : "off", waiting, main_queue,
                (unsigned long long)d.profiler_bypassed, (unsigned long long)d.profiler_yielded);
     }
+    printf("  release ahead %s: %llu jobs released ahead\n", ahead ? "on" : "off",
+           (unsigned long long)d.released_ahead);
     printf("  listed by Slurm at the end %ld, in lucidd's table %zu (forgotten %llu); "
            "RSS after 100 ticks %ld kB, at the end %ld kB (growth %ld kB)\n",
            listed, d.njobs, (unsigned long long)d.forgotten_jobs, rss100, rss_end,
