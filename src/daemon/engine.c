@@ -1287,6 +1287,15 @@ static int slurm_limit(const char *reason)
            strstr(reason, "MaxJobs") != NULL || strstr(reason, "MaxSubmit") != NULL;
 }
 
+/* A released job Slurm found it can never start as it stands (its nodes
+ * cannot hold it, every node excluded): Slurm's scheduler holds it itself,
+ * priority 0 with reason BadConstraints, not an operator's hold. */
+static int slurm_holds_it(const slurm_job *sj)
+{
+    return sj->state == SJ_PENDING && sj->held && !sj->admin_held &&
+           strncmp(sj->reason, "BadConstraints", 14) == 0;
+}
+
 static double release_timeout(const lucidd *d)
 {
     return d->cfg.release_timeout_s > 0 ? d->cfg.release_timeout_s : 60.0;
@@ -1556,7 +1565,7 @@ static void track(lucidd *d, lucidd_job *job, const slurm_job *sj, const slurm_j
         } else if (sj->held && sj->restarts > job->restarts_seen) {
             set_phase(job, LUCID_PHASE_MOVING, "requeued by lucid; moving");
             save(d, job);
-        } else if (!sj->held) {
+        } else if (!sj->held || slurm_holds_it(sj)) {
             note_releasing(d, job, sj, now_mono);
         }
         break;
@@ -1583,7 +1592,7 @@ static void track(lucidd *d, lucidd_job *job, const slurm_job *sj, const slurm_j
             job->releasing = 0;
             set_phase(job, LUCID_PHASE_MAIN_QUEUE, "requeued by Slurm; waiting again");
             save(d, job);
-        } else if (!sj->held && job->rec.phase == LUCID_PHASE_RUNNING) {
+        } else if ((!sj->held || slurm_holds_it(sj)) && job->rec.phase == LUCID_PHASE_RUNNING) {
             note_releasing(d, job, sj, now_mono);
         }
         break;
@@ -1614,6 +1623,28 @@ static void sample_profiles(lucidd *d, const slurm_job *sjobs, long count)
 }
 
 /* ---- decisions ---- */
+
+/* `list` (a comma list of node names) without those in `drop` (a hostlist),
+ * into `out`; returns 1 if any was dropped, 0 if `out` is `list`. */
+static int hostlist_minus(const char *list, const char *drop, char *out, size_t size)
+{
+    int dropped = 0;
+    size_t len = 0;
+    out[0] = '\0';
+    for (const char *p = list; p && *p;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name ? n : sizeof name - 1), p);
+        if (n && slurm_io_in_hostlist(drop, name)) {
+            dropped = 1;
+        } else if (n && len + n + 2 <= size) {
+            len += (size_t)snprintf(out + len, size - len, "%s%s", len ? "," : "", name);
+        }
+        p = end ? end + 1 : NULL;
+    }
+    return dropped;
+}
 
 static void apply_start(lucidd *d, lucidd_job *job, const decide_result *result, int profiling)
 {
@@ -1664,10 +1695,18 @@ static void apply_start(lucidd *d, lucidd_job *job, const decide_result *result,
          * to a running job resizes it (sacct records the run twice), so
          * it is left unpinned (Slurm starts it where it fits, lucid reads
          * where) and only given a pinned release's priority. */
-        if (slurm_io_promote(job->rec.job_id, comment, slurm_priority(job), &err) < 0) {
+        /* The nodes it excludes (packed ones, when it went ahead) lose
+         * lucid's choice: a node whose packed jobs have ended since is
+         * where lucid may now place it. */
+        char exclude[sizeof job->ahead_exclude];
+        int narrowed = hostlist_minus(job->ahead_exclude, result->nodes, exclude, sizeof exclude);
+        if (slurm_io_promote(job->rec.job_id, comment, slurm_priority(job),
+                             narrowed ? exclude : NULL, &err) < 0) {
             note_error(d, &err);
             return;
         }
+        if (narrowed)
+            snprintf(job->ahead_exclude, sizeof job->ahead_exclude, "%s", exclude);
         snprintf(job->comment_sent, sizeof job->comment_sent, "%s", comment);
         ack(d, id);
         return;
@@ -2965,16 +3004,37 @@ static void release_ahead(lucidd *d, const decide_job *waiting, const decide_res
                           int nwaiting, const decide_node *nodes, int nnodes,
                           double standin_best, double now_mono)
 {
+    /* Packed jobs' nodes: Slurm counts their shared GPUs free. */
+    char exclude[256] = "";
+    size_t len = 0;
+    int too_many = 0;
+    for (size_t i = 0; i < d->njobs; i++) {
+        const lucid_job_record *r = &d->jobs[i].rec;
+        if (r->phase != LUCID_PHASE_RUNNING || !r->gpu_list[0] || !r->node_list[0] ||
+            slurm_io_in_hostlist(exclude, r->node_list))
+            continue;
+        int wrote = snprintf(exclude + len, sizeof exclude - len, "%s%s", len ? "," : "",
+                             r->node_list);
+        if (wrote < 0 || (size_t)wrote >= sizeof exclude - len) {
+            exclude[len] = '\0';
+            too_many = 1; /* too many to name: none released ahead this tick */
+            break;
+        }
+        len += (size_t)wrote;
+    }
+    /* The largest node left to Slurm: with every node packed, a job
+     * released ahead could start nowhere (Slurm holds such a job as
+     * BadConstraints), so none goes. */
     int largest = 0, total = 0;
     for (int k = 0; k < nnodes; k++) {
         total += nodes[k].total_gpus;
-        if (nodes[k].total_gpus > largest)
+        if (nodes[k].total_gpus > largest && !slurm_io_in_hostlist(exclude, nodes[k].name))
             largest = nodes[k].total_gpus;
     }
     /* As many GPUs as main has (a wave of ends may free them all at once);
      * a job already ahead stays so within twice that, so that small moves
      * of the order do not hold and release it again tick after tick. */
-    int budget = d->cfg.release_ahead && d->slurm_up ? total : 0, used = 0;
+    int budget = d->cfg.release_ahead && d->slurm_up && !too_many ? total : 0, used = 0;
     /* A backfill reservation is lucid's promise Slurm does not know: a job
      * released ahead would take the first GPUs to free, reserved or not. */
     for (int i = 0; i < nwaiting && budget > 0; i++)
@@ -2996,25 +3056,6 @@ static void release_ahead(lucidd *d, const decide_job *waiting, const decide_res
         job->ahead_wanted = 1;
         used += job->rec.gpus;
         before = job;
-    }
-    /* Packed jobs' nodes: Slurm counts their shared GPUs free. */
-    char exclude[256] = "";
-    size_t len = 0;
-    for (size_t i = 0; i < d->njobs; i++) {
-        const lucid_job_record *r = &d->jobs[i].rec;
-        if (r->phase != LUCID_PHASE_RUNNING || !r->gpu_list[0] || !r->node_list[0] ||
-            slurm_io_in_hostlist(exclude, r->node_list))
-            continue;
-        int wrote = snprintf(exclude + len, sizeof exclude - len, "%s%s", len ? "," : "",
-                             r->node_list);
-        if (wrote < 0 || (size_t)wrote >= sizeof exclude - len) {
-            exclude[len] = '\0';
-            budget = 0; /* too many to name: none released ahead this tick */
-            for (size_t k = 0; k < d->njobs; k++)
-                d->jobs[k].ahead_wanted = 0;
-            break;
-        }
-        len += (size_t)wrote;
     }
     for (size_t i = 0; i < d->njobs && d->slurm_up; i++) {
         lucidd_job *job = &d->jobs[i];
@@ -3585,6 +3626,20 @@ int engine_reconcile(lucidd *d, lucid_error *err)
                                job->rec.packed_with ? job->rec.gpu_list : NULL, share_tres,
                                comment,
                                slurm_priority(job), &apply_err) < 0) {
+                note_error(d, &apply_err);
+                continue;
+            }
+        } else if (job && sj && sj->state == SJ_PENDING && !sj->held &&
+                   strcmp(dec->action, "start") == 0 && job->rec.phase == LUCID_PHASE_RUNNING &&
+                   !job->rec.packed_with && strstr(sj->admin_comment, AHEAD_MARK)) {
+            /* A job released ahead that lucid started (apply_start's promote). */
+            lucidd_log("job %u: re-applying unacknowledged start (released ahead) on %s",
+                       dec->job_id, job->rec.node_list);
+            char comment[256], exclude[256];
+            comment_text(job, comment, sizeof comment);
+            int narrowed = hostlist_minus(sj->exc_nodes, job->rec.node_list, exclude, sizeof exclude);
+            if (slurm_io_promote(dec->job_id, comment, slurm_priority(job),
+                                 narrowed ? exclude : NULL, &apply_err) < 0) {
                 note_error(d, &apply_err);
                 continue;
             }

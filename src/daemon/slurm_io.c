@@ -656,7 +656,8 @@ int slurm_io_release_ahead(uint32_t job_id, const char *partition, const char *e
     return update(&desc, "setting the priority of", err);
 }
 
-int slurm_io_promote(uint32_t job_id, const char *comment, uint32_t priority, lucid_error *err)
+int slurm_io_promote(uint32_t job_id, const char *comment, uint32_t priority, const char *exclude,
+                     lucid_error *err)
 {
     job_desc_msg_t desc;
     update_init(&desc, job_id);
@@ -664,7 +665,21 @@ int slurm_io_promote(uint32_t job_id, const char *comment, uint32_t priority, lu
     copy(buf, sizeof buf, comment ? comment : "");
     desc.admin_comment = buf;
     desc.priority = priority > 0 ? priority : 1;
-    return update(&desc, "raising the priority of", err);
+    if (update(&desc, "raising the priority of", err) < 0)
+        return -1;
+    if (!exclude)
+        return 0;
+    /* Apart: Slurm refuses an exclusion for a job that is no longer
+     * pending, and stops at the first field it refuses. */
+    update_init(&desc, job_id);
+    copy(buf, sizeof buf, exclude);
+    desc.exc_nodes = buf;
+    if (slurm_update_job(&desc) != SLURM_SUCCESS) {
+        if (slurm_get_errno() == ESLURM_JOB_NOT_PENDING)
+            return 0; /* Slurm started it meanwhile */
+        return slurm_fail(err, "setting the excluded nodes of", job_id);
+    }
+    return 0;
 }
 
 int slurm_io_exclude(uint32_t job_id, const char *exclude, lucid_error *err)

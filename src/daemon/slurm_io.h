@@ -160,8 +160,11 @@ int slurm_io_release_ahead(uint32_t job_id, const char *partition, const char *e
                            const char *comment, uint32_t priority, lucid_error *err);
 /* A job released ahead that lucid now starts: its AdminComment and a
  * pinned release's Slurm `priority`, in one update that is harmless if
- * Slurm has just started it (no pin, no request changed). */
-int slurm_io_promote(uint32_t job_id, const char *comment, uint32_t priority, lucid_error *err);
+ * Slurm has just started it (no pin, no request changed); then, unless
+ * `exclude` is NULL, the nodes it excludes (lucid's choice taken out of
+ * them), which a job Slurm has started meanwhile no longer needs. */
+int slurm_io_promote(uint32_t job_id, const char *comment, uint32_t priority, const char *exclude,
+                     lucid_error *err);
 /* Sets the nodes a pending job excludes ("" none). */
 int slurm_io_exclude(uint32_t job_id, const char *exclude, lucid_error *err);
 /* Releases a held job as it is (no pin, no partition change): Slurm's own

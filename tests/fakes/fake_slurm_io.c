@@ -247,14 +247,20 @@ int slurm_io_release_ahead(uint32_t job_id, const char *partition, const char *e
     return 0;
 }
 
-int slurm_io_promote(uint32_t job_id, const char *comment, uint32_t priority, lucid_error *err)
+int slurm_io_promote(uint32_t job_id, const char *comment, uint32_t priority, const char *exclude,
+                     lucid_error *err)
 {
     slurm_job *j = must(job_id, err);
     if (!j)
         return -1;
     if (comment)
         snprintf(j->admin_comment, sizeof j->admin_comment, "%s", comment);
-    logf_call("promote %u", job_id);
+    if (exclude && j->state == SJ_PENDING)
+        snprintf(j->exc_nodes, sizeof j->exc_nodes, "%s", exclude);
+    if (exclude)
+        logf_call("promote %u excl=%s", job_id, exclude);
+    else
+        logf_call("promote %u", job_id);
     (void)priority;
     return 0;
 }

@@ -1752,6 +1752,86 @@ static void released_ahead_refused_excluded_and_off(void **state)
     assert_true(fake_job(3)->held);
 }
 
+/* The faults lab run that stalled (CI, c9c964e): job 1 went ahead while
+ * every main node had a packed job, so it excluded them all; lucid later
+ * placed it on n2 and only raised its priority, and Slurm, finding no node
+ * it could use, held it itself (priority 0, BadConstraints), for good.
+ * Now: with every node packed none goes ahead; a job ahead that lucid
+ * places on a node it excludes has that node taken out of its exclusion;
+ * and a released job Slurm holds as BadConstraints is taken back. */
+static void a_job_ahead_is_never_excluded_from_where_lucid_puts_it(void **state)
+{
+    (void)state;
+    release_ahead_on(6);
+    fake_submit(8, "y", 1, 1, 1)->time_limit_min = 1;
+    fake_submit(9, "z", 1, 1, 1)->time_limit_min = 1;
+    engine_tick(&d);
+    assert_true(fake_called("start 8 main n2") && fake_called("start 9 main n2"));
+    fake_run(8, time(NULL));
+    fake_run(9, time(NULL));
+    node("n2")->gpus_used = 8;
+    /* As lucid records packed jobs: one on each node. */
+    lucid_job_record *r8 = &engine_find(&d, 8)->rec, *r9 = &engine_find(&d, 9)->rec;
+    snprintf(r8->node_list, sizeof r8->node_list, "n1");
+    snprintf(r8->gpu_list, sizeof r8->gpu_list, "0");
+    snprintf(r9->node_list, sizeof r9->node_list, "n2");
+    snprintf(r9->gpu_list, sizeof r9->gpu_list, "0");
+    fake_submit(1, "a", 1, 1, 1)->time_limit_min = 10;
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    assert_false(fake_called("ahead 1"));
+    assert_true(fake_job(1)->held);
+    /* n1's packed job is gone: job 1 goes ahead, n2 excluded. */
+    r8->gpu_list[0] = '\0';
+    engine_tick(&d);
+    assert_true(fake_called("ahead 1 main excl=n2"));
+    assert_string_equal(fake_job(1)->exc_nodes, "n2");
+    /* n2's packed job ends and frees its GPU: in the same tick lucid
+     * places job 1 there (it puts no job beside a packed one) and takes
+     * n2 out of what it excludes (no pin: Slurm may be starting it). */
+    fake_end(9, SJ_COMPLETED, "COMPLETED", time(NULL));
+    node("n2")->gpus_used = 7;
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    assert_true(fake_called("promote 1 excl="));
+    assert_string_equal(fake_job(1)->exc_nodes, "");
+    assert_phase(1, LUCID_PHASE_RUNNING);
+    assert_string_equal(rec(1)->node_list, "n2");
+    /* Slurm still finds it no node and holds it itself: lucid takes it back. */
+    fake_job(1)->held = 1;
+    fake_job(1)->admin_held = 0;
+    snprintf(fake_job(1)->reason, sizeof fake_job(1)->reason, "BadConstraints");
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    assert_true(fake_called("take-back 1"));
+    assert_phase(1, LUCID_PHASE_MAIN_QUEUE);
+    assert_non_null(strstr(rec(1)->reason, "BadConstraints"));
+}
+
+/* lucid decides to start a job released ahead, records it, and Slurm stops
+ * answering before the promotion reaches it: the restarted lucidd (its
+ * reconcile) applies it again, a pinned release's priority and all. */
+static void an_unapplied_start_of_a_job_ahead_is_applied_again(void **state)
+{
+    (void)state;
+    release_ahead_on(8);
+    fake_submit(1, "a", 1, 1, 1)->time_limit_min = 10;
+    engine_tick(&d);
+    assert_true(fake_called("ahead 1 main excl="));
+    node("n1")->gpus_used = 7;
+    fake.down_at_call = fake.job_calls + 1;
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    assert_false(fake_called("promote 1"));
+    assert_phase(1, LUCID_PHASE_RUNNING);
+    fake.up = 1;
+    fake.down_at_call = 0;
+    d.reconciled = 0; /* as at a restart */
+    engine_tick(&d);
+    assert_true(fake_called("promote 1"));
+    assert_false(fake_called("start 1 main")); /* never pinned */
+}
+
 /* A job being profiled takes the next main GPUs before every job it
  * outranks (--profiler-yield), and keeps them through its move, but only
  * in lucid's decision: Slurm would start a job released ahead there the
@@ -1856,6 +1936,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(yield_for_a_better_priority, setup, teardown),
         cmocka_unit_test_setup_teardown(the_head_of_main_goes_ahead, setup, teardown),
         cmocka_unit_test_setup_teardown(released_ahead_refused_excluded_and_off, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_job_ahead_is_never_excluded_from_where_lucid_puts_it, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(an_unapplied_start_of_a_job_ahead_is_applied_again, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(a_yielding_job_keeps_its_gpus_from_jobs_ahead, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(no_job_goes_ahead_of_a_reservation, setup, teardown),
