@@ -224,6 +224,9 @@ typedef struct lucidd {
  * reservations lie come from the first decision; until then a waiting
  * job's eta_none is ENGINE_ETA_NOT_YET (what clients see when the first
  * tick cannot reach Slurm; nothing is published before it). */
+/* In the AdminComment of a job lucidd released ahead (--release-ahead):
+ * a restarted lucidd and the hand-back watchdog know it by this. */
+#define AHEAD_MARK "lucid-ahead"
 #define ENGINE_ETA_NOT_YET "lucidd restarted and has not reached Slurm since"
 int engine_load(lucidd *d, lucid_error *err);
 int engine_reconcile(lucidd *d, lucid_error *err); /* run by the first ticks after a start */

@@ -463,7 +463,6 @@ static void start_text(const lucidd_job *job, char *out, size_t size)
     }
 }
 
-#define AHEAD_MARK "lucid-ahead"
 #define AHEAD_TAG " " AHEAD_MARK
 
 static void comment_text(const lucidd_job *job, char *out, size_t size)
@@ -1508,7 +1507,7 @@ static void track(lucidd *d, lucidd_job *job, const slurm_job *sj, const slurm_j
             started_ahead(d, job, sj);
             break;
         }
-        if (job->ahead && sj->held)
+        if (job->ahead && sj->held && !slurm_holds_it(sj))
             job->ahead = 0; /* held by its owner or an operator: as any held job */
         if (job->ahead) {
             /* Checked against the exclusion lucid set, before any hold_back

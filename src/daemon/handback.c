@@ -17,6 +17,10 @@
  *     silent since <UTC>)`, and each job is one line of this log.
  * lucidd rewrites the comment as the job's phase changes (`lucid: main-queue:
  * held by its owner ...`), so both words mark the owner's hold.
+ * A job lucidd released ahead (`--release-ahead`: pending, not held, comment
+ * with `lucid-ahead`) keeps a priority of lucid's above every job Slurm
+ * ranks itself: it is given Slurm's own (priority INFINITE) and its
+ * exclusion of packed nodes is lifted.
  * A job whose comment has `lucid-gpus=...` is a packed start lucidd had begun
  * to apply (its GPU request already dropped): released as it is it would run
  * without GPUs, so it stays held and is logged.  The watchdog keeps watching:
@@ -173,8 +177,15 @@ static int hand_back_one(const handback_config *cfg, const slurm_job_info_t *job
                    job->job_id, job->admin_comment);
         return 1;
     }
-    if (strstr(job->admin_comment, "lucid-user-hold") ||
-        strstr(job->admin_comment, "held by its owner")) {
+    if (job->priority != 0) {
+        /* Released ahead (lucidd --release-ahead): not held, but at a
+         * priority of lucid's; given Slurm's own, and the exclusion lucid
+         * set (packed nodes) lifted as for any job handed back. */
+        update.exc_nodes = (char *)"";
+        update.priority = INFINITE;
+        what = "released ahead by lucidd: given Slurm's own priority";
+    } else if (strstr(job->admin_comment, "lucid-user-hold") ||
+               strstr(job->admin_comment, "held by its owner")) {
         /* Held again, as the user's hold (an operator may turn one into the
          * other): the owner lifts it with scontrol release. */
         update.priority = 0;
@@ -219,9 +230,10 @@ static long hand_back_all(const handback_config *cfg, time_t silent_since)
     long done = 0;
     for (uint32_t i = 0; i < msg->record_count; i++) {
         const slurm_job_info_t *job = &msg->job_array[i];
-        if ((job->job_state & JOB_STATE_BASE) != JOB_PENDING || job->priority != 0 ||
-            !job->admin_comment || strncmp(job->admin_comment, "lucid", 5) != 0 ||
-            strncmp(job->admin_comment, handed_back, sizeof handed_back - 1) == 0)
+        if ((job->job_state & JOB_STATE_BASE) != JOB_PENDING || !job->admin_comment ||
+            strncmp(job->admin_comment, "lucid", 5) != 0 ||
+            strncmp(job->admin_comment, handed_back, sizeof handed_back - 1) == 0 ||
+            (job->priority != 0 && !strstr(job->admin_comment, AHEAD_MARK)))
             continue;
         /* A job naming several partitions is lucid's when any is managed. */
         int ours = 0;

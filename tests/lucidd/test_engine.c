@@ -1808,6 +1808,29 @@ static void a_job_ahead_is_never_excluded_from_where_lucid_puts_it(void **state)
     assert_non_null(strstr(rec(1)->reason, "BadConstraints"));
 }
 
+/* A job ahead that Slurm finds it can never start (its scheduler holds it:
+ * priority 0, BadConstraints) is held again as lucid's and kept from
+ * going ahead for a while, not released again tick after tick. */
+static void a_job_ahead_slurm_holds_is_held_again(void **state)
+{
+    (void)state;
+    release_ahead_on(8);
+    fake_submit(1, "a", 1, 1, 1)->time_limit_min = 10;
+    engine_tick(&d);
+    assert_true(fake_called("ahead 1 main excl="));
+    fake_job(1)->held = 1;
+    fake_job(1)->admin_held = 0;
+    snprintf(fake_job(1)->reason, sizeof fake_job(1)->reason, "BadConstraints");
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    assert_true(fake_called("hold 1"));
+    assert_true(fake_job(1)->admin_held);
+    assert_non_null(strstr(rec(1)->reason, "BadConstraints"));
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    assert_false(fake_called("ahead 1"));
+}
+
 /* lucid decides to start a job released ahead, records it, and Slurm stops
  * answering before the promotion reaches it: the restarted lucidd (its
  * reconcile) applies it again, a pinned release's priority and all. */
@@ -1940,6 +1963,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(an_unapplied_start_of_a_job_ahead_is_applied_again, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(a_job_ahead_slurm_holds_is_held_again, setup, teardown),
         cmocka_unit_test_setup_teardown(a_yielding_job_keeps_its_gpus_from_jobs_ahead, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(no_job_goes_ahead_of_a_reservation, setup, teardown),

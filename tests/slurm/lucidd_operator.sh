@@ -474,6 +474,19 @@ run_failopen() {
     local stopped=$SECONDS
     # Within the plugin's bound: still held.
     sub within-bound run 3 0 --gres=gpu:1 --time=5 >/dev/null
+    # A job lucidd had released ahead (--release-ahead) when it stopped: the
+    # state lucidd leaves, made by hand with the updates slurm_io_release_ahead
+    # sends (AdminComment with lucid-ahead, packed nodes excluded, released,
+    # a priority of lucid's), on a job kept pending by --begin. The watchdog
+    # must give it Slurm's own priority and lift the exclusion.
+    local ahead
+    ahead=$(sub ahead-at-stop cancel-queue 3 0 --gres=gpu:1 --time=5 --begin=now+600) || true
+    if [[ -n $ahead ]]; then
+        scontrol update jobid="$ahead" excnodelist=n1 \
+            admincomment="lucid: main-queue: waiting for 1 free GPU on 1 node lucid-ahead" &&
+            scontrol release "$ahead" && scontrol update jobid="$ahead" priority=29250343 ||
+            err "job $ahead: could not set up as released ahead"
+    fi
     wait_until 30 "the plugin's bound (8 s) to pass" bash -c "(( \$(date +%s) - \$(stat -c %Y '$LAB/heartbeat' 2>/dev/null || echo 0) > 9 ))" || true
     # Past it: new jobs pass to Slurm unheld and run.
     id=$(sub after-bound run 3 0 --gres=gpu:1 --time=5)
@@ -482,6 +495,19 @@ run_failopen() {
         bash -c "squeue -h -t all -j $id -o %T | grep -qE 'RUNNING|COMPLETED'" || true
     # The watchdog hands back the held ones (12 s); the owner lifts their hold.
     wait_until 40 "the watchdog to hand back every held job" no_lucid_holds
+    if [[ -n $ahead ]]; then
+        wait_until 10 "the watchdog to hand back job $ahead (released ahead)" \
+            bash -c "scontrol show job $ahead | grep -q '^ *AdminComment=lucid: handed back'" || true
+        local prio excl
+        prio=$(squeue -h -j "$ahead" -o %Q)
+        excl=$(scontrol show job "$ahead" | sed -n 's/.*ExcNodes=\([^ ]*\).*/\1/p')
+        # The lab's multifactor weights sum to well under 100,000.
+        ((prio > 0 && prio < 100000)) ||
+            err "job $ahead (released ahead, lucidd down): priority $prio, not Slurm's own"
+        [[ $excl == "(null)" || -z $excl ]] || err "job $ahead (released ahead): still excludes $excl"
+        scancel "$ahead"
+        event cancel "$ahead" queue "" "$(sstate "$ahead")"
+    fi
     id=$(awk '$2 == "user-hold-at-stop" {print $1}' "$LAB/jobs.txt")
     out=$(runuser -u nobody -- scontrol release "$id" 2>&1) || err "handed-back user hold $id: its owner's release refused: $out"
     event owner-release "$id"
