@@ -3,6 +3,7 @@
  * on schedules worked out by hand.  Its fair share moving the order at
  * recalculations is tested with the other policies' in test_fairshare.c. */
 #include "simtest.h"
+#include "lucid/fairshare.h"
 
 #include <stdio.h>
 
@@ -40,12 +41,14 @@ static void default_weights_are_fifo(void **state)
     simtest_free(&b);
 }
 
-/* PriorityWeightJobSize 1000 on one node of 8 GPUs: job 1 holds the node
- * until 1000; job 2 (1 GPU, t = 10) has size 1/8, P = trunc(125); job 3 (8
- * GPUs, t = 20) size 1, P = 1000: job 3 runs first, 1000..1100, and job 2
- * after it.  With PriorityFavorSmall the factor is 1 - size: job 2 P = 875,
- * job 3 P = 0, submission order again (job 2 at 1000, job 3 when it ends
- * at 1100). */
+/* PriorityWeightJobSize 1000 on one node of 8 GPUs (Slurm 22.05's factor:
+ * the mean of the job's share of the nodes and of the CPUs, the GPUs
+ * standing for CPUs in a trace without them): job 1 holds the node until
+ * 1000; job 2 (1 GPU, t = 10) has size (1/1 + 1/8) / 2, P = trunc(562.5);
+ * job 3 (8 GPUs, t = 20) size (1 + 1) / 2, P = 1000: job 3 runs first,
+ * 1000..1100, and job 2 after it.  With PriorityFavorSmall the factor is
+ * ((1 - 1) + (1 - 1/8)) / 2: job 2 P = 437, job 3 P = 0, submission order
+ * again (job 2 at 1000, job 3 when it ends at 1100). */
 static void job_size_orders_the_queue(void **state)
 {
     (void)state;
@@ -72,14 +75,14 @@ static void job_size_orders_the_queue(void **state)
 }
 
 /* Age: PriorityWeightAge 1000, PriorityMaxAge 1000 s, and job size 600.
- * Job 1 holds the node until 3000.  Job 2 (1 GPU, t = 0) and job 3 (8
- * GPUs, t = 1500) wait.  At 3000 (a recalculation): job 2's age saturates
- * (1000) plus size 600/8 = 75: P = 1075; job 3's age 1500 -> 1000, plus
- * 600: 1600.  Job 3 first (3000..3100), job 2 after it.  With
- * PriorityMaxAge 10000 s: job 2 has 300 + 75 = 375, job 3 150 + 600 =
- * 750: job 3 first as well; with job size 200: job 2 300 + 25 = 325, job
- * 3 150 + 200 = 350, still job 3; with job size 100: 312 against 250:
- * job 2 first. */
+ * Job 1 holds the node until 3000.  Job 2 (1 GPU, t = 0, size (1 + 1/8) /
+ * 2 = 0.5625) and job 3 (8 GPUs, t = 1500, size 1) wait.  At 3000 (a
+ * recalculation): job 2's age saturates (1000) plus 600 x 0.5625 = 337.5:
+ * P = 1337; job 3's age 1500 -> 1000, plus 600: 1600.  Job 3 first
+ * (3000..3100), job 2 after it.  With PriorityMaxAge 10000 s: job 2 has
+ * 300 + 337.5 = 637, job 3 150 + 600 = 750: job 3 first as well; with job
+ * size 400: job 2 300 + 225 = 525, job 3 150 + 400 = 550, still job 3;
+ * with job size 300: 468 against 450: job 2 first. */
 static void age_saturates_at_max_age(void **state)
 {
     (void)state;
@@ -91,7 +94,7 @@ static void age_saturates_at_max_age(void **state)
         int64_t max_age;
         double size;
         int job3_first;
-    } cases[] = {{1000, 600, 1}, {10000, 600, 1}, {10000, 200, 1}, {10000, 100, 0}};
+    } cases[] = {{1000, 600, 1}, {10000, 600, 1}, {10000, 400, 1}, {10000, 300, 0}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         simtest t;
         simtest_load(&t, 1, trace);
@@ -266,6 +269,17 @@ static void slurm_conf_read(void **state)
     assert_string_equal(exp.backfill[LUCID_EXP_BF_SLURM], "conservative");
     assert_string_equal(exp.slurm_backfill_interval, "10");
     assert_string_equal(exp.backfill_window[LUCID_EXP_BF_SLURM], "3600");
+    assert_null(exp.slurm_fair_tree); /* no PriorityFlags: Slurm's default, Fair Tree */
+    lucid_experiment_free(&exp);
+
+    write_conf(path, "PriorityFlags=SMALL_RELATIVE_TO_TIME,NO_FAIR_TREE\n"
+                     "TRESBillingWeights=CPU=1.0,Mem=0.25G,GRES/gpu=2.5\n");
+    lucid_experiment_defaults(&exp);
+    if (lucid_slurm_conf_apply(&exp, path, &err) < 0)
+        fail_msg("%s", err.msg);
+    assert_string_equal(exp.slurm_fair_tree, "no");
+    assert_string_equal(exp.slurm_billing_cpu, "1.0");
+    assert_string_equal(exp.slurm_billing_gpu, "2.5");
     lucid_experiment_free(&exp);
 
     write_conf(path, "PriorityWeightAge=1000\nPriorityType=priority/basic\nSchedulerType=sched/builtin\n");
@@ -282,6 +296,8 @@ static void slurm_conf_read(void **state)
         {"PriorityWeightAge=-5\n", "slurm.conf:1: [slurm] weight_age: -5 out of range"},
         {"SchedulerType=sched/gang\n", "slurm.conf:1: SchedulerType: 'sched/gang'"},
         {"\nSchedulerParameters=bf_interval=often\n", "slurm.conf:2: SchedulerParameters: bf_interval: 'often'"},
+        {"TRESBillingWeights=CPU=lots\n", "slurm.conf:1: TRESBillingWeights: CPU: 'lots' is not a weight"},
+        {"TRESBillingWeights=GRES/gpu\n", "slurm.conf:1: TRESBillingWeights: 'GRES/gpu' is not TRES=WEIGHT"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         write_conf(path, bad[i].text);
@@ -299,6 +315,106 @@ static void slurm_conf_read(void **state)
     lucid_experiment_free(&exp);
 }
 
+/* Fair Tree (Slurm's default) against the classic factor, one node of 8
+ * GPUs, PriorityWeightFairshare 1000 only:
+ *   job 1  u1 6 GPUs t=0  d=1000     job 2  u3 2 GPUs t=0  d=1000
+ *   job 3  u2 8 GPUs t=10 d=100      job 4  u3 8 GPUs t=20 d=100
+ * At 1000 jobs 3 and 4 wait; usage (billed as CPUs, the GPUs here): u1
+ * 6000, u2 0, u3 2000 (total 8000; a 7-day half-life takes 0.1 %).
+ * - Every user under the root (equal shares 1/3): LF = (1/3) / (U / 8000):
+ *   u2 infinite, u3 1.33, u1 0.44; ranks 3, 2, 1 of 3: u2 1.0 (P 1000),
+ *   u3 0.667 (666): job 3 at 1000, job 4 at 1100.  The classic factor
+ *   orders them the same (u2 2^0 = 1, u3 2^-0.75).
+ * - Accounts A = {u1, u2}, B = {u3}: at the root A has LF (1/2) / 0.75 =
+ *   0.67, B (1/2) / 0.25 = 2: B first, u3 rank 3 (1.0); then A's users, u2
+ *   (LF infinite) rank 2 (0.667), u1 rank 1: job 4 at 1000, job 3 at 1100. */
+static void fair_tree_ranks_accounts_first(void **state)
+{
+    (void)state;
+    static const char *trace = "job_id,user,vc,gpu_num,submit_time,duration\n"
+                               "1,u1,a,6,0,1000\n"
+                               "2,u3,a,2,0,1000\n"
+                               "3,u2,a,8,10,100\n"
+                               "4,u3,a,8,20,100\n";
+    for (int mode = 0; mode < 3; mode++) { /* flat Fair Tree, classic, accounts */
+        simtest t;
+        simtest_load(&t, 1, trace);
+        t.cfg.slurm.weight_fairshare = 1000;
+        t.cfg.slurm.fair_tree = mode != 1;
+        if (mode == 2)
+            t.cfg.slurm_accounts = "A:u1,u2 B:u3";
+        simtest_run_ok(&t, "slurm");
+        EXPECT_JOB(&t, 1, 0, 1000, 0);
+        if (mode != 2) {
+            EXPECT_JOB(&t, 3, 1000, 1100, 990);
+            EXPECT_JOB(&t, 4, 1100, 1200, 1080);
+        } else {
+            EXPECT_JOB(&t, 4, 1000, 1100, 980);
+            EXPECT_JOB(&t, 3, 1100, 1200, 1090);
+        }
+        simtest_free(&t);
+    }
+}
+
+/* Usage is Slurm's billing: the job's CPUs unless TRESBillingWeights says
+ * otherwise.  One node of 8 GPUs, fair share only:
+ *   job 1  u1 6 GPUs 1 CPU  t=0  d=1000   job 2  u3 2 GPUs 4 CPUs t=0 d=1000
+ *   job 3  u3 8 GPUs 1 CPU  t=10 d=100    job 4  u1 8 GPUs 1 CPU  t=20 d=100
+ * By CPUs u1 used 1000, u3 4000: u1 ranks first, job 4 at 1000.  With
+ * billing GRES/gpu=1, CPU=0: u1 6000, u3 2000: job 3 at 1000. */
+static void usage_is_slurms_billing(void **state)
+{
+    (void)state;
+    static const char *trace = "job_id,user,vc,gpu_num,cpu_num,submit_time,duration\n"
+                               "1,u1,a,6,1,0,1000\n"
+                               "2,u3,a,2,4,0,1000\n"
+                               "3,u3,a,8,1,10,100\n"
+                               "4,u1,a,8,1,20,100\n";
+    for (int by_gpu = 0; by_gpu <= 1; by_gpu++) {
+        simtest t;
+        simtest_load(&t, 1, trace);
+        t.cfg.slurm.weight_fairshare = 1000;
+        if (by_gpu) {
+            t.cfg.slurm.bill_cpu = 0;
+            t.cfg.slurm.bill_gpu = 1;
+        }
+        simtest_run_ok(&t, "slurm");
+        if (!by_gpu) {
+            EXPECT_JOB(&t, 4, 1000, 1100, 980);
+            EXPECT_JOB(&t, 3, 1100, 1200, 1090);
+        } else {
+            EXPECT_JOB(&t, 3, 1000, 1100, 990);
+            EXPECT_JOB(&t, 4, 1100, 1200, 1080);
+        }
+        simtest_free(&t);
+    }
+}
+
+/* [slurm] accounts: the text is checked (one clear message), users the
+ * trace lacks are passed over. */
+static void accounts_parsed(void **state)
+{
+    (void)state;
+    lucid_error err = {{0}};
+    assert_int_equal(lucid_slurm_accounts_parse("A:u1,u2  B:u3", NULL, 0, NULL, &err), 2);
+    static const char *const bad[] = {"A", ":u1", "A:", "A:u1,,u2", "A:u1 B"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        lucid_error_clear(&err);
+        if (lucid_slurm_accounts_parse(bad[i], NULL, 0, NULL, &err) != -1 ||
+            !strstr(err.msg, "[slurm] accounts"))
+            fail_msg("'%s' accepted (%s)", bad[i], err.msg);
+    }
+    lucid_strtab *users = lucid_strtab_new();
+    assert_non_null(users);
+    int32_t u1 = lucid_strtab_intern(users, "u1"), u3 = lucid_strtab_intern(users, "u3");
+    int32_t account[4] = {-1, -1, -1, -1};
+    assert_int_equal(lucid_slurm_accounts_parse("A:u1,ghost B:u3", users, 4, account, &err), 2);
+    assert_int_equal(account[lucid_fairshare_slot(u1, 4)], 0);
+    assert_int_equal(account[lucid_fairshare_slot(u3, 4)], 1);
+    assert_int_equal(account[0], -1); /* jobs without a user */
+    lucid_strtab_free(users);
+}
+
 /* The policy is found by name but is not one of the paper's six. */
 static void named_only(void **state)
 {
@@ -311,6 +427,9 @@ static void named_only(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(fair_tree_ranks_accounts_first),
+        cmocka_unit_test(usage_is_slurms_billing),
+        cmocka_unit_test(accounts_parsed),
         cmocka_unit_test(default_weights_are_fifo),
         cmocka_unit_test(job_size_orders_the_queue),
         cmocka_unit_test(age_saturates_at_max_age),

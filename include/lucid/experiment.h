@@ -89,6 +89,12 @@ typedef struct lucid_experiment {
     char *slurm_weight_age, *slurm_weight_fairshare, *slurm_weight_jobsize;
     char *slurm_max_age, *slurm_calc_period, *slurm_favor_small;
     char *slurm_backfill_interval; /* bf_interval, seconds (30) */
+    char *slurm_fair_tree;         /* yes / no (PriorityFlags=NO_FAIR_TREE) */
+    char *slurm_billing_cpu, *slurm_billing_gpu; /* TRESBillingWeights CPU=, GRES/gpu= */
+    char *slurm_cluster_nodes, *slurm_cluster_cpus; /* the job-size factor's N and C */
+    /* The associations: "ACCOUNT:USER,USER ACCOUNT:USER ..." (users not
+     * named are directly under the root) */
+    char *slurm_accounts;
 } lucid_experiment;
 
 enum { LUCID_EXP_BF_FIFO, LUCID_EXP_BF_SJF, LUCID_EXP_BF_QSSF, LUCID_EXP_BF_LUCID,

@@ -62,6 +62,7 @@ typedef struct lucid_fairshare {
     double half_life; /* seconds, > 0 */
     int32_t nusers;
     int32_t shares;   /* users with an equal share each (>= 1) */
+    unsigned char *member; /* per slot: 1 for the users holding a share (lucid_fairshare_join) */
     lucid_fairshare_user *user;
     lucid_fairshare_user total; /* the sum over all users, kept the same way */
 } lucid_fairshare;
@@ -78,6 +79,8 @@ static inline int32_t lucid_fairshare_slot(int32_t user, int32_t nusers)
 int lucid_fairshare_init(lucid_fairshare *f, int32_t nusers, int32_t shares, double half_life_s,
                          lucid_error *err);
 void lucid_fairshare_free(lucid_fairshare *f);
+/* Marks `user` as one of the users holding a share (Fair Tree ranks them). */
+void lucid_fairshare_join(lucid_fairshare *f, int32_t user);
 /* A job of `user` starts (gpus > 0) or stops (gpus < 0) holding GPUs at
  * `now`; times never go back. */
 void lucid_fairshare_run(lucid_fairshare *f, int32_t user, int64_t gpus, int64_t now);

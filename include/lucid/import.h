@@ -78,6 +78,11 @@ typedef struct lucid_import {
      * load at its size (NaN: fewer than two submission times). */
     unsigned char *vc_derived;
     double *vc_load;
+    /* sacct: the associations the jobs ran under, "ACCOUNT:USER,USER ..."
+     * (the slurm policy's [slurm] accounts; NULL: none); the node list:
+     * its nodes and CPUs (0: none read). */
+    char *slurm_accounts;
+    int64_t cluster_nodes, cluster_cpus;
 } lucid_import;
 
 /* The sizing rule for a VC whose size the source does not give: the

@@ -226,6 +226,12 @@ typedef struct lucid_sched {
     size_t fair_cap;
     /* The slurm policy's priority weights (NULL: slurm.conf's defaults). */
     const struct lucid_slurm_priority *slurm_priority;
+    /* Its associations: per fair-share ledger slot, the account the user
+     * is in (0, 1, ...), or -1 directly under the root (NULL: every user
+     * under the root, each an equal share). */
+    const int32_t *slurm_account;
+    double *slurm_fs;             /* its scratch: each slot's fair-share factor */
+    size_t slurm_fs_cap;
 } lucid_sched;
 
 int lucid_sched_init(lucid_sched *s, const lucid_job *jobs, lucid_jobrun *run, int32_t vc,
@@ -351,12 +357,34 @@ typedef struct lucid_slurm_priority {
     int64_t max_age, calc_period;
     int favor_small;
     int64_t bf_interval;
+    /* The fair-share factor: Fair Tree (1, Slurm's default since 19.05)
+     * or the classic 2^(-U/S) (0, PriorityFlags=NO_FAIR_TREE). */
+    int fair_tree;
+    /* What a job's usage is counted in (TRESBillingWeights CPU= and
+     * GRES/gpu=; without them Slurm bills a job's CPUs): per second
+     * bill_cpu x CPUs + bill_gpu x GPUs (a job whose trace gives no CPUs
+     * counts as many CPUs as GPUs). */
+    double bill_cpu, bill_gpu;
+    /* The job-size factor's denominators, Slurm's node and CPU counts of
+     * the whole cluster (0: the simulated VC's nodes; its GPUs stand for
+     * CPUs). */
+    int64_t cluster_nodes, cluster_cpus;
 } lucid_slurm_priority;
-/* slurm.conf's defaults: weights 0, 7 days, 300 s, no; bf_interval 30 s. */
-#define LUCID_SLURM_PRIORITY_DEFAULT {.max_age = 7 * 86400, .calc_period = 300, .bf_interval = 30}
+/* slurm.conf's defaults: weights 0, 7 days, 300 s, no; bf_interval 30 s;
+ * Fair Tree; billing by CPUs. */
+#define LUCID_SLURM_PRIORITY_DEFAULT                                                             \
+    {.max_age = 7 * 86400, .calc_period = 300, .bf_interval = 30, .fair_tree = 1, .bill_cpu = 1}
 lucid_slurm_priority lucid_slurm_priority_default(void);
 /* The priority Slurm gives queued `job` at s->now (higher runs first). */
 double lucid_slurm_priority_of(const lucid_sched *s, int32_t job);
+/* [slurm] accounts ("ACCOUNT:USER,USER ACCOUNT:USER ..."): with `users`
+ * (the trace's strings), each named user's fair-share ledger slot (of
+ * `nslots`) gets its account's index in `account` (others are left as
+ * they are: -1, under the root); users the trace lacks are passed over.
+ * Without `users` only the text is checked.  Returns the accounts named,
+ * or -1 with a message naming the bad part. */
+int32_t lucid_slurm_accounts_parse(const char *text, const struct lucid_strtab *users,
+                                   int32_t nslots, int32_t *account, lucid_error *err);
 
 /* Lucid's inputs (from the side files or the online models). */
 typedef struct lucid_lucid_inputs {

@@ -90,6 +90,7 @@ typedef struct lucid_sim_config {
      * keys, docs/slurm-policy.md); its fair-share factor comes from the
      * same ledger, kept when weight_fairshare > 0. */
     lucid_slurm_priority slurm;
+    const char *slurm_accounts; /* [slurm] accounts (not owned; NULL: every user under the root) */
     int eta_hourly; /* with eta: and again at every whole hour while it waits */
     /* A VC whose working records (256 bytes a job) take at least this many
      * bytes hands the pages of ended jobs back as it runs (memory follows

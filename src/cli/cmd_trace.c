@@ -422,6 +422,24 @@ static int write_experiment(FILE *f, const char *template_path, const char *dir_
         lucid_experiment_free(&exp);
         return 1;
     }
+    /* The slurm policy's Fair Tree and job size from the records and the
+     * node list (sacct). */
+    char nodes_count[32], cpus_count[32];
+    snprintf(nodes_count, sizeof nodes_count, "%lld", (long long)imp->cluster_nodes);
+    snprintf(cpus_count, sizeof cpus_count, "%lld", (long long)imp->cluster_cpus);
+    if (slurm_conf &&
+        ((imp->slurm_accounts &&
+          lucid_experiment_set(&exp, "slurm", "accounts", imp->slurm_accounts, NULL, "import", 0,
+                               &err) < 0) ||
+         (imp->cluster_nodes > 0 &&
+          lucid_experiment_set(&exp, "slurm", "cluster_nodes", nodes_count, NULL, "import", 0,
+                               &err) < 0) ||
+         (imp->cluster_cpus > 0 &&
+          lucid_experiment_set(&exp, "slurm", "cluster_cpus", cpus_count, NULL, "import", 0,
+                               &err) < 0))) {
+        lucid_experiment_free(&exp);
+        return cli_fail("%s", err.msg);
+    }
     char path[PATH_MAX + 32];
     free(exp.jobs);
     free(exp.vcs);

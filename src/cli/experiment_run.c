@@ -83,6 +83,10 @@ int cli_run_config(const lucid_experiment *exp, lucid_sim_config *cfg)
     if (exp->fairshare_half_life && lucid_parse_i64(exp->fairshare_half_life, &half_life) == 0)
         cfg->fairshare_half_life = (double)half_life;
     cli_run_slurm_priority(exp, &cfg->slurm);
+    cfg->slurm_accounts = exp->slurm_accounts;
+    if (exp->slurm_accounts &&
+        lucid_slurm_accounts_parse(exp->slurm_accounts, NULL, 0, NULL, &err) < 0)
+        return cli_fail("%s", err.msg);
     return cli_run_backfill(exp, cfg);
 }
 
@@ -105,6 +109,16 @@ void cli_run_slurm_priority(const lucid_experiment *exp, lucid_slurm_priority *p
         p->bf_interval = v;
     if (exp->slurm_favor_small) /* stored as yes / no when read */
         p->favor_small = strcmp(exp->slurm_favor_small, "yes") == 0;
+    if (exp->slurm_fair_tree)
+        p->fair_tree = strcmp(exp->slurm_fair_tree, "yes") == 0;
+    if (exp->slurm_billing_cpu)
+        lucid_parse_f64(exp->slurm_billing_cpu, &p->bill_cpu);
+    if (exp->slurm_billing_gpu)
+        lucid_parse_f64(exp->slurm_billing_gpu, &p->bill_gpu);
+    if (exp->slurm_cluster_nodes && lucid_parse_i64(exp->slurm_cluster_nodes, &v) == 0)
+        p->cluster_nodes = v;
+    if (exp->slurm_cluster_cpus && lucid_parse_i64(exp->slurm_cluster_cpus, &v) == 0)
+        p->cluster_cpus = v;
 }
 
 int cli_run_backfill(const lucid_experiment *exp, lucid_sim_config *cfg)

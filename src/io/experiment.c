@@ -103,6 +103,12 @@ static const key_spec keys[] = {
     {"slurm", "calc_period", KEY_OPT_INT, FIELD(slurm_calc_period), 1, 86400},
     {"slurm", "favor_small", KEY_STRING, FIELD(slurm_favor_small), 0, 0},
     {"slurm", "backfill_interval", KEY_OPT_INT, FIELD(slurm_backfill_interval), 1, 10800},
+    {"slurm", "fair_tree", KEY_STRING, FIELD(slurm_fair_tree), 0, 0},
+    {"slurm", "billing_cpu", KEY_OPT_NUMBER, FIELD(slurm_billing_cpu), 0, 1000000},
+    {"slurm", "billing_gpu", KEY_OPT_NUMBER, FIELD(slurm_billing_gpu), 0, 1000000},
+    {"slurm", "cluster_nodes", KEY_OPT_INT, FIELD(slurm_cluster_nodes), 1, 100000000},
+    {"slurm", "cluster_cpus", KEY_OPT_INT, FIELD(slurm_cluster_cpus), 1, INT64_MAX / 4},
+    {"slurm", "accounts", KEY_STRING, FIELD(slurm_accounts), 0, 0},
     BACKFILL_KEYS("slurm", LUCID_EXP_BF_SLURM),
 };
 
@@ -300,7 +306,7 @@ int lucid_experiment_set(lucid_experiment *exp, const char *section, const char 
     case KEY_STRING: {
         if (!*value)
             return lucid_error_at(err, origin, line, field, "empty value");
-        if (spec->offset == FIELD(slurm_favor_small)) {
+        if (spec->offset == FIELD(slurm_favor_small) || spec->offset == FIELD(slurm_fair_tree)) {
             if (parse_bool(value, &b) < 0)
                 return lucid_error_at(err, origin, line, field, "'%s' is not yes or no", value);
             value = b ? "yes" : "no"; /* kept as yes / no: one spelling to read */

@@ -98,6 +98,7 @@ void lucid_import_free(lucid_import *imp)
     free(imp->notes);
     free(imp->vc_derived);
     free(imp->vc_load);
+    free(imp->slurm_accounts);
     lucid_strtab_free(imp->strings);
     lucid_strtab_free(imp->vc_names);
     memset(imp, 0, sizeof *imp);

@@ -504,11 +504,20 @@ static int read_nodes(lucid_import *imp, const char *path, FILE *f, int by_parti
                 }
             } else if (strncmp(tok, "Partitions=", 11) == 0) {
                 snprintf(partitions, sizeof partitions, "%s", tok + 11);
+            } else if (strncmp(tok, "CPUTot=", 7) == 0) {
+                int64_t n;
+                if (lucid_parse_i64(tok + 7, &n) < 0 || n < 0) {
+                    rc = lucid_error_at(err, path, lineno, "CPUTot", "'%s' is not a CPU count",
+                                        tok + 7);
+                    break;
+                }
+                imp->cluster_cpus += n;
             }
         }
         if (rc)
             break;
         nodes++;
+        imp->cluster_nodes++;
         largest = gpus > largest ? gpus : largest;
         smallest = gpus < smallest ? gpus : smallest;
         char *psave = NULL;
@@ -669,6 +678,58 @@ static int read_source(lucid_import *imp, sacct_records *recs, const char *path,
     return rc;
 }
 
+/* The associations the records ran under, for the slurm policy's Fair
+ * Tree: "ACCOUNT:USER,USER ..." in order of first appearance, each user in
+ * the account of its first record (the simulator has one ledger per user). */
+static int associations(lucid_import *imp, const sacct_records *recs, lucid_error *err)
+{
+    int32_t nstrings = lucid_strtab_count(imp->strings);
+    int32_t *account_of = malloc(((size_t)nstrings + 1) * sizeof *account_of);
+    int32_t *order = malloc(((size_t)nstrings + 1) * sizeof *order);
+    if (!account_of || !order) {
+        free(account_of);
+        free(order);
+        return lucid_error_set(err, "out of memory");
+    }
+    for (int32_t k = 0; k < nstrings; k++)
+        account_of[k] = -1;
+    int32_t naccounts = 0;
+    for (size_t i = 0; i < recs->n; i++) {
+        const sacct_record *r = &recs->rows[i];
+        if (r->user < 0 || r->account < 0 || r->user >= nstrings || account_of[r->user] >= 0)
+            continue;
+        account_of[r->user] = r->account;
+        int known = 0;
+        for (int32_t a = 0; a < naccounts && !known; a++)
+            known = order[a] == r->account;
+        if (!known)
+            order[naccounts++] = r->account;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = naccounts ? open_memstream(&text, &len) : NULL;
+    for (int32_t a = 0; out && a < naccounts; a++) {
+        fprintf(out, "%s%s:", a ? " " : "", lucid_strtab_get(imp->strings, order[a]));
+        int first = 1;
+        for (int32_t u = 0; u < nstrings; u++)
+            if (account_of[u] == order[a]) {
+                fprintf(out, "%s%s", first ? "" : ",", lucid_strtab_get(imp->strings, u));
+                first = 0;
+            }
+    }
+    int rc = 0;
+    if (naccounts && (!out || fclose(out) != 0)) {
+        free(text);
+        rc = lucid_error_set(err, "out of memory");
+    } else {
+        free(imp->slurm_accounts);
+        imp->slurm_accounts = text;
+    }
+    free(account_of);
+    free(order);
+    return rc;
+}
+
 int lucid_import_sacct(lucid_import *imp, const char *const *paths, int npaths,
                        const lucid_import_options *opt, lucid_error *err)
 {
@@ -683,6 +744,8 @@ int lucid_import_sacct(lucid_import *imp, const char *const *paths, int npaths,
     /* After every source: one job's records may come from several files. */
     if (rc == 0)
         rc = join_records(imp, &recs, &r, opt, err);
+    if (rc == 0)
+        rc = associations(imp, &recs, err);
     free(recs.rows);
     if (rc < 0)
         return -1;

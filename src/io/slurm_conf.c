@@ -130,6 +130,50 @@ static int scheduler_parameters(conf_ctx *c, const char *value)
     return 0;
 }
 
+/* PriorityFlags: a comma list; NO_FAIR_TREE turns Fair Tree (the
+ * default) off.  The other flags are not modelled. */
+static int priority_flags(conf_ctx *c, const char *value)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", value);
+    int fair_tree = 1;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+        if (strcasecmp(tok, "NO_FAIR_TREE") == 0)
+            fair_tree = 0;
+    return set(c, "slurm", "fair_tree", fair_tree ? "yes" : "no");
+}
+
+/* TRESBillingWeights (the global one; a partition's is on its PartitionName
+ * line, not read): CPU=W and GRES/gpu=W (or GRES/gpu:TYPE=W, summed over
+ * nothing: the first seen); the others (Mem, licences) are not in a trace.
+ * Slurm's billing is then sum of weight x count: without this key, a job's
+ * CPUs. */
+static int billing_weights(conf_ctx *c, const char *value)
+{
+    char buf[1024], cpu[32] = "0", gpu[32] = "0";
+    snprintf(buf, sizeof buf, "%s", value);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        if (!eq)
+            return lucid_error_at(c->err, c->path, c->line, "TRESBillingWeights",
+                                  "'%s' is not TRES=WEIGHT", tok);
+        *eq++ = '\0';
+        double w;
+        /* A unit suffix (Mem=0.25G) is for memory only, which is not read. */
+        int is_cpu = strcasecmp(tok, "CPU") == 0;
+        int is_gpu = strcasecmp(tok, "GRES/gpu") == 0 || strncasecmp(tok, "GRES/gpu:", 9) == 0;
+        if (!is_cpu && !is_gpu)
+            continue;
+        if (lucid_parse_f64(eq, &w) < 0 || !(w >= 0) || w > 1000000)
+            return lucid_error_at(c->err, c->path, c->line, "TRESBillingWeights",
+                                  "%s: '%s' is not a weight (0..1000000)", tok, eq);
+        snprintf(is_cpu ? cpu : gpu, sizeof cpu, "%s", eq);
+    }
+    if (set(c, "slurm", "billing_cpu", cpu) < 0)
+        return -1;
+    return set(c, "slurm", "billing_gpu", gpu);
+}
+
 static int one_key(conf_ctx *c, const char *key, const char *value)
 {
     static const char *const weight_keys[3] = {"PriorityWeightAge", "PriorityWeightFairshare",
@@ -177,6 +221,10 @@ static int one_key(conf_ctx *c, const char *key, const char *value)
     }
     if (strcasecmp(key, "SchedulerParameters") == 0)
         return scheduler_parameters(c, value);
+    if (strcasecmp(key, "PriorityFlags") == 0)
+        return priority_flags(c, value);
+    if (strcasecmp(key, "TRESBillingWeights") == 0)
+        return billing_weights(c, value);
     return 0;
 }
 

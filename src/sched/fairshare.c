@@ -45,8 +45,14 @@ int lucid_fairshare_init(lucid_fairshare *f, int32_t nusers, int32_t shares, dou
     if (nusers < 0)
         return lucid_error_set(err, "fair share: %d users", nusers);
     f->user = calloc((size_t)nusers + 1, sizeof *f->user);
-    if (!f->user)
+    f->member = calloc((size_t)nusers + 1, 1);
+    if (!f->user || !f->member) {
+        free(f->user);
+        free(f->member);
+        f->user = NULL;
+        f->member = NULL;
         return lucid_error_set(err, "out of memory");
+    }
     f->half_life = half_life_s;
     f->nusers = nusers;
     f->shares = shares > 0 ? shares : 1;
@@ -56,7 +62,14 @@ int lucid_fairshare_init(lucid_fairshare *f, int32_t nusers, int32_t shares, dou
 void lucid_fairshare_free(lucid_fairshare *f)
 {
     free(f->user);
+    free(f->member);
     memset(f, 0, sizeof *f);
+}
+
+void lucid_fairshare_join(lucid_fairshare *f, int32_t user)
+{
+    if (user >= 0 && user < f->nusers)
+        f->member[user] = 1;
 }
 
 /* The entry's usage at `now` (its GPUs held since as_of). */

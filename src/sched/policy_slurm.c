@@ -14,12 +14,17 @@
  * every PriorityCalcPeriod: a job's age counts up to the last multiple of
  * the period at or before now (a job submitted since has age 0, as Slurm
  * gives a new job its priority at submission).  F is the user's fair-share
- * factor from the VC's ledger of decayed GPU-seconds (fairshare.h,
- * 2^(-U/S), Slurm's classic multifactor).  size is the job's GPUs over the
- * VC's, or 1 minus that with PriorityFavorSmall.  Not in the simulator:
- * partition and QOS factors (one partition per VC, no QOS in a trace),
- * association trees (equal shares per user). */
+ * factor from the VC's ledger of decayed usage in Slurm's billing units
+ * (fairshare.h; the job's CPUs unless TRESBillingWeights says otherwise):
+ * Fair Tree's rank (Slurm's default; below) or, with PriorityFlags=
+ * NO_FAIR_TREE, the classic 2^(-U/S).  size is Slurm 22.05's job-size
+ * factor (priority_multifactor.c): the mean of the job's share of the
+ * cluster's nodes and of its CPUs, or of what is left of them with
+ * PriorityFavorSmall.  Not in the simulator: partition and QOS factors
+ * (one partition per VC, no QOS in a trace), shares other than equal. */
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "lucid/fairshare.h"
 #include "lucid/sched.h"
@@ -51,7 +56,147 @@ static int64_t last_calc(const lucid_slurm_priority *w, int64_t now)
     return last_multiple(w->calc_period, now);
 }
 
-double lucid_slurm_priority_of(const lucid_sched *s, int32_t job)
+/* ---- Fair Tree (Slurm's fair_tree.c, 22.05) ----
+ * The associations form a tree: the root's children are the accounts and
+ * the users directly under it, an account's children its users, every
+ * child an equal share of its parent.  At each level a child's level fair
+ * share is LF = S / U, S its share of its siblings' and U its usage over
+ * its parent's (0: LF infinite); siblings go in LF order, highest first,
+ * a user before an account at equal LF.  Walking the tree so (an account's
+ * users where the account falls), the users are ranked from N (the
+ * number of users) down, one rank per user, equal LF sharing the rank of
+ * the first of them (an account's first user tied with what came before
+ * the account, if the account was); a user's factor is rank / N. */
+typedef struct ft_node {
+    int32_t slot;    /* a user's ledger slot, or -1 for an account */
+    int32_t account; /* an account's index */
+    double usage;
+    double lf;
+} ft_node;
+
+static int by_level_fs(const void *a, const void *b)
+{
+    const ft_node *x = a, *y = b;
+    if (x->lf != y->lf)
+        return x->lf < y->lf ? 1 : -1;
+    if ((x->slot >= 0) != (y->slot >= 0))
+        return x->slot >= 0 ? -1 : 1; /* users before accounts */
+    /* Slurm's qsort leaves equal ones in no set order; ours: by slot or
+     * account, so a run is the same on every machine. */
+    if (x->slot != y->slot)
+        return x->slot < y->slot ? -1 : 1;
+    return x->account < y->account ? -1 : x->account > y->account;
+}
+
+static void level_fs(ft_node *n, int count, double parent_usage)
+{
+    double share = 1.0 / count;
+    for (int i = 0; i < count; i++) {
+        double u = parent_usage > 0 ? n[i].usage / parent_usage : 0;
+        n[i].lf = u > 0 ? share / u : INFINITY;
+    }
+    qsort(n, (size_t)count, sizeof *n, by_level_fs);
+}
+
+/* Ranks one level (see above); `tied` carries a tie into it. */
+static void rank_level(const lucid_fairshare *f, const int32_t *account, const double *use,
+                       ft_node *n, int count, double parent_usage, int tied_in, int32_t *rank,
+                       int32_t *rnt, int32_t nusers, double *fs, ft_node *scratch)
+{
+    level_fs(n, count, parent_usage);
+    for (int i = 0; i < count; i++) {
+        int tied = i == 0 ? tied_in : n[i].lf == n[i - 1].lf;
+        if (n[i].slot >= 0) {
+            if (!tied)
+                *rank = *rnt;
+            fs[n[i].slot] = (double)*rank / nusers;
+            (*rnt)--;
+            continue;
+        }
+        int k = 0;
+        for (int32_t slot = 0; slot < f->nusers; slot++)
+            if (f->member[slot] && account[slot] == n[i].account)
+                scratch[k++] = (ft_node){.slot = slot, .usage = use[slot]};
+        rank_level(f, account, use, scratch, k, n[i].usage, tied, rank, rnt, nusers, fs,
+                   scratch + k);
+    }
+}
+
+/* Every member's factor into fs[slot] (others left alone), at `now`. */
+static int fair_tree(const lucid_fairshare *f, const int32_t *account, int64_t now, double *fs)
+{
+    int32_t nusers = 0, naccounts = 0;
+    for (int32_t slot = 0; slot < f->nusers; slot++) {
+        if (!f->member[slot])
+            continue;
+        nusers++;
+        if (account && account[slot] + 1 > naccounts)
+            naccounts = account[slot] + 1;
+    }
+    if (nusers == 0)
+        return 0;
+    ft_node *n = malloc(((size_t)nusers * 2 + (size_t)naccounts + 1) * sizeof *n);
+    double *acct_usage = calloc((size_t)naccounts + 1, sizeof *acct_usage);
+    int32_t *acct_members = calloc((size_t)naccounts + 1, sizeof *acct_members);
+    double *use = calloc((size_t)f->nusers + 1, sizeof *use);
+    if (!n || !acct_usage || !acct_members || !use) {
+        free(n);
+        free(acct_usage);
+        free(acct_members);
+        free(use);
+        return -1;
+    }
+    int count = 0;
+    double total = 0;
+    for (int32_t slot = 0; slot < f->nusers; slot++) {
+        if (!f->member[slot])
+            continue;
+        double u = use[slot] = lucid_fairshare_usage(f, slot, now);
+        total += u;
+        int32_t a = account ? account[slot] : -1;
+        if (a < 0) {
+            n[count++] = (ft_node){.slot = slot, .usage = u};
+        } else {
+            acct_usage[a] += u;
+            acct_members[a]++;
+        }
+    }
+    for (int32_t a = 0; a < naccounts; a++)
+        if (acct_members[a])
+            n[count++] = (ft_node){.slot = -1, .account = a, .usage = acct_usage[a]};
+    int32_t rank = nusers, rnt = nusers;
+    rank_level(f, account, use, n, count, total, 0, &rank, &rnt, nusers, fs, n + count);
+    free(n);
+    free(acct_usage);
+    free(acct_members);
+    free(use);
+    return 0;
+}
+
+/* Each slot's fair-share factor at s->now into s->slurm_fs (Fair Tree),
+ * or NULL (classic, no ledger, or no memory: the classic factor then). */
+static const double *fs_table(lucid_sched *s)
+{
+    const lucid_slurm_priority *w = weights(s);
+    if (!w->fair_tree || !(w->weight_fairshare > 0) || !s->fairshare)
+        return NULL;
+    size_t n = (size_t)s->fairshare->nusers + 1;
+    if (LUCID_GROW(s->slurm_fs, s->slurm_fs_cap, n) < 0)
+        return NULL;
+    if (fair_tree(s->fairshare, s->slurm_account, s->now, s->slurm_fs) < 0)
+        return NULL;
+    return s->slurm_fs;
+}
+
+/* The job's nodes: as the simulator places it, whole nodes of GPUs. */
+static double job_nodes(const lucid_sched *s, const lucid_job *j)
+{
+    int32_t g = s->cluster.gpus_per_node > 0 ? s->cluster.gpus_per_node : 1;
+    int32_t n = (j->gpu_num + g - 1) / g;
+    return n > 0 ? n : 1;
+}
+
+static double priority_of(const lucid_sched *s, int32_t job, const double *fs)
 {
     const lucid_slurm_priority *w = weights(s);
     const lucid_job *j = &s->jobs[job];
@@ -64,19 +209,82 @@ double lucid_slurm_priority_of(const lucid_sched *s, int32_t job)
     }
     if (w->weight_fairshare > 0) {
         double f = 1.0; /* no ledger: nobody has used anything */
-        if (s->fairshare)
-            f = lucid_fairshare_factor(s->fairshare,
-                                       lucid_fairshare_slot(j->user, s->fairshare->nusers), s->now);
+        int32_t slot = s->fairshare ? lucid_fairshare_slot(j->user, s->fairshare->nusers) : 0;
+        if (fs)
+            f = fs[slot];
+        else if (s->fairshare)
+            f = lucid_fairshare_factor(s->fairshare, slot, s->now);
         p += w->weight_fairshare * f;
     }
     if (w->weight_jobsize > 0) {
-        int64_t total = s->cluster.total_gpus;
-        double size = total > 0 ? (double)j->gpu_num / (double)total : 0.0;
-        if (size > 1)
-            size = 1;
-        p += w->weight_jobsize * (w->favor_small ? 1.0 - size : size);
+        /* Slurm 22.05 (favor large): (nodes / N + cpus / C) / 2; FavorSmall
+         * ((N - nodes) / N + (C - cpus) / C) / 2; clamped to [0, 1]. */
+        double nodes_total = w->cluster_nodes > 0 ? (double)w->cluster_nodes
+                                                  : (double)s->cluster.alive_nodes;
+        double node_part = nodes_total > 0 ? job_nodes(s, j) / nodes_total : 0.0;
+        double cpu_part = 0.0;
+        if (w->cluster_cpus > 0 && j->cpu_num > 0)
+            cpu_part = (double)j->cpu_num / (double)w->cluster_cpus;
+        else if (s->cluster.total_gpus > 0)
+            cpu_part = (double)j->gpu_num / (double)s->cluster.total_gpus; /* GPUs for CPUs */
+        double size = w->favor_small ? ((1.0 - node_part) + (1.0 - cpu_part)) / 2
+                                     : (node_part + cpu_part) / 2;
+        size = size < 0 ? 0 : size > 1 ? 1 : size;
+        p += w->weight_jobsize * size;
     }
     return floor(p); /* Slurm keeps an integer priority */
+}
+
+double lucid_slurm_priority_of(const lucid_sched *s, int32_t job)
+{
+    const lucid_slurm_priority *w = weights(s);
+    double *fs = NULL;
+    if (w->fair_tree && w->weight_fairshare > 0 && s->fairshare &&
+        (fs = malloc(((size_t)s->fairshare->nusers + 1) * sizeof *fs)) != NULL &&
+        fair_tree(s->fairshare, s->slurm_account, s->now, fs) < 0) {
+        free(fs);
+        fs = NULL;
+    }
+    double p = priority_of(s, job, fs);
+    free(fs);
+    return p;
+}
+
+int32_t lucid_slurm_accounts_parse(const char *text, const lucid_strtab *users, int32_t nslots,
+                                   int32_t *account, lucid_error *err)
+{
+    int32_t naccounts = 0;
+    const char *p = text;
+    while (*p) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (!*p)
+            break;
+        size_t len = strcspn(p, " \t");
+        const char *colon = memchr(p, ':', len);
+        if (!colon || colon == p || colon + 1 == p + len)
+            return lucid_error_set(err, "[slurm] accounts: '%.*s' is not ACCOUNT:USER,USER...",
+                                   (int)len, p);
+        for (const char *u = colon + 1; u < p + len;) {
+            size_t n = (size_t)(p + len - u);
+            const char *comma = memchr(u, ',', n);
+            if (comma)
+                n = (size_t)(comma - u);
+            if (n == 0)
+                return lucid_error_set(err, "[slurm] accounts: an empty user name in '%.*s'",
+                                       (int)len, p);
+            int32_t id = users ? lucid_strtab_find_n(users, u, n) : -1;
+            if (id >= 0 && account) {
+                int32_t slot = lucid_fairshare_slot(id, nslots);
+                if (slot > 0)
+                    account[slot] = naccounts;
+            }
+            u += n + (comma ? 1 : 0);
+        }
+        naccounts++;
+        p += len;
+    }
+    return naccounts;
 }
 
 /* Arrivals join at the end: decide() orders the queue. */
@@ -93,9 +301,10 @@ static int never_before(const lucid_sched *s, int32_t a, int32_t b)
 static void decide(lucid_sched *s)
 {
     if (s->qlen > 1 && LUCID_GROW(s->fair_order, s->fair_cap, s->qlen) == 0) {
+        const double *fs = fs_table(s);
         for (size_t i = 0; i < s->qlen; i++) {
             int32_t job = s->queue[i];
-            s->fair_order[i] = (lucid_queued){.key = -lucid_slurm_priority_of(s, job),
+            s->fair_order[i] = (lucid_queued){.key = -priority_of(s, job, fs),
                                               .seq = s->run[job].arrival_seq,
                                               .index = (uint32_t)job};
         }

@@ -102,6 +102,7 @@ void lucid_sched_free(lucid_sched *s)
     free(s->heap);
     free(s->scratch);
     free(s->fair_order);
+    free(s->slurm_fs);
     memset(s, 0, sizeof *s);
 }
 
@@ -406,9 +407,18 @@ static int32_t fair_user(const lucid_sched *s, int32_t job)
  * GPUs like its partner: both are allocated them. */
 static void fair_charge(lucid_sched *s, int32_t job, int sign)
 {
-    if (s->fairshare)
-        lucid_fairshare_run(s->fairshare, fair_user(s, job), sign * (int64_t)s->jobs[job].gpu_num,
-                            s->now);
+    if (!s->fairshare)
+        return;
+    int64_t units = s->jobs[job].gpu_num;
+    if (s->slurm_priority) {
+        /* The slurm policy: Slurm's billing, in thousandths (the factors
+         * are ratios of usage, so the unit does not matter). */
+        const lucid_job *j = &s->jobs[job];
+        double cpus = j->cpu_num > 0 ? (double)j->cpu_num : (double)j->gpu_num;
+        double bill = s->slurm_priority->bill_cpu * cpus + s->slurm_priority->bill_gpu * j->gpu_num;
+        units = (int64_t)llround(1000.0 * bill);
+    }
+    lucid_fairshare_run(s->fairshare, fair_user(s, job), sign * units, s->now);
 }
 
 static void begin_running(lucid_sched *s, int32_t job, double rate)

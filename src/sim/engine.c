@@ -250,6 +250,7 @@ typedef struct vc_run {
     int64_t ended_since, look_every; /* ended jobs since the last look; when to look */
     lucid_lucid_inputs lucid; /* pr->lucid with the local sharing scores */
     lucid_fairshare fairshare; /* the VC's users' usage (cfg->fairshare_weight > 0) */
+    int32_t *slurm_account;    /* the slurm policy's: each ledger slot's account, -1 none */
     borrow_state borrow;
     int32_t watched;
     int lends;
@@ -702,11 +703,27 @@ static int vc_run_fairshare(sim_context *ctx, vc_run *v, lucid_error *err)
         shares += !seen[k];
         seen[k] = 1;
     }
-    free(seen);
-    if (lucid_fairshare_init(&v->fairshare, nusers, shares, ctx->cfg->fairshare_half_life, err) < 0)
+    if (lucid_fairshare_init(&v->fairshare, nusers, shares, ctx->cfg->fairshare_half_life, err) <
+        0) {
+        free(seen);
         return -1;
+    }
+    for (int32_t k = 0; k < nusers; k++)
+        if (seen[k])
+            lucid_fairshare_join(&v->fairshare, k);
+    free(seen);
     v->s.fairshare = &v->fairshare;
     v->s.fairshare_weight = ctx->cfg->fairshare_weight;
+    if (v->s.slurm_priority && ctx->cfg->slurm_accounts) {
+        if (!(v->slurm_account = malloc((size_t)nusers * sizeof *v->slurm_account)))
+            return lucid_error_set(err, "out of memory");
+        for (int32_t k = 0; k < nusers; k++)
+            v->slurm_account[k] = -1;
+        if (lucid_slurm_accounts_parse(ctx->cfg->slurm_accounts, trace->strings, nusers,
+                                       v->slurm_account, err) < 0)
+            return -1;
+        v->s.slurm_account = v->slurm_account;
+    }
     return 0;
 }
 
@@ -758,6 +775,9 @@ static int vc_run_begin(sim_context *ctx, policy_run *pr, int32_t vc, lucid_reco
                  (pr->policy == &lucid_policy_slurm && cfg->slurm.weight_fairshare > 0);
     if (ledger && vc_run_fairshare(ctx, v, err) < 0) {
         lucid_sched_free(s);
+        lucid_fairshare_free(&v->fairshare);
+        free(v->slurm_account);
+        v->slurm_account = NULL;
         vc_run_free_arrays(v);
         return -1;
     }
@@ -959,6 +979,8 @@ static void vc_run_end(vc_run *v)
     v->hourly = NULL;
     lucid_sched_free(&v->s);
     lucid_fairshare_free(&v->fairshare);
+    free(v->slurm_account);
+    v->slurm_account = NULL;
     vc_run_free_arrays(v);
     v->pr->vc_samples[v->vc] = v->samples;
     v->pr->vc_nsamples[v->vc] = v->nsamples;
