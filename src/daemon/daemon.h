@@ -112,6 +112,8 @@ typedef struct lucidd_job {
                                 * unpinned, while it waits in main's queue */
     int ahead_wanted;          /* ... chosen for it by this tick's decision */
     char ahead_exclude[256];   /* the nodes its release ahead excludes ("" none) */
+    uint32_t ahead_priority;   /* the Slurm priority it went ahead at (0: not known, as
+                                * after a restart) */
     int was_released;          /* released since it last waited held: Slurm's StartTime may
                                 * be its backfill plan, not a --begin */
     char took_back[160];       /* why it was last taken back (shown with its reason meanwhile) */

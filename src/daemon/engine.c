@@ -2996,6 +2996,13 @@ static int no_easier(const lucidd_job *later, const lucidd_job *earlier)
            later->fit.whole >= earlier->fit.whole;
 }
 
+/* The Slurm priority of a job released ahead: below every pinned release. */
+static uint32_t ahead_priority(const lucidd_job *job)
+{
+    uint32_t p = slurm_priority(job) / 100;
+    return p > 0 ? p : 1;
+}
+
 /* After main's decision (`waiting` in its order, `results` beside them):
  * the jobs to release ahead, released; those released before that are no
  * longer among them, held again. */
@@ -3040,6 +3047,11 @@ static void release_ahead(lucidd *d, const decide_job *waiting, const decide_res
         if (results[i].holds && !results[i].start)
             budget = 0;
     const lucidd_job *before = NULL;
+    /* Slurm starts the jobs ahead in its priority order: when lucid's order
+     * of them has changed since they went (a QOS or fair-share factor read
+     * later, a new estimate), every one is given its priority again. */
+    uint32_t last = UINT32_MAX;
+    int reorder = 0;
     for (int i = 0; i < nwaiting && used < 2 * budget; i++) {
         if (results[i].start)
             continue;
@@ -3055,6 +3067,10 @@ static void release_ahead(lucidd *d, const decide_job *waiting, const decide_res
         job->ahead_wanted = 1;
         used += job->rec.gpus;
         before = job;
+        uint32_t at = job->ahead ? job->ahead_priority : ahead_priority(job);
+        if (at > last)
+            reorder = 1;
+        last = at;
     }
     for (size_t i = 0; i < d->njobs && d->slurm_up; i++) {
         lucidd_job *job = &d->jobs[i];
@@ -3081,7 +3097,7 @@ static void release_ahead(lucidd *d, const decide_job *waiting, const decide_res
             job->ahead = 1; /* the comment says so */
             char comment[256];
             comment_text(job, comment, sizeof comment);
-            uint32_t priority = slurm_priority(job) / 100;
+            uint32_t priority = ahead_priority(job);
             if (slurm_io_release_ahead(job->rec.job_id, d->cfg.main_partition, exclude, comment,
                                        priority, &err) < 0) {
                 job->ahead = 0; /* a release that half took is held again by track */
@@ -3090,8 +3106,21 @@ static void release_ahead(lucidd *d, const decide_job *waiting, const decide_res
             }
             snprintf(job->comment_sent, sizeof job->comment_sent, "%s", comment);
             snprintf(job->ahead_exclude, sizeof job->ahead_exclude, "%s", exclude);
+            job->ahead_priority = priority;
             job->was_released = 1;
             d->released_ahead++;
+            continue;
+        }
+        if (job->ahead && wanted && reorder && job->ahead_priority != ahead_priority(job)) {
+            char comment[256];
+            comment_text(job, comment, sizeof comment);
+            err = (lucid_error){{0}};
+            if (slurm_io_promote(job->rec.job_id, comment, ahead_priority(job), NULL, &err) < 0) {
+                note_error(d, &err);
+                continue;
+            }
+            snprintf(job->comment_sent, sizeof job->comment_sent, "%s", comment);
+            job->ahead_priority = ahead_priority(job);
         }
     }
 }

@@ -1831,6 +1831,46 @@ static void a_job_ahead_slurm_holds_is_held_again(void **state)
     assert_false(fake_called("ahead 1"));
 }
 
+/* The asan lab run of slurm_lucidd_limits: LOW and HIGH went ahead in
+ * lucid's order of the moment (LOW first); lucid then read HIGH's QOS
+ * factor and put it first, but Slurm still had LOW's priority above
+ * HIGH's and started LOW on the next free node.  Here with fair share:
+ * alice's 1-hour and bob's 4-hour 8-GPU jobs go ahead with main full,
+ * alice's first (her priority in Slurm the higher); then the users'
+ * shares arrive (alice far over hers) and bob's comes first: both are
+ * given their priorities again, bob's now the higher. */
+static void jobs_ahead_follow_lucids_order_in_slurm(void **state)
+{
+    (void)state;
+    release_ahead_on(8);
+    d.cfg.fairshare_weight = -1;
+    fake.fairshare_weight = 1000;
+    slurm_job *a = fake_submit(1, "alice", 8, 8, 1);
+    snprintf(a->account, sizeof a->account, "a");
+    a->time_limit_min = 60;
+    slurm_job *b = fake_submit(2, "bob", 8, 8, 1);
+    snprintf(b->account, sizeof b->account, "b");
+    b->time_limit_min = 240;
+    engine_tick(&d);
+    assert_true(fake_called("ahead 1 main excl=") && fake_called("ahead 2 main excl="));
+    uint32_t pa = engine_find(&d, 1)->ahead_priority, pb = engine_find(&d, 2)->ahead_priority;
+    assert_true(pa > pb);
+    fake.log[0] = '\0';
+    engine_tick(&d); /* nothing changed: nothing sent again */
+    assert_false(fake_called("promote 1") || fake_called("promote 2"));
+    alice_and_bob_shares(1000);
+    d.fairshare_read_at = 0; /* the next read is due */
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    engine_tick(&d);
+    assert_true(fake_called("promote 1") && fake_called("promote 2"));
+    assert_true(engine_find(&d, 2)->ahead_priority > engine_find(&d, 1)->ahead_priority);
+    assert_true(fake_job(1)->held == 0 && fake_job(2)->held == 0); /* still ahead */
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    assert_false(fake_called("promote 1") || fake_called("promote 2"));
+}
+
 /* lucid decides to start a job released ahead, records it, and Slurm stops
  * answering before the promotion reaches it: the restarted lucidd (its
  * reconcile) applies it again, a pinned release's priority and all. */
@@ -1964,6 +2004,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(an_unapplied_start_of_a_job_ahead_is_applied_again, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(a_job_ahead_slurm_holds_is_held_again, setup, teardown),
+        cmocka_unit_test_setup_teardown(jobs_ahead_follow_lucids_order_in_slurm, setup, teardown),
         cmocka_unit_test_setup_teardown(a_yielding_job_keeps_its_gpus_from_jobs_ahead, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(no_job_goes_ahead_of_a_reservation, setup, teardown),
