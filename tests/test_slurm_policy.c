@@ -282,6 +282,17 @@ static void slurm_conf_read(void **state)
     assert_string_equal(exp.slurm_billing_gpu, "2.5");
     lucid_experiment_free(&exp);
 
+    /* The weights on partition lines (the lab's): the default partition's. */
+    write_conf(path, "PartitionName=debug Nodes=n1 TRESBillingWeights=CPU=2\n"
+                     "PartitionName=main Nodes=n1 Default=YES MaxTime=INFINITE "
+                     "TRESBillingWeights=CPU=1.0,GRES/gpu=8.0,GRES/lucidshare=8.0\n");
+    lucid_experiment_defaults(&exp);
+    if (lucid_slurm_conf_apply(&exp, path, &err) < 0)
+        fail_msg("%s", err.msg);
+    assert_string_equal(exp.slurm_billing_cpu, "1.0");
+    assert_string_equal(exp.slurm_billing_gpu, "8.0");
+    lucid_experiment_free(&exp);
+
     write_conf(path, "PriorityWeightAge=1000\nPriorityType=priority/basic\nSchedulerType=sched/builtin\n");
     lucid_experiment_defaults(&exp);
     assert_int_equal(lucid_slurm_conf_apply(&exp, path, &err), 0);
@@ -351,6 +362,39 @@ static void fair_tree_ranks_accounts_first(void **state)
         } else {
             EXPECT_JOB(&t, 4, 1000, 1100, 980);
             EXPECT_JOB(&t, 3, 1100, 1200, 1090);
+        }
+        simtest_free(&t);
+    }
+}
+
+/* Slurm charges usage and recomputes the fair-share factors once every
+ * PriorityCalcPeriod (its decay pass); between two, the factors stand.
+ * One node of 8 GPUs, fair share 1000 only:
+ *   job 1  u1 8 GPUs t=0  d=100     job 2  u1 8 GPUs t=10 d=100
+ *   job 3  u2 8 GPUs t=20 d=100
+ * With the default 300-s period the factors in force at 100 are those of
+ * 0, when nobody had used anything: equal, so submission order, job 2 at
+ * 100 and job 3 at 200.  With a 50-s period they are those of 100: u1 used
+ * 800, u2 nothing, so job 3 at 100 and job 2 at 200. */
+static void fair_share_stands_between_recalculations(void **state)
+{
+    (void)state;
+    static const char *trace = "job_id,user,vc,gpu_num,submit_time,duration\n"
+                               "1,u1,a,8,0,100\n"
+                               "2,u1,a,8,10,100\n"
+                               "3,u2,a,8,20,100\n";
+    for (int period = 300; period >= 50; period -= 250) {
+        simtest t;
+        simtest_load(&t, 1, trace);
+        t.cfg.slurm.weight_fairshare = 1000;
+        t.cfg.slurm.calc_period = period;
+        simtest_run_ok(&t, "slurm");
+        if (period == 300) {
+            EXPECT_JOB(&t, 2, 100, 200, 90);
+            EXPECT_JOB(&t, 3, 200, 300, 180);
+        } else {
+            EXPECT_JOB(&t, 3, 100, 200, 80);
+            EXPECT_JOB(&t, 2, 200, 300, 190);
         }
         simtest_free(&t);
     }
@@ -429,6 +473,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fair_tree_ranks_accounts_first),
         cmocka_unit_test(usage_is_slurms_billing),
+        cmocka_unit_test(fair_share_stands_between_recalculations),
         cmocka_unit_test(accounts_parsed),
         cmocka_unit_test(default_weights_are_fifo),
         cmocka_unit_test(job_size_orders_the_queue),

@@ -3,7 +3,9 @@
  * One implementation for both callers: lucidd (src/daemon/engine.c,
  * order_values) reads each association's factor from Slurm, the simulator
  * keeps its own ledger of the users' decayed GPU-seconds (below) and
- * computes the factor the way Slurm's classic multifactor plugin does.
+ * computes the factor the way Slurm's classic multifactor plugin does
+ * (the simulator's slurm policy ranks users by Fair Tree from the same
+ * ledger, charged in Slurm's billing units: policy_slurm.c).
  * docs/fairshare.md has the definitions and the measured effect. */
 #ifndef LUCID_FAIRSHARE_H
 #define LUCID_FAIRSHARE_H

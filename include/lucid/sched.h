@@ -230,8 +230,10 @@ typedef struct lucid_sched {
      * is in (0, 1, ...), or -1 directly under the root (NULL: every user
      * under the root, each an equal share). */
     const int32_t *slurm_account;
-    double *slurm_fs;             /* its scratch: each slot's fair-share factor */
+    double *slurm_fs;             /* each slot's fair-share factor, as Slurm last computed it */
     size_t slurm_fs_cap;
+    int64_t slurm_fs_at;          /* ... at this priority recalculation */
+    int slurm_fs_valid;
 } lucid_sched;
 
 int lucid_sched_init(lucid_sched *s, const lucid_job *jobs, lucid_jobrun *run, int32_t vc,

@@ -79,6 +79,11 @@ typedef struct conf_ctx {
     int basic; /* PriorityType=priority/basic: no weights */
     char weights[3][32];
     long weight_line[3];
+    int global_billing;       /* a TRESBillingWeights line of its own was read */
+    char part_billing[256];   /* a partition's TRESBillingWeights (the default one's, else
+                               * the first) */
+    long part_billing_line;
+    int part_billing_default;
 } conf_ctx;
 
 static int set(conf_ctx *c, const char *section, const char *key, const char *value)
@@ -223,8 +228,32 @@ static int one_key(conf_ctx *c, const char *key, const char *value)
         return scheduler_parameters(c, value);
     if (strcasecmp(key, "PriorityFlags") == 0)
         return priority_flags(c, value);
-    if (strcasecmp(key, "TRESBillingWeights") == 0)
+    if (strcasecmp(key, "TRESBillingWeights") == 0) {
+        c->global_billing = 1;
         return billing_weights(c, value);
+    }
+    if (strcasecmp(key, "PartitionName") == 0) {
+        /* Its pairs are on its line: the billing weights are kept (the
+         * simulator has one set; a site usually gives every partition the
+         * same), the default partition's before the others. */
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%s", value);
+        const char *weights = NULL;
+        int is_default = 0;
+        for (char *save = NULL, *tok = strtok_r(buf, " \t", &save); tok;
+             tok = strtok_r(NULL, " \t", &save)) {
+            if (strncasecmp(tok, "TRESBillingWeights=", 19) == 0)
+                weights = tok + 19;
+            else if (strcasecmp(tok, "Default=YES") == 0)
+                is_default = 1;
+        }
+        if (weights && (!c->part_billing[0] || (is_default && !c->part_billing_default))) {
+            snprintf(c->part_billing, sizeof c->part_billing, "%s", weights);
+            c->part_billing_line = c->line;
+            c->part_billing_default = is_default;
+        }
+        return 0;
+    }
     return 0;
 }
 
@@ -265,6 +294,10 @@ int lucid_slurm_conf_apply(lucid_experiment *exp, const char *path, lucid_error 
     if (rc == 0 && ferror(f))
         rc = lucid_error_set(err, "%s: read error", path);
     fclose(f);
+    if (rc == 0 && !c.global_billing && c.part_billing[0]) {
+        c.line = c.part_billing_line;
+        rc = billing_weights(&c, c.part_billing);
+    }
     static const char *const keys[3] = {"weight_age", "weight_fairshare", "weight_jobsize"};
     for (int k = 0; rc == 0 && k < 3; k++)
         if (c.weights[k][0])

@@ -151,7 +151,11 @@ static int fair_tree(const lucid_fairshare *f, const int32_t *account, int64_t n
     for (int32_t slot = 0; slot < f->nusers; slot++) {
         if (!f->member[slot])
             continue;
-        double u = use[slot] = lucid_fairshare_usage(f, slot, now);
+        /* At `now`, or at the user's last change if that came later (the
+         * ledger does not go back; the policy decides at every
+         * recalculation while jobs run, so that is rare). */
+        int64_t at = now > f->user[slot].as_of ? now : f->user[slot].as_of;
+        double u = use[slot] = lucid_fairshare_usage(f, slot, at);
         total += u;
         int32_t a = account ? account[slot] : -1;
         if (a < 0) {
@@ -173,18 +177,37 @@ static int fair_tree(const lucid_fairshare *f, const int32_t *account, int64_t n
     return 0;
 }
 
-/* Each slot's fair-share factor at s->now into s->slurm_fs (Fair Tree),
- * or NULL (classic, no ledger, or no memory: the classic factor then). */
+/* Each slot's fair-share factor into s->slurm_fs as Slurm holds it: Slurm
+ * charges usage and computes the factors (and pending jobs' priorities)
+ * once every PriorityCalcPeriod, in its decay pass, so the table is made
+ * at the first decision of each period, from the usage then, and kept
+ * through it (a job submitted meanwhile gets its priority from it, as
+ * Slurm gives one at submission).  NULL: no ledger, or no memory. */
 static const double *fs_table(lucid_sched *s)
 {
     const lucid_slurm_priority *w = weights(s);
-    if (!w->fair_tree || !(w->weight_fairshare > 0) || !s->fairshare)
+    if (!(w->weight_fairshare > 0) || !s->fairshare)
         return NULL;
+    int64_t calc = last_calc(w, s->now);
+    if (s->slurm_fs_valid && s->slurm_fs_at == calc)
+        return s->slurm_fs;
     size_t n = (size_t)s->fairshare->nusers + 1;
     if (LUCID_GROW(s->slurm_fs, s->slurm_fs_cap, n) < 0)
         return NULL;
-    if (fair_tree(s->fairshare, s->slurm_account, s->now, s->slurm_fs) < 0)
-        return NULL;
+    /* The usage at the recalculation itself (Slurm's decay pass). */
+    if (w->fair_tree) {
+        if (fair_tree(s->fairshare, s->slurm_account, calc, s->slurm_fs) < 0)
+            return NULL;
+    } else {
+        const lucid_fairshare *f = s->fairshare;
+        for (int32_t slot = 0; slot < f->nusers; slot++) {
+            int64_t at = calc > f->user[slot].as_of ? calc : f->user[slot].as_of;
+            at = at > f->total.as_of ? at : f->total.as_of;
+            s->slurm_fs[slot] = lucid_fairshare_factor(f, slot, at);
+        }
+    }
+    s->slurm_fs_at = calc;
+    s->slurm_fs_valid = 1;
     return s->slurm_fs;
 }
 
@@ -237,7 +260,11 @@ static double priority_of(const lucid_sched *s, int32_t job, const double *fs)
 
 double lucid_slurm_priority_of(const lucid_sched *s, int32_t job)
 {
+    /* The factors of this period's recalculation, once a decision made
+     * them; else from the usage now. */
     const lucid_slurm_priority *w = weights(s);
+    if (s->slurm_fs_valid && s->slurm_fs_at == last_calc(w, s->now))
+        return priority_of(s, job, s->slurm_fs);
     double *fs = NULL;
     if (w->fair_tree && w->weight_fairshare > 0 && s->fairshare &&
         (fs = malloc(((size_t)s->fairshare->nusers + 1) * sizeof *fs)) != NULL &&
@@ -300,8 +327,8 @@ static int never_before(const lucid_sched *s, int32_t a, int32_t b)
  * then starts in that order. */
 static void decide(lucid_sched *s)
 {
+    const double *fs = fs_table(s); /* at every recalculation, even with nothing to order */
     if (s->qlen > 1 && LUCID_GROW(s->fair_order, s->fair_cap, s->qlen) == 0) {
-        const double *fs = fs_table(s);
         for (size_t i = 0; i < s->qlen; i++) {
             int32_t job = s->queue[i];
             s->fair_order[i] = (lucid_queued){.key = -priority_of(s, job, fs),
@@ -329,7 +356,10 @@ static int64_t next_decision(const lucid_sched *s)
 {
     const lucid_slurm_priority *w = weights(s);
     int64_t next = LUCID_NEVER;
-    if (s->qlen >= 2 && s->nrunning > 0 && (w->weight_age > 0 || w->weight_fairshare > 0))
+    /* While jobs run, usage grows: Slurm's factors are those of its last
+     * recalculation, so the policy takes them at each (fs_table). */
+    if (s->nrunning > 0 &&
+        ((s->qlen >= 2 && w->weight_age > 0) || (w->weight_fairshare > 0 && s->fairshare)))
         next = last_calc(w, s->now) + (w->calc_period > 0 ? w->calc_period : 1);
     /* The next backfill pass, while jobs wait behind running ones. */
     if (s->backfill && s->qlen > 0 && s->nrunning > 0 && w->bf_interval > 1) {
