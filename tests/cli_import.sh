@@ -85,6 +85,25 @@ check "sacct --slurm-conf: the policies and the site's keys" grep -q "^policies 
 check "sacct --slurm-conf: [slurm] keys" [ "$(sed -n '/^\[slurm\]/,/^$/p' "$tmp/lab-sc/experiment.ini" | grep -c -e '^weight_fairshare = 10000$' -e '^weight_age = 1000$' -e '^calc_period = 60$' -e '^backfill = conservative$' -e '^backfill_interval = 10$')" = 5 ]
 check "sacct --slurm-conf: simulates" "$lucid" simulate "$tmp/lab-sc/experiment.ini" --quiet --out "$tmp/lab-sc/results"
 check "sacct --slurm-conf: the slurm policy ran" [ -s "$tmp/lab-sc/results/jobs-slurm.csv" ]
+# The slurm policy's associations, cluster counts (3 nodes of 32 CPUs) and
+# start latency from the records: a chain of 12 jobs of 4 GPUs and 10 s on
+# one node, all submitted at 12:00:00, each started 1, 0, 1, 0, ... s
+# after what freed it (its submission, then the previous job's end): 0.50.
+{
+    echo 'JobID|User|Account|Partition|AllocTRES|ReqTRES|Submit|Start|End|Elapsed|State|NNodes'
+    t=1
+    for k in $(seq 1 12); do
+        s=$(printf '12:%02d:%02d' $((t / 60)) $((t % 60)))
+        e=$(printf '12:%02d:%02d' $(((t + 10) / 60)) $(((t + 10) % 60)))
+        u=$([[ $k == 1 ]] && echo bob || echo alice)
+        echo "$k|$u|team$((k % 2))|main|cpu=1,node=1,gres/gpu=4|cpu=1,node=1,gres/gpu=4|2026-12-03T12:00:00|2026-12-03T$s|2026-12-03T$e|00:00:10|COMPLETED|1"
+        t=$((t + 10 + (k % 2 == 0 ? 1 : 0)))
+    done
+} >"$tmp/chain.sacct"
+"$lucid" trace import --format sacct "$tmp/chain.sacct" "$sa/lab/nodes.txt" --slurm-conf "$tmp/slurm.conf" --out "$tmp/chain" >/dev/null
+check "sacct --slurm-conf: start latency fitted (0.50)" grep -q '^start_latency = 0.50$' "$tmp/chain/experiment.ini"
+check "sacct --slurm-conf: cluster nodes and CPUs from the node list" [ "$(grep -c -e '^cluster_nodes = 3$' -e '^cluster_cpus = 96$' "$tmp/chain/experiment.ini")" = 2 ]
+check "sacct --slurm-conf: the associations (each user's first account)" grep -q '^accounts = team1:bob team0:alice$' "$tmp/chain/experiment.ini"
 printf 'PriorityMaxAge=7days\n' >"$tmp/bad-slurm.conf"
 expect_error "sacct --slurm-conf: a bad value" "bad-slurm.conf:1: PriorityMaxAge: '7days' is not a Slurm time" "$lucid" trace import --format sacct "$sa/lab.sacct" --slurm-conf "$tmp/bad-slurm.conf" --out "$tmp/lab-bad"
 # lucid whatif: the same import, the seven policies, and the twin's error

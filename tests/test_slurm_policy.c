@@ -400,6 +400,32 @@ static void fair_share_stands_between_recalculations(void **state)
     }
 }
 
+/* [slurm] start_latency 0.5: every start half a second after its decision,
+ * in whole seconds with the fraction carried: four 8-GPU jobs of 10 s on
+ * one node, all submitted at 0, start at 0 (carry 0.5), 11 (1.0: one
+ * second), 21 (0.5) and 32 (1.0); without it at 0, 10, 20 and 30. */
+static void starts_take_slurms_latency(void **state)
+{
+    (void)state;
+    static const char *trace = "job_id,user,vc,gpu_num,submit_time,duration\n"
+                               "1,u1,a,8,0,10\n"
+                               "2,u1,a,8,0,10\n"
+                               "3,u1,a,8,0,10\n"
+                               "4,u1,a,8,0,10\n";
+    static const int64_t with[] = {0, 11, 21, 32}, without[] = {0, 10, 20, 30};
+    for (int on = 0; on <= 1; on++) {
+        simtest t;
+        simtest_load(&t, 1, trace);
+        t.cfg.slurm.start_latency = on ? 0.5 : 0;
+        simtest_run_ok(&t, "slurm");
+        for (int k = 0; k < 4; k++) {
+            int64_t start = on ? with[k] : without[k];
+            EXPECT_JOB(&t, k + 1, start, start + 10, (double)start);
+        }
+        simtest_free(&t);
+    }
+}
+
 /* Usage is Slurm's billing: the job's CPUs unless TRESBillingWeights says
  * otherwise.  One node of 8 GPUs, fair share only:
  *   job 1  u1 6 GPUs 1 CPU  t=0  d=1000   job 2  u3 2 GPUs 4 CPUs t=0 d=1000
@@ -474,6 +500,7 @@ int main(void)
         cmocka_unit_test(fair_tree_ranks_accounts_first),
         cmocka_unit_test(usage_is_slurms_billing),
         cmocka_unit_test(fair_share_stands_between_recalculations),
+        cmocka_unit_test(starts_take_slurms_latency),
         cmocka_unit_test(accounts_parsed),
         cmocka_unit_test(default_weights_are_fifo),
         cmocka_unit_test(job_size_orders_the_queue),

@@ -92,6 +92,7 @@ typedef struct lucid_experiment {
     char *slurm_fair_tree;         /* yes / no (PriorityFlags=NO_FAIR_TREE) */
     char *slurm_billing_cpu, *slurm_billing_gpu; /* TRESBillingWeights CPU=, GRES/gpu= */
     char *slurm_cluster_nodes, *slurm_cluster_cpus; /* the job-size factor's N and C */
+    char *slurm_start_latency;     /* seconds from decision to start, on average */
     /* The associations: "ACCOUNT:USER,USER ACCOUNT:USER ..." (users not
      * named are directly under the root) */
     char *slurm_accounts;

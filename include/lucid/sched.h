@@ -234,6 +234,7 @@ typedef struct lucid_sched {
     size_t slurm_fs_cap;
     int64_t slurm_fs_at;          /* ... at this priority recalculation */
     int slurm_fs_valid;
+    double slurm_latency_carry;   /* start_latency's fraction not yet spent */
 } lucid_sched;
 
 int lucid_sched_init(lucid_sched *s, const lucid_job *jobs, lucid_jobrun *run, int32_t vc,
@@ -371,6 +372,10 @@ typedef struct lucid_slurm_priority {
      * the whole cluster (0: the simulated VC's nodes; its GPUs stand for
      * CPUs). */
     int64_t cluster_nodes, cluster_cpus;
+    /* Slurm's latency from the decision to the start (sacct's Start), in
+     * seconds on average: every start takes place that much later, in
+     * whole seconds with the fraction carried to the next (0: at once). */
+    double start_latency;
 } lucid_slurm_priority;
 /* slurm.conf's defaults: weights 0, 7 days, 300 s, no; bf_interval 30 s;
  * Fair Tree; billing by CPUs. */

@@ -351,6 +351,56 @@ static void profiler_share(const lucid_import *imp, int32_t *nodes, int32_t *fac
     free(taken);
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Slurm's start latency on these records, for the slurm policy: the mean
+ * wait of each job from what could have started it (its submission, or
+ * the last end before its start, whichever came later) to its start,
+ * over the waits of at most 5 s (longer ones waited for something else:
+ * GPUs, a backfill pass).  -1 with fewer than 10 such jobs. */
+static double fit_start_latency(const lucid_import *imp)
+{
+    int64_t *ends = malloc((imp->njobs + 1) * sizeof *ends);
+    if (!ends)
+        return -1;
+    size_t n = 0;
+    for (size_t i = 0; i < imp->njobs; i++) {
+        const lucid_import_job *j = &imp->jobs[i];
+        if (j->first_start != LUCID_IMPORT_NO_TIME && j->earlier_runs == 0)
+            ends[n++] = j->first_start + j->duration;
+    }
+    qsort(ends, n, sizeof *ends, cmp_i64);
+    double sum = 0;
+    long count = 0;
+    for (size_t i = 0; i < imp->njobs; i++) {
+        const lucid_import_job *j = &imp->jobs[i];
+        if (j->first_start == LUCID_IMPORT_NO_TIME)
+            continue;
+        size_t lo = 0, hi = n; /* the ends at or before its start */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (ends[mid] <= j->first_start)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        int64_t from = j->submit;
+        if (lo > 0 && ends[lo - 1] > from)
+            from = ends[lo - 1];
+        int64_t wait = j->first_start - from;
+        if (wait >= 0 && wait <= 5) {
+            sum += (double)wait;
+            count++;
+        }
+    }
+    free(ends);
+    return count >= 10 ? sum / (double)count : -1;
+}
+
 /* The experiment next to the trace: the template's (or default) keys with
  * the folder's own files; paths inside DIR are written relative to it so the
  * folder can move. */
@@ -424,7 +474,9 @@ static int write_experiment(FILE *f, const char *template_path, const char *dir_
     }
     /* The slurm policy's Fair Tree and job size from the records and the
      * node list (sacct). */
-    char nodes_count[32], cpus_count[32];
+    char nodes_count[32], cpus_count[32], latency[32];
+    double fitted = slurm_conf ? fit_start_latency(imp) : -1;
+    snprintf(latency, sizeof latency, "%.2f", fitted);
     snprintf(nodes_count, sizeof nodes_count, "%lld", (long long)imp->cluster_nodes);
     snprintf(cpus_count, sizeof cpus_count, "%lld", (long long)imp->cluster_cpus);
     if (slurm_conf &&
@@ -436,6 +488,9 @@ static int write_experiment(FILE *f, const char *template_path, const char *dir_
                                &err) < 0) ||
          (imp->cluster_cpus > 0 &&
           lucid_experiment_set(&exp, "slurm", "cluster_cpus", cpus_count, NULL, "import", 0,
+                               &err) < 0) ||
+         (fitted >= 0 && fitted <= 60 &&
+          lucid_experiment_set(&exp, "slurm", "start_latency", latency, NULL, "import", 0,
                                &err) < 0))) {
         lucid_experiment_free(&exp);
         return cli_fail("%s", err.msg);

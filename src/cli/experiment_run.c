@@ -119,6 +119,8 @@ void cli_run_slurm_priority(const lucid_experiment *exp, lucid_slurm_priority *p
         p->cluster_nodes = v;
     if (exp->slurm_cluster_cpus && lucid_parse_i64(exp->slurm_cluster_cpus, &v) == 0)
         p->cluster_cpus = v;
+    if (exp->slurm_start_latency)
+        lucid_parse_f64(exp->slurm_start_latency, &p->start_latency);
 }
 
 int cli_run_backfill(const lucid_experiment *exp, lucid_sim_config *cfg)

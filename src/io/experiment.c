@@ -109,6 +109,7 @@ static const key_spec keys[] = {
     {"slurm", "cluster_nodes", KEY_OPT_INT, FIELD(slurm_cluster_nodes), 1, 100000000},
     {"slurm", "cluster_cpus", KEY_OPT_INT, FIELD(slurm_cluster_cpus), 1, INT64_MAX / 4},
     {"slurm", "accounts", KEY_STRING, FIELD(slurm_accounts), 0, 0},
+    {"slurm", "start_latency", KEY_OPT_NUMBER, FIELD(slurm_start_latency), 0, 60},
     BACKFILL_KEYS("slurm", LUCID_EXP_BF_SLURM),
 };
 

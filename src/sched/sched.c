@@ -421,15 +421,30 @@ static void fair_charge(lucid_sched *s, int32_t job, int sign)
     lucid_fairshare_run(s->fairshare, fair_user(s, job), sign * units, s->now);
 }
 
+/* The slurm policy's start latency ([slurm] start_latency): whole seconds
+ * from the decision to the start, the fraction carried to the next start
+ * (so a 0.5-s latency starts every other job a second later). */
+static int64_t start_latency(lucid_sched *s)
+{
+    if (!s->slurm_priority || !(s->slurm_priority->start_latency > 0))
+        return 0;
+    s->slurm_latency_carry += s->slurm_priority->start_latency;
+    double whole = floor(s->slurm_latency_carry + 1e-9);
+    s->slurm_latency_carry -= whole;
+    return (int64_t)whole;
+}
+
 static void begin_running(lucid_sched *s, int32_t job, double rate)
 {
     lucid_jobrun *r = &s->run[job];
+    /* Its GPUs are taken now; it runs from `at` on. */
+    int64_t at = s->now + start_latency(s);
     r->status = LUCID_RUNNING;
-    r->base = s->now;
+    r->base = at;
     r->rate = rate;
     if (r->start_time < 0)
-        r->start_time = s->now;
-    r->queue += (double)(s->now - r->waiting_since);
+        r->start_time = at;
+    r->queue += (double)(at - r->waiting_since);
     run_append(s, job);
     fair_charge(s, job, 1);
     if (s->on_change)
