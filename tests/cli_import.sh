@@ -117,6 +117,7 @@ want=$(python3 "$src/bench/replay_error.py" "$tmp/wi/trace/trace.csv" "$tmp/wi/r
 got=$(awk '/within 2 \/ 10 \/ 60 s/ {gsub("%", ""); printf "%.0f %.0f %.0f ", $(NF-4), $(NF-2), $NF}
     /start error median/ {printf "%s %s %s", $4, $7, $10}' "$tmp/wi/whatif.txt")
 check "whatif: the replay's error is the history's ($got / $want)" test "$got" = "$want"
+check "whatif: says how the twin was set up" grep -q '^  with Fair Tree over 1 account, billing CPU=1 GRES/gpu=0, start latency 0 s$' "$tmp/wi/whatif.txt"
 check "whatif: each policy beside the replay" [ "$(grep -cE '^(fifo|sjf|srtf|qssf|tiresias|lucid|slurm) ' "$tmp/wi/whatif.txt")" = 7 ]
 check "whatif: the replay is 0 against itself" grep -q '^slurm .* +0.0%  (the replay)$' "$tmp/wi/whatif.txt"
 expect_error "whatif: slurm.conf required" "--slurm-conf FILE are required" \

@@ -17,6 +17,8 @@
 #include "cli.h"
 #include "lucid/atomic.h"
 #include "lucid/csv.h"
+#include "lucid/experiment.h"
+#include "lucid/sched.h"
 
 static void usage(FILE *out)
 {
@@ -274,14 +276,40 @@ int cmd_whatif(int argc, char **argv)
         free(e);
         return cli_fail("out of memory");
     }
+    /* What the twin was configured with (the import's keys). */
+    char setup[512] = "";
+    lucid_experiment exp;
+    lucid_experiment_defaults(&exp);
+    lucid_error load_err = {{0}};
+    if (lucid_experiment_load(&exp, ini, &load_err) == 0) {
+        int32_t accounts = exp.slurm_accounts
+                               ? lucid_slurm_accounts_parse(exp.slurm_accounts, NULL, 0, NULL,
+                                                            &load_err)
+                               : 0;
+        char tree[64];
+        if (exp.slurm_fair_tree && strcmp(exp.slurm_fair_tree, "no") == 0)
+            snprintf(tree, sizeof tree, "classic fair share");
+        else if (accounts > 0)
+            snprintf(tree, sizeof tree, "Fair Tree over %d account%s", accounts,
+                     accounts == 1 ? "" : "s");
+        else
+            snprintf(tree, sizeof tree, "Fair Tree, every user under the root");
+        snprintf(setup, sizeof setup,
+                 "  with %s, billing CPU=%s GRES/gpu=%s, start latency %s s\n", tree,
+                 exp.slurm_billing_cpu ? exp.slurm_billing_cpu : "1",
+                 exp.slurm_billing_gpu ? exp.slurm_billing_gpu : "0",
+                 exp.slurm_start_latency ? exp.slurm_start_latency : "0");
+    }
+    lucid_experiment_free(&exp);
     fprintf(o,
             "The twin: the slurm policy (%s) replaying %zu jobs of the history\n"
+            "%s"
             "  starts within 2 / 10 / 60 s of Slurm's: %.1f / %.1f / %.1f %%\n"
             "  start error median %lld s, p90 %lld s, max %lld s\n"
             "  average JCT %.1f s simulated, %.1f s in the history (%+.1f %%)\n\n"
             "The same jobs under each policy (JCT against the replay; read each\n"
             "difference beside the replay's own error above):\n",
-            conf, count, 100.0 * (double)within[0] / (double)count,
+            conf, count, setup, 100.0 * (double)within[0] / (double)count,
             100.0 * (double)within[1] / (double)count, 100.0 * (double)within[2] / (double)count,
             (long long)e[(count - 1) / 2], (long long)e[(size_t)(0.9 * (double)(count - 1))],
             (long long)e[count - 1], sim_jct, real_jct, 100.0 * (sim_jct / real_jct - 1.0));
