@@ -235,6 +235,8 @@ typedef struct lucid_sched {
     int64_t slurm_fs_at;          /* ... at this priority recalculation */
     int slurm_fs_valid;
     double slurm_latency_carry;   /* start_latency's fraction not yet spent */
+    double *slurm_ft;             /* Fair Tree's working memory (policy_slurm.c) */
+    size_t slurm_ft_cap;
 } lucid_sched;
 
 int lucid_sched_init(lucid_sched *s, const lucid_job *jobs, lucid_jobrun *run, int32_t vc,

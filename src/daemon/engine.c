@@ -1645,6 +1645,25 @@ static int hostlist_minus(const char *list, const char *drop, char *out, size_t 
     return dropped;
 }
 
+/* A job released ahead that lucid now starts on `nodes`: a pinned
+ * release's priority and its comment, and `nodes` taken out of what it
+ * excludes (`excluded`, the exclusion its release ahead set), into
+ * `kept` when any was (NULL: none changed).  Unpinned: Slurm may be
+ * starting it this very moment, and a pin sent to a running job resizes it
+ * (sacct records the run twice). */
+static int promote_ahead(lucidd_job *job, const char *excluded, const char *nodes,
+                         char kept[256], lucid_error *err)
+{
+    char comment[256];
+    comment_text(job, comment, sizeof comment);
+    int narrowed = hostlist_minus(excluded, nodes, kept, 256);
+    if (slurm_io_promote(job->rec.job_id, comment, slurm_priority(job), narrowed ? kept : NULL,
+                         err) < 0)
+        return -1;
+    snprintf(job->comment_sent, sizeof job->comment_sent, "%s", comment);
+    return narrowed;
+}
+
 static void apply_start(lucidd *d, lucidd_job *job, const decide_result *result, int profiling)
 {
     int was_ahead = job->ahead && !profiling && !result->partner;
@@ -1690,23 +1709,18 @@ static void apply_start(lucidd *d, lucidd_job *job, const decide_result *result,
     comment_text(job, comment, sizeof comment);
     lucid_error err = {{0}};
     if (was_ahead) {
-        /* Released ahead, it may be starting this very moment: a pin sent
-         * to a running job resizes it (sacct records the run twice), so
-         * it is left unpinned (Slurm starts it where it fits, lucid reads
-         * where) and only given a pinned release's priority. */
-        /* The nodes it excludes (packed ones, when it went ahead) lose
-         * lucid's choice: a node whose packed jobs have ended since is
-         * where lucid may now place it. */
-        char exclude[sizeof job->ahead_exclude];
-        int narrowed = hostlist_minus(job->ahead_exclude, result->nodes, exclude, sizeof exclude);
-        if (slurm_io_promote(job->rec.job_id, comment, slurm_priority(job),
-                             narrowed ? exclude : NULL, &err) < 0) {
+        /* Slurm starts it where it fits, lucid reads where.  The nodes it
+         * excluded (packed ones, when it went ahead) lose lucid's choice:
+         * a node whose packed jobs have ended since is where lucid may
+         * now place it. */
+        char kept[sizeof job->ahead_exclude];
+        int narrowed = promote_ahead(job, job->ahead_exclude, result->nodes, kept, &err);
+        if (narrowed < 0) {
             note_error(d, &err);
             return;
         }
         if (narrowed)
-            snprintf(job->ahead_exclude, sizeof job->ahead_exclude, "%s", exclude);
-        snprintf(job->comment_sent, sizeof job->comment_sent, "%s", comment);
+            snprintf(job->ahead_exclude, sizeof job->ahead_exclude, "%s", kept);
         ack(d, id);
         return;
     }
@@ -3663,11 +3677,8 @@ int engine_reconcile(lucidd *d, lucid_error *err)
             /* A job released ahead that lucid started (apply_start's promote). */
             lucidd_log("job %u: re-applying unacknowledged start (released ahead) on %s",
                        dec->job_id, job->rec.node_list);
-            char comment[256], exclude[256];
-            comment_text(job, comment, sizeof comment);
-            int narrowed = hostlist_minus(sj->exc_nodes, job->rec.node_list, exclude, sizeof exclude);
-            if (slurm_io_promote(dec->job_id, comment, slurm_priority(job),
-                                 narrowed ? exclude : NULL, &apply_err) < 0) {
+            char kept[256];
+            if (promote_ahead(job, sj->exc_nodes, job->rec.node_list, kept, &apply_err) < 0) {
                 note_error(d, &apply_err);
                 continue;
             }

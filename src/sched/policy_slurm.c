@@ -122,8 +122,11 @@ static void rank_level(const lucid_fairshare *f, const int32_t *account, const d
     }
 }
 
-/* Every member's factor into fs[slot] (others left alone), at `now`. */
-static int fair_tree(const lucid_fairshare *f, const int32_t *account, int64_t now, double *fs)
+/* Every member's factor into fs[slot] (others left alone), at `now`.
+ * Its working memory is `*buf` (`*cap` doubles), grown as needed and kept
+ * by the caller, so a recalculation allocates nothing once it has run. */
+static int fair_tree(const lucid_fairshare *f, const int32_t *account, int64_t now, double *fs,
+                     double **buf, size_t *cap)
 {
     int32_t nusers = 0, naccounts = 0;
     for (int32_t slot = 0; slot < f->nusers; slot++) {
@@ -135,17 +138,18 @@ static int fair_tree(const lucid_fairshare *f, const int32_t *account, int64_t n
     }
     if (nusers == 0)
         return 0;
-    ft_node *n = malloc(((size_t)nusers * 2 + (size_t)naccounts + 1) * sizeof *n);
-    double *acct_usage = calloc((size_t)naccounts + 1, sizeof *acct_usage);
-    int32_t *acct_members = calloc((size_t)naccounts + 1, sizeof *acct_members);
-    double *use = calloc((size_t)f->nusers + 1, sizeof *use);
-    if (!n || !acct_usage || !acct_members || !use) {
-        free(n);
-        free(acct_usage);
-        free(acct_members);
-        free(use);
+    /* In doubles: each slot's usage, each account's usage and members,
+     * then the tree's nodes (the root's children, then scratch for an
+     * account's users). */
+    size_t per_node = (sizeof(ft_node) + sizeof(double) - 1) / sizeof(double);
+    size_t nslots = (size_t)f->nusers + 1, nacc = (size_t)naccounts + 1;
+    size_t need = nslots + 2 * nacc + ((size_t)nusers * 2 + nacc) * per_node;
+    if (LUCID_GROW(*buf, *cap, need) < 0)
         return -1;
-    }
+    double *use = *buf, *acct_usage = use + nslots, *acct_members = acct_usage + nacc;
+    ft_node *n = (ft_node *)(void *)(acct_members + nacc);
+    for (size_t a = 0; a < nacc; a++)
+        acct_usage[a] = acct_members[a] = 0;
     int count = 0;
     double total = 0;
     for (int32_t slot = 0; slot < f->nusers; slot++) {
@@ -166,14 +170,10 @@ static int fair_tree(const lucid_fairshare *f, const int32_t *account, int64_t n
         }
     }
     for (int32_t a = 0; a < naccounts; a++)
-        if (acct_members[a])
+        if (acct_members[a] > 0)
             n[count++] = (ft_node){.slot = -1, .account = a, .usage = acct_usage[a]};
     int32_t rank = nusers, rnt = nusers;
     rank_level(f, account, use, n, count, total, 0, &rank, &rnt, nusers, fs, n + count);
-    free(n);
-    free(acct_usage);
-    free(acct_members);
-    free(use);
     return 0;
 }
 
@@ -196,7 +196,8 @@ static const double *fs_table(lucid_sched *s)
         return NULL;
     /* The usage at the recalculation itself (Slurm's decay pass). */
     if (w->fair_tree) {
-        if (fair_tree(s->fairshare, s->slurm_account, calc, s->slurm_fs) < 0)
+        if (fair_tree(s->fairshare, s->slurm_account, calc, s->slurm_fs, &s->slurm_ft,
+                      &s->slurm_ft_cap) < 0)
             return NULL;
     } else {
         const lucid_fairshare *f = s->fairshare;
@@ -265,15 +266,17 @@ double lucid_slurm_priority_of(const lucid_sched *s, int32_t job)
     const lucid_slurm_priority *w = weights(s);
     if (s->slurm_fs_valid && s->slurm_fs_at == last_calc(w, s->now))
         return priority_of(s, job, s->slurm_fs);
-    double *fs = NULL;
+    double *fs = NULL, *buf = NULL;
+    size_t cap = 0;
     if (w->fair_tree && w->weight_fairshare > 0 && s->fairshare &&
         (fs = malloc(((size_t)s->fairshare->nusers + 1) * sizeof *fs)) != NULL &&
-        fair_tree(s->fairshare, s->slurm_account, s->now, fs) < 0) {
+        fair_tree(s->fairshare, s->slurm_account, s->now, fs, &buf, &cap) < 0) {
         free(fs);
         fs = NULL;
     }
     double p = priority_of(s, job, fs);
     free(fs);
+    free(buf);
     return p;
 }
 

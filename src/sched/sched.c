@@ -103,6 +103,7 @@ void lucid_sched_free(lucid_sched *s)
     free(s->scratch);
     free(s->fair_order);
     free(s->slurm_fs);
+    free(s->slurm_ft);
     memset(s, 0, sizeof *s);
 }
 

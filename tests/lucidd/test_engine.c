@@ -1290,17 +1290,23 @@ static void alice_and_bob_shares(uint32_t slurm_weight)
     fake.shares[1] = (slurm_share){.account = "b", .user = "bob", .factor = 1.0};
 }
 
-static void two_teams(uint32_t slurm_weight)
+/* Alice's 1-hour and bob's 4-hour 8-GPU jobs, accounts a and b. */
+static void submit_alice_and_bob(void)
 {
-    d.cfg.gpu_limit = 0;
-    alice_and_bob_shares(slurm_weight);
-    node("n1")->gpus_used = 8;
     slurm_job *a = fake_submit(1, "alice", 8, 8, 1);
     snprintf(a->account, sizeof a->account, "a");
     a->time_limit_min = 60;
     slurm_job *b = fake_submit(2, "bob", 8, 8, 1);
     snprintf(b->account, sizeof b->account, "b");
     b->time_limit_min = 240;
+}
+
+static void two_teams(uint32_t slurm_weight)
+{
+    d.cfg.gpu_limit = 0;
+    alice_and_bob_shares(slurm_weight);
+    node("n1")->gpus_used = 8;
+    submit_alice_and_bob();
     engine_tick(&d);
 }
 
@@ -1845,12 +1851,7 @@ static void jobs_ahead_follow_lucids_order_in_slurm(void **state)
     release_ahead_on(8);
     d.cfg.fairshare_weight = -1;
     fake.fairshare_weight = 1000;
-    slurm_job *a = fake_submit(1, "alice", 8, 8, 1);
-    snprintf(a->account, sizeof a->account, "a");
-    a->time_limit_min = 60;
-    slurm_job *b = fake_submit(2, "bob", 8, 8, 1);
-    snprintf(b->account, sizeof b->account, "b");
-    b->time_limit_min = 240;
+    submit_alice_and_bob();
     engine_tick(&d);
     assert_true(fake_called("ahead 1 main excl=") && fake_called("ahead 2 main excl="));
     uint32_t pa = engine_find(&d, 1)->ahead_priority, pb = engine_find(&d, 2)->ahead_priority;
