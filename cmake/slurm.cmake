@@ -179,10 +179,11 @@ lucid_lab_test(slurm_lucidd_site lucidd_site.sh 600)
 lucid_lab_test(slurm_lucidd_limits lucidd_limits.sh 300)
 
 # Issue 23, the site's priority kept: a light user behind a heavy user's
-# backlog, lucidd's lab and a plain-Slurm lab (same fair-share
-# configuration) side by side; the light user's first start no later than
-# plain Slurm's plus two ticks, the average JCT no worse (within 2 %), every
-# job run once (tests/slurm/lucidd_fairshare.sh).  About 2.5 minutes.
+# backlog (some of its jobs short), lucidd's lab and a plain-Slurm lab
+# (same fair-share configuration) side by side; the light user's first
+# start no later than plain Slurm's plus two ticks, the average JCT no
+# worse, every job run once (tests/slurm/lucidd_fairshare.sh).  About 2.5
+# minutes.
 lucid_lab_test(slurm_lucidd_fairshare lucidd_fairshare.sh 600)
 
 # Issue 28: a burst of 150 jobs under lucidd on the site profile: nothing lost
