@@ -1221,10 +1221,10 @@ static void note_start(lucidd *d, lucidd_job *job, const slurm_job *sj)
     job->slurm_start = sj->start_time;
     if (job->rec.phase == LUCID_PHASE_RUNNING || job->rec.phase == LUCID_PHASE_HANDED_BACK) {
         /* Slurm's choice where lucid left it one (a job released ahead that
-         * lucid started: its plan is replaced).  A job lucid adopted keeps
-         * no node list, as before (filled in, tick_latency's estimates
-         * took p99 47 -> 300-400 ms: not examined yet). */
-        if (job->rec.node_list[0] && !job->rec.gpu_list[0] && sj->node_list[0] &&
+         * lucid started: its plan is replaced), and where a job lucid
+         * adopted runs (started while lucidd was away: without it the
+         * start estimates took its GPUs for free). */
+        if (!job->rec.gpu_list[0] && sj->node_list[0] &&
             strcmp(job->rec.node_list, sj->node_list) != 0)
             snprintf(job->rec.node_list, sizeof job->rec.node_list, "%s", sj->node_list);
         job->rec.main_start = sj->start_time;
@@ -2475,14 +2475,20 @@ static void busy_nodes(decide_busy *b, const char *list, const node_name *names,
                        const decide_node *nodes)
 {
     b->nnodes = 0;
-    if (strchr(list, '[')) { /* a compressed host list: ask Slurm's parser */
-        for (int k = 0; k < nnodes && b->nnodes < DECIDE_BUSY_NODES; k++)
-            if (slurm_io_in_hostlist(list, nodes[k].name))
-                b->node[b->nnodes++] = k;
-        return;
+    char copy[4096];
+    if (strchr(list, '[')) {
+        /* A compressed host list (Slurm's, of a job it started): its names
+         * from Slurm's parser once, not one parse per node of the cluster
+         * (1,000 parses a multi-node job at every estimate). */
+        if (slurm_io_hostlist_expand(list, copy, sizeof copy) < 0 && !copy[0]) {
+            for (int k = 0; k < nnodes && b->nnodes < DECIDE_BUSY_NODES; k++)
+                if (slurm_io_in_hostlist(list, nodes[k].name))
+                    b->node[b->nnodes++] = k;
+            return;
+        }
+    } else {
+        snprintf(copy, sizeof copy, "%s", list);
     }
-    char copy[256];
-    snprintf(copy, sizeof copy, "%s", list);
     char *save_ptr = NULL;
     for (char *name = strtok_r(copy, ",", &save_ptr); name && b->nnodes < DECIDE_BUSY_NODES;
          name = strtok_r(NULL, ",", &save_ptr)) {

@@ -1053,6 +1053,33 @@ int slurm_io_in_hostlist(const char *list, const char *node)
     return found;
 }
 
+int slurm_io_hostlist_expand(const char *list, char *out, size_t size)
+{
+    if (size == 0)
+        return -1;
+    out[0] = '\0';
+    hostlist_t hosts = list && *list ? slurm_hostlist_create(list) : NULL;
+    if (!hosts)
+        return -1;
+    size_t used = 0;
+    int rc = 0;
+    char *host;
+    while ((host = slurm_hostlist_shift(hosts))) {
+        size_t len = strlen(host), need = len + (used > 0);
+        if (rc == 0 && used + need < size) {
+            if (used > 0)
+                out[used++] = ',';
+            memcpy(out + used, host, len + 1);
+            used += len;
+        } else {
+            rc = -1;
+        }
+        free(host);
+    }
+    slurm_hostlist_destroy(hosts);
+    return rc;
+}
+
 int slurm_io_move(uint32_t job_id, const char *partition, lucid_error *err)
 {
     job_desc_msg_t desc;

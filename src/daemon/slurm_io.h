@@ -231,6 +231,10 @@ void slurm_io_limits_cancel(share_read *r);
 
 /* Is `node` in Slurm's host list expression `list` ("n[1-3],p1")? */
 int slurm_io_in_hostlist(const char *list, const char *node);
+/* The names of Slurm's host list expression `list` ("n[1-3],p1"), comma
+ * separated into `out` ("n1,n2,n3,p1"): 0, or -1 (it does not parse, or
+ * out is too small; out then holds what fitted, whole names only). */
+int slurm_io_hostlist_expand(const char *list, char *out, size_t size);
 /* Moves a held pending job to `partition`, unpinned, eligible now. */
 int slurm_io_move(uint32_t job_id, const char *partition, lucid_error *err);
 int slurm_io_cancel(uint32_t job_id, lucid_error *err);

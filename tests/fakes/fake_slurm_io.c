@@ -416,6 +416,34 @@ int slurm_io_in_hostlist(const char *list, const char *node)
     return 0;
 }
 
+/* The fake's host lists are plain names ("n1,n2"): as they are; a range
+ * ("n[1-2]") expanded for the tests that write one. */
+int slurm_io_hostlist_expand(const char *list, char *out, size_t size)
+{
+    if (!list || !*list || size == 0)
+        return -1;
+    const char *open = strchr(list, '[');
+    if (!open) {
+        if (strlen(list) >= size)
+            return -1;
+        snprintf(out, size, "%s", list);
+        return 0;
+    }
+    int lo = 0, hi = -1;
+    if (sscanf(open, "[%d-%d]", &lo, &hi) != 2 || hi < lo)
+        return -1;
+    int prefix = (int)(open - list);
+    size_t used = 0;
+    out[0] = '\0';
+    for (int k = lo; k <= hi; k++) {
+        int w = snprintf(out + used, size - used, "%s%.*s%d", used ? "," : "", prefix, list, k);
+        if (w < 0 || (size_t)w >= size - used)
+            return -1;
+        used += (size_t)w;
+    }
+    return 0;
+}
+
 int slurm_io_reachable(int timeout_ms)
 {
     (void)timeout_ms;

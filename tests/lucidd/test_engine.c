@@ -545,6 +545,63 @@ static void waiting_jobs_get_start_estimates(void **state)
     assert_int_equal(engine_find(&d, 2)->eta_p50, 0);
 }
 
+/* The same case with jobs 1 and 9 started by Slurm while lucidd was away
+ * (running at its first look: adopted).  Their nodes are Slurm's, so job 1's
+ * GPUs free at its estimated end in job 2's estimate, as when lucid started
+ * it: T + 900 / 3600 / 14400.  Before, an adopted job had no node in
+ * lucid's record, its GPUs were busy for good in the estimates, and job 2
+ * had none ("no start in sight"). */
+static void an_adopted_job_frees_its_gpus_in_the_estimates(void **state)
+{
+    (void)state;
+    d.cfg.gpu_limit = 1;
+    time_t t = time(NULL) - 100;
+    snprintf(fake_submit(1, "alice", 8, 8, 1)->req_nodes, sizeof fake_job(1)->req_nodes, "n1");
+    slurm_job *long_one = fake_submit(9, "alice", 8, 8, 1);
+    long_one->time_limit_min = 10000;
+    snprintf(long_one->req_nodes, sizeof long_one->req_nodes, "n2");
+    fake_run(1, t);
+    fake_run(9, t);
+    engine_tick(&d);
+    assert_phase(1, LUCID_PHASE_RUNNING);
+    assert_phase(9, LUCID_PHASE_RUNNING);
+    fake_submit(2, "bob", 8, 8, 1);
+    engine_tick(&d);
+    assert_string_equal(rec(1)->node_list, "n1");
+    assert_string_equal(rec(9)->node_list, "n2");
+    assert_phase(2, LUCID_PHASE_MAIN_QUEUE);
+    const lucidd_job *job = engine_find(&d, 2);
+    assert_string_equal(job->eta_none, "");
+    assert_int_equal(job->eta_p10, t + 900);
+    assert_int_equal(job->eta_p50, t + 3600);
+    assert_int_equal(job->eta_p90, t + 14400);
+}
+
+/* An adopted job on two nodes, listed as Slurm compresses it ("n[1-2]"):
+ * both nodes free at its end in the estimates (job 2's, as above). */
+static void an_adopted_job_on_a_host_range_frees_every_node(void **state)
+{
+    (void)state;
+    d.cfg.gpu_limit = 1;
+    time_t t = time(NULL) - 100;
+    slurm_job *wide = fake_submit(1, "alice", 16, 8, 2);
+    snprintf(wide->req_nodes, sizeof wide->req_nodes, "n[1-2]");
+    fake_run(1, t);
+    for (int k = 0; k < fake.nnodes; k++) /* the fake counts single names only */
+        if (strcmp(fake.nodes[k].partition, "main") == 0)
+            fake.nodes[k].gpus_used = 8;
+    engine_tick(&d);
+    assert_phase(1, LUCID_PHASE_RUNNING);
+    fake_submit(2, "bob", 8, 8, 1);
+    engine_tick(&d);
+    assert_string_equal(rec(1)->node_list, "n[1-2]");
+    const lucidd_job *job = engine_find(&d, 2);
+    assert_string_equal(job->eta_none, "");
+    assert_int_equal(job->eta_p10, t + 900);
+    assert_int_equal(job->eta_p50, t + 3600);
+    assert_int_equal(job->eta_p90, t + 14400);
+}
+
 /* The ratio table is rebuilt from the state store at start: 25 jobs that
  * held their GPUs twice their estimate make every quantile 2, so a job
  * running since T with estimate 3600 ends at T + 7200 in all three (job 9
@@ -1970,6 +2027,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(outcomes_say_where_and_how, setup, teardown),
         cmocka_unit_test_setup_teardown(waiting_jobs_get_start_estimates, setup, teardown),
+        cmocka_unit_test_setup_teardown(an_adopted_job_frees_its_gpus_in_the_estimates, setup, teardown),
+        cmocka_unit_test_setup_teardown(an_adopted_job_on_a_host_range_frees_every_node, setup, teardown),
         cmocka_unit_test_setup_teardown(ratio_table_is_rebuilt_from_the_store, setup, teardown),
         cmocka_unit_test_setup_teardown(backfill_honours_the_reservation, setup, teardown),
         cmocka_unit_test_setup_teardown(a_reservation_survives_a_restart, setup, teardown),
