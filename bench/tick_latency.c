@@ -151,9 +151,10 @@ int main(int argc, char **argv)
     }
     /* Times are the real clock's, as lucidd's own: submitted within the
      * last two hours, the running jobs started within the last half hour
-     * (time limits of 1-600 min: some are past their estimates, most are
-     * not), ends and starts at the tick's time.  Every node busy with two
-     * 4-GPU jobs (adopted at the first tick). */
+     * (each within its time limit, 1-600 min more than it has run), ends
+     * and starts at the tick's time.  Every node busy with two 4-GPU jobs
+     * (adopted at the first tick: their nodes, as Slurm lists them, are in
+     * the start-time estimates from then on). */
     const time_t base = time(NULL);
     uint32_t id = 1;
     srand(42);
@@ -161,9 +162,13 @@ int main(int argc, char **argv)
         for (int half = 0; half < 2; half++) {
             slurm_job *j = fake_submit(id, "u", 4, 4, 1);
             snprintf(j->req_nodes, sizeof j->req_nodes, "n%d", k);
-            j->time_limit_min = (uint32_t)(1 + rand() % 600);
+            int ran = 60 + rand() % 1800;
+            /* Within its time limit (Slurm ends a job at its limit): a job
+             * 30 min into a 1-min limit made the estimates' first ticks
+             * the costliest (its end "in a second" in every scenario). */
+            j->time_limit_min = (uint32_t)(ran / 60 + 1 + rand() % 600);
             j->submit_time = base - 7200;
-            fake_run(id++, base - 60 - rand() % 1800);
+            fake_run(id++, base - ran);
         }
     for (int i = 0; i < pending; i++) {
         static const int sizes[] = {1, 1, 1, 2, 2, 4, 4, 8, 8, 16, 32};

@@ -925,6 +925,65 @@ static void direct_consolidation_matches_the_placer(void **state)
     assert_true(now_fits > 100 && later_fits > 1000 && multi > 500);
 }
 
+static int64_t paired_remaining(void *ctx, const lucid_sched *s, int32_t job)
+{
+    (void)s;
+    return ((const int64_t *)ctx)[job];
+}
+
+/* Where whole nodes come free: four 8-GPU nodes, each with two 4-GPU jobs
+ * (the consolidated placer pairs them: jobs 0-1 on n0, 2-3 on n1, ...),
+ * ending at 10 and 50 (n0), 20 and 30 (n1), 40 and 60 (n2), 5 and 70
+ * (n3).  For a long run: 4 GPUs fit at 5 (n3's first end), 8 at 30 (n1
+ * whole), 12 at 30 (n1 whole and 4 on n0), 16 at 50 (n0 and n1 whole), 24
+ * at 60, 32 at 70.  The segments before a job's start are ruled out by
+ * counting whole nodes (fit_at), the start itself found by the placer. */
+static void whole_nodes_rule_out_starts_before_them(void **state)
+{
+    (void)state;
+    enum { N = 8 };
+    lucid_job jobs[N];
+    lucid_jobrun run[N];
+    for (int j = 0; j < N; j++) {
+        jobs[j] = (lucid_job){.job_id = j + 1, .duration = 1000, .gpu_num = 4,
+                              .workload = {.model = -1}};
+        run[j] = (lucid_jobrun){.start_time = -1, .end_time = -1, .partner = -1,
+                                .packed_with = -1, .packed_onto = -1, .exclusive = 1,
+                                .remain = 1000, .rate = 1};
+    }
+    lucid_sched s;
+    lucid_error err = {{0}};
+    assert_int_equal(lucid_sched_init(&s, jobs, run, 0, 4, 8, lucid_placer_find("consolidate"),
+                                      &lucid_policy_fifo, lucid_semantics_fixed(), 1, &err),
+                     0);
+    s.now = 0;
+    for (int32_t j = 0; j < N; j++)
+        assert_true(lucid_sched_try_start(&s, j));
+    for (int32_t j = 0; j < N; j++)
+        assert_int_equal(s.allocs[run[j].alloc_off].node, j / 2);
+    int64_t left[N] = {10, 50, 20, 30, 40, 60, 5, 70};
+    static const int32_t gpus[] = {4, 8, 12, 16, 24, 32, 40};
+    static const int64_t at[] = {5, 30, 30, 50, 60, 70, -1};
+    for (size_t i = 0; i < sizeof gpus / sizeof gpus[0]; i++) {
+        lucid_profile p = {0};
+        assert_int_equal(lucid_profile_build(&p, &s, paired_remaining, left), 0);
+        int nalloc = 0;
+        long k = lucid_profile_fit(&p, &s, gpus[i], 100000, 0, &nalloc);
+        if (at[i] < 0) {
+            assert_int_equal(k, -1);
+        } else {
+            assert_true(k >= 0);
+            assert_int_equal(p.times[k], at[i]);
+            int32_t placed = 0;
+            for (int a = 0; a < nalloc; a++)
+                placed += p.alloc[a].gpus;
+            assert_int_equal(placed, gpus[i]);
+        }
+        lucid_profile_free(&p);
+    }
+    lucid_sched_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -948,6 +1007,7 @@ int main(void)
         cmocka_unit_test(replay_follows_the_backfill_window),
         cmocka_unit_test(replay_follows_backfill_min_gpus),
         cmocka_unit_test(direct_consolidation_matches_the_placer),
+        cmocka_unit_test(whole_nodes_rule_out_starts_before_them),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

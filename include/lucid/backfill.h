@@ -71,7 +71,9 @@ typedef struct lucid_profile {
     int32_t *ord;     /* segment k's row in freec (rows are appended, never moved) */
     int32_t *freec;   /* m rows of nslots free counts */
     int64_t *total;   /* per row: its free GPUs summed (a quick "cannot fit") */
-    size_t m, cap_times, cap_ord, cap_free, cap_total;
+    int32_t *whole;   /* per row: its nodes with every GPU free (the same, for a
+                       * job the consolidated placer puts on whole nodes) */
+    size_t m, cap_times, cap_ord, cap_free, cap_total, cap_whole;
     /* Running jobs' estimated ends, in time order; rows for them are made
      * only when a search reaches that far (a VC of 600 nodes and 1,000
      * running jobs would otherwise copy 600 counts 1,000 times per build). */

@@ -72,6 +72,7 @@ void lucid_profile_free(lucid_profile *p)
     free(p->ord);
     free(p->freec);
     free(p->total);
+    free(p->whole);
     free(p->ends);
     free(p->winmin);
     free(p->alloc);
@@ -97,14 +98,17 @@ static int insert_row(lucid_profile *p, size_t at, int64_t t)
     if (LUCID_GROW(p->times, p->cap_times, p->m + 1) < 0 ||
         LUCID_GROW(p->ord, p->cap_ord, p->m + 1) < 0 ||
         LUCID_GROW(p->freec, p->cap_free, (p->m + 1) * (size_t)p->nslots) < 0 ||
-        LUCID_GROW(p->total, p->cap_total, p->m + 1) < 0)
+        LUCID_GROW(p->total, p->cap_total, p->m + 1) < 0 ||
+        LUCID_GROW(p->whole, p->cap_whole, p->m + 1) < 0)
         return -1;
     int32_t fresh = (int32_t)p->m;
     p->total[fresh] = 0;
+    p->whole[fresh] = 0;
     if (at > 0) {
         memcpy(p->freec + (size_t)fresh * (size_t)p->nslots, row(p, at - 1),
                (size_t)p->nslots * sizeof *p->freec);
         p->total[fresh] = p->total[p->ord[at - 1]];
+        p->whole[fresh] = p->whole[p->ord[at - 1]];
     }
     if (p->m - at <= 8) { /* usually a few rows after it: memmove's calls cost more */
         for (size_t j = p->m; j > at; j--) {
@@ -122,6 +126,13 @@ static int insert_row(lucid_profile *p, size_t at, int64_t t)
 }
 
 static int add_row(lucid_profile *p, int64_t t) { return insert_row(p, p->m, t); }
+
+/* How a node's free count going from `before` to `after` moves its row's
+ * count of whole free nodes. */
+static inline int32_t whole_change(const lucid_profile *p, int32_t before, int32_t after)
+{
+    return (int32_t)(after >= p->gpus_per_node) - (int32_t)(before >= p->gpus_per_node);
+}
 
 /* The hypothetical cluster mirrors the real one's slots (dead ones removed). */
 static int hypo_prepare(lucid_profile *p, const lucid_cluster *c)
@@ -206,6 +217,7 @@ static int make_ends_until(lucid_profile *p, int64_t t)
                 if (cells[node] > p->gpus_per_node)
                     cells[node] = p->gpus_per_node;
                 p->total[p->ord[j]] += cells[node] - before;
+                p->whole[p->ord[j]] += whole_change(p, before, cells[node]);
             }
         }
     }
@@ -249,6 +261,7 @@ static int build_start(lucid_profile *p, const lucid_sched *s, size_t nends)
     for (int32_t i = 0; i < c->nslots; i++) {
         row(p, 0)[i] = c->nodes[i].alive ? c->nodes[i].free : 0;
         p->total[p->ord[0]] += row(p, 0)[i];
+        p->whole[p->ord[0]] += row(p, 0)[i] >= p->gpus_per_node;
     }
     return 0;
 }
@@ -466,9 +479,17 @@ static int fit_at(lucid_profile *p, const lucid_sched *s, size_t k, int32_t gpus
     if (ensure_until(p, end) < 0)
         return -1;
     /* A segment in the window with too few free GPUs in all rules out
-     * every start up to it: go on after it. */
+     * every start up to it (its window holds that segment too): go on
+     * after it.  So does one with too few whole free nodes, for a job the
+     * consolidated placer puts on whole nodes (gpus / a node's GPUs of
+     * them, each free throughout the window, so in each of its segments):
+     * a 32-GPU job on a cluster of part-busy nodes skips to where four
+     * nodes are whole, not trying every end before it over every node. */
+    int32_t wholes = s->placer == p->consolidate && p->gpus_per_node > 0
+                         ? gpus / p->gpus_per_node
+                         : 0;
     for (size_t j = k; j < p->m && (j == k || p->times[j] < end); j++)
-        if (p->total[p->ord[j]] < gpus) {
+        if (p->total[p->ord[j]] < gpus || p->whole[p->ord[j]] < wholes) {
             *skip_to = j;
             return 0;
         }
@@ -587,6 +608,7 @@ static int reserve_gpus(lucid_profile *p, long k, int64_t duration, const lucid_
             int32_t *r = row(p, (size_t)j);
             int32_t after = r[node] > gpus ? r[node] - gpus : 0;
             p->total[p->ord[j]] += after - r[node];
+            p->whole[p->ord[j]] += whole_change(p, r[node], after);
             r[node] = after;
         }
         return 0;
@@ -601,6 +623,7 @@ static int reserve_gpus(lucid_profile *p, long k, int64_t duration, const lucid_
             if (r[node] < 0)
                 r[node] = 0;
             p->total[p->ord[j]] += r[node] - before;
+            p->whole[p->ord[j]] += whole_change(p, before, r[node]);
         }
     }
     return 0;
