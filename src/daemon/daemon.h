@@ -25,6 +25,17 @@
 #include "lucid/state.h"
 #include "slurm_io.h"
 
+/* Slurm refuses every update of a job while slurmdbd is giving it its
+ * accounting record (job_mgr.c: ESLURM_JOB_SETTING_DB_INX), and slurmctld
+ * then holds the RPC a whole second and tries again (proc_req.c,
+ * _slurm_rpc_update_job).  The record is asked for by a thread that runs
+ * every 5 s for the jobs submitted or requeued since (accounting_storage
+ * /slurmdbd, _set_db_inx_thread): in the 2,000-job burst (docs/live.md)
+ * 16 of 50,183 updates met it, each one of the tick's 21 over a second.
+ * Writes that can wait — the AdminComment, an intake hold the job_submit
+ * plugin still guards — wait this long after the job's (re)submission. */
+#define LUCIDD_ACCOUNTING_GRACE_S 10
+
 typedef struct lucidd_config {
     const char *state_path;
     const char *socket_path;
@@ -126,6 +137,9 @@ typedef struct lucidd_job {
     char comment_sent[256];    /* AdminComment last written to Slurm */
     double comment_at;         /* monotonic time of that write */
     int comment_phase;         /* phase + 1 it was written in (0: never) */
+    int64_t slurm_submit;      /* Slurm's SubmitTime: its submission or last requeue, when
+                                * Slurm creates the job's accounting record (engine.c,
+                                * in_accounting_grace) */
     int dirty;                 /* changed in ways written at the tick's end, in one
                                 * transaction (a waiting job's reason, profiling time) */
     /* Start-time estimate while it waits (engine.c, decide_predict). */
@@ -170,6 +184,9 @@ typedef struct lucidd {
     double slurm_back_at;    /* monotonic time Slurm answered again after an outage */
     time_t outage_began;     /* when that outage began (jobs started before it may be stale) */
     uint32_t intake_max;     /* highest job id taken in (and put on an operator's hold) */
+    uint32_t intake_deferred; /* lowest id left on the plugin's hold in this tick (engine.c,
+                               * hold), 0 none: the heartbeat's watermark stays below it */
+    double hold_spent_s;      /* seconds of this tick spent putting jobs on lucid's hold */
     uint64_t profiler_bypassed; /* jobs sent past a busy profiler to idle main GPUs */
     uint64_t profiler_yielded;  /* profiling runs ended early: main had GPUs for the job */
     uint64_t released_ahead;    /* releases ahead of GPUs (--release-ahead) */

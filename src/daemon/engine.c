@@ -52,8 +52,20 @@
 #define COMMENT_PERIOD_S 30.0
 #define COMMENTS_PER_TICK 64
 #define COMMENT_TIME_S 0.05
+/* At most this much of a tick turns new jobs' intake holds (the job_submit
+ * plugin's, which its owner could lift) into lucid's operator holds, one RPC
+ * each; the rest wait for the next ticks under the plugin's guard (hold). */
+#define HOLD_TIME_S 0.1
 /* Array tasks split into jobs of their own per tick. */
 #define SPLITS_PER_TICK 256
+
+/* Within LUCIDD_ACCOUNTING_GRACE_S of the job's submission or requeue (by
+ * Slurm's SubmitTime, which a requeue resets). */
+static int in_accounting_grace(const lucidd_job *job, time_t now)
+{
+    int64_t age = (int64_t)now - job->slurm_submit;
+    return job->slurm_submit > 0 && age < LUCIDD_ACCOUNTING_GRACE_S && age > -LUCIDD_ACCOUNTING_GRACE_S;
+}
 
 static double monotonic_s(void)
 {
@@ -491,7 +503,7 @@ static void comment_text(const lucidd_job *job, char *out, size_t size)
 }
 
 /* Waiting jobs: what squeue -O AdminComment and scontrol show job say. */
-static void push_comments(lucidd *d, double now_mono)
+static void push_comments(lucidd *d, time_t now, double now_mono)
 {
     int budget = COMMENTS_PER_TICK;
     double began = monotonic_s();
@@ -501,9 +513,11 @@ static void push_comments(lucidd *d, double now_mono)
         if (monotonic_s() - began > COMMENT_TIME_S)
             break;
         lucidd_job *job = &d->jobs[i];
-        if (!queued(job->rec.phase) || job->rec.phase == LUCID_PHASE_HANDED_BACK)
+        if (!queued(job->rec.phase) || job->rec.phase == LUCID_PHASE_HANDED_BACK ||
+            in_accounting_grace(job, now))
             continue;
-        /* A new phase at once; a changed reason at most every period. */
+        /* A new phase at once (once Slurm's accounting has the job); a
+         * changed reason at most every period. */
         int phase_changed = job->comment_phase != (int)job->rec.phase + 1;
         if (!phase_changed && now_mono - job->comment_at < COMMENT_PERIOD_S)
             continue;
@@ -547,8 +561,13 @@ static void write_heartbeat(lucidd *d)
     FILE *file = fopen(tmp, "w");
     if (!file)
         return;
+    /* Below every job still on the plugin's hold (hold(): an array task
+     * split meanwhile may have raised intake_max past one). */
+    uint32_t intake = d->intake_max;
+    if (d->intake_deferred && d->intake_deferred <= intake)
+        intake = d->intake_deferred - 1;
     int ok = fprintf(file, "pid=%ld time=%lld intake=%u\n", (long)getpid(),
-                     (long long)time(NULL), d->intake_max) > 0;
+                     (long long)time(NULL), intake) > 0;
     ok = fclose(file) == 0 && ok;
     if (!ok || rename(tmp, d->cfg.heartbeat_path) != 0)
         unlink(tmp);
@@ -937,13 +956,25 @@ static void hold(lucidd *d, lucidd_job *job, const slurm_job *sj)
     lucid_error err = {{0}};
     if (!(sj->held && sj->admin_held) && !d->slurm_up)
         return; /* slurmctld stopped answering in this tick: held at a later one */
-    if ((sj->held && sj->admin_held) || slurm_io_admin_hold(sj->id, &err) == 0) {
+    if (sj->held && !sj->admin_held && sj->id > d->intake_max &&
+        (in_accounting_grace(job, time(NULL)) || d->hold_spent_s > HOLD_TIME_S)) {
+        /* The plugin's hold, new: the plugin refuses its owner's release
+         * while its id is above the heartbeat's watermark, so lucid's own
+         * hold can wait out Slurm's accounting and a burst's backlog (tried
+         * at every tick, oldest first). */
+        if (!d->intake_deferred || sj->id < d->intake_deferred)
+            d->intake_deferred = sj->id;
+        return;
+    }
+    double began = monotonic_s();
+    int held = (sj->held && sj->admin_held) || slurm_io_admin_hold(sj->id, &err) == 0;
+    d->hold_spent_s += monotonic_s() - began;
+    if (held) {
         if (sj->id > d->intake_max)
             d->intake_max = sj->id;
         return;
     }
     note_error(d, &err);
-    (void)job;
 }
 
 /* A record for a job lucid has not seen: who, what it asks, when. */
@@ -959,6 +990,7 @@ static lucidd_job *new_job(lucidd *d, const slurm_job *sj)
     snprintf(rec->partition, sizeof rec->partition, "%s", sj->partition);
     copy_request(job, sj);
     rec->submit_time = sj->submit_time;
+    job->slurm_submit = sj->submit_time;
     rec->sharing_score = -1;
     rec->cpus = sj->cpus;
     rec->time_limit_s = 60 * (int64_t)sj->time_limit_min;
@@ -1478,6 +1510,7 @@ static void track(lucidd *d, lucidd_job *job, const slurm_job *sj, const slurm_j
 {
     if (job->restarts_seen < 0)
         job->restarts_seen = sj->restarts; /* first sight after a restart of lucidd */
+    job->slurm_submit = sj->submit_time;
     job->time_limit_min = sj->time_limit_min;
     /* Kept with the record from its next save (an update while it waits
      * changes what Slurm kills it at). */
@@ -1545,7 +1578,8 @@ static void track(lucidd *d, lucidd_job *job, const slurm_job *sj, const slurm_j
                            job->rec.job_id);
             }
             hold(d, job, sj);
-            save(d, job);
+            if (!sj->held) /* nothing of lucid's record changes while the plugin's hold waits */
+                save(d, job);
         }
         resized(d, job, sj);
         eligibility(d, job, sj, sjobs, n, now);
@@ -3521,6 +3555,8 @@ void engine_tick(lucidd *d)
     time_t now = time(NULL);
     for (size_t i = 0; i < d->njobs; i++)
         d->jobs[i].seen = 0;
+    d->intake_deferred = 0;
+    d->hold_spent_s = 0;
     split_arrays(d, sjobs, n);
     for (long i = 0; i < n; i++) {
         const slurm_job *sj = &sjobs[i];
@@ -3564,7 +3600,7 @@ void engine_tick(lucidd *d)
         decide_and_apply(d, sjobs, n, now_mono);
     stamp[3] = monotonic_s();
     if (d->slurm_up)
-        push_comments(d, now_mono);
+        push_comments(d, now, now_mono);
     stamp[4] = monotonic_s();
     flush(d);
     stamp[5] = monotonic_s();

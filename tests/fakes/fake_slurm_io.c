@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 fake_slurm fake;
 
@@ -292,6 +293,11 @@ int slurm_io_admin_hold(uint32_t job_id, lucid_error *err)
     slurm_job *j = must(job_id, err);
     if (!j)
         return -1;
+    if (fake.hold_us > 0) {
+        struct timespec pause = {.tv_sec = fake.hold_us / 1000000,
+                                 .tv_nsec = (long)(fake.hold_us % 1000000) * 1000};
+        nanosleep(&pause, NULL);
+    }
     j->held = j->admin_held = 1;
     snprintf(j->reason, sizeof j->reason, "JobHeldAdmin");
     logf_call("hold %u", job_id);

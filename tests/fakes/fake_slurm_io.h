@@ -48,6 +48,7 @@ typedef struct fake_slurm {
     int probes;             /* slurm_io_reachable calls */
     int job_calls;          /* calls on one job (hold, start, comment, ...), failed ones too */
     int down_at_call;       /* > 0: slurmctld stops at this job call (it and all after fail) */
+    int hold_us;            /* each operator hold takes this long (a busy slurmctld) */
 } fake_slurm;
 
 extern fake_slurm fake;

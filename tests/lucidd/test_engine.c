@@ -124,6 +124,98 @@ static void intake_holds_as_operator_and_places(void **state)
     assert_phase(3, LUCID_PHASE_PROFILE_QUEUE);
 }
 
+static unsigned long heartbeat_intake(void)
+{
+    char path[700], line[128] = "";
+    snprintf(path, sizeof path, "%s/heartbeat", dir);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(line, sizeof line, f));
+    fclose(f);
+    const char *at = strstr(line, " intake=");
+    assert_non_null(at);
+    return strtoul(at + 8, NULL, 10);
+}
+
+/* Slurm holds an update of a job a whole second while slurmdbd is giving it
+ * its accounting record: a job submitted (or requeued) within the grace
+ * keeps the plugin's hold and comment, the heartbeat's watermark below it
+ * (so the plugin still refuses its owner's release); after the grace lucid
+ * holds it and writes its comment.  A job already taken in that is found
+ * on an owner's hold (a requeue's) is held at once. */
+static void new_jobs_wait_out_slurms_accounting(void **state)
+{
+    (void)state;
+    fake_submit(1, "alice", 1, 1, 1);
+    fake_submit(2, "bob", 16, 8, 2);
+    engine_tick(&d);
+    fake_run(2, 1100);
+    assert_int_equal(heartbeat_intake(), 2);
+    time_t now = time(NULL);
+    fake_submit(3, "carol", 8, 8, 1)->submit_time = now - 2; /* waits: main is full */
+    fake_submit(4, "carol", 8, 8, 1)->submit_time = now;
+    fake_submit(5, "dave", 8, 8, 1); /* an array task split from an old array */
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    assert_phase(3, LUCID_PHASE_PROFILE_QUEUE);
+    assert_phase(4, LUCID_PHASE_PROFILE_QUEUE);
+    assert_false(fake_called("hold 3") || fake_called("hold 4"));
+    assert_true(fake_called("hold 5"));
+    assert_false(fake_job(3)->admin_held);
+    assert_string_equal(fake_job(3)->admin_comment, "");
+    assert_true(strncmp(fake_job(5)->admin_comment, "lucid: profile-queue", 20) == 0);
+    assert_int_equal(heartbeat_intake(), 2); /* job 5's hold does not lift the guard on 3 */
+    /* Past the grace: held and commented, the watermark over both. */
+    fake_job(3)->submit_time = now - LUCIDD_ACCOUNTING_GRACE_S - 1;
+    fake_job(4)->submit_time = now - LUCIDD_ACCOUNTING_GRACE_S - 1;
+    engine_tick(&d);
+    assert_true(fake_job(3)->admin_held && fake_job(4)->admin_held);
+    assert_true(strncmp(fake_job(3)->admin_comment, "lucid: profile-queue", 20) == 0);
+    assert_int_equal(heartbeat_intake(), 5);
+    /* Taken in, then on its owner's hold with a fresh SubmitTime (as a
+     * requeue leaves it): held again at once. */
+    fake_job(3)->admin_held = 0;
+    fake_job(3)->submit_time = time(NULL);
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    assert_true(fake_called("hold 3"));
+}
+
+/* A burst: at most HOLD_TIME_S (0.1 s) of a tick goes to lucid's holds
+ * (each 30 ms here); the rest keep the plugin's hold, oldest held first at
+ * the next ticks, the watermark just below the first one left. */
+static void a_burst_is_held_a_slice_a_tick(void **state)
+{
+    (void)state;
+    for (uint32_t id = 1; id <= 12; id++)
+        fake_submit(id, "alice", 8, 8, 1);
+    fake.hold_us = 30000;
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    char entry[32];
+    int held = 0;
+    for (uint32_t id = 1; id <= 12; id++) {
+        snprintf(entry, sizeof entry, "hold %u", id);
+        if (!fake_called(entry))
+            break;
+        held++;
+    }
+    for (uint32_t id = (uint32_t)held + 1; id <= 12; id++) {
+        snprintf(entry, sizeof entry, "hold %u", id);
+        assert_false(fake_called(entry));
+        assert_false(fake_job(id)->admin_held);
+    }
+    assert_true(held >= 1 && held <= 5);
+    assert_int_equal(heartbeat_intake(), held);
+    for (int tick = 0; tick < 12 && !fake_called("hold 12"); tick++)
+        engine_tick(&d);
+    for (uint32_t id = 1; id <= 12; id++) {
+        snprintf(entry, sizeof entry, "hold %u", id);
+        assert_true(fake_called(entry));
+    }
+    assert_int_equal(heartbeat_intake(), 12);
+}
+
 /* The limit counts only time lucid saw the job run with Slurm answering;
  * a job that ended just before the requeue reached Slurm is not requeued. */
 static void profiling_limit_counts_observed_time(void **state)
@@ -2020,6 +2112,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(intake_holds_as_operator_and_places, setup, teardown),
+        cmocka_unit_test_setup_teardown(new_jobs_wait_out_slurms_accounting, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_burst_is_held_a_slice_a_tick, setup, teardown),
         cmocka_unit_test_setup_teardown(site_limits_are_kept, setup, teardown),
         cmocka_unit_test_setup_teardown(no_limits_without_enforcement, setup, teardown),
         cmocka_unit_test_setup_teardown(profiling_limit_counts_observed_time, setup, teardown),
