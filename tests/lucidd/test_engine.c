@@ -91,6 +91,29 @@ static void assert_phase(uint32_t id, lucid_phase phase)
                  lucid_phase_name(phase), rec(id)->reason);
 }
 
+static unsigned long heartbeat_intake(void)
+{
+    char path[700], line[128] = "";
+    snprintf(path, sizeof path, "%s/heartbeat", dir);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(line, sizeof line, f));
+    fclose(f);
+    const char *at = strstr(line, " intake=");
+    assert_non_null(at);
+    return strtoul(at + 8, NULL, 10);
+}
+
+/* Job 1 (1 GPU) in the profiler and job 2 (16 GPUs) running on both main
+ * nodes, after one tick: a job submitted next waits in the profile queue. */
+static void fill_profiler_and_main(void)
+{
+    fake_submit(1, "alice", 1, 1, 1);
+    fake_submit(2, "bob", 16, 8, 2);
+    engine_tick(&d);
+    fake_run(2, 1100);
+}
+
 /* Every job taken in is put on an operator's hold (its owner cannot
  * release it); the heartbeat names the highest such job. */
 static void intake_holds_as_operator_and_places(void **state)
@@ -105,13 +128,7 @@ static void intake_holds_as_operator_and_places(void **state)
     assert_phase(1, LUCID_PHASE_PROFILING);
     assert_phase(2, LUCID_PHASE_RUNNING);
     assert_true(engine_find(&d, 2)->releasing); /* Slurm has not started it yet */
-    char path[700], line[128] = "";
-    snprintf(path, sizeof path, "%s/heartbeat", dir);
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    assert_non_null(fgets(line, sizeof line, f));
-    fclose(f);
-    assert_non_null(strstr(line, " intake=2\n"));
+    assert_int_equal(heartbeat_intake(), 2);
     /* Released by an operator behind lucid's back while waiting: held again. */
     fake_submit(3, "carol", 8, 8, 1); /* main nodes are taken: it waits */
     fake_run(2, 1100);
@@ -124,19 +141,6 @@ static void intake_holds_as_operator_and_places(void **state)
     assert_phase(3, LUCID_PHASE_PROFILE_QUEUE);
 }
 
-static unsigned long heartbeat_intake(void)
-{
-    char path[700], line[128] = "";
-    snprintf(path, sizeof path, "%s/heartbeat", dir);
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    assert_non_null(fgets(line, sizeof line, f));
-    fclose(f);
-    const char *at = strstr(line, " intake=");
-    assert_non_null(at);
-    return strtoul(at + 8, NULL, 10);
-}
-
 /* Slurm holds an update of a job a whole second while slurmdbd is giving it
  * its accounting record: a job submitted (or requeued) within the grace
  * keeps the plugin's hold and comment, the heartbeat's watermark below it
@@ -146,10 +150,7 @@ static unsigned long heartbeat_intake(void)
 static void new_jobs_wait_out_slurms_accounting(void **state)
 {
     (void)state;
-    fake_submit(1, "alice", 1, 1, 1);
-    fake_submit(2, "bob", 16, 8, 2);
-    engine_tick(&d);
-    fake_run(2, 1100);
+    fill_profiler_and_main();
     assert_int_equal(heartbeat_intake(), 2);
     time_t now = time(NULL);
     fake_submit(3, "carol", 8, 8, 1)->submit_time = now - 2; /* waits: main is full */
