@@ -23,7 +23,10 @@
 #   ticks      lucidd's ticks per second during the run (lucid status), the
 #              lowest rate between two samples (~5 s) and the ticks that
 #              ran over a second (lucid status's slow_ticks)
-# Results go to OUT (default /tmp/lucid-burst): one folder per run.
+# Results go to OUT (default /tmp/lucid-burst): one folder per run; each
+# sample under 90 % while jobs waited leaves OUT/MODE/dips/TIME: every
+# node's GPUs in use, main's running and pending jobs (Slurm's reasons and
+# priorities) and, under lucid, `lucid queue`'s phases and reasons.
 # HORIZON=S (environment) ends each run S seconds after the first
 # submission: whatever has not ended is cancelled there (a full run of the
 # default burst is about an hour per mode on 64 GPUs); then `started`, the
@@ -82,6 +85,23 @@ EOF
         [[ $mode == lucid ]] && tk=$("$BUILD/lucid" status --socket "$sock" --json 2>/dev/null |
             python3 -c 'import json, sys; d = json.load(sys.stdin); print(d.get("ticks", -1), d.get("slow_ticks", -1))' 2>/dev/null || echo "-1 -1")
         echo "$(date +%s.%N) ${used:-0} $pending $tk" >>"$lab/samples.txt"
+        # A sample under 90 % while jobs wait: what each node had free, what
+        # waited and why (Slurm's view and lucid's), for reading the dip.
+        if ((pending > 0 && ${used:-0} * 10 < 9 * 64)); then
+            local dip=$lab/dips/$(date +%s.%N)
+            mkdir -p "$lab/dips"
+            { echo "# used ${used:-0} pending $pending"
+              sinfo -h -N -O 'NodeList:8,Partition:10,StateLong:12,Gres:12,GresUsed:40'
+              echo "# squeue (running/completing on main, then pending)"
+              squeue -h -r -t R,CG -p main -o '%i %T %b %N %S'
+              squeue -h -r -t PD -o '%i %P %b %r %Q %S' | awk 'NR <= 200'
+              if [[ $mode == lucid ]]; then
+                  echo "# lucid queue"
+                  "$BUILD/lucid" queue --socket "$sock" -t profiling,moving,main-queue,running \
+                      -o '%i %T %b %N %Q %r' 2>&1 | awk 'NR <= 300'
+              fi
+            } >"$dip" 2>&1 || true
+        fi
         [[ -z $(squeue -h -r -o %A 2>/dev/null | head -1) ]] && break
         if ((HORIZON > 0)) && python3 -c "import sys, time; sys.exit(time.time() - $t0 < $HORIZON)"; then
             # Every job and array task by its own id, until none is left
