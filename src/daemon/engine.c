@@ -1327,6 +1327,12 @@ static int slurm_holds_it(const slurm_job *sj)
            strncmp(sj->reason, "BadConstraints", 14) == 0;
 }
 
+/* A pinned release Slurm found no GPUs for (its reason Resources) this
+ * long is placed again, its node left out of its placements for a moment
+ * only (the node is fine; its GPUs went to another job). */
+#define PIN_RESOURCES_S 2.0
+#define PIN_RESOURCES_AVOID_S 5.0
+
 static double release_timeout(const lucidd *d)
 {
     return d->cfg.release_timeout_s > 0 ? d->cfg.release_timeout_s : 60.0;
@@ -1396,6 +1402,23 @@ static void note_releasing(lucidd *d, lucidd_job *job, const slurm_job *sj, doub
                  "Slurm did not start it on %.100s within %.0f s (Slurm: %.60s); placed elsewhere",
                  job->rec.node_list, release_timeout(d), sj->reason[0] ? sj->reason : "none");
         take_back(d, job, why, 0, now_mono);
+    } else if (waited >= PIN_RESOURCES_S && job->rec.phase == LUCID_PHASE_RUNNING &&
+               !job->rec.packed_with && !job->rec.gpu_list[0] && sj->req_nodes[0] &&
+               strcmp(sj->req_nodes, job->user_nodes) != 0 &&
+               strcmp(sj->reason, "Resources") == 0) {
+        /* Pinned where lucid saw free GPUs, and Slurm found none there:
+         * another job took them first (one Slurm started ahead, at an
+         * epilog between lucid's read and its release), or Slurm passed
+         * it over as a task of an array whose first task it could not
+         * start (Slurm 22.05's schedule() tries no other task of that
+         * array in the pass, and gives them all the first one's reason).
+         * Either way the pin only keeps it from GPUs free elsewhere: it is
+         * placed again in this tick, from Slurm's nodes as they are now. */
+        snprintf(why, sizeof why,
+                 "Slurm found no free GPUs for it on %.100s in %.0f s (Slurm: Resources); "
+                 "placed again", job->rec.node_list, waited);
+        take_back(d, job, why, 0, now_mono);
+        job->avoid_until = now_mono + PIN_RESOURCES_AVOID_S;
     }
 }
 
@@ -3096,10 +3119,28 @@ static void release_ahead(lucidd *d, const decide_job *waiting, const decide_res
      * of the order do not hold and release it again tick after tick. */
     int budget = d->cfg.release_ahead && d->slurm_up && !too_many ? total : 0, used = 0;
     /* A backfill reservation is lucid's promise Slurm does not know: a job
-     * released ahead would take the first GPUs to free, reserved or not. */
-    for (int i = 0; i < nwaiting && budget > 0; i++)
-        if (results[i].holds && !results[i].start)
-            budget = 0;
+     * released ahead would take the first GPUs to free, reserved or not.
+     * Unless the one job that holds it is the head of what waits: it goes
+     * ahead first, and behind it only jobs no easier to place (as with
+     * lucid's order strict), so wherever Slurm could start one of them it
+     * starts the holder first.  With backfill on, a burst's head nearly
+     * always holds one, and without this every turnover waited for lucid's
+     * next tick and Slurm's next scheduling pass (issue 28: each of 7 of
+     * 154 samples of main under 90 % in a burst had such a head).  Two
+     * holders (conservative), or one behind a job that holds none: none
+     * goes. */
+    int holders = 0, head_holds = 0, head_seen = 0;
+    for (int i = 0; i < nwaiting; i++) {
+        if (results[i].start)
+            continue;
+        holders += results[i].holds != 0;
+        if (!head_seen)
+            head_holds = results[i].holds != 0;
+        head_seen = 1;
+    }
+    if (holders > 1 || (holders == 1 && !head_holds))
+        budget = 0;
+    int strict = !d->cfg.backfill || holders == 1;
     const lucidd_job *before = NULL;
     /* Slurm starts the jobs ahead in its priority order: when lucid's order
      * of them has changed since they went (a QOS or fair-share factor read
@@ -3116,7 +3157,7 @@ static void release_ahead(lucidd *d, const decide_job *waiting, const decide_res
         lucidd_job *job = engine_find(d, waiting[i].id);
         if (!job || !may_go_ahead(job, largest, now_mono) ||
             used + job->rec.gpus > (job->ahead ? 2 : 1) * budget ||
-            (before && !d->cfg.backfill && !no_easier(job, before)))
+            (before && strict && !no_easier(job, before)))
             break; /* in order: none passes a job that cannot go ahead */
         job->ahead_wanted = 1;
         used += job->rec.gpus;

@@ -1163,6 +1163,52 @@ static void releases_slurm_refuses_are_taken_back(void **state)
     assert_phase(2, LUCID_PHASE_MAIN_QUEUE);
 }
 
+/* A pinned release Slurm finds no GPUs for (reason Resources: another job
+ * took them first, or Slurm passed over its array's tasks) is placed
+ * again after 2 s, not after --release-timeout (60 s): job 1 (8 GPUs)
+ * pinned to one node, whose GPUs then show busy in Slurm, goes to the
+ * other node in the same tick.  A job pinned by its own -w (job 2) keeps
+ * the node it asked for.  (In a 2,000-job burst, array tasks so pinned
+ * waited up to 32 s while GPUs elsewhere were idle.) */
+static void a_pin_slurm_finds_no_gpus_for_is_placed_again(void **state)
+{
+    (void)state;
+    d.cfg.gpu_limit = 0;
+    fake_submit(1, "a", 8, 8, 1);
+    engine_tick(&d);
+    int on_n1 = fake_called("start 1 main n1");
+    assert_true(on_n1 || fake_called("start 1 main n2"));
+    const char *pinned = on_n1 ? "n1" : "n2", *other = on_n1 ? "n2" : "n1";
+    node(pinned)->gpus_used = 8; /* Slurm gave them to another job */
+    snprintf(fake_job(1)->reason, sizeof fake_job(1)->reason, "Resources");
+    fake.log[0] = '\0';
+    engine_tick(&d); /* at once: Slurm may not have tried it yet */
+    assert_false(fake_called("take-back 1"));
+    pause_s(2.1);
+    engine_tick(&d);
+    assert_true(fake_called("take-back 1"));
+    char want[32];
+    snprintf(want, sizeof want, "start 1 main %s", other);
+    assert_true(fake_called(want));
+    assert_non_null(strstr(engine_find(&d, 1)->took_back, "Slurm found no free GPUs for it on"));
+    assert_phase(1, LUCID_PHASE_RUNNING);
+    /* Its own -w: it waits for that node. */
+    slurm_job *j2 = fake_submit(2, "b", 8, 8, 1);
+    snprintf(j2->req_nodes, sizeof j2->req_nodes, "%s", pinned);
+    node(pinned)->gpus_used = 0;
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    snprintf(want, sizeof want, "start 2 main %s", pinned);
+    assert_true(fake_called(want));
+    node(pinned)->gpus_used = 8;
+    snprintf(fake_job(2)->reason, sizeof fake_job(2)->reason, "Resources");
+    pause_s(2.1);
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    assert_false(fake_called("take-back 2"));
+    assert_phase(2, LUCID_PHASE_RUNNING);
+}
+
 /* A released job on a node that went down is placed again; a running
  * --requeue job that Slurm requeued unheld after a node failure too. */
 static void failed_nodes_and_requeues(void **state)
@@ -1847,6 +1893,61 @@ static void the_head_of_main_goes_ahead(void **state)
     assert_int_equal(d.released_ahead, 4);
 }
 
+/* --release-ahead with backfill (easy, margin 1; estimates the time
+ * limits, priority estimate x GPUs).  Jobs 1 and 2 (8 GPUs, 30 and 60 min)
+ * fill n1 and n2.  Waiting, in lucid's order: job 3 (2 GPUs, 10 min: 1200),
+ * job 4 (2 GPUs, 20 min: 2400), job 5 (1 GPU, 50 min: 3000), job 6 (4 GPUs,
+ * 20 min: 4800).  Job 3 fits nowhere and holds the reservation (n1 at T +
+ * 30 min): it is the head, so it goes ahead, and job 4 behind it (2 GPUs:
+ * wherever job 4 fits, job 3 fits, and Slurm starts job 3 first).  Job 5
+ * would fit where job 3 does not (one GPU freed): it stays with lucid,
+ * which backfills it only if it ends before the reservation, and job 6
+ * behind it too.  Conservative backfill: every waiting job holds one, and
+ * a job ahead could take any of them: none goes, jobs 3 and 4 are held
+ * again.  (Before, no job went ahead while any held a reservation.) */
+static void the_reservation_holder_goes_ahead_first(void **state)
+{
+    (void)state;
+    d.cfg.release_ahead = 1;
+    d.cfg.gpu_limit = 0;
+    d.cfg.backfill = 1; /* LUCID_BACKFILL_EASY */
+    d.cfg.backfill_margin = 1;
+    fake_submit(1, "a", 8, 8, 1)->time_limit_min = 30;
+    fake_submit(2, "b", 8, 8, 1)->time_limit_min = 60;
+    engine_tick(&d);
+    assert_phase(1, LUCID_PHASE_RUNNING);
+    assert_phase(2, LUCID_PHASE_RUNNING);
+    time_t t = time(NULL);
+    fake_run(1, t);
+    fake_run(2, t);
+    fake_submit(3, "c", 2, 2, 1)->time_limit_min = 10;
+    fake_submit(4, "d", 2, 2, 1)->time_limit_min = 20;
+    fake_submit(5, "e", 1, 1, 1)->time_limit_min = 50;
+    fake_submit(6, "f", 4, 4, 1)->time_limit_min = 20;
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    const lucidd_job *head = engine_find(&d, 3);
+    assert_true(rec(3)->reserved_since > 0);
+    assert_int_equal(head->reserved_at, t + 30 * 60);
+    assert_int_equal(rec(4)->reserved_since, 0);
+    assert_true(fake_called("ahead 3 main excl="));
+    assert_true(fake_called("ahead 4 main excl="));
+    assert_false(fake_called("ahead 5 main"));
+    assert_false(fake_called("ahead 6 main"));
+    assert_false(fake_job(3)->held || fake_job(4)->held);
+    assert_true(fake_job(5)->held && fake_job(6)->held);
+    assert_int_equal(d.released_ahead, 2);
+    /* Conservative: jobs 4, 5 and 6 hold reservations too. */
+    d.cfg.backfill = 2; /* LUCID_BACKFILL_CONSERVATIVE */
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    assert_true(rec(4)->reserved_since > 0);
+    assert_true(fake_called("hold 3") && fake_called("hold 4"));
+    assert_true(fake_job(3)->held && fake_job(4)->held);
+    assert_false(engine_find(&d, 3)->ahead || engine_find(&d, 4)->ahead);
+    assert_int_equal(d.released_ahead, 2);
+}
+
 /* A job released ahead that Slurm refuses for a limit is held again and
  * kept from placements for a while; a packed job's node is excluded (Slurm
  * counts the GPUs it shares free); a job lucid starts itself is not
@@ -2144,6 +2245,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(drained_profiler_and_reserved_nodes, setup, teardown),
         cmocka_unit_test_setup_teardown(an_unknown_profiler_is_waited_for, setup, teardown),
         cmocka_unit_test_setup_teardown(releases_slurm_refuses_are_taken_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_pin_slurm_finds_no_gpus_for_is_placed_again, setup, teardown),
         cmocka_unit_test_setup_teardown(failed_nodes_and_requeues, setup, teardown),
         cmocka_unit_test_setup_teardown(requests_left_to_slurm, setup, teardown),
         cmocka_unit_test_setup_teardown(profiling_yields_on, setup, teardown),
@@ -2153,6 +2255,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(no_yield_for_a_tie, setup, teardown),
         cmocka_unit_test_setup_teardown(yield_for_a_better_priority, setup, teardown),
         cmocka_unit_test_setup_teardown(the_head_of_main_goes_ahead, setup, teardown),
+        cmocka_unit_test_setup_teardown(the_reservation_holder_goes_ahead_first, setup, teardown),
         cmocka_unit_test_setup_teardown(released_ahead_refused_excluded_and_off, setup, teardown),
         cmocka_unit_test_setup_teardown(a_job_ahead_is_never_excluded_from_where_lucid_puts_it, setup,
                                         teardown),
