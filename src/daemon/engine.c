@@ -1291,6 +1291,19 @@ static void note_start(lucidd *d, lucidd_job *job, const slurm_job *sj)
  * capacity nor loops. */
 #define AVOID_NODES_S 300.0
 #define AVOID_LIMIT_S 30.0
+/* A pinned release Slurm found no GPUs for (its reason Resources) this
+ * long is placed again, its node left out of its placements for a moment
+ * only (the node is fine; its GPUs went to another job). */
+#define PIN_RESOURCES_S 2.0
+#define PIN_RESOURCES_AVOID_S 5.0
+
+/* What a job taken back keeps out of its placements. */
+typedef enum {
+    AVOID_NONE,       /* nothing: the node is fine (a pair gone, a requeue) */
+    AVOID_NODE,       /* the node it was refused on, AVOID_NODES_S */
+    AVOID_NODE_BRIEF, /* that node, PIN_RESOURCES_AVOID_S: its GPUs went elsewhere */
+    AVOID_ALL         /* every node, AVOID_LIMIT_S: a limit of the site */
+} avoid_kind;
 
 static int slurm_limit(const char *reason);
 
@@ -1327,12 +1340,6 @@ static int slurm_holds_it(const slurm_job *sj)
            strncmp(sj->reason, "BadConstraints", 14) == 0;
 }
 
-/* A pinned release Slurm found no GPUs for (its reason Resources) this
- * long is placed again, its node left out of its placements for a moment
- * only (the node is fine; its GPUs went to another job). */
-#define PIN_RESOURCES_S 2.0
-#define PIN_RESOURCES_AVOID_S 5.0
-
 static double release_timeout(const lucidd *d)
 {
     return d->cfg.release_timeout_s > 0 ? d->cfg.release_timeout_s : 60.0;
@@ -1340,7 +1347,8 @@ static double release_timeout(const lucidd *d)
 
 /* Takes a released job back into its queue (see above); `why` is what its
  * REASON, `lucid explain` and the AdminComment say. */
-static void take_back(lucidd *d, lucidd_job *job, const char *why, int limit, double now_mono)
+static void take_back(lucidd *d, lucidd_job *job, const char *why, avoid_kind avoid,
+                      double now_mono)
 {
     if (!d->slurm_up)
         return; /* slurmctld stopped answering in this tick: tried again at a later one */
@@ -1360,12 +1368,14 @@ static void take_back(lucidd *d, lucidd_job *job, const char *why, int limit, do
     snprintf(job->comment_sent, sizeof job->comment_sent, "%s", comment);
     lucidd_log("job %u: taken back from %s: %s", job->rec.job_id, job->rec.node_list, why);
     snprintf(job->took_back, sizeof job->took_back, "%s", why);
-    if (limit) {
+    if (avoid == AVOID_ALL) {
         snprintf(job->avoid_nodes, sizeof job->avoid_nodes, "*");
         job->avoid_until = now_mono + AVOID_LIMIT_S;
+    } else if (avoid == AVOID_NONE) {
+        job->avoid_nodes[0] = '\0';
     } else {
         snprintf(job->avoid_nodes, sizeof job->avoid_nodes, "%s", job->rec.node_list);
-        job->avoid_until = now_mono + AVOID_NODES_S;
+        job->avoid_until = now_mono + (avoid == AVOID_NODE ? AVOID_NODES_S : PIN_RESOURCES_AVOID_S);
     }
     unpair(d, job);
     job->rec.packed_with = 0;
@@ -1386,8 +1396,8 @@ static void note_releasing(lucidd *d, lucidd_job *job, const slurm_job *sj, doub
     snprintf(job->slurm_reason, sizeof job->slurm_reason, "%s", sj->reason);
     char why[256];
     if (job->rec.phase == LUCID_PHASE_RUNNING && job->rec.packed_with && partner_gone(d, job)) {
-        take_back(d, job, "its partner ended before it started; waiting again", 0, now_mono);
-        job->avoid_nodes[0] = '\0'; /* the node is fine: the pair is gone */
+        take_back(d, job, "its partner ended before it started; waiting again", AVOID_NONE,
+                  now_mono);
         return;
     }
     double waited = now_mono - job->released_at;
@@ -1396,12 +1406,12 @@ static void note_releasing(lucidd *d, lucidd_job *job, const slurm_job *sj, doub
                  job->rec.node_list, sj->reason,
                  slurm_limit(sj->reason) ? "; a limit of the site: tried again in 30 s"
                                          : "; placed elsewhere");
-        take_back(d, job, why, slurm_limit(sj->reason), now_mono);
+        take_back(d, job, why, slurm_limit(sj->reason) ? AVOID_ALL : AVOID_NODE, now_mono);
     } else if (waited >= release_timeout(d)) {
         snprintf(why, sizeof why,
                  "Slurm did not start it on %.100s within %.0f s (Slurm: %.60s); placed elsewhere",
                  job->rec.node_list, release_timeout(d), sj->reason[0] ? sj->reason : "none");
-        take_back(d, job, why, 0, now_mono);
+        take_back(d, job, why, AVOID_NODE, now_mono);
     } else if (waited >= PIN_RESOURCES_S && job->rec.phase == LUCID_PHASE_RUNNING &&
                !job->rec.packed_with && !job->rec.gpu_list[0] && sj->req_nodes[0] &&
                strcmp(sj->req_nodes, job->user_nodes) != 0 &&
@@ -1417,8 +1427,7 @@ static void note_releasing(lucidd *d, lucidd_job *job, const slurm_job *sj, doub
         snprintf(why, sizeof why,
                  "Slurm found no free GPUs for it on %.100s in %.0f s (Slurm: Resources); "
                  "placed again", job->rec.node_list, waited);
-        take_back(d, job, why, 0, now_mono);
-        job->avoid_until = now_mono + PIN_RESOURCES_AVOID_S;
+        take_back(d, job, why, AVOID_NODE_BRIEF, now_mono);
     }
 }
 
@@ -1639,8 +1648,7 @@ static void track(lucidd *d, lucidd_job *job, const slurm_job *sj, const slurm_j
             /* Requeued by Slurm unheld (a node failed under a --requeue
              * job): still pinned to that node; placed again. */
             take_back(d, job, "requeued by Slurm (its node failed or an operator requeued it); "
-                              "waiting again", 0, now_mono);
-            job->avoid_nodes[0] = '\0';
+                              "waiting again", AVOID_NONE, now_mono);
         } else if (sj->held && sj->restarts > job->restarts_seen) {
             /* Requeued by Slurm (node failure, an operator...): back to the queue. */
             unpair(d, job);
@@ -2434,7 +2442,7 @@ static void take_back_from_unusable(lucidd *d, lucid_phase phase, const partitio
             char reason[256];
             snprintf(reason, sizeof reason, "released onto %.60s, but %.140s; placed elsewhere",
                      job->rec.node_list, why);
-            take_back(d, job, reason, 0, now_mono);
+            take_back(d, job, reason, AVOID_NODE, now_mono);
             break;
         }
     }
@@ -3129,16 +3137,15 @@ static void release_ahead(lucidd *d, const decide_job *waiting, const decide_res
      * 154 samples of main under 90 % in a burst had such a head).  Two
      * holders (conservative), or one behind a job that holds none: none
      * goes. */
-    int holders = 0, head_holds = 0, head_seen = 0;
+    int holders = 0, head = -1;
     for (int i = 0; i < nwaiting; i++) {
         if (results[i].start)
             continue;
+        if (head < 0)
+            head = i;
         holders += results[i].holds != 0;
-        if (!head_seen)
-            head_holds = results[i].holds != 0;
-        head_seen = 1;
     }
-    if (holders > 1 || (holders == 1 && !head_holds))
+    if (holders > 1 || (holders == 1 && !results[head].holds))
         budget = 0;
     int strict = !d->cfg.backfill || holders == 1;
     const lucidd_job *before = NULL;
