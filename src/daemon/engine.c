@@ -1431,6 +1431,25 @@ static void note_releasing(lucidd *d, lucidd_job *job, const slurm_job *sj, doub
     }
 }
 
+/* Started in lucid's record, and Slurm still holds it under lucid's hold
+ * with no requeue since: the start never reached Slurm (a call of it
+ * failed part-way: slurmctld stopped or refused the update), and nothing
+ * else would ever release it (an unacknowledged decision is re-applied
+ * only at a restart).  Taken back into its queue, with any pin or cleared
+ * GPU request of a half-applied start undone, and placed again from
+ * Slurm's nodes as they are now; that node is avoided briefly, so a pin
+ * Slurm keeps refusing is not retried at every tick. */
+static void start_not_applied(lucidd *d, lucidd_job *job, const slurm_job *sj, double now_mono)
+{
+    if (sj->state != SJ_PENDING || !sj->held || !sj->admin_held)
+        return;
+    char why[256];
+    snprintf(why, sizeof why,
+             "lucid's start on %.100s did not reach Slurm (still held); placed again",
+             job->rec.node_list[0] ? job->rec.node_list : "its nodes");
+    take_back(d, job, why, AVOID_NODE_BRIEF, now_mono);
+}
+
 /* ---- releases ahead of the GPUs (--release-ahead) ----
  * Slurm runs its scheduler the moment a job's epilog completes, but a
  * release reaches it only at its next periodic pass (the background loop,
@@ -1632,6 +1651,8 @@ static void track(lucidd *d, lucidd_job *job, const slurm_job *sj, const slurm_j
             save(d, job);
         } else if (!sj->held || slurm_holds_it(sj)) {
             note_releasing(d, job, sj, now_mono);
+        } else {
+            start_not_applied(d, job, sj, now_mono);
         }
         break;
     case LUCID_PHASE_MOVING:
@@ -1658,6 +1679,8 @@ static void track(lucidd *d, lucidd_job *job, const slurm_job *sj, const slurm_j
             save(d, job);
         } else if ((!sj->held || slurm_holds_it(sj)) && job->rec.phase == LUCID_PHASE_RUNNING) {
             note_releasing(d, job, sj, now_mono);
+        } else if (job->rec.phase == LUCID_PHASE_RUNNING) {
+            start_not_applied(d, job, sj, now_mono);
         }
         break;
     default:

@@ -1209,6 +1209,59 @@ static void a_pin_slurm_finds_no_gpus_for_is_placed_again(void **state)
     assert_phase(2, LUCID_PHASE_RUNNING);
 }
 
+/* slurmctld stops during a start (the pin is sent, the release fails):
+ * lucid records the job started, Slurm still holds it.  Back, the next
+ * tick sees lucid's hold on a job lucid started and places it again, on
+ * the other node (the first is avoided for a moment); a profiling start
+ * the same.  Without that nothing would ever release them (seen on the
+ * lab: a job "running" in lucid's queue, held in Slurm, for minutes). */
+static void a_start_that_did_not_reach_slurm_is_made_again(void **state)
+{
+    (void)state;
+    d.cfg.gpu_limit = 0;
+    engine_tick(&d);
+    fake_submit(1, "a", 8, 8, 1);
+    fake.down_at_call = fake.job_calls + 2; /* the hold is made, the start fails */
+    engine_tick(&d);
+    assert_true(fake_called("hold 1"));
+    assert_phase(1, LUCID_PHASE_RUNNING);
+    assert_true(fake_job(1)->held && fake_job(1)->admin_held);
+    const char *first = engine_find(&d, 1)->rec.node_list;
+    const char *other = strcmp(first, "n1") == 0 ? "n2" : "n1";
+    char want[32];
+    snprintf(want, sizeof want, "start 1 main %s", other);
+    fake.up = 1;
+    fake.down_at_call = 0;
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    assert_true(fake_called("take-back 1"));
+    assert_true(fake_called(want));
+    assert_false(fake_job(1)->held);
+    assert_phase(1, LUCID_PHASE_RUNNING);
+    assert_non_null(strstr(engine_find(&d, 1)->took_back, "did not reach Slurm"));
+    /* Released, it is not taken back again while Slurm starts it. */
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    assert_false(fake_called("take-back 1"));
+    /* A profiling start alike. */
+    d.cfg.gpu_limit = 8;
+    fake_submit(2, "b", 1, 1, 1);
+    fake.down_at_call = fake.job_calls + 2;
+    engine_tick(&d);
+    assert_phase(2, LUCID_PHASE_PROFILING);
+    assert_true(fake_job(2)->held);
+    fake.up = 1;
+    fake.down_at_call = 0;
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    assert_true(fake_called("take-back 2"));
+    /* p1, the only profiling node, is avoided a moment: main's idle n1
+     * takes it (the profiler's bypass). */
+    assert_true(fake_called("start 2 main n1"));
+    assert_false(fake_job(2)->held);
+    assert_phase(2, LUCID_PHASE_RUNNING);
+}
+
 /* A released job on a node that went down is placed again; a running
  * --requeue job that Slurm requeued unheld after a node failure too. */
 static void failed_nodes_and_requeues(void **state)
@@ -2246,6 +2299,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(an_unknown_profiler_is_waited_for, setup, teardown),
         cmocka_unit_test_setup_teardown(releases_slurm_refuses_are_taken_back, setup, teardown),
         cmocka_unit_test_setup_teardown(a_pin_slurm_finds_no_gpus_for_is_placed_again, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_start_that_did_not_reach_slurm_is_made_again, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(failed_nodes_and_requeues, setup, teardown),
         cmocka_unit_test_setup_teardown(requests_left_to_slurm, setup, teardown),
         cmocka_unit_test_setup_teardown(profiling_yields_on, setup, teardown),

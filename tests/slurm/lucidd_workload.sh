@@ -44,7 +44,22 @@ MODEL_ARGS=()
 # of the packing-off part then flags the backfilled jobs, as it should).
 read -r -a EXTRA_ARGS <<<"${LUCIDD_EXTRA_ARGS:-}"
 
-fail() { echo "lucidd_workload: $*" >&2; tail -n 30 "$LAB/lucidd.log" >&2 || true; exit 1; }
+# On failure, besides lucid's log: Slurm's own view of every job lucid has
+# not seen end (state, reason, hold, pin) and lucid's log lines on it, so a
+# run that failed once in CI can be read from its output.
+fail() {
+    echo "lucidd_workload: $*" >&2
+    tail -n 30 "$LAB/lucidd.log" >&2 || true
+    local id
+    for id in $("$BUILD/lucid" queue --socket "$SOCK" --noheader -o %i 2>/dev/null); do
+        echo "--- job $id, Slurm:" >&2
+        scontrol show job "$id" 2>&1 | grep -E 'JobState|Priority|ReqNodeList|AdminComment|TresPerNode' >&2 || true
+        echo "--- job $id, lucid:" >&2
+        grep -E "job $id[:,]" "$LAB/lucidd.log" | tail -n 12 >&2 || true
+    done
+    grep -E 'slurm: |error' "$LAB/lucidd.log" | tail -n 15 >&2 || true
+    exit 1
+}
 
 
 start_lucidd() {
