@@ -27,6 +27,17 @@
 # median, p90 and max, average JCT simulated against Slurm's; each policy
 # against the replay), then the table of docs/fairshare.md for this trace.
 # Results go to OUT (default /tmp/lucid-lab-history).
+#
+# MODE=lucid (issue 26's other half): the same workload with lucid's
+# plugins and lucidd in front (--profile-limit 7 --packing on, the
+# profiler's bypass and yield off), read back from lucidd's state
+# (`trace import --format lucidd`), and replayed by the simulator's lucid
+# policy set up as lucidd ran: the profiling node beside main's 32 GPUs,
+# the same limit, estimates from the jobs' time limits (lucidd's heuristic
+# before its first model).  Printed: the replay's error
+# (bench/replay_error.py) against the starts lucidd's state recorded.
+# REUSE=1 replays OUT's saved history again without running the lab
+# (TWIN_LIMIT=S: the twin's profiling limit, default 7).
 set -euo pipefail
 BUILD=$(cd "$1" && pwd)
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,8 +46,65 @@ mkdir -p "$OUT"
 
 source "$SRC/bench/lab_run.sh"
 
+lucid_replay() {
+    rm -rf "$OUT/trace" "$OUT/results"
+    "$BUILD/lucid" trace import --format lucidd "$lab/lucid.db" --vc-size lucidd=32 --out "$OUT/trace" >/dev/null
+    # The twin as lucidd ran.  Each job's own length is its last run
+    # (duration - earlier_runs): lucidd restarts a profiled job from its
+    # beginning on main, and the simulator's Lucid discards the profiling
+    # run the same way.  Estimates from the time limits (300 s for every
+    # job: lucidd's heuristic before its first model); the real ends from
+    # lucidd's state (a profiled job waited between its two runs).
+    python3 - "$OUT/trace" "$lab/lucid.db" <<'PY'
+import csv, sqlite3, sys
+d = sys.argv[1]
+rows = list(csv.DictReader(open(f"{d}/trace.csv")))
+with open(f"{d}/trace-last.csv", "w", newline="") as f:
+    w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+    w.writeheader()
+    for r in rows:
+        r["duration"] = str(int(r["duration"]) - int(r["earlier_runs"] or 0))
+        r["earlier_runs"] = "0"
+        w.writerow(r)
+with open(f"{d}/limits.csv", "w") as f:
+    f.write("job_id,estimate\n")
+    for r in rows:
+        f.write(f"{r['job_id']},{r.get('time_limit') or 300}\n")
+db = sqlite3.connect(f"file:{sys.argv[2]}?mode=ro", uri=True)
+t0 = db.execute("SELECT min(submit_time) FROM jobs").fetchone()[0]
+with open(f"{d}/ends.csv", "w") as f:
+    f.write("job_id,end_time\n")
+    for job, end in db.execute("SELECT job_id, end_time FROM jobs WHERE end_time > 0"):
+        f.write(f"{job},{end - t0}\n")
+PY
+    # One profiling node of 8 GPUs beside main (taken from no VC: the
+    # import's profiler_nodes_from and borrow_vc dropped), jobs of up to 8
+    # GPUs profiled, the 7-s limit (TWIN_LIMIT to try others), no
+    # autoscaling.
+    grep -v '^\(jobs\|profiler_nodes_from\|borrow_vc\) =' "$OUT/trace/experiment.ini" |
+        sed "s#^\[trace\]#[trace]\njobs = $OUT/trace/trace-last.csv#" >"$OUT/trace/twin.ini"
+    "$BUILD/lucid" simulate "$OUT/trace/twin.ini" --quiet --out "$OUT/results" \
+        --set simulate.policies=lucid --set lucid.profiler_nodes=1 --set lucid.profiler_factor=8 \
+        --set lucid.profiler_autoscale=no --set lucid.profiler_time_limit="${TWIN_LIMIT:-7}" \
+        --set lucid.models=files --set lucid.estimates="$OUT/trace/limits.csv" 2>&1 |
+        grep -v 'offered load' || true
+    python3 "$SRC/bench/replay_error.py" "$OUT/trace/trace.csv" "$OUT/results/jobs-lucid.csv" \
+        "$OUT/trace/ends.csv"
+}
+
+MODE=${MODE:-slurm}
 lab=$OUT/lab
-lab_run_up "$lab" slurm 4 8
+if [[ $MODE == lucid && ${REUSE:-0} == 1 ]]; then
+    [[ -f $lab/lucid.db ]] || { echo "lab_history: REUSE=1: no history in $lab/lucid.db" >&2; exit 2; }
+    lucid_replay
+    exit 0
+fi
+if [[ $MODE == lucid ]]; then
+    lab_run_up "$lab" lucid 4 8 --profile-limit 7 --packing on --profiler-bypass off \
+        --profiler-yield off
+else
+    lab_run_up "$lab" slurm 4 8
+fi
 chmod 777 "$lab/out"
 cat >"$lab/payload.sh" <<'EOF'
 #!/bin/bash
@@ -58,7 +126,7 @@ while read -r at user gpus secs; do
         >>"$lab/ids.txt"
 done <"$lab/plan.txt"
 deadline=$((SECONDS + 1500))
-until [[ -z $(squeue -h -r -o %A 2>/dev/null | head -1) ]]; do
+until [[ -z $(squeue -h -r -o %A 2>/dev/null | head -1 || true) ]]; do
     ((SECONDS < deadline)) || { echo "lab_history: jobs left after 25 minutes" >&2; break; }
     sleep 5
 done
@@ -75,6 +143,17 @@ while :; do
 done
 scontrol show node -o >"$OUT/nodes.txt"
 cp "$lab/etc/slurm.conf" "$OUT/slurm.conf"
+if [[ $MODE == lucid ]]; then
+    # lucidd's record of every end is made at its next tick.
+    deadline=$((SECONDS + 60))
+    while "$BUILD/lucid" queue --socket "$LAB_RUN_SOCK" --noheader -o %i 2>/dev/null | grep -q .; do
+        ((SECONDS < deadline)) || break
+        sleep 1
+    done
+    lab_run_down "$lab"
+    lucid_replay
+    exit 0
+fi
 lab_run_down "$lab"
 rm -rf "$OUT/whatif"
 # The twin's error and each policy beside it (issue 26).

@@ -113,7 +113,7 @@ expect_error "sacct --slurm-conf: a bad value" "bad-slurm.conf:1: PriorityMaxAge
     --out "$tmp/wi" >"$tmp/wi.txt"
 check "whatif: writes what it prints (after the import's line)" cmp -s <(tail -n +2 "$tmp/wi.txt") "$tmp/wi/whatif.txt"
 want=$(python3 "$src/bench/replay_error.py" "$tmp/wi/trace/trace.csv" "$tmp/wi/results/jobs-slurm.csv" |
-    sed -E 's/.*2 \/ 10 \/ 60 s: ([0-9]+) \/ ([0-9]+) \/ ([0-9]+) %; error median ([0-9]+) s, p90 ([0-9]+) s, max ([0-9]+) s.*/\1 \2 \3 \4 \5 \6/')
+    sed -n 1p | sed -E 's/.*2 \/ 10 \/ 60 s: ([0-9]+) \/ ([0-9]+) \/ ([0-9]+) %; error median ([0-9]+) s, p90 ([0-9]+) s, max ([0-9]+) s.*/\1 \2 \3 \4 \5 \6/')
 got=$(awk '/within 2 \/ 10 \/ 60 s/ {gsub("%", ""); printf "%.0f %.0f %.0f ", $(NF-4), $(NF-2), $NF}
     /start error median/ {printf "%s %s %s", $4, $7, $10}' "$tmp/wi/whatif.txt")
 check "whatif: the replay's error is the history's ($got / $want)" test "$got" = "$want"
