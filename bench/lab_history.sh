@@ -35,7 +35,9 @@
 # policy set up as lucidd ran: the profiling node beside main's 32 GPUs,
 # the same limit, estimates from the jobs' time limits (lucidd's heuristic
 # before its first model).  Printed: the replay's error
-# (bench/replay_error.py) against the starts lucidd's state recorded.
+# (bench/replay_error.py) against the starts lucidd's state recorded (each
+# job's main start, or its profiling start if it ended in the profiler:
+# the start the simulator's jobs-lucid.csv gives).
 # REUSE=1 replays OUT's saved history again without running the lab
 # (TWIN_LIMIT=S: the twin's profiling limit, default 7).
 set -euo pipefail
@@ -72,10 +74,25 @@ with open(f"{d}/limits.csv", "w") as f:
         f.write(f"{r['job_id']},{r.get('time_limit') or 300}\n")
 db = sqlite3.connect(f"file:{sys.argv[2]}?mode=ro", uri=True)
 t0 = db.execute("SELECT min(submit_time) FROM jobs").fetchone()[0]
+main = {}
 with open(f"{d}/ends.csv", "w") as f:
     f.write("job_id,end_time\n")
-    for job, end in db.execute("SELECT job_id, end_time FROM jobs WHERE end_time > 0"):
-        f.write(f"{job},{end - t0}\n")
+    for job, end, first, last, prof in db.execute(
+            "SELECT job_id, end_time, main_first_start, main_start, profile_start FROM jobs"):
+        if end > 0:
+            f.write(f"{job},{end - t0}\n")
+        main[str(job)] = (first or last or prof) - t0
+# The starts compared: the simulator's start_time of a profiled job is
+# its main start (its profiling start is not in jobs-lucid.csv), so the
+# history's is too: lucidd's first main start, or the profiling start of
+# a job that ended in the profiler.
+with open(f"{d}/trace-main.csv", "w", newline="") as f:
+    w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+    w.writeheader()
+    for r in rows:
+        r = dict(r)
+        r["first_start"] = str(main[r["job_id"]])
+        w.writerow(r)
 PY
     # One profiling node of 8 GPUs beside main (taken from no VC: the
     # import's profiler_nodes_from and borrow_vc dropped), jobs of up to 8
@@ -88,7 +105,7 @@ PY
         --set lucid.profiler_autoscale=no --set lucid.profiler_time_limit="${TWIN_LIMIT:-7}" \
         --set lucid.models=files --set lucid.estimates="$OUT/trace/limits.csv" 2>&1 |
         grep -v 'offered load' || true
-    python3 "$SRC/bench/replay_error.py" "$OUT/trace/trace.csv" "$OUT/results/jobs-lucid.csv" \
+    python3 "$SRC/bench/replay_error.py" "$OUT/trace/trace-main.csv" "$OUT/results/jobs-lucid.csv" \
         "$OUT/trace/ends.csv"
 }
 
