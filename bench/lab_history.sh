@@ -39,7 +39,8 @@
 # job's main start, or its profiling start if it ended in the profiler:
 # the start the simulator's jobs-lucid.csv gives).
 # REUSE=1 replays OUT's saved history again without running the lab
-# (TWIN_LIMIT=S: the twin's profiling limit, default 7).
+# (TWIN_LIMIT=S: the twin's profiling limit, default 7; TWIN_OVERHEAD=S:
+# its [lucid] profiler_overhead, default 0).
 set -euo pipefail
 BUILD=$(cd "$1" && pwd)
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -97,12 +98,13 @@ PY
     # One profiling node of 8 GPUs beside main (taken from no VC: the
     # import's profiler_nodes_from and borrow_vc dropped), jobs of up to 8
     # GPUs profiled, the 7-s limit (TWIN_LIMIT to try others), no
-    # autoscaling.
+    # autoscaling, no overhead (TWIN_OVERHEAD to try one).
     grep -v '^\(jobs\|profiler_nodes_from\|borrow_vc\) =' "$OUT/trace/experiment.ini" |
         sed "s#^\[trace\]#[trace]\njobs = $OUT/trace/trace-last.csv#" >"$OUT/trace/twin.ini"
     "$BUILD/lucid" simulate "$OUT/trace/twin.ini" --quiet --out "$OUT/results" \
         --set simulate.policies=lucid --set lucid.profiler_nodes=1 --set lucid.profiler_factor=8 \
         --set lucid.profiler_autoscale=no --set lucid.profiler_time_limit="${TWIN_LIMIT:-7}" \
+        --set lucid.profiler_overhead="${TWIN_OVERHEAD:-0}" \
         --set lucid.models=files --set lucid.estimates="$OUT/trace/limits.csv" 2>&1 |
         grep -v 'offered load' || true
     python3 "$SRC/bench/replay_error.py" "$OUT/trace/trace-main.csv" "$OUT/results/jobs-lucid.csv" \

@@ -147,4 +147,26 @@ expect_error "slurm: bad favor_small" "[slurm] favor_small: 'sometimes' is not y
     "$lucid" simulate --quiet --jobs "$tmp/slurm.csv" --vcs "$tmp/slurm-vcs.csv" --policies slurm \
     --set slurm.favor_small=sometimes --out "$tmp/sl4"
 
+# [lucid] profiler_overhead from the command line: the schedule of
+# test_policies.c's lucid_profiler_overhead_holds_the_gpus (job 2, 8 GPUs,
+# profiled after job 3 leaves at 100 + 7, then on main from 214), written
+# into the run's experiment.ini only when set.
+printf 'job_id,vc,gpu_num,submit_time,duration\n1,a,1,0,50\n2,a,8,0,500\n3,a,1,0,300\n' >"$tmp/ovh.csv"
+printf 'vc,nodes\na,2\n' >"$tmp/ovh-vcs.csv"
+printf 'job_id,estimate\n1,50\n2,500\n3,300\n' >"$tmp/ovh-est.csv"
+ovh() {
+    "$lucid" simulate --quiet --jobs "$tmp/ovh.csv" --vcs "$tmp/ovh-vcs.csv" --policies lucid \
+        --set lucid.estimates="$tmp/ovh-est.csv" --set lucid.models=files --set lucid.profiler_nodes=1 \
+        --set lucid.profiler_factor=8 --set lucid.profiler_time_limit=100 \
+        --set lucid.profiler_autoscale=no "$@"
+}
+check "profiler_overhead: the run" ovh --set lucid.profiler_overhead=7 --out "$tmp/ovh7"
+check "profiler_overhead: job 2 on main at 214" grep -q '^2,a,8,0,500,214,714,' "$tmp/ovh7/jobs-lucid.csv"
+check "profiler_overhead: in the run's experiment" grep -qx 'profiler_overhead = 7' "$tmp/ovh7/experiment.ini"
+check "profiler_overhead unset: the run" ovh --out "$tmp/ovh0"
+check "profiler_overhead unset: job 2 on main at 200" grep -q '^2,a,8,0,500,200,700,' "$tmp/ovh0/jobs-lucid.csv"
+check "profiler_overhead unset: not written" sh -c "! grep -q profiler_overhead '$tmp/ovh0/experiment.ini'"
+expect_error "profiler_overhead: out of range" "[lucid] profiler_overhead: -2 out of range 0..86400" \
+    ovh --set lucid.profiler_overhead=-2 --out "$tmp/ovh-bad"
+
 finish cli_simulate

@@ -1,6 +1,7 @@
 /* test_policies.c — hand-computed schedules for every policy, ties
  * included, in both semantics (expected values worked out in the comments
  * from spec §4, not taken from the program). */
+#include "exptest.h"
 #include "simtest.h"
 
 /* One node of 8 GPUs. */
@@ -326,6 +327,64 @@ static void lucid_profiler_then_main_pass(void **state)
     }
 }
 
+/* [lucid] profiler_overhead: a job that leaves the profiler keeps its GPUs
+ * that much longer and reaches main's queue that much later (lucidd's
+ * limit checked per tick, Slurm's requeue and epilog); a job that ends in
+ * the profiler frees them at its end.  One 8-GPU profiling node, limit 100,
+ * overhead 7; main has two nodes.  Least GPU first: 1 (1 GPU, 50 s) and 3
+ * (1 GPU, 300 s) profile from 0; 1 ends there at 50; 3 leaves at 100 + 7 =
+ * 107 and runs its 300 s on main, 107-407 (queue 107: waiting and the
+ * discarded run).  2 (8 GPUs) needs the whole node: 107-214, then main
+ * 214-714 (queue 214).  Overhead 0 is the schedule before: 3 on main
+ * 100-400, 2 profiled 100-200, main 200-700. */
+static void lucid_profiler_overhead_holds_the_gpus(void **state)
+{
+    (void)state;
+    const char *csv = "job_id,vc,gpu_num,submit_time,duration\n"
+                      "1,a,1,0,50\n"
+                      "2,a,8,0,500\n"
+                      "3,a,1,0,300\n";
+    const double est[] = {50, 500, 300};
+    for (int overhead = 7; overhead >= 0; overhead -= 7) {
+        simtest t;
+        simtest_load(&t, 2, csv);
+        simtest_estimates(&t, est);
+        t.cfg.sem = lucid_semantics_fixed();
+        t.cfg.lucid.profiler_nodes = 1;
+        t.cfg.lucid.profiler_factor = 8;
+        t.cfg.lucid.profiler_time_limit = 100;
+        t.cfg.lucid.profiler_overhead = overhead;
+        t.cfg.lucid.profiler_autoscale = 0;
+        simtest_run_ok(&t, "lucid");
+        EXPECT_JOB(&t, 1, 0, 50, 0);
+        assert_int_equal(simtest_job(&t, 1)->finished_in_profiler, 1);
+        EXPECT_JOB(&t, 3, 100 + overhead, 400 + overhead, 100 + overhead);
+        int64_t i = lucid_trace_find(&t.trace, 2);
+        assert_int_equal(t.result.prof[i].start, 100 + overhead);
+        assert_int_equal(t.result.prof[i].end, 200 + 2 * overhead);
+        EXPECT_JOB(&t, 2, 200 + 2 * overhead, 700 + 2 * overhead, 200 + 2 * overhead);
+        simtest_free(&t);
+    }
+}
+
+/* The key: seconds 0..86400, unset by default (then not written, and 0:
+ * the reference's schedule; tests/cli_simulate.sh runs it). */
+static void lucid_profiler_overhead_key(void **state)
+{
+    (void)state;
+    exptest_refused("[lucid]\nprofiler_overhead = -1\n",
+                    "exp.ini:2: [lucid] profiler_overhead: -1 out of range 0..86400");
+    exptest_refused("[lucid]\nprofiler_overhead = 2.5\n", "'2.5' is not an integer");
+    lucid_experiment exp;
+    lucid_error err = {{0}};
+    assert_int_equal(exptest_load(&exp, "[lucid]\nprofiler_time_limit = 7\n", &err), 0);
+    assert_null(exp.profiler_overhead);
+    lucid_experiment_free(&exp);
+    assert_int_equal(exptest_load(&exp, "[lucid]\nprofiler_overhead = 2\n", &err), 0);
+    assert_string_equal(exp.profiler_overhead, "2");
+    lucid_experiment_free(&exp);
+}
+
 /* The profiling pass hands back the working records of jobs that have left
  * the profiler (profiler.c); a job still waiting there must keep its own.
  * One 8-GPU profiling node; a 1-GPU job of 50 s arrives every 10 s from 0
@@ -421,6 +480,8 @@ int main(void)
         cmocka_unit_test(lucid_partner_bug_only_in_reference),
         cmocka_unit_test(lucid_packing_rules_refuse),
         cmocka_unit_test(lucid_profiler_then_main_pass),
+        cmocka_unit_test(lucid_profiler_overhead_holds_the_gpus),
+        cmocka_unit_test(lucid_profiler_overhead_key),
         cmocka_unit_test(lucid_profiler_keeps_waiting_job),
         cmocka_unit_test(oversized_jobs_refused_or_skipped),
         cmocka_unit_test(datetime_submit_times),

@@ -47,6 +47,7 @@ typedef struct lucid_experiment {
     char *profiler_nodes_from; /* "vc:n,vc:n" */
     int32_t profiler_nodes;
     int64_t profiler_time_limit;
+    char *profiler_overhead; /* [lucid] profiler_overhead, seconds (unset: 0) */
     int32_t profiler_factor;
     int profiler_autoscale;
     char *borrow_vc;

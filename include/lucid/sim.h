@@ -19,6 +19,8 @@
 typedef struct lucid_sim_lucid_config {
     int32_t profiler_nodes;      /* scale: nodes of the profiling cluster (2) */
     int64_t profiler_time_limit; /* seconds (200) */
+    int64_t profiler_overhead;   /* seconds a job that leaves the profiler keeps its GPUs and
+                                  * reaches main's queue late (0: the reference) */
     int32_t profiler_factor;     /* GPU limit = nodes x factor (4) */
     int profiler_autoscale;      /* borrow a node when the profiler queue grows */
     int32_t borrow_vc;           /* VC that lends the extra node (-1: none) */

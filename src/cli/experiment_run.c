@@ -45,6 +45,10 @@ void cli_run_lucid_knobs(const lucid_experiment *exp, lucid_sim_lucid_config *lc
 {
     lc->profiler_nodes = exp->profiler_nodes;
     lc->profiler_time_limit = exp->profiler_time_limit;
+    int64_t overhead = 0;
+    if (exp->profiler_overhead && lucid_parse_i64(exp->profiler_overhead, &overhead) < 0)
+        overhead = 0; /* (checked against its range when it was read) */
+    lc->profiler_overhead = overhead;
     lc->profiler_factor = exp->profiler_factor;
     lc->profiler_autoscale = exp->profiler_autoscale;
     lc->gmem_limit = exp->gpu_mem_mib;

@@ -75,6 +75,7 @@ static const key_spec keys[] = {
     {"lucid", "profiler_nodes", KEY_INT, FIELD(profiler_nodes), 1, 100000},
     {"lucid", "profiler_time_limit", KEY_INT, FIELD(profiler_time_limit), 1, INT64_MAX / 4},
     {"lucid", "profiler_factor", KEY_INT, FIELD(profiler_factor), 1, 1024},
+    {"lucid", "profiler_overhead", KEY_OPT_INT, FIELD(profiler_overhead), 0, 86400},
     {"lucid", "profiler_autoscale", KEY_BOOL, FIELD(profiler_autoscale), 0, 0},
     {"lucid", "borrow_vc", KEY_STRING, FIELD(borrow_vc), 0, 0},
     {"lucid", "gpu_mem_mib", KEY_DOUBLE, FIELD(gpu_mem_mib), 0, 0},

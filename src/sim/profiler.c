@@ -227,7 +227,13 @@ int lucid_profile_pass(const lucid_sim_config *cfg, const lucid_sim_inputs *in,
                 run[job].partner = run[job].packed_with = run[job].packed_onto = -1;
                 run[job].exclusive = 1;
                 run[job].status = LUCID_WAITING;
-                run[job].remain = (double)(d < lc->profiler_time_limit ? d : lc->profiler_time_limit);
+                /* A job that leaves keeps its GPUs for the overhead too (a
+                 * live profiler's limit checked per tick, Slurm's requeue
+                 * and epilog): its run, and so its arrival in main's
+                 * queue, end that much later. */
+                run[job].remain = (double)(d <= lc->profiler_time_limit
+                                               ? d
+                                               : lc->profiler_time_limit + lc->profiler_overhead);
                 run[job].rate = 1.0;
                 if (lucid_policy_profiler.arrive(&p.s, job) < 0) {
                     rc = lucid_error_set(err, "out of memory");
