@@ -294,6 +294,16 @@ static void lucid_packing_rules_refuse(void **state)
     simtest_free(&t);
 }
 
+/* Lucid's profiler as these tests run it: one 8-GPU profiling node, jobs
+ * of up to 8 GPUs, a 100-s limit, no autoscaling. */
+static void one_profiling_node(simtest *t)
+{
+    t->cfg.lucid.profiler_nodes = 1;
+    t->cfg.lucid.profiler_factor = 8;
+    t->cfg.lucid.profiler_time_limit = 100;
+    t->cfg.lucid.profiler_autoscale = 0;
+}
+
 static void lucid_profiler_then_main_pass(void **state)
 {
     (void)state;
@@ -306,10 +316,7 @@ static void lucid_profiler_then_main_pass(void **state)
         simtest_load(&t, 1, csv);
         simtest_estimates(&t, est);
         t.cfg.sem = reference ? lucid_semantics_reference() : lucid_semantics_fixed();
-        t.cfg.lucid.profiler_nodes = 1;
-        t.cfg.lucid.profiler_factor = 8;
-        t.cfg.lucid.profiler_time_limit = 100;
-        t.cfg.lucid.profiler_autoscale = 0;
+        one_profiling_node(&t);
         simtest_run_ok(&t, "lucid");
         /* Least GPU first: 1 (1 GPU) profiles 0-50 and finishes there; 2
          * needs the whole profiling node: 50-150 (limit 100), profqueue 50. */
@@ -350,11 +357,8 @@ static void lucid_profiler_overhead_holds_the_gpus(void **state)
         simtest_load(&t, 2, csv);
         simtest_estimates(&t, est);
         t.cfg.sem = lucid_semantics_fixed();
-        t.cfg.lucid.profiler_nodes = 1;
-        t.cfg.lucid.profiler_factor = 8;
-        t.cfg.lucid.profiler_time_limit = 100;
+        one_profiling_node(&t);
         t.cfg.lucid.profiler_overhead = overhead;
-        t.cfg.lucid.profiler_autoscale = 0;
         simtest_run_ok(&t, "lucid");
         EXPECT_JOB(&t, 1, 0, 50, 0);
         assert_int_equal(simtest_job(&t, 1)->finished_in_profiler, 1);
@@ -414,10 +418,7 @@ static void lucid_profiler_keeps_waiting_job(void **state)
     simtest_load(&t, 1, csv);
     simtest_estimates(&t, est);
     t.cfg.sem = lucid_semantics_fixed();
-    t.cfg.lucid.profiler_nodes = 1;
-    t.cfg.lucid.profiler_factor = 8;
-    t.cfg.lucid.profiler_time_limit = 100;
-    t.cfg.lucid.profiler_autoscale = 0;
+    one_profiling_node(&t);
     simtest_run_ok(&t, "lucid");
     for (int k = 0; k < FLOOD; k++) {
         EXPECT_JOB(&t, k + 1, 10 * k, 10 * k + 50, 0);

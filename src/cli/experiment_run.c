@@ -45,9 +45,9 @@ void cli_run_lucid_knobs(const lucid_experiment *exp, lucid_sim_lucid_config *lc
 {
     lc->profiler_nodes = exp->profiler_nodes;
     lc->profiler_time_limit = exp->profiler_time_limit;
-    int64_t overhead = 0;
+    int64_t overhead = 0; /* unset: none (its range is checked where it is read) */
     if (exp->profiler_overhead && lucid_parse_i64(exp->profiler_overhead, &overhead) < 0)
-        overhead = 0; /* (checked against its range when it was read) */
+        overhead = 0;
     lc->profiler_overhead = overhead;
     lc->profiler_factor = exp->profiler_factor;
     lc->profiler_autoscale = exp->profiler_autoscale;
