@@ -127,6 +127,8 @@ typedef struct lucidd_job {
                                 * after a restart) */
     int was_released;          /* released since it last waited held: Slurm's StartTime may
                                 * be its backfill plan, not a --begin */
+    int start_unapplied;       /* its start (or profiling start) is recorded, and Slurm did
+                                * not take it whole (engine.c, start_not_applied) */
     char took_back[160];       /* why it was last taken back (shown with its reason meanwhile) */
     char account[64];          /* Slurm's account of the job (fair share, limits) */
     char qos[64];              /* its QOS (limits, the QOS factor) */

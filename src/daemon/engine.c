@@ -1383,6 +1383,7 @@ static void take_back(lucidd *d, lucidd_job *job, const char *why, avoid_kind av
     job->releasing = 0;
     job->released_at = 0;
     job->was_released = 1;
+    job->start_unapplied = 0;
     set_phase(job, queue, why);
     save(d, job);
 }
@@ -1432,7 +1433,8 @@ static void note_releasing(lucidd *d, lucidd_job *job, const slurm_job *sj, doub
 }
 
 /* Started in lucid's record, and Slurm still holds it under lucid's hold
- * with no requeue since: the start never reached Slurm (a call of it
+ * (or, its start not taken, the plugin's) with no requeue since: the
+ * start never reached Slurm (a call of it
  * failed part-way: slurmctld stopped or refused the update), and nothing
  * else would ever release it (an unacknowledged decision is re-applied
  * only at a restart).  Taken back into its queue, with any pin or cleared
@@ -1441,7 +1443,11 @@ static void note_releasing(lucidd *d, lucidd_job *job, const slurm_job *sj, doub
  * Slurm keeps refusing is not retried at every tick. */
 static void start_not_applied(lucidd *d, lucidd_job *job, const slurm_job *sj, double now_mono)
 {
-    if (sj->state != SJ_PENDING || !sj->held || !sj->admin_held)
+    /* lucid's own hold is the operator's; a fresh job may still be under
+     * the plugin's user hold (lucid makes it its own only 10 s after the
+     * submission), and then only a start Slurm did not take tells it from
+     * its owner's own `scontrol hold` of a job lucid started. */
+    if (sj->state != SJ_PENDING || !sj->held || (!sj->admin_held && !job->start_unapplied))
         return;
     char why[256];
     snprintf(why, sizeof why,
@@ -1793,6 +1799,7 @@ static void apply_start(lucidd *d, lucidd_job *job, const decide_result *result,
              profiling ? "" : d->packing_on ? " packing=on" : " packing=off");
     int64_t id = record_decision(d, job, profiling ? "profile" : result->partner ? "pack" : "start",
                                  target, result->reason);
+    job->start_unapplied = 1; /* until Slurm has taken it */
     char comment[256];
     comment_text(job, comment, sizeof comment);
     lucid_error err = {{0}};
@@ -1809,6 +1816,7 @@ static void apply_start(lucidd *d, lucidd_job *job, const decide_result *result,
         }
         if (narrowed)
             snprintf(job->ahead_exclude, sizeof job->ahead_exclude, "%s", kept);
+        job->start_unapplied = 0;
         ack(d, id);
         return;
     }
@@ -1828,6 +1836,7 @@ static void apply_start(lucidd *d, lucidd_job *job, const decide_result *result,
         return; /* unacknowledged: reconcile re-applies or the next tick adopts */
     }
     snprintf(job->comment_sent, sizeof job->comment_sent, "%s", comment);
+    job->start_unapplied = 0;
     ack(d, id);
 }
 
@@ -3782,6 +3791,7 @@ int engine_reconcile(lucidd *d, lucid_error *err)
                                comment,
                                slurm_priority(job), &apply_err) < 0) {
                 note_error(d, &apply_err);
+                job->start_unapplied = 1; /* placed again at a tick (start_not_applied) */
                 continue;
             }
         } else if (job && sj && sj->state == SJ_PENDING && !sj->held &&

@@ -1213,7 +1213,8 @@ static void a_pin_slurm_finds_no_gpus_for_is_placed_again(void **state)
  * lucid records the job started, Slurm still holds it.  Back, the next
  * tick sees lucid's hold on a job lucid started and places it again, on
  * the other node (the first is avoided for a moment); a profiling start
- * the same.  Without that nothing would ever release them (seen on the
+ * the same, and a fresh job's start still under the plugin's user hold,
+ * but not its owner's own hold of a start Slurm took.  Without that nothing would ever release them (seen on the
  * lab: a job "running" in lucid's queue, held in Slurm, for minutes). */
 static void a_start_that_did_not_reach_slurm_is_made_again(void **state)
 {
@@ -1260,6 +1261,35 @@ static void a_start_that_did_not_reach_slurm_is_made_again(void **state)
     assert_true(fake_called("start 2 main n1"));
     assert_false(fake_job(2)->held);
     assert_phase(2, LUCID_PHASE_RUNNING);
+    /* A fresh job is started under the plugin's user hold (lucid's own
+     * hold waits out Slurm's accounting): its failed start is placed
+     * again the same way. */
+    fake_end(1, SJ_COMPLETED, "COMPLETED", time(NULL));
+    fake_end(2, SJ_COMPLETED, "COMPLETED", time(NULL));
+    engine_tick(&d);
+    d.cfg.gpu_limit = 0;
+    slurm_job *j3 = fake_submit(3, "c", 8, 8, 1);
+    j3->submit_time = time(NULL);
+    fake.down_at_call = fake.job_calls + 1; /* no hold first: the start fails */
+    engine_tick(&d);
+    assert_false(fake_called("hold 3"));
+    assert_phase(3, LUCID_PHASE_RUNNING);
+    assert_true(fake_job(3)->held && !fake_job(3)->admin_held);
+    fake.up = 1;
+    fake.down_at_call = 0;
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    assert_true(fake_called("take-back 3"));
+    assert_false(fake_job(3)->held);
+    assert_phase(3, LUCID_PHASE_RUNNING);
+    /* A start Slurm took, then its owner's own hold before it ran: the
+     * owner's, left alone. */
+    fake_job(3)->held = 1;
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    engine_tick(&d);
+    assert_false(fake_called("take-back 3"));
+    assert_phase(3, LUCID_PHASE_RUNNING);
 }
 
 /* A released job on a node that went down is placed again; a running
