@@ -24,6 +24,7 @@
 #include "lucid/gpumetrics.h"
 #include "lucid/state.h"
 #include "slurm_io.h"
+#include "writer.h"
 
 /* Slurm refuses every update of a job while slurmdbd is giving it its
  * accounting record (job_mgr.c: ESLURM_JOB_SETTING_DB_INX), and slurmctld
@@ -63,6 +64,8 @@ typedef struct lucidd_config {
     int profiler_bypass;          /* a job the profiler cannot start goes to idle main GPUs */
     int profiler_yield;           /* a job being profiled (or moving to main) takes part in
                                    * main's decision: placed there, its profiling ends now */
+    int async_writes;             /* a start or move of a job inside Slurm's accounting
+                                   * window is made on the writer's thread (writer.h) */
     int release_ahead;            /* the head of main's queue is released before GPUs free,
                                    * unpinned: Slurm starts it the moment they do */
     double fairshare_weight;      /* the site's fair share in lucid's order (docs/live.md,
@@ -193,6 +196,11 @@ typedef struct lucidd {
     uint64_t profiler_yielded;  /* profiling runs ended early: main had GPUs for the job */
     uint64_t released_ahead;    /* releases ahead of GPUs (--release-ahead) */
     uint64_t started_ahead;     /* ... that Slurm started before lucid held them again */
+    lucidd_writer *writer;      /* writes off the tick (--async-writes; NULL: all made on
+                                 * the decision thread); the engine's (engine_stop_writes) */
+    uint64_t writes_made;       /* writes off the tick Slurm took, and those it refused or */
+    uint64_t writes_failed;     /* did not answer (outcomes taken) */
+    double write_slowest_s;     /* the longest Slurm took to answer one */
     double fairshare_read_at;   /* monotonic time of the last sshare read (0 never) */
     double fairshare_weight;    /* the weight in use (cfg's, or 2 / 0 from Slurm's) */
     double qos_weight;          /* the same for the QOS factor */
@@ -262,6 +270,9 @@ lucidd_job *engine_find(lucidd *d, uint32_t job_id);
  * 12,400 listed jobs (docs/live.md, "One whole tick").  Blocks up to
  * 32 MB now come from the heap, and up to 64 MB of free heap is kept. */
 void engine_tune_malloc(void);
+/* Makes the writes still queued and takes their outcomes (acknowledging
+ * their decisions), then frees the writer: before the state store closes. */
+void engine_stop_writes(lucidd *d);
 /* Frees what the engine allocated (the job table and its index). */
 void engine_free(lucidd *d);
 /* Percentile (0..1) of the recorded decision latencies, seconds. */
@@ -290,6 +301,8 @@ typedef struct lucidd_snapshot {
     uint64_t slurm_reads, slurm_unchanged; /* job listings read / answered "no change" */
     uint64_t ticks, slow_ticks, decisions_applied, slurm_errors, sample_errors, latency_count;
     uint64_t profiler_bypassed, profiler_yielded, released_ahead, started_ahead;
+    uint64_t writes_off_tick, writes_failed;
+    double write_slowest_s;
     double latency_sum_s, latency_p50_s, latency_p99_s;
     int packing_on, slurm_up;
     char pack_refused[256];

@@ -144,6 +144,8 @@ void engine_tune_malloc(void)
 
 void engine_free(lucidd *d)
 {
+    lucidd_writer_free(d->writer); /* no-op when engine_stop_writes ran */
+    d->writer = NULL;
     slurm_io_fairshare_cancel(&d->share_read);
     slurm_io_limits_cancel(&d->limits_read);
     limits_free(&d->limits);
@@ -301,6 +303,99 @@ static void ack(lucidd *d, int64_t id)
     if (id > 0 && lucid_state_ack_decision(d->state, id, &err) < 0)
         note_error(d, &err);
     d->decisions_applied++;
+}
+
+/* ---- writes off the tick (writer.h) ----
+ * A start or a move of a job inside Slurm's accounting window (its
+ * submission or requeue seconds ago) is made on the writer's thread: there
+ * slurmctld may hold it a second, and the tick goes on.  Until its outcome
+ * is taken (at the next tick, before Slurm's jobs are read), lucid's record
+ * of the job is what it decided and the job is not judged on a listing
+ * that may predate the write (track); a write lucid makes on the tick to a
+ * job with writes off it waits for them first (settle_writes), so Slurm
+ * gets a job's writes in the order lucid made them. */
+
+static int writes_pending(lucidd *d, const lucidd_job *job)
+{
+    return d->writer && lucidd_writer_pending(d->writer, job->rec.job_id);
+}
+
+/* This job's next write is made off the tick: inside the accounting
+ * window, or behind writes of it that are. */
+static int write_off_tick(lucidd *d, const lucidd_job *job)
+{
+    return d->writer && (in_accounting_grace(job, time(NULL)) || writes_pending(d, job));
+}
+
+static void settle_writes(lucidd *d, uint32_t job_id)
+{
+    if (d->writer)
+        lucidd_writer_settle(d->writer, job_id);
+}
+
+/* 0 queued; -1 not (out of memory): the caller makes it on the tick. */
+static int post_write(lucidd *d, const lucidd_write *wr)
+{
+    if (lucidd_writer_post(d->writer, wr) < 0)
+        return -1;
+    return 0;
+}
+
+static void take_writes(lucidd *d)
+{
+    if (!d->writer)
+        return;
+    lucidd_write *done = NULL;
+    size_t n = lucidd_writer_take(d->writer, &done);
+    for (size_t i = 0; i < n; i++) {
+        const lucidd_write *wr = &done[i];
+        lucidd_job *job = engine_find(d, wr->job_id);
+        if (wr->seconds > d->write_slowest_s)
+            d->write_slowest_s = wr->seconds;
+        static const char *const what[] = {"", "hold", "move", "start"};
+        if (wr->seconds >= 0.5) /* what the tick was spared (Slurm's accounting window) */
+            lucidd_log("job %u: %s written off the tick; Slurm took %.2f s", wr->job_id,
+                       what[wr->kind <= LUCIDD_WRITE_START ? wr->kind : 0], wr->seconds);
+        if (wr->rc == 0) {
+            if (wr->kind == LUCIDD_WRITE_START && job) {
+                snprintf(job->comment_sent, sizeof job->comment_sent, "%s", wr->comment);
+                job->start_unapplied = 0;
+            }
+            if (wr->decision > 0)
+                ack(d, wr->decision);
+            d->writes_made++;
+            continue;
+        }
+        d->writes_failed++;
+        lucid_error err = {{0}};
+        snprintf(err.msg, sizeof err.msg, "%s", wr->error);
+        note_error(d, &err);
+        if (!job)
+            continue;
+        if (wr->kind == LUCIDD_WRITE_START) {
+            /* Its start stays unapplied: start_not_applied places it again
+             * while Slurm still holds it; unacknowledged, a restart
+             * re-applies it. */
+            lucidd_log("job %u: lucid's start on %s did not reach Slurm off the tick", wr->job_id,
+                       wr->nodes);
+        } else if (job->rec.phase == LUCID_PHASE_MAIN_QUEUE) {
+            /* Not started meanwhile (a start carries the partition): the
+             * move is made again from Slurm's state at the next tick. */
+            set_phase(job, LUCID_PHASE_MOVING, "its move to main did not reach Slurm; moving again");
+            save(d, job);
+        }
+    }
+    free(done);
+}
+
+void engine_stop_writes(lucidd *d)
+{
+    if (!d->writer)
+        return;
+    lucidd_writer_flush(d->writer);
+    take_writes(d);
+    lucidd_writer_free(d->writer);
+    d->writer = NULL;
 }
 
 /* ---- estimates ---- */
@@ -532,6 +627,8 @@ static void push_comments(lucidd *d, time_t now, double now_mono)
             job->shown_p50 = job->eta_p50;
             job->shown_p90 = job->eta_p90;
         }
+        if (writes_pending(d, job))
+            continue; /* a start off the tick carries its comment */
         char text[256];
         comment_text(job, text, sizeof text);
         if (strcmp(text, job->comment_sent) == 0) {
@@ -966,6 +1063,8 @@ static void hold(lucidd *d, lucidd_job *job, const slurm_job *sj)
             d->intake_deferred = sj->id;
         return;
     }
+    if (!(sj->held && sj->admin_held))
+        settle_writes(d, sj->id);
     double began = monotonic_s();
     int held = (sj->held && sj->admin_held) || slurm_io_admin_hold(sj->id, &err) == 0;
     d->hold_spent_s += monotonic_s() - began;
@@ -1165,6 +1264,7 @@ static void end_profiling(lucidd *d, lucidd_job *job, const char *reason)
     keep_profile(d, job, job->rec.profiled_s);
     set_phase(job, LUCID_PHASE_MOVING, reason);
     int64_t id = record_decision(d, job, "requeue", d->cfg.main_partition, reason);
+    settle_writes(d, job->rec.job_id);
     lucid_error err = {{0}};
     int rc = slurm_io_requeue_hold_if_running(job->rec.job_id, d->cfg.profiling_partition, &err);
     if (rc < 0) {
@@ -1218,16 +1318,27 @@ static void finish_move(lucidd *d, lucidd_job *job, const slurm_job *sj)
         return; /* requeue is asynchronous */
     /* slurm_requeue(JOB_REQUEUE_HOLD) leaves a user hold, which the owner
      * could lift during the move: an operator's hold at once, completing
-     * or not. */
-    if (!sj->admin_held)
-        hold(d, job, sj);
+     * or not.  Both writes fall in Slurm's accounting window (the requeue
+     * opened it): off the tick where lucidd has a writer. */
+    int off_tick = write_off_tick(d, job);
+    if (!sj->admin_held) {
+        lucidd_write wr = {.kind = LUCIDD_WRITE_HOLD, .job_id = job->rec.job_id};
+        if (!off_tick || post_write(d, &wr) < 0)
+            hold(d, job, sj);
+    }
     if (sj->completing)
         return;
-    lucid_error err = {{0}};
-    if (strcmp(sj->partition, d->cfg.main_partition) != 0 &&
-        slurm_io_move(job->rec.job_id, d->cfg.main_partition, &err) < 0) {
-        note_error(d, &err);
-        return;
+    if (strcmp(sj->partition, d->cfg.main_partition) != 0) {
+        lucidd_write wr = {.kind = LUCIDD_WRITE_MOVE, .job_id = job->rec.job_id};
+        snprintf(wr.partition, sizeof wr.partition, "%s", d->cfg.main_partition);
+        if (!off_tick || post_write(d, &wr) < 0) {
+            settle_writes(d, job->rec.job_id);
+            lucid_error err = {{0}};
+            if (slurm_io_move(job->rec.job_id, d->cfg.main_partition, &err) < 0) {
+                note_error(d, &err);
+                return;
+            }
+        }
     }
     snprintf(job->rec.partition, sizeof job->rec.partition, "%s", d->cfg.main_partition);
     job->rec.node_list[0] = '\0';
@@ -1358,6 +1469,7 @@ static void take_back(lucidd *d, lucidd_job *job, const char *why, avoid_kind av
     char comment[256];
     snprintf(comment, sizeof comment, "lucid: %s: %.200s", lucid_phase_name(queue), why);
     int64_t id = record_decision(d, job, "take-back", job->rec.node_list, why);
+    settle_writes(d, job->rec.job_id);
     lucid_error err = {{0}};
     if (slurm_io_take_back(job->rec.job_id, packed ? job->rec.gpu_request : NULL,
                            job->user_nodes, comment, &err) < 0) {
@@ -1477,6 +1589,7 @@ static void hold_back(lucidd *d, lucidd_job *job, const char *why, double now_mo
 {
     if (!d->slurm_up)
         return;
+    settle_writes(d, job->rec.job_id);
     lucid_error err = {{0}};
     if (slurm_io_admin_hold(job->rec.job_id, &err) < 0) {
         note_error(d, &err);
@@ -1575,6 +1688,8 @@ static void track(lucidd *d, lucidd_job *job, const slurm_job *sj, const slurm_j
     job->uid = sj->uid;
     job->fit = sj->fit;
     memcpy(job->qos, sj->qos, sizeof job->qos); /* an operator may change it while it waits */
+    if (writes_pending(d, job))
+        return; /* this listing may predate them: judged at the tick that takes their outcome */
     if (sj->state == SJ_COMPLETED || sj->state == SJ_FAILED) {
         /* A requeue passes through an ended state while it completes; a
          * cancelled job is never requeued, and under task/cgroup its
@@ -1781,6 +1896,7 @@ static void apply_start(lucidd *d, lucidd_job *job, const decide_result *result,
         char partner_comment[256];
         snprintf(partner_comment, sizeof partner_comment,
                  "lucid: running; shares its GPUs with packed job %u", job->rec.job_id);
+        settle_writes(d, partner->rec.job_id);
         lucid_error comment_err = {{0}};
         if (slurm_io_comment(partner->rec.job_id, partner_comment, &comment_err) == 0)
             snprintf(partner->comment_sent, sizeof partner->comment_sent, "%s", partner_comment);
@@ -1829,6 +1945,19 @@ static void apply_start(lucidd *d, lucidd_job *job, const decide_result *result,
             note_error(d, &err);
         err = (lucid_error){{0}};
     }
+    if (write_off_tick(d, job)) {
+        lucidd_write wr = {.kind = LUCIDD_WRITE_START, .job_id = job->rec.job_id,
+                           .decision = id, .priority = slurm_priority(job)};
+        snprintf(wr.partition, sizeof wr.partition, "%s", partition);
+        snprintf(wr.nodes, sizeof wr.nodes, "%s", result->nodes);
+        snprintf(wr.packed_gpus, sizeof wr.packed_gpus, "%s",
+                 result->partner ? result->gpu_list : "");
+        snprintf(wr.share_tres, sizeof wr.share_tres, "%s", share_tres);
+        snprintf(wr.comment, sizeof wr.comment, "%s", comment);
+        if (post_write(d, &wr) == 0)
+            return; /* acknowledged when its outcome is taken (take_writes) */
+    }
+    settle_writes(d, job->rec.job_id);
     if (slurm_io_start(job->rec.job_id, partition, result->nodes,
                        result->partner ? result->gpu_list : NULL, share_tres, comment,
                        slurm_priority(job), &err) < 0) {
@@ -1849,6 +1978,7 @@ static void hand_back(lucidd *d, lucidd_job *job, const char *why)
     snprintf(comment, sizeof comment, "lucid: %.240s", reason);
     set_phase(job, LUCID_PHASE_HANDED_BACK, reason);
     int64_t id = record_decision(d, job, "hand-back", "", reason);
+    settle_writes(d, job->rec.job_id);
     lucid_error err = {{0}};
     if (slurm_io_hand_back(job->rec.job_id, comment, &err) < 0) {
         note_error(d, &err);
@@ -3210,8 +3340,8 @@ static void release_ahead(lucidd *d, const decide_job *waiting, const decide_res
         lucidd_job *job = &d->jobs[i];
         int wanted = job->ahead_wanted;
         job->ahead_wanted = 0;
-        if (job->rec.phase != LUCID_PHASE_MAIN_QUEUE)
-            continue;
+        if (job->rec.phase != LUCID_PHASE_MAIN_QUEUE || writes_pending(d, job))
+            continue; /* its move to main off the tick first: at a later tick */
         lucid_error err = {{0}};
         if (!job->ahead && job->ahead_exclude[0]) {
             /* Held again, but its own exclusion not yet given back. */
@@ -3610,6 +3740,7 @@ void engine_tick(lucidd *d)
      * usual reason). */
     double stamp[7];
     stamp[0] = monotonic_s();
+    take_writes(d); /* before the listing: it is then no older than their outcomes */
     int fresh = slurm_io_jobs_refresh(&d->listing, &err);
     d->ticks++;
     if (fresh < 0) {

@@ -159,6 +159,9 @@ static lucidd_snapshot *snapshot_make(const lucidd *d, lucidd_snapshot *spare)
     snap->profiler_yielded = d->profiler_yielded;
     snap->released_ahead = d->released_ahead;
     snap->started_ahead = d->started_ahead;
+    snap->writes_off_tick = d->writes_made;
+    snap->writes_failed = d->writes_failed;
+    snap->write_slowest_s = d->write_slowest_s;
     snap->sample_errors = d->sample_errors;
     snap->latency_count = d->latency_count;
     snap->latency_sum_s = d->latency_sum_s;

@@ -417,6 +417,11 @@ static json_t *status_json(const lucidd_snapshot *s, const lucidd_config *cfg,
                         json_pack("{s:b, s:I, s:I}", "enabled", cfg->release_ahead, "released",
                                   (json_int_t)s->released_ahead, "started",
                                   (json_int_t)s->started_ahead));
+    json_object_set_new(reply, "async_writes",
+                        json_pack("{s:b, s:I, s:I, s:f}", "enabled", cfg->async_writes, "made",
+                                  (json_int_t)s->writes_off_tick, "failed",
+                                  (json_int_t)s->writes_failed, "slowest_s",
+                                  s->write_slowest_s));
     /* Why packing is refused on this site ("" where it is not), and on how
      * many main nodes Slurm accounts packed jobs (the share GRES). */
     json_t *packing = json_object_get(reply, "packing");
@@ -689,6 +694,14 @@ static char *metrics_text(const lucidd_snapshot *s, size_t *len)
            "main had GPUs for the job (--profiler-yield).\n"
            "# TYPE lucid_profiler_yielded_total counter\nlucid_profiler_yielded_total %llu\n",
            (unsigned long long)s->profiler_bypassed, (unsigned long long)s->profiler_yielded);
+    metric(&buf, len, &cap,
+           "# HELP lucid_writes_off_tick_total Starts and moves of jobs inside Slurm's "
+           "accounting window written on the writer's thread (--async-writes), by result.\n"
+           "# TYPE lucid_writes_off_tick_total counter\n"
+           "lucid_writes_off_tick_total{result=\"made\"} %llu\n"
+           "lucid_writes_off_tick_total{result=\"failed\"} %llu\n",
+           (unsigned long long)s->writes_off_tick,
+           (unsigned long long)s->writes_failed);
     metric(&buf, len, &cap,
            "# HELP lucid_released_ahead_total Jobs at the head of the main queue released to "
            "Slurm before GPUs freed for them (--release-ahead).\n"

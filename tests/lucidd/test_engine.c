@@ -258,6 +258,183 @@ static void profiling_limit_counts_observed_time(void **state)
     assert_false(fake_called("requeue 2"));
 }
 
+/* Decisions recorded and not yet acknowledged (what a restart re-applies). */
+static long unacknowledged(void)
+{
+    lucid_decision_record *list = NULL;
+    lucid_error err = {{0}};
+    long n = lucid_state_list_decisions(d.state, 0, &list, &err);
+    assert_true(n >= 0);
+    free(list);
+    return n;
+}
+
+/* --async-writes: a start or a move of a job inside Slurm's accounting
+ * window (submitted or requeued seconds ago, where slurmctld may hold an
+ * update a second) is written off the tick.  The tick records it and goes
+ * on; lucid's record is what it decided; the job is not judged on Slurm's
+ * listings (still held there) until the write's outcome is taken, and then
+ * its decision is acknowledged.  A start Slurm refused is placed again, a
+ * move made again; stopping makes the writes still queued. */
+static void writes_in_the_accounting_window_leave_the_tick(void **state)
+{
+    (void)state;
+    lucid_error err = {{0}};
+    d.writer = lucidd_writer_new(0, &err); /* no thread: writes wait for lucidd_writer_run */
+    assert_non_null(d.writer);
+    d.cfg.gpu_limit = 0; /* nothing profiled, for now */
+    engine_tick(&d);
+    /* Job 1, submitted long ago: written by the tick, as without a writer. */
+    fake_submit(1, "a", 8, 8, 1);
+    engine_tick(&d);
+    assert_true(fake_called("start 1 main n1"));
+    assert_int_equal(unacknowledged(), 0);
+    /* Job 2, submitted now: recorded, not written. */
+    slurm_job *j2 = fake_submit(2, "b", 8, 8, 1);
+    j2->submit_time = time(NULL);
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    assert_phase(2, LUCID_PHASE_RUNNING);
+    assert_false(fake_called("start 2"));
+    assert_true(fake_job(2)->held);
+    assert_int_equal(unacknowledged(), 1);
+    /* Slurm still holds it, and the write is not made: not taken back,
+     * not written twice. */
+    engine_tick(&d);
+    engine_tick(&d);
+    assert_false(fake_called("take-back 2"));
+    assert_false(fake_called("start 2"));
+    assert_phase(2, LUCID_PHASE_RUNNING);
+    lucidd_writer_run(d.writer);
+    assert_true(fake_called("start 2 main n2"));
+    assert_false(fake_job(2)->held);
+    engine_tick(&d);
+    assert_int_equal(unacknowledged(), 0);
+    assert_int_equal(d.writes_made, 1);
+    assert_false(engine_find(&d, 2)->start_unapplied);
+    fake_run(1, time(NULL));
+    fake_run(2, time(NULL));
+    engine_tick(&d);
+    assert_phase(2, LUCID_PHASE_RUNNING);
+
+    /* Job 3 is profiled while main is full, and requeued: Slurm's
+     * SubmitTime is the requeue's, so its move is written off the tick. */
+    d.cfg.gpu_limit = 8;
+    fake_submit(3, "c", 1, 1, 1);
+    engine_tick(&d);
+    assert_true(fake_called("start 3 profiling p1"));
+    fake_run(3, time(NULL));
+    for (int i = 0; i < 8 && rec(3)->phase == LUCID_PHASE_PROFILING; i++) {
+        pause_s(0.1);
+        engine_tick(&d);
+    }
+    assert_phase(3, LUCID_PHASE_MOVING);
+    fake_job(3)->submit_time = time(NULL);
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    assert_false(fake_called("move 3"));
+    assert_phase(3, LUCID_PHASE_MAIN_QUEUE);
+    /* Refused (slurmctld stopped as it was made): moved again from Slurm's
+     * state at the next tick, off it again. */
+    fake.down_at_call = fake.job_calls + 1;
+    lucidd_writer_run(d.writer);
+    assert_false(fake_called("move 3"));
+    fake.up = 1;
+    fake.down_at_call = 0;
+    engine_tick(&d);
+    assert_int_equal(d.writes_failed, 1);
+    engine_tick(&d); /* Slurm answers again: the move is made again (posted) */
+    assert_false(fake_called("move 3"));
+    lucidd_writer_run(d.writer);
+    assert_true(fake_called("move 3 main"));
+    engine_tick(&d);
+    assert_phase(3, LUCID_PHASE_MAIN_QUEUE);
+    assert_string_equal(fake_job(3)->partition, "main");
+
+    /* Main frees: job 3's start falls in the window too.  Refused, it is
+     * placed again (taken back, then started). */
+    fake_end(1, SJ_COMPLETED, "COMPLETED", time(NULL));
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    assert_phase(3, LUCID_PHASE_RUNNING);
+    assert_false(fake_called("start 3"));
+    fake.down_at_call = fake.job_calls + 1;
+    lucidd_writer_run(d.writer);
+    fake.up = 1;
+    fake.down_at_call = 0;
+    engine_tick(&d);
+    assert_int_equal(d.writes_failed, 2);
+    engine_tick(&d);
+    assert_true(fake_called("take-back 3"));
+    assert_int_equal(unacknowledged(), 1); /* the refused start: a restart would re-apply it */
+    /* Placed again (n1 is avoided a moment: on n2, now free), off the
+     * tick; lucidd stops before it is made: the stop makes it and
+     * acknowledges it. */
+    fake_end(2, SJ_COMPLETED, "COMPLETED", time(NULL));
+    for (int i = 0; i < 3 && !lucidd_writer_pending(d.writer, 3); i++)
+        engine_tick(&d);
+    assert_true(lucidd_writer_pending(d.writer, 3));
+    engine_stop_writes(&d);
+    assert_null(d.writer);
+    assert_true(fake_called("start 3 main n2"));
+    assert_false(fake_job(3)->held);
+    assert_int_equal(unacknowledged(), 1); /* only the refused start */
+}
+
+/* The writer's own thread: a job's writes reach Slurm in the order posted;
+ * settle returns once that job's are made (others may still wait); a
+ * write's outcome is pending until taken; the outcomes come in order. */
+static void the_writer_thread_keeps_order(void **state)
+{
+    (void)state;
+    fake_submit(5, "a", 1, 1, 1);
+    fake_submit(6, "b", 1, 1, 1);
+    lucid_error err = {{0}};
+    lucidd_writer *w = lucidd_writer_new(1, &err);
+    assert_non_null(w);
+    fake.hold_us = 50000; /* a busy slurmctld: each hold takes 50 ms */
+    lucidd_write hold = {.kind = LUCIDD_WRITE_HOLD, .job_id = 5};
+    lucidd_write move = {.kind = LUCIDD_WRITE_MOVE, .job_id = 5, .partition = "main"};
+    lucidd_write start = {.kind = LUCIDD_WRITE_START, .job_id = 6, .decision = 9,
+                          .partition = "main", .nodes = "n2", .comment = "lucid: running"};
+    lucidd_write hold6 = {.kind = LUCIDD_WRITE_HOLD, .job_id = 6};
+    assert_int_equal(lucidd_writer_post(w, &hold), 0);
+    assert_int_equal(lucidd_writer_post(w, &move), 0);
+    assert_int_equal(lucidd_writer_post(w, &start), 0);
+    assert_int_equal(lucidd_writer_post(w, &hold6), 0);
+    lucidd_writer_settle(w, 5);
+    assert_non_null(strstr(fake.log, "hold 5;move 5 main"));
+    assert_true(lucidd_writer_pending(w, 5)); /* made, outcome not taken */
+    lucidd_writer_flush(w);
+    assert_non_null(strstr(fake.log, "hold 5;move 5 main;start 6 main n2;hold 6"));
+    lucidd_write *done = NULL;
+    size_t n = lucidd_writer_take(w, &done);
+    assert_int_equal(n, 4);
+    assert_int_equal(done[0].kind, LUCIDD_WRITE_HOLD);
+    assert_int_equal(done[2].job_id, 6);
+    assert_int_equal(done[2].decision, 9);
+    assert_int_equal(done[2].rc, 0);
+    assert_true(done[0].seconds >= 0.04);
+    free(done);
+    assert_false(lucidd_writer_pending(w, 5));
+    assert_false(lucidd_writer_pending(w, 6));
+    /* A write Slurm refuses comes back with its error; queued writes are
+     * made before the writer is freed. */
+    fake.hold_us = 0;
+    lucidd_write gone = {.kind = LUCIDD_WRITE_MOVE, .job_id = 77, .partition = "main"};
+    assert_int_equal(lucidd_writer_post(w, &gone), 0);
+    lucidd_writer_flush(w);
+    n = lucidd_writer_take(w, &done);
+    assert_int_equal(n, 1);
+    assert_int_equal(done[0].rc, -1);
+    assert_non_null(strstr(done[0].error, "77"));
+    free(done);
+    fake.log[0] = '\0';
+    assert_int_equal(lucidd_writer_post(w, &hold6), 0);
+    lucidd_writer_free(w);
+    assert_true(fake_called("hold 6"));
+}
+
 /* A slurmctld that just restarted may list as running a job that ended
  * while it was down: no requeue of a job it recovered (started before it)
  * until the grace has passed; a job it started itself is requeued. */
@@ -2331,6 +2508,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_pin_slurm_finds_no_gpus_for_is_placed_again, setup, teardown),
         cmocka_unit_test_setup_teardown(a_start_that_did_not_reach_slurm_is_made_again, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(writes_in_the_accounting_window_leave_the_tick, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(the_writer_thread_keeps_order, setup, teardown),
         cmocka_unit_test_setup_teardown(failed_nodes_and_requeues, setup, teardown),
         cmocka_unit_test_setup_teardown(requests_left_to_slurm, setup, teardown),
         cmocka_unit_test_setup_teardown(profiling_yields_on, setup, teardown),
