@@ -67,6 +67,13 @@ static void print_status(json_t *s)
                integer(ahead, "released"), integer(ahead, "started"),
                json_is_true(json_object_get(ahead, "enabled")) ? "--release-ahead on"
                                                                 : "--release-ahead off");
+    json_t *writes = json_object_get(s, "async_writes");
+    if (json_is_object(writes))
+        printf("writes:      %lld made off the tick, %lld refused, slowest %.2f s (%s)\n",
+               integer(writes, "made"), integer(writes, "failed"),
+               json_number_value(json_object_get(writes, "slowest_s")),
+               json_is_true(json_object_get(writes, "enabled")) ? "--async-writes on"
+                                                                : "--async-writes off");
     printf("decisions:   p50 %.3f ms, p99 %.3f ms\n",
            1e3 * json_number_value(json_object_get(s, "decision_latency_p50_s")),
            1e3 * json_number_value(json_object_get(s, "decision_latency_p99_s")));

@@ -146,7 +146,10 @@ typedef struct lucidd_job {
                                 * Slurm creates the job's accounting record (engine.c,
                                 * in_accounting_grace) */
     int dirty;                 /* changed in ways written at the tick's end, in one
-                                * transaction (a waiting job's reason, profiling time) */
+                                * transaction (profiling time) */
+    int reason_dirty;          /* only its reason changed since stored: written with the
+                                * tick's others at most every ENGINE_REASON_STORE_S */
+    double stored_at;          /* monotonic time its record was last written (0 never) */
     /* Start-time estimate while it waits (engine.c, decide_predict). */
     int64_t eta_p10, eta_p50, eta_p90; /* predicted start (UTC s); 0 none */
     int eta_ahead;             /* jobs ahead of it in its queue */
@@ -247,6 +250,11 @@ typedef struct lucidd {
 } lucidd;
 
 /* engine.c */
+/* A waiting job's reason alone is written to the state store at most this
+ * often (its reason changes whenever the job ahead of it does: in a burst,
+ * a thousand records a tick).  Clients read reasons from memory; the store's
+ * is for a restart, whose first decision gives every waiting job a new one. */
+#define ENGINE_REASON_STORE_S 30.0
 /* Ratios actual / estimated duration the start-time predictor keeps. */
 #define ENGINE_RATIO_WINDOW 50000
 /* Jobs from the state store.  Their start estimates and where their

@@ -201,33 +201,42 @@ static void note_error(lucidd *d, const lucid_error *err)
 static void save(lucidd *d, lucidd_job *job)
 {
     lucid_error err = {{0}};
-    job->dirty = 0;
+    job->dirty = job->reason_dirty = 0;
+    job->stored_at = monotonic_s();
     if (lucid_state_put_job(d->state, &job->rec, &err) < 0)
         note_error(d, &err);
 }
 
-/* What changes every tick for many jobs (reasons, profiling time) is written
- * once per tick in one transaction: one fsync, not one per job. */
-static void flush(lucidd *d)
+/* What changes every tick for many jobs (profiling time, reasons) is
+ * written once per tick in one transaction: one fsync, not one per job; a
+ * change of reason alone at most every ENGINE_REASON_STORE_S.  The number
+ * of records written. */
+static long flush(lucidd *d)
 {
     lucid_error err = {{0}};
     int began = 0;
+    long written = 0;
+    double now_mono = monotonic_s();
     for (size_t i = 0; i < d->njobs; i++) {
         lucidd_job *job = &d->jobs[i];
-        if (!job->dirty)
+        if (!job->dirty &&
+            !(job->reason_dirty && now_mono - job->stored_at >= ENGINE_REASON_STORE_S))
             continue;
         if (!began && lucid_state_begin(d->state, &err) < 0)
             break;
         began = 1;
-        job->dirty = 0;
+        job->dirty = job->reason_dirty = 0;
+        job->stored_at = now_mono;
+        written++;
         if (lucid_state_put_job(d->state, &job->rec, &err) < 0) {
             lucid_state_rollback(d->state);
             note_error(d, &err);
-            return;
+            return written;
         }
     }
     if (began && lucid_state_commit(d->state, &err) < 0)
         note_error(d, &err);
+    return written;
 }
 
 static void set_phase(lucidd_job *job, lucid_phase phase, const char *reason)
@@ -252,7 +261,7 @@ static void set_reason(lucidd *d, lucidd_job *job, const char *reason)
     (void)d;
     if (strcmp(job->rec.reason, reason) != 0) {
         snprintf(job->rec.reason, sizeof job->rec.reason, "%s", reason);
-        job->dirty = 1;
+        job->reason_dirty = 1;
     }
 }
 
@@ -3622,7 +3631,7 @@ static void forget_ended(lucidd *d, time_t now, double now_mono)
     for (size_t i = 0; i < d->njobs; i++) {
         lucidd_job *job = &d->jobs[i];
         if (lucid_phase_is_final(job->rec.phase) && !job->seen && !job->dirty &&
-            difftime(now, (time_t)job->rec.end_time) >= d->cfg.forget_ended_s) {
+            !job->reason_dirty && difftime(now, (time_t)job->rec.end_time) >= d->cfg.forget_ended_s) {
             count_forgotten(d, job);
             d->forgotten_jobs++;
             continue;
@@ -3813,7 +3822,7 @@ void engine_tick(lucidd *d)
     if (d->slurm_up)
         push_comments(d, now, now_mono);
     stamp[4] = monotonic_s();
-    flush(d);
+    long stored = flush(d);
     stamp[5] = monotonic_s();
     forget_ended(d, now, now_mono);
     prune_store(d, now, now_mono);
@@ -3822,11 +3831,12 @@ void engine_tick(lucidd *d)
     if (stamp[6] - stamp[0] > SLOW_TICK_S) {
         d->slow_ticks++;
         lucidd_log("slow tick %llu: %.0f ms (read Slurm and track %.0f, samples/models/fair share "
-                   "%.0f, decide and release %.0f, comments %.0f, store %.0f, rest %.0f; %ld jobs listed)",
+                   "%.0f, decide and release %.0f, comments %.0f, store %.0f (%ld records), rest "
+                   "%.0f; %ld jobs listed)",
                    (unsigned long long)d->ticks, 1e3 * (stamp[6] - stamp[0]),
                    1e3 * (stamp[1] - stamp[0]), 1e3 * (stamp[2] - stamp[1]),
                    1e3 * (stamp[3] - stamp[2]), 1e3 * (stamp[4] - stamp[3]),
-                   1e3 * (stamp[5] - stamp[4]), 1e3 * (stamp[6] - stamp[5]), n);
+                   1e3 * (stamp[5] - stamp[4]), stored, 1e3 * (stamp[6] - stamp[5]), n);
     }
 }
 

@@ -381,6 +381,51 @@ static void writes_in_the_accounting_window_leave_the_tick(void **state)
     assert_int_equal(unacknowledged(), 1); /* only the refused start */
 }
 
+/* A waiting job's reason changes whenever the job ahead of it does (in a
+ * burst, for a thousand jobs a tick): clients read it from memory, and the
+ * state store gets a change of reason alone at most every
+ * ENGINE_REASON_STORE_S; a phase change is stored at once. */
+static void a_reason_alone_is_stored_at_most_every_30_s(void **state)
+{
+    (void)state;
+    fake_submit(1, "a", 8, 8, 1); /* fills the profiler */
+    fake_submit(2, "b", 16, 8, 2); /* fills main */
+    engine_tick(&d);
+    fake_run(1, time(NULL));
+    fake_run(2, time(NULL));
+    fake_submit(3, "c", 4, 4, 1);
+    engine_tick(&d);
+    assert_phase(3, LUCID_PHASE_PROFILE_QUEUE);
+    lucid_job_record stored;
+    lucid_error err = {{0}};
+    /* Taken in and stored ("waiting for the profiler"); the decision's
+     * reason in the same tick waits its turn. */
+    assert_int_equal(lucid_state_get_job(d.state, 3, &stored, &err), 1);
+    assert_string_equal(stored.reason, "waiting for the profiler");
+    assert_string_equal(rec(3)->reason, "waiting for 4 free GPUs on the profiling partition");
+    engine_find(&d, 3)->stored_at -= ENGINE_REASON_STORE_S;
+    engine_tick(&d);
+    assert_int_equal(lucid_state_get_job(d.state, 3, &stored, &err), 1);
+    assert_string_equal(stored.reason, rec(3)->reason);
+    char first[sizeof stored.reason];
+    snprintf(first, sizeof first, "%s", stored.reason);
+    fake_submit(4, "d", 2, 2, 1); /* fewer GPUs: the profiler's new head */
+    engine_tick(&d);
+    assert_non_null(strstr(rec(3)->reason, "behind job 4"));
+    assert_int_equal(lucid_state_get_job(d.state, 3, &stored, &err), 1);
+    assert_string_equal(stored.reason, first); /* not yet */
+    engine_find(&d, 3)->stored_at -= ENGINE_REASON_STORE_S;
+    engine_tick(&d);
+    assert_int_equal(lucid_state_get_job(d.state, 3, &stored, &err), 1);
+    assert_string_equal(stored.reason, rec(3)->reason);
+    /* A phase change is stored at once. */
+    fake_end(1, SJ_COMPLETED, "COMPLETED", time(NULL));
+    engine_tick(&d);
+    assert_phase(4, LUCID_PHASE_PROFILING);
+    assert_int_equal(lucid_state_get_job(d.state, 4, &stored, &err), 1);
+    assert_int_equal(stored.phase, LUCID_PHASE_PROFILING);
+}
+
 /* The writer's own thread: a job's writes reach Slurm in the order posted;
  * settle returns once that job's are made (others may still wait); a
  * write's outcome is pending until taken; the outcomes come in order. */
@@ -2511,6 +2556,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(writes_in_the_accounting_window_leave_the_tick, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(the_writer_thread_keeps_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_reason_alone_is_stored_at_most_every_30_s, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(failed_nodes_and_requeues, setup, teardown),
         cmocka_unit_test_setup_teardown(requests_left_to_slurm, setup, teardown),
         cmocka_unit_test_setup_teardown(profiling_yields_on, setup, teardown),
