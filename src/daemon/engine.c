@@ -361,15 +361,16 @@ static void take_writes(lucidd *d)
         lucidd_job *job = engine_find(d, wr->job_id);
         if (wr->seconds > d->write_slowest_s)
             d->write_slowest_s = wr->seconds;
-        static const char *const what[] = {"", "hold", "move", "start"};
+        static const char *const what[] = {"", "hold", "move", "start", "release ahead",
+                                           "start of a job released ahead"};
         if (wr->seconds >= 0.5) /* what the tick was spared (Slurm's accounting window) */
             lucidd_log("job %u: %s written off the tick; Slurm took %.2f s", wr->job_id,
-                       what[wr->kind <= LUCIDD_WRITE_START ? wr->kind : 0], wr->seconds);
+                       what[wr->kind <= LUCIDD_WRITE_PROMOTE ? wr->kind : 0], wr->seconds);
         if (wr->rc == 0) {
-            if (wr->kind == LUCIDD_WRITE_START && job) {
+            if (job && wr->kind >= LUCIDD_WRITE_START)
                 snprintf(job->comment_sent, sizeof job->comment_sent, "%s", wr->comment);
+            if (job && (wr->kind == LUCIDD_WRITE_START || wr->kind == LUCIDD_WRITE_PROMOTE))
                 job->start_unapplied = 0;
-            }
             if (wr->decision > 0)
                 ack(d, wr->decision);
             d->writes_made++;
@@ -381,10 +382,16 @@ static void take_writes(lucidd *d)
         note_error(d, &err);
         if (!job)
             continue;
-        if (wr->kind == LUCIDD_WRITE_START) {
+        if (wr->kind == LUCIDD_WRITE_AHEAD) {
+            /* As a release ahead refused on the tick: one that half took
+             * is held again by track. */
+            if (job->rec.phase == LUCID_PHASE_MAIN_QUEUE)
+                job->ahead = 0;
+        } else if (wr->kind == LUCIDD_WRITE_START || wr->kind == LUCIDD_WRITE_PROMOTE) {
             /* Its start stays unapplied: start_not_applied places it again
-             * while Slurm still holds it; unacknowledged, a restart
-             * re-applies it. */
+             * while Slurm still holds it (a release Slurm does not start is
+             * taken back after --release-timeout); unacknowledged, a
+             * restart re-applies it. */
             lucidd_log("job %u: lucid's start on %s did not reach Slurm off the tick", wr->job_id,
                        wr->nodes);
         } else if (job->rec.phase == LUCID_PHASE_MAIN_QUEUE) {
@@ -1934,6 +1941,19 @@ static void apply_start(lucidd *d, lucidd_job *job, const decide_result *result,
          * a node whose packed jobs have ended since is where lucid may
          * now place it. */
         char kept[sizeof job->ahead_exclude];
+        if (write_off_tick(d, job)) {
+            lucidd_write wr = {.kind = LUCIDD_WRITE_PROMOTE, .job_id = job->rec.job_id,
+                               .decision = id, .priority = slurm_priority(job)};
+            comment_text(job, wr.comment, sizeof wr.comment);
+            wr.narrow = hostlist_minus(job->ahead_exclude, result->nodes, kept, sizeof kept);
+            snprintf(wr.nodes, sizeof wr.nodes, "%s", kept);
+            if (post_write(d, &wr) == 0) {
+                if (wr.narrow)
+                    snprintf(job->ahead_exclude, sizeof job->ahead_exclude, "%s", kept);
+                return; /* acknowledged when its outcome is taken (take_writes) */
+            }
+        }
+        settle_writes(d, job->rec.job_id);
         int narrowed = promote_ahead(job, job->ahead_exclude, result->nodes, kept, &err);
         if (narrowed < 0) {
             note_error(d, &err);
@@ -3371,7 +3391,13 @@ static void release_ahead(lucidd *d, const decide_job *waiting, const decide_res
             char comment[256];
             comment_text(job, comment, sizeof comment);
             uint32_t priority = ahead_priority(job);
-            if (slurm_io_release_ahead(job->rec.job_id, d->cfg.main_partition, exclude, comment,
+            lucidd_write wr = {.kind = LUCIDD_WRITE_AHEAD, .job_id = job->rec.job_id,
+                               .priority = priority};
+            snprintf(wr.partition, sizeof wr.partition, "%s", d->cfg.main_partition);
+            snprintf(wr.nodes, sizeof wr.nodes, "%s", exclude);
+            snprintf(wr.comment, sizeof wr.comment, "%s", comment);
+            if (!(write_off_tick(d, job) && post_write(d, &wr) == 0) &&
+                slurm_io_release_ahead(job->rec.job_id, d->cfg.main_partition, exclude, comment,
                                        priority, &err) < 0) {
                 job->ahead = 0; /* a release that half took is held again by track */
                 note_error(d, &err);

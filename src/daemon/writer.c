@@ -45,6 +45,14 @@ static void make(lucidd_write *wr)
                                 wr->packed_gpus[0] ? wr->packed_gpus : NULL, wr->share_tres,
                                 wr->comment, wr->priority, &err);
         break;
+    case LUCIDD_WRITE_AHEAD:
+        wr->rc = slurm_io_release_ahead(wr->job_id, wr->partition, wr->nodes, wr->comment,
+                                        wr->priority, &err);
+        break;
+    case LUCIDD_WRITE_PROMOTE:
+        wr->rc = slurm_io_promote(wr->job_id, wr->comment, wr->priority,
+                                  wr->narrow ? wr->nodes : NULL, &err);
+        break;
     default:
         wr->rc = lucid_error_set(&err, "lucidd: job %u: unknown write %d", wr->job_id,
                                  (int)wr->kind);

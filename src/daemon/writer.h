@@ -24,6 +24,8 @@ typedef enum lucidd_write_kind {
     LUCIDD_WRITE_HOLD = 1, /* slurm_io_admin_hold */
     LUCIDD_WRITE_MOVE,     /* slurm_io_move to `partition` */
     LUCIDD_WRITE_START,    /* slurm_io_start with every field below */
+    LUCIDD_WRITE_AHEAD,    /* slurm_io_release_ahead: `nodes` the nodes it excludes */
+    LUCIDD_WRITE_PROMOTE,  /* slurm_io_promote: `nodes` the exclusion, if `narrow` */
 } lucidd_write_kind;
 
 typedef struct lucidd_write {
@@ -36,6 +38,7 @@ typedef struct lucidd_write {
     char share_tres[64];   /* "" none */
     char comment[256];
     uint32_t priority;
+    int narrow;            /* PROMOTE: set the exclusion to `nodes` */
     /* The outcome, set by the writer. */
     int rc;                /* 0 made, -1 failed (error says why) */
     char error[LUCID_ERROR_MAX];

@@ -2198,6 +2198,64 @@ static void the_head_of_main_goes_ahead(void **state)
     assert_int_equal(d.released_ahead, 4);
 }
 
+/* --release-ahead with --async-writes: a release ahead, and lucid's start
+ * of a job released ahead, of a job inside Slurm's accounting window are
+ * written off the tick; a refused release ahead is no release (made again
+ * at a later tick). */
+static void releases_ahead_in_the_accounting_window_leave_the_tick(void **state)
+{
+    (void)state;
+    lucid_error err = {{0}};
+    d.writer = lucidd_writer_new(0, &err);
+    assert_non_null(d.writer);
+    release_ahead_on(8);
+    slurm_job *j1 = fake_submit(1, "a", 1, 1, 1);
+    j1->time_limit_min = 10;
+    j1->submit_time = time(NULL);
+    engine_tick(&d);
+    assert_true(engine_find(&d, 1)->ahead);
+    assert_false(fake_called("ahead 1 main excl="));
+    assert_true(fake_job(1)->held);
+    lucidd_writer_run(d.writer);
+    assert_true(fake_called("ahead 1 main excl="));
+    assert_false(fake_job(1)->held);
+    engine_tick(&d);
+    assert_true(engine_find(&d, 1)->ahead);
+    assert_int_equal(d.released_ahead, 1);
+    /* A GPU of n1 frees: lucid starts it; the promotion waits for the writer. */
+    node("n1")->gpus_used = 7;
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    assert_phase(1, LUCID_PHASE_RUNNING);
+    assert_false(fake_called("promote 1"));
+    assert_int_equal(unacknowledged(), 1);
+    lucidd_writer_run(d.writer);
+    assert_true(fake_called("promote 1"));
+    engine_tick(&d);
+    assert_int_equal(unacknowledged(), 0);
+    assert_phase(1, LUCID_PHASE_RUNNING);
+    /* Job 2's release ahead is refused: no release; made again later. */
+    slurm_job *j2 = fake_submit(2, "b", 1, 1, 1);
+    j2->time_limit_min = 10;
+    j2->submit_time = time(NULL);
+    engine_tick(&d);
+    assert_true(engine_find(&d, 2)->ahead);
+    fake.down_at_call = fake.job_calls + 1;
+    lucidd_writer_run(d.writer);
+    fake.up = 1;
+    fake.down_at_call = 0;
+    engine_tick(&d);
+    assert_int_equal(d.writes_failed, 1);
+    assert_true(fake_job(2)->held);
+    fake.log[0] = '\0';
+    for (int i = 0; i < 4 && !fake_called("ahead 2 main excl="); i++) {
+        engine_tick(&d);
+        lucidd_writer_run(d.writer);
+    }
+    assert_true(fake_called("ahead 2 main excl="));
+    assert_false(fake_job(2)->held);
+}
+
 /* --release-ahead with backfill (easy, margin 1; estimates the time
  * limits, priority estimate x GPUs).  Jobs 1 and 2 (8 GPUs, 30 and 60 min)
  * fill n1 and n2.  Waiting, in lucid's order: job 3 (2 GPUs, 10 min: 1200),
@@ -2567,6 +2625,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(no_yield_for_a_tie, setup, teardown),
         cmocka_unit_test_setup_teardown(yield_for_a_better_priority, setup, teardown),
         cmocka_unit_test_setup_teardown(the_head_of_main_goes_ahead, setup, teardown),
+        cmocka_unit_test_setup_teardown(releases_ahead_in_the_accounting_window_leave_the_tick,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(the_reservation_holder_goes_ahead_first, setup, teardown),
         cmocka_unit_test_setup_teardown(released_ahead_refused_excluded_and_off, setup, teardown),
         cmocka_unit_test_setup_teardown(a_job_ahead_is_never_excluded_from_where_lucid_puts_it, setup,
