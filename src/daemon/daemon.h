@@ -34,7 +34,8 @@
  * /slurmdbd, _set_db_inx_thread): in the 2,000-job burst (docs/live.md)
  * 16 of 50,183 updates met it, each one of the tick's 21 over a second.
  * Writes that can wait — the AdminComment, an intake hold the job_submit
- * plugin still guards — wait this long after the job's (re)submission. */
+ * plugin still guards — wait this long after the job's (re)submission;
+ * the decisions that cannot are written off the tick (writer.h). */
 #define LUCIDD_ACCOUNTING_GRACE_S 10
 
 typedef struct lucidd_config {
