@@ -350,6 +350,8 @@ static int post_write(lucidd *d, const lucidd_write *wr)
     return 0;
 }
 
+static void moved_to_main(lucidd *d, lucidd_job *job);
+
 static void take_writes(lucidd *d)
 {
     if (!d->writer)
@@ -371,6 +373,8 @@ static void take_writes(lucidd *d)
                 snprintf(job->comment_sent, sizeof job->comment_sent, "%s", wr->comment);
             if (job && (wr->kind == LUCIDD_WRITE_START || wr->kind == LUCIDD_WRITE_PROMOTE))
                 job->start_unapplied = 0;
+            if (job && wr->kind == LUCIDD_WRITE_MOVE && job->rec.phase == LUCID_PHASE_MOVING)
+                moved_to_main(d, job);
             if (wr->decision > 0)
                 ack(d, wr->decision);
             d->writes_made++;
@@ -394,12 +398,10 @@ static void take_writes(lucidd *d)
              * restart re-applies it. */
             lucidd_log("job %u: lucid's start on %s did not reach Slurm off the tick", wr->job_id,
                        wr->nodes);
-        } else if (job->rec.phase == LUCID_PHASE_MAIN_QUEUE) {
-            /* Not started meanwhile (a start carries the partition): the
-             * move is made again from Slurm's state at the next tick. */
-            set_phase(job, LUCID_PHASE_MOVING, "its move to main did not reach Slurm; moving again");
-            save(d, job);
         }
+        /* A refused move or hold: the job is still moving (it enters main's
+         * queue only once Slurm has moved it), made again from Slurm's
+         * state at the next tick. */
     }
     free(done);
 }
@@ -1354,12 +1356,23 @@ static void finish_move(lucidd *d, lucidd_job *job, const slurm_job *sj)
                 note_error(d, &err);
                 return;
             }
+        } else {
+            /* In main's queue once Slurm has moved it (take_writes): until
+             * then its record says moving, so a lucidd stopped meanwhile
+             * moves it again. */
+            return;
         }
     }
+    job->time_limit_min = sj->time_limit_min;
+    moved_to_main(d, job);
+}
+
+/* Slurm has the job on the main partition, unpinned: it waits in main's queue. */
+static void moved_to_main(lucidd *d, lucidd_job *job)
+{
     snprintf(job->rec.partition, sizeof job->rec.partition, "%s", d->cfg.main_partition);
     job->rec.node_list[0] = '\0';
     job->user_nodes[0] = '\0'; /* the profiler's pin, cleared by the move (profiled jobs chose none) */
-    job->time_limit_min = sj->time_limit_min;
     estimate(d, job);
     set_phase(job, LUCID_PHASE_MAIN_QUEUE, "profiled; in the main queue");
     save(d, job);

@@ -333,7 +333,12 @@ static void writes_in_the_accounting_window_leave_the_tick(void **state)
     fake.log[0] = '\0';
     engine_tick(&d);
     assert_false(fake_called("move 3"));
-    assert_phase(3, LUCID_PHASE_MAIN_QUEUE);
+    /* Still moving, also in the store, until Slurm has moved it: a lucidd
+     * killed now moves it again at its restart. */
+    assert_phase(3, LUCID_PHASE_MOVING);
+    lucid_job_record stored;
+    assert_int_equal(lucid_state_get_job(d.state, 3, &stored, &err), 1);
+    assert_int_equal(stored.phase, LUCID_PHASE_MOVING);
     /* Refused (slurmctld stopped as it was made): moved again from Slurm's
      * state at the next tick, off it again. */
     fake.down_at_call = fake.job_calls + 1;
@@ -343,6 +348,7 @@ static void writes_in_the_accounting_window_leave_the_tick(void **state)
     fake.down_at_call = 0;
     engine_tick(&d);
     assert_int_equal(d.writes_failed, 1);
+    assert_phase(3, LUCID_PHASE_MOVING);
     engine_tick(&d); /* Slurm answers again: the move is made again (posted) */
     assert_false(fake_called("move 3"));
     lucidd_writer_run(d.writer);
