@@ -342,14 +342,6 @@ static void settle_writes(lucidd *d, uint32_t job_id)
         lucidd_writer_settle(d->writer, job_id);
 }
 
-/* 0 queued; -1 not (out of memory): the caller makes it on the tick. */
-static int post_write(lucidd *d, const lucidd_write *wr)
-{
-    if (lucidd_writer_post(d->writer, wr) < 0)
-        return -1;
-    return 0;
-}
-
 static void moved_to_main(lucidd *d, lucidd_job *job);
 
 static void take_writes(lucidd *d)
@@ -397,7 +389,7 @@ static void take_writes(lucidd *d)
              * taken back after --release-timeout); unacknowledged, a
              * restart re-applies it. */
             lucidd_log("job %u: lucid's start on %s did not reach Slurm off the tick", wr->job_id,
-                       wr->nodes);
+                       job->rec.node_list);
         }
         /* A refused move or hold: the job is still moving (it enters main's
          * queue only once Slurm has moved it), made again from Slurm's
@@ -1341,7 +1333,7 @@ static void finish_move(lucidd *d, lucidd_job *job, const slurm_job *sj)
     int off_tick = write_off_tick(d, job);
     if (!sj->admin_held) {
         lucidd_write wr = {.kind = LUCIDD_WRITE_HOLD, .job_id = job->rec.job_id};
-        if (!off_tick || post_write(d, &wr) < 0)
+        if (!off_tick || lucidd_writer_post(d->writer, &wr) < 0)
             hold(d, job, sj);
     }
     if (sj->completing)
@@ -1349,7 +1341,7 @@ static void finish_move(lucidd *d, lucidd_job *job, const slurm_job *sj)
     if (strcmp(sj->partition, d->cfg.main_partition) != 0) {
         lucidd_write wr = {.kind = LUCIDD_WRITE_MOVE, .job_id = job->rec.job_id};
         snprintf(wr.partition, sizeof wr.partition, "%s", d->cfg.main_partition);
-        if (!off_tick || post_write(d, &wr) < 0) {
+        if (!off_tick || lucidd_writer_post(d->writer, &wr) < 0) {
             settle_writes(d, job->rec.job_id);
             lucid_error err = {{0}};
             if (slurm_io_move(job->rec.job_id, d->cfg.main_partition, &err) < 0) {
@@ -1960,7 +1952,7 @@ static void apply_start(lucidd *d, lucidd_job *job, const decide_result *result,
             comment_text(job, wr.comment, sizeof wr.comment);
             wr.narrow = hostlist_minus(job->ahead_exclude, result->nodes, kept, sizeof kept);
             snprintf(wr.nodes, sizeof wr.nodes, "%s", kept);
-            if (post_write(d, &wr) == 0) {
+            if (lucidd_writer_post(d->writer, &wr) == 0) {
                 if (wr.narrow)
                     snprintf(job->ahead_exclude, sizeof job->ahead_exclude, "%s", kept);
                 return; /* acknowledged when its outcome is taken (take_writes) */
@@ -1996,7 +1988,7 @@ static void apply_start(lucidd *d, lucidd_job *job, const decide_result *result,
                  result->partner ? result->gpu_list : "");
         snprintf(wr.share_tres, sizeof wr.share_tres, "%s", share_tres);
         snprintf(wr.comment, sizeof wr.comment, "%s", comment);
-        if (post_write(d, &wr) == 0)
+        if (lucidd_writer_post(d->writer, &wr) == 0)
             return; /* acknowledged when its outcome is taken (take_writes) */
     }
     settle_writes(d, job->rec.job_id);
@@ -3409,7 +3401,7 @@ static void release_ahead(lucidd *d, const decide_job *waiting, const decide_res
             snprintf(wr.partition, sizeof wr.partition, "%s", d->cfg.main_partition);
             snprintf(wr.nodes, sizeof wr.nodes, "%s", exclude);
             snprintf(wr.comment, sizeof wr.comment, "%s", comment);
-            if (!(write_off_tick(d, job) && post_write(d, &wr) == 0) &&
+            if (!(write_off_tick(d, job) && lucidd_writer_post(d->writer, &wr) == 0) &&
                 slurm_io_release_ahead(job->rec.job_id, d->cfg.main_partition, exclude, comment,
                                        priority, &err) < 0) {
                 job->ahead = 0; /* a release that half took is held again by track */

@@ -148,7 +148,7 @@ void lucidd_writer_free(lucidd_writer *w)
         pthread_mutex_unlock(&w->lock);
         pthread_join(w->thread, NULL); /* after the queue is made */
     } else {
-        lucidd_writer_run(w);
+        lucidd_writer_flush(w);
     }
     pthread_cond_destroy(&w->made);
     pthread_cond_destroy(&w->wake);
@@ -217,12 +217,6 @@ void lucidd_writer_flush(lucidd_writer *w)
             make_head(w);
     }
     pthread_mutex_unlock(&w->lock);
-}
-
-void lucidd_writer_run(lucidd_writer *w)
-{
-    if (!w->threaded)
-        lucidd_writer_flush(w);
 }
 
 size_t lucidd_writer_take(lucidd_writer *w, lucidd_write **out)

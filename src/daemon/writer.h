@@ -11,7 +11,7 @@
  * judged on a listing older than the write.
  *
  * Without a thread (`threaded` 0, for tests) writes wait in the queue
- * until lucidd_writer_run or lucidd_writer_settle makes them. */
+ * until lucidd_writer_flush or lucidd_writer_settle makes them. */
 #ifndef LUCIDD_WRITER_H
 #define LUCIDD_WRITER_H
 
@@ -61,10 +61,9 @@ int lucidd_writer_pending(lucidd_writer *w, uint32_t job_id);
 /* Returns once no write of `job_id` is queued or being made, so a write
  * the caller makes next reaches Slurm after them. */
 void lucidd_writer_settle(lucidd_writer *w, uint32_t job_id);
-/* Returns once the queue is empty. */
+/* Returns once the queue is empty (without a thread: makes every queued
+ * write now, in order). */
 void lucidd_writer_flush(lucidd_writer *w);
-/* Without a thread: makes every queued write now, in order. */
-void lucidd_writer_run(lucidd_writer *w);
 /* The outcomes of the writes made since the last take, in order: *out
  * malloc'ed (the caller frees), NULL when none.  Count. */
 size_t lucidd_writer_take(lucidd_writer *w, lucidd_write **out);

@@ -258,6 +258,16 @@ static void profiling_limit_counts_observed_time(void **state)
     assert_false(fake_called("requeue 2"));
 }
 
+/* The writes queued off the tick are made while slurmctld is down: each
+ * is refused; slurmctld answers again after. */
+static void refused_writes(void)
+{
+    fake.down_at_call = fake.job_calls + 1;
+    lucidd_writer_flush(d.writer);
+    fake.up = 1;
+    fake.down_at_call = 0;
+}
+
 /* Decisions recorded and not yet acknowledged (what a restart re-applies). */
 static long unacknowledged(void)
 {
@@ -280,7 +290,7 @@ static void writes_in_the_accounting_window_leave_the_tick(void **state)
 {
     (void)state;
     lucid_error err = {{0}};
-    d.writer = lucidd_writer_new(0, &err); /* no thread: writes wait for lucidd_writer_run */
+    d.writer = lucidd_writer_new(0, &err); /* no thread: writes wait for a flush */
     assert_non_null(d.writer);
     d.cfg.gpu_limit = 0; /* nothing profiled, for now */
     engine_tick(&d);
@@ -305,7 +315,7 @@ static void writes_in_the_accounting_window_leave_the_tick(void **state)
     assert_false(fake_called("take-back 2"));
     assert_false(fake_called("start 2"));
     assert_phase(2, LUCID_PHASE_RUNNING);
-    lucidd_writer_run(d.writer);
+    lucidd_writer_flush(d.writer);
     assert_true(fake_called("start 2 main n2"));
     assert_false(fake_job(2)->held);
     engine_tick(&d);
@@ -341,17 +351,14 @@ static void writes_in_the_accounting_window_leave_the_tick(void **state)
     assert_int_equal(stored.phase, LUCID_PHASE_MOVING);
     /* Refused (slurmctld stopped as it was made): moved again from Slurm's
      * state at the next tick, off it again. */
-    fake.down_at_call = fake.job_calls + 1;
-    lucidd_writer_run(d.writer);
+    refused_writes();
     assert_false(fake_called("move 3"));
-    fake.up = 1;
-    fake.down_at_call = 0;
     engine_tick(&d);
     assert_int_equal(d.writes_failed, 1);
     assert_phase(3, LUCID_PHASE_MOVING);
     engine_tick(&d); /* Slurm answers again: the move is made again (posted) */
     assert_false(fake_called("move 3"));
-    lucidd_writer_run(d.writer);
+    lucidd_writer_flush(d.writer);
     assert_true(fake_called("move 3 main"));
     engine_tick(&d);
     assert_phase(3, LUCID_PHASE_MAIN_QUEUE);
@@ -364,10 +371,7 @@ static void writes_in_the_accounting_window_leave_the_tick(void **state)
     engine_tick(&d);
     assert_phase(3, LUCID_PHASE_RUNNING);
     assert_false(fake_called("start 3"));
-    fake.down_at_call = fake.job_calls + 1;
-    lucidd_writer_run(d.writer);
-    fake.up = 1;
-    fake.down_at_call = 0;
+    refused_writes();
     engine_tick(&d);
     assert_int_equal(d.writes_failed, 2);
     engine_tick(&d);
@@ -2222,7 +2226,7 @@ static void releases_ahead_in_the_accounting_window_leave_the_tick(void **state)
     assert_true(engine_find(&d, 1)->ahead);
     assert_false(fake_called("ahead 1 main excl="));
     assert_true(fake_job(1)->held);
-    lucidd_writer_run(d.writer);
+    lucidd_writer_flush(d.writer);
     assert_true(fake_called("ahead 1 main excl="));
     assert_false(fake_job(1)->held);
     engine_tick(&d);
@@ -2235,7 +2239,7 @@ static void releases_ahead_in_the_accounting_window_leave_the_tick(void **state)
     assert_phase(1, LUCID_PHASE_RUNNING);
     assert_false(fake_called("promote 1"));
     assert_int_equal(unacknowledged(), 1);
-    lucidd_writer_run(d.writer);
+    lucidd_writer_flush(d.writer);
     assert_true(fake_called("promote 1"));
     engine_tick(&d);
     assert_int_equal(unacknowledged(), 0);
@@ -2246,17 +2250,14 @@ static void releases_ahead_in_the_accounting_window_leave_the_tick(void **state)
     j2->submit_time = time(NULL);
     engine_tick(&d);
     assert_true(engine_find(&d, 2)->ahead);
-    fake.down_at_call = fake.job_calls + 1;
-    lucidd_writer_run(d.writer);
-    fake.up = 1;
-    fake.down_at_call = 0;
+    refused_writes();
     engine_tick(&d);
     assert_int_equal(d.writes_failed, 1);
     assert_true(fake_job(2)->held);
     fake.log[0] = '\0';
     for (int i = 0; i < 4 && !fake_called("ahead 2 main excl="); i++) {
         engine_tick(&d);
-        lucidd_writer_run(d.writer);
+        lucidd_writer_flush(d.writer);
     }
     assert_true(fake_called("ahead 2 main excl="));
     assert_false(fake_job(2)->held);
