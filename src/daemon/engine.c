@@ -2087,8 +2087,11 @@ static int collect_nodes(lucidd *d, const char *partition, const slurm_node *sno
     node_name *names = sorted_node_names(out, count);
     for (long i = 0; i < nsjobs; i++) {
         lucidd_job *job = engine_find(d, sjobs[i].id);
-        if (!job || sjobs[i].state != SJ_PENDING || sjobs[i].held ||
-            (job->rec.phase != LUCID_PHASE_RUNNING && job->rec.phase != LUCID_PHASE_PROFILING))
+        /* A start still on its way to Slurm (written off the tick) is
+         * promised too, though Slurm still lists the job held. */
+        if (!job || sjobs[i].state != SJ_PENDING ||
+            (job->rec.phase != LUCID_PHASE_RUNNING && job->rec.phase != LUCID_PHASE_PROFILING) ||
+            (sjobs[i].held && !writes_pending(d, job)))
             continue;
         if (job->rec.packed_with) {
             /* A released packed job asks the share GRES of its node, if any. */

@@ -391,6 +391,37 @@ static void writes_in_the_accounting_window_leave_the_tick(void **state)
     assert_int_equal(unacknowledged(), 1); /* only the refused start */
 }
 
+/* A start written off the tick keeps its GPUs: until Slurm has it, Slurm's
+ * listing shows the job held and its GPUs free, and the next tick must not
+ * give them to another job (found in review: only a released job's GPUs
+ * were counted as promised). */
+static void a_start_off_the_tick_keeps_its_gpus(void **state)
+{
+    (void)state;
+    lucid_error err = {{0}};
+    d.writer = lucidd_writer_new(0, &err); /* no thread: writes wait for a flush */
+    assert_non_null(d.writer);
+    d.cfg.gpu_limit = 0; /* nothing profiled */
+    fake_submit(1, "a", 8, 8, 1)->submit_time = time(NULL); /* in the accounting window */
+    engine_tick(&d);
+    assert_phase(1, LUCID_PHASE_RUNNING);
+    assert_string_equal(rec(1)->node_list, "n1");
+    assert_true(lucidd_writer_pending(d.writer, 1));
+    fake_submit(2, "b", 8, 8, 1);
+    fake_submit(3, "c", 8, 8, 1);
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    /* Job 2 takes n2; job 3 finds no node: n1 is job 1's. */
+    assert_true(fake_called("start 2 main n2"));
+    assert_false(fake_called("start 3"));
+    assert_phase(3, LUCID_PHASE_MAIN_QUEUE);
+    lucidd_writer_flush(d.writer);
+    assert_true(fake_called("start 1 main n1"));
+    engine_tick(&d);
+    assert_phase(3, LUCID_PHASE_MAIN_QUEUE);
+    assert_false(fake_called("start 3"));
+}
+
 /* A waiting job's reason changes whenever the job ahead of it does (in a
  * burst, for a thousand jobs a tick): clients read it from memory, and the
  * state store gets a change of reason alone at most every
@@ -2621,6 +2652,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(writes_in_the_accounting_window_leave_the_tick, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(the_writer_thread_keeps_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_start_off_the_tick_keeps_its_gpus, setup, teardown),
         cmocka_unit_test_setup_teardown(a_reason_alone_is_stored_at_most_every_30_s, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(failed_nodes_and_requeues, setup, teardown),
