@@ -18,7 +18,7 @@ expect_error "ratio below 1" "--priority-ratio: '0.5' is not a number >= 1" \
     "$lucidd" "${base[@]}" --priority-ratio 0.5
 expect_error "ratio not a number" "--priority-ratio: 'two' is not a number >= 1" \
     "$lucidd" "${base[@]}" --priority-ratio two
-expect_error "bad --async-writes" "--async-writes: 'yes' is not on or off" \
+expect_error "bad --async-writes" "--async-writes: 'yes' is not on, window or off" \
     "$lucidd" "${base[@]}" --async-writes yes
 expect_error "bad --backfill" "--backfill: 'fifo' is not none, easy or conservative" \
     "$lucidd" "${base[@]}" --backfill fifo

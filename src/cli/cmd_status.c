@@ -68,12 +68,15 @@ static void print_status(json_t *s)
                json_is_true(json_object_get(ahead, "enabled")) ? "--release-ahead on"
                                                                 : "--release-ahead off");
     json_t *writes = json_object_get(s, "async_writes");
-    if (json_is_object(writes))
-        printf("writes:      %lld made off the tick, %lld refused, slowest %.2f s (%s)\n",
+    if (json_is_object(writes)) {
+        const char *mode = json_string_value(json_object_get(writes, "mode"));
+        if (!mode) /* a lucidd from before the window mode */
+            mode = json_is_true(json_object_get(writes, "enabled")) ? "on" : "off";
+        printf("writes:      %lld made off the tick, %lld refused, slowest %.2f s "
+               "(--async-writes %s)\n",
                integer(writes, "made"), integer(writes, "failed"),
-               json_number_value(json_object_get(writes, "slowest_s")),
-               json_is_true(json_object_get(writes, "enabled")) ? "--async-writes on"
-                                                                : "--async-writes off");
+               json_number_value(json_object_get(writes, "slowest_s")), mode);
+    }
     printf("decisions:   p50 %.3f ms, p99 %.3f ms\n",
            1e3 * json_number_value(json_object_get(s, "decision_latency_p50_s")),
            1e3 * json_number_value(json_object_get(s, "decision_latency_p99_s")));

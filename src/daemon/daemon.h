@@ -38,6 +38,15 @@
  * the decisions that cannot are written off the tick (writer.h). */
 #define LUCIDD_ACCOUNTING_GRACE_S 10
 
+/* --async-writes: which of lucid's starts, releases ahead and moves to main
+ * are made on the writer's thread (writer.h) rather than the tick's.  A
+ * config zeroed in code (the tests) with a writer of its own is WINDOW. */
+typedef enum lucidd_async_writes {
+    LUCIDD_WRITES_WINDOW = 0, /* those of a job inside Slurm's accounting window */
+    LUCIDD_WRITES_ALL = 1,    /* every one (on, the default) */
+    LUCIDD_WRITES_OFF = 2,    /* none: no writer */
+} lucidd_async_writes;
+
 typedef struct lucidd_config {
     const char *state_path;
     const char *socket_path;
@@ -65,8 +74,8 @@ typedef struct lucidd_config {
     int profiler_bypass;          /* a job the profiler cannot start goes to idle main GPUs */
     int profiler_yield;           /* a job being profiled (or moving to main) takes part in
                                    * main's decision: placed there, its profiling ends now */
-    int async_writes;             /* a start or move of a job inside Slurm's accounting
-                                   * window is made on the writer's thread (writer.h) */
+    int async_writes;             /* lucidd_async_writes: which starts, releases ahead and
+                                   * moves are made on the writer's thread (writer.h) */
     int release_ahead;            /* the head of main's queue is released before GPUs free,
                                    * unpinned: Slurm starts it the moment they do */
     double fairshare_weight;      /* the site's fair share in lucid's order (docs/live.md,

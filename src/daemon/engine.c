@@ -329,11 +329,13 @@ static int writes_pending(lucidd *d, const lucidd_job *job)
     return d->writer && lucidd_writer_pending(d->writer, job->rec.job_id);
 }
 
-/* This job's next write is made off the tick: inside the accounting
- * window, or behind writes of it that are. */
+/* This job's next start, release ahead or move is made off the tick: any
+ * (--async-writes on), or one inside the accounting window or behind writes
+ * of the job that are (window). */
 static int write_off_tick(lucidd *d, const lucidd_job *job)
 {
-    return d->writer && (in_accounting_grace(job, time(NULL)) || writes_pending(d, job));
+    return d->writer && (d->cfg.async_writes == LUCIDD_WRITES_ALL ||
+                         in_accounting_grace(job, time(NULL)) || writes_pending(d, job));
 }
 
 static void settle_writes(lucidd *d, uint32_t job_id)
@@ -363,8 +365,13 @@ static void take_writes(lucidd *d)
         if (wr->rc == 0) {
             if (job && wr->kind >= LUCIDD_WRITE_START)
                 snprintf(job->comment_sent, sizeof job->comment_sent, "%s", wr->comment);
-            if (job && (wr->kind == LUCIDD_WRITE_START || wr->kind == LUCIDD_WRITE_PROMOTE))
+            if (job && (wr->kind == LUCIDD_WRITE_START || wr->kind == LUCIDD_WRITE_PROMOTE)) {
                 job->start_unapplied = 0;
+                /* Slurm has had it since now, not since lucid decided it:
+                 * --release-timeout and the pin's Resources wait count
+                 * from here. */
+                job->released_at = monotonic_s();
+            }
             if (job && wr->kind == LUCIDD_WRITE_MOVE && job->rec.phase == LUCID_PHASE_MOVING)
                 moved_to_main(d, job);
             if (wr->decision > 0)

@@ -148,9 +148,10 @@ static const char usage_text[] =
     "                          before any job it outranks (default on)\n"
     "  --release-ahead on|off  the head of main's queue is released, unpinned, before GPUs\n"
     "                          free, so Slurm starts it the moment they do (default on)\n"
-    "  --async-writes on|off   a start or move of a job Slurm is giving its accounting\n"
-    "                          record is written on a thread of its own, not the tick's\n"
-    "                          (default on)\n"
+    "  --async-writes on|window|off  lucid's starts, releases ahead and moves to main\n"
+    "                          are written on a thread of its own, not the tick's: all\n"
+    "                          (on, the default), or only those of a job Slurm is giving\n"
+    "                          its accounting record (window)\n"
     "  --fairshare-weight W    the site's fair share in lucid's order: priority x\n"
     "                          10^(W x (1/2 - F)), F = sshare's FairShare (default -1:\n"
     "                          2 where Slurm's PriorityWeightFairshare > 0, else 0; 0: off)\n"
@@ -320,15 +321,25 @@ static int set_option(lucidd_config *cfg, const char *where, const char *opt, co
             return -1;
         cfg->metrics_port = (int)number;
     } else if (strcmp(opt, "--profiler-bypass") == 0 || strcmp(opt, "--profiler-yield") == 0 ||
-               strcmp(opt, "--release-ahead") == 0 || strcmp(opt, "--async-writes") == 0) {
+               strcmp(opt, "--release-ahead") == 0) {
         if (strcmp(value, "on") != 0 && strcmp(value, "off") != 0) {
             fprintf(stderr, "lucidd: %s%s: '%s' is not on or off\n", where, opt, value);
             return -1;
         }
         *(strcmp(opt, "--profiler-bypass") == 0  ? &cfg->profiler_bypass
           : strcmp(opt, "--profiler-yield") == 0 ? &cfg->profiler_yield
-          : strcmp(opt, "--async-writes") == 0   ? &cfg->async_writes
                                                  : &cfg->release_ahead) = strcmp(value, "on") == 0;
+    } else if (strcmp(opt, "--async-writes") == 0) {
+        if (strcmp(value, "on") == 0)
+            cfg->async_writes = LUCIDD_WRITES_ALL;
+        else if (strcmp(value, "window") == 0)
+            cfg->async_writes = LUCIDD_WRITES_WINDOW;
+        else if (strcmp(value, "off") == 0)
+            cfg->async_writes = LUCIDD_WRITES_OFF;
+        else {
+            fprintf(stderr, "lucidd: %s%s: '%s' is not on, window or off\n", where, opt, value);
+            return -1;
+        }
     } else if (strcmp(opt, "--fairshare-weight") == 0) {
         char *end;
         errno = 0;
@@ -513,7 +524,7 @@ static int parse_args(int argc, char **argv, lucidd_config *cfg)
                            .profiler_bypass = 1,
                            .profiler_yield = 1,
                            .release_ahead = 1,
-                           .async_writes = 1,
+                           .async_writes = LUCIDD_WRITES_ALL,
                            .fairshare_weight = -1, /* auto: Slurm's own weight says */
                            .qos_weight = -1,       /* the same */
                            .gpu_limit = 8,
@@ -636,7 +647,7 @@ static int open_engine(lucidd *d, lucid_error *err)
     if (engine_load(d, err) < 0 || slurm_io_init(err) < 0)
         return -1;
     slurm_started = 1;
-    if (d->cfg.async_writes) {
+    if (d->cfg.async_writes != LUCIDD_WRITES_OFF) {
         d->writer = lucidd_writer_new(1, err);
         if (!d->writer)
             return -1;

@@ -418,7 +418,12 @@ static json_t *status_json(const lucidd_snapshot *s, const lucidd_config *cfg,
                                   (json_int_t)s->released_ahead, "started",
                                   (json_int_t)s->started_ahead));
     json_object_set_new(reply, "async_writes",
-                        json_pack("{s:b, s:I, s:I, s:f}", "enabled", cfg->async_writes, "made",
+                        json_pack("{s:b, s:s, s:I, s:I, s:f}", "enabled",
+                                  cfg->async_writes != LUCIDD_WRITES_OFF, "mode",
+                                  cfg->async_writes == LUCIDD_WRITES_ALL      ? "on"
+                                  : cfg->async_writes == LUCIDD_WRITES_WINDOW ? "window"
+                                                                              : "off",
+                                  "made",
                                   (json_int_t)s->writes_off_tick, "failed",
                                   (json_int_t)s->writes_failed, "slowest_s",
                                   s->write_slowest_s));
@@ -695,8 +700,8 @@ static char *metrics_text(const lucidd_snapshot *s, size_t *len)
            "# TYPE lucid_profiler_yielded_total counter\nlucid_profiler_yielded_total %llu\n",
            (unsigned long long)s->profiler_bypassed, (unsigned long long)s->profiler_yielded);
     metric(&buf, len, &cap,
-           "# HELP lucid_writes_off_tick_total Starts and moves of jobs inside Slurm's "
-           "accounting window written on the writer's thread (--async-writes), by result.\n"
+           "# HELP lucid_writes_off_tick_total Starts, releases ahead and moves to main "
+           "written on the writer's thread (--async-writes), by result.\n"
            "# TYPE lucid_writes_off_tick_total counter\n"
            "lucid_writes_off_tick_total{result=\"made\"} %llu\n"
            "lucid_writes_off_tick_total{result=\"failed\"} %llu\n",

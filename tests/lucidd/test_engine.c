@@ -391,6 +391,50 @@ static void writes_in_the_accounting_window_leave_the_tick(void **state)
     assert_int_equal(unacknowledged(), 1); /* only the refused start */
 }
 
+/* --async-writes on: every start, move and release ahead is written off the
+ * tick, not only those inside Slurm's accounting window (a busy slurmctld
+ * takes each of a start's three updates tens of ms).  A start's wait for
+ * Slurm (--release-timeout) counts from when Slurm had it, not from the
+ * decision. */
+static void every_write_leaves_the_tick_with_async_writes_on(void **state)
+{
+    (void)state;
+    lucid_error err = {{0}};
+    d.writer = lucidd_writer_new(0, &err); /* no thread: writes wait for a flush */
+    assert_non_null(d.writer);
+    d.cfg.async_writes = LUCIDD_WRITES_ALL;
+    d.cfg.gpu_limit = 0; /* nothing profiled */
+    d.cfg.release_timeout_s = 0.3;
+    fake_submit(1, "a", 8, 8, 1); /* submitted long ago: outside the window */
+    engine_tick(&d);
+    assert_phase(1, LUCID_PHASE_RUNNING);
+    assert_false(fake_called("start 1"));
+    assert_true(lucidd_writer_pending(d.writer, 1));
+    assert_int_equal(unacknowledged(), 1);
+    pause_s(0.4); /* the writer is behind: longer than the timeout */
+    lucidd_writer_flush(d.writer);
+    assert_true(fake_called("start 1 main n1"));
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    /* Taken: acknowledged, and Slurm has had it a moment only. */
+    assert_int_equal(unacknowledged(), 0);
+    assert_int_equal(d.writes_made, 1);
+    assert_false(fake_called("take-back 1"));
+    assert_phase(1, LUCID_PHASE_RUNNING);
+    pause_s(0.4);
+    engine_tick(&d);
+    assert_true(fake_called("take-back 1")); /* now past the timeout, Slurm's */
+    /* With the window only (the config zeroed in code), a job submitted
+     * long ago is written by the tick. */
+    d.cfg.async_writes = LUCIDD_WRITES_WINDOW;
+    lucidd_writer_flush(d.writer);
+    engine_tick(&d);
+    fake_submit(2, "b", 8, 8, 1);
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    assert_true(fake_called("start 2 main n1")); /* on the tick: job 1 went to n2 */
+}
+
 /* A start written off the tick keeps its GPUs: until Slurm has it, Slurm's
  * listing shows the job held and its GPUs free, and the next tick must not
  * give them to another job (found in review: only a released job's GPUs
@@ -2653,6 +2697,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(the_writer_thread_keeps_order, setup, teardown),
         cmocka_unit_test_setup_teardown(a_start_off_the_tick_keeps_its_gpus, setup, teardown),
+        cmocka_unit_test_setup_teardown(every_write_leaves_the_tick_with_async_writes_on, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(a_reason_alone_is_stored_at_most_every_30_s, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(failed_nodes_and_requeues, setup, teardown),
