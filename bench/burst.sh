@@ -23,6 +23,9 @@
 #   ticks      lucidd's ticks per second during the run (lucid status), the
 #              lowest rate between two samples (~5 s) and the ticks that
 #              ran over a second (lucid status's slow_ticks)
+#   listing    how old Slurm's listing was when lucidd decided on it: the
+#              median of the samples and the oldest of the run (lucid
+#              status's slurm_job_reads.age_s, age_max_s)
 # Results go to OUT (default /tmp/lucid-burst): one folder per run; each
 # sample under 90 % while jobs waited leaves OUT/MODE/dips/TIME: every
 # node's GPUs in use, main's running and pending jobs (Slurm's reasons and
@@ -81,9 +84,9 @@ EOF
         local pending used
         pending=$(squeue -h -t PD -r -o %A 2>/dev/null | wc -l)
         used=$(sinfo -h -p main -N -O 'GresUsed:40' 2>/dev/null | grep -o 'gpu:[0-9]*' | cut -d: -f2 | awk '{s += $1} END {print s + 0}')
-        local tk="-1 -1"
+        local tk="-1 -1 -1 -1"
         [[ $mode == lucid ]] && tk=$("$BUILD/lucid" status --socket "$sock" --json 2>/dev/null |
-            python3 -c 'import json, sys; d = json.load(sys.stdin); print(d.get("ticks", -1), d.get("slow_ticks", -1))' 2>/dev/null || echo "-1 -1")
+            python3 -c 'import json, sys; d = json.load(sys.stdin); r = d.get("slurm_job_reads", {}); print(d.get("ticks", -1), d.get("slow_ticks", -1), r.get("age_s", -1), r.get("age_max_s", -1))' 2>/dev/null || echo "-1 -1 -1 -1")
         echo "$(date +%s.%N) ${used:-0} $pending $tk" >>"$lab/samples.txt"
         # A sample under 90 % while jobs wait: what each node had free, what
         # waited and why (Slurm's view and lucid's), for reading the dip.
@@ -183,13 +186,17 @@ median = statistics.median_low(sorted(waits)) if waits else float("nan")
 idle = 0
 samples = 0
 tick_marks = []  # (t, ticks, slow ticks) where lucid status answered
+ages, age_max = [], -1.0  # the listing's age at the last decision, the oldest
 for line in open(f"{lab}/samples.txt"):
     t, used, pending, *tk = line.split()
     if int(pending) > 0:
         samples += 1
         idle += int(used) < 0.9 * 64
-    if len(tk) == 2 and int(tk[0]) >= 0:
+    if len(tk) >= 2 and int(tk[0]) >= 0:
         tick_marks.append((float(t), int(tk[0]), int(tk[1])))
+    if len(tk) == 4 and float(tk[2]) >= 0:
+        ages.append(float(tk[2]))
+        age_max = max(age_max, float(tk[3]))
 # The tick rate in each window between two samples (~5 s): its lowest, and
 # the ticks over a second (lucidd counts and logs each).
 rates = [(b[1] - a[1]) / (b[0] - a[0]) for a, b in zip(tick_marks, tick_marks[1:]) if b[0] > a[0]]
@@ -201,6 +208,7 @@ print(f"{mode:6s} jobs={jobs} submit={t1 - t0:.0f}s started<=60/120/240s={within
       f"first_start_median={median:.1f}s lost={lost} twice={twice} "
       f"util<90%_while_waiting={idle}/{samples} ticks/s={rate:.2f}"
       + (f" lowest_5s_ticks/s={low_rate:.2f} slow_ticks={slow}" if mode == "lucid" else "")
+      + (f" listing_age_median/max={statistics.median(ages):.2f}/{age_max:.2f}s" if ages else "")
       + (f" horizon={horizon}s started={sum(1 for s in started if s <= horizon)} cancelled={cancelled}" if horizon else ""))
 EOF
 }

@@ -60,7 +60,7 @@ set_target_properties(eta_latency PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BI
 if(SQLite3_FOUND)
   add_executable(test_lucidd_engine ${CMAKE_SOURCE_DIR}/tests/lucidd/test_engine.c
                                     ${CMAKE_SOURCE_DIR}/tests/fakes/fake_slurm_io.c
-                                    ${CMAKE_SOURCE_DIR}/src/daemon/engine.c ${CMAKE_SOURCE_DIR}/src/daemon/writer.c
+                                    ${CMAKE_SOURCE_DIR}/src/daemon/engine.c ${CMAKE_SOURCE_DIR}/src/daemon/writer.c ${CMAKE_SOURCE_DIR}/src/daemon/reader.c
                                     ${CMAKE_SOURCE_DIR}/src/daemon/commands.c
                                     ${CMAKE_SOURCE_DIR}/tests/testutil.c)
   target_include_directories(test_lucidd_engine PRIVATE ${CMAKE_SOURCE_DIR}/tests)
@@ -76,7 +76,7 @@ endif()
 if(SQLite3_FOUND)
   add_executable(tick_latency ${CMAKE_SOURCE_DIR}/bench/tick_latency.c
                               ${CMAKE_SOURCE_DIR}/tests/fakes/fake_slurm_io.c
-                              ${CMAKE_SOURCE_DIR}/src/daemon/engine.c ${CMAKE_SOURCE_DIR}/src/daemon/writer.c
+                              ${CMAKE_SOURCE_DIR}/src/daemon/engine.c ${CMAKE_SOURCE_DIR}/src/daemon/writer.c ${CMAKE_SOURCE_DIR}/src/daemon/reader.c
                               ${CMAKE_SOURCE_DIR}/src/daemon/commands.c)
   target_compile_definitions(tick_latency PRIVATE FAKE_MAX_JOBS=16384 FAKE_MAX_NODES=2048)
   target_link_libraries(tick_latency PRIVATE lucid)

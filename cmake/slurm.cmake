@@ -86,7 +86,7 @@ endif()
 
 # lucidd: needs libslurm and the state store (SQLite).
 if(LUCID_HAVE_SLURM AND LUCID_HAVE_STATE)
-  add_executable(lucidd ${CMAKE_SOURCE_DIR}/src/daemon/lucidd.c ${CMAKE_SOURCE_DIR}/src/daemon/engine.c ${CMAKE_SOURCE_DIR}/src/daemon/writer.c
+  add_executable(lucidd ${CMAKE_SOURCE_DIR}/src/daemon/lucidd.c ${CMAKE_SOURCE_DIR}/src/daemon/engine.c ${CMAKE_SOURCE_DIR}/src/daemon/writer.c ${CMAKE_SOURCE_DIR}/src/daemon/reader.c
                         ${CMAKE_SOURCE_DIR}/src/daemon/commands.c ${CMAKE_SOURCE_DIR}/src/daemon/slurm_io.c
                         ${CMAKE_SOURCE_DIR}/src/daemon/handback.c)
   target_include_directories(lucidd PRIVATE ${LUCID_SLURM_INCLUDE_DIR})

@@ -20,6 +20,8 @@ expect_error "ratio not a number" "--priority-ratio: 'two' is not a number >= 1"
     "$lucidd" "${base[@]}" --priority-ratio two
 expect_error "bad --async-writes" "--async-writes: 'yes' is not on, window or off" \
     "$lucidd" "${base[@]}" --async-writes yes
+expect_error "bad --async-reads" "--async-reads: 'window' is not on or off" \
+    "$lucidd" "${base[@]}" --async-reads window
 expect_error "bad --backfill" "--backfill: 'fifo' is not none, easy or conservative" \
     "$lucidd" "${base[@]}" --backfill fifo
 expect_error "backfill margin below 1" "--backfill-margin: '0.5' is not a number >= 1" \

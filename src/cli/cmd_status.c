@@ -77,6 +77,12 @@ static void print_status(json_t *s)
                integer(writes, "made"), integer(writes, "failed"),
                json_number_value(json_object_get(writes, "slowest_s")), mode);
     }
+    json_t *reads = json_object_get(s, "slurm_job_reads");
+    if (json_is_object(reads) && json_object_get(reads, "age_s"))
+        printf("listing:     %.2f s old at the last decision, the oldest %.2f s (--async-reads %s)\n",
+               json_number_value(json_object_get(reads, "age_s")),
+               json_number_value(json_object_get(reads, "age_max_s")),
+               json_is_true(json_object_get(reads, "threaded")) ? "on" : "off");
     printf("decisions:   p50 %.3f ms, p99 %.3f ms\n",
            1e3 * json_number_value(json_object_get(s, "decision_latency_p50_s")),
            1e3 * json_number_value(json_object_get(s, "decision_latency_p99_s")));

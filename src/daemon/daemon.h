@@ -24,6 +24,7 @@
 #include "lucid/gpumetrics.h"
 #include "lucid/state.h"
 #include "slurm_io.h"
+#include "reader.h"
 #include "writer.h"
 
 /* Slurm refuses every update of a job while slurmdbd is giving it its
@@ -76,6 +77,8 @@ typedef struct lucidd_config {
                                    * main's decision: placed there, its profiling ends now */
     int async_writes;             /* lucidd_async_writes: which starts, releases ahead and
                                    * moves are made on the writer's thread (writer.h) */
+    int async_reads;              /* Slurm's jobs and nodes are read on the reader's
+                                   * thread (reader.h) */
     int release_ahead;            /* the head of main's queue is released before GPUs free,
                                    * unpinned: Slurm starts it the moment they do */
     double fairshare_weight;      /* the site's fair share in lucid's order (docs/live.md,
@@ -129,7 +132,9 @@ typedef struct lucidd_job {
     char user_exclude[256];    /* the job's own --exclude */
     int nodes_fixed;           /* it asked a node count (else placement chooses) */
     fit_request fit;           /* what it asks beyond GPUs (fit.h), as Slurm holds it */
-    double released_at;        /* monotonic time lucid released it (0: not releasing) */
+    double released_at;        /* monotonic time Slurm had lucid's release (0: not releasing) */
+    double wrote_at;           /* monotonic time lucid's latest write made on the tick to it
+                                * was answered: no listing read before is judged for it */
     char avoid_nodes[256];     /* nodes Slurm would not start it on after a release ("*": any) */
     double avoid_until;        /* ... kept out of its placements until this monotonic time */
     int ahead;                 /* released ahead (--release-ahead): pending in Slurm,
@@ -190,6 +195,14 @@ typedef struct lucidd {
     size_t njobs, cap;
     uint32_t *slots;         /* job id -> index + 1, open addressing (engine_find) */
     slurm_job_list listing;  /* Slurm's jobs, sorted by id; read again only when changed */
+    double listing_began;    /* monotonic time the listing's read began (0: none yet) */
+    lucidd_reader *reader;   /* reads off the tick (--async-reads; NULL: read by the tick) */
+    slurm_node *nodes;       /* with a reader: Slurm's nodes, read after the listing */
+    long nnodes;             /* ... their count, -1 when that read failed (nodes_err) */
+    lucid_error nodes_err;
+    double split_at;         /* monotonic time of the latest array split (split_arrays) */
+    double listing_age_s;    /* how old the listing was when the last tick decided on it */
+    double listing_age_max_s; /* ... the oldest one a tick decided on */
     size_t nslots;           /* a power of two, at least twice njobs */
     int packing_on;
     char pack_refused[256];  /* why this site's Slurm makes packing unsafe ("" safe) */
@@ -289,8 +302,9 @@ lucidd_job *engine_find(lucidd *d, uint32_t job_id);
  * 32 MB now come from the heap, and up to 64 MB of free heap is kept. */
 void engine_tune_malloc(void);
 /* Makes the writes still queued and takes their outcomes (acknowledging
- * their decisions), then frees the writer: before the state store closes. */
-void engine_stop_writes(lucidd *d);
+ * their decisions), then frees the writer and the reader: before the state
+ * store closes and libslurm is let go. */
+void engine_stop_io(lucidd *d);
 /* Frees what the engine allocated (the job table and its index). */
 void engine_free(lucidd *d);
 /* Percentile (0..1) of the recorded decision latencies, seconds. */
@@ -317,6 +331,7 @@ typedef struct lucidd_snapshot {
     long forgotten_by_phase[LUCID_PHASE_COUNT];
     long forgotten_profiled;
     uint64_t slurm_reads, slurm_unchanged; /* job listings read / answered "no change" */
+    double listing_age_s, listing_age_max_s; /* the last decision's listing's age, the most */
     uint64_t ticks, slow_ticks, decisions_applied, slurm_errors, sample_errors, latency_count;
     uint64_t profiler_bypassed, profiler_yielded, released_ahead, started_ahead;
     uint64_t writes_off_tick, writes_failed;

@@ -144,8 +144,12 @@ void engine_tune_malloc(void)
 
 void engine_free(lucidd *d)
 {
-    lucidd_writer_free(d->writer); /* no-op when engine_stop_writes ran */
+    lucidd_writer_free(d->writer); /* no-op when engine_stop_io ran */
     d->writer = NULL;
+    lucidd_reader_free(d->reader);
+    d->reader = NULL;
+    free(d->nodes);
+    d->nodes = NULL;
     slurm_io_fairshare_cancel(&d->share_read);
     slurm_io_limits_cancel(&d->limits_read);
     limits_free(&d->limits);
@@ -338,6 +342,23 @@ static int write_off_tick(lucidd *d, const lucidd_job *job)
                          in_accounting_grace(job, time(NULL)) || writes_pending(d, job));
 }
 
+/* A write the tick made to the job has been answered: a listing whose
+ * read began before this moment may not show it. */
+static void wrote(lucidd_job *job)
+{
+    job->wrote_at = monotonic_s();
+}
+
+/* Slurm's listing may predate lucid's latest write to this job: a write
+ * off the tick not yet taken, or one on the tick answered after the
+ * listing's read began (with --async-reads the tick decides on the newest
+ * listing the reader has, read while the previous tick wrote).  Such a job
+ * is not judged on this listing. */
+static int stale(lucidd *d, const lucidd_job *job)
+{
+    return job->wrote_at >= d->listing_began || writes_pending(d, job);
+}
+
 static void settle_writes(lucidd *d, uint32_t job_id)
 {
     if (d->writer)
@@ -346,12 +367,14 @@ static void settle_writes(lucidd *d, uint32_t job_id)
 
 static void moved_to_main(lucidd *d, lucidd_job *job);
 
-static void take_writes(lucidd *d)
+/* The outcomes of the writes off the tick answered before `before` (the
+ * listing's read began then: it shows them). */
+static void take_writes(lucidd *d, double before)
 {
     if (!d->writer)
         return;
     lucidd_write *done = NULL;
-    size_t n = lucidd_writer_take(d->writer, &done);
+    size_t n = lucidd_writer_take(d->writer, before, &done);
     for (size_t i = 0; i < n; i++) {
         const lucidd_write *wr = &done[i];
         lucidd_job *job = engine_find(d, wr->job_id);
@@ -367,10 +390,10 @@ static void take_writes(lucidd *d)
                 snprintf(job->comment_sent, sizeof job->comment_sent, "%s", wr->comment);
             if (job && (wr->kind == LUCIDD_WRITE_START || wr->kind == LUCIDD_WRITE_PROMOTE)) {
                 job->start_unapplied = 0;
-                /* Slurm has had it since now, not since lucid decided it:
-                 * --release-timeout and the pin's Resources wait count
-                 * from here. */
-                job->released_at = monotonic_s();
+                /* Slurm has had it since then, not since lucid decided
+                 * it: --release-timeout and the pin's Resources wait
+                 * count from there. */
+                job->released_at = wr->done_at;
             }
             if (job && wr->kind == LUCIDD_WRITE_MOVE && job->rec.phase == LUCID_PHASE_MOVING)
                 moved_to_main(d, job);
@@ -405,12 +428,14 @@ static void take_writes(lucidd *d)
     free(done);
 }
 
-void engine_stop_writes(lucidd *d)
+void engine_stop_io(lucidd *d)
 {
+    lucidd_reader_free(d->reader);
+    d->reader = NULL;
     if (!d->writer)
         return;
     lucidd_writer_flush(d->writer);
-    take_writes(d);
+    take_writes(d, INFINITY);
     lucidd_writer_free(d->writer);
     d->writer = NULL;
 }
@@ -1085,6 +1110,8 @@ static void hold(lucidd *d, lucidd_job *job, const slurm_job *sj)
     double began = monotonic_s();
     int held = (sj->held && sj->admin_held) || slurm_io_admin_hold(sj->id, &err) == 0;
     d->hold_spent_s += monotonic_s() - began;
+    if (!(sj->held && sj->admin_held))
+        wrote(job);
     if (held) {
         if (sj->id > d->intake_max)
             d->intake_max = sj->id;
@@ -1214,6 +1241,10 @@ static void intake_ended(lucidd *d, const slurm_job *sj)
  * is a job of its own (its own profile, its own place in the queue). */
 static void split_arrays(lucidd *d, const slurm_job *sjobs, long n)
 {
+    /* A listing read before the latest splits still shows those tasks in
+     * their array's record: split once. */
+    if (d->split_at >= d->listing_began)
+        return;
     int budget = SPLITS_PER_TICK;
     for (long i = 0; i < n && budget > 0 && d->slurm_up; i++) {
         const slurm_job *sj = &sjobs[i];
@@ -1250,6 +1281,8 @@ static void split_arrays(lucidd *d, const slurm_job *sjobs, long n)
             }
         }
     }
+    if (budget < SPLITS_PER_TICK)
+        d->split_at = monotonic_s();
 }
 
 /* ---- tracking ---- */
@@ -1284,6 +1317,7 @@ static void end_profiling(lucidd *d, lucidd_job *job, const char *reason)
     settle_writes(d, job->rec.job_id);
     lucid_error err = {{0}};
     int rc = slurm_io_requeue_hold_if_running(job->rec.job_id, d->cfg.profiling_partition, &err);
+    wrote(job);
     if (rc < 0) {
         note_error(d, &err);
         return; /* retried by reconcile or the next tick (phase MOVING, job still running) */
@@ -1329,6 +1363,7 @@ static void finish_move(lucidd *d, lucidd_job *job, const slurm_job *sj)
         lucid_error err = {{0}};
         if (slurm_io_requeue_hold_if_running(job->rec.job_id, d->cfg.profiling_partition, &err) < 0)
             note_error(d, &err);
+        wrote(job);
         return;
     }
     if (sj->state != SJ_PENDING)
@@ -1351,7 +1386,9 @@ static void finish_move(lucidd *d, lucidd_job *job, const slurm_job *sj)
         if (!off_tick || lucidd_writer_post(d->writer, &wr) < 0) {
             settle_writes(d, job->rec.job_id);
             lucid_error err = {{0}};
-            if (slurm_io_move(job->rec.job_id, d->cfg.main_partition, &err) < 0) {
+            int moved = slurm_io_move(job->rec.job_id, d->cfg.main_partition, &err);
+            wrote(job);
+            if (moved < 0) {
                 note_error(d, &err);
                 return;
             }
@@ -1499,8 +1536,10 @@ static void take_back(lucidd *d, lucidd_job *job, const char *why, avoid_kind av
     int64_t id = record_decision(d, job, "take-back", job->rec.node_list, why);
     settle_writes(d, job->rec.job_id);
     lucid_error err = {{0}};
-    if (slurm_io_take_back(job->rec.job_id, packed ? job->rec.gpu_request : NULL,
-                           job->user_nodes, comment, &err) < 0) {
+    int taken = slurm_io_take_back(job->rec.job_id, packed ? job->rec.gpu_request : NULL,
+                                   job->user_nodes, comment, &err);
+    wrote(job);
+    if (taken < 0) {
         note_error(d, &err);
         return; /* tried again next tick */
     }
@@ -1541,7 +1580,8 @@ static void note_releasing(lucidd *d, lucidd_job *job, const slurm_job *sj, doub
                   now_mono);
         return;
     }
-    double waited = now_mono - job->released_at;
+    /* As of the listing's read: that is the Slurm it shows. */
+    double waited = (d->listing_began > 0 ? d->listing_began : now_mono) - job->released_at;
     if (slurm_refuses(sj->reason)) {
         snprintf(why, sizeof why, "Slurm would not start it on %.100s (Slurm: %.60s)%s",
                  job->rec.node_list, sj->reason,
@@ -1619,7 +1659,9 @@ static void hold_back(lucidd *d, lucidd_job *job, const char *why, double now_mo
         return;
     settle_writes(d, job->rec.job_id);
     lucid_error err = {{0}};
-    if (slurm_io_admin_hold(job->rec.job_id, &err) < 0) {
+    int held = slurm_io_admin_hold(job->rec.job_id, &err);
+    wrote(job);
+    if (held < 0) {
         note_error(d, &err);
         return;
     }
@@ -1716,8 +1758,8 @@ static void track(lucidd *d, lucidd_job *job, const slurm_job *sj, const slurm_j
     job->uid = sj->uid;
     job->fit = sj->fit;
     memcpy(job->qos, sj->qos, sizeof job->qos); /* an operator may change it while it waits */
-    if (writes_pending(d, job))
-        return; /* this listing may predate them: judged at the tick that takes their outcome */
+    if (stale(d, job))
+        return; /* judged on a listing read after lucid's writes to it are answered */
     if (sj->state == SJ_COMPLETED || sj->state == SJ_FAILED) {
         /* A requeue passes through an ended state while it completes; a
          * cancelled job is never requeued, and under task/cgroup its
@@ -1894,8 +1936,10 @@ static int promote_ahead(lucidd_job *job, const char *excluded, const char *node
     char comment[256];
     comment_text(job, comment, sizeof comment);
     int narrowed = hostlist_minus(excluded, nodes, kept, 256);
-    if (slurm_io_promote(job->rec.job_id, comment, slurm_priority(job), narrowed ? kept : NULL,
-                         err) < 0)
+    int promoted = slurm_io_promote(job->rec.job_id, comment, slurm_priority(job),
+                                    narrowed ? kept : NULL, err);
+    wrote(job);
+    if (promoted < 0)
         return -1;
     snprintf(job->comment_sent, sizeof job->comment_sent, "%s", comment);
     return narrowed;
@@ -1984,6 +2028,7 @@ static void apply_start(lucidd *d, lucidd_job *job, const decide_result *result,
             job->ahead_exclude[0] = '\0';
         else
             note_error(d, &err);
+        wrote(job);
         err = (lucid_error){{0}};
     }
     if (write_off_tick(d, job)) {
@@ -1999,9 +2044,11 @@ static void apply_start(lucidd *d, lucidd_job *job, const decide_result *result,
             return; /* acknowledged when its outcome is taken (take_writes) */
     }
     settle_writes(d, job->rec.job_id);
-    if (slurm_io_start(job->rec.job_id, partition, result->nodes,
-                       result->partner ? result->gpu_list : NULL, share_tres, comment,
-                       slurm_priority(job), &err) < 0) {
+    int started = slurm_io_start(job->rec.job_id, partition, result->nodes,
+                                 result->partner ? result->gpu_list : NULL, share_tres, comment,
+                                 slurm_priority(job), &err);
+    wrote(job);
+    if (started < 0) {
         note_error(d, &err);
         return; /* unacknowledged: reconcile re-applies or the next tick adopts */
     }
@@ -2021,7 +2068,9 @@ static void hand_back(lucidd *d, lucidd_job *job, const char *why)
     int64_t id = record_decision(d, job, "hand-back", "", reason);
     settle_writes(d, job->rec.job_id);
     lucid_error err = {{0}};
-    if (slurm_io_hand_back(job->rec.job_id, comment, &err) < 0) {
+    int handed = slurm_io_hand_back(job->rec.job_id, comment, &err);
+    wrote(job);
+    if (handed < 0) {
         note_error(d, &err);
         return;
     }
@@ -2094,11 +2143,12 @@ static int collect_nodes(lucidd *d, const char *partition, const slurm_node *sno
     node_name *names = sorted_node_names(out, count);
     for (long i = 0; i < nsjobs; i++) {
         lucidd_job *job = engine_find(d, sjobs[i].id);
-        /* A start still on its way to Slurm (written off the tick) is
-         * promised too, though Slurm still lists the job held. */
+        /* A start still on its way to Slurm (written off the tick), or
+         * made after this listing was read, is promised too, though the
+         * listing shows the job held. */
         if (!job || sjobs[i].state != SJ_PENDING ||
             (job->rec.phase != LUCID_PHASE_RUNNING && job->rec.phase != LUCID_PHASE_PROFILING) ||
-            (sjobs[i].held && !writes_pending(d, job)))
+            (sjobs[i].held && !stale(d, job)))
             continue;
         if (job->rec.packed_with) {
             /* A released packed job asks the share GRES of its node, if any. */
@@ -3393,6 +3443,7 @@ static void release_ahead(lucidd *d, const decide_job *waiting, const decide_res
                 note_error(d, &err);
             else
                 job->ahead_exclude[0] = '\0';
+            wrote(job);
         }
         if (job->ahead && !wanted) {
             hold_back(d, job, NULL, now_mono);
@@ -3401,6 +3452,7 @@ static void release_ahead(lucidd *d, const decide_job *waiting, const decide_res
                 note_error(d, &err);
             else
                 snprintf(job->ahead_exclude, sizeof job->ahead_exclude, "%s", exclude);
+            wrote(job);
         } else if (wanted && !job->ahead) {
             job->ahead = 1; /* the comment says so */
             char comment[256];
@@ -3411,9 +3463,13 @@ static void release_ahead(lucidd *d, const decide_job *waiting, const decide_res
             snprintf(wr.partition, sizeof wr.partition, "%s", d->cfg.main_partition);
             snprintf(wr.nodes, sizeof wr.nodes, "%s", exclude);
             snprintf(wr.comment, sizeof wr.comment, "%s", comment);
-            if (!(write_off_tick(d, job) && lucidd_writer_post(d->writer, &wr) == 0) &&
-                slurm_io_release_ahead(job->rec.job_id, d->cfg.main_partition, exclude, comment,
-                                       priority, &err) < 0) {
+            int posted = write_off_tick(d, job) && lucidd_writer_post(d->writer, &wr) == 0;
+            int released = posted ? 0
+                                  : slurm_io_release_ahead(job->rec.job_id, d->cfg.main_partition,
+                                                           exclude, comment, priority, &err);
+            if (!posted)
+                wrote(job);
+            if (released < 0) {
                 job->ahead = 0; /* a release that half took is held again by track */
                 note_error(d, &err);
                 continue;
@@ -3429,7 +3485,10 @@ static void release_ahead(lucidd *d, const decide_job *waiting, const decide_res
             char comment[256];
             comment_text(job, comment, sizeof comment);
             err = (lucid_error){{0}};
-            if (slurm_io_promote(job->rec.job_id, comment, ahead_priority(job), NULL, &err) < 0) {
+            int promoted = slurm_io_promote(job->rec.job_id, comment, ahead_priority(job), NULL,
+                                            &err);
+            wrote(job);
+            if (promoted < 0) {
                 note_error(d, &err);
                 continue;
             }
@@ -3442,11 +3501,20 @@ static void release_ahead(lucidd *d, const decide_job *waiting, const decide_res
 static void decide_and_apply(lucidd *d, const slurm_job *sjobs, long nsjobs, double now_mono)
 {
     lucid_error err = {{0}};
-    slurm_node *snodes = NULL;
-    char partitions[256];
-    snprintf(partitions, sizeof partitions, "%s,%s", d->cfg.main_partition,
-             d->cfg.profiling_partition);
-    long nsnodes = slurm_io_nodes(partitions, d->cfg.share_gres, &snodes, &err);
+    slurm_node *snodes = NULL, *read_here = NULL;
+    long nsnodes;
+    if (d->reader) {
+        /* Read by the reader after the listing (engine_tick). */
+        snodes = d->nodes;
+        nsnodes = d->nnodes;
+        err = d->nodes_err;
+    } else {
+        char partitions[256];
+        snprintf(partitions, sizeof partitions, "%s,%s", d->cfg.main_partition,
+                 d->cfg.profiling_partition);
+        nsnodes = slurm_io_nodes(partitions, d->cfg.share_gres, &read_here, &err);
+        snodes = read_here;
+    }
     if (nsnodes < 0) {
         note_error(d, &err);
         d->slurm_errors++;
@@ -3616,7 +3684,7 @@ done:
     free(running);
     free(results);
     free(masks);
-    free(snodes);
+    free(read_here);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -3757,7 +3825,39 @@ static void slurm_unreachable(lucidd *d, const lucid_error *err)
 /* A tick longer than this is logged with where its time went. */
 #define SLOW_TICK_S 1.0
 
+static void tick(lucidd *d);
+
 void engine_tick(lucidd *d)
+{
+    tick(d);
+    /* The next listing is read after this tick's writes: with a reader,
+     * begun now, while the tick's period runs out. */
+    if (d->reader && d->reconciled)
+        lucidd_reader_wake(d->reader);
+}
+
+/* Slurm's jobs (and with a reader its nodes) for this tick: 1 read anew,
+ * 0 as the tick before had them, -1 not read (err).  d->listing_began is
+ * when the listing's read began. */
+static int read_listing(lucidd *d, lucid_error *err)
+{
+    if (!d->reader) {
+        d->listing_began = monotonic_s();
+        return slurm_io_jobs_refresh(&d->listing, err);
+    }
+    /* The first listing is waited for: none is no listing. */
+    double began = 0;
+    lucidd_read got = lucidd_reader_take(d->reader, d->listing_began <= 0, &d->listing, &began,
+                                         &d->nodes, &d->nnodes, &d->nodes_err, err);
+    if (got == LUCIDD_READ_FAILED)
+        return -1;
+    if (got == LUCIDD_READ_NONE)
+        return d->slurm_up ? 0 : -1; /* no read since a failed one: still failed */
+    d->listing_began = began;
+    return got == LUCIDD_READ_NEW;
+}
+
+static void tick(lucidd *d)
 {
     lucid_error err = {{0}};
     /* Probed only while Slurm is not known to answer (the first tick, an
@@ -3790,8 +3890,10 @@ void engine_tick(lucidd *d)
      * usual reason). */
     double stamp[7];
     stamp[0] = monotonic_s();
-    take_writes(d); /* before the listing: it is then no older than their outcomes */
-    int fresh = slurm_io_jobs_refresh(&d->listing, &err);
+    int fresh = read_listing(d, &err);
+    /* Only the outcomes of writes answered before the listing was read:
+     * a job with a later one is not judged on it (stale). */
+    take_writes(d, d->listing_began);
     d->ticks++;
     if (fresh < 0) {
         slurm_unreachable(d, &err);
@@ -3851,6 +3953,9 @@ void engine_tick(lucidd *d)
             break;
     }
     stamp[1] = monotonic_s();
+    d->listing_age_s = stamp[1] - d->listing_began;
+    if (d->listing_age_s > d->listing_age_max_s)
+        d->listing_age_max_s = d->listing_age_s;
     sample_profiles(d, sjobs, n);
     update_models(d, now);
     read_fairshare(d, now_mono);
@@ -3873,11 +3978,12 @@ void engine_tick(lucidd *d)
         d->slow_ticks++;
         lucidd_log("slow tick %llu: %.0f ms (read Slurm and track %.0f, samples/models/fair share "
                    "%.0f, decide and release %.0f, comments %.0f, store %.0f (%ld records), rest "
-                   "%.0f; %ld jobs listed)",
+                   "%.0f; %ld jobs listed, listing %.0f ms old)",
                    (unsigned long long)d->ticks, 1e3 * (stamp[6] - stamp[0]),
                    1e3 * (stamp[1] - stamp[0]), 1e3 * (stamp[2] - stamp[1]),
                    1e3 * (stamp[3] - stamp[2]), 1e3 * (stamp[4] - stamp[3]),
-                   1e3 * (stamp[5] - stamp[4]), stored, 1e3 * (stamp[6] - stamp[5]), n);
+                   1e3 * (stamp[5] - stamp[4]), stored, 1e3 * (stamp[6] - stamp[5]), n,
+                   1e3 * d->listing_age_s);
     }
 }
 

@@ -150,6 +150,8 @@ static lucidd_snapshot *snapshot_make(const lucidd *d, lucidd_snapshot *spare)
     snap->forgotten_profiled = d->forgotten_profiled;
     snap->slurm_reads = d->listing.reads;
     snap->slurm_unchanged = d->listing.unchanged;
+    snap->listing_age_s = d->listing_age_s;
+    snap->listing_age_max_s = d->listing_age_max_s;
     snap->refs = 1; /* the hub's */
     snap->ticks = d->ticks;
     snap->decisions_applied = d->decisions_applied;

@@ -152,6 +152,9 @@ static const char usage_text[] =
     "                          are written on a thread of its own, not the tick's: all\n"
     "                          (on, the default), or only those of a job Slurm is giving\n"
     "                          its accounting record (window)\n"
+    "  --async-reads on|off    Slurm's jobs and nodes are read on a thread of their own:\n"
+    "                          a tick decides on the newest listing, never waiting for\n"
+    "                          slurmctld's (default on)\n"
     "  --fairshare-weight W    the site's fair share in lucid's order: priority x\n"
     "                          10^(W x (1/2 - F)), F = sshare's FairShare (default -1:\n"
     "                          2 where Slurm's PriorityWeightFairshare > 0, else 0; 0: off)\n"
@@ -321,13 +324,14 @@ static int set_option(lucidd_config *cfg, const char *where, const char *opt, co
             return -1;
         cfg->metrics_port = (int)number;
     } else if (strcmp(opt, "--profiler-bypass") == 0 || strcmp(opt, "--profiler-yield") == 0 ||
-               strcmp(opt, "--release-ahead") == 0) {
+               strcmp(opt, "--release-ahead") == 0 || strcmp(opt, "--async-reads") == 0) {
         if (strcmp(value, "on") != 0 && strcmp(value, "off") != 0) {
             fprintf(stderr, "lucidd: %s%s: '%s' is not on or off\n", where, opt, value);
             return -1;
         }
         *(strcmp(opt, "--profiler-bypass") == 0  ? &cfg->profiler_bypass
           : strcmp(opt, "--profiler-yield") == 0 ? &cfg->profiler_yield
+          : strcmp(opt, "--async-reads") == 0    ? &cfg->async_reads
                                                  : &cfg->release_ahead) = strcmp(value, "on") == 0;
     } else if (strcmp(opt, "--async-writes") == 0) {
         if (strcmp(value, "on") == 0)
@@ -525,6 +529,7 @@ static int parse_args(int argc, char **argv, lucidd_config *cfg)
                            .profiler_yield = 1,
                            .release_ahead = 1,
                            .async_writes = LUCIDD_WRITES_ALL,
+                           .async_reads = 1,
                            .fairshare_weight = -1, /* auto: Slurm's own weight says */
                            .qos_weight = -1,       /* the same */
                            .gpu_limit = 8,
@@ -652,6 +657,14 @@ static int open_engine(lucidd *d, lucid_error *err)
         if (!d->writer)
             return -1;
     }
+    if (d->cfg.async_reads) {
+        char partitions[256];
+        snprintf(partitions, sizeof partitions, "%s,%s", d->cfg.main_partition,
+                 d->cfg.profiling_partition);
+        d->reader = lucidd_reader_new(partitions, d->cfg.share_gres, 1, err);
+        if (!d->reader)
+            return -1;
+    }
     return 0;
 }
 
@@ -726,7 +739,7 @@ int main(int argc, char **argv)
     }
     server_close(server);
     lucidd_hub_free(hub);
-    engine_stop_writes(&d); /* their decisions acknowledged before the store closes */
+    engine_stop_io(&d); /* their decisions acknowledged before the store closes */
     if (slurm_started)
         slurm_io_fini();
     lucidd_models_close(d.models);

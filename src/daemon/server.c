@@ -449,8 +449,10 @@ static json_t *status_json(const lucidd_snapshot *s, const lucidd_config *cfg,
     }
     json_object_set_new(reply, "ended", by_end);
     json_object_set_new(reply, "slurm_job_reads",
-                        json_pack("{s:I, s:I}", "read", (json_int_t)s->slurm_reads, "unchanged",
-                                  (json_int_t)s->slurm_unchanged));
+                        json_pack("{s:I, s:I, s:b, s:f, s:f}", "read", (json_int_t)s->slurm_reads,
+                                  "unchanged", (json_int_t)s->slurm_unchanged, "threaded",
+                                  cfg->async_reads, "age_s", s->listing_age_s, "age_max_s",
+                                  s->listing_age_max_s));
     return reply;
 }
 
@@ -690,6 +692,12 @@ static char *metrics_text(const lucidd_snapshot *s, size_t *len)
            "lucid_slurm_job_reads_total{result=\"read\"} %llu\n"
            "lucid_slurm_job_reads_total{result=\"unchanged\"} %llu\n",
            (unsigned long long)s->slurm_reads, (unsigned long long)s->slurm_unchanged);
+    metric(&buf, len, &cap,
+           "# HELP lucid_slurm_listing_age_seconds How old Slurm's job listing was when the "
+           "last tick decided on it (read on a thread of its own: --async-reads).\n"
+           "# TYPE lucid_slurm_listing_age_seconds gauge\n"
+           "lucid_slurm_listing_age_seconds %.3f\n",
+           s->listing_age_s);
     metric(&buf, len, &cap,
            "# HELP lucid_profiler_bypassed_total Jobs sent to main unprofiled: the profiler busy "
            "with main GPUs idle (--profiler-bypass), or main had GPUs for them before any job "

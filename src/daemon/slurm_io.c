@@ -271,9 +271,9 @@ int slurm_io_jobs_refresh(slurm_job_list *list, lucid_error *err)
 {
     job_info_msg_t *msg = NULL;
     time_t now = time(NULL);
-    int completing = 0;
-    for (long i = 0; i < list->count && !completing; i++)
-        completing = list->jobs[i].completing;
+    /* Kept from the read, not scanned from `jobs`: the reader thread's
+     * array goes to the engine between reads (reader.h). */
+    int completing = list->completing;
     /* slurmctld's update times are whole seconds: a change made in the
      * second of the last read, after it, carries the same time, and asked
      * "since" that time Slurm says "no change" (seen: a cancel unseen by
@@ -294,8 +294,11 @@ int slurm_io_jobs_refresh(slurm_job_list *list, lucid_error *err)
         free_job_msg(msg);
         return lucid_error_set(err, "out of memory");
     }
-    for (uint32_t i = 0; i < msg->record_count; i++)
+    list->completing = 0;
+    for (uint32_t i = 0; i < msg->record_count; i++) {
         read_job(&msg->job_array[i], &list->jobs[i]);
+        list->completing |= list->jobs[i].completing;
+    }
     list->count = (long)msg->record_count;
     list->last_update = msg->last_update;
     list->read_at = now;

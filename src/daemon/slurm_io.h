@@ -100,6 +100,7 @@ typedef struct slurm_job_list {
     time_t read_at;     /* when it was read (local clock) */
     uint64_t reads;     /* listings read */
     uint64_t unchanged; /* requests slurmctld answered "no change" */
+    int completing;     /* a job of the last read was completing (read whole next) */
 } slurm_job_list;
 
 /* 1 read anew (list replaced), 0 unchanged (list kept), -1 error (list kept). */

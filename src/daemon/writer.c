@@ -58,7 +58,8 @@ static void make(lucidd_write *wr)
                                  (int)wr->kind);
         break;
     }
-    wr->seconds = monotonic_s() - began;
+    wr->done_at = monotonic_s();
+    wr->seconds = wr->done_at - began;
     if (wr->rc < 0)
         memcpy(wr->error, err.msg, sizeof wr->error);
     else
@@ -219,13 +220,29 @@ void lucidd_writer_flush(lucidd_writer *w)
     pthread_mutex_unlock(&w->lock);
 }
 
-size_t lucidd_writer_take(lucidd_writer *w, lucidd_write **out)
+size_t lucidd_writer_take(lucidd_writer *w, double before, lucidd_write **out)
 {
+    *out = NULL;
     pthread_mutex_lock(&w->lock);
-    size_t n = w->ndone;
-    *out = w->done;
-    w->done = NULL;
-    w->ndone = w->dcap = 0;
+    /* Answered in the order made: the ones taken are a prefix. */
+    size_t n = 0;
+    while (n < w->ndone && w->done[n].done_at < before)
+        n++;
+    if (n == w->ndone) {
+        *out = w->done;
+        w->done = NULL;
+        w->ndone = w->dcap = 0;
+    } else if (n > 0) {
+        lucidd_write *taken = malloc(n * sizeof *taken);
+        if (taken) { /* else taken at a later tick */
+            memcpy(taken, w->done, n * sizeof *taken);
+            w->ndone -= n;
+            memmove(w->done, w->done + n, w->ndone * sizeof *w->done);
+            *out = taken;
+        } else {
+            n = 0;
+        }
+    }
     pthread_mutex_unlock(&w->lock);
     return n;
 }

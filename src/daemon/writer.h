@@ -43,6 +43,7 @@ typedef struct lucidd_write {
     int rc;                /* 0 made, -1 failed (error says why) */
     char error[LUCID_ERROR_MAX];
     double seconds;        /* how long Slurm took to answer */
+    double done_at;        /* monotonic time of the answer */
 } lucidd_write;
 
 typedef struct lucidd_writer lucidd_writer;
@@ -64,8 +65,9 @@ void lucidd_writer_settle(lucidd_writer *w, uint32_t job_id);
 /* Returns once the queue is empty (without a thread: makes every queued
  * write now, in order). */
 void lucidd_writer_flush(lucidd_writer *w);
-/* The outcomes of the writes made since the last take, in order: *out
- * malloc'ed (the caller frees), NULL when none.  Count. */
-size_t lucidd_writer_take(lucidd_writer *w, lucidd_write **out);
+/* The outcomes of the writes answered before `before` (monotonic; INFINITY
+ * for all) and not yet taken, in order: *out malloc'ed (the caller frees),
+ * NULL when none.  Count.  Those answered later stay pending. */
+size_t lucidd_writer_take(lucidd_writer *w, double before, lucidd_write **out);
 
 #endif

@@ -26,11 +26,16 @@ static void logf_call(const char *fmt, ...)
 
 int fake_called(const char *entry)
 {
+    /* The whole entry, or its first words ("start 3" matches "start 3
+     * main n1", not "start 31 main n1"). */
     char needle[256];
-    snprintf(needle, sizeof needle, ";%s;", entry);
+    int len = snprintf(needle, sizeof needle, ";%s", entry);
     char haystack[sizeof fake.log + 2];
     snprintf(haystack, sizeof haystack, ";%s", fake.log);
-    return strstr(haystack, needle) != NULL;
+    for (const char *at = strstr(haystack, needle); at; at = strstr(at + 1, needle))
+        if (at[len] == ';' || at[len] == ' ')
+            return 1;
+    return 0;
 }
 
 void fake_reset(void)

@@ -63,7 +63,8 @@ void fake_run(uint32_t id, time_t start);
 void fake_end(uint32_t id, slurm_job_run_state state, const char *word, time_t end);
 /* Forgets the job (Slurm purged it after MinJobAge). */
 void fake_purge(uint32_t id);
-/* 1 if `entry` ("hold 3") is in the call log. */
+/* 1 if `entry` ("hold 3", "start 3 main n1"), or an entry it is the first
+ * words of ("start 3" for "start 3 main n1"), is in the call log. */
 int fake_called(const char *entry);
 
 #endif

@@ -384,7 +384,7 @@ static void writes_in_the_accounting_window_leave_the_tick(void **state)
     for (int i = 0; i < 3 && !lucidd_writer_pending(d.writer, 3); i++)
         engine_tick(&d);
     assert_true(lucidd_writer_pending(d.writer, 3));
-    engine_stop_writes(&d);
+    engine_stop_io(&d);
     assert_null(d.writer);
     assert_true(fake_called("start 3 main n2"));
     assert_false(fake_job(3)->held);
@@ -433,6 +433,71 @@ static void every_write_leaves_the_tick_with_async_writes_on(void **state)
     fake.log[0] = '\0';
     engine_tick(&d);
     assert_true(fake_called("start 2 main n1")); /* on the tick: job 1 went to n2 */
+}
+
+/* --async-reads: the tick decides on the newest listing the reader has,
+ * which may have been read before the writes of the tick before.  A job
+ * lucid wrote to after that read began is not judged on it (its start is
+ * not taken for one that never reached Slurm) and keeps its GPUs; a
+ * listing read after the writes judges it. */
+static void a_listing_older_than_a_write_judges_nothing_of_it(void **state)
+{
+    (void)state;
+    lucid_error err = {{0}};
+    d.reader = lucidd_reader_new("main,profiling", NULL, 0, &err); /* reads when told */
+    assert_non_null(d.reader);
+    d.cfg.gpu_limit = 0; /* nothing profiled */
+    fake_submit(9, "x", 8, 8, 1);
+    fake_submit(10, "x", 8, 8, 1);
+    engine_tick(&d); /* the first listing is waited for */
+    assert_true(fake_called("start 9 main n1"));
+    assert_true(fake_called("start 10 main n2"));
+    fake_run(9, time(NULL));
+    fake_run(10, time(NULL));
+    fake_submit(1, "a", 8, 8, 1);
+    fake_submit(2, "b", 8, 8, 1);
+    fake_submit(3, "c", 8, 8, 1);
+    lucidd_reader_read(d.reader);
+    engine_tick(&d); /* taken in, on lucid's hold; main is full */
+    assert_phase(1, LUCID_PHASE_MAIN_QUEUE);
+    assert_true(fake_job(1)->admin_held);
+    fake_end(9, SJ_COMPLETED, "COMPLETED", time(NULL));
+    fake_end(10, SJ_COMPLETED, "COMPLETED", time(NULL));
+    lucidd_reader_read(d.reader);
+    engine_tick(&d);
+    assert_true(fake_called("start 1 main n1"));
+    assert_true(fake_called("start 2 main n2"));
+    assert_phase(3, LUCID_PHASE_MAIN_QUEUE);
+    /* No read since: the same listing, where jobs 1 and 2 are on lucid's
+     * hold (judged on it, their starts would look lost: taken back). */
+    fake_submit(4, "d", 8, 8, 1);
+    fake.log[0] = '\0';
+    engine_tick(&d);
+    engine_tick(&d);
+    assert_false(fake_called("take-back 1"));
+    assert_false(fake_called("take-back 2"));
+    assert_phase(1, LUCID_PHASE_RUNNING);
+    assert_phase(2, LUCID_PHASE_RUNNING);
+    assert_false(fake_called("start 3")); /* n1 and n2 are taken */
+    assert_null(engine_find(&d, 4));      /* not in that listing */
+    /* A listing read now: jobs 1 and 2 released, job 4 new. */
+    lucidd_reader_read(d.reader);
+    engine_tick(&d);
+    assert_true(engine_find(&d, 1)->releasing);
+    assert_phase(4, LUCID_PHASE_MAIN_QUEUE);
+    assert_false(fake_called("take-back 1"));
+    assert_false(fake_called("start 3"));
+    /* Job 1 ends in Slurm: seen only at a read after. */
+    fake_run(1, time(NULL));
+    fake_run(2, time(NULL));
+    fake_end(1, SJ_COMPLETED, "COMPLETED", time(NULL));
+    engine_tick(&d);
+    assert_phase(1, LUCID_PHASE_RUNNING);
+    lucidd_reader_read(d.reader);
+    engine_tick(&d);
+    assert_phase(1, LUCID_PHASE_DONE);
+    assert_true(fake_called("start 3 main n1"));
+    assert_int_equal(d.listing.reads, 5);
 }
 
 /* A start written off the tick keeps its GPUs: until Slurm has it, Slurm's
@@ -511,6 +576,106 @@ static void a_reason_alone_is_stored_at_most_every_30_s(void **state)
     assert_int_equal(stored.phase, LUCID_PHASE_PROFILING);
 }
 
+/* The reader's own thread: a take that waits gets a read begun after it
+ * asked; a take with nothing read since gets NONE; a new read's jobs come
+ * with their nodes and the read's moment; a failed read says why and
+ * leaves the listing as it was. */
+static void the_reader_thread_reads_when_asked(void **state)
+{
+    (void)state;
+    fake_submit(1, "a", 8, 8, 1);
+    fake_submit(2, "a", 8, 8, 1);
+    lucid_error err = {{0}}, nodes_err = {{0}};
+    lucidd_reader *r = lucidd_reader_new("main,profiling", NULL, 1, &err);
+    assert_non_null(r);
+    slurm_job_list jobs = {0};
+    slurm_node *nodes = NULL;
+    long nnodes = 0;
+    double began = 0;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    double asked = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    assert_int_equal(lucidd_reader_take(r, 1, &jobs, &began, &nodes, &nnodes, &nodes_err, &err),
+                     LUCIDD_READ_NEW);
+    assert_true(began >= asked);
+    assert_int_equal(jobs.count, 2);
+    assert_int_equal(jobs.jobs[1].id, 2);
+    assert_int_equal(nnodes, 3);
+    assert_non_null(nodes);
+    assert_string_equal(nodes[1].name, "n1");
+    assert_int_equal(lucidd_reader_take(r, 0, &jobs, &began, &nodes, &nnodes, &nodes_err, &err),
+                     LUCIDD_READ_NONE);
+    /* A third job; asked again: the new listing, its moment later. */
+    fake_submit(3, "a", 8, 8, 1);
+    double first = began;
+    lucidd_reader_wake(r);
+    assert_int_equal(lucidd_reader_take(r, 1, &jobs, &began, &nodes, &nnodes, &nodes_err, &err),
+                     LUCIDD_READ_NEW);
+    assert_true(began > first);
+    assert_int_equal(jobs.count, 3);
+    assert_int_equal(jobs.jobs[2].id, 3);
+    assert_int_equal(jobs.reads, 2);
+    /* slurmctld down: FAILED with Slurm's error, the listing kept. */
+    fake.up = 0;
+    lucidd_reader_wake(r);
+    err = (lucid_error){{0}};
+    assert_int_equal(lucidd_reader_take(r, 1, &jobs, &began, &nodes, &nnodes, &nodes_err, &err),
+                     LUCIDD_READ_FAILED);
+    assert_true(err.msg[0] != '\0');
+    assert_int_equal(jobs.count, 3);
+    assert_non_null(nodes);
+    fake.up = 1;
+    /* "No change": UNCHANGED, the listing kept, the nodes read anew. */
+    fake.unchanged = 1;
+    fake.nodes[1].gpus_used = 4;
+    lucidd_reader_wake(r);
+    assert_int_equal(lucidd_reader_take(r, 1, &jobs, &began, &nodes, &nnodes, &nodes_err, &err),
+                     LUCIDD_READ_UNCHANGED);
+    assert_int_equal(jobs.count, 3);
+    assert_int_equal(jobs.jobs[2].id, 3);
+    assert_int_equal(nodes[1].gpus_used, 4);
+    assert_int_equal(jobs.unchanged, 1);
+    lucidd_reader_free(r);
+    slurm_io_job_list_free(&jobs);
+    free(nodes);
+}
+
+/* Outcomes are taken up to a moment (the listing's read began then): those
+ * answered later stay pending, in order. */
+static void writes_are_taken_up_to_a_moment(void **state)
+{
+    (void)state;
+    fake_submit(5, "a", 1, 1, 1);
+    fake_submit(6, "a", 1, 1, 1);
+    lucid_error err = {{0}};
+    lucidd_writer *w = lucidd_writer_new(0, &err);
+    assert_non_null(w);
+    lucidd_write hold5 = {.kind = LUCIDD_WRITE_HOLD, .job_id = 5};
+    lucidd_write hold6 = {.kind = LUCIDD_WRITE_HOLD, .job_id = 6};
+    assert_int_equal(lucidd_writer_post(w, &hold5), 0);
+    lucidd_writer_flush(w);
+    pause_s(0.01);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    double between = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    pause_s(0.01);
+    assert_int_equal(lucidd_writer_post(w, &hold6), 0);
+    lucidd_writer_flush(w);
+    lucidd_write *done = NULL;
+    assert_int_equal(lucidd_writer_take(w, between, &done), 1);
+    assert_int_equal(done[0].job_id, 5);
+    assert_true(done[0].done_at < between);
+    free(done);
+    assert_false(lucidd_writer_pending(w, 5));
+    assert_true(lucidd_writer_pending(w, 6));
+    assert_int_equal(lucidd_writer_take(w, between, &done), 0);
+    assert_int_equal(lucidd_writer_take(w, INFINITY, &done), 1);
+    assert_int_equal(done[0].job_id, 6);
+    free(done);
+    assert_false(lucidd_writer_pending(w, 6));
+    lucidd_writer_free(w);
+}
+
 /* The writer's own thread: a job's writes reach Slurm in the order posted;
  * settle returns once that job's are made (others may still wait); a
  * write's outcome is pending until taken; the outcomes come in order. */
@@ -538,7 +703,11 @@ static void the_writer_thread_keeps_order(void **state)
     lucidd_writer_flush(w);
     assert_non_null(strstr(fake.log, "hold 5;move 5 main;start 6 main n2;hold 6"));
     lucidd_write *done = NULL;
-    size_t n = lucidd_writer_take(w, &done);
+    size_t n = lucidd_writer_take(w, 0.0, &done); /* none answered before time 0 */
+    assert_int_equal(n, 0);
+    assert_null(done);
+    assert_true(lucidd_writer_pending(w, 5));
+    n = lucidd_writer_take(w, INFINITY, &done);
     assert_int_equal(n, 4);
     assert_int_equal(done[0].kind, LUCIDD_WRITE_HOLD);
     assert_int_equal(done[2].job_id, 6);
@@ -554,7 +723,7 @@ static void the_writer_thread_keeps_order(void **state)
     lucidd_write gone = {.kind = LUCIDD_WRITE_MOVE, .job_id = 77, .partition = "main"};
     assert_int_equal(lucidd_writer_post(w, &gone), 0);
     lucidd_writer_flush(w);
-    n = lucidd_writer_take(w, &done);
+    n = lucidd_writer_take(w, INFINITY, &done);
     assert_int_equal(n, 1);
     assert_int_equal(done[0].rc, -1);
     assert_non_null(strstr(done[0].error, "77"));
@@ -2696,7 +2865,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(writes_in_the_accounting_window_leave_the_tick, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(the_writer_thread_keeps_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(writes_are_taken_up_to_a_moment, setup, teardown),
+        cmocka_unit_test_setup_teardown(the_reader_thread_reads_when_asked, setup, teardown),
         cmocka_unit_test_setup_teardown(a_start_off_the_tick_keeps_its_gpus, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_listing_older_than_a_write_judges_nothing_of_it, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(every_write_leaves_the_tick_with_async_writes_on, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(a_reason_alone_is_stored_at_most_every_30_s, setup,
