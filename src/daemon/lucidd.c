@@ -154,7 +154,7 @@ static const char usage_text[] =
     "                          its accounting record (window)\n"
     "  --async-reads on|off    Slurm's jobs and nodes are read on a thread of their own:\n"
     "                          a tick decides on the newest listing, never waiting for\n"
-    "                          slurmctld's (default on)\n"
+    "                          slurmctld's (default off)\n"
     "  --fairshare-weight W    the site's fair share in lucid's order: priority x\n"
     "                          10^(W x (1/2 - F)), F = sshare's FairShare (default -1:\n"
     "                          2 where Slurm's PriorityWeightFairshare > 0, else 0; 0: off)\n"
@@ -529,7 +529,7 @@ static int parse_args(int argc, char **argv, lucidd_config *cfg)
                            .profiler_yield = 1,
                            .release_ahead = 1,
                            .async_writes = LUCIDD_WRITES_ALL,
-                           .async_reads = 1,
+                           .async_reads = 0,
                            .fairshare_weight = -1, /* auto: Slurm's own weight says */
                            .qos_weight = -1,       /* the same */
                            .gpu_limit = 8,
