@@ -213,19 +213,23 @@ static void save(lucidd *d, lucidd_job *job)
 
 /* What changes every tick for many jobs (profiling time, reasons) is
  * written once per tick in one transaction: one fsync, not one per job; a
- * change of reason alone at most every ENGINE_REASON_STORE_S.  The number
- * of records written. */
+ * change of reason alone at most every ENGINE_REASON_STORE_S, and at most
+ * ENGINE_REASON_STORE_MAX of those a tick.  The number of records written. */
 static long flush(lucidd *d)
 {
     lucid_error err = {{0}};
     int began = 0;
     long written = 0;
+    int reasons_left = d->reasons_per_flush > 0 ? d->reasons_per_flush : ENGINE_REASON_STORE_MAX;
     double now_mono = monotonic_s();
     for (size_t i = 0; i < d->njobs; i++) {
         lucidd_job *job = &d->jobs[i];
-        if (!job->dirty &&
-            !(job->reason_dirty && now_mono - job->stored_at >= ENGINE_REASON_STORE_S))
-            continue;
+        if (!job->dirty) {
+            if (!job->reason_dirty || now_mono - job->stored_at < ENGINE_REASON_STORE_S ||
+                reasons_left == 0)
+                continue;
+            reasons_left--;
+        }
         if (!began && lucid_state_begin(d->state, &err) < 0)
             break;
         began = 1;

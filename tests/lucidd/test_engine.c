@@ -568,6 +568,38 @@ static void a_reason_alone_is_stored_at_most_every_30_s(void **state)
     engine_tick(&d);
     assert_int_equal(lucid_state_get_job(d.state, 3, &stored, &err), 1);
     assert_string_equal(stored.reason, rec(3)->reason);
+    /* At most so many reasons alone a tick (here 2 of jobs 3, 5, 6, 7);
+     * the rest at the next. */
+    for (uint32_t id = 5; id <= 7; id++)
+        fake_submit(id, "e", 4, 4, 1);
+    engine_tick(&d);
+    fake_submit(8, "f", 1, 1, 1); /* the profiler's new head: every reason changes */
+    engine_tick(&d);
+    d.reasons_per_flush = 2;
+    int changed = 0;
+    for (uint32_t id = 3; id <= 7; id++) {
+        if (id == 4)
+            continue;
+        assert_true(engine_find(&d, id)->reason_dirty);
+        engine_find(&d, id)->stored_at -= ENGINE_REASON_STORE_S;
+    }
+    engine_tick(&d);
+    for (uint32_t id = 3; id <= 7; id++) {
+        if (id == 4)
+            continue;
+        assert_int_equal(lucid_state_get_job(d.state, id, &stored, &err), 1);
+        changed += strcmp(stored.reason, rec(id)->reason) == 0;
+    }
+    assert_int_equal(changed, 2);
+    engine_tick(&d);
+    changed = 0;
+    for (uint32_t id = 3; id <= 7; id++) {
+        if (id == 4)
+            continue;
+        assert_int_equal(lucid_state_get_job(d.state, id, &stored, &err), 1);
+        changed += strcmp(stored.reason, rec(id)->reason) == 0;
+    }
+    assert_int_equal(changed, 4);
     /* A phase change is stored at once. */
     fake_end(1, SJ_COMPLETED, "COMPLETED", time(NULL));
     engine_tick(&d);
