@@ -224,7 +224,7 @@ typedef struct lucidd {
     uint64_t released_ahead;    /* releases ahead of GPUs (--release-ahead) */
     uint64_t started_ahead;     /* ... that Slurm started before lucid held them again */
     lucidd_writer *writer;      /* writes off the tick (--async-writes; NULL: all made on
-                                 * the decision thread); the engine's (engine_stop_writes) */
+                                 * the decision thread); the engine's (engine_stop_io) */
     uint64_t writes_made;       /* writes off the tick Slurm took, and those it refused or */
     uint64_t writes_failed;     /* did not answer (outcomes taken) */
     double write_slowest_s;     /* the longest Slurm took to answer one */
