@@ -16,7 +16,6 @@ struct lucidd_reader {
     char partitions[256];
     char share_gres[64];
     int wanted;               /* a read asked for and not yet begun */
-    int reading;              /* a read in progress (the lock released) */
     slurm_job_list mine;      /* refreshed here; its array goes to the engine on a NEW take */
     /* The read kept for the next take (`has`). */
     int has;
@@ -78,11 +77,9 @@ static void *reader_thread(void *arg)
         if (r->stop)
             break;
         r->wanted = 0;
-        r->reading = 1;
         pthread_mutex_unlock(&r->lock);
         read_once(r);
         pthread_mutex_lock(&r->lock);
-        r->reading = 0;
     }
     pthread_mutex_unlock(&r->lock);
     return NULL;
